@@ -1,0 +1,53 @@
+/// The kinds of quantity hrbridge records, in HealthKit's vocabulary.
+public enum QuantityType: String, Hashable, Sendable, CaseIterable, Codable {
+    /// Heart rate (count/min), discrete.
+    case heartRate
+    /// One beat-to-beat (RR) interval of the heartbeat series (s), discrete.
+    case heartbeatSeries
+    /// Active energy burned (kJ), cumulative.
+    case activeEnergyBurned
+    /// Cycling power (W), discrete.
+    case cyclingPower
+    /// Cycling cadence (rpm), discrete.
+    case cyclingCadence
+    /// Cycling speed (m/s), discrete.
+    case cyclingSpeed
+    /// Running speed (m/s), discrete.
+    case runningSpeed
+    /// Step cadence (count/min), discrete.
+    case stepCadence
+    /// Distance (m), cumulative.
+    case distance
+    /// Sensor battery level (%), discrete.
+    case batteryLevel
+
+    /// How samples of a type combine.
+    public enum AggregationStyle: String, Hashable, Sendable, Codable {
+        /// Each sample is a reading: combine with min, max, average, most recent.
+        case discrete
+        /// Each sample is an amount: combine with a sum.
+        case cumulative
+    }
+
+    /// The unit hrbridge stores and prints the type in.
+    public var canonicalUnit: QuantityUnit {
+        switch self {
+        case .heartRate, .stepCadence: .countPerMinute
+        case .heartbeatSeries: .second
+        case .activeEnergyBurned: .kilojoule
+        case .cyclingPower: .watt
+        case .cyclingCadence: .revolutionsPerMinute
+        case .cyclingSpeed, .runningSpeed: .metersPerSecond
+        case .distance: .meter
+        case .batteryLevel: .percent
+        }
+    }
+
+    /// How samples of this type combine.
+    public var aggregationStyle: AggregationStyle {
+        switch self {
+        case .activeEnergyBurned, .distance: .cumulative
+        default: .discrete
+        }
+    }
+}

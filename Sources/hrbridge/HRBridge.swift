@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// The `hrbridge` command line: thin commands over the modules.
+@main
+struct HRBridge: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hrbridge",
+        abstract: "Bluetooth LE heart-rate straps and fitness sensors as a workout platform for Linux.",
+        subcommands: [DecodeCommand.self]
+    )
+}

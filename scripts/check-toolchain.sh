@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Checks that a Swift 6 toolchain is on PATH; Debian does not package one.
+set -euo pipefail
+if ! command -v swift >/dev/null 2>&1; then
+    echo "hrbridge needs Swift 6.1 or newer: install it from swift.org (or with swiftly) and put it on PATH." >&2
+    exit 1
+fi
+version=$(swift --version 2>/dev/null | sed -n 's/.*Swift version \([0-9]*\)\..*/\1/p' | head -1)
+if [ "${version:-0}" -lt 6 ]; then
+    echo "hrbridge needs Swift 6 or newer; found: $(swift --version 2>&1 | head -1)" >&2
+    exit 1
+fi
