@@ -31,4 +31,4 @@ test: setup check-format
 	$(SWIFT) test --skip-build
 
 bench: setup
-	cd Benchmarks && $(SWIFT) package --allow-writing-to-package-directory benchmark
+	Benchmarks/run.sh
