@@ -7,26 +7,48 @@ let package = Package(
     products: [
         .library(name: "GATT", targets: ["GATT"]),
         .library(name: "Samples", targets: ["Samples"]),
+        .library(name: "Sensors", targets: ["Sensors"]),
+        .library(name: "Workouts", targets: ["Workouts"]),
+        .library(name: "SensorSimulator", targets: ["SensorSimulator"]),
         .executable(name: "hrbridge", targets: ["hrbridge"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // Pure frame decoders/encoders, UUIDs and stateful derivers. Foundation-free.
         .target(name: "GATT"),
         // Quantity types, units, samples, and the turn of decoded frames into samples.
         .target(name: "Samples", dependencies: ["GATT"]),
+        // The adapter abstraction: sensor identity, events, commands, the injected wall clock. No C, no D-Bus.
+        .target(name: "Sensors", dependencies: ["GATT"]),
+        // The mock adapter: simulated straps emitting raw frames through the same decoders.
+        .target(
+            name: "SensorSimulator",
+            dependencies: ["GATT", "Sensors", .product(name: "Logging", package: "swift-log")]
+        ),
+        // Workout session, live builder, data source, statistics, zones, HRV and energy.
+        .target(
+            name: "Workouts",
+            dependencies: ["GATT", "Samples", "Sensors", .product(name: "Logging", package: "swift-log")]
+        ),
         // The command line: thin commands over the modules.
         .executableTarget(
             name: "hrbridge",
             dependencies: [
-                "GATT", "Samples",
+                "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "GATTTests", dependencies: ["GATT"]),
         .testTarget(name: "SamplesTests", dependencies: ["Samples", "GATT"]),
+        .testTarget(name: "WorkoutsTests", dependencies: ["Workouts", "Samples", "Sensors", "GATT"]),
+        .testTarget(
+            name: "SensorSimulatorTests",
+            dependencies: ["SensorSimulator", "Sensors", "GATT", "Workouts", "Samples"]
+        ),
         .testTarget(name: "hrbridgeTests", dependencies: ["hrbridge"]),
     ]
 )

@@ -1,0 +1,165 @@
+public import Foundation
+public import GATT
+public import Logging
+public import Sensors
+
+/// The simulator as a sensor adapter: virtual straps that advertise, connect, and notify raw
+/// frames that go through the same strict decoders as frames from BlueZ.
+///
+/// Time comes from the injected ``WallClock``: an accelerated clock gives `--speed 60`, a manual
+/// clock gives tests that never sleep. Simulated time zero is the clock's reading at creation.
+public actor MockSensorAdapter: SensorAdapter {
+    /// `mock`.
+    public nonisolated let name: String
+    /// The scenario being played.
+    public nonisolated let scenario: Scenario
+    private let clock: any WallClock
+    private let origin: Date
+    private let logger: Logger
+    private let broadcaster = EventBroadcaster<SensorEvent>()
+    private var simulations: [SensorIdentity: StrapSimulation] = [:]
+    private var streaming: [SensorIdentity: Task<Void, Never>] = [:]
+    private var forgotten: Set<SensorIdentity> = []
+
+    /// Creates the adapter; `seed` overrides the scenario's.
+    public init(scenario: Scenario, seed: UInt64? = nil, clock: any WallClock, name: String = "mock", logger: Logger) {
+        self.name = name
+        self.scenario = scenario
+        self.clock = clock
+        self.origin = clock.now()
+        self.logger = logger
+        let seed = seed ?? scenario.seed
+        for (index, strap) in scenario.straps.enumerated() {
+            let identity = SensorIdentity(adapter: name, address: strap.address, name: strap.name)
+            simulations[identity] = StrapSimulation(scenario: strap, seed: seed &+ UInt64(index) &* 0x9E37_79B9)
+        }
+    }
+
+    /// Every virtual strap's identity, in scenario order.
+    public nonisolated var sensors: [SensorIdentity] {
+        scenario.straps.map { SensorIdentity(adapter: name, address: $0.address, name: $0.name) }
+    }
+
+    /// Adapter events from now on.
+    public nonisolated func events() -> AsyncStream<SensorEvent> { broadcaster.subscribe() }
+
+    /// Every strap advertises the Heart Rate, Battery and Device Information services.
+    public func startDiscovery(services: Set<GATTService>) throws(SensorAdapterError) {
+        let advertised: Set<GATTService> = [.heartRate, .battery, .deviceInformation]
+        guard services.isEmpty || !services.isDisjoint(with: advertised) else { return }
+        for (index, sensor) in sensors.enumerated() where !forgotten.contains(sensor) {
+            broadcaster.yield(
+                .discovered(DiscoveredSensor(identity: sensor, rssi: -52 - 6 * index, services: advertised)))
+        }
+    }
+
+    /// Nothing to stop: discovery reports once.
+    public func stopDiscovery() throws(SensorAdapterError) {}
+
+    /// Connects a strap and starts its notifications.
+    public func connect(_ sensor: SensorIdentity) throws(SensorAdapterError) {
+        guard let simulation = simulations[sensor], !forgotten.contains(sensor) else { throw .unknownSensor(sensor) }
+        guard streaming[sensor] == nil else { return }
+        broadcaster.yield(.connectionChanged(sensor, .connecting))
+        broadcaster.yield(.connectionChanged(sensor, .connected))
+        announceServices(sensor, strap: simulation.scenario)
+        let start = clock.now().timeIntervalSince(origin).rounded(.down)
+        // Catch up silently: the body kept going while nobody listened.
+        simulations[sensor]?.advance(to: start).forEach { _ in }
+        streaming[sensor] = Task { [weak self] in await self?.stream(sensor, from: start) }
+    }
+
+    /// Disconnects a strap.
+    public func disconnect(_ sensor: SensorIdentity) throws(SensorAdapterError) {
+        guard simulations[sensor] != nil else { throw .unknownSensor(sensor) }
+        guard let task = streaming.removeValue(forKey: sensor) else { throw .notConnected(sensor) }
+        task.cancel()
+        broadcaster.yield(.connectionChanged(sensor, .disconnected(.requested)))
+    }
+
+    /// Virtual straps pair at once.
+    public func pair(_ sensor: SensorIdentity) throws(SensorAdapterError) {
+        guard simulations[sensor] != nil else { throw .unknownSensor(sensor) }
+        forgotten.remove(sensor)
+    }
+
+    /// Virtual straps are trusted at once.
+    public func trust(_ sensor: SensorIdentity) throws(SensorAdapterError) {
+        guard simulations[sensor] != nil else { throw .unknownSensor(sensor) }
+    }
+
+    /// Forgets a strap: it disconnects and is no longer discovered until paired again.
+    public func forget(_ sensor: SensorIdentity) throws(SensorAdapterError) {
+        guard simulations[sensor] != nil else { throw .unknownSensor(sensor) }
+        if streaming[sensor] != nil { try disconnect(sensor) }
+        forgotten.insert(sensor)
+    }
+
+    /// Resets the strap's Energy Expended counter.
+    public func resetEnergyExpended(_ sensor: SensorIdentity) throws(SensorAdapterError) {
+        guard simulations[sensor] != nil else { throw .unknownSensor(sensor) }
+        guard streaming[sensor] != nil else { throw .notConnected(sensor) }
+        simulations[sensor]?.resetEnergyExpended()
+    }
+
+    /// Stops every strap and ends the event stream.
+    public func shutdown() {
+        for task in streaming.values { task.cancel() }
+        streaming = [:]
+        broadcaster.finish()
+    }
+
+    private func announceServices(_ sensor: SensorIdentity, strap: StrapScenario) {
+        broadcaster.yield(.servicesReady(sensor, [.heartRate, .battery, .deviceInformation]))
+        broadcaster.yield(.connectionChanged(sensor, .ready))
+        broadcaster.yield(
+            .deviceInformation(
+                sensor,
+                DeviceInformation(
+                    manufacturerName: "hrbridge", modelNumber: "Virtual Strap", serialNumber: strap.address,
+                    firmwareRevision: "1.0", hardwareRevision: "sim", softwareRevision: "1.0")))
+        broadcaster.yield(.bodySensorLocation(sensor, .chest))
+    }
+
+    private func stream(_ sensor: SensorIdentity, from start: Double) async {
+        var second = start
+        while !Task.isCancelled {
+            second += 1
+            do {
+                try await clock.sleep(until: origin.addingTimeInterval(second))
+            } catch {
+                return
+            }
+            guard !Task.isCancelled, var simulation = simulations[sensor] else { return }
+            let outputs = simulation.advance(to: second)
+            simulations[sensor] = simulation
+            for output in outputs { emit(output, for: sensor, strap: simulation.scenario) }
+        }
+    }
+
+    private func emit(_ output: SimulationOutput, for sensor: SensorIdentity, strap: StrapScenario) {
+        switch output {
+        case .frame(let time, let characteristic, let bytes):
+            do {
+                let value = try GATTValue(characteristic: characteristic, bytes: bytes)
+                broadcaster.yield(
+                    .measurement(
+                        SensorMeasurement(
+                            sensor: sensor, characteristic: characteristic, value: value,
+                            receivedAt: origin.addingTimeInterval(time))))
+            } catch {
+                logger.warning("frame refused", metadata: ["sensor": "\(sensor)", "error": "\(error)"])
+                broadcaster.yield(.decodingFailed(sensor, error, bytes: bytes))
+            }
+        case .disconnected:
+            broadcaster.yield(.connectionChanged(sensor, .disconnected(.linkLost)))
+        case .reconnected:
+            broadcaster.yield(.updated(sensor, rssi: -60))
+            broadcaster.yield(.connectionChanged(sensor, .connecting))
+            broadcaster.yield(.connectionChanged(sensor, .connected))
+            announceServices(sensor, strap: strap)
+        case .battery(_, let percent):
+            broadcaster.yield(.batteryLevel(sensor, percent))
+        }
+    }
+}

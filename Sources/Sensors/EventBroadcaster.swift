@@ -1,0 +1,58 @@
+import Synchronization
+
+/// Fans one stream of values out to every current subscriber.
+///
+/// Subscribers get values yielded after they subscribed; a finished broadcaster finishes every
+/// subscriber and hands new ones a finished stream. Buffers are unbounded, so slow subscribers
+/// never make the producer wait or lose a value.
+public final class EventBroadcaster<Element: Sendable>: Sendable {
+    private struct State {
+        var continuations: [Int: AsyncStream<Element>.Continuation] = [:]
+        var nextID = 0
+        var isFinished = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Creates a broadcaster with no subscribers.
+    public init() {}
+
+    /// A new subscription.
+    public func subscribe() -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream<Element>.makeStream()
+        let id: Int? = state.withLock { state in
+            guard !state.isFinished else { return nil }
+            let id = state.nextID
+            state.nextID += 1
+            state.continuations[id] = continuation
+            return id
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.continuations.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Delivers `value` to every subscriber.
+    public func yield(_ value: Element) {
+        let continuations = state.withLock { Array($0.continuations.values) }
+        for continuation in continuations { continuation.yield(value) }
+    }
+
+    /// Ends every subscription.
+    public func finish() {
+        let continuations = state.withLock { state in
+            state.isFinished = true
+            defer { state.continuations.removeAll() }
+            return Array(state.continuations.values)
+        }
+        for continuation in continuations { continuation.finish() }
+    }
+
+    /// How many subscribers are attached.
+    public var subscriberCount: Int { state.withLock { $0.continuations.count } }
+}

@@ -1,0 +1,55 @@
+public import GATT
+
+/// The adapter abstraction both BlueZ and the simulator implement: C-free, D-Bus-free.
+///
+/// Events from every sensor the adapter handles arrive on ``events()``; commands are async and
+/// throw ``SensorAdapterError``.
+public protocol SensorAdapter: Sendable {
+    /// The adapter's name: `hci0`, `mock`.
+    var name: String { get }
+
+    /// A new subscription to the adapter's events; each call gets every event from then on.
+    func events() -> AsyncStream<SensorEvent>
+
+    /// Starts discovering sensors that advertise any of `services`.
+    func startDiscovery(services: Set<GATTService>) async throws(SensorAdapterError)
+    /// Stops discovering.
+    func stopDiscovery() async throws(SensorAdapterError)
+    /// Connects a sensor, resolves its services and subscribes to its measurements.
+    func connect(_ sensor: SensorIdentity) async throws(SensorAdapterError)
+    /// Disconnects a sensor.
+    func disconnect(_ sensor: SensorIdentity) async throws(SensorAdapterError)
+    /// Pairs (bonds) with a sensor.
+    func pair(_ sensor: SensorIdentity) async throws(SensorAdapterError)
+    /// Marks a sensor trusted, so it may reconnect by itself.
+    func trust(_ sensor: SensorIdentity) async throws(SensorAdapterError)
+    /// Removes a sensor and its bond.
+    func forget(_ sensor: SensorIdentity) async throws(SensorAdapterError)
+    /// Writes "reset energy expended" to the sensor's Heart Rate Control Point.
+    func resetEnergyExpended(_ sensor: SensorIdentity) async throws(SensorAdapterError)
+}
+
+/// Why an adapter command failed.
+public enum SensorAdapterError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The adapter does not know this sensor.
+    case unknownSensor(SensorIdentity)
+    /// The sensor is not connected.
+    case notConnected(SensorIdentity)
+    /// The adapter is off, gone, or the stack is not running.
+    case adapterUnavailable(String)
+    /// The sensor refused a control-point write.
+    case controlPoint(HeartRateControlPointError)
+    /// The stack reported an error, with its name and message.
+    case failed(name: String, message: String)
+
+    /// One line for logs.
+    public var description: String {
+        switch self {
+        case .unknownSensor(let sensor): "unknown sensor \(sensor)"
+        case .notConnected(let sensor): "sensor \(sensor) is not connected"
+        case .adapterUnavailable(let why): "adapter unavailable: \(why)"
+        case .controlPoint(let error): "\(error)"
+        case .failed(let name, let message): "\(name): \(message)"
+        }
+    }
+}

@@ -1,0 +1,15 @@
+public import Samples
+
+/// What the live builder announces while it collects.
+public enum BuilderUpdate: Hashable, Sendable {
+    /// Samples of these types were collected.
+    case collected(Set<QuantityType>)
+    /// An event was added.
+    case event(WorkoutEvent)
+    /// The current zone changed.
+    case zone(ZoneUpdate)
+    /// An activity began.
+    case activityBegan(WorkoutActivity)
+    /// An activity ended.
+    case activityEnded(WorkoutActivity)
+}

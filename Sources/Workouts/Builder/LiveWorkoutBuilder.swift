@@ -1,0 +1,131 @@
+public import Foundation
+public import Samples
+public import Sensors
+
+/// Builds a workout while it happens: samples from a data source (or by hand), events, metadata,
+/// activities; statistics, zones, HRV and energy as they go. A thin actor over ``WorkoutCollector``
+/// that publishes ``BuilderUpdate``s and forwards every accepted sample to an optional sink.
+public actor LiveWorkoutBuilder {
+    private var collector: WorkoutCollector
+    private let clock: any WallClock
+    private let updatesBroadcaster = EventBroadcaster<BuilderUpdate>()
+    private let sampleSink: (@Sendable ([QuantitySample]) -> Void)?
+
+    /// Creates a builder.
+    ///
+    /// - Parameter sampleSink: receives every accepted batch of samples (a store, a JSON printer).
+    public init(
+        configuration: WorkoutConfiguration, profile: UserProfile? = nil, clock: any WallClock,
+        sampleSink: (@Sendable ([QuantitySample]) -> Void)? = nil
+    ) {
+        self.collector = WorkoutCollector(configuration: configuration, profile: profile)
+        self.clock = clock
+        self.sampleSink = sampleSink
+    }
+
+    /// Builder updates from now on.
+    public nonisolated func updates() -> AsyncStream<BuilderUpdate> { updatesBroadcaster.subscribe() }
+
+    /// The workout's configuration.
+    public var configuration: WorkoutConfiguration { collector.configuration }
+
+    /// Sets custom zones for this workout; before `beginCollection` only.
+    public func setCustomZoneConfiguration(_ zones: ZoneConfiguration?, for type: QuantityType)
+        throws(WorkoutBuilderError)
+    {
+        try collector.setCustomZoneConfiguration(zones, for: type)
+    }
+
+    /// The zones in force for `type`.
+    public func zoneConfiguration(for type: QuantityType) -> ZoneConfiguration? {
+        collector.zoneConfiguration(for: type)
+    }
+
+    /// Begins collection.
+    public func beginCollection(at date: Date) throws(WorkoutBuilderError) { try collector.begin(at: date) }
+
+    /// Adds samples (from the data source, or by hand).
+    public func add(_ samples: [QuantitySample]) throws(WorkoutBuilderError) {
+        let updates = try collector.add(samples)
+        sampleSink?(samples)
+        for update in updates { updatesBroadcaster.yield(update) }
+    }
+
+    /// Adds events; returns those accepted.
+    @discardableResult
+    public func addEvents(_ events: [WorkoutEvent]) throws(WorkoutBuilderError) -> [WorkoutEvent] {
+        let accepted = try collector.add(events: events)
+        for event in accepted { updatesBroadcaster.yield(.event(event)) }
+        return accepted
+    }
+
+    /// Adds metadata.
+    public func addMetadata(_ metadata: [String: String]) throws(WorkoutBuilderError) {
+        try collector.add(metadata: metadata)
+    }
+
+    /// Begins an activity.
+    public func beginActivity(_ configuration: WorkoutConfiguration, at date: Date) throws(WorkoutBuilderError)
+        -> WorkoutActivity
+    {
+        let activity = try collector.beginActivity(configuration, at: date)
+        updatesBroadcaster.yield(.activityBegan(activity))
+        return activity
+    }
+
+    /// Ends the current activity.
+    public func endActivity(at date: Date) throws(WorkoutBuilderError) -> WorkoutActivity {
+        let activity = try collector.endActivity(at: date)
+        updatesBroadcaster.yield(.activityEnded(activity))
+        return activity
+    }
+
+    /// Ends collection.
+    public func endCollection(at date: Date) throws(WorkoutBuilderError) { try collector.end(at: date) }
+
+    /// Finishes the workout; collection must have ended.
+    public func finishWorkout() throws(WorkoutBuilderError) -> Workout {
+        let workout = try collector.finish()
+        updatesBroadcaster.finish()
+        return workout
+    }
+
+    /// Discards the workout.
+    public func discardWorkout() throws(WorkoutBuilderError) {
+        try collector.discard()
+        updatesBroadcaster.finish()
+    }
+
+    /// Statistics for `type`.
+    public func statistics(for type: QuantityType) -> Statistics? { collector.statistics(for: type) }
+    /// Statistics for every type.
+    public var allStatistics: [QuantityType: Statistics] { collector.allStatistics }
+    /// Elapsed time at `date`, excluding pauses.
+    public func elapsedTime(at date: Date) -> TimeInterval { collector.elapsedTime(at: date) }
+    /// Elapsed time now, by the injected clock.
+    public var elapsedTime: TimeInterval { collector.elapsedTime(at: clock.now()) }
+    /// Time in zone.
+    public var zoneGroups: [ZoneGroup] { collector.zoneGroups }
+    /// The current activity.
+    public var currentActivity: WorkoutActivity? { collector.currentActivity }
+    /// Every activity.
+    public var activities: [WorkoutActivity] { collector.allActivities }
+    /// Events so far.
+    public var events: [WorkoutEvent] { collector.events }
+    /// HRV so far.
+    public var heartRateVariability: HeartRateVariability { collector.workoutHeartRateVariability }
+    /// HRV over the last 60 s.
+    public func rollingHeartRateVariability(at date: Date) -> HeartRateVariability {
+        collector.rollingHeartRateVariability(at: date)
+    }
+    /// Active energy so far.
+    public var activeEnergy: ActiveEnergy { collector.activeEnergy }
+    /// Whether paused at `date`.
+    public func isPaused(at date: Date) -> Bool { collector.isPaused(at: date) }
+    /// Makes `source` primary for `type`.
+    public func setPrimarySource(_ source: SampleSource, for type: QuantityType) {
+        collector.setPrimarySource(source, for: type)
+    }
+    /// The collector's state, for views that need several figures at once.
+    public var snapshot: WorkoutCollector { collector }
+}

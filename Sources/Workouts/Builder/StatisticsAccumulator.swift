@@ -1,0 +1,84 @@
+import Foundation
+import Samples
+
+/// Running aggregates of one type: O(1) per sample, with a per-source breakdown.
+struct StatisticsAccumulator: Sendable {
+    /// How long a discrete value counts for the duration-weighted average at most.
+    static let maximumHold: TimeInterval = 5
+
+    struct Aggregate: Sendable {
+        var count = 0
+        var minimum = Double.infinity
+        var maximum = -Double.infinity
+        var sum = 0.0
+        var weightedSum = 0.0
+        var weightedSeconds = 0.0
+        var lastValue: Double?
+        var lastDate: Date?
+        var startDate: Date?
+        var endDate: Date?
+
+        mutating func add(_ value: Double, start: Date, end: Date) {
+            count += 1
+            minimum = min(minimum, value)
+            maximum = max(maximum, value)
+            sum += value
+            lastValue = value
+            lastDate = start
+            startDate = startDate.map { min($0, start) } ?? start
+            endDate = endDate.map { max($0, end) } ?? end
+        }
+
+        func statistics(type: QuantityType) -> Statistics {
+            var result = Statistics(type: type)
+            result.sampleCount = count
+            result.startDate = startDate
+            result.endDate = endDate
+            guard count > 0 else { return result }
+            switch type.aggregationStyle {
+            case .cumulative:
+                result.sum = sum
+            case .discrete:
+                result.minimum = minimum
+                result.maximum = maximum
+                result.average = sum / Double(count)
+                result.durationWeightedAverage = weightedSeconds > 0 ? weightedSum / weightedSeconds : nil
+                result.mostRecent = lastValue
+                result.mostRecentDate = lastDate
+            }
+            return result
+        }
+    }
+
+    let type: QuantityType
+    private(set) var overall = Aggregate()
+    private(set) var bySource: [SampleSource: Aggregate] = [:]
+
+    init(type: QuantityType) { self.type = type }
+
+    mutating func add(_ sample: QuantitySample) {
+        let value = sample.canonicalValue
+        var source = bySource[sample.source] ?? Aggregate()
+        // The source's previous value held until this sample, at most `maximumHold`.
+        if let previousValue = source.lastValue, let previousDate = source.lastDate {
+            let hold = min(max(sample.start.timeIntervalSince(previousDate), 0), Self.maximumHold)
+            source.weightedSum += previousValue * hold
+            source.weightedSeconds += hold
+            overall.weightedSum += previousValue * hold
+            overall.weightedSeconds += hold
+        }
+        source.add(value, start: sample.start, end: sample.end)
+        overall.add(value, start: sample.start, end: sample.end)
+        bySource[sample.source] = source
+    }
+
+    var statistics: Statistics {
+        var result = overall.statistics(type: type)
+        result.bySource = bySource.mapValues { $0.statistics(type: type) }
+        return result
+    }
+
+    func sum(for source: SampleSource) -> Double? {
+        bySource[source].flatMap { $0.count > 0 ? $0.sum : nil }
+    }
+}

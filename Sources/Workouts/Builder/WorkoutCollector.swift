@@ -1,0 +1,465 @@
+public import Foundation
+public import Samples
+
+/// The live builder's logic as a pure value: statistics, events, activities, zones, HRV and energy.
+///
+/// Every call is synchronous and takes explicit dates, so tests drive it without clocks or tasks.
+/// Statistics are O(1) per sample. Zone time and estimated energy are attributed incrementally;
+/// a backdated pause, resume or activity boundary replays the compact zone series once.
+///
+/// **Attribution rule** (time in zone, estimated energy): each sample of the zone type from the
+/// primary source covers the time from its start until the next such sample, at most
+/// ``maximumSampleSpacing`` seconds; longer gaps are counted in no zone. Paused time is never
+/// covered. The last sample is closed at ``end(at:)``. So the zone durations sum exactly to the
+/// covered time, which is what ``coveredTime(for:)`` reports.
+public struct WorkoutCollector: Sendable {
+    /// Where the collector is in its life.
+    public enum Phase: Hashable, Sendable {
+        /// Before `begin`.
+        case notStarted
+        /// Collecting samples and events.
+        case collecting
+        /// Collection ended; ready to finish or discard.
+        case ended
+        /// Finished into a ``Workout``.
+        case finished
+        /// Discarded.
+        case discarded
+    }
+
+    /// How long one zone sample covers at most, in seconds.
+    public var maximumSampleSpacing: TimeInterval = 5
+
+    /// The workout's configuration.
+    public let configuration: WorkoutConfiguration
+    /// The athlete.
+    public let profile: UserProfile?
+    /// The current phase.
+    public private(set) var phase = Phase.notStarted
+    /// Start of collection.
+    public private(set) var startDate: Date?
+    /// End of collection.
+    public private(set) var endDate: Date?
+    /// Events in date order.
+    public private(set) var events: [WorkoutEvent] = []
+    /// Metadata added so far.
+    public private(set) var metadata: [String: String] = [:]
+    /// The primary source of each type: the first to deliver, unless set.
+    public private(set) var primarySources: [QuantityType: SampleSource] = [:]
+
+    private let id = UUID()
+    private var timeline = PauseTimeline()
+    private var statisticsByType: [QuantityType: StatisticsAccumulator] = [:]
+    private var activities: [ActivityRecord] = []
+    private var zoneConfigurations: [QuantityType: ZoneConfiguration] = [:]
+    private var zoneSeries: [QuantityType: ZoneSeries] = [:]
+    private var heartRateVariability = HeartRateVariabilityAccumulator()
+    private var energyEstimator: EnergyEstimator?
+    private var estimatedKilojoules = 0.0
+    private var sourcesSeen: [SampleSource] = []
+
+    /// Creates a collector; preferred zones come from the profile unless custom zones are set.
+    public init(configuration: WorkoutConfiguration, profile: UserProfile? = nil) {
+        self.configuration = configuration
+        self.profile = profile
+        energyEstimator = EnergyEstimator(profile: profile)
+        for type in [QuantityType.heartRate, .cyclingPower] {
+            if let zones = profile?.preferredZoneConfiguration(for: type) { zoneConfigurations[type] = zones }
+        }
+    }
+
+    // MARK: Set-up
+
+    /// Sets custom zones for this workout only; `nil` restores the preferred zones. Before `begin` only.
+    public mutating func setCustomZoneConfiguration(
+        _ zones: ZoneConfiguration?, for type: QuantityType
+    ) throws(WorkoutBuilderError) {
+        guard phase == .notStarted else { throw .zonesLockedAfterBeginCollection }
+        zoneConfigurations[type] = zones ?? profile?.preferredZoneConfiguration(for: type)
+    }
+
+    /// The zones in force for `type`.
+    public func zoneConfiguration(for type: QuantityType) -> ZoneConfiguration? { zoneConfigurations[type] }
+
+    /// Makes `source` the primary source of `type` (zones, HRV and energy follow it).
+    public mutating func setPrimarySource(_ source: SampleSource, for type: QuantityType) {
+        primarySources[type] = source
+    }
+
+    /// Begins collection at `date`.
+    public mutating func begin(at date: Date) throws(WorkoutBuilderError) {
+        try requireNotClosed()
+        guard phase == .notStarted else { throw .collectionAlreadyStarted }
+        phase = .collecting
+        startDate = date
+        for (type, configuration) in zoneConfigurations {
+            zoneSeries[type] = ZoneSeries(configuration: configuration)
+        }
+    }
+
+    // MARK: Samples
+
+    /// Adds samples; returns the updates they cause (types collected, zone changes).
+    public mutating func add(_ samples: [QuantitySample]) throws(WorkoutBuilderError) -> [BuilderUpdate] {
+        let start = try requireCollecting()
+        var types: Set<QuantityType> = []
+        var updates: [BuilderUpdate] = []
+        for sample in samples {
+            guard sample.end >= start else { throw .dateBeforeStart(sample.end) }
+            types.insert(sample.type)
+            if !sourcesSeen.contains(sample.source) { sourcesSeen.append(sample.source) }
+            statisticsByType[sample.type, default: StatisticsAccumulator(type: sample.type)].add(sample)
+            if let activity = activityIndex(containing: sample.start) {
+                activities[activity].statistics[sample.type, default: StatisticsAccumulator(type: sample.type)]
+                    .add(sample)
+            }
+            let primary = primarySources[sample.type] ?? sample.source
+            primarySources[sample.type] = primary
+            guard sample.source == primary else { continue }
+            if sample.type == .heartbeatSeries {
+                heartRateVariability.add(interval: sample.canonicalValue, end: sample.end)
+            }
+            if zoneSeries[sample.type] != nil || (sample.type == .heartRate && energyEstimator != nil) {
+                if let update = addZoneSample(sample) { updates.append(.zone(update)) }
+            }
+        }
+        if !types.isEmpty { updates.insert(.collected(types), at: 0) }
+        return updates
+    }
+
+    private mutating func addZoneSample(_ sample: QuantitySample) -> ZoneUpdate? {
+        let type = sample.type
+        var series = zoneSeries[type] ?? ZoneSeries(configuration: nil)
+        let value = sample.canonicalValue
+        if let last = series.dates.last, sample.start < last {
+            series.insertSorted(date: sample.start, value: value)
+            zoneSeries[type] = series
+            replayAttribution()
+            return nil
+        }
+        if let lastDate = series.dates.last, let lastValue = series.values.last {
+            attribute(
+                type: type, value: lastValue, from: lastDate, to: min(sample.start, lastDate + maximumSampleSpacing))
+        }
+        series = zoneSeries[type] ?? series
+        series.dates.append(sample.start)
+        series.values.append(value)
+        var update: ZoneUpdate?
+        if let configuration = series.configuration {
+            let position = configuration.position(of: value)
+            if position != series.currentPosition {
+                let previous = series.currentPosition
+                series.currentPosition = position
+                let group = series.group(activity: nil)
+                update = ZoneUpdate(
+                    type: type, current: group.durations[position],
+                    previous: previous.map { group.durations[$0] }, group: group,
+                    lastSampleProcessedDate: sample.start)
+            }
+        }
+        zoneSeries[type] = series
+        return update
+    }
+
+    /// Attributes `[from, to)` at `value` to zones and estimated energy, skipping paused time.
+    private mutating func attribute(type: QuantityType, value: Double, from: Date, to: Date) {
+        guard to > from, var series = zoneSeries[type] else { return }
+        let position = series.configuration?.position(of: value)
+        for segment in timeline.activeSegments(from: from, to: to) {
+            let seconds = segment.end.timeIntervalSince(segment.start)
+            if let position { series.add(seconds: seconds, position: position, activity: nil) }
+            if type == .heartRate, let energyEstimator {
+                estimatedKilojoules += energyEstimator.kilojoulesPerMinute(heartRate: value) * seconds / 60
+            }
+            guard let position else { continue }
+            for (index, activity) in activities.enumerated() {
+                let start = max(activity.start, segment.start)
+                let end = min(activity.end ?? segment.end, segment.end)
+                if end > start {
+                    series.add(seconds: end.timeIntervalSince(start), position: position, activity: index)
+                }
+            }
+        }
+        zoneSeries[type] = series
+    }
+
+    /// Recomputes every attribution from the compact series: after a backdated change.
+    private mutating func replayAttribution() {
+        estimatedKilojoules = 0
+        for type in zoneSeries.keys {
+            zoneSeries[type]?.resetDurations()
+        }
+        for (type, series) in zoneSeries {
+            for index in series.dates.indices {
+                let from = series.dates[index]
+                var to = from + maximumSampleSpacing
+                if index + 1 < series.dates.count {
+                    to = min(to, series.dates[index + 1])
+                } else if let endDate {
+                    to = min(to, endDate)
+                } else {
+                    continue
+                }
+                attribute(type: type, value: series.values[index], from: from, to: to)
+            }
+        }
+    }
+
+    private var lastZoneSampleDate: Date? { zoneSeries.values.compactMap(\.dates.last).max() }
+
+    // MARK: Events and metadata
+
+    /// Adds events; returns the ones accepted (a pause while paused, or a resume while running, is ignored).
+    public mutating func add(events newEvents: [WorkoutEvent]) throws(WorkoutBuilderError) -> [WorkoutEvent] {
+        let start = try requireCollecting()
+        var accepted: [WorkoutEvent] = []
+        for event in newEvents {
+            guard event.dateInterval.start >= start else { throw .dateBeforeStart(event.dateInterval.start) }
+            switch event.kind {
+            case .pause, .resume:
+                let date = event.dateInterval.start
+                guard timeline.insert(isPause: event.kind == .pause, at: date) else { continue }
+                if let last = lastZoneSampleDate, date < last { replayAttribution() }
+            case .lap:
+                for existing in events where existing.kind == .lap {
+                    let overlap = min(existing.dateInterval.end, event.dateInterval.end)
+                        .timeIntervalSince(max(existing.dateInterval.start, event.dateInterval.start))
+                    if overlap > 0 { throw .lapsOverlap(existing.dateInterval) }
+                }
+            case .segment, .marker:
+                break
+            }
+            let index = events.firstIndex { $0.dateInterval.start > event.dateInterval.start } ?? events.count
+            events.insert(event, at: index)
+            accepted.append(event)
+        }
+        return accepted
+    }
+
+    /// Adds metadata; later values replace earlier ones.
+    public mutating func add(metadata newMetadata: [String: String]) throws(WorkoutBuilderError) {
+        _ = try requireCollecting()
+        metadata.merge(newMetadata) { _, new in new }
+    }
+
+    /// Whether the workout is paused at `date`.
+    public func isPaused(at date: Date) -> Bool { timeline.isPaused(at: date) }
+
+    // MARK: Activities
+
+    /// Begins an activity at `date`; the previous one must have ended.
+    public mutating func beginActivity(
+        _ configuration: WorkoutConfiguration, at date: Date
+    ) throws(WorkoutBuilderError) -> WorkoutActivity {
+        let start = try requireCollecting()
+        guard date >= start else { throw .dateBeforeStart(date) }
+        if let last = activities.last {
+            guard let end = last.end else { throw .activityInProgress }
+            guard date >= end else { throw .activityOverlaps(date) }
+        }
+        activities.append(ActivityRecord(configuration: configuration, start: date))
+        if let last = lastZoneSampleDate, date < last { replayAttribution() }
+        return activity(at: activities.count - 1)
+    }
+
+    /// Ends the current activity at `date`.
+    public mutating func endActivity(at date: Date) throws(WorkoutBuilderError) -> WorkoutActivity {
+        _ = try requireCollecting()
+        guard let index = activities.indices.last, activities[index].end == nil else { throw .noActivityInProgress }
+        guard date >= activities[index].start else { throw .dateBeforeStart(date) }
+        activities[index].end = date
+        if let last = lastZoneSampleDate, date < last { replayAttribution() }
+        return activity(at: index)
+    }
+
+    /// The activity in progress, if any.
+    public var currentActivity: WorkoutActivity? {
+        guard let index = activities.indices.last, activities[index].end == nil else { return nil }
+        return activity(at: index)
+    }
+
+    /// Every activity so far.
+    public var allActivities: [WorkoutActivity] { activities.indices.map(activity(at:)) }
+
+    private func activityIndex(containing date: Date) -> Int? {
+        for index in activities.indices.reversed() where activities[index].start <= date {
+            if let end = activities[index].end, date >= end { return nil }
+            return index
+        }
+        return nil
+    }
+
+    private func activity(at index: Int) -> WorkoutActivity {
+        let record = activities[index]
+        let reference = record.end ?? endDate ?? lastZoneSampleDate ?? record.start
+        return WorkoutActivity(
+            id: record.id, configuration: record.configuration, start: record.start, end: record.end,
+            elapsedTime: max(0, reference.timeIntervalSince(record.start))
+                - timeline.pausedDuration(from: record.start, to: reference),
+            statistics: record.statistics.mapValues(\.statistics),
+            zoneGroups: zoneSeries.keys.sorted { $0.rawValue < $1.rawValue }.compactMap {
+                zoneSeries[$0]?.configuration == nil ? nil : zoneSeries[$0]?.group(activity: index)
+            })
+    }
+
+    // MARK: Ending
+
+    /// Ends collection at `date`: closes the last zone sample and any open activity.
+    public mutating func end(at date: Date) throws(WorkoutBuilderError) {
+        let start = try requireCollecting()
+        guard date >= start else { throw .dateBeforeStart(date) }
+        endDate = date
+        phase = .ended
+        if let index = activities.indices.last, activities[index].end == nil {
+            activities[index].end = max(date, activities[index].start)
+        }
+        if let last = lastZoneSampleDate, last > date {
+            replayAttribution()
+            return
+        }
+        for (type, series) in zoneSeries {
+            guard let lastDate = series.dates.last, let lastValue = series.values.last else { continue }
+            attribute(type: type, value: lastValue, from: lastDate, to: min(date, lastDate + maximumSampleSpacing))
+        }
+    }
+
+    /// Finishes the workout; collection must have ended.
+    public mutating func finish() throws(WorkoutBuilderError) -> Workout {
+        try requireNotClosed()
+        guard phase == .ended, let startDate, let endDate else { throw .collectionNotEnded }
+        phase = .finished
+        return Workout(
+            id: id, configuration: configuration, profile: profile, start: startDate, end: endDate,
+            elapsedTime: elapsedTime(at: endDate), events: events, activities: allActivities,
+            statistics: allStatistics, zoneGroups: zoneGroups, heartRateVariability: heartRateVariability.workout,
+            activeEnergy: activeEnergy, sources: sourcesSeen, metadata: metadata)
+    }
+
+    /// Discards the workout.
+    public mutating func discard() throws(WorkoutBuilderError) {
+        try requireNotClosed()
+        phase = .discarded
+    }
+
+    // MARK: Queries
+
+    /// Statistics for `type`, or `nil` before its first sample.
+    public func statistics(for type: QuantityType) -> Statistics? { statisticsByType[type]?.statistics }
+
+    /// Statistics for every type collected.
+    public var allStatistics: [QuantityType: Statistics] { statisticsByType.mapValues(\.statistics) }
+
+    /// Elapsed time at `date`, excluding pauses: exact, even with backdated pauses.
+    public func elapsedTime(at date: Date) -> TimeInterval {
+        guard let startDate else { return 0 }
+        let until = min(date, endDate ?? date)
+        guard until > startDate else { return 0 }
+        return until.timeIntervalSince(startDate) - timeline.pausedDuration(from: startDate, to: until)
+    }
+
+    /// Time in zone for every configured zone type.
+    public var zoneGroups: [ZoneGroup] {
+        zoneSeries.keys.sorted { $0.rawValue < $1.rawValue }.compactMap {
+            zoneSeries[$0]?.configuration == nil ? nil : zoneSeries[$0]?.group(activity: nil)
+        }
+    }
+
+    /// The seconds of `type` covered by samples under the attribution rule (the sum of its zone durations).
+    public func coveredTime(for type: QuantityType) -> TimeInterval { zoneSeries[type]?.coveredSeconds ?? 0 }
+
+    /// HRV of the whole workout so far.
+    public var workoutHeartRateVariability: HeartRateVariability { heartRateVariability.workout }
+
+    /// HRV over the rolling window ending at `date`.
+    public func rollingHeartRateVariability(at date: Date) -> HeartRateVariability {
+        heartRateVariability.rolling(at: date)
+    }
+
+    /// Active energy: the primary strap's Energy Expended when it sends it, else the Keytel estimate.
+    public var activeEnergy: ActiveEnergy {
+        if let source = primarySources[.activeEnergyBurned],
+            let sum = statisticsByType[.activeEnergyBurned]?.sum(for: source)
+        {
+            return ActiveEnergy(kilojoules: sum, source: .sensor)
+        }
+        if energyEstimator != nil, zoneSeries[.heartRate]?.dates.isEmpty == false {
+            return ActiveEnergy(kilojoules: estimatedKilojoules, source: .estimatedFromHeartRate)
+        }
+        return ActiveEnergy(kilojoules: nil, source: .unavailable)
+    }
+
+    // MARK: Order
+
+    private func requireNotClosed() throws(WorkoutBuilderError) {
+        if phase == .finished { throw .workoutFinished }
+        if phase == .discarded { throw .workoutDiscarded }
+    }
+
+    private func requireCollecting() throws(WorkoutBuilderError) -> Date {
+        try requireNotClosed()
+        switch phase {
+        case .notStarted: throw .collectionNotStarted
+        case .ended: throw .collectionEnded
+        default: return startDate!
+        }
+    }
+}
+
+/// One activity's record inside the collector.
+private struct ActivityRecord: Sendable {
+    let id = UUID()
+    let configuration: WorkoutConfiguration
+    let start: Date
+    var end: Date?
+    var statistics: [QuantityType: StatisticsAccumulator] = [:]
+
+    init(configuration: WorkoutConfiguration, start: Date) {
+        self.configuration = configuration
+        self.start = start
+    }
+}
+
+/// The primary source's samples of a zone type, compact (16 bytes each), with time in zone.
+private struct ZoneSeries: Sendable {
+    let configuration: ZoneConfiguration?
+    var dates: [Date] = []
+    var values: [Double] = []
+    var currentPosition: Int?
+    var durations: [Double]
+    var activityDurations: [Int: [Double]] = [:]
+    var coveredSeconds = 0.0
+
+    init(configuration: ZoneConfiguration?) {
+        self.configuration = configuration
+        durations = Array(repeating: 0, count: (configuration?.boundaries.count ?? -1) + 1)
+    }
+
+    mutating func insertSorted(date: Date, value: Double) {
+        let index = dates.firstIndex { $0 > date } ?? dates.count
+        dates.insert(date, at: index)
+        values.insert(value, at: index)
+    }
+
+    mutating func resetDurations() {
+        durations = durations.map { _ in 0 }
+        activityDurations = [:]
+        coveredSeconds = 0
+    }
+
+    mutating func add(seconds: Double, position: Int, activity: Int?) {
+        if let activity {
+            activityDurations[activity, default: durations.map { _ in 0 }][position] += seconds
+        } else {
+            durations[position] += seconds
+            coveredSeconds += seconds
+        }
+    }
+
+    func group(activity: Int?) -> ZoneGroup {
+        let configuration = configuration!
+        let seconds = activity.map { activityDurations[$0] ?? durations.map { _ in 0 } } ?? durations
+        return ZoneGroup(
+            configuration: configuration,
+            durations: zip(configuration.zones, seconds).map { ZoneDuration(zone: $0, duration: $1) })
+    }
+}

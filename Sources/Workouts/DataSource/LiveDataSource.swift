@@ -1,0 +1,142 @@
+public import Foundation
+public import GATT
+public import Logging
+public import Samples
+public import Sensors
+
+/// Feeds a builder from sensor adapters, as HealthKit's live data source does.
+///
+/// Each sensor's frames go through its own ``MeasurementSampler`` (reset on reconnect); samples of
+/// types not collected, or from sensors a predicate excludes, are dropped. Decoding failures and
+/// refused samples are counted and logged, and the stream goes on.
+public actor LiveDataSource {
+    /// Counters of what went through.
+    public struct Counters: Hashable, Sendable, Codable {
+        /// Measurements received.
+        public var measurements = 0
+        /// Samples handed to the builder.
+        public var samplesDelivered = 0
+        /// Samples dropped: type not collected, sensor excluded, or refused by the builder.
+        public var samplesDropped = 0
+        /// Frames the decoders refused.
+        public var decodingFailures = 0
+        /// Disconnections seen.
+        public var disconnections = 0
+    }
+
+    private let adapters: [any SensorAdapter]
+    private let clock: any WallClock
+    private let logger: Logger
+    private let options: MeasurementSampler.Options
+    /// The types collected.
+    public private(set) var typesToCollect: Set<QuantityType>
+    private var predicates: [QuantityType: @Sendable (SampleSource) -> Bool] = [:]
+    private var samplers: [SensorIdentity: MeasurementSampler] = [:]
+    private var tasks: [Task<Void, Never>] = []
+    private weak var builder: LiveWorkoutBuilder?
+    /// Counters so far.
+    public private(set) var counters = Counters()
+    private let statusBroadcaster = EventBroadcaster<SensorEvent>()
+
+    /// Creates a data source; `typesToCollect` defaults to the activity's types.
+    public init(
+        adapters: [any SensorAdapter], configuration: WorkoutConfiguration, clock: any WallClock,
+        options: MeasurementSampler.Options = MeasurementSampler.Options(), logger: Logger
+    ) {
+        self.adapters = adapters
+        self.clock = clock
+        self.options = options
+        self.logger = logger
+        self.typesToCollect = configuration.activityType.defaultTypesToCollect
+    }
+
+    /// Collects `type`, only from sources `predicate` accepts when given (e.g. only this strap).
+    public func enableCollection(for type: QuantityType, predicate: (@Sendable (SampleSource) -> Bool)? = nil) {
+        typesToCollect.insert(type)
+        predicates[type] = predicate
+    }
+
+    /// Stops collecting `type`.
+    public func disableCollection(for type: QuantityType) {
+        typesToCollect.remove(type)
+        predicates[type] = nil
+    }
+
+    /// Every adapter event that passes through, for live views (sensor state, battery, errors).
+    public nonisolated func sensorEvents() -> AsyncStream<SensorEvent> { statusBroadcaster.subscribe() }
+
+    /// Starts feeding `builder` from every adapter.
+    public func attach(to builder: LiveWorkoutBuilder) {
+        self.builder = builder
+        for adapter in adapters {
+            let events = adapter.events()
+            tasks.append(
+                Task { [weak self] in
+                    for await event in events {
+                        guard let self else { return }
+                        await self.handle(event)
+                    }
+                })
+        }
+    }
+
+    /// Stops feeding the builder.
+    public func detach() {
+        for task in tasks { task.cancel() }
+        tasks = []
+        builder = nil
+        statusBroadcaster.finish()
+    }
+
+    /// Handles one adapter event (public so tests and the daemon can inject events directly).
+    public func handle(_ event: SensorEvent) async {
+        statusBroadcaster.yield(event)
+        switch event {
+        case .measurement(let measurement):
+            counters.measurements += 1
+            await deliver(measurement)
+        case .connectionChanged(let sensor, .disconnected(let reason)):
+            counters.disconnections += 1
+            samplers[sensor]?.reset()
+            logger.info("sensor disconnected", metadata: ["sensor": "\(sensor)", "reason": "\(reason)"])
+        case .decodingFailed(let sensor, let error, let bytes):
+            counters.decodingFailures += 1
+            logger.warning(
+                "frame refused",
+                metadata: [
+                    "sensor": "\(sensor)", "error": "\(error)",
+                    "bytes": "\(bytes.map { String($0, radix: 16) }.joined(separator: " "))",
+                ])
+        case .batteryLevel(let sensor, let percent):
+            await deliver(
+                SensorMeasurement(
+                    sensor: sensor, characteristic: .batteryLevel, value: .batteryLevel(BatteryLevel(percent: percent)),
+                    receivedAt: clock.now()), countsAsMeasurement: false)
+        default:
+            break
+        }
+    }
+
+    private func deliver(_ measurement: SensorMeasurement, countsAsMeasurement: Bool = true) async {
+        let sensor = measurement.sensor
+        var sampler =
+            samplers[sensor]
+            ?? MeasurementSampler(
+                source: SampleSource(adapter: sensor.adapter, address: sensor.address, name: sensor.name),
+                options: options)
+        let produced = sampler.samples(from: measurement.value, receivedAt: measurement.receivedAt)
+        samplers[sensor] = sampler
+        let accepted = produced.filter { sample in
+            typesToCollect.contains(sample.type) && (predicates[sample.type]?(sample.source) ?? true)
+        }
+        counters.samplesDropped += produced.count - accepted.count
+        guard !accepted.isEmpty, let builder else { return }
+        do {
+            try await builder.add(accepted)
+            counters.samplesDelivered += accepted.count
+        } catch {
+            counters.samplesDropped += accepted.count
+            logger.debug("samples refused by the builder", metadata: ["error": "\(error)"])
+        }
+    }
+}

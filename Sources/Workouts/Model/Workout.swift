@@ -1,0 +1,89 @@
+public import Foundation
+public import Samples
+
+/// One activity of a multi-activity workout (warm-up, main set, cool-down; or swim, bike, run).
+public struct WorkoutActivity: Hashable, Sendable, Codable, Identifiable {
+    /// A unique identifier.
+    public var id: UUID
+    /// The activity's type and location.
+    public var configuration: WorkoutConfiguration
+    /// When it began.
+    public var start: Date
+    /// When it ended; `nil` while in progress.
+    public var end: Date?
+    /// Elapsed time, excluding pauses, in seconds.
+    public var elapsedTime: TimeInterval
+    /// Statistics of the samples that started within the activity.
+    public var statistics: [QuantityType: Statistics]
+    /// Time in zone within the activity.
+    public var zoneGroups: [ZoneGroup]
+
+    /// Creates an activity value.
+    public init(
+        id: UUID, configuration: WorkoutConfiguration, start: Date, end: Date?, elapsedTime: TimeInterval,
+        statistics: [QuantityType: Statistics], zoneGroups: [ZoneGroup]
+    ) {
+        self.id = id
+        self.configuration = configuration
+        self.start = start
+        self.end = end
+        self.elapsedTime = elapsedTime
+        self.statistics = statistics
+        self.zoneGroups = zoneGroups
+    }
+}
+
+/// A finished workout: what `finishWorkout()` returns and what the store keeps.
+public struct Workout: Hashable, Sendable, Codable, Identifiable {
+    /// A unique identifier.
+    public var id: UUID
+    /// The workout's type and location.
+    public var configuration: WorkoutConfiguration
+    /// The athlete, when known.
+    public var profile: UserProfile?
+    /// Start of collection.
+    public var start: Date
+    /// End of collection.
+    public var end: Date
+    /// Elapsed time, excluding pauses, in seconds.
+    public var elapsedTime: TimeInterval
+    /// Pause, resume, lap, segment and marker events, in date order.
+    public var events: [WorkoutEvent]
+    /// The activities, in order.
+    public var activities: [WorkoutActivity]
+    /// Statistics per quantity type.
+    public var statistics: [QuantityType: Statistics]
+    /// Time in zone per zone type.
+    public var zoneGroups: [ZoneGroup]
+    /// Heart-rate variability of the whole workout.
+    public var heartRateVariability: HeartRateVariability
+    /// Active energy and its origin.
+    public var activeEnergy: ActiveEnergy
+    /// The sensors that contributed samples.
+    public var sources: [SampleSource]
+    /// Free-form metadata.
+    public var metadata: [String: String]
+
+    /// Creates a workout value.
+    public init(
+        id: UUID, configuration: WorkoutConfiguration, profile: UserProfile?, start: Date, end: Date,
+        elapsedTime: TimeInterval, events: [WorkoutEvent], activities: [WorkoutActivity],
+        statistics: [QuantityType: Statistics], zoneGroups: [ZoneGroup], heartRateVariability: HeartRateVariability,
+        activeEnergy: ActiveEnergy, sources: [SampleSource], metadata: [String: String]
+    ) {
+        self.id = id
+        self.configuration = configuration
+        self.profile = profile
+        self.start = start
+        self.end = end
+        self.elapsedTime = elapsedTime
+        self.events = events
+        self.activities = activities
+        self.statistics = statistics
+        self.zoneGroups = zoneGroups
+        self.heartRateVariability = heartRateVariability
+        self.activeEnergy = activeEnergy
+        self.sources = sources
+        self.metadata = metadata
+    }
+}
