@@ -2,10 +2,10 @@ import ArgumentParser
 
 /// The `hrbridge` command line: thin commands over the modules.
 @main
-struct HRBridge: ParsableCommand {
+struct HRBridge: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hrbridge",
         abstract: "Bluetooth LE heart-rate straps and fitness sensors as a workout platform for Linux.",
-        subcommands: [DecodeCommand.self]
+        subcommands: [DecodeCommand.self, WorkoutCommand.self]
     )
 }

@@ -1,0 +1,60 @@
+public import Foundation
+
+extension Scenario {
+    /// The built-in scenario: an 18-minute interval session with two virtual straps; the second one
+    /// loses contact, drops out, disconnects and reconnects, sends one malformed frame and drains
+    /// its battery, so every fault path shows in a demo.
+    public static let defaultJSON = """
+        {
+          "version": 1,
+          "seed": 2026,
+          "straps": [
+            {
+              "name": "Virtual Strap A",
+              "address": "C0:FF:EE:00:00:01",
+              "restingHeartRate": 55,
+              "maximumHeartRate": 186,
+              "battery": 88,
+              "age": 35, "weight": 72, "sex": "male",
+              "segments": [
+                {"type": "steady", "duration": "3m", "intensity": 0.3},
+                {"type": "ramp", "duration": "2m", "from": 0.3, "to": 0.6},
+                {"type": "intervals", "repeat": 5,
+                 "work": {"duration": "1m", "intensity": 0.9},
+                 "recovery": {"duration": "1m", "intensity": 0.4}},
+                {"type": "steady", "duration": "3m", "intensity": 0.2}
+              ]
+            },
+            {
+              "name": "Virtual Strap B",
+              "address": "C0:FF:EE:00:00:02",
+              "restingHeartRate": 62,
+              "maximumHeartRate": 178,
+              "battery": 34,
+              "age": 41, "weight": 64, "sex": "female",
+              "segments": [
+                {"type": "steady", "duration": "3m", "intensity": 0.25},
+                {"type": "ramp", "duration": "2m", "from": 0.25, "to": 0.55},
+                {"type": "intervals", "repeat": 5,
+                 "work": {"duration": "1m", "intensity": 0.85},
+                 "recovery": {"duration": "1m", "intensity": 0.35}},
+                {"type": "steady", "duration": "3m", "intensity": 0.15}
+              ],
+              "faults": [
+                {"type": "contactLost", "at": "4m", "duration": "15s"},
+                {"type": "dropout", "at": "7m", "duration": "8s"},
+                {"type": "disconnect", "at": "10m", "duration": "20s"},
+                {"type": "malformedFrame", "at": "12m"},
+                {"type": "batteryDrain", "at": "14m", "to": 9, "duration": "2m"}
+              ]
+            }
+          ]
+        }
+        """
+
+    /// The built-in scenario, parsed.
+    public static var `default`: Scenario {
+        // The text above is part of the source and covered by a test, so it always parses.
+        try! ScenarioParser.parse(Data(defaultJSON.utf8), file: "<built-in>")
+    }
+}

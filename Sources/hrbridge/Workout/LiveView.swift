@@ -1,0 +1,99 @@
+import Foundation
+import GATT
+import Samples
+import Sensors
+import Workouts
+
+/// The terminal view of a running workout, redrawn in place.
+final class LiveView {
+    private let sensors: [SensorIdentity]
+    private let configuration: WorkoutConfiguration
+    private let speed: Double
+    private var linesDrawn = 0
+
+    init(sensors: [SensorIdentity], configuration: WorkoutConfiguration, speed: Double) {
+        self.sensors = sensors
+        self.configuration = configuration
+        self.speed = speed
+    }
+
+    func render(builder: LiveWorkoutBuilder, tracker: SensorTracker, state: WorkoutSessionState, at now: Date) async {
+        let snapshot = await builder.snapshot
+        var lines: [String] = []
+        let elapsed = snapshot.elapsedTime(at: now)
+        let activityNumber = snapshot.allActivities.count
+        lines.append(
+            "hrbridge · \(configuration.activityType.rawValue) (\(configuration.location.rawValue)) · "
+                + "\(Format.clock(elapsed)) · \(state.rawValue) · activity \(activityNumber) · speed ×\(Format.number(speed))"
+        )
+        let zones = snapshot.zoneConfiguration(for: .heartRate)
+        let statistics = snapshot.statistics(for: .heartRate)
+        for sensor in sensors {
+            let status = tracker.status(of: sensor)
+            let source = SampleSource(adapter: sensor.adapter, address: sensor.address)
+            let perSource = statistics?.bySource[source]
+            var line = "  \(sensor.name ?? sensor.address)  "
+            if let heartRate = status.heartRate, status.state == "ready" {
+                line += "♥ \(String(format: "%3d", heartRate)) bpm"
+                if let zones {
+                    line +=
+                        "  " + Format.zoneBar(position: zones.position(of: Double(heartRate)), count: zones.zones.count)
+                }
+                if status.contact == .notDetected { line += "  (no skin contact)" }
+            } else {
+                line += "♥ --- bpm"
+            }
+            line += "  avg \(Format.number(perSource?.average)) max \(Format.number(perSource?.maximum))"
+            line += "  RR \(status.lastRR.map { String(format: "%.3f s", $0) } ?? "-")"
+            line += "  battery \(status.battery.map { "\($0)%" } ?? "-")  \(status.state)"
+            lines.append(line)
+        }
+        let hrv = snapshot.rollingHeartRateVariability(at: now)
+        let energy = snapshot.activeEnergy
+        lines.append(
+            "  RMSSD (60 s) \(hrv.rmssd.map { String(format: "%.0f ms", $0 * 1000) } ?? "-")"
+                + "  energy \(energy.kilojoules.map { String(format: "%.0f kJ (%.0f kcal)", $0, $0 / 4.184) } ?? "-")"
+                + " [\(energy.source.rawValue)]")
+        if let group = snapshot.zoneGroups.first(where: { $0.configuration.quantityType == .heartRate }) {
+            lines.append(
+                "  zones "
+                    + group.durations.map { "Z\($0.zone.index) \(Format.clock($0.duration))" }.joined(separator: "  "))
+        }
+        lines.append("  keys: p pause · r resume · l lap · n next activity · q stop")
+        var output = ""
+        if linesDrawn > 0 { output += "\u{1B}[\(linesDrawn)A" }
+        for line in lines { output += "\r\u{1B}[2K" + line + "\n" }
+        linesDrawn = lines.count
+        FileHandle.standardOutput.write(Data(output.utf8))
+    }
+
+    func finish() {
+        FileHandle.standardOutput.write(Data("\n".utf8))
+    }
+}
+
+/// Number, time and bar formatting for the terminal.
+enum Format {
+    static func clock(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded(.down))
+        return total >= 3600
+            ? String(format: "%d:%02d:%02d", total / 3600, total / 60 % 60, total % 60)
+            : String(format: "%02d:%02d", total / 60, total % 60)
+    }
+
+    static func number(_ value: Double?) -> String {
+        guard let value else { return "-" }
+        return value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
+    }
+
+    /// `Z3 ■■■□□`: the zone number is written out, so the bar does not rely on colour alone.
+    static func zoneBar(position: Int, count: Int) -> String {
+        "Z\(position + 1) " + String(repeating: "■", count: position + 1)
+            + String(repeating: "□", count: count - position - 1)
+    }
+
+    static func bar(fraction: Double, width: Int = 30) -> String {
+        let filled = Int((min(max(fraction, 0), 1) * Double(width)).rounded())
+        return String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
+    }
+}

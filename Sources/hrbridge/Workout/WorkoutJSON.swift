@@ -1,0 +1,62 @@
+import Foundation
+import Samples
+import Workouts
+
+/// JSON shapes of workout values for `--json`.
+enum WorkoutJSON {
+    static func event(_ event: WorkoutEvent) -> [String: Any] {
+        [
+            "type": event.kind.rawValue, "start": ISO8601.format(event.dateInterval.start),
+            "end": ISO8601.format(event.dateInterval.end),
+        ]
+    }
+
+    static func zoneDuration(_ duration: ZoneDuration) -> [String: Any] {
+        [
+            "index": duration.zone.index, "lower": duration.zone.lower.map { $0 as Any } ?? NSNull(),
+            "upper": duration.zone.upper.map { $0 as Any } ?? NSNull(), "duration": duration.duration,
+        ]
+    }
+
+    static func statistics(_ statistics: Statistics) -> [String: Any] {
+        func value(_ number: Double?) -> Any { number.map { $0 as Any } ?? NSNull() }
+        return [
+            "unit": statistics.unit.symbol, "count": statistics.sampleCount, "min": value(statistics.minimum),
+            "max": value(statistics.maximum), "average": value(statistics.average),
+            "mostRecent": value(statistics.mostRecent), "sum": value(statistics.sum),
+        ]
+    }
+
+    static func activity(_ activity: WorkoutActivity) -> [String: Any] {
+        [
+            "activityType": activity.configuration.activityType.rawValue, "start": ISO8601.format(activity.start),
+            "end": activity.end.map { ISO8601.format($0) as Any } ?? NSNull(), "elapsedTime": activity.elapsedTime,
+            "statistics": Dictionary(
+                uniqueKeysWithValues: activity.statistics.map { ($0.key.rawValue, statistics($0.value)) }),
+            "zones": activity.zoneGroups.first { $0.configuration.quantityType == .heartRate }?.durations
+                .map(zoneDuration) ?? [],
+        ]
+    }
+
+    static func summary(_ workout: Workout) -> [String: Any] {
+        let hrv = workout.heartRateVariability
+        return [
+            "elapsedTime": workout.elapsedTime,
+            "statistics": Dictionary(
+                uniqueKeysWithValues: workout.statistics.map { ($0.key.rawValue, statistics($0.value)) }),
+            "zones": workout.zoneGroups.first { $0.configuration.quantityType == .heartRate }?.durations
+                .map(zoneDuration) ?? [],
+            "events": workout.events.map(event),
+            "activities": workout.activities.map(activity),
+            "hrv": [
+                "rmssd": hrv.rmssd.map { $0 as Any } ?? NSNull(), "sdnn": hrv.sdnn.map { $0 as Any } ?? NSNull(),
+                "acceptedIntervals": hrv.acceptedIntervals, "rejectedIntervals": hrv.rejectedIntervals,
+            ],
+            "activeEnergy": [
+                "kilojoules": workout.activeEnergy.kilojoules.map { $0 as Any } ?? NSNull(),
+                "kilocalories": workout.activeEnergy.kilocalories.map { $0 as Any } ?? NSNull(),
+                "source": workout.activeEnergy.source.rawValue,
+            ],
+        ]
+    }
+}

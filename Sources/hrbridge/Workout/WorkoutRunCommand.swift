@@ -1,0 +1,219 @@
+import ArgumentParser
+import Foundation
+import GATT
+import Logging
+import Samples
+import SensorSimulator
+import Sensors
+import Workouts
+
+/// `hrbridge workout run`: a workout on the simulator (or BlueZ), with a live view and a summary.
+struct WorkoutRunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a workout: live view on a terminal, JSON lines with --json, a summary at the end.",
+        discussion: """
+            The mock adapter plays a scenario (the built-in one unless --scenario is given) of virtual
+            straps whose raw frames go through the same decoders as real ones. On a terminal the view
+            updates in place; keys: p pause, r resume, l lap, n next activity, q stop.
+
+            --json prints one JSON object per line: {"kind":"sample",…}, {"kind":"event",…},
+            {"kind":"zone",…}, {"kind":"sensor",…}, then a final summary object with the keys
+            elapsedTime, statistics, zones, events, activities, hrv and activeEnergy.
+
+            Exit status: 0 done; 64 bad options; 65 bad scenario file (one line per problem, with
+            its JSON path); 69 adapter unavailable.
+            """
+    )
+
+    @Option(help: "Activity type: \(WorkoutActivityType.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var activity: String = "running"
+
+    @Option(help: "indoor or outdoor.")
+    var location: String = "indoor"
+
+    @Option(help: "Sensor adapter: mock (the simulator) or bluez.")
+    var adapter: String = "mock"
+
+    @Option(name: .customLong("sensor"), help: "Use only this sensor address (repeatable); default: every strap found.")
+    var sensors: [String] = []
+
+    @Option(help: "Scenario file for the mock adapter (see `hrbridge workout scenario`).")
+    var scenario: String?
+
+    @Option(help: "Seed for the simulator (default: the scenario's).")
+    var seed: UInt64?
+
+    @Option(help: "Time acceleration: 60 plays a minute per second.")
+    var speed: Double = 1
+
+    @Option(help: "Stop after this much workout time, e.g. 30m, 90s (default: the scenario's length).")
+    var duration: String?
+
+    @Option(help: "Heart-rate zone boundaries in bpm, ascending, e.g. 120,140,160,175 (3–9 zones).")
+    var zones: String?
+
+    @Option(help: "Athlete identifier (one active session per athlete).")
+    var athlete: String = UserProfile.anonymousID
+
+    @Option(help: "Athlete's age in years (zones, energy).")
+    var age: Int?
+
+    @Option(help: "Athlete's sex: male or female (energy).")
+    var sex: String?
+
+    @Option(help: "Athlete's weight in kg (energy).")
+    var weight: Double?
+
+    @Option(name: .customLong("resting-hr"), help: "Resting heart rate (heart-rate-reserve zones).")
+    var restingHeartRate: Double?
+
+    @Option(name: .customLong("max-hr"), help: "Maximum heart rate (default 208 − 0.7 × age).")
+    var maximumHeartRate: Double?
+
+    @Flag(help: "JSON lines instead of the live view.")
+    var json = false
+
+    @Flag(help: "Log sensor problems to stderr.")
+    var verbose = false
+
+    func validate() throws {
+        guard WorkoutActivityType(rawValue: activity) != nil else {
+            throw ValidationError("unknown activity '\(activity)'")
+        }
+        guard WorkoutLocation(rawValue: location) != nil else { throw ValidationError("location is indoor or outdoor") }
+        guard adapter == "mock" || adapter == "bluez" else { throw ValidationError("adapter is mock or bluez") }
+        guard speed > 0, speed <= 100_000 else { throw ValidationError("--speed must be above 0 and at most 100000") }
+        if let duration, ScenarioParser.duration(duration).map({ $0 > 0 }) != true {
+            throw ValidationError("--duration '\(duration)' is not a duration such as 30m or 90s")
+        }
+        if let sex, BiologicalSex(rawValue: sex) == nil { throw ValidationError("--sex is male or female") }
+        if let zones { _ = try parseZones(zones) }
+    }
+
+    private func parseZones(_ text: String) throws -> ZoneConfiguration {
+        let values = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+        guard values.allSatisfy({ $0 != nil }) else {
+            throw ValidationError("--zones '\(text)': give ascending numbers separated by commas")
+        }
+        do {
+            return try ZoneConfiguration(quantityType: .heartRate, boundaryValues: values.compactMap { $0 })
+        } catch {
+            throw ValidationError("--zones '\(text)': \(error)")
+        }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "hrbridge")
+        logger.logLevel = verbose ? .info : .critical
+        guard adapter == "mock" else {
+            StandardError.write("hrbridge: the BlueZ adapter is not part of this build yet; use --adapter mock")
+            throw ExitCode(69)
+        }
+        var scenario = Scenario.default
+        if let path = self.scenario {
+            do {
+                scenario = try ScenarioParser.load(path: path)
+            } catch {
+                StandardError.write(error.description)
+                throw ExitCode(65)
+            }
+        }
+        let configuration = WorkoutConfiguration(
+            activityType: WorkoutActivityType(rawValue: activity)!, location: WorkoutLocation(rawValue: location)!)
+        let profile = UserProfile(
+            id: athlete, age: age, sex: sex.flatMap(BiologicalSex.init(rawValue:)), weightKilograms: weight,
+            restingHeartRate: restingHeartRate, maximumHeartRate: maximumHeartRate)
+        let workoutLength = duration.flatMap(ScenarioParser.duration) ?? max(scenario.duration, 60)
+        let clock = AcceleratedWallClock(speed: speed)
+        let mock = MockSensorAdapter(scenario: scenario, seed: seed, clock: clock, logger: logger)
+        let output = JSONLineWriter(enabled: json)
+        var sampleSink: (@Sendable ([QuantitySample]) -> Void)?
+        if json { sampleSink = { @Sendable samples in output.samples(samples) } }
+        let session = WorkoutSession(
+            configuration: configuration, profile: profile, clock: clock, registry: WorkoutSessionRegistry(),
+            sampleSink: sampleSink)
+        let builder = session.associatedWorkoutBuilder()
+        if let zones {
+            let custom = try parseZones(zones)
+            try await builder.setCustomZoneConfiguration(custom, for: .heartRate)
+        }
+        let dataSource = LiveDataSource(adapters: [mock], configuration: configuration, clock: clock, logger: logger)
+        await dataSource.attach(to: builder)
+
+        let tracker = SensorTracker()
+        let sensorEvents = dataSource.sensorEvents()
+        let trackerTask = Task {
+            for await event in sensorEvents {
+                tracker.record(event)
+                output.sensorEvent(event, at: clock.now())
+            }
+        }
+        let updates = builder.updates()
+        let updatesTask = Task {
+            for await update in updates { output.builderUpdate(update) }
+        }
+
+        let wanted = Set(sensors.map { $0.uppercased() })
+        let chosen = mock.sensors.filter { wanted.isEmpty || wanted.contains($0.address) }
+        guard !chosen.isEmpty else {
+            StandardError.write("hrbridge: no sensor matches --sensor \(sensors.joined(separator: ", "))")
+            throw ExitCode(69)
+        }
+        // The first chosen strap is primary: zones, HRV and energy follow it; the rest are kept per source.
+        let primary = SampleSource(adapter: chosen[0].adapter, address: chosen[0].address, name: chosen[0].name)
+        for type in [QuantityType.heartRate, .heartbeatSeries, .activeEnergyBurned] {
+            await builder.setPrimarySource(primary, for: type)
+        }
+        try? await mock.startDiscovery(services: [.heartRate])
+        try await session.prepare()
+        for sensor in chosen { try await mock.connect(sensor) }
+        let start = clock.now()
+        try await session.startActivity(at: start)
+        try await session.beginNewActivity(configuration: configuration, at: start)
+
+        let keyboard = json ? nil : KeyboardInput()
+        let view = json ? nil : LiveView(sensors: chosen, configuration: configuration, speed: speed)
+        let end = start.addingTimeInterval(workoutLength)
+        var lapStart = start
+        loop: while true {
+            let now = clock.now()
+            if now >= end { break }
+            if let view {
+                await view.render(builder: builder, tracker: tracker, state: await session.state, at: now)
+            }
+            if let key = keyboard?.poll() {
+                switch key {
+                case "p": try? await session.pause(at: now)
+                case "r": try? await session.resume(at: now)
+                case "l":
+                    try? await session.addEvent(
+                        WorkoutEvent(kind: .lap, dateInterval: DateInterval(start: lapStart, end: now)))
+                    lapStart = now
+                case "n":
+                    try? await session.endCurrentActivity(at: now)
+                    try? await session.beginNewActivity(configuration: configuration, at: now)
+                case "q": break loop
+                default: break
+                }
+            }
+            try await clock.sleep(until: min(end, now.addingTimeInterval(max(speed / 10, 0.05))))
+        }
+        let stop = min(clock.now(), end)
+        try await session.end(at: stop)
+        keyboard?.restore()
+        let workout = try await builder.finishWorkout()
+        await dataSource.detach()
+        await mock.shutdown()
+        // Both streams finish with the builder and the data source: wait so the summary is last.
+        await updatesTask.value
+        await trackerTask.value
+        let counters = await dataSource.counters
+        if json {
+            output.summary(workout)
+        } else {
+            view?.finish()
+            print(WorkoutSummary.text(workout, counters: counters, tracker: tracker))
+        }
+    }
+}
