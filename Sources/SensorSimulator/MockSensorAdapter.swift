@@ -20,6 +20,7 @@ public actor MockSensorAdapter: SensorAdapter {
     private var simulations: [SensorIdentity: StrapSimulation] = [:]
     private var streaming: [SensorIdentity: Task<Void, Never>] = [:]
     private var forgotten: Set<SensorIdentity> = []
+    private var stopSecond: Double?
 
     /// Creates the adapter; `seed` overrides the scenario's.
     public init(scenario: Scenario, seed: UInt64? = nil, clock: any WallClock, name: String = "mock", logger: Logger) {
@@ -102,7 +103,19 @@ public actor MockSensorAdapter: SensorAdapter {
         simulations[sensor]?.resetEnergyExpended()
     }
 
-    /// Stops every strap and ends the event stream.
+    /// Lets every connected strap deliver its frames up to `date`, then ends the event stream.
+    ///
+    /// At high `--speed` the consumers may lag behind the clock; this makes the end of a run
+    /// deterministic: every frame up to `date` is emitted, none after.
+    public func finish(at date: Date) async {
+        stopSecond = date.timeIntervalSince(origin).rounded(.down)
+        let tasks = Array(streaming.values)
+        for task in tasks { await task.value }
+        streaming = [:]
+        broadcaster.finish()
+    }
+
+    /// Stops every strap at once and ends the event stream.
     public func shutdown() {
         for task in streaming.values { task.cancel() }
         streaming = [:]
@@ -125,6 +138,7 @@ public actor MockSensorAdapter: SensorAdapter {
         var second = start
         while !Task.isCancelled {
             second += 1
+            if let stopSecond, second > stopSecond { return }
             do {
                 try await clock.sleep(until: origin.addingTimeInterval(second))
             } catch {

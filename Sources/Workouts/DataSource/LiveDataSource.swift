@@ -80,7 +80,16 @@ public actor LiveDataSource {
         }
     }
 
-    /// Stops feeding the builder.
+    /// Waits until every adapter's event stream has ended and been handled, then closes
+    /// ``sensorEvents()``: nothing the adapters sent is lost.
+    public func drain() async {
+        let running = tasks
+        for task in running { await task.value }
+        tasks = []
+        statusBroadcaster.finish()
+    }
+
+    /// Stops feeding the builder at once.
     public func detach() {
         for task in tasks { task.cancel() }
         tasks = []

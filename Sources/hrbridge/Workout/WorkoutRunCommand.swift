@@ -200,12 +200,13 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             try await clock.sleep(until: min(end, now.addingTimeInterval(max(speed / 10, 0.05))))
         }
         let stop = min(clock.now(), end)
-        try await session.end(at: stop)
         keyboard?.restore()
+        // Deliver every frame up to the stop, however far the consumers lag at high --speed.
+        await mock.finish(at: stop)
+        await dataSource.drain()
+        try await session.end(at: stop)
         let workout = try await builder.finishWorkout()
-        await dataSource.detach()
-        await mock.shutdown()
-        // Both streams finish with the builder and the data source: wait so the summary is last.
+        // Both streams have finished: wait for them so the summary comes last.
         await updatesTask.value
         await trackerTask.value
         let counters = await dataSource.counters

@@ -1,0 +1,199 @@
+import Foundation
+import Samples
+import Testing
+
+@testable import Workouts
+
+private let running = WorkoutConfiguration(activityType: .running, location: .indoor)
+
+private func collector(zones: [Double]? = nil, profile: UserProfile? = nil) -> WorkoutCollector {
+    var collector = WorkoutCollector(configuration: running, profile: profile)
+    if let zones {
+        try! collector.setCustomZoneConfiguration(
+            try! ZoneConfiguration(quantityType: .heartRate, boundaryValues: zones), for: .heartRate)
+    }
+    return collector
+}
+
+@Suite("Live builder: order, statistics, events, elapsed time")
+struct WorkoutCollectorTests {
+    @Test("begin → add → end → finish is enforced with typed errors")
+    func order() throws {
+        var builder = collector()
+        #expect(throws: WorkoutBuilderError.collectionNotStarted) {
+            _ = try builder.add([sample(.heartRate, 80, at: 0)])
+        }
+        #expect(throws: WorkoutBuilderError.collectionNotEnded) { _ = try builder.finish() }
+        try builder.begin(at: t0)
+        #expect(throws: WorkoutBuilderError.collectionAlreadyStarted) { try builder.begin(at: t0) }
+        #expect(throws: WorkoutBuilderError.zonesLockedAfterBeginCollection) {
+            try builder.setCustomZoneConfiguration(nil, for: .heartRate)
+        }
+        #expect(throws: WorkoutBuilderError.dateBeforeStart(date(-5))) {
+            _ = try builder.add([sample(.heartRate, 80, at: -5)])
+        }
+        #expect(throws: WorkoutBuilderError.collectionNotEnded) { _ = try builder.finish() }
+        try builder.end(at: date(60))
+        #expect(throws: WorkoutBuilderError.collectionEnded) { _ = try builder.add([sample(.heartRate, 80, at: 61)]) }
+        #expect(throws: WorkoutBuilderError.collectionEnded) { try builder.end(at: date(70)) }
+        let workout = try builder.finish()
+        #expect(workout.elapsedTime == 60)
+        #expect(throws: WorkoutBuilderError.workoutFinished) { _ = try builder.finish() }
+        #expect(throws: WorkoutBuilderError.workoutFinished) { try builder.discard() }
+
+        var discarded = collector()
+        try discarded.begin(at: t0)
+        try discarded.discard()
+        #expect(throws: WorkoutBuilderError.workoutDiscarded) { try discarded.end(at: date(1)) }
+        #expect(throws: WorkoutBuilderError.workoutDiscarded) { _ = try discarded.finish() }
+    }
+
+    @Test("statistics equal a brute-force recomputation on random streams", arguments: 1...20)
+    func statisticsProperty(_ seed: Int) throws {
+        var generator = TestGenerator(state: UInt64(seed))
+        var builder = collector()
+        try builder.begin(at: t0)
+        var samples: [QuantitySample] = []
+        var batch: [QuantitySample] = []
+        var time = 0.0
+        let sources = [strapA, strapB]
+        for _ in 0..<Int.random(in: 1...400, using: &generator) {
+            time += Double.random(in: 0...8, using: &generator)
+            let type: QuantityType = [.heartRate, .cyclingPower, .activeEnergyBurned].randomElement(using: &generator)!
+            let value = Double(Int.random(in: -20...250, using: &generator))
+            let next = sample(type, value, at: time, source: sources.randomElement(using: &generator)!)
+            samples.append(next)
+            batch.append(next)
+            // Random batch sizes: batching must not change the result.
+            if Bool.random(using: &generator) {
+                _ = try builder.add(batch)
+                batch = []
+            }
+        }
+        _ = try builder.add(batch)
+        for type in [QuantityType.heartRate, .cyclingPower, .activeEnergyBurned] {
+            let ofType = samples.filter { $0.type == type }
+            let statistics = builder.statistics(for: type)
+            guard !ofType.isEmpty else {
+                #expect(statistics == nil)
+                continue
+            }
+            let expected = bruteForce(ofType, type: type)
+            #expect(statistics?.sampleCount == ofType.count)
+            #expect(isClose(statistics?.sum, expected.sum))
+            #expect(isClose(statistics?.minimum, expected.minimum))
+            #expect(isClose(statistics?.maximum, expected.maximum))
+            #expect(isClose(statistics?.average, expected.average))
+            #expect(isClose(statistics?.mostRecent, expected.mostRecent))
+            #expect(isClose(statistics?.durationWeightedAverage, expected.weighted))
+            for source in sources {
+                let perSource = ofType.filter { $0.source == source }
+                guard !perSource.isEmpty else { continue }
+                let expectedSource = bruteForce(perSource, type: type)
+                #expect(statistics?.bySource[source]?.sampleCount == perSource.count)
+                #expect(isClose(statistics?.bySource[source]?.average, expectedSource.average))
+                #expect(isClose(statistics?.bySource[source]?.sum, expectedSource.sum))
+                #expect(isClose(statistics?.bySource[source]?.durationWeightedAverage, expectedSource.weighted))
+            }
+        }
+    }
+
+    /// Recomputes statistics from scratch, the slow and obvious way.
+    private func bruteForce(_ samples: [QuantitySample], type: QuantityType) -> (
+        sum: Double?, minimum: Double?, maximum: Double?, average: Double?, mostRecent: Double?, weighted: Double?
+    ) {
+        let values = samples.map(\.quantity.value)
+        if type.aggregationStyle == .cumulative { return (values.reduce(0, +), nil, nil, nil, nil, nil) }
+        var weightedSum = 0.0
+        var weight = 0.0
+        for source in Set(samples.map(\.source)) {
+            let series = samples.filter { $0.source == source }
+            for (previous, next) in zip(series, series.dropFirst()) {
+                let hold = min(max(next.start.timeIntervalSince(previous.start), 0), 5)
+                weightedSum += previous.quantity.value * hold
+                weight += hold
+            }
+        }
+        return (
+            nil, values.min(), values.max(), values.reduce(0, +) / Double(values.count), values.last,
+            weight > 0 ? weightedSum / weight : nil
+        )
+    }
+
+    @Test("elapsed time excludes pauses, exactly, with backdated pauses; redundant pauses are ignored")
+    func elapsedTime() throws {
+        var builder = collector()
+        try builder.begin(at: t0)
+        #expect(builder.elapsedTime(at: date(100)) == 100)
+        _ = try builder.add(events: [WorkoutEvent(kind: .pause, date: date(100))])
+        #expect(try builder.add(events: [WorkoutEvent(kind: .pause, date: date(110))]).isEmpty, "pause while paused")
+        _ = try builder.add(events: [WorkoutEvent(kind: .resume, date: date(130))])
+        #expect(try builder.add(events: [WorkoutEvent(kind: .resume, date: date(140))]).isEmpty, "resume while running")
+        #expect(builder.elapsedTime(at: date(120)) == 100)
+        #expect(builder.elapsedTime(at: date(200)) == 170)
+        // A pause added after the fact, at 40–50: elapsed time can decrease.
+        _ = try builder.add(events: [WorkoutEvent(kind: .pause, date: date(40))])
+        _ = try builder.add(events: [WorkoutEvent(kind: .resume, date: date(50))])
+        #expect(builder.elapsedTime(at: date(200)) == 160)
+        #expect(builder.elapsedTime(at: date(45)) == 40)
+        #expect(builder.isPaused(at: date(45)))
+        #expect(!builder.isPaused(at: date(60)))
+        // An open pause runs to the end of collection.
+        _ = try builder.add(events: [WorkoutEvent(kind: .pause, date: date(300))])
+        try builder.end(at: date(360))
+        #expect(builder.elapsedTime(at: date(1000)) == 260)
+        #expect(try builder.finish().events.map(\.kind) == [.pause, .resume, .pause, .resume, .pause])
+    }
+
+    @Test("laps never overlap; segments may; markers are instants; events keep date order")
+    func laps() throws {
+        var builder = collector()
+        try builder.begin(at: t0)
+        _ = try builder.add(events: [
+            WorkoutEvent(kind: .lap, dateInterval: DateInterval(start: date(0), end: date(60)))
+        ])
+        _ = try builder.add(events: [
+            WorkoutEvent(kind: .lap, dateInterval: DateInterval(start: date(60), end: date(120)))
+        ])
+        #expect(throws: WorkoutBuilderError.lapsOverlap(DateInterval(start: date(60), end: date(120)))) {
+            _ = try builder.add(events: [
+                WorkoutEvent(kind: .lap, dateInterval: DateInterval(start: date(100), end: date(130)))
+            ])
+        }
+        _ = try builder.add(events: [
+            WorkoutEvent(kind: .segment, dateInterval: DateInterval(start: date(10), end: date(100))),
+            WorkoutEvent(kind: .segment, dateInterval: DateInterval(start: date(20), end: date(90))),
+            WorkoutEvent(kind: .marker, date: date(5)),
+        ])
+        #expect(builder.events.map(\.kind) == [.lap, .marker, .segment, .segment, .lap])
+        #expect(throws: WorkoutBuilderError.dateBeforeStart(date(-1))) {
+            _ = try builder.add(events: [WorkoutEvent(kind: .marker, date: date(-1))])
+        }
+    }
+
+    @Test("energy: the primary strap's Energy Expended wins; else Keytel from heart rate; else unavailable")
+    func energySources() throws {
+        var sensor = collector(profile: UserProfile(id: "a", age: 30, sex: .male, weightKilograms: 70))
+        try sensor.begin(at: t0)
+        _ = try sensor.add([
+            sample(.heartRate, 150, at: 0), sample(.activeEnergyBurned, 10, at: 10),
+            sample(.activeEnergyBurned, 99, at: 10, source: strapB),
+        ])
+        #expect(sensor.activeEnergy == ActiveEnergy(kilojoules: 10, source: .sensor))
+
+        var estimated = collector(profile: UserProfile(id: "a", age: 30, sex: .male, weightKilograms: 70))
+        try estimated.begin(at: t0)
+        for second in stride(from: 0.0, through: 60, by: 1) {
+            _ = try estimated.add([sample(.heartRate, 150, at: second)])
+        }
+        try estimated.end(at: date(60))
+        let rate = -55.0969 + 0.6309 * 150 + 0.1988 * 70 + 0.2017 * 30
+        #expect(estimated.activeEnergy.source == .estimatedFromHeartRate)
+        #expect(isClose(estimated.activeEnergy.kilojoules, rate, 1e-9), "60 s at 150 bpm is one minute of the rate")
+
+        var none = collector()
+        try none.begin(at: t0)
+        _ = try none.add([sample(.heartRate, 150, at: 0)])
+        #expect(none.activeEnergy == ActiveEnergy(kilojoules: nil, source: .unavailable))
+    }
+}

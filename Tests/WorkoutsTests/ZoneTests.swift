@@ -1,0 +1,171 @@
+import Foundation
+import Samples
+import Testing
+
+@testable import Workouts
+
+private let running = WorkoutConfiguration(activityType: .running, location: .indoor)
+
+@Suite("Zones: configuration, preferred zones, time in zone, live updates")
+struct ZoneTests {
+    @Test("3–9 zones, ascending positive boundaries, units checked")
+    func validation() throws {
+        #expect(throws: ZoneConfigurationError.tooFewZones(2)) {
+            _ = try ZoneConfiguration(quantityType: .heartRate, boundaryValues: [120])
+        }
+        #expect(throws: ZoneConfigurationError.tooManyZones(10)) {
+            _ = try ZoneConfiguration(
+                quantityType: .heartRate, boundaryValues: Array(stride(from: 100.0, to: 190, by: 10)))
+        }
+        #expect(throws: ZoneConfigurationError.notAscending(index: 2, value: 130, previous: 140)) {
+            _ = try ZoneConfiguration(quantityType: .heartRate, boundaryValues: [120, 140, 130])
+        }
+        #expect(throws: ZoneConfigurationError.notPositive(index: 0, value: -1)) {
+            _ = try ZoneConfiguration(quantityType: .heartRate, boundaryValues: [-1, 140])
+        }
+        #expect(throws: ZoneConfigurationError.unsupportedType(.distance)) {
+            _ = try ZoneConfiguration(quantityType: .distance, boundaryValues: [1, 2])
+        }
+        #expect(throws: ZoneConfigurationError.wrongUnit(index: 0, unit: .watt, expected: .countPerMinute)) {
+            _ = try ZoneConfiguration(quantityType: .heartRate, boundaries: [Quantity(unit: .watt, value: 100)])
+        }
+        let power = try ZoneConfiguration(
+            quantityType: .cyclingPower,
+            boundaries: [Quantity(unit: .watt, value: 150), Quantity(unit: .watt, value: 250)])
+        #expect(
+            power.zones == [
+                WorkoutZone(index: 1, lower: nil, upper: 150), WorkoutZone(index: 2, lower: 150, upper: 250),
+                WorkoutZone(index: 3, lower: 250, upper: nil),
+            ])
+        #expect(power.position(of: 149.9) == 0)
+        #expect(power.position(of: 150) == 1, "a boundary value belongs to the zone above")
+        #expect(power.position(of: 1000) == 2)
+    }
+
+    @Test("preferred zones: heart-rate reserve with a resting rate, else % of max; max from 208 − 0.7 × age")
+    func preferred() {
+        let reserve = UserProfile(id: "a", restingHeartRate: 50, maximumHeartRate: 190)
+        #expect(reserve.preferredZoneConfiguration(for: .heartRate)?.boundaries == [134, 148, 162, 176])
+        let percent = UserProfile(id: "b", age: 40)
+        #expect(percent.effectiveMaximumHeartRate == 180)
+        #expect(percent.preferredZoneConfiguration(for: .heartRate)?.boundaries == [108, 126, 144, 162])
+        #expect(UserProfile(id: "c").preferredZoneConfiguration(for: .heartRate) == nil)
+        #expect(
+            UserProfile(id: "d", functionalThresholdPower: 200).preferredZoneConfiguration(for: .cyclingPower)?
+                .boundaries
+                == [110, 150, 180, 210, 240, 300])
+    }
+
+    @Test("custom zones override preferred ones for this workout; nil restores them")
+    func customZones() throws {
+        var builder = WorkoutCollector(configuration: running, profile: UserProfile(id: "a", age: 40))
+        let custom = try ZoneConfiguration(quantityType: .heartRate, boundaryValues: [100, 150])
+        try builder.setCustomZoneConfiguration(custom, for: .heartRate)
+        #expect(builder.zoneConfiguration(for: .heartRate) == custom)
+        try builder.setCustomZoneConfiguration(nil, for: .heartRate)
+        #expect(builder.zoneConfiguration(for: .heartRate)?.boundaries == [108, 126, 144, 162])
+    }
+
+    @Test("zone updates only when the zone changes, with current and previous")
+    func updatesOnChange() throws {
+        var builder = WorkoutCollector(configuration: running)
+        try builder.setCustomZoneConfiguration(
+            try ZoneConfiguration(quantityType: .heartRate, boundaryValues: [120, 140]), for: .heartRate)
+        try builder.begin(at: t0)
+        var updates: [ZoneUpdate] = []
+        for (second, value) in [100.0, 105, 130, 131, 139, 100, 101].enumerated() {
+            for case .zone(let update) in try builder.add([sample(.heartRate, value, at: Double(second))]) {
+                updates.append(update)
+            }
+        }
+        #expect(updates.map(\.current.zone.index) == [1, 2, 1])
+        #expect(updates.map { $0.previous?.zone.index } == [nil, 1, 2])
+        #expect(updates.map(\.lastSampleProcessedDate) == [date(0), date(2), date(5)])
+        #expect(updates[1].previous?.duration == 2, "zone 1 held 0–2 s")
+        #expect(updates[2].previous?.duration == 3, "zone 2 held 2–5 s")
+    }
+
+    @Test(
+        "time in zone equals a brute-force attribution, sums to covered time, with random and backdated pauses",
+        arguments: 1...25)
+    func timeInZoneProperty(_ seed: Int) throws {
+        var generator = TestGenerator(state: UInt64(seed) &* 7919)
+        let boundaries = [110.0, 130, 150, 170]
+        var builder = WorkoutCollector(configuration: running)
+        try builder.setCustomZoneConfiguration(
+            try ZoneConfiguration(quantityType: .heartRate, boundaryValues: boundaries), for: .heartRate)
+        try builder.begin(at: t0)
+        var series: [(Double, Double)] = []
+        var time = 0.0
+        var pauseMarks: [(Double, Bool)] = []
+        for _ in 0..<Int.random(in: 5...300, using: &generator) {
+            time += [0.5, 1, 1, 1, 2, 7, 12].randomElement(using: &generator)!
+            let value = Double.random(in: 90...190, using: &generator).rounded()
+            series.append((time, value))
+            _ = try builder.add([sample(.heartRate, value, at: time)])
+            // Sometimes a pause or resume, sometimes dated in the past.
+            if Int.random(in: 0..<15, using: &generator) == 0 {
+                let when = max(0, time - Double.random(in: 0...30, using: &generator))
+                let isPause = Bool.random(using: &generator)
+                if !(try builder.add(events: [WorkoutEvent(kind: isPause ? .pause : .resume, date: date(when))]))
+                    .isEmpty
+                {
+                    pauseMarks.append((when, isPause))
+                }
+            }
+            // Other sources never count for zones.
+            _ = try builder.add([sample(.heartRate, 60, at: time, source: strapB)])
+        }
+        let end = time + Double.random(in: 0...10, using: &generator)
+        try builder.end(at: date(end))
+
+        // Brute force: paused intervals from the accepted marks, sorted by date.
+        var paused: [(Double, Double)] = []
+        var openSince: Double?
+        for (when, isPause) in pauseMarks.sorted(by: { $0.0 < $1.0 }) {
+            if isPause, openSince == nil {
+                openSince = when
+            } else if !isPause, let start = openSince {
+                paused.append((start, when))
+                openSince = nil
+            }
+        }
+        if let openSince { paused.append((openSince, .infinity)) }
+        func active(_ a: Double, _ b: Double) -> Double {
+            guard b > a else { return 0 }
+            return (b - a) - paused.reduce(0) { $0 + max(0, min($1.1, b) - max($1.0, a)) }
+        }
+        var expected = Array(repeating: 0.0, count: boundaries.count + 1)
+        for (index, (start, value)) in series.enumerated() {
+            let next = index + 1 < series.count ? series[index + 1].0 : end
+            let position = boundaries.firstIndex { value < $0 } ?? boundaries.count
+            expected[position] += active(start, min(next, start + 5, end))
+        }
+        let group = try #require(builder.zoneGroups.first)
+        for (duration, want) in zip(group.durations, expected) {
+            #expect(
+                abs(duration.duration - want) < 1e-6, "zone \(duration.zone.index): \(duration.duration) vs \(want)")
+        }
+        #expect(abs(group.totalDuration - builder.coveredTime(for: .heartRate)) < 1e-6)
+        #expect(group.totalDuration <= builder.elapsedTime(at: date(end)) + 1e-6)
+    }
+
+    @Test("per-activity time in zone splits at the activity boundary")
+    func perActivity() throws {
+        var builder = WorkoutCollector(configuration: running)
+        try builder.setCustomZoneConfiguration(
+            try ZoneConfiguration(quantityType: .heartRate, boundaryValues: [120, 140]), for: .heartRate)
+        try builder.begin(at: t0)
+        _ = try builder.beginActivity(running, at: t0)
+        for second in 0..<10 { _ = try builder.add([sample(.heartRate, 100, at: Double(second))]) }
+        _ = try builder.endActivity(at: date(10))
+        _ = try builder.beginActivity(running, at: date(10))
+        for second in 10..<20 { _ = try builder.add([sample(.heartRate, 150, at: Double(second))]) }
+        try builder.end(at: date(20))
+        let workout = try builder.finish()
+        #expect(workout.zoneGroups[0].durations.map(\.duration) == [10, 0, 10])
+        #expect(workout.activities[0].zoneGroups[0].durations.map(\.duration) == [10, 0, 0])
+        #expect(workout.activities[1].zoneGroups[0].durations.map(\.duration) == [0, 0, 10])
+        #expect(workout.activities.map(\.elapsedTime) == [10, 10])
+    }
+}

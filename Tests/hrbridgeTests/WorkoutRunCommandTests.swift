@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+
+private func lines(_ text: String) throws -> [[String: Any]] {
+    try text.split(separator: "\n").map {
+        try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+    }
+}
+
+@Suite("hrbridge workout")
+struct WorkoutRunCommandTests {
+    @Test("--json: samples, events and zone lines, then a summary with the documented keys")
+    func jsonRun() throws {
+        let result = try runHRBridge([
+            "workout", "run", "--json", "--speed", "3000", "--duration", "4m", "--zones", "110,130,150,165",
+            "--age", "35", "--sex", "male", "--weight", "72",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let objects = try lines(result.stdout)
+        let summary = try #require(objects.last)
+        #expect(
+            Set(summary.keys) == ["elapsedTime", "statistics", "zones", "events", "activities", "hrv", "activeEnergy"])
+        #expect(summary["elapsedTime"] as? Double == 240)
+        let statistics = try #require(summary["statistics"] as? [String: [String: Any]])
+        let heartRate = try #require(statistics["heartRate"])
+        #expect((heartRate["average"] as? Double ?? 0) > 50)
+        #expect(heartRate["unit"] as? String == "count/min")
+        let zones = try #require(summary["zones"] as? [[String: Any]])
+        #expect(zones.map { $0["index"] as? Int } == [1, 2, 3, 4, 5])
+        let covered = zones.compactMap { $0["duration"] as? Double }.reduce(0, +)
+        #expect(covered > 200 && covered <= 240)
+        let hrv = try #require(summary["hrv"] as? [String: Any])
+        #expect((hrv["rmssd"] as? Double ?? 0) > 0)
+        let energy = try #require(summary["activeEnergy"] as? [String: Any])
+        #expect(energy["source"] as? String == "sensor")
+        let kinds = Set(objects.dropLast().compactMap { $0["kind"] as? String })
+        #expect(kinds.isSuperset(of: ["sample", "zone", "sensor", "activityBegan"]))
+        #expect(objects.dropLast().allSatisfy { $0["kind"] != nil })
+    }
+
+    @Test("the built-in scenario's faults show: a refused frame and a disconnect of strap B")
+    func faultsShow() throws {
+        let result = try runHRBridge(["workout", "run", "--json", "--speed", "5000", "--duration", "13m"])
+        #expect(result.status == 0)
+        let sensorLines = try lines(result.stdout).filter { $0["kind"] as? String == "sensor" }
+        #expect(
+            sensorLines.contains {
+                $0["event"] as? String == "frameRefused" && $0["sensor"] as? String == "C0:FF:EE:00:00:02"
+            })
+        #expect(
+            sensorLines.contains { $0["event"] as? String == "disconnected" && $0["reason"] as? String == "link lost" })
+    }
+
+    @Test("a bad scenario file: exit 65, one line per problem with file and JSON path")
+    func badScenario() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).json")
+        try Data(
+            #"{"straps": [{"name": "A", "address": "x", "segments": [{"type": "steady", "duration": "2m", "intensity": 2}]}]}"#
+                .utf8
+        )
+        .write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let result = try runHRBridge(["workout", "run", "--scenario", file.path, "--speed", "1000"])
+        #expect(result.status == 65)
+        #expect(result.stdout.isEmpty)
+        let problems = result.stderr.split(separator: "\n")
+        #expect(problems.count == 2)
+        #expect(problems.allSatisfy { $0.hasPrefix(Substring(file.path + ": $.straps[0].")) })
+        let check = try runHRBridge(["workout", "scenario", "--check", file.path])
+        #expect(check.status == 65)
+    }
+
+    @Test("bad options exit 64")
+    func badOptions() throws {
+        for arguments in [
+            ["--zones", "120"], ["--zones", "150,140"], ["--activity", "juggling"], ["--speed", "0"],
+            ["--duration", "soon"],
+        ] {
+            let result = try runHRBridge(["workout", "run"] + arguments)
+            #expect(result.status == 64, "\(arguments)")
+        }
+    }
+
+    @Test("`workout scenario` prints the built-in scenario, which `--check` accepts")
+    func printScenario() throws {
+        let result = try runHRBridge(["workout", "scenario"])
+        #expect(result.status == 0)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("default-\(UUID().uuidString).json")
+        try Data(result.stdout.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let check = try runHRBridge(["workout", "scenario", "--check", file.path])
+        #expect(check.status == 0)
+    }
+}
