@@ -11,6 +11,13 @@ let package = Package(
             name: "DecodeBenchmark",
             dependencies: [.product(name: "GATT", package: "hrbridge")],
             swiftSettings: [.unsafeFlags(["-Ounchecked"]), .enableUpcomingFeature("ExistentialAny")]
-        )
+        ),
+        .executableTarget(
+            name: "BuilderBenchmark",
+            dependencies: [
+                .product(name: "Workouts", package: "hrbridge"), .product(name: "Samples", package: "hrbridge"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
     ]
 )

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 ../scripts/ensure-system-packages.sh valgrind
-swift build -c release --product DecodeBenchmark >/dev/null
+swift build -c release >/dev/null
 bin=.build/release/DecodeBenchmark
 
 echo "== decode time (valid vectors only)"
@@ -24,3 +24,7 @@ for mode in "" "--with-malformed"; do
     echo "== allocations ${mode:-(valid only)}: $base at 0 frames, $loaded at 100000 frames"
     awk -v a="$base" -v b="$loaded" 'BEGIN { printf "allocations_per_frame=%.3f\n", (b - a) / 100000 }'
 done
+
+echo "== builder ingest, 24 h at 4 Hz (heart rate + RR), statistics, zones, HRV and energy on"
+.build/release/BuilderBenchmark --hours 24 --hz 4 --runs 5 --batch 4
+.build/release/BuilderBenchmark --hours 24 --hz 4 --runs 5 --batch 1

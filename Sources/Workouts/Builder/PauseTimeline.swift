@@ -53,6 +53,22 @@ struct PauseTimeline: Sendable {
         return total
     }
 
+    /// Calls `body` with each running (not paused) part of `[from, to)`, without allocating.
+    func forEachActiveSegment(from: Date, to: Date, _ body: (Date, Date) -> Void) {
+        guard to > from else { return }
+        guard !pauses.isEmpty else { return body(from, to) }
+        var cursor = from
+        for pause in pauses {
+            let pauseEnd = pause.end ?? .distantFuture
+            if pauseEnd <= cursor { continue }
+            if pause.start >= to { break }
+            if pause.start > cursor { body(cursor, pause.start) }
+            cursor = max(cursor, pauseEnd)
+            if cursor >= to { return }
+        }
+        if cursor < to { body(cursor, to) }
+    }
+
     /// The running (not paused) parts of `[from, to)`.
     func activeSegments(from: Date, to: Date) -> [(start: Date, end: Date)] {
         guard to > from else { return [] }

@@ -129,78 +129,47 @@ public struct WorkoutCollector: Sendable {
 
     private mutating func addZoneSample(_ sample: QuantitySample) -> ZoneUpdate? {
         let type = sample.type
-        var series = zoneSeries[type] ?? ZoneSeries(configuration: nil)
+        if zoneSeries[type] == nil { zoneSeries[type] = ZoneSeries(configuration: nil) }
         let value = sample.canonicalValue
-        if let last = series.dates.last, sample.start < last {
-            series.insertSorted(date: sample.start, value: value)
-            zoneSeries[type] = series
+        if let last = zoneSeries[type]!.dates.last, sample.start < last {
+            zoneSeries[type]!.insertSorted(date: sample.start, value: value)
             replayAttribution()
             return nil
         }
-        if let lastDate = series.dates.last, let lastValue = series.values.last {
-            attribute(
-                type: type, value: lastValue, from: lastDate, to: min(sample.start, lastDate + maximumSampleSpacing))
+        if let lastDate = zoneSeries[type]!.dates.last, let lastValue = zoneSeries[type]!.values.last {
+            attribute(type: type, value: lastValue, from: lastDate, to: min(sample.start, lastDate + maximumSampleSpacing))
         }
-        series = zoneSeries[type] ?? series
-        series.dates.append(sample.start)
-        series.values.append(value)
-        var update: ZoneUpdate?
-        if let configuration = series.configuration {
-            let position = configuration.position(of: value)
-            if position != series.currentPosition {
-                let previous = series.currentPosition
-                series.currentPosition = position
-                let group = series.group(activity: nil)
-                update = ZoneUpdate(
-                    type: type, current: group.durations[position],
-                    previous: previous.map { group.durations[$0] }, group: group,
-                    lastSampleProcessedDate: sample.start)
-            }
-        }
-        zoneSeries[type] = series
-        return update
+        // Mutated in place through the dictionary: copying the series out would copy its arrays.
+        return zoneSeries[type]!.append(date: sample.start, value: value, type: type)
     }
 
     /// Attributes `[from, to)` at `value` to zones and estimated energy, skipping paused time.
     private mutating func attribute(type: QuantityType, value: Double, from: Date, to: Date) {
-        guard to > from, var series = zoneSeries[type] else { return }
-        let position = series.configuration?.position(of: value)
-        for segment in timeline.activeSegments(from: from, to: to) {
-            let seconds = segment.end.timeIntervalSince(segment.start)
-            if let position { series.add(seconds: seconds, position: position, activity: nil) }
-            if type == .heartRate, let energyEstimator {
-                estimatedKilojoules += energyEstimator.kilojoulesPerMinute(heartRate: value) * seconds / 60
-            }
-            guard let position else { continue }
-            for (index, activity) in activities.enumerated() {
-                let start = max(activity.start, segment.start)
-                let end = min(activity.end ?? segment.end, segment.end)
-                if end > start {
-                    series.add(seconds: end.timeIntervalSince(start), position: position, activity: index)
-                }
-            }
+        guard to > from, zoneSeries[type] != nil else { return }
+        let seconds = zoneSeries[type]!.attribute(
+            value: value, from: from, to: to, timeline: timeline, activities: activities)
+        if type == .heartRate, let energyEstimator {
+            estimatedKilojoules += energyEstimator.kilojoulesPerMinute(heartRate: value) * seconds / 60
         }
-        zoneSeries[type] = series
     }
 
     /// Recomputes every attribution from the compact series: after a backdated change.
     private mutating func replayAttribution() {
         estimatedKilojoules = 0
-        for type in zoneSeries.keys {
-            zoneSeries[type]?.resetDurations()
-        }
-        for (type, series) in zoneSeries {
-            for index in series.dates.indices {
-                let from = series.dates[index]
+        for type in Array(zoneSeries.keys) {
+            zoneSeries[type]!.resetDurations()
+            let count = zoneSeries[type]!.dates.count
+            for index in 0..<count {
+                let from = zoneSeries[type]!.dates[index]
                 var to = from + maximumSampleSpacing
-                if index + 1 < series.dates.count {
-                    to = min(to, series.dates[index + 1])
+                if index + 1 < count {
+                    to = min(to, zoneSeries[type]!.dates[index + 1])
                 } else if let endDate {
                     to = min(to, endDate)
                 } else {
                     continue
                 }
-                attribute(type: type, value: series.values[index], from: from, to: to)
+                attribute(type: type, value: zoneSeries[type]!.values[index], from: from, to: to)
             }
         }
     }
@@ -402,64 +371,5 @@ public struct WorkoutCollector: Sendable {
         case .ended: throw .collectionEnded
         default: return startDate!
         }
-    }
-}
-
-/// One activity's record inside the collector.
-private struct ActivityRecord: Sendable {
-    let id = UUID()
-    let configuration: WorkoutConfiguration
-    let start: Date
-    var end: Date?
-    var statistics: [QuantityType: StatisticsAccumulator] = [:]
-
-    init(configuration: WorkoutConfiguration, start: Date) {
-        self.configuration = configuration
-        self.start = start
-    }
-}
-
-/// The primary source's samples of a zone type, compact (16 bytes each), with time in zone.
-private struct ZoneSeries: Sendable {
-    let configuration: ZoneConfiguration?
-    var dates: [Date] = []
-    var values: [Double] = []
-    var currentPosition: Int?
-    var durations: [Double]
-    var activityDurations: [Int: [Double]] = [:]
-    var coveredSeconds = 0.0
-
-    init(configuration: ZoneConfiguration?) {
-        self.configuration = configuration
-        durations = Array(repeating: 0, count: (configuration?.boundaries.count ?? -1) + 1)
-    }
-
-    mutating func insertSorted(date: Date, value: Double) {
-        let index = dates.firstIndex { $0 > date } ?? dates.count
-        dates.insert(date, at: index)
-        values.insert(value, at: index)
-    }
-
-    mutating func resetDurations() {
-        durations = durations.map { _ in 0 }
-        activityDurations = [:]
-        coveredSeconds = 0
-    }
-
-    mutating func add(seconds: Double, position: Int, activity: Int?) {
-        if let activity {
-            activityDurations[activity, default: durations.map { _ in 0 }][position] += seconds
-        } else {
-            durations[position] += seconds
-            coveredSeconds += seconds
-        }
-    }
-
-    func group(activity: Int?) -> ZoneGroup {
-        let configuration = configuration!
-        let seconds = activity.map { activityDurations[$0] ?? durations.map { _ in 0 } } ?? durations
-        return ZoneGroup(
-            configuration: configuration,
-            durations: zip(configuration.zones, seconds).map { ZoneDuration(zone: $0, duration: $1) })
     }
 }
