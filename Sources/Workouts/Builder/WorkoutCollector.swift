@@ -137,7 +137,8 @@ public struct WorkoutCollector: Sendable {
             return nil
         }
         if let lastDate = zoneSeries[type]!.dates.last, let lastValue = zoneSeries[type]!.values.last {
-            attribute(type: type, value: lastValue, from: lastDate, to: min(sample.start, lastDate + maximumSampleSpacing))
+            attribute(
+                type: type, value: lastValue, from: lastDate, to: min(sample.start, lastDate + maximumSampleSpacing))
         }
         // Mutated in place through the dictionary: copying the series out would copy its arrays.
         return zoneSeries[type]!.append(date: sample.start, value: value, type: type)
