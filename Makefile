@@ -12,13 +12,10 @@ setup:
 build: setup
 	$(SWIFT) build
 
+# The main job: a simulated 18-minute interval workout with two virtual straps, played at 60×
+# (about 20 s), live view on a terminal, summary at the end. No hardware, no root services.
 demo: build
-	@echo '$$ hrbridge decode heart-rate-measurement "1e 55 32 00 21 00"'
-	@$(BIN) decode heart-rate-measurement "1e 55 32 00 21 00"
-	@echo '$$ hrbridge decode 2a37 "1e 55 32 00 21 00" --samples --received-at 2026-01-01T10:00:00Z'
-	@$(BIN) decode 2a37 "1e 55 32 00 21 00" --samples --received-at 2026-01-01T10:00:00Z
-	@echo '$$ hrbridge decode 2a37 "10 48 2c 03 01"   # malformed: exit 65'
-	@$(BIN) decode 2a37 "10 48 2c 03 01" || echo "(exit $$?)"
+	$(BIN) workout run --activity running --speed 60 --age 35 --sex male --weight 72 --resting-hr 55
 
 check-format:
 	@scripts/check-format.sh

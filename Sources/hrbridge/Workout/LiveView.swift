@@ -1,4 +1,8 @@
 import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 import GATT
 import Samples
 import Sensors
@@ -10,6 +14,9 @@ final class LiveView {
     private let configuration: WorkoutConfiguration
     private let speed: Double
     private var linesDrawn = 0
+    /// On a terminal the view redraws in place; otherwise it prints one plain line per workout minute.
+    private let interactive = isatty(STDOUT_FILENO) == 1
+    private var nextPlainMinute = 0.0
 
     init(sensors: [SensorIdentity], configuration: WorkoutConfiguration, speed: Double) {
         self.sensors = sensors
@@ -60,6 +67,13 @@ final class LiveView {
                     + group.durations.map { "Z\($0.zone.index) \(Format.clock($0.duration))" }.joined(separator: "  "))
         }
         lines.append("  keys: p pause · r resume · l lap · n next activity · q stop")
+        guard interactive else {
+            guard elapsed >= nextPlainMinute else { return }
+            nextPlainMinute = (elapsed / 60).rounded(.down) * 60 + 60
+            let plain = lines.dropLast().dropFirst().map { $0.trimmingCharacters(in: .whitespaces) }
+            print("[\(Format.clock(elapsed))] " + plain.joined(separator: " | "))
+            return
+        }
         var output = ""
         if linesDrawn > 0 { output += "\u{1B}[\(linesDrawn)A" }
         for line in lines { output += "\r\u{1B}[2K" + line + "\n" }
@@ -68,7 +82,7 @@ final class LiveView {
     }
 
     func finish() {
-        FileHandle.standardOutput.write(Data("\n".utf8))
+        if interactive { FileHandle.standardOutput.write(Data("\n".utf8)) }
     }
 }
 
