@@ -1,12 +1,12 @@
 import Foundation
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 import GATT
 import Samples
 import Sensors
 import Workouts
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The terminal view of a running workout, redrawn in place.
 final class LiveView {
