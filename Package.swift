@@ -20,7 +20,7 @@ let package = Package(
         // Pure frame decoders/encoders, UUIDs and stateful derivers. Foundation-free.
         .target(name: "GATT"),
         // Quantity types, units, samples, and the turn of decoded frames into samples.
-        .target(name: "Samples", dependencies: ["GATT"]),
+        .target(name: "Samples", dependencies: ["GATT", "Sensors"]),
         // The adapter abstraction: sensor identity, events, commands, the injected wall clock. No C, no D-Bus.
         .target(name: "Sensors", dependencies: ["GATT"]),
         // The mock adapter: simulated straps emitting raw frames through the same decoders.
@@ -43,7 +43,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "GATTTests", dependencies: ["GATT"]),
-        .testTarget(name: "SamplesTests", dependencies: ["Samples", "GATT"]),
+        .testTarget(name: "SamplesTests", dependencies: ["Samples", "GATT", "Sensors"]),
         .testTarget(name: "WorkoutsTests", dependencies: ["Workouts", "Samples", "Sensors", "GATT"]),
         .testTarget(
             name: "SensorSimulatorTests",

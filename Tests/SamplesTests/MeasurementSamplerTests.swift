@@ -1,5 +1,6 @@
 import Foundation
 import GATT
+import Sensors
 import Testing
 
 @testable import Samples

@@ -1,5 +1,6 @@
 import Foundation
 import Samples
+import Sensors
 
 @testable import Workouts
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GATT
 import Samples
+import Sensors
 
 /// `hrbridge decode <characteristic> <hex>`: one frame through the strict decoders, as JSON.
 struct DecodeCommand: ParsableCommand {

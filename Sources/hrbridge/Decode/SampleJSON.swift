@@ -1,6 +1,7 @@
 import Foundation
 import GATT
 import Samples
+import Sensors
 
 /// The JSON shape of a quantity sample.
 enum SampleJSON {

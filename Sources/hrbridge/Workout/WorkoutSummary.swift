@@ -1,5 +1,6 @@
 import Foundation
 import Samples
+import Sensors
 import Workouts
 
 /// The end-of-workout summary printed on a terminal.
