@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "GATT", targets: ["GATT"]),
         .library(name: "Samples", targets: ["Samples"]),
         .library(name: "Sensors", targets: ["Sensors"]),
+        .library(name: "DBus", targets: ["DBus"]),
         .library(name: "Workouts", targets: ["Workouts"]),
         .library(name: "SensorSimulator", targets: ["SensorSimulator"]),
         .executable(name: "hrbridge", targets: ["hrbridge"]),
@@ -17,6 +18,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
+        // The libdbus-1 C API; only the DBus module imports it.
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        // A Swift D-Bus client over libdbus: connection, typed values, calls, signals, exported objects.
+        .target(
+            name: "DBus",
+            dependencies: ["CDBus", .product(name: "Logging", package: "swift-log")]
+        ),
         // Pure frame decoders/encoders, UUIDs and stateful derivers. Foundation-free.
         .target(name: "GATT"),
         // Quantity types, units, samples, and the turn of decoded frames into samples.
@@ -49,11 +57,12 @@ let package = Package(
             name: "SensorSimulatorTests",
             dependencies: ["SensorSimulator", "Sensors", "GATT", "Workouts", "Samples"]
         ),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "hrbridgeTests", dependencies: ["hrbridge"]),
     ]
 )
 
-for target in package.targets {
+for target in package.targets where target.type != .system {
     var settings = target.swiftSettings ?? []
     settings.append(contentsOf: [
         .enableUpcomingFeature("ExistentialAny"),

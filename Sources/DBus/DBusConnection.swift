@@ -1,0 +1,368 @@
+import CDBus
+import Foundation
+public import Logging
+import Synchronization
+
+/// A connection to a D-Bus bus through libdbus: method calls, signals as AsyncSequences,
+/// name-owner tracking and exported objects.
+///
+/// libdbus is initialised for threads; the connection is driven by a loop thread of its own
+/// (``MainLoop``), so calls may come from any task. Close it with ``close()``: messages and the
+/// connection are released exactly once.
+public final class DBusConnection: Sendable {
+    /// Which bus to connect to.
+    public enum Bus: Sendable {
+        /// The system bus; honours `DBUS_SYSTEM_BUS_ADDRESS`.
+        case system
+        /// The session bus; honours `DBUS_SESSION_BUS_ADDRESS`.
+        case session
+        /// A bus at this address (`unix:path=…`).
+        case address(String)
+    }
+
+    private struct Subscription {
+        let rule: MatchRule
+        let continuation: AsyncStream<DBusSignal>.Continuation
+    }
+
+    private struct State {
+        var subscriptions: [Int: Subscription] = [:]
+        var nextID = 0
+        var handlers: [String: @Sendable (DBusMethodCall) async -> DBusMethodReply] = [:]
+        var closed = false
+    }
+
+    /// The default method-call timeout.
+    public static let defaultTimeout: Duration = .seconds(25)
+
+    private nonisolated(unsafe) let pointer: OpaquePointer
+    private let loop = MainLoop()
+    private let state = Mutex(State())
+    private let logger: Logger
+    /// The connection's unique name on the bus (`:1.42`).
+    public let uniqueName: String
+
+    /// Connects to `bus` and registers with it.
+    public init(bus: Bus, logger: Logger) throws(DBusError) {
+        Self.initialiseThreads
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        let opened: OpaquePointer?
+        switch bus {
+        case .system: opened = dbus_bus_get_private(DBUS_BUS_SYSTEM, &error)
+        case .session: opened = dbus_bus_get_private(DBUS_BUS_SESSION, &error)
+        case .address(let address):
+            opened = dbus_connection_open_private(address, &error)
+            if let opened, dbus_bus_register(opened, &error) == 0 {
+                dbus_connection_close(opened)
+                dbus_connection_unref(opened)
+                throw Self.error(from: error, fallback: "cannot register with the bus at \(address)")
+            }
+        }
+        guard let opened else { throw Self.error(from: error, fallback: "cannot connect to the bus") }
+        dbus_connection_set_exit_on_disconnect(opened, 0)
+        pointer = opened
+        uniqueName = dbus_bus_get_unique_name(opened).map { String(cString: $0) } ?? ""
+        self.logger = logger
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        dbus_connection_add_filter(
+            opened,
+            { _, message, context in
+                guard let message, let context else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+                Unmanaged<DBusConnection>.fromOpaque(context).takeUnretainedValue().filter(message)
+                return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+            }, context, nil)
+        loop.start(connection: opened)
+    }
+
+    deinit {
+        if state.withLock({ $0.closed }) && !loop.isRunning {
+            dbus_connection_unref(pointer)
+        } else {
+            // Not closed: the loop thread may still use the connection, so it closes and releases
+            // it there, then stops. The thread keeps the loop alive until then.
+            nonisolated(unsafe) let pointer = self.pointer
+            loop.perform {
+                dbus_connection_close(pointer)
+                dbus_connection_unref(pointer)
+            }
+            loop.requestStop()
+        }
+    }
+
+    /// `dbus_threads_init_default` before anything else, once per process.
+    private static let initialiseThreads: Void = { _ = dbus_threads_init_default() }()
+
+    private static func error(from error: CDBus.DBusError, fallback: String) -> DBusError {
+        guard dbus_error_is_set(withUnsafePointer(to: error) { $0 }) != 0 else {
+            return DBusError(name: DBusError.failedName, message: fallback)
+        }
+        return DBusError(
+            name: error.name.map { String(cString: $0) } ?? DBusError.failedName,
+            message: error.message.map { String(cString: $0) } ?? fallback)
+    }
+
+    /// Whether the connection is still open.
+    public var isConnected: Bool { !state.withLock { $0.closed } && dbus_connection_get_is_connected(pointer) != 0 }
+
+    /// Whether unix file descriptors can be passed on this connection.
+    public var canPassFileDescriptors: Bool { dbus_connection_can_send_type(pointer, CDBUS_TYPE_UNIX_FD) != 0 }
+
+    /// Closes the connection: pending calls fail, signal streams finish, the loop thread ends.
+    public func close() async {
+        let alreadyClosed = state.withLock { state -> Bool in
+            defer { state.closed = true }
+            return state.closed
+        }
+        guard !alreadyClosed else { return }
+        nonisolated(unsafe) let pointer = self.pointer
+        loop.perform { dbus_connection_close(pointer) }
+        await loop.stop()
+        finishSubscriptions()
+    }
+
+    private func finishSubscriptions() {
+        let subscriptions = state.withLock { state in
+            defer { state.subscriptions = [:] }
+            return Array(state.subscriptions.values)
+        }
+        for subscription in subscriptions { subscription.continuation.finish() }
+    }
+
+    // MARK: Method calls
+
+    /// Calls a method and returns the reply's arguments; an error reply throws its name and message.
+    public func call(
+        destination: String, path: String, interface: String, member: String, arguments: [DBusValue] = [],
+        timeout: Duration = DBusConnection.defaultTimeout
+    ) async throws(DBusError) -> [DBusValue] {
+        guard !state.withLock({ $0.closed }) else { throw .disconnected() }
+        guard
+            let message = DBusMessage.methodCall(
+                destination: destination, path: path, interface: interface, member: member)
+        else { throw DBusError(name: DBusError.invalidArgsName, message: "invalid path or names for \(member)") }
+        guard message.append(arguments) else {
+            throw DBusError(name: DBusError.invalidArgsName, message: "cannot encode the arguments of \(member)")
+        }
+        let milliseconds = Int32(
+            clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let result: Result<[DBusValue], DBusError> = await withCheckedContinuation { continuation in
+            var pending: OpaquePointer?
+            guard dbus_connection_send_with_reply(pointer, message.pointer, &pending, milliseconds) != 0,
+                let pending
+            else {
+                continuation.resume(returning: .failure(.disconnected("cannot send \(member)")))
+                return
+            }
+            let box = PendingReply(continuation: continuation)
+            let context = Unmanaged.passRetained(box).toOpaque()
+            dbus_pending_call_set_notify(
+                pending,
+                { pending, context in
+                    guard let pending, let context else { return }
+                    Unmanaged<PendingReply>.fromOpaque(context).takeUnretainedValue().complete(pending)
+                },
+                context,
+                { context in
+                    guard let context else { return }
+                    Unmanaged<PendingReply>.fromOpaque(context).release()
+                })
+            // The reply may have arrived before the notify function was set.
+            if dbus_pending_call_get_completed(pending) != 0 { box.complete(pending) }
+            dbus_pending_call_unref(pending)
+            loop.wake()
+        }
+        return try result.get()
+    }
+
+    /// Sends a signal from `path`.
+    public func emitSignal(path: String, interface: String, member: String, arguments: [DBusValue]) throws(DBusError) {
+        guard let message = DBusMessage.signal(path: path, interface: interface, member: member),
+            message.append(arguments)
+        else { throw DBusError(name: DBusError.invalidArgsName, message: "cannot build signal \(member)") }
+        guard dbus_connection_send(pointer, message.pointer, nil) != 0 else { throw .disconnected() }
+        loop.wake()
+    }
+
+    // MARK: Signals
+
+    /// Subscribes to signals matching `rule`: the match is added on the bus before this returns,
+    /// so a snapshot taken afterwards misses nothing. Ending the stream removes the match.
+    public func signals(matching rule: MatchRule) async throws(DBusError) -> AsyncStream<DBusSignal> {
+        let (stream, continuation) = AsyncStream<DBusSignal>.makeStream()
+        let id = state.withLock { state -> Int in
+            state.nextID += 1
+            state.subscriptions[state.nextID] = Subscription(rule: rule, continuation: continuation)
+            return state.nextID
+        }
+        do {
+            _ = try await busCall("AddMatch", [.string(rule.description)])
+        } catch {
+            _ = state.withLock { $0.subscriptions.removeValue(forKey: id) }
+            continuation.finish()
+            throw error
+        }
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            let removed = self.state.withLock { $0.subscriptions.removeValue(forKey: id) }
+            if removed != nil, self.isConnected {
+                Task { _ = try? await self.busCall("RemoveMatch", [.string(rule.description)]) }
+            }
+        }
+        return stream
+    }
+
+    private func busCall(_ member: String, _ arguments: [DBusValue]) async throws(DBusError) -> [DBusValue] {
+        try await call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: member, arguments: arguments)
+    }
+
+    /// The unique name owning `name`, or `nil` when nobody owns it.
+    public func nameOwner(of name: String) async throws(DBusError) -> String? {
+        do {
+            return try await busCall("GetNameOwner", [.string(name)]).first?.string
+        } catch  where error.name == "org.freedesktop.DBus.Error.NameHasNoOwner" {
+            return nil
+        }
+    }
+
+    /// Changes of `name`'s owner from now on (a service starting, stopping or restarting).
+    public func nameOwnerChanges(of name: String) async throws(DBusError) -> AsyncStream<NameOwnerChange> {
+        let signals = try await signals(
+            matching: MatchRule(
+                sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "NameOwnerChanged", arg0: name))
+        return AsyncStream { continuation in
+            let task = Task {
+                for await signal in signals {
+                    guard signal.arguments.count == 3, let changed = signal.arguments[0].string else { continue }
+                    let old = signal.arguments[1].string.flatMap { $0.isEmpty ? nil : $0 }
+                    let new = signal.arguments[2].string.flatMap { $0.isEmpty ? nil : $0 }
+                    continuation.yield(NameOwnerChange(name: changed, oldOwner: old, newOwner: new))
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Asks for a well-known name; throws when another connection owns it.
+    public func requestName(_ name: String) async throws(DBusError) {
+        let reply = try await busCall("RequestName", [.string(name), .uint32(UInt32(CDBUS_NAME_FLAG_DO_NOT_QUEUE))])
+        guard reply.first?.integer == Int(CDBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER) else {
+            throw DBusError(
+                name: "org.freedesktop.DBus.Error.NameTaken", message: "\(name) is owned by another connection")
+        }
+    }
+
+    // MARK: Exported objects
+
+    /// Serves method calls on `path` with `handler` (e.g. a pairing agent).
+    public func export(
+        path: String, handler: @escaping @Sendable (DBusMethodCall) async -> DBusMethodReply
+    ) throws(DBusError) {
+        var vtable = DBusObjectPathVTable()
+        vtable.message_function = { _, message, context in
+            guard let message, let context else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+            return Unmanaged<DBusConnection>.fromOpaque(context).takeUnretainedValue().handleCall(message)
+        }
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        state.withLock { $0.handlers[path] = handler }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        guard dbus_connection_try_register_object_path(pointer, path, &vtable, context, &error) != 0 else {
+            _ = state.withLock { $0.handlers.removeValue(forKey: path) }
+            throw Self.error(from: error, fallback: "cannot export \(path)")
+        }
+    }
+
+    /// Stops serving `path`.
+    public func unexport(path: String) {
+        _ = state.withLock { $0.handlers.removeValue(forKey: path) }
+        dbus_connection_unregister_object_path(pointer, path)
+    }
+
+    private func handleCall(_ pointer: OpaquePointer) -> DBusHandlerResult {
+        let message = DBusMessage(retaining: pointer)
+        guard message.type == CDBUS_MESSAGE_TYPE_METHOD_CALL, let path = message.path,
+            let handler = state.withLock({ $0.handlers[path] })
+        else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+        let call = DBusMethodCall(
+            sender: message.sender ?? "", path: path, interface: message.interface, member: message.member ?? "",
+            arguments: message.arguments())
+        Task {
+            let reply: DBusMessage?
+            switch await handler(call) {
+            case .success(let values):
+                let answer = message.methodReturn()
+                reply =
+                    answer?.append(values) == true
+                    ? answer
+                    : message.errorReply(
+                        name: DBusError.failedName, message: "cannot encode the reply")
+            case .failure(let error):
+                reply = message.errorReply(name: error.name, message: error.message)
+            }
+            if let reply { dbus_connection_send(self.pointer, reply.pointer, nil) }
+            self.loop.wake()
+        }
+        return DBUS_HANDLER_RESULT_HANDLED
+    }
+
+    // MARK: Incoming messages
+
+    private func filter(_ pointer: OpaquePointer) {
+        guard dbus_message_get_type(pointer) == CDBUS_MESSAGE_TYPE_SIGNAL else { return }
+        let message = DBusMessage(retaining: pointer)
+        if message.interface == "org.freedesktop.DBus.Local", message.member == "Disconnected" {
+            logger.info("D-Bus connection lost")
+            state.withLock { $0.closed = true }
+            finishSubscriptions()
+            return
+        }
+        let subscriptions = state.withLock { Array($0.subscriptions.values) }
+        guard !subscriptions.isEmpty else { return }
+        let signal = DBusSignal(
+            sender: message.sender ?? "", path: message.path ?? "", interface: message.interface ?? "",
+            member: message.member ?? "", arguments: message.arguments())
+        for subscription in subscriptions where subscription.rule.matches(signal) {
+            subscription.continuation.yield(signal)
+        }
+    }
+}
+
+/// One method call awaiting its reply; resumed exactly once.
+private final class PendingReply: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Result<[DBusValue], DBusError>, Never>?>
+
+    init(continuation: CheckedContinuation<Result<[DBusValue], DBusError>, Never>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    func complete(_ pending: OpaquePointer) {
+        guard
+            let continuation = continuation.withLock({
+                value -> CheckedContinuation<Result<[DBusValue], DBusError>, Never>? in
+                defer { value = nil }
+                return value
+            })
+        else { return }
+        guard let reply = dbus_pending_call_steal_reply(pending) else {
+            continuation.resume(returning: .failure(.disconnected("no reply")))
+            return
+        }
+        let message = DBusMessage(owning: reply)
+        if message.type == CDBUS_MESSAGE_TYPE_ERROR {
+            continuation.resume(
+                returning: .failure(
+                    DBusError(
+                        name: message.errorName ?? DBusError.failedName,
+                        message: message.arguments().first?.string ?? "")))
+        } else {
+            continuation.resume(returning: .success(message.arguments()))
+        }
+    }
+}

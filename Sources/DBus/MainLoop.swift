@@ -1,0 +1,244 @@
+import CDBus
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Drives one libdbus connection on a thread of its own: polls the connection's watches and an
+/// eventfd for wake-ups, fires its timeouts (method-call timeouts live there), and dispatches.
+///
+/// libdbus calls the watch, timeout and wake-up functions from any thread with its connection
+/// lock held; they only touch this loop's lists under a mutex and poke the eventfd. Dispatch
+/// happens only on the loop thread, never re-entrantly from a libdbus callback.
+final class MainLoop: @unchecked Sendable {
+    private struct TimeoutEntry {
+        let timeout: OpaquePointer
+        var armedAt: ContinuousClock.Instant
+    }
+
+    private struct Lists {
+        var watches: [OpaquePointer] = []
+        var timeouts: [TimeoutEntry] = []
+        var stopped = false
+        var work: [@Sendable () -> Void] = []
+    }
+
+    private let lock = NSLock()
+    private var listsStorage = Lists()
+    /// A pipe: the loop polls the read end; ``wake()`` writes a byte to the other.
+    private let wakeDescriptor: Int32
+    private let wakeWriter: Int32
+    private var connection: OpaquePointer?
+    private var thread: Thread?
+    private let finished = Mutex<CheckedContinuation<Void, Never>?>(nil)
+    private let done = Mutex(false)
+
+    /// The lists under the lock; libdbus callbacks come from any thread.
+    private func withLists<Result>(_ body: (inout Lists) -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&listsStorage)
+    }
+
+    init() {
+        var ends: [Int32] = [-1, -1]
+        _ = pipe(&ends)
+        for end in ends {
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
+        wakeDescriptor = ends[0]
+        wakeWriter = ends[1]
+    }
+
+    deinit {
+        close(wakeDescriptor)
+        close(wakeWriter)
+    }
+
+    /// Installs the callbacks on `connection` and starts the loop thread.
+    func start(connection: OpaquePointer) {
+        self.connection = connection
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        dbus_connection_set_watch_functions(
+            connection,
+            { watch, context in
+                guard let watch, let context else { return 0 }
+                Unmanaged<MainLoop>.fromOpaque(context).takeUnretainedValue().add(watch: watch)
+                return 1
+            },
+            { watch, context in
+                guard let watch, let context else { return }
+                Unmanaged<MainLoop>.fromOpaque(context).takeUnretainedValue().remove(watch: watch)
+            },
+            { _, context in
+                guard let context else { return }
+                Unmanaged<MainLoop>.fromOpaque(context).takeUnretainedValue().wake()
+            }, context, nil)
+        dbus_connection_set_timeout_functions(
+            connection,
+            { timeout, context in
+                guard let timeout, let context else { return 0 }
+                Unmanaged<MainLoop>.fromOpaque(context).takeUnretainedValue().add(timeout: timeout)
+                return 1
+            },
+            { timeout, context in
+                guard let timeout, let context else { return }
+                Unmanaged<MainLoop>.fromOpaque(context).takeUnretainedValue().remove(timeout: timeout)
+            },
+            { timeout, context in
+                guard let timeout, let context else { return }
+                Unmanaged<MainLoop>.fromOpaque(context).takeUnretainedValue().rearm(timeout: timeout)
+            }, context, nil)
+        dbus_connection_set_wakeup_main_function(
+            connection,
+            { context in
+                guard let context else { return }
+                Unmanaged<MainLoop>.fromOpaque(context).takeUnretainedValue().wake()
+            }, context, nil)
+        dbus_connection_set_dispatch_status_function(
+            connection,
+            { _, _, context in
+                guard let context else { return }
+                Unmanaged<MainLoop>.fromOpaque(context).takeUnretainedValue().wake()
+            }, context, nil)
+        let thread = Thread { [self] in run() }
+        thread.name = "hrbridge.dbus"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Runs `work` on the loop thread.
+    func perform(_ work: @escaping @Sendable () -> Void) {
+        withLists { $0.work.append(work) }
+        wake()
+    }
+
+    /// Asks the loop to stop after its current iteration, without waiting.
+    func requestStop() {
+        withLists { $0.stopped = true }
+        wake()
+    }
+
+    /// Stops the loop after its current iteration and waits for the thread to end.
+    func stop() async {
+        let alreadyDone = done.withLock { $0 }
+        withLists { $0.stopped = true }
+        wake()
+        guard !alreadyDone else { return }
+        await withCheckedContinuation { continuation in
+            let finishedNow = done.withLock { done -> Bool in
+                if !done { finished.withLock { $0 = continuation } }
+                return done
+            }
+            if finishedNow { continuation.resume() }
+        }
+    }
+
+    /// Whether the loop thread is still running.
+    var isRunning: Bool { !done.withLock { $0 } }
+
+    func wake() {
+        var one: UInt8 = 1
+        _ = write(wakeWriter, &one, 1)
+    }
+
+    private func add(watch: OpaquePointer) { withLists { $0.watches.append(watch) }; wake() }
+    private func remove(watch: OpaquePointer) { withLists { $0.watches.removeAll { $0 == watch } }; wake() }
+
+    private func add(timeout: OpaquePointer) {
+        withLists { $0.timeouts.append(TimeoutEntry(timeout: timeout, armedAt: .now)) }
+        wake()
+    }
+
+    private func remove(timeout: OpaquePointer) {
+        withLists { $0.timeouts.removeAll { $0.timeout == timeout } }
+        wake()
+    }
+
+    private func rearm(timeout: OpaquePointer) {
+        withLists { lists in
+            for index in lists.timeouts.indices where lists.timeouts[index].timeout == timeout {
+                lists.timeouts[index].armedAt = .now
+            }
+        }
+        wake()
+    }
+
+    private func run() {
+        guard let connection else { return }
+        var descriptors: [pollfd] = []
+        while true {
+            let (watches, timeouts, stopped, work) = withLists { lists in
+                defer { lists.work = [] }
+                return (lists.watches, lists.timeouts, lists.stopped, lists.work)
+            }
+            for job in work { job() }
+            if stopped { break }
+            descriptors.removeAll(keepingCapacity: true)
+            descriptors.append(pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0))
+            var polled: [OpaquePointer] = []
+            for watch in watches where dbus_watch_get_enabled(watch) != 0 {
+                let flags = dbus_watch_get_flags(watch)
+                var events: Int16 = 0
+                if flags & 1 != 0 { events |= Int16(POLLIN) }
+                if flags & 2 != 0 { events |= Int16(POLLOUT) }
+                descriptors.append(pollfd(fd: dbus_watch_get_unix_fd(watch), events: events, revents: 0))
+                polled.append(watch)
+            }
+            var waitMilliseconds: Int32 = -1
+            let now = ContinuousClock.now
+            for entry in timeouts where dbus_timeout_get_enabled(entry.timeout) != 0 {
+                let deadline = entry.armedAt + .milliseconds(Int(dbus_timeout_get_interval(entry.timeout)))
+                let remaining = deadline - now
+                let milliseconds = max(
+                    0,
+                    Int32(
+                        clamping: remaining.components.seconds * 1000
+                            + remaining.components.attoseconds / 1_000_000_000_000_000))
+                waitMilliseconds = waitMilliseconds < 0 ? milliseconds : min(waitMilliseconds, milliseconds)
+            }
+            if dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS { waitMilliseconds = 0 }
+            let ready = poll(&descriptors, nfds_t(descriptors.count), waitMilliseconds)
+            if ready < 0 && errno != EINTR { break }
+            if descriptors[0].revents != 0 {
+                var drained = [UInt8](repeating: 0, count: 64)
+                while read(wakeDescriptor, &drained, 64) > 0 {}
+            }
+            for (index, watch) in polled.enumerated() {
+                let revents = descriptors[index + 1].revents
+                guard revents != 0 else { continue }
+                // A watch handled earlier in this round may have removed this one.
+                guard withLists({ $0.watches.contains(watch) }) else { continue }
+                var flags: UInt32 = 0
+                if revents & Int16(POLLIN) != 0 { flags |= 1 }
+                if revents & Int16(POLLOUT) != 0 { flags |= 2 }
+                if revents & Int16(POLLERR) != 0 { flags |= 4 }
+                if revents & Int16(POLLHUP) != 0 { flags |= 8 }
+                dbus_watch_handle(watch, flags)
+            }
+            let expiry = ContinuousClock.now
+            for entry in timeouts where dbus_timeout_get_enabled(entry.timeout) != 0 {
+                guard expiry >= entry.armedAt + .milliseconds(Int(dbus_timeout_get_interval(entry.timeout))) else {
+                    continue
+                }
+                guard withLists({ $0.timeouts.contains { $0.timeout == entry.timeout } }) else { continue }
+                rearm(timeout: entry.timeout)
+                dbus_timeout_handle(entry.timeout)
+            }
+            while dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS {
+                dbus_connection_dispatch(connection)
+            }
+        }
+        let waiter = done.withLock { done -> CheckedContinuation<Void, Never>? in
+            done = true
+            return finished.withLock { continuation in
+                defer { continuation = nil }
+                return continuation
+            }
+        }
+        waiter?.resume()
+    }
+}

@@ -1,0 +1,216 @@
+import DBus
+import Foundation
+import Logging
+import Testing
+
+private let logger = Logger(label: "test")
+
+@Suite("D-Bus client against a real dbus-daemon", .serialized)
+struct DBusConnectionTests {
+    @Test("connects, registers, and calls the bus itself")
+    func connects() async throws {
+        try await withPrivateBus { bus in
+            let connection = try DBusConnection(bus: .address(bus.address), logger: logger)
+            #expect(connection.uniqueName.hasPrefix(":"))
+            #expect(connection.isConnected)
+            let names = try await connection.call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "ListNames")
+            #expect(names.first?.arrayElements?.contains(.string(connection.uniqueName)) == true)
+            await connection.close()
+            #expect(!connection.isConnected)
+            await #expect(throws: DBusError.self) {
+                _ = try await connection.call(
+                    destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                    interface: "org.freedesktop.DBus", member: "GetId")
+            }
+        }
+    }
+
+    @Test("DBUS_SYSTEM_BUS_ADDRESS is honoured for the system bus")
+    func systemBusAddress() async throws {
+        try await withPrivateBus { bus in
+            setenv("DBUS_SYSTEM_BUS_ADDRESS", bus.address, 1)
+            defer { unsetenv("DBUS_SYSTEM_BUS_ADDRESS") }
+            let connection = try DBusConnection(bus: .system, logger: logger)
+            let id = try await connection.call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "GetId")
+            #expect(id.first?.string?.count == 32)
+            await connection.close()
+        }
+    }
+
+    @Test("every value type round-trips through an exported object")
+    func roundTrip() async throws {
+        try await withPrivateBus { bus in
+            let server = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let client = try DBusConnection(bus: .address(bus.address), logger: logger)
+            try server.export(path: "/org/hrbridge/Echo") { call in
+                call.member == "Echo"
+                    ? .success(call.arguments)
+                    : .failure(DBusError(name: "org.hrbridge.Error.Nope", message: "no \(call.member)"))
+            }
+            let values: [DBusValue] = [
+                .byte(255), .boolean(true), .int16(-2), .uint16(65535), .int32(-70000), .uint32(4_000_000_000),
+                .int64(-1 << 40), .uint64(1 << 63), .double(3.25), .string("héllo"), .objectPath("/org/bluez/hci0"),
+                .signature("a{sv}"), .bytes([0x16, 0x42, 0x00, 0xFF]), .bytes([]),
+                .array(elementSignature: "s", [.string("a"), .string("b")]), .array(elementSignature: "o", []),
+                .propertyMap([("RSSI", .int16(-60)), ("UUIDs", .array(elementSignature: "s", [.string("180d")]))]),
+                .dictionary(
+                    keySignature: "o", valueSignature: "a{sv}",
+                    entries: [
+                        DBusDictionaryEntry(key: .objectPath("/x"), value: .propertyMap([("Value", .bytes([1, 2]))]))
+                    ]),
+                .structure([.string("s"), .uint32(7), .variant(.bytes([9]))]),
+                .variant(.variant(.int32(5))),
+            ]
+            let echoed = try await client.call(
+                destination: server.uniqueName, path: "/org/hrbridge/Echo", interface: "org.hrbridge.Echo",
+                member: "Echo", arguments: values)
+            #expect(echoed == values)
+            await #expect(throws: DBusError(name: "org.hrbridge.Error.Nope", message: "no Other")) {
+                _ = try await client.call(
+                    destination: server.uniqueName, path: "/org/hrbridge/Echo", interface: "org.hrbridge.Echo",
+                    member: "Other")
+            }
+            await client.close()
+            await server.close()
+        }
+    }
+
+    @Test("a unix file descriptor crosses the bus")
+    func fileDescriptor() async throws {
+        try await withPrivateBus { bus in
+            let server = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let client = try DBusConnection(bus: .address(bus.address), logger: logger)
+            #expect(client.canPassFileDescriptors)
+            try server.export(path: "/fd") { call in
+                guard case .unixFD(let descriptor) = call.arguments.first else {
+                    return .failure(.unexpectedReply("no fd"))
+                }
+                var byte: UInt8 = 0
+                let count = read(descriptor, &byte, 1)
+                close(descriptor)
+                return .success([.int32(count == 1 ? Int32(byte) : -1)])
+            }
+            var ends: [Int32] = [-1, -1]
+            #expect(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &ends) == 0)
+            var byte: UInt8 = 42
+            _ = write(ends[1], &byte, 1)
+            let reply = try await client.call(
+                destination: server.uniqueName, path: "/fd", interface: "org.hrbridge.Fd", member: "Read",
+                arguments: [.unixFD(ends[0])])
+            #expect(reply == [.int32(42)])
+            close(ends[0])
+            close(ends[1])
+            await client.close()
+            await server.close()
+        }
+    }
+
+    @Test("unknown services, objects and timeouts are typed errors carrying the D-Bus name")
+    func errors() async throws {
+        try await withPrivateBus { bus in
+            let server = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let client = try DBusConnection(bus: .address(bus.address), logger: logger)
+            try server.export(path: "/slow") { _ in
+                try? await Task.sleep(for: .seconds(2))
+                return .success([])
+            }
+            do {
+                _ = try await client.call(destination: "org.nobody", path: "/", interface: "x.y", member: "Z")
+                Issue.record("expected ServiceUnknown")
+            } catch let error as DBusError {
+                #expect(error.name == DBusError.serviceUnknownName)
+            }
+            do {
+                _ = try await client.call(
+                    destination: server.uniqueName, path: "/slow", interface: "x.y", member: "Z",
+                    timeout: .milliseconds(200))
+                Issue.record("expected NoReply")
+            } catch let error as DBusError {
+                #expect(error.name == DBusError.noReplyName)
+            }
+            do {
+                _ = try await client.call(
+                    destination: server.uniqueName, path: "/nothing", interface: "x.y", member: "Z")
+                Issue.record("expected UnknownObject or UnknownMethod")
+            } catch let error as DBusError {
+                #expect(error.name == DBusError.unknownObjectName || error.name == DBusError.unknownMethodName)
+            }
+            await client.close()
+            await server.close()
+        }
+    }
+
+    @Test("signals matching a rule arrive in order; others do not")
+    func signals() async throws {
+        try await withPrivateBus { bus in
+            let emitter = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let listener = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let stream = try await listener.signals(
+                matching: MatchRule(
+                    sender: emitter.uniqueName, pathNamespace: "/org/bluez",
+                    interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+            for index in 0..<100 {
+                try emitter.emitSignal(
+                    path: "/org/bluez/hci0/dev_X/char\(index)", interface: "org.freedesktop.DBus.Properties",
+                    member: "PropertiesChanged",
+                    arguments: [
+                        .string("org.bluez.GattCharacteristic1"),
+                        .propertyMap([("Value", .bytes([0x00, UInt8(index)]))]), .array(elementSignature: "s", []),
+                    ])
+                try emitter.emitSignal(
+                    path: "/elsewhere", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                    arguments: [.string("x")])
+                try emitter.emitSignal(path: "/org/bluez/hci0", interface: "org.other", member: "Thing", arguments: [])
+            }
+            var received: [UInt8] = []
+            for await signal in stream {
+                received.append(signal.arguments[1].stringDictionary?["Value"]?.bytes?[1] ?? 255)
+                if received.count == 100 { break }
+            }
+            #expect(received == (0..<100).map(UInt8.init))
+            await emitter.close()
+            await listener.close()
+        }
+    }
+
+    @Test("name owners: lookup, and NameOwnerChanged when the owner leaves")
+    func nameOwners() async throws {
+        try await withPrivateBus { bus in
+            let owner = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let watcher = try DBusConnection(bus: .address(bus.address), logger: logger)
+            #expect(try await watcher.nameOwner(of: "org.hrbridge.Test") == nil)
+            let changes = try await watcher.nameOwnerChanges(of: "org.hrbridge.Test")
+            try await owner.requestName("org.hrbridge.Test")
+            #expect(try await watcher.nameOwner(of: "org.hrbridge.Test") == owner.uniqueName)
+            let other = try DBusConnection(bus: .address(bus.address), logger: logger)
+            await #expect(throws: DBusError.self) { try await other.requestName("org.hrbridge.Test") }
+            await owner.close()
+            var seen: [NameOwnerChange] = []
+            for await change in changes {
+                seen.append(change)
+                if seen.count == 2 { break }
+            }
+            #expect(seen.first?.newOwner == owner.uniqueName)
+            #expect(seen.last == NameOwnerChange(name: "org.hrbridge.Test", oldOwner: owner.uniqueName, newOwner: nil))
+            await other.close()
+            await watcher.close()
+        }
+    }
+
+    @Test("closing finishes signal streams and fails later calls")
+    func closing() async throws {
+        try await withPrivateBus { bus in
+            let connection = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let stream = try await connection.signals(matching: MatchRule(interface: "org.nothing"))
+            let waiter = Task {
+                for await _ in stream {}; return true
+            }
+            await connection.close()
+            #expect(await waiter.value)
+        }
+    }
+}
