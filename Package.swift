@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "Samples", targets: ["Samples"]),
         .library(name: "Sensors", targets: ["Sensors"]),
         .library(name: "DBus", targets: ["DBus"]),
+        .library(name: "BlueZ", targets: ["BlueZ"]),
         .library(name: "Workouts", targets: ["Workouts"]),
         .library(name: "SensorSimulator", targets: ["SensorSimulator"]),
         .executable(name: "hrbridge", targets: ["hrbridge"]),
@@ -24,6 +25,11 @@ let package = Package(
         .target(
             name: "DBus",
             dependencies: ["CDBus", .product(name: "Logging", package: "swift-log")]
+        ),
+        // The BlueZ implementation of the sensor adapter: discovery, connect, notify, pairing, reconnect.
+        .target(
+            name: "BlueZ",
+            dependencies: ["DBus", "GATT", "Sensors", .product(name: "Logging", package: "swift-log")]
         ),
         // Pure frame decoders/encoders, UUIDs and stateful derivers. Foundation-free.
         .target(name: "GATT"),

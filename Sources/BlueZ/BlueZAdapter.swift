@@ -1,0 +1,613 @@
+public import DBus
+public import Foundation
+public import GATT
+public import Logging
+public import Sensors
+
+/// The BlueZ implementation of ``SensorAdapter``: one Bluetooth adapter (`hci0`…) over D-Bus.
+///
+/// Subscribes to every `org.bluez` signal before taking the `GetManagedObjects` snapshot, keeps
+/// BlueZ's object tree in an ``ObjectCache``, filters discovery by the fitness services (and
+/// re-checks each device, since other clients' filters are OR-merged), connects, waits for
+/// `ServicesResolved` **and** the measurement characteristic, subscribes with `StartNotify`
+/// (never stacked), reads Body Sensor Location and Device Information once per connection,
+/// follows the battery through `Battery1` or 0x2A19, and reconnects by itself when a link drops.
+public actor BlueZAdapter: SensorAdapter {
+    /// Tunables.
+    public struct Options: Sendable {
+        /// How long `Device1.Connect` may take.
+        public var connectTimeout: Duration = .seconds(20)
+        /// How long to wait for `ServicesResolved` and the measurement characteristic.
+        public var servicesTimeout: Duration = .seconds(10)
+        /// Whether a link that drops is re-established.
+        public var reconnects = true
+        /// First reconnect delay; doubles per failed attempt up to ``maximumReconnectDelay``.
+        public var initialReconnectDelay: Duration = .milliseconds(500)
+        /// Longest reconnect delay.
+        public var maximumReconnectDelay: Duration = .seconds(30)
+
+        /// Default options.
+        public init() {}
+    }
+
+    /// One sensor hrbridge wants connected.
+    private struct Session {
+        var identity: SensorIdentity
+        var task: Task<Void, Never>?
+        var ready = false
+        var subscribed: Set<String> = []
+        var attempt = 0
+    }
+
+    /// The adapter's name: `hci0`.
+    public nonisolated let name: String
+    /// The adapter's object path.
+    public nonisolated let path: String
+    private let connection: DBusConnection
+    private let options: Options
+    private let clock: any WallClock
+    private let logger: Logger
+    private let broadcaster = EventBroadcaster<SensorEvent>()
+    private var cache = ObjectCache()
+    private var discoveryServices: Set<GATTService>?
+    private var announced: Set<String> = []
+    private var sessions: [String: Session] = [:]
+    private var signalTask: Task<Void, Never>?
+    private var ownerTask: Task<Void, Never>?
+
+    /// The names of the adapters BlueZ has, sorted (`hci0`, `hci1`…).
+    public static func adapterNames(on connection: DBusConnection) async throws(SensorAdapterError) -> [String] {
+        var cache = ObjectCache()
+        cache.load(snapshot: try await managedObjects(connection))
+        return cache.adapters.map(\.name)
+    }
+
+    private static func managedObjects(_ connection: DBusConnection) async throws(SensorAdapterError) -> DBusValue {
+        do {
+            let reply = try await connection.call(
+                destination: "org.bluez", path: "/", interface: "org.freedesktop.DBus.ObjectManager",
+                member: "GetManagedObjects")
+            return reply.first ?? .propertyMap([])
+        } catch {
+            throw Self.adapterError(error)
+        }
+    }
+
+    static func adapterError(_ error: DBusError) -> SensorAdapterError {
+        let classified = BlueZError(error)
+        if classified.code == .serviceUnavailable {
+            return .adapterUnavailable("bluetoothd (org.bluez) is not running on the system bus")
+        }
+        return .failed(name: error.name, message: error.message)
+    }
+
+    /// Opens adapter `name` (default: the first one BlueZ has) and starts following BlueZ.
+    public static func open(
+        adapter name: String? = nil, connection: DBusConnection, options: Options = Options(),
+        clock: any WallClock = SystemWallClock(), logger: Logger
+    ) async throws(SensorAdapterError) -> BlueZAdapter {
+        let names = try await adapterNames(on: connection)
+        guard let chosen = name ?? names.first else {
+            throw .adapterUnavailable("BlueZ has no Bluetooth adapter")
+        }
+        guard names.contains(chosen) else {
+            throw .adapterUnavailable("no adapter \(chosen); BlueZ has \(names.isEmpty ? "none" : names.joined(separator: ", "))")
+        }
+        let adapter = BlueZAdapter(
+            name: chosen, connection: connection, options: options, clock: clock, logger: logger)
+        try await adapter.start()
+        return adapter
+    }
+
+    private init(name: String, connection: DBusConnection, options: Options, clock: any WallClock, logger: Logger) {
+        self.name = name
+        self.path = "/org/bluez/" + name
+        self.connection = connection
+        self.options = options
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Subscribe first, then snapshot: a duplicate event is harmless, a missed one is not.
+    private func start() async throws(SensorAdapterError) {
+        let signals: AsyncStream<DBusSignal>
+        let owners: AsyncStream<NameOwnerChange>
+        do {
+            signals = try await connection.signals(matching: MatchRule(sender: "org.bluez"))
+            owners = try await connection.nameOwnerChanges(of: "org.bluez")
+        } catch {
+            throw Self.adapterError(error)
+        }
+        signalTask = Task { [weak self] in
+            for await signal in signals { await self?.handle(signal) }
+        }
+        ownerTask = Task { [weak self] in
+            for await change in owners { await self?.ownerChanged(change) }
+        }
+        cache.load(snapshot: try await Self.managedObjects(connection))
+        do {
+            try connection.export(path: PairingAgent.path) { call in PairingAgent.handle(call) }
+            _ = try await connection.call(
+                destination: "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1",
+                member: "RegisterAgent", arguments: [.objectPath(PairingAgent.path), .string("NoInputNoOutput")])
+        } catch {
+            // Pairing still works without our agent (BlueZ falls back to NoInputNoOutput).
+            logger.info("pairing agent not registered", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Stops following BlueZ: unsubscribes notifications, disconnects nothing, ends the event stream.
+    public func shutdown() async {
+        for (_, session) in sessions { session.task?.cancel() }
+        for (address, session) in sessions {
+            for characteristic in session.subscribed {
+                _ = try? await call(characteristic, "org.bluez.GattCharacteristic1", "StopNotify")
+            }
+            sessions[address]?.subscribed = []
+        }
+        sessions = [:]
+        signalTask?.cancel()
+        ownerTask?.cancel()
+        connection.unexport(path: PairingAgent.path)
+        broadcaster.finish()
+    }
+
+    /// Events from now on.
+    public nonisolated func events() -> AsyncStream<SensorEvent> { broadcaster.subscribe() }
+
+    private func identity(ofDevice devicePath: String) -> SensorIdentity? {
+        guard let address = BlueZPaths.address(ofDevice: devicePath) else { return nil }
+        let properties = cache.properties(devicePath, ObjectCache.deviceInterface)
+        return SensorIdentity(
+            adapter: name, address: address, name: properties?["Alias"]?.string ?? properties?["Name"]?.string)
+    }
+
+    /// Devices BlueZ knows on this adapter, with their state.
+    public func knownDevices() -> [KnownDevice] {
+        cache.devices(under: path).compactMap { devicePath in
+            guard let identity = identity(ofDevice: devicePath),
+                let properties = cache.properties(devicePath, ObjectCache.deviceInterface)
+            else { return nil }
+            return KnownDevice(
+                identity: identity, rssi: properties["RSSI"]?.integer, services: cache.services(of: devicePath),
+                paired: properties["Paired"]?.bool ?? false, trusted: properties["Trusted"]?.bool ?? false,
+                bonded: properties["Bonded"]?.bool ?? false, connected: properties["Connected"]?.bool ?? false,
+                servicesResolved: properties["ServicesResolved"]?.bool ?? false)
+        }
+    }
+
+    // MARK: Calls
+
+    @discardableResult
+    private func call(
+        _ objectPath: String, _ interface: String, _ member: String, _ arguments: [DBusValue] = [],
+        timeout: Duration = DBusConnection.defaultTimeout
+    ) async throws(BlueZError) -> [DBusValue] {
+        do {
+            return try await connection.call(
+                destination: "org.bluez", path: objectPath, interface: interface, member: member,
+                arguments: arguments, timeout: timeout)
+        } catch {
+            throw BlueZError(error)
+        }
+    }
+
+    private func setProperty(_ objectPath: String, _ interface: String, _ property: String, _ value: DBusValue)
+        async throws(BlueZError)
+    {
+        try await call(
+            objectPath, "org.freedesktop.DBus.Properties", "Set", [.string(interface), .string(property), .variant(value)])
+    }
+
+    private static func failure(_ error: BlueZError) -> SensorAdapterError {
+        error.code == .serviceUnavailable
+            ? .adapterUnavailable("bluetoothd (org.bluez) is not running on the system bus")
+            : .failed(name: error.name, message: error.message)
+    }
+
+    // MARK: Discovery
+
+    /// Sets the discovery filter (the services, LE only) and starts discovering.
+    public func startDiscovery(services: Set<GATTService>) async throws(SensorAdapterError) {
+        let wanted = services.isEmpty ? Set(GATTService.allCases) : services
+        discoveryServices = wanted
+        do {
+            try await call(
+                path, ObjectCache.adapterInterface, "SetDiscoveryFilter",
+                [
+                    .propertyMap([
+                        ("UUIDs", .array(elementSignature: "s", wanted.map { .string($0.uuid.description) }.sorted { $0.string! < $1.string! })),
+                        ("Transport", .string("le")),
+                    ])
+                ])
+            try await call(path, ObjectCache.adapterInterface, "StartDiscovery")
+        } catch where error.code == .inProgress {
+            // We already own a discovery session: it is running.
+        } catch {
+            throw Self.failure(error)
+        }
+        for device in cache.devices(under: path) { announceIfMatching(device) }
+    }
+
+    /// Stops discovering.
+    public func stopDiscovery() async throws(SensorAdapterError) {
+        discoveryServices = nil
+        do {
+            try await call(path, ObjectCache.adapterInterface, "StopDiscovery")
+        } catch where error.code == .notReady || error.message.contains("No discovery started") {
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    private func announceIfMatching(_ devicePath: String) {
+        guard let wanted = discoveryServices, let identity = identity(ofDevice: devicePath) else { return }
+        // Filters from other clients are OR-merged: re-check against our own.
+        let services = cache.services(of: devicePath)
+        guard !services.isDisjoint(with: wanted) else { return }
+        let rssi = cache.properties(devicePath, ObjectCache.deviceInterface)?["RSSI"]?.integer
+        if announced.insert(devicePath).inserted {
+            broadcaster.yield(.discovered(DiscoveredSensor(identity: identity, rssi: rssi, services: services)))
+        } else {
+            broadcaster.yield(.updated(identity, rssi: rssi))
+        }
+    }
+
+    // MARK: Connections
+
+    /// Connects a sensor and keeps it connected until ``disconnect(_:)``.
+    public func connect(_ sensor: SensorIdentity) async throws(SensorAdapterError) {
+        guard sessions[sensor.address.uppercased()] == nil else { return }
+        let devicePath = BlueZPaths.device(adapter: path, address: sensor.address)
+        guard cache.properties(devicePath, ObjectCache.deviceInterface) != nil else { throw .unknownSensor(sensor) }
+        let identity = identity(ofDevice: devicePath) ?? sensor
+        sessions[sensor.address.uppercased()] = Session(identity: identity)
+        try await establish(address: sensor.address.uppercased())
+    }
+
+    /// One connection attempt; throws what the caller should see, schedules nothing.
+    private func establish(address: String) async throws(SensorAdapterError) {
+        guard let session = sessions[address] else { return }
+        let identity = session.identity
+        let devicePath = BlueZPaths.device(adapter: path, address: address)
+        broadcaster.yield(.connectionChanged(identity, .connecting))
+        do {
+            try await call(devicePath, ObjectCache.deviceInterface, "Connect", timeout: options.connectTimeout)
+        } catch where error.code == .alreadyConnected {
+        } catch where error.code == .inProgress {
+            // Someone else's Connect is pending: wait for it, else cancel it with Disconnect.
+            if !(await waitFor(options.connectTimeout, { $0.deviceConnected(devicePath) })) {
+                _ = try? await call(devicePath, ObjectCache.deviceInterface, "Disconnect")
+                throw .failed(name: error.name, message: "a pending connection never completed")
+            }
+        } catch {
+            broadcaster.yield(.connectionChanged(identity, .disconnected(.failed(error.description))))
+            throw Self.failure(error)
+        }
+        broadcaster.yield(.connectionChanged(identity, .connected))
+        // ServicesResolved can be true with no GATT objects exported: wait for the characteristic too.
+        let resolved = await waitFor(options.servicesTimeout) { cache in
+            cache.deviceServicesResolved(devicePath)
+                && Self.measurementCharacteristics.contains { cache.path(of: $0, on: devicePath) != nil }
+        }
+        guard resolved else {
+            _ = try? await call(devicePath, ObjectCache.deviceInterface, "Disconnect")
+            broadcaster.yield(.connectionChanged(identity, .disconnected(.timeout)))
+            throw .failed(name: "org.hrbridge.Error.ServicesNotResolved", message: "services never resolved for \(address)")
+        }
+        try await subscribe(address: address, devicePath: devicePath, identity: identity)
+    }
+
+    static let measurementCharacteristics: [GATTCharacteristic] = [
+        .heartRateMeasurement, .cyclingPowerMeasurement, .cscMeasurement, .rscMeasurement, .indoorBikeData,
+        .treadmillData,
+    ]
+
+    private func subscribe(address: String, devicePath: String, identity: SensorIdentity) async throws(SensorAdapterError) {
+        var services: Set<GATTService> = []
+        for characteristic in Self.measurementCharacteristics {
+            guard let characteristicPath = cache.path(of: characteristic, on: devicePath) else { continue }
+            do {
+                try await call(characteristicPath, ObjectCache.characteristicInterface, "StartNotify")
+            } catch where error.code == .inProgress {
+            } catch {
+                throw Self.failure(error)
+            }
+            sessions[address]?.subscribed.insert(characteristicPath)
+            services.insert(characteristic.service)
+        }
+        // Battery: Battery1 where BlueZ claims 0x180F (≤ 5.79), else the characteristic.
+        if let percent = cache.properties(devicePath, ObjectCache.batteryInterface)?["Percentage"]?.integer {
+            broadcaster.yield(.batteryLevel(identity, UInt8(clamping: percent)))
+            services.insert(.battery)
+        } else if let batteryPath = cache.path(of: .batteryLevel, on: devicePath) {
+            if let bytes = try? await read(batteryPath), let level = try? BatteryLevel(bytes: bytes) {
+                broadcaster.yield(.batteryLevel(identity, level.percent))
+            }
+            let flags = cache.properties(batteryPath, ObjectCache.characteristicInterface)?["Flags"]?.arrayElements
+            if flags?.contains(.string("notify")) == true,
+                (try? await call(batteryPath, ObjectCache.characteristicInterface, "StartNotify")) != nil
+            {
+                sessions[address]?.subscribed.insert(batteryPath)
+            }
+            services.insert(.battery)
+        }
+        if let locationPath = cache.path(of: .bodySensorLocation, on: devicePath),
+            let bytes = try? await read(locationPath), let location = try? BodySensorLocation(bytes: bytes)
+        {
+            broadcaster.yield(.bodySensorLocation(identity, location))
+        }
+        var information = DeviceInformation()
+        for characteristic in DeviceInformationString.characteristics {
+            guard let characteristicPath = cache.path(of: characteristic, on: devicePath),
+                let bytes = try? await read(characteristicPath),
+                let text = try? DeviceInformationString.decode(bytes, characteristic: characteristic)
+            else { continue }
+            services.insert(.deviceInformation)
+            switch characteristic {
+            case .manufacturerName: information.manufacturerName = text
+            case .modelNumber: information.modelNumber = text
+            case .serialNumber: information.serialNumber = text
+            case .firmwareRevision: information.firmwareRevision = text
+            case .hardwareRevision: information.hardwareRevision = text
+            default: information.softwareRevision = text
+            }
+        }
+        if information != DeviceInformation() { broadcaster.yield(.deviceInformation(identity, information)) }
+        sessions[address]?.ready = true
+        sessions[address]?.attempt = 0
+        broadcaster.yield(.servicesReady(identity, services))
+        broadcaster.yield(.connectionChanged(identity, .ready))
+    }
+
+    private func read(_ characteristicPath: String) async throws(BlueZError) -> [UInt8] {
+        let reply = try await call(
+            characteristicPath, ObjectCache.characteristicInterface, "ReadValue", [.propertyMap([])])
+        return reply.first?.bytes ?? []
+    }
+
+    /// Polls the cache until `condition` holds or `timeout` passes (signals update it meanwhile).
+    private func waitFor(_ timeout: Duration, _ condition: (ObjectCache) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if condition(cache) { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return condition(cache)
+    }
+
+    /// Disconnects a sensor and stops reconnecting it.
+    public func disconnect(_ sensor: SensorIdentity) async throws(SensorAdapterError) {
+        let address = sensor.address.uppercased()
+        guard let session = sessions.removeValue(forKey: address) else { throw .notConnected(sensor) }
+        session.task?.cancel()
+        let devicePath = BlueZPaths.device(adapter: path, address: address)
+        for characteristic in session.subscribed {
+            _ = try? await call(characteristic, ObjectCache.characteristicInterface, "StopNotify")
+        }
+        do {
+            try await call(devicePath, ObjectCache.deviceInterface, "Disconnect")
+        } catch {
+            throw Self.failure(error)
+        }
+        broadcaster.yield(.connectionChanged(session.identity, .disconnected(.requested)))
+    }
+
+    /// Sets Trusted, then pairs; an existing bond counts as success.
+    public func pair(_ sensor: SensorIdentity) async throws(SensorAdapterError) {
+        let devicePath = BlueZPaths.device(adapter: path, address: sensor.address)
+        guard cache.properties(devicePath, ObjectCache.deviceInterface) != nil else { throw .unknownSensor(sensor) }
+        try await trust(sensor)
+        do {
+            try await call(devicePath, ObjectCache.deviceInterface, "Pair", timeout: .seconds(60))
+        } catch where error.code == .alreadyExists {
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    /// Marks a sensor trusted so BlueZ lets it reconnect.
+    public func trust(_ sensor: SensorIdentity) async throws(SensorAdapterError) {
+        let devicePath = BlueZPaths.device(adapter: path, address: sensor.address)
+        guard cache.properties(devicePath, ObjectCache.deviceInterface) != nil else { throw .unknownSensor(sensor) }
+        do {
+            try await setProperty(devicePath, ObjectCache.deviceInterface, "Trusted", .boolean(true))
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    /// Removes the device and its bond from BlueZ.
+    public func forget(_ sensor: SensorIdentity) async throws(SensorAdapterError) {
+        let address = sensor.address.uppercased()
+        sessions.removeValue(forKey: address)?.task?.cancel()
+        let devicePath = BlueZPaths.device(adapter: path, address: address)
+        guard cache.properties(devicePath, ObjectCache.deviceInterface) != nil else { throw .unknownSensor(sensor) }
+        do {
+            try await call(path, ObjectCache.adapterInterface, "RemoveDevice", [.objectPath(devicePath)])
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    /// Writes "reset energy expended" to the Heart Rate Control Point; ATT error 0x80 is typed.
+    public func resetEnergyExpended(_ sensor: SensorIdentity) async throws(SensorAdapterError) {
+        let devicePath = BlueZPaths.device(adapter: path, address: sensor.address)
+        guard sessions[sensor.address.uppercased()]?.ready == true else { throw .notConnected(sensor) }
+        guard let controlPoint = cache.path(of: .heartRateControlPoint, on: devicePath) else {
+            throw .failed(name: "org.hrbridge.Error.NotSupported", message: "no heart rate control point")
+        }
+        do {
+            try await call(
+                controlPoint, ObjectCache.characteristicInterface, "WriteValue",
+                [.bytes(HeartRateControlPoint.resetEnergyExpended.encoded()), .propertyMap([("type", .string("request"))])])
+        } catch {
+            if case .attError(let code) = error.code {
+                throw .controlPoint(HeartRateControlPoint.error(forATTError: ATTErrorCode(rawValue: code)))
+            }
+            throw Self.failure(error)
+        }
+    }
+
+    // MARK: Signals
+
+    private func handle(_ signal: DBusSignal) {
+        switch (signal.interface, signal.member) {
+        case ("org.freedesktop.DBus.ObjectManager", "InterfacesAdded"):
+            guard signal.arguments.count == 2, let objectPath = signal.arguments[0].string else { return }
+            cache.add(path: objectPath, interfaces: signal.arguments[1])
+            if signal.arguments[1].stringDictionary?[ObjectCache.deviceInterface] != nil {
+                announceIfMatching(objectPath)
+            }
+        case ("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"):
+            guard signal.arguments.count == 2, let objectPath = signal.arguments[0].string else { return }
+            let interfaces = signal.arguments[1].arrayElements?.compactMap(\.string) ?? []
+            let identity = identity(ofDevice: objectPath)
+            cache.remove(path: objectPath, interfaces: interfaces)
+            if interfaces.contains(ObjectCache.deviceInterface), objectPath.hasPrefix(path + "/"), let identity {
+                announced.remove(objectPath)
+                broadcaster.yield(.lost(identity))
+            }
+        case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
+            guard signal.arguments.count >= 2, let interface = signal.arguments[0].string,
+                let changed = signal.arguments[1].stringDictionary
+            else { return }
+            let invalidated = signal.arguments.count > 2 ? signal.arguments[2].arrayElements?.compactMap(\.string) ?? [] : []
+            cache.update(path: signal.path, interface: interface, changed: changed, invalidated: invalidated)
+            propertiesChanged(path: signal.path, interface: interface, changed: changed)
+        default:
+            break
+        }
+    }
+
+    private func propertiesChanged(path objectPath: String, interface: String, changed: [String: DBusValue]) {
+        switch interface {
+        case ObjectCache.characteristicInterface:
+            guard let value = changed["Value"], let bytes = value.bytes,
+                let devicePath = BlueZPaths.device(containing: objectPath),
+                let address = BlueZPaths.address(ofDevice: devicePath), let session = sessions[address],
+                session.subscribed.contains(objectPath), let characteristic = cache.characteristic(at: objectPath)
+            else { return }
+            notification(bytes, characteristic: characteristic, from: session.identity)
+        case ObjectCache.deviceInterface:
+            guard objectPath.hasPrefix(path + "/") else { return }
+            if changed["RSSI"] != nil || changed["UUIDs"] != nil { announceIfMatching(objectPath) }
+            if changed["Connected"]?.bool == false, let address = BlueZPaths.address(ofDevice: objectPath) {
+                linkDropped(address: address)
+            }
+        case ObjectCache.batteryInterface:
+            guard let percent = changed["Percentage"]?.integer, let devicePath = BlueZPaths.device(containing: objectPath),
+                let address = BlueZPaths.address(ofDevice: devicePath), let session = sessions[address]
+            else { return }
+            broadcaster.yield(.batteryLevel(session.identity, UInt8(clamping: percent)))
+        default:
+            break
+        }
+    }
+
+    private func notification(_ bytes: [UInt8], characteristic: GATTCharacteristic, from identity: SensorIdentity) {
+        do {
+            let value = try GATTValue(characteristic: characteristic, bytes: bytes)
+            if case .batteryLevel(let level) = value {
+                broadcaster.yield(.batteryLevel(identity, level.percent))
+                return
+            }
+            broadcaster.yield(
+                .measurement(
+                    SensorMeasurement(sensor: identity, characteristic: characteristic, value: value, receivedAt: clock.now())))
+        } catch {
+            logger.warning(
+                "frame refused",
+                metadata: [
+                    "sensor": "\(identity)", "error": "\(error)",
+                    "bytes": "\(bytes.map { String($0, radix: 16) }.joined(separator: " "))",
+                ])
+            broadcaster.yield(.decodingFailed(identity, error, bytes: bytes))
+        }
+    }
+
+    /// The link dropped: report it with its reason, then reconnect unless asked not to.
+    private func linkDropped(address: String) {
+        guard var session = sessions[address], session.ready else { return }
+        session.ready = false
+        broadcaster.yield(.connectionChanged(session.identity, .disconnected(.linkLost)))
+        guard options.reconnects else {
+            sessions[address] = nil
+            return
+        }
+        session.task?.cancel()
+        session.task = Task { [weak self] in await self?.reconnect(address: address) }
+        sessions[address] = session
+    }
+
+    /// Retries with exponential backoff until connected or the session is dropped.
+    private func reconnect(address: String) async {
+        while !Task.isCancelled, let session = sessions[address], !session.ready {
+            let attempt = session.attempt
+            sessions[address]?.attempt += 1
+            let delay = min(options.initialReconnectDelay * (1 << min(attempt, 16)), options.maximumReconnectDelay)
+            try? await Task.sleep(for: delay)
+            guard !Task.isCancelled, sessions[address] != nil else { return }
+            let devicePath = BlueZPaths.device(adapter: path, address: address)
+            guard cache.properties(devicePath, ObjectCache.deviceInterface) != nil else { continue }
+            do {
+                try await establish(address: address)
+                return
+            } catch {
+                logger.info("reconnect failed", metadata: ["sensor": "\(address)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// bluetoothd left or came back: drop stale state, re-snapshot, re-arm.
+    private func ownerChanged(_ change: NameOwnerChange) async {
+        for address in sessions.keys {
+            if sessions[address]?.ready == true {
+                sessions[address]?.ready = false
+                sessions[address]?.subscribed = []
+                if let identity = sessions[address]?.identity {
+                    broadcaster.yield(.connectionChanged(identity, .disconnected(.adapterUnavailable)))
+                }
+            }
+        }
+        cache = ObjectCache()
+        announced = []
+        guard change.newOwner != nil else { return }
+        if let snapshot = try? await Self.managedObjects(connection) { cache.load(snapshot: snapshot) }
+        if let services = discoveryServices { try? await startDiscovery(services: services) }
+        for address in sessions.keys {
+            sessions[address]?.task?.cancel()
+            sessions[address]?.task = Task { [weak self] in await self?.reconnect(address: address) }
+        }
+    }
+}
+
+extension ObjectCache {
+    func deviceConnected(_ devicePath: String) -> Bool {
+        properties(devicePath, Self.deviceInterface)?["Connected"]?.bool == true
+    }
+
+    func deviceServicesResolved(_ devicePath: String) -> Bool {
+        properties(devicePath, Self.deviceInterface)?["ServicesResolved"]?.bool == true
+    }
+}
+
+/// A device BlueZ knows, as `hrbridge devices` lists it.
+public struct KnownDevice: Hashable, Sendable {
+    /// Adapter, address and name.
+    public var identity: SensorIdentity
+    /// Last signal strength.
+    public var rssi: Int?
+    /// Fitness services it advertises or exposes.
+    public var services: Set<GATTService>
+    /// Paired.
+    public var paired: Bool
+    /// Trusted.
+    public var trusted: Bool
+    /// Bonded (keys stored).
+    public var bonded: Bool
+    /// Connected.
+    public var connected: Bool
+    /// GATT services resolved.
+    public var servicesResolved: Bool
+}

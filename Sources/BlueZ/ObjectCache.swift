@@ -1,0 +1,86 @@
+import DBus
+import GATT
+
+/// BlueZ's object tree as last seen: path → interface → property → value.
+///
+/// A pure value fed by the `GetManagedObjects` snapshot and by `InterfacesAdded`,
+/// `InterfacesRemoved` and `PropertiesChanged` (including invalidated properties).
+struct ObjectCache: Sendable {
+    private(set) var objects: [String: [String: [String: DBusValue]]] = [:]
+
+    static let adapterInterface = "org.bluez.Adapter1"
+    static let deviceInterface = "org.bluez.Device1"
+    static let serviceInterface = "org.bluez.GattService1"
+    static let characteristicInterface = "org.bluez.GattCharacteristic1"
+    static let batteryInterface = "org.bluez.Battery1"
+
+    mutating func load(snapshot: DBusValue) {
+        objects = [:]
+        for (path, interfaces) in snapshot.stringDictionary ?? [:] {
+            add(path: path, interfaces: interfaces)
+        }
+    }
+
+    mutating func add(path: String, interfaces: DBusValue) {
+        for (interface, properties) in interfaces.stringDictionary ?? [:] {
+            objects[path, default: [:]][interface] = properties.stringDictionary ?? [:]
+        }
+    }
+
+    mutating func remove(path: String, interfaces: [String]) {
+        for interface in interfaces { objects[path]?[interface] = nil }
+        if objects[path]?.isEmpty == true { objects[path] = nil }
+    }
+
+    mutating func update(path: String, interface: String, changed: [String: DBusValue], invalidated: [String]) {
+        guard objects[path]?[interface] != nil || !changed.isEmpty else { return }
+        for (name, value) in changed { objects[path, default: [:]][interface, default: [:]][name] = value }
+        for name in invalidated { objects[path]?[interface]?[name] = nil }
+    }
+
+    func properties(_ path: String, _ interface: String) -> [String: DBusValue]? { objects[path]?[interface] }
+
+    /// Adapter paths (`/org/bluez/hci0`…) with their names, sorted.
+    var adapters: [(path: String, name: String)] {
+        objects.compactMap { path, interfaces in
+            interfaces[Self.adapterInterface] == nil ? nil : (path, String(path.split(separator: "/").last ?? ""))
+        }.sorted { $0.path < $1.path }
+    }
+
+    /// Device paths directly under `adapter`.
+    func devices(under adapter: String) -> [String] {
+        objects.keys.filter { path in
+            path.hasPrefix(adapter + "/dev_") && !path.dropFirst(adapter.count + 1).contains("/")
+                && objects[path]?[Self.deviceInterface] != nil
+        }.sorted()
+    }
+
+    /// The characteristics of a device: path → characteristic UUID.
+    func characteristics(of device: String) -> [String: BluetoothUUID] {
+        var result: [String: BluetoothUUID] = [:]
+        for (path, interfaces) in objects where path.hasPrefix(device + "/") {
+            guard let properties = interfaces[Self.characteristicInterface],
+                let text = properties["UUID"]?.string, let uuid = BluetoothUUID(text)
+            else { continue }
+            result[path] = uuid
+        }
+        return result
+    }
+
+    /// The characteristic path of `characteristic` on a device, if exported.
+    func path(of characteristic: GATTCharacteristic, on device: String) -> String? {
+        characteristics(of: device).filter { $0.value == characteristic.uuid }.keys.sorted().first
+    }
+
+    /// The characteristic a path carries, if hrbridge knows it.
+    func characteristic(at path: String) -> GATTCharacteristic? {
+        properties(path, Self.characteristicInterface)?["UUID"]?.string.flatMap(BluetoothUUID.init)
+            .flatMap(GATTCharacteristic.init(uuid:))
+    }
+
+    /// The services a device advertises or exposes, among those hrbridge knows.
+    func services(of device: String) -> Set<GATTService> {
+        let uuids = properties(device, Self.deviceInterface)?["UUIDs"]?.arrayElements?.compactMap(\.string) ?? []
+        return Set(uuids.compactMap(BluetoothUUID.init).compactMap(GATTService.init(uuid:)))
+    }
+}

@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""A heart-rate strap for tests: a BlueZ-API GATT server application (Heart Rate, Battery,
+Device Information) that advertises through LEAdvertisingManager1 and notifies a scripted
+sequence of 0x2A37 frames once a client subscribes.
+
+It speaks only the public BlueZ server API, so it runs against BlueZoo (or a real bluetoothd).
+
+Usage: strap.py --adapter-address AA:.. --frames FILE [--interval S] [--name NAME]
+                [--service 180d] [--control FIFO]
+Frames: one hex frame per line. Control lines (from the FIFO): "pause", "resume", "quit".
+Prints "ready" once registered, "subscribed" on StartNotify, "sent N" after each frame.
+"""
+import argparse
+import os
+import sys
+
+import dbus
+import dbus.mainloop.glib
+import dbus.service
+from gi.repository import GLib
+
+BLUEZ = "org.bluez"
+OM = "org.freedesktop.DBus.ObjectManager"
+PROPS = "org.freedesktop.DBus.Properties"
+GATT_SERVICE = "org.bluez.GattService1"
+GATT_CHRC = "org.bluez.GattCharacteristic1"
+ADV = "org.bluez.LEAdvertisement1"
+
+
+def uuid128(short):
+    return "0000%s-0000-1000-8000-00805f9b34fb" % short.lower()
+
+
+def say(text):
+    print(text, flush=True)
+
+
+class Application(dbus.service.Object):
+    def __init__(self, bus, path):
+        self.path = path
+        self.services = []
+        dbus.service.Object.__init__(self, bus, path)
+
+    @dbus.service.method(OM, out_signature="a{oa{sa{sv}}}")
+    def GetManagedObjects(self):
+        objects = {}
+        for service in self.services:
+            objects[dbus.ObjectPath(service.path)] = service.properties()
+            for chrc in service.characteristics:
+                objects[dbus.ObjectPath(chrc.path)] = chrc.properties()
+        return objects
+
+
+class Service(dbus.service.Object):
+    def __init__(self, bus, app, index, uuid):
+        self.path = "%s/service%d" % (app.path, index)
+        self.uuid = uuid128(uuid)
+        self.characteristics = []
+        dbus.service.Object.__init__(self, bus, self.path)
+        app.services.append(self)
+
+    def properties(self):
+        return {GATT_SERVICE: {"UUID": self.uuid, "Primary": dbus.Boolean(True)}}
+
+    @dbus.service.method(PROPS, in_signature="s", out_signature="a{sv}")
+    def GetAll(self, interface):
+        return self.properties()[GATT_SERVICE]
+
+
+class Characteristic(dbus.service.Object):
+    def __init__(self, bus, service, index, uuid, flags, value=b""):
+        self.path = "%s/char%d" % (service.path, index)
+        self.uuid = uuid128(uuid)
+        self.service = service
+        self.flags = flags
+        self.value = bytes(value)
+        self.notifying = False
+        self.on_start = None
+        self.written = []
+        dbus.service.Object.__init__(self, bus, self.path)
+        service.characteristics.append(self)
+
+    def properties(self):
+        return {
+            GATT_CHRC: {
+                "UUID": self.uuid,
+                "Service": dbus.ObjectPath(self.service.path),
+                "Flags": dbus.Array(self.flags, signature="s"),
+                "Value": dbus.Array(self.value, signature="y"),
+            }
+        }
+
+    @dbus.service.method(PROPS, in_signature="s", out_signature="a{sv}")
+    def GetAll(self, interface):
+        return self.properties()[GATT_CHRC]
+
+    @dbus.service.method(GATT_CHRC, in_signature="a{sv}", out_signature="ay")
+    def ReadValue(self, options):
+        return dbus.Array(self.value, signature="y")
+
+    @dbus.service.method(GATT_CHRC, in_signature="aya{sv}")
+    def WriteValue(self, value, options):
+        self.written.append(bytes(value))
+        say("written %s %s" % (self.uuid[4:8], bytes(value).hex()))
+
+    @dbus.service.method(GATT_CHRC)
+    def StartNotify(self):
+        if self.notifying:
+            return
+        self.notifying = True
+        say("subscribed %s" % self.uuid[4:8])
+        if self.on_start:
+            self.on_start()
+
+    @dbus.service.method(GATT_CHRC)
+    def StopNotify(self):
+        self.notifying = False
+        say("unsubscribed %s" % self.uuid[4:8])
+
+    @dbus.service.signal(PROPS, signature="sa{sv}as")
+    def PropertiesChanged(self, interface, changed, invalidated):
+        pass
+
+    def notify(self, value):
+        self.value = bytes(value)
+        self.PropertiesChanged(GATT_CHRC, {"Value": dbus.Array(self.value, signature="y")}, [])
+
+
+class Advertisement(dbus.service.Object):
+    def __init__(self, bus, path, name, uuids):
+        self.path = path
+        self.name = name
+        self.uuids = uuids
+        dbus.service.Object.__init__(self, bus, path)
+
+    @dbus.service.method(PROPS, in_signature="s", out_signature="a{sv}")
+    def GetAll(self, interface):
+        return {
+            "Type": "peripheral",
+            "ServiceUUIDs": dbus.Array([uuid128(u) for u in self.uuids], signature="s"),
+            "LocalName": self.name,
+            "Discoverable": dbus.Boolean(True),
+        }
+
+    @dbus.service.method(ADV)
+    def Release(self):
+        pass
+
+
+def adapter_path(bus, address):
+    manager = dbus.Interface(bus.get_object(BLUEZ, "/"), OM)
+    for path, interfaces in manager.GetManagedObjects().items():
+        adapter = interfaces.get("org.bluez.Adapter1")
+        if adapter and str(adapter["Address"]).upper() == address.upper():
+            return path
+    raise SystemExit("no adapter with address %s" % address)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--adapter-address", required=True)
+    parser.add_argument("--frames", required=True)
+    parser.add_argument("--interval", type=float, default=0.05)
+    parser.add_argument("--name", default="Test Strap")
+    parser.add_argument("--service", default="180d")
+    parser.add_argument("--control")
+    args = parser.parse_args()
+
+    dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+    bus = dbus.SystemBus()
+    path = adapter_path(bus, args.adapter_address)
+    dbus.Interface(bus.get_object(BLUEZ, path), PROPS).Set("org.bluez.Adapter1", "Powered", dbus.Boolean(True))
+
+    frames = [bytes.fromhex(line.strip()) for line in open(args.frames) if line.strip()]
+    app = Application(bus, "/org/hrbridge/strap")
+    heart = Service(bus, app, 0, args.service)
+    measurement = Characteristic(bus, heart, 0, "2a37" if args.service == "180d" else "2a6e", ["notify"])
+    if args.service == "180d":
+        Characteristic(bus, heart, 1, "2a38", ["read"], b"\x01")
+        Characteristic(bus, heart, 2, "2a39", ["write"])
+        battery = Service(bus, app, 1, "180f")
+        Characteristic(bus, battery, 0, "2a19", ["read", "notify"], b"\x5a")
+        info = Service(bus, app, 2, "180a")
+        Characteristic(bus, info, 0, "2a29", ["read"], b"hrbridge\x00\x00")
+        Characteristic(bus, info, 1, "2a24", ["read"], b"Test Strap")
+    advertisement = Advertisement(bus, "/org/hrbridge/advertisement", args.name, [args.service])
+
+    state = {"next": 0, "paused": False, "timer": None}
+
+    def send():
+        if state["paused"] or not measurement.notifying:
+            state["timer"] = None
+            return False
+        if state["next"] >= len(frames):
+            say("done")
+            state["timer"] = None
+            return False
+        measurement.notify(frames[state["next"]])
+        state["next"] += 1
+        say("sent %d" % state["next"])
+        return True
+
+    def start_sending():
+        if state["timer"] is None:
+            state["timer"] = GLib.timeout_add(int(args.interval * 1000), send)
+
+    measurement.on_start = start_sending
+    loop = GLib.MainLoop()
+
+    def control(source, condition):
+        line = source.readline()
+        if not line:
+            return True
+        command = line.strip()
+        if command == "pause":
+            state["paused"] = True
+        elif command == "resume":
+            state["paused"] = False
+            start_sending()
+        elif command == "quit":
+            loop.quit()
+        return True
+
+    if args.control:
+        fd = os.open(args.control, os.O_RDWR | os.O_NONBLOCK)
+        GLib.io_add_watch(os.fdopen(fd, "r"), GLib.IO_IN, control)
+
+    gatt = dbus.Interface(bus.get_object(BLUEZ, path), "org.bluez.GattManager1")
+    advertising = dbus.Interface(bus.get_object(BLUEZ, path), "org.bluez.LEAdvertisingManager1")
+
+    def registered():
+        say("ready")
+
+    def failed(error):
+        say("error %s" % error)
+        loop.quit()
+
+    gatt.RegisterApplication(app.path, {}, reply_handler=lambda: None, error_handler=failed)
+    advertising.RegisterAdvertisement(advertisement.path, {}, reply_handler=registered, error_handler=failed)
+    loop.run()
+
+
+if __name__ == "__main__":
+    main()
