@@ -51,7 +51,7 @@ let package = Package(
         .executableTarget(
             name: "hrbridge",
             dependencies: [
-                "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator",
+                "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -117,7 +117,13 @@ public final class DBusConnection: Sendable {
         }
         guard !alreadyClosed else { return }
         nonisolated(unsafe) let pointer = self.pointer
-        loop.perform { dbus_connection_close(pointer) }
+        loop.perform {
+            dbus_connection_close(pointer)
+            // Closing queues the local Disconnected message and fails pending calls: dispatch them.
+            while dbus_connection_get_dispatch_status(pointer) == DBUS_DISPATCH_DATA_REMAINS {
+                dbus_connection_dispatch(pointer)
+            }
+        }
         await loop.stop()
         finishSubscriptions()
     }
@@ -340,6 +346,11 @@ private final class PendingReply: Sendable {
 
     init(continuation: CheckedContinuation<Result<[DBusValue], DBusError>, Never>) {
         self.continuation = Mutex(continuation)
+    }
+
+    /// libdbus frees a pending call it never completes (the connection went away): fail it.
+    deinit {
+        continuation.withLock { $0 }?.resume(returning: .failure(.disconnected("the connection closed before a reply")))
     }
 
     func complete(_ pending: OpaquePointer) {

@@ -6,6 +6,9 @@ struct HRBridge: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hrbridge",
         abstract: "Bluetooth LE heart-rate straps and fitness sensors as a workout platform for Linux.",
-        subcommands: [DecodeCommand.self, WorkoutCommand.self]
+        subcommands: [
+            DecodeCommand.self, WorkoutCommand.self, ScanCommand.self, DevicesCommand.self, PairCommand.self,
+            ForgetCommand.self, MonitorCommand.self,
+        ]
     )
 }

@@ -1,0 +1,69 @@
+import ArgumentParser
+import BlueZ
+import DBus
+@preconcurrency import Foundation
+import GATT
+import Logging
+import Sensors
+
+/// Options shared by the commands that talk to BlueZ.
+struct BluetoothOptions: ParsableArguments {
+    @Option(help: "Bluetooth adapter, e.g. hci1 (default: the first one BlueZ has).")
+    var adapter: String?
+
+    @Flag(help: "Log D-Bus and sensor details to stderr.")
+    var verbose = false
+
+    var logger: Logger {
+        var logger = Logger(label: "hrbridge")
+        logger.logLevel = verbose ? .info : .error
+        return logger
+    }
+
+    /// Connects to the system bus and opens the adapter; on failure prints one line and exits 69.
+    func open(clock: any WallClock = SystemWallClock()) async throws -> (DBusConnection, BlueZAdapter) {
+        let connection: DBusConnection
+        do {
+            connection = try DBusConnection(bus: .system, logger: logger)
+        } catch {
+            StandardError.write("hrbridge: cannot reach the system D-Bus (\(error)); is dbus running?")
+            throw ExitCode(69)
+        }
+        do {
+            let adapter = try await BlueZAdapter.open(
+                adapter: self.adapter, connection: connection, clock: clock, logger: logger)
+            return (connection, adapter)
+        } catch {
+            await connection.close()
+            switch error {
+            case .adapterUnavailable(let why) where why.contains("org.bluez"):
+                StandardError.write(
+                    "hrbridge: \(why); start it with: sudo systemctl start bluetooth (hrbridge doctor explains more)")
+            default:
+                StandardError.write("hrbridge: \(error)")
+            }
+            throw ExitCode(69)
+        }
+    }
+}
+
+extension GATTService {
+    /// A short lowercase name for output: `heart-rate`.
+    var commandLineName: String { name.lowercased().replacingOccurrences(of: " ", with: "-") }
+}
+
+/// Waits for SIGINT or SIGTERM, so long-running commands can finish cleanly.
+enum Interrupt {
+    static func signals() -> AsyncStream<Int32> {
+        AsyncStream { continuation in
+            nonisolated(unsafe) let sources = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number)
+                source.setEventHandler { continuation.yield(number) }
+                source.resume()
+                return source
+            }
+            continuation.onTermination = { _ in sources.forEach { $0.cancel() } }
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import ArgumentParser
+import BlueZ
+import DBus
+import Foundation
+import Sensors
+
+/// `hrbridge devices`: sensors BlueZ knows, with their state.
+struct DevicesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "devices", abstract: "List the sensors BlueZ knows: paired, trusted, connected.")
+
+    @OptionGroup var bluetooth: BluetoothOptions
+
+    @Flag(help: "JSON lines.")
+    var json = false
+
+    func run() async throws {
+        let (connection, adapter) = try await bluetooth.open()
+        for device in await adapter.knownDevices() {
+            if json {
+                let object: [String: Any] = [
+                    "address": device.identity.address, "adapter": device.identity.adapter,
+                    "name": device.identity.name.map { $0 as Any } ?? NSNull(),
+                    "rssi": device.rssi.map { $0 as Any } ?? NSNull(),
+                    "services": device.services.map(\.commandLineName).sorted(), "paired": device.paired,
+                    "trusted": device.trusted, "bonded": device.bonded, "connected": device.connected,
+                    "servicesResolved": device.servicesResolved,
+                ]
+                if let text = try? JSONText.render(object) { print(text) }
+            } else {
+                var flags: [String] = []
+                if device.paired { flags.append("paired") }
+                if device.trusted { flags.append("trusted") }
+                if device.connected { flags.append("connected") }
+                print(
+                    "\(device.identity.address)  \((device.identity.name ?? "(no name)").padding(toLength: 20, withPad: " ", startingAt: 0))"
+                        + "  \(flags.isEmpty ? "known" : flags.joined(separator: ", "))  "
+                        + device.services.map(\.commandLineName).sorted().joined(separator: ", "))
+            }
+        }
+        await adapter.shutdown()
+        await connection.close()
+    }
+}
+
+/// `hrbridge pair` and `hrbridge forget`.
+struct PairCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pair",
+        abstract: "Pair (and trust) a sensor; discovers it first if BlueZ has not seen it. Already paired is fine.")
+
+    @OptionGroup var bluetooth: BluetoothOptions
+
+    @Argument(help: "The sensor's address, AA:BB:CC:DD:EE:FF.")
+    var address: String
+
+    @Option(help: "Seconds to look for the sensor when BlueZ does not know it yet.")
+    var timeout: Double = 15
+
+    func run() async throws {
+        let (connection, adapter) = try await bluetooth.open()
+        let sensor = SensorIdentity(adapter: adapter.name, address: address.uppercased())
+        if await !adapter.knownDevices().contains(where: { $0.identity == sensor }) {
+            let events = adapter.events()
+            try? await adapter.startDiscovery(services: [])
+            let found = await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    for await event in events {
+                        if case .discovered(let discovered) = event, discovered.identity == sensor { return true }
+                    }
+                    return false
+                }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(timeout))
+                    return false
+                }
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+            try? await adapter.stopDiscovery()
+            guard found else {
+                StandardError.write("hrbridge: \(sensor.address) not found in \(Int(timeout)) s; is it worn and advertising?")
+                await adapter.shutdown()
+                await connection.close()
+                throw ExitCode(69)
+            }
+        }
+        do {
+            try await adapter.pair(sensor)
+            print("paired \(sensor.address)")
+        } catch {
+            StandardError.write("hrbridge: pairing \(sensor.address) failed: \(error)")
+            await adapter.shutdown()
+            await connection.close()
+            throw ExitCode(1)
+        }
+        await adapter.shutdown()
+        await connection.close()
+    }
+}
+
+/// `hrbridge forget`.
+struct ForgetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "forget", abstract: "Remove a sensor and its bond from BlueZ.")
+
+    @OptionGroup var bluetooth: BluetoothOptions
+
+    @Argument(help: "The sensor's address.")
+    var address: String
+
+    func run() async throws {
+        let (connection, adapter) = try await bluetooth.open()
+        let sensor = SensorIdentity(adapter: adapter.name, address: address.uppercased())
+        do {
+            try await adapter.forget(sensor)
+            print("forgot \(sensor.address)")
+        } catch {
+            StandardError.write("hrbridge: cannot forget \(sensor.address): \(error)")
+            await adapter.shutdown()
+            await connection.close()
+            throw ExitCode(1)
+        }
+        await adapter.shutdown()
+        await connection.close()
+    }
+}

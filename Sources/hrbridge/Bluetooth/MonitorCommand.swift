@@ -1,0 +1,279 @@
+import ArgumentParser
+import BlueZ
+import DBus
+import Foundation
+import GATT
+import Sensors
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `hrbridge monitor`: connect to straps and stream their measurements.
+struct MonitorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "monitor",
+        abstract: "Connect to straps and stream their measurements.",
+        discussion: """
+            Connects to the given addresses, else to every known strap with the Heart Rate service, else
+            to the first one found, and keeps them connected (a dropped link is re-established).
+
+            On a terminal: one line per strap, updated in place (HR, contact, RR, battery, state).
+            --json: one object per measurement with the keys time (ISO 8601), sensor (address),
+            heartRate, sensorContact, energyExpended and rrIntervals (as in `hrbridge decode`), status
+            lines {"event":"connected"|"disconnected"|"reconnecting","sensor":…,"time":…} and refused
+            frames {"event":"frameRefused",…}; the last line is {"event":"stats",…}.
+            Exit status 69 when bluetoothd is not running or no strap is found.
+            """
+    )
+
+    @OptionGroup var bluetooth: BluetoothOptions
+
+    @Argument(help: "Sensor addresses (default: known straps, else the first found).")
+    var addresses: [String] = []
+
+    @Option(help: "Stop after this many seconds (default: run until interrupted).")
+    var duration: Double?
+
+    @Flag(help: "JSON lines.")
+    var json = false
+
+    func run() async throws {
+        let (connection, adapter) = try await bluetooth.open()
+        let events = adapter.events()
+        let statistics = MonitorStatistics()
+        let view = MonitorView(json: json)
+        let printer = Task {
+            for await event in events {
+                statistics.record(event)
+                view.show(event, statistics: statistics)
+            }
+        }
+        var targets = addresses.map { SensorIdentity(adapter: adapter.name, address: $0.uppercased()) }
+        if targets.isEmpty {
+            targets = await adapter.knownDevices().filter { $0.services.contains(.heartRate) && ($0.paired || $0.trusted) }
+                .map(\.identity)
+        }
+        let allTargetsKnown = await allKnown(targets, adapter)
+        if targets.isEmpty || !allTargetsKnown {
+            try? await adapter.startDiscovery(services: [.heartRate])
+            targets = await discover(targets, adapter: adapter, events: adapter.events())
+            try? await adapter.stopDiscovery()
+        }
+        guard !targets.isEmpty else {
+            StandardError.write("hrbridge: no heart-rate strap found; is it worn and advertising?")
+            await adapter.shutdown()
+            await connection.close()
+            throw ExitCode(69)
+        }
+        for target in targets {
+            do {
+                try await adapter.connect(target)
+            } catch {
+                view.status("connectFailed", sensor: target.address, detail: "\(error)")
+            }
+        }
+        let interrupts = Interrupt.signals()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { for await _ in interrupts { return } }
+            if let duration { group.addTask { try? await Task.sleep(for: .seconds(duration)) } }
+            await group.next()
+            group.cancelAll()
+        }
+        for target in targets { try? await adapter.disconnect(target) }
+        await adapter.shutdown()
+        await printer.value
+        await connection.close()
+        view.finish(statistics: statistics)
+    }
+
+    private func allKnown(_ targets: [SensorIdentity], _ adapter: BlueZAdapter) async -> Bool {
+        let known = Set(await adapter.knownDevices().map(\.identity))
+        return targets.allSatisfy(known.contains)
+    }
+
+    /// Waits (30 s at most) for the wanted sensors, or for the first heart-rate sensor when none is named.
+    private func discover(
+        _ wanted: [SensorIdentity], adapter: BlueZAdapter, events: AsyncStream<SensorEvent>
+    ) async -> [SensorIdentity] {
+        let known = Set(await adapter.knownDevices().map(\.identity))
+        let initiallyMissing = Set(wanted).subtracting(known)
+        if !wanted.isEmpty && initiallyMissing.isEmpty { return wanted }
+        return await withTaskGroup(of: [SensorIdentity]?.self) { group in
+            group.addTask {
+                var missing = initiallyMissing
+                for await event in events {
+                    guard case .discovered(let sensor) = event, sensor.services.contains(.heartRate) else { continue }
+                    if wanted.isEmpty { return [sensor.identity] }
+                    missing.remove(sensor.identity)
+                    if missing.isEmpty { return wanted }
+                }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(30))
+                return nil
+            }
+            let result = await group.next() ?? nil
+            group.cancelAll()
+            return result ?? wanted.filter { known.contains($0) }
+        }
+    }
+}
+
+/// Counters kept while monitoring, printed at the end.
+final class MonitorStatistics: Sendable {
+    struct Counters: Sendable {
+        var framesDecoded = 0
+        var framesRejected = 0
+        var connections = 0
+        var disconnections = 0
+        var reconnects = 0
+    }
+
+    private let counters = Mutex<[String: Counters]>([:])
+
+    func record(_ event: SensorEvent) {
+        counters.withLock { counters in
+            switch event {
+            case .measurement(let measurement): counters[measurement.sensor.address, default: Counters()].framesDecoded += 1
+            case .decodingFailed(let sensor, _, _): counters[sensor.address, default: Counters()].framesRejected += 1
+            case .connectionChanged(let sensor, .ready):
+                if counters[sensor.address, default: Counters()].connections > 0 {
+                    counters[sensor.address, default: Counters()].reconnects += 1
+                }
+                counters[sensor.address, default: Counters()].connections += 1
+            case .connectionChanged(let sensor, .disconnected):
+                counters[sensor.address, default: Counters()].disconnections += 1
+            default: break
+            }
+        }
+    }
+
+    var snapshot: [String: Counters] { counters.withLock { $0 } }
+}
+
+/// Output of `hrbridge monitor`: JSON lines, or one live line per strap on a terminal.
+final class MonitorView: @unchecked Sendable {
+    private let json: Bool
+    private let interactive = isatty(STDOUT_FILENO) == 1
+    private let lock = NSLock()
+    private var lines: [String: String] = [:]
+    private var order: [String] = []
+    private var drawn = 0
+    private var disconnected: Set<String> = []
+
+    init(json: Bool) { self.json = json }
+
+    private func write(_ object: [String: Any]) {
+        guard let text = try? JSONText.render(object) else { return }
+        print(text)
+        fflush(nil)
+    }
+
+    func status(_ event: String, sensor: String, detail: String? = nil) {
+        lock.lock()
+        defer { lock.unlock() }
+        if json {
+            var object: [String: Any] = ["event": event, "sensor": sensor, "time": ISO8601.format(Date())]
+            if let detail { object["detail"] = detail }
+            write(object)
+        } else {
+            update(sensor, "\(sensor)  \(event)\(detail.map { ": \($0)" } ?? "")")
+        }
+    }
+
+    func show(_ event: SensorEvent, statistics: MonitorStatistics) {
+        switch event {
+        case .measurement(let measurement):
+            guard case .heartRateMeasurement(let frame) = measurement.value else { return }
+            lock.lock()
+            defer { lock.unlock() }
+            if json {
+                write([
+                    "time": ISO8601.format(measurement.receivedAt), "sensor": measurement.sensor.address,
+                    "heartRate": Int(frame.heartRate), "sensorContact": frame.sensorContact.rawValue,
+                    "energyExpended": frame.energyExpended.map { Int($0) as Any } ?? NSNull(),
+                    "rrIntervals": frame.rrIntervals.map(\.seconds),
+                ])
+            } else {
+                let rr = frame.rrIntervals.map { String(format: "%.3f", $0.seconds) }.joined(separator: " ")
+                update(
+                    measurement.sensor.address,
+                    "\(measurement.sensor.name ?? measurement.sensor.address)  \(measurement.sensor.address)  "
+                        + "♥ \(frame.heartRate) bpm  contact \(frame.sensorContact.rawValue)  RR \(rr.isEmpty ? "-" : rr)")
+            }
+        case .connectionChanged(let sensor, .ready):
+            let wasDown = lock.withLock { disconnected.remove(sensor.address) != nil }
+            if wasDown || json { status("connected", sensor: sensor.address) }
+        case .connectionChanged(let sensor, .disconnected(let reason)):
+            lock.withLock { _ = disconnected.insert(sensor.address) }
+            status("disconnected", sensor: sensor.address, detail: reason.description)
+        case .connectionChanged(let sensor, .connecting):
+            if lock.withLock({ disconnected.contains(sensor.address) }) { status("reconnecting", sensor: sensor.address) }
+        case .batteryLevel(let sensor, let percent):
+            if json {
+                lock.withLock { write(["event": "battery", "sensor": sensor.address, "batteryLevel": Int(percent), "time": ISO8601.format(Date())]) }
+            }
+        case .decodingFailed(let sensor, let error, let bytes):
+            lock.lock()
+            defer { lock.unlock() }
+            if json {
+                write([
+                    "event": "frameRefused", "sensor": sensor.address, "error": error.description,
+                    "bytes": bytes.map { String(format: "%02x", $0) }.joined(separator: " "), "time": ISO8601.format(Date()),
+                ])
+            }
+        default:
+            break
+        }
+    }
+
+    private func update(_ key: String, _ line: String) {
+        if !lines.keys.contains(key) { order.append(key) }
+        lines[key] = line
+        guard interactive else {
+            print(line)
+            return
+        }
+        var output = drawn > 0 ? "\u{1B}[\(drawn)A" : ""
+        for key in order { output += "\r\u{1B}[2K" + (lines[key] ?? "") + "\n" }
+        drawn = order.count
+        FileHandle.standardOutput.write(Data(output.utf8))
+    }
+
+    func finish(statistics: MonitorStatistics) {
+        let counters = statistics.snapshot
+        if json {
+            write([
+                "event": "stats",
+                "sensors": Dictionary(
+                    uniqueKeysWithValues: counters.map { address, counter in
+                        (
+                            address,
+                            [
+                                "framesDecoded": counter.framesDecoded, "framesRejected": counter.framesRejected,
+                                "connections": counter.connections, "disconnections": counter.disconnections,
+                                "reconnects": counter.reconnects,
+                            ]
+                        )
+                    }),
+            ])
+        } else {
+            for (address, counter) in counters.sorted(by: { $0.key < $1.key }) {
+                StandardError.write(
+                    "\(address): \(counter.framesDecoded) frames decoded, \(counter.framesRejected) refused, "
+                        + "\(counter.connections) connections, \(counter.disconnections) disconnections, \(counter.reconnects) reconnects")
+            }
+        }
+    }
+}
+
+extension NSLock {
+    fileprivate func withLock<T>(_ body: () -> T) -> T {
+        lock()
+        defer { unlock() }
+        return body()
+    }
+}
