@@ -63,8 +63,19 @@ let package = Package(
             name: "SensorSimulatorTests",
             dependencies: ["SensorSimulator", "Sensors", "GATT", "Workouts", "Samples"]
         ),
-        .testTarget(name: "DBusTests", dependencies: ["DBus", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "hrbridgeTests", dependencies: ["hrbridge"]),
+        // Test-only: a private dbus-daemon, BlueZoo, python-dbusmock and virtual straps, all stopped by PID.
+        .target(name: "BusHarness", path: "Tests/BusHarness"),
+        .testTarget(
+            name: "DBusTests", dependencies: ["DBus", "BusHarness", .product(name: "Logging", package: "swift-log")]
+        ),
+        .testTarget(
+            name: "BlueZTests",
+            dependencies: [
+                "BlueZ", "DBus", "Sensors", "GATT", "BusHarness", "hrbridge",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "hrbridgeTests", dependencies: ["hrbridge", "BusHarness"]),
     ]
 )
 

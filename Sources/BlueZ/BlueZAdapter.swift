@@ -200,9 +200,7 @@ public actor BlueZAdapter: SensorAdapter {
     }
 
     private static func failure(_ error: BlueZError) -> SensorAdapterError {
-        error.code == .serviceUnavailable
-            ? .adapterUnavailable("bluetoothd (org.bluez) is not running on the system bus")
-            : .failed(name: error.name, message: error.message)
+        .failed(name: error.name, message: error.message)
     }
 
     // MARK: Discovery
@@ -261,8 +259,20 @@ public actor BlueZAdapter: SensorAdapter {
         let devicePath = BlueZPaths.device(adapter: path, address: sensor.address)
         guard cache.properties(devicePath, ObjectCache.deviceInterface) != nil else { throw .unknownSensor(sensor) }
         let identity = identity(ofDevice: devicePath) ?? sensor
-        sessions[sensor.address.uppercased()] = Session(identity: identity)
-        try await establish(address: sensor.address.uppercased())
+        let address = sensor.address.uppercased()
+        sessions[address] = Session(identity: identity)
+        do {
+            try await establish(address: address)
+        } catch {
+            // The caller learns the first attempt failed; the adapter keeps trying until disconnect().
+            if options.reconnects, sessions[address] != nil {
+                sessions[address]?.attempt = 1
+                sessions[address]?.task = Task { [weak self] in await self?.reconnect(address: address) }
+            } else {
+                sessions[address] = nil
+            }
+            throw error
+        }
     }
 
     /// One connection attempt; throws what the caller should see, schedules nothing.
@@ -281,8 +291,14 @@ public actor BlueZAdapter: SensorAdapter {
                 throw .failed(name: error.name, message: "a pending connection never completed")
             }
         } catch {
-            broadcaster.yield(.connectionChanged(identity, .disconnected(.failed(error.description))))
-            throw Self.failure(error)
+            // An error does not always mean no link (abort-by-local, some peers): trust Connected,
+            // then verify services as usual.
+            let linkUp = await waitFor(.seconds(1)) { $0.deviceConnected(devicePath) }
+            guard linkUp else {
+                broadcaster.yield(.connectionChanged(identity, .disconnected(.failed(error.description))))
+                throw Self.failure(error)
+            }
+            logger.info("Connect failed but the link is up", metadata: ["sensor": "\(address)", "error": "\(error)"])
         }
         broadcaster.yield(.connectionChanged(identity, .connected))
         // ServicesResolved can be true with no GATT objects exported: wait for the characteristic too.
@@ -307,14 +323,19 @@ public actor BlueZAdapter: SensorAdapter {
         var services: Set<GATTService> = []
         for characteristic in Self.measurementCharacteristics {
             guard let characteristicPath = cache.path(of: characteristic, on: devicePath) else { continue }
+            services.insert(characteristic.service)
+            // BlueZ keeps a notify session per sender across reconnects and re-arms it by itself:
+            // a second StartNotify would stack on peers that do not de-duplicate.
+            guard sessions[address]?.subscribed.contains(characteristicPath) != true else { continue }
             do {
                 try await call(characteristicPath, ObjectCache.characteristicInterface, "StartNotify")
             } catch where error.code == .inProgress {
             } catch {
+                _ = try? await call(devicePath, ObjectCache.deviceInterface, "Disconnect")
+                broadcaster.yield(.connectionChanged(identity, .disconnected(.failed("StartNotify: \(error)"))))
                 throw Self.failure(error)
             }
             sessions[address]?.subscribed.insert(characteristicPath)
-            services.insert(characteristic.service)
         }
         // Battery: Battery1 where BlueZ claims 0x180F (≤ 5.79), else the characteristic.
         if let percent = cache.properties(devicePath, ObjectCache.batteryInterface)?["Percentage"]?.integer {

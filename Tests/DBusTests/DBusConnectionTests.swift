@@ -1,3 +1,4 @@
+import BusHarness
 import DBus
 import Foundation
 import Logging

@@ -7,7 +7,8 @@ It speaks only the public BlueZ server API, so it runs against BlueZoo (or a rea
 
 Usage: strap.py --adapter-address AA:.. --frames FILE [--interval S] [--name NAME]
                 [--service 180d] [--control FIFO]
-Frames: one hex frame per line. Control lines (from the FIFO): "pause", "resume", "quit".
+Frames: one hex frame per line. Control lines (from the FIFO): "pause", "resume", "hold" (pause until the next StartNotify),
+"disconnect" (drop the link from the strap's side), "quit".
 Prints "ready" once registered, "subscribed" on StartNotify, "sent N" after each frame.
 """
 import argparse
@@ -87,6 +88,7 @@ class Characteristic(dbus.service.Object):
                 "Service": dbus.ObjectPath(self.service.path),
                 "Flags": dbus.Array(self.flags, signature="s"),
                 "Value": dbus.Array(self.value, signature="y"),
+                "Notifying": dbus.Boolean(self.notifying),
             }
         }
 
@@ -105,9 +107,8 @@ class Characteristic(dbus.service.Object):
 
     @dbus.service.method(GATT_CHRC)
     def StartNotify(self):
-        if self.notifying:
-            return
         self.notifying = True
+        self.PropertiesChanged(GATT_CHRC, {"Notifying": dbus.Boolean(True)}, [])
         say("subscribed %s" % self.uuid[4:8])
         if self.on_start:
             self.on_start()
@@ -115,6 +116,7 @@ class Characteristic(dbus.service.Object):
     @dbus.service.method(GATT_CHRC)
     def StopNotify(self):
         self.notifying = False
+        self.PropertiesChanged(GATT_CHRC, {"Notifying": dbus.Boolean(False)}, [])
         say("unsubscribed %s" % self.uuid[4:8])
 
     @dbus.service.signal(PROPS, signature="sa{sv}as")
@@ -201,6 +203,7 @@ def main():
         return True
 
     def start_sending():
+        state["paused"] = False
         if state["timer"] is None:
             state["timer"] = GLib.timeout_add(int(args.interval * 1000), send)
 
@@ -217,6 +220,19 @@ def main():
         elif command == "resume":
             state["paused"] = False
             start_sending()
+        elif command == "hold":
+            # Stop sending until a client subscribes again (after a reconnect).
+            state["paused"] = True
+            say("holding at %d" % state["next"])
+        elif command == "disconnect":
+            # Drop the link from the strap's side, as a strap taken off or out of range does.
+            manager = dbus.Interface(bus.get_object(BLUEZ, "/"), OM)
+            for device_path, interfaces in manager.GetManagedObjects().items():
+                device = interfaces.get("org.bluez.Device1")
+                if device and device_path.startswith(path + "/") and device.get("Connected"):
+                    dbus.Interface(bus.get_object(BLUEZ, device_path), "org.bluez.Device1").Disconnect()
+                    say("disconnected %s" % device_path)
+            measurement.notifying = False
         elif command == "quit":
             loop.quit()
         return True

@@ -1,15 +1,19 @@
-import Foundation
+public import Foundation
 
 /// A private `dbus-daemon` for one test, configured as a "system" bus in a temporary directory.
 ///
 /// `withPrivateBus` stops the daemon by its PID whatever the test does; a daemon left by a test
 /// process that died is stopped by the next run (its PID is kept in its directory).
-final class PrivateBus: Sendable {
-    let directory: URL
-    let address: String
-    let pid: pid_t
+public final class PrivateBus: Sendable {
+    /// The temporary directory holding the socket and configuration.
+    public let directory: URL
+    /// The bus address, for DBUS_SYSTEM_BUS_ADDRESS.
+    public let address: String
+    /// The daemon's PID.
+    public let pid: pid_t
 
-    init() throws {
+    /// Starts a daemon.
+    public init() throws {
         Self.stopLeftovers()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("hrbridge-bus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -38,7 +42,7 @@ final class PrivateBus: Sendable {
     }
 
     /// Stops the daemon by its PID: SIGTERM, then SIGKILL if it is still there after 2 s.
-    func stop() {
+    public func stop() {
         kill(pid, SIGTERM)
         for _ in 0..<40 where Self.isAlive(pid) { usleep(25_000) }
         if Self.isAlive(pid) { kill(pid, SIGKILL) }
@@ -46,7 +50,7 @@ final class PrivateBus: Sendable {
     }
 
     /// Alive and not a zombie (a reparented daemon may wait a while to be reaped).
-    static func isAlive(_ pid: pid_t) -> Bool {
+    public static func isAlive(_ pid: pid_t) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
             let close = stat.lastIndex(of: ")")
         else { return false }
@@ -99,7 +103,7 @@ final class PrivateBus: Sendable {
 }
 
 /// Runs `body` with a private bus, and stops the bus afterwards even when `body` throws.
-func withPrivateBus<T>(_ body: (PrivateBus) async throws -> T) async throws -> T {
+public func withPrivateBus<T>(_ body: (PrivateBus) async throws -> T) async throws -> T {
     let bus = try PrivateBus()
     defer { bus.stop() }
     return try await body(bus)

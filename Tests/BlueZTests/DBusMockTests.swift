@@ -1,0 +1,205 @@
+import BlueZ
+import BusHarness
+import DBus
+import Foundation
+import GATT
+import Sensors
+import Testing
+
+/// python-dbusmock's `bluez5` template on a private bus, driven through its Mock API.
+struct MockBlueZ {
+    let bus: PrivateBus
+    let process: Spawned
+    let control: DBusConnection
+
+    static let device = "/org/bluez/hci0/dev_11_22_33_44_55_66"
+
+    static func start() async throws -> MockBlueZ {
+        let bus = try PrivateBus()
+        let process = try Spawned(
+            venvPython, ["-m", "dbusmock", "--system", "--template", "bluez5"],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], label: "dbusmock")
+        let control = try DBusConnection(bus: .address(bus.address), logger: testLogger)
+        let deadline = ContinuousClock.now + .seconds(15)
+        while try await control.nameOwner(of: "org.bluez") == nil {
+            guard ContinuousClock.now < deadline, process.isRunning else {
+                process.stop()
+                bus.stop()
+                throw HarnessError("dbusmock did not start: \(process.output.suffix(5))")
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let mock = MockBlueZ(bus: bus, process: process, control: control)
+        _ = try await mock.call("/", "org.bluez.Mock", "AddAdapter", [.string("hci0"), .string("bridge")])
+        _ = try await mock.call(
+            "/", "org.bluez.Mock", "AddDevice", [.string("hci0"), .string("11:22:33:44:55:66"), .string("Mock Strap")])
+        return mock
+    }
+
+    @discardableResult
+    func call(_ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue] = []) async throws
+        -> [DBusValue]
+    {
+        try await control.call(destination: "org.bluez", path: path, interface: interface, member: member, arguments: arguments)
+    }
+
+    /// Adds a Heart Rate service with a notifying 0x2A37 characteristic under the device.
+    func addHeartRateService() async throws {
+        try await call(
+            "/", "org.freedesktop.DBus.Mock", "AddObject",
+            [
+                .string(Self.device + "/service0010"), .string("org.bluez.GattService1"),
+                .propertyMap([
+                    ("UUID", .string(GATTService.heartRate.uuid.description)), ("Primary", .boolean(true)),
+                    ("Device", .objectPath(Self.device)),
+                ]), .array(elementSignature: "(ssss)", []),
+            ])
+        try await call(
+            "/", "org.freedesktop.DBus.Mock", "AddObject",
+            [
+                .string(Self.device + "/service0010/char0011"), .string("org.bluez.GattCharacteristic1"),
+                .propertyMap([
+                    ("UUID", .string(GATTCharacteristic.heartRateMeasurement.uuid.description)),
+                    ("Service", .objectPath(Self.device + "/service0010")),
+                    ("Flags", .array(elementSignature: "s", [.string("notify")])), ("Value", .bytes([])),
+                    ("Notifying", .boolean(false)),
+                ]),
+                .array(
+                    elementSignature: "(ssss)",
+                    [
+                        .structure([.string("StartNotify"), .string(""), .string(""), .string("")]),
+                        .structure([.string("StopNotify"), .string(""), .string(""), .string("")]),
+                    ]),
+            ])
+    }
+
+    func stop() async {
+        await control.close()
+        process.stop()
+        bus.stop()
+    }
+}
+
+@Suite("BlueZ adapter against python-dbusmock's bluez5 template", .serialized)
+struct DBusMockTests {
+    let sensor = SensorIdentity(adapter: "hci0", address: "11:22:33:44:55:66")
+
+    @Test("GATT object layout: service/char paths, ServicesResolved, StartNotify, Value notifications decoded")
+    func gattLayout() async throws {
+        let mock = try await MockBlueZ.start()
+        do {
+            try await mock.addHeartRateService()
+            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            let adapter = try await BlueZAdapter.open(connection: connection, options: fastOptions, logger: testLogger)
+            #expect(adapter.name == "hci0")
+            let log = EventLog(adapter.events())
+            // The template's Connect never sets ServicesResolved: play bluetoothd's part once it has.
+            let resolver = Task {
+                while (try? await mock.call(MockBlueZ.device, "org.freedesktop.DBus.Mock", "GetCalls"))?.first?.arrayElements?
+                    .contains(where: { $0.arrayElements?.dropFirst().first?.string == "Connect" }) != true
+                {
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
+                try? await mock.call(
+                    MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+                    [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+            }
+            try await adapter.connect(sensor)
+            _ = await resolver.value
+            await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+            for frame: [UInt8] in [[0x06, 0x48], [0x16, 0x4A, 0x00, 0x04], [0x10, 0x48, 0x2C, 0x03, 0x01], [0x00, 0x4C]] {
+                try await mock.call(
+                    MockBlueZ.device + "/service0010/char0011", "org.freedesktop.DBus.Mock", "UpdateProperties",
+                    [.string("org.bluez.GattCharacteristic1"), .propertyMap([("Value", .bytes(frame))])])
+            }
+            await log.wait("three frames and one refusal") { events in
+                log.heartRates.count == 3
+                    && events.contains { if case .decodingFailed(_, let error, _) = $0 { error.reason == .trailingBytes(count: 1) } else { false } }
+            }
+            #expect(log.heartRates == [72, 74, 76], "the malformed frame between them lost nothing")
+            await adapter.shutdown()
+            await connection.close()
+        } catch {
+            await mock.stop()
+            throw error
+        }
+        await mock.stop()
+    }
+
+    @Test("a device that never reaches ServicesResolved: connect fails after the timeout and disconnects")
+    func neverResolved() async throws {
+        let mock = try await MockBlueZ.start()
+        do {
+            try await mock.addHeartRateService()
+            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            var options = fastOptions
+            options.servicesTimeout = .milliseconds(800)
+            options.reconnects = false
+            let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: testLogger)
+            let log = EventLog(adapter.events())
+            await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
+            let calls = try await mock.call(MockBlueZ.device, "org.freedesktop.DBus.Mock", "GetCalls")
+            let names = calls.first?.arrayElements?.compactMap { $0.arrayElements?.dropFirst().first?.string } ?? []
+            #expect(names.contains("Connect"))
+            #expect(names.contains("Disconnect"), "the half-open link is torn down")
+            await log.wait("the timeout to be reported") { $0.contains(.connectionChanged(sensor, .disconnected(.timeout))) }
+            await adapter.shutdown()
+            await connection.close()
+        } catch {
+            await mock.stop()
+            throw error
+        }
+        await mock.stop()
+    }
+
+    @Test("an object that vanishes: lost is reported, connect refuses it, BlueZ answers UnknownObject")
+    func vanishingObject() async throws {
+        let mock = try await MockBlueZ.start()
+        do {
+            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            let adapter = try await BlueZAdapter.open(connection: connection, options: fastOptions, logger: testLogger)
+            let log = EventLog(adapter.events())
+            try await adapter.startDiscovery(services: [])
+            try await mock.call("/org/bluez/hci0", "org.bluez.Adapter1", "RemoveDevice", [.objectPath(MockBlueZ.device)])
+            await log.wait("the device to be lost") { $0.contains(.lost(SensorIdentity(adapter: "hci0", address: "11:22:33:44:55:66"))) }
+            await #expect(throws: SensorAdapterError.unknownSensor(sensor)) { try await adapter.connect(sensor) }
+            do {
+                try await mock.call(MockBlueZ.device, "org.bluez.Device1", "Connect")
+                Issue.record("expected UnknownObject")
+            } catch let error as DBusError {
+                #expect(BlueZError(error).code == .unknownObject)
+            }
+            await adapter.shutdown()
+            await connection.close()
+        } catch {
+            await mock.stop()
+            throw error
+        }
+        await mock.stop()
+    }
+}
+
+@Suite("BlueZ error classification")
+struct BlueZErrorTests {
+    @Test("the error table of bluez.md", arguments: [
+        ("org.bluez.Error.Failed", "le-connection-abort-by-local", BlueZError.Code.connectionAbortedByLocal),
+        ("org.bluez.Error.Failed", "Software caused connection abort", .connectionAbortedByLocal),
+        ("org.bluez.Error.Failed", "br-connection-canceled", .transientConnectionFailure),
+        ("org.bluez.Error.Failed", "le-connection-abort-by-remote", .transientConnectionFailure),
+        ("org.freedesktop.DBus.Error.NoReply", "Did not receive a reply", .transientConnectionFailure),
+        ("org.bluez.Error.InProgress", "Operation already in progress", .inProgress),
+        ("org.bluez.Error.AlreadyExists", "Already Exists", .alreadyExists),
+        ("org.bluez.Error.NotReady", "Resource Not Ready", .notReady),
+        ("org.bluez.Error.Busy", "", .busy),
+        ("org.bluez.Error.NotPermitted", "Notify acquired", .notPermitted),
+        ("org.freedesktop.DBus.Error.UnknownObject", "Unknown object", .unknownObject),
+        ("org.freedesktop.DBus.Error.ServiceUnknown", "The name org.bluez was not provided", .serviceUnavailable),
+        ("org.bluez.Error.AuthenticationFailed", "", .authenticationFailed),
+        ("org.bluez.Error.Failed", "le-connection-key-missing", .authenticationFailed),
+        ("org.bluez.Error.Failed", "Operation failed with ATT error: 0x80", .attError(0x80)),
+        ("org.bluez.Error.Failed", "something else", .other),
+    ])
+    func classify(_ name: String, _ message: String, _ code: BlueZError.Code) {
+        #expect(BlueZError(DBusError(name: name, message: message)).code == code)
+    }
+}

@@ -1,0 +1,115 @@
+public import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A child process started with posix_spawn, its output captured line by line.
+///
+/// Foundation's Process is avoided on purpose: the harness must stop every peer it starts by
+/// PID, reap it itself, and never block a test thread on a run loop.
+public final class Spawned: Sendable {
+    /// The child's PID.
+    public let pid: pid_t
+    /// A name for messages.
+    public let label: String
+    private let lines = Mutex<[String]>([])
+    private let exit = Mutex<Int32?>(nil)
+
+    /// Starts `executable` with `arguments`; `environment` entries are added to this process's.
+    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], label: String? = nil)
+        throws
+    {
+        self.label = label ?? URL(fileURLWithPath: executable).lastPathComponent
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, ends[1], 2)
+        posix_spawn_file_actions_addclose(&actions, ends[0])
+        var merged = ProcessInfo.processInfo.environment
+        merged["PYTHONUNBUFFERED"] = "1"
+        for (key, value) in environment { merged[key] = value }
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var child: pid_t = 0
+        let status = posix_spawn(&child, executable, &actions, nil, argv, envp)
+        close(ends[1])
+        guard status == 0 else {
+            close(ends[0])
+            throw CocoaError(.executableNotLoadable)
+        }
+        pid = child
+        let reader = ends[0]
+        Thread.detachNewThread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            var pending = Data()
+            while true {
+                let count = read(reader, &buffer, buffer.count)
+                if count <= 0 { break }
+                pending.append(contentsOf: buffer[0..<count])
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                    pending.removeSubrange(pending.startIndex...newline)
+                    self.lines.withLock { $0.append(line) }
+                }
+            }
+            close(reader)
+        }
+    }
+
+    /// Every line the child printed so far.
+    public var output: [String] { lines.withLock { $0 } }
+
+    /// Waits until a line satisfies `predicate`; returns it, or `nil` after `timeout`.
+    @discardableResult
+    public func waitForLine(timeout: Duration = .seconds(10), _ predicate: (String) -> Bool) async -> String? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let line = output.first(where: predicate) { return line }
+            if !isRunning { return output.first(where: predicate) }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return output.first(where: predicate)
+    }
+
+    /// Whether the child is still running (it is reaped here when it has exited).
+    public var isRunning: Bool {
+        if exit.withLock({ $0 }) != nil { return false }
+        var status: Int32 = 0
+        let result = waitpid(pid, &status, WNOHANG)
+        if result == pid { exit.withLock { $0 = (status >> 8) & 0xFF } }
+        return result == 0
+    }
+
+    /// The exit status once the child has exited (and been reaped by ``isRunning`` or ``wait()``).
+    public var exitStatus: Int32? { exit.withLock { $0 } }
+
+    /// Waits for the child to exit, at most `timeout`; returns its exit status.
+    @discardableResult
+    public func wait(timeout: Duration = .seconds(30)) async -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        return exitStatus
+    }
+
+    /// Stops the child by PID: SIGTERM, then SIGKILL after 3 s; always reaps it.
+    public func stop() {
+        guard isRunning else { return }
+        kill(pid, SIGTERM)
+        for _ in 0..<60 where isRunning { usleep(50_000) }
+        if isRunning {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+            exit.withLock { $0 = -1 }
+        }
+    }
+}
