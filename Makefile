@@ -3,11 +3,14 @@ SWIFT ?= swift
 SYSTEM_PACKAGES := pkg-config libdbus-1-dev dbus python3-venv python3-dbus python3-gi
 BIN := .build/debug/hrbridge
 
-.PHONY: demo test setup build format check-format bench
+.PHONY: demo test setup python-peers build format check-format bench
 
 setup:
 	@scripts/check-toolchain.sh
 	@scripts/ensure-system-packages.sh $(SYSTEM_PACKAGES)
+
+python-peers: setup
+	@scripts/setup-python.sh
 
 build: setup
 	$(SWIFT) build
@@ -23,7 +26,7 @@ check-format:
 format:
 	$(SWIFT) format format --in-place --parallel $$(git ls-files -co --exclude-standard '*.swift')
 
-test: setup check-format
+test: python-peers check-format
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 

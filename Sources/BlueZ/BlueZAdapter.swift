@@ -91,7 +91,8 @@ public actor BlueZAdapter: SensorAdapter {
             throw .adapterUnavailable("BlueZ has no Bluetooth adapter")
         }
         guard names.contains(chosen) else {
-            throw .adapterUnavailable("no adapter \(chosen); BlueZ has \(names.isEmpty ? "none" : names.joined(separator: ", "))")
+            throw .adapterUnavailable(
+                "no adapter \(chosen); BlueZ has \(names.isEmpty ? "none" : names.joined(separator: ", "))")
         }
         let adapter = BlueZAdapter(
             name: chosen, connection: connection, options: options, clock: clock, logger: logger)
@@ -196,7 +197,8 @@ public actor BlueZAdapter: SensorAdapter {
         async throws(BlueZError)
     {
         try await call(
-            objectPath, "org.freedesktop.DBus.Properties", "Set", [.string(interface), .string(property), .variant(value)])
+            objectPath, "org.freedesktop.DBus.Properties", "Set",
+            [.string(interface), .string(property), .variant(value)])
     }
 
     private static func failure(_ error: BlueZError) -> SensorAdapterError {
@@ -214,12 +216,17 @@ public actor BlueZAdapter: SensorAdapter {
                 path, ObjectCache.adapterInterface, "SetDiscoveryFilter",
                 [
                     .propertyMap([
-                        ("UUIDs", .array(elementSignature: "s", wanted.map { .string($0.uuid.description) }.sorted { $0.string! < $1.string! })),
+                        (
+                            "UUIDs",
+                            .array(
+                                elementSignature: "s",
+                                wanted.map { .string($0.uuid.description) }.sorted { $0.string! < $1.string! })
+                        ),
                         ("Transport", .string("le")),
                     ])
                 ])
             try await call(path, ObjectCache.adapterInterface, "StartDiscovery")
-        } catch where error.code == .inProgress {
+        } catch  where error.code == .inProgress {
             // We already own a discovery session: it is running.
         } catch {
             throw Self.failure(error)
@@ -232,7 +239,7 @@ public actor BlueZAdapter: SensorAdapter {
         discoveryServices = nil
         do {
             try await call(path, ObjectCache.adapterInterface, "StopDiscovery")
-        } catch where error.code == .notReady || error.message.contains("No discovery started") {
+        } catch  where error.code == .notReady || error.message.contains("No discovery started") {
         } catch {
             throw Self.failure(error)
         }
@@ -283,8 +290,8 @@ public actor BlueZAdapter: SensorAdapter {
         broadcaster.yield(.connectionChanged(identity, .connecting))
         do {
             try await call(devicePath, ObjectCache.deviceInterface, "Connect", timeout: options.connectTimeout)
-        } catch where error.code == .alreadyConnected {
-        } catch where error.code == .inProgress {
+        } catch  where error.code == .alreadyConnected {
+        } catch  where error.code == .inProgress {
             // Someone else's Connect is pending: wait for it, else cancel it with Disconnect.
             if !(await waitFor(options.connectTimeout, { $0.deviceConnected(devicePath) })) {
                 _ = try? await call(devicePath, ObjectCache.deviceInterface, "Disconnect")
@@ -309,7 +316,8 @@ public actor BlueZAdapter: SensorAdapter {
         guard resolved else {
             _ = try? await call(devicePath, ObjectCache.deviceInterface, "Disconnect")
             broadcaster.yield(.connectionChanged(identity, .disconnected(.timeout)))
-            throw .failed(name: "org.hrbridge.Error.ServicesNotResolved", message: "services never resolved for \(address)")
+            throw .failed(
+                name: "org.hrbridge.Error.ServicesNotResolved", message: "services never resolved for \(address)")
         }
         try await subscribe(address: address, devicePath: devicePath, identity: identity)
     }
@@ -319,7 +327,9 @@ public actor BlueZAdapter: SensorAdapter {
         .treadmillData,
     ]
 
-    private func subscribe(address: String, devicePath: String, identity: SensorIdentity) async throws(SensorAdapterError) {
+    private func subscribe(address: String, devicePath: String, identity: SensorIdentity)
+        async throws(SensorAdapterError)
+    {
         var services: Set<GATTService> = []
         for characteristic in Self.measurementCharacteristics {
             guard let characteristicPath = cache.path(of: characteristic, on: devicePath) else { continue }
@@ -329,7 +339,7 @@ public actor BlueZAdapter: SensorAdapter {
             guard sessions[address]?.subscribed.contains(characteristicPath) != true else { continue }
             do {
                 try await call(characteristicPath, ObjectCache.characteristicInterface, "StartNotify")
-            } catch where error.code == .inProgress {
+            } catch  where error.code == .inProgress {
             } catch {
                 _ = try? await call(devicePath, ObjectCache.deviceInterface, "Disconnect")
                 broadcaster.yield(.connectionChanged(identity, .disconnected(.failed("StartNotify: \(error)"))))
@@ -421,7 +431,7 @@ public actor BlueZAdapter: SensorAdapter {
         try await trust(sensor)
         do {
             try await call(devicePath, ObjectCache.deviceInterface, "Pair", timeout: .seconds(60))
-        } catch where error.code == .alreadyExists {
+        } catch  where error.code == .alreadyExists {
         } catch {
             throw Self.failure(error)
         }
@@ -461,7 +471,10 @@ public actor BlueZAdapter: SensorAdapter {
         do {
             try await call(
                 controlPoint, ObjectCache.characteristicInterface, "WriteValue",
-                [.bytes(HeartRateControlPoint.resetEnergyExpended.encoded()), .propertyMap([("type", .string("request"))])])
+                [
+                    .bytes(HeartRateControlPoint.resetEnergyExpended.encoded()),
+                    .propertyMap([("type", .string("request"))]),
+                ])
         } catch {
             if case .attError(let code) = error.code {
                 throw .controlPoint(HeartRateControlPoint.error(forATTError: ATTErrorCode(rawValue: code)))
@@ -493,7 +506,8 @@ public actor BlueZAdapter: SensorAdapter {
             guard signal.arguments.count >= 2, let interface = signal.arguments[0].string,
                 let changed = signal.arguments[1].stringDictionary
             else { return }
-            let invalidated = signal.arguments.count > 2 ? signal.arguments[2].arrayElements?.compactMap(\.string) ?? [] : []
+            let invalidated =
+                signal.arguments.count > 2 ? signal.arguments[2].arrayElements?.compactMap(\.string) ?? [] : []
             cache.update(path: signal.path, interface: interface, changed: changed, invalidated: invalidated)
             propertiesChanged(path: signal.path, interface: interface, changed: changed)
         default:
@@ -517,7 +531,8 @@ public actor BlueZAdapter: SensorAdapter {
                 linkDropped(address: address)
             }
         case ObjectCache.batteryInterface:
-            guard let percent = changed["Percentage"]?.integer, let devicePath = BlueZPaths.device(containing: objectPath),
+            guard let percent = changed["Percentage"]?.integer,
+                let devicePath = BlueZPaths.device(containing: objectPath),
                 let address = BlueZPaths.address(ofDevice: devicePath), let session = sessions[address]
             else { return }
             broadcaster.yield(.batteryLevel(session.identity, UInt8(clamping: percent)))
@@ -535,7 +550,8 @@ public actor BlueZAdapter: SensorAdapter {
             }
             broadcaster.yield(
                 .measurement(
-                    SensorMeasurement(sensor: identity, characteristic: characteristic, value: value, receivedAt: clock.now())))
+                    SensorMeasurement(
+                        sensor: identity, characteristic: characteristic, value: value, receivedAt: clock.now())))
         } catch {
             logger.warning(
                 "frame refused",

@@ -83,11 +83,12 @@ public final class DBusConnection: Sendable {
             // Not closed: the loop thread may still use the connection, so it closes and releases
             // it there, then stops. The thread keeps the loop alive until then.
             nonisolated(unsafe) let pointer = self.pointer
+            let loop = self.loop
             loop.perform {
                 dbus_connection_close(pointer)
                 dbus_connection_unref(pointer)
+                loop.requestStop()
             }
-            loop.requestStop()
         }
     }
 

@@ -176,7 +176,8 @@ final class MainLoop: @unchecked Sendable {
                 return (lists.watches, lists.timeouts, lists.stopped, lists.work)
             }
             for job in work { job() }
-            if stopped { break }
+            // A job may have released the connection and asked to stop: check again before polling.
+            if stopped || withLists({ $0.stopped }) { break }
             descriptors.removeAll(keepingCapacity: true)
             descriptors.append(pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0))
             var polled: [OpaquePointer] = []

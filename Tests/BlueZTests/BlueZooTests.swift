@@ -67,26 +67,36 @@ struct BlueZooTests {
     static let strapAddress = "00:00:00:00:00:02"
     static let thermometer = "00:00:00:00:00:03"
 
-    @Test("discovers the strap through the filter, ignores another device, streams every frame in order, survives a dropped link")
+    @Test(
+        "discovers the strap through the filter, ignores another device, streams every frame in order, survives a dropped link"
+    )
     func streamAndReconnect() async throws {
         try await withBlueZoo(adapters: [Self.central, Self.strapAddress, Self.thermometer]) { bed in
             let strap = try await bed.startStrap(address: Self.strapAddress, frames: strapFrames(40), interval: 0.03)
-            _ = try await bed.startStrap(address: Self.thermometer, frames: ["00 00"], service: "181a", name: "Thermometer")
+            _ = try await bed.startStrap(
+                address: Self.thermometer, frames: ["00 00"], service: "181a", name: "Thermometer")
             let connection = try DBusConnection(bus: .address(bed.bus.address), logger: testLogger)
             let adapter = try await BlueZAdapter.open(
                 adapter: "hci0", connection: connection, options: fastOptions, logger: testLogger)
             let log = EventLog(adapter.events())
             try await adapter.startDiscovery(services: [.heartRate])
             await log.wait("the strap to be discovered") { events in
-                events.contains { if case .discovered(let sensor) = $0 { sensor.identity.address == Self.strapAddress } else { false } }
+                events.contains {
+                    if case .discovered(let sensor) = $0 { sensor.identity.address == Self.strapAddress } else { false }
+                }
             }
             // BlueZ sees the thermometer too (its filter is shared), but the bridge re-checks and ignores it.
             let deadline = ContinuousClock.now + .seconds(10)
-            while ContinuousClock.now < deadline, await !adapter.knownDevices().contains(where: { $0.identity.address == Self.thermometer }) {
+            while ContinuousClock.now < deadline,
+                await !adapter.knownDevices().contains(where: { $0.identity.address == Self.thermometer })
+            {
                 try await Task.sleep(for: .milliseconds(50))
             }
             #expect(await adapter.knownDevices().contains { $0.identity.address == Self.thermometer })
-            #expect(!log.all.contains { if case .discovered(let sensor) = $0 { sensor.identity.address == Self.thermometer } else { false } })
+            #expect(
+                !log.all.contains {
+                    if case .discovered(let sensor) = $0 { sensor.identity.address == Self.thermometer } else { false }
+                })
             try await adapter.stopDiscovery()
 
             let sensor = SensorIdentity(adapter: "hci0", address: Self.strapAddress)
@@ -94,7 +104,14 @@ struct BlueZooTests {
             await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
             #expect(log.all.contains(.batteryLevel(sensor, 90)))
             #expect(log.all.contains(.bodySensorLocation(sensor, .chest)))
-            #expect(log.all.contains { if case .deviceInformation(_, let info) = $0 { info.manufacturerName == "hrbridge" && info.modelNumber == "Test Strap" } else { false } })
+            #expect(
+                log.all.contains {
+                    if case .deviceInformation(_, let info) = $0 {
+                        info.manufacturerName == "hrbridge" && info.modelNumber == "Test Strap"
+                    } else {
+                        false
+                    }
+                })
             await log.wait("15 frames") { _ in log.heartRates.count >= 15 }
 
             // The strap stops sending; the link drops. BlueZoo 1.0.2 does not carry a peripheral-side
@@ -109,18 +126,23 @@ struct BlueZooTests {
                 destination: "org.bluez", path: "/org/bluez/hci0/dev_00_00_00_00_00_02", interface: "org.bluez.Device1",
                 member: "Disconnect")
             await radio.close()
-            await log.wait("the drop to be reported") { $0.contains(.connectionChanged(sensor, .disconnected(.linkLost))) }
+            await log.wait("the drop to be reported") {
+                $0.contains(.connectionChanged(sensor, .disconnected(.linkLost)))
+            }
             await log.wait("the reconnection", timeout: .seconds(20)) { events in
                 events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 2
             }
             // The strap comes back: it sends the rest through the notify session BlueZ re-armed.
             try strap.send("resume")
             await log.wait("the rest of the frames", timeout: .seconds(20)) { _ in log.heartRates.count >= 40 }
-            #expect(log.heartRates == (0..<40).map { UInt16(60 + $0) }, "every frame, in order, nothing lost or repeated")
+            #expect(
+                log.heartRates == (0..<40).map { UInt16(60 + $0) }, "every frame, in order, nothing lost or repeated")
             #expect(log.all.filter { $0 == .connectionChanged(sensor, .ready) }.count == 2)
 
             try await adapter.disconnect(sensor)
-            await log.wait("the requested disconnect") { $0.last == .connectionChanged(sensor, .disconnected(.requested)) }
+            await log.wait("the requested disconnect") {
+                $0.last == .connectionChanged(sensor, .disconnected(.requested))
+            }
             await adapter.shutdown()
             await connection.close()
         }
@@ -131,8 +153,10 @@ struct BlueZooTests {
         try await withBlueZoo(adapters: [Self.central, Self.strapAddress]) { bed in
             _ = try await bed.startStrap(address: Self.strapAddress, frames: strapFrames(25), interval: 0.03)
             let executable = packageRoot.appendingPathComponent(".build/debug/hrbridge").path
-            let binary = FileManager.default.isExecutableFile(atPath: executable)
-                ? executable : URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            let binary =
+                FileManager.default.isExecutableFile(atPath: executable)
+                ? executable
+                : URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
                     .appendingPathComponent("hrbridge").path
             let monitor = try Spawned(
                 binary, ["monitor", "--adapter", "hci0", "--json", "--duration", "6"],
@@ -146,7 +170,8 @@ struct BlueZooTests {
             let measurements = objects.filter { $0["heartRate"] != nil }
             #expect(measurements.map { $0["heartRate"] as? Int } == (0..<25).map { 60 + $0 })
             let first = try #require(measurements.first)
-            #expect(Set(first.keys) == ["time", "sensor", "heartRate", "sensorContact", "energyExpended", "rrIntervals"])
+            #expect(
+                Set(first.keys) == ["time", "sensor", "heartRate", "sensorContact", "energyExpended", "rrIntervals"])
             #expect(first["sensor"] as? String == Self.strapAddress)
             #expect(first["sensorContact"] as? String == "detected")
             #expect(first["energyExpended"] is NSNull)
@@ -160,14 +185,18 @@ struct BlueZooTests {
     @Test("without org.bluez on the bus, commands say so in one line and exit 69")
     func noBluetoothd() async throws {
         try await withPrivateBus { bus in
-            let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+                .deletingLastPathComponent()
                 .appendingPathComponent("hrbridge").path
-            let scan = try Spawned(executable, ["scan", "--timeout", "1"], environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+            let scan = try Spawned(
+                executable, ["scan", "--timeout", "1"], environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
             #expect(await scan.wait() == 69)
             #expect(scan.output.count == 1)
             #expect(scan.output.first?.contains("bluetoothd (org.bluez) is not running") == true)
             let connection = try DBusConnection(bus: .address(bus.address), logger: testLogger)
-            await #expect(throws: SensorAdapterError.adapterUnavailable("bluetoothd (org.bluez) is not running on the system bus")) {
+            await #expect(
+                throws: SensorAdapterError.adapterUnavailable("bluetoothd (org.bluez) is not running on the system bus")
+            ) {
                 _ = try await BlueZAdapter.open(connection: connection, logger: testLogger)
             }
             await connection.close()

@@ -40,7 +40,8 @@ struct MockBlueZ {
     func call(_ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue] = []) async throws
         -> [DBusValue]
     {
-        try await control.call(destination: "org.bluez", path: path, interface: interface, member: member, arguments: arguments)
+        try await control.call(
+            destination: "org.bluez", path: path, interface: interface, member: member, arguments: arguments)
     }
 
     /// Adds a Heart Rate service with a notifying 0x2A37 characteristic under the device.
@@ -73,6 +74,14 @@ struct MockBlueZ {
             ])
     }
 
+    /// The names of the methods called on `path`, from dbusmock's call log (`a(tsav)`).
+    func calls(on path: String) async throws -> [String] {
+        let log = try await call(path, "org.freedesktop.DBus.Mock", "GetCalls")
+        return log.first?.arrayElements?.compactMap {
+            if case .structure(let members) = $0, members.count > 1 { members[1].string } else { nil }
+        } ?? []
+    }
+
     func stop() async {
         await control.close()
         process.stop()
@@ -95,9 +104,7 @@ struct DBusMockTests {
             let log = EventLog(adapter.events())
             // The template's Connect never sets ServicesResolved: play bluetoothd's part once it has.
             let resolver = Task {
-                while (try? await mock.call(MockBlueZ.device, "org.freedesktop.DBus.Mock", "GetCalls"))?.first?.arrayElements?
-                    .contains(where: { $0.arrayElements?.dropFirst().first?.string == "Connect" }) != true
-                {
+                while (try? await mock.calls(on: MockBlueZ.device))?.contains("Connect") != true {
                     try? await Task.sleep(for: .milliseconds(20))
                 }
                 try? await mock.call(
@@ -107,14 +114,22 @@ struct DBusMockTests {
             try await adapter.connect(sensor)
             _ = await resolver.value
             await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
-            for frame: [UInt8] in [[0x06, 0x48], [0x16, 0x4A, 0x00, 0x04], [0x10, 0x48, 0x2C, 0x03, 0x01], [0x00, 0x4C]] {
+            for frame: [UInt8] in [
+                [0x06, 0x48], [0x16, 0x4A, 0x00, 0x04], [0x10, 0x48, 0x2C, 0x03, 0x01], [0x00, 0x4C],
+            ] {
                 try await mock.call(
                     MockBlueZ.device + "/service0010/char0011", "org.freedesktop.DBus.Mock", "UpdateProperties",
                     [.string("org.bluez.GattCharacteristic1"), .propertyMap([("Value", .bytes(frame))])])
             }
             await log.wait("three frames and one refusal") { events in
                 log.heartRates.count == 3
-                    && events.contains { if case .decodingFailed(_, let error, _) = $0 { error.reason == .trailingBytes(count: 1) } else { false } }
+                    && events.contains {
+                        if case .decodingFailed(_, let error, _) = $0 {
+                            error.reason == .trailingBytes(count: 1)
+                        } else {
+                            false
+                        }
+                    }
             }
             #expect(log.heartRates == [72, 74, 76], "the malformed frame between them lost nothing")
             await adapter.shutdown()
@@ -138,11 +153,12 @@ struct DBusMockTests {
             let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: testLogger)
             let log = EventLog(adapter.events())
             await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
-            let calls = try await mock.call(MockBlueZ.device, "org.freedesktop.DBus.Mock", "GetCalls")
-            let names = calls.first?.arrayElements?.compactMap { $0.arrayElements?.dropFirst().first?.string } ?? []
+            let names = try await mock.calls(on: MockBlueZ.device)
             #expect(names.contains("Connect"))
             #expect(names.contains("Disconnect"), "the half-open link is torn down")
-            await log.wait("the timeout to be reported") { $0.contains(.connectionChanged(sensor, .disconnected(.timeout))) }
+            await log.wait("the timeout to be reported") {
+                $0.contains(.connectionChanged(sensor, .disconnected(.timeout)))
+            }
             await adapter.shutdown()
             await connection.close()
         } catch {
@@ -160,8 +176,11 @@ struct DBusMockTests {
             let adapter = try await BlueZAdapter.open(connection: connection, options: fastOptions, logger: testLogger)
             let log = EventLog(adapter.events())
             try await adapter.startDiscovery(services: [])
-            try await mock.call("/org/bluez/hci0", "org.bluez.Adapter1", "RemoveDevice", [.objectPath(MockBlueZ.device)])
-            await log.wait("the device to be lost") { $0.contains(.lost(SensorIdentity(adapter: "hci0", address: "11:22:33:44:55:66"))) }
+            try await mock.call(
+                "/org/bluez/hci0", "org.bluez.Adapter1", "RemoveDevice", [.objectPath(MockBlueZ.device)])
+            await log.wait("the device to be lost") {
+                $0.contains(.lost(SensorIdentity(adapter: "hci0", address: "11:22:33:44:55:66")))
+            }
             await #expect(throws: SensorAdapterError.unknownSensor(sensor)) { try await adapter.connect(sensor) }
             do {
                 try await mock.call(MockBlueZ.device, "org.bluez.Device1", "Connect")
@@ -181,24 +200,26 @@ struct DBusMockTests {
 
 @Suite("BlueZ error classification")
 struct BlueZErrorTests {
-    @Test("the error table of bluez.md", arguments: [
-        ("org.bluez.Error.Failed", "le-connection-abort-by-local", BlueZError.Code.connectionAbortedByLocal),
-        ("org.bluez.Error.Failed", "Software caused connection abort", .connectionAbortedByLocal),
-        ("org.bluez.Error.Failed", "br-connection-canceled", .transientConnectionFailure),
-        ("org.bluez.Error.Failed", "le-connection-abort-by-remote", .transientConnectionFailure),
-        ("org.freedesktop.DBus.Error.NoReply", "Did not receive a reply", .transientConnectionFailure),
-        ("org.bluez.Error.InProgress", "Operation already in progress", .inProgress),
-        ("org.bluez.Error.AlreadyExists", "Already Exists", .alreadyExists),
-        ("org.bluez.Error.NotReady", "Resource Not Ready", .notReady),
-        ("org.bluez.Error.Busy", "", .busy),
-        ("org.bluez.Error.NotPermitted", "Notify acquired", .notPermitted),
-        ("org.freedesktop.DBus.Error.UnknownObject", "Unknown object", .unknownObject),
-        ("org.freedesktop.DBus.Error.ServiceUnknown", "The name org.bluez was not provided", .serviceUnavailable),
-        ("org.bluez.Error.AuthenticationFailed", "", .authenticationFailed),
-        ("org.bluez.Error.Failed", "le-connection-key-missing", .authenticationFailed),
-        ("org.bluez.Error.Failed", "Operation failed with ATT error: 0x80", .attError(0x80)),
-        ("org.bluez.Error.Failed", "something else", .other),
-    ])
+    @Test(
+        "the error table of bluez.md",
+        arguments: [
+            ("org.bluez.Error.Failed", "le-connection-abort-by-local", BlueZError.Code.connectionAbortedByLocal),
+            ("org.bluez.Error.Failed", "Software caused connection abort", .connectionAbortedByLocal),
+            ("org.bluez.Error.Failed", "br-connection-canceled", .transientConnectionFailure),
+            ("org.bluez.Error.Failed", "le-connection-abort-by-remote", .transientConnectionFailure),
+            ("org.freedesktop.DBus.Error.NoReply", "Did not receive a reply", .transientConnectionFailure),
+            ("org.bluez.Error.InProgress", "Operation already in progress", .inProgress),
+            ("org.bluez.Error.AlreadyExists", "Already Exists", .alreadyExists),
+            ("org.bluez.Error.NotReady", "Resource Not Ready", .notReady),
+            ("org.bluez.Error.Busy", "", .busy),
+            ("org.bluez.Error.NotPermitted", "Notify acquired", .notPermitted),
+            ("org.freedesktop.DBus.Error.UnknownObject", "Unknown object", .unknownObject),
+            ("org.freedesktop.DBus.Error.ServiceUnknown", "The name org.bluez was not provided", .serviceUnavailable),
+            ("org.bluez.Error.AuthenticationFailed", "", .authenticationFailed),
+            ("org.bluez.Error.Failed", "le-connection-key-missing", .authenticationFailed),
+            ("org.bluez.Error.Failed", "Operation failed with ATT error: 0x80", .attError(0x80)),
+            ("org.bluez.Error.Failed", "something else", .other),
+        ])
     func classify(_ name: String, _ message: String, _ code: BlueZError.Code) {
         #expect(BlueZError(DBusError(name: name, message: message)).code == code)
     }

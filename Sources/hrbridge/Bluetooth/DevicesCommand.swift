@@ -80,7 +80,8 @@ struct PairCommand: AsyncParsableCommand {
             }
             try? await adapter.stopDiscovery()
             guard found else {
-                StandardError.write("hrbridge: \(sensor.address) not found in \(Int(timeout)) s; is it worn and advertising?")
+                StandardError.write(
+                    "hrbridge: \(sensor.address) not found in \(Int(timeout)) s; is it worn and advertising?")
                 await adapter.shutdown()
                 await connection.close()
                 throw ExitCode(69)

@@ -52,8 +52,10 @@ struct MonitorCommand: AsyncParsableCommand {
         }
         var targets = addresses.map { SensorIdentity(adapter: adapter.name, address: $0.uppercased()) }
         if targets.isEmpty {
-            targets = await adapter.knownDevices().filter { $0.services.contains(.heartRate) && ($0.paired || $0.trusted) }
-                .map(\.identity)
+            targets = await adapter.knownDevices().filter {
+                $0.services.contains(.heartRate) && ($0.paired || $0.trusted)
+            }
+            .map(\.identity)
         }
         let allTargetsKnown = await allKnown(targets, adapter)
         if targets.isEmpty || !allTargetsKnown {
@@ -137,7 +139,8 @@ final class MonitorStatistics: Sendable {
     func record(_ event: SensorEvent) {
         counters.withLock { counters in
             switch event {
-            case .measurement(let measurement): counters[measurement.sensor.address, default: Counters()].framesDecoded += 1
+            case .measurement(let measurement):
+                counters[measurement.sensor.address, default: Counters()].framesDecoded += 1
             case .decodingFailed(let sensor, _, _): counters[sensor.address, default: Counters()].framesRejected += 1
             case .connectionChanged(let sensor, .ready):
                 if counters[sensor.address, default: Counters()].connections > 0 {
@@ -202,7 +205,8 @@ final class MonitorView: @unchecked Sendable {
                 update(
                     measurement.sensor.address,
                     "\(measurement.sensor.name ?? measurement.sensor.address)  \(measurement.sensor.address)  "
-                        + "♥ \(frame.heartRate) bpm  contact \(frame.sensorContact.rawValue)  RR \(rr.isEmpty ? "-" : rr)")
+                        + "♥ \(frame.heartRate) bpm  contact \(frame.sensorContact.rawValue)  RR \(rr.isEmpty ? "-" : rr)"
+                )
             }
         case .connectionChanged(let sensor, .ready):
             let wasDown = lock.withLock { disconnected.remove(sensor.address) != nil }
@@ -211,10 +215,17 @@ final class MonitorView: @unchecked Sendable {
             lock.withLock { _ = disconnected.insert(sensor.address) }
             status("disconnected", sensor: sensor.address, detail: reason.description)
         case .connectionChanged(let sensor, .connecting):
-            if lock.withLock({ disconnected.contains(sensor.address) }) { status("reconnecting", sensor: sensor.address) }
+            if lock.withLock({ disconnected.contains(sensor.address) }) {
+                status("reconnecting", sensor: sensor.address)
+            }
         case .batteryLevel(let sensor, let percent):
             if json {
-                lock.withLock { write(["event": "battery", "sensor": sensor.address, "batteryLevel": Int(percent), "time": ISO8601.format(Date())]) }
+                lock.withLock {
+                    write([
+                        "event": "battery", "sensor": sensor.address, "batteryLevel": Int(percent),
+                        "time": ISO8601.format(Date()),
+                    ])
+                }
             }
         case .decodingFailed(let sensor, let error, let bytes):
             lock.lock()
@@ -222,7 +233,8 @@ final class MonitorView: @unchecked Sendable {
             if json {
                 write([
                     "event": "frameRefused", "sensor": sensor.address, "error": error.description,
-                    "bytes": bytes.map { String(format: "%02x", $0) }.joined(separator: " "), "time": ISO8601.format(Date()),
+                    "bytes": bytes.map { String(format: "%02x", $0) }.joined(separator: " "),
+                    "time": ISO8601.format(Date()),
                 ])
             }
         default:
@@ -264,7 +276,8 @@ final class MonitorView: @unchecked Sendable {
             for (address, counter) in counters.sorted(by: { $0.key < $1.key }) {
                 StandardError.write(
                     "\(address): \(counter.framesDecoded) frames decoded, \(counter.framesRejected) refused, "
-                        + "\(counter.connections) connections, \(counter.disconnections) disconnections, \(counter.reconnects) reconnects")
+                        + "\(counter.connections) connections, \(counter.disconnections) disconnections, \(counter.reconnects) reconnects"
+                )
             }
         }
     }
