@@ -182,6 +182,30 @@ struct BlueZooTests {
         }
     }
 
+    @Test("`hrbridge workout run --adapter bluez` records a workout from a strap through BlueZ")
+    func workoutOverBlueZ() async throws {
+        try await withBlueZoo(adapters: [Self.central, Self.strapAddress]) { bed in
+            _ = try await bed.startStrap(address: Self.strapAddress, frames: strapFrames(60), interval: 0.05)
+            let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+                .appendingPathComponent("hrbridge").path
+            let run = try Spawned(
+                binary,
+                [
+                    "workout", "run", "--adapter", "bluez", "--bluetooth-adapter", "hci0", "--sensor", Self.strapAddress,
+                    "--duration", "6s", "--json",
+                ], environment: ["DBUS_SYSTEM_BUS_ADDRESS": bed.bus.address], label: "workout")
+            defer { run.stop() }
+            #expect(await run.wait(timeout: .seconds(60)) == 0, "\(run.output.suffix(5))")
+            let summary = try #require(
+                run.output.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+            let statistics = try #require(summary["statistics"] as? [String: [String: Any]])
+            let heartRate = try #require(statistics["heartRate"])
+            #expect((heartRate["count"] as? Int ?? 0) >= 40)
+            #expect(heartRate["min"] as? Double == 60)
+            #expect(summary["elapsedTime"] as? Double == 6)
+        }
+    }
+
     @Test("without org.bluez on the bus, commands say so in one line and exit 69")
     func noBluetoothd() async throws {
         try await withPrivateBus { bus in

@@ -50,19 +50,7 @@ struct MonitorCommand: AsyncParsableCommand {
                 view.show(event, statistics: statistics)
             }
         }
-        var targets = addresses.map { SensorIdentity(adapter: adapter.name, address: $0.uppercased()) }
-        if targets.isEmpty {
-            targets = await adapter.knownDevices().filter {
-                $0.services.contains(.heartRate) && ($0.paired || $0.trusted)
-            }
-            .map(\.identity)
-        }
-        let allTargetsKnown = await allKnown(targets, adapter)
-        if targets.isEmpty || !allTargetsKnown {
-            try? await adapter.startDiscovery(services: [.heartRate])
-            targets = await discover(targets, adapter: adapter, events: adapter.events())
-            try? await adapter.stopDiscovery()
-        }
+        let targets = await StrapSelection.choose(adapter: adapter, addresses: addresses)
         guard !targets.isEmpty else {
             StandardError.write("hrbridge: no heart-rate strap found; is it worn and advertising?")
             await adapter.shutdown()
@@ -88,39 +76,6 @@ struct MonitorCommand: AsyncParsableCommand {
         await printer.value
         await connection.close()
         view.finish(statistics: statistics)
-    }
-
-    private func allKnown(_ targets: [SensorIdentity], _ adapter: BlueZAdapter) async -> Bool {
-        let known = Set(await adapter.knownDevices().map(\.identity))
-        return targets.allSatisfy(known.contains)
-    }
-
-    /// Waits (30 s at most) for the wanted sensors, or for the first heart-rate sensor when none is named.
-    private func discover(
-        _ wanted: [SensorIdentity], adapter: BlueZAdapter, events: AsyncStream<SensorEvent>
-    ) async -> [SensorIdentity] {
-        let known = Set(await adapter.knownDevices().map(\.identity))
-        let initiallyMissing = Set(wanted).subtracting(known)
-        if !wanted.isEmpty && initiallyMissing.isEmpty { return wanted }
-        return await withTaskGroup(of: [SensorIdentity]?.self) { group in
-            group.addTask {
-                var missing = initiallyMissing
-                for await event in events {
-                    guard case .discovered(let sensor) = event, sensor.services.contains(.heartRate) else { continue }
-                    if wanted.isEmpty { return [sensor.identity] }
-                    missing.remove(sensor.identity)
-                    if missing.isEmpty { return wanted }
-                }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(30))
-                return nil
-            }
-            let result = await group.next() ?? nil
-            group.cancelAll()
-            return result ?? wanted.filter { known.contains($0) }
-        }
     }
 }
 

@@ -21,8 +21,12 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             {"kind":"zone",…}, {"kind":"sensor",…}, then a final summary object with the keys
             elapsedTime, statistics, zones, events, activities, hrv and activeEnergy.
 
+            --adapter bluez uses real straps through BlueZ (real time; --speed is ignored): the
+            --sensor addresses, else every known strap with the Heart Rate service, else the first
+            one found; --bluetooth-adapter picks hciN.
+
             Exit status: 0 done; 64 bad options; 65 bad scenario file (one line per problem, with
-            its JSON path); 69 adapter unavailable.
+            its JSON path); 69 adapter unavailable or no strap found.
             """
     )
 
@@ -34,6 +38,9 @@ struct WorkoutRunCommand: AsyncParsableCommand {
 
     @Option(help: "Sensor adapter: mock (the simulator) or bluez.")
     var adapter: String = "mock"
+
+    @Option(name: .customLong("bluetooth-adapter"), help: "With --adapter bluez: the Bluetooth adapter, e.g. hci1.")
+    var bluetoothAdapter: String?
 
     @Option(name: .customLong("sensor"), help: "Use only this sensor address (repeatable); default: every strap found.")
     var sensors: [String] = []
@@ -106,10 +113,6 @@ struct WorkoutRunCommand: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "hrbridge")
         logger.logLevel = verbose ? .info : .critical
-        guard adapter == "mock" else {
-            StandardError.write("hrbridge: the BlueZ adapter is not part of this build yet; use --adapter mock")
-            throw ExitCode(69)
-        }
         var scenario = Scenario.default
         if let path = self.scenario {
             do {
@@ -124,9 +127,21 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         let profile = UserProfile(
             id: athlete, age: age, sex: sex.flatMap(BiologicalSex.init(rawValue:)), weightKilograms: weight,
             restingHeartRate: restingHeartRate, maximumHeartRate: maximumHeartRate)
-        let workoutLength = duration.flatMap(ScenarioParser.duration) ?? max(scenario.duration, 60)
-        let clock = AcceleratedWallClock(speed: speed)
-        let mock = MockSensorAdapter(scenario: scenario, seed: seed, clock: clock, logger: logger)
+        let usesBlueZ = adapter == "bluez"
+        let defaultLength = usesBlueZ ? 30 * 60 : max(scenario.duration, 60)
+        let workoutLength = duration.flatMap(ScenarioParser.duration) ?? defaultLength
+        // Real straps run in real time: --speed applies to the simulator only.
+        let clock = AcceleratedWallClock(speed: usesBlueZ ? 1 : speed)
+        let sensorsSource: WorkoutSensors
+        if usesBlueZ {
+            var options = BluetoothOptions()
+            options.adapter = bluetoothAdapter
+            options.verbose = verbose
+            sensorsSource = try await WorkoutSensors.bluez(options: options, addresses: sensors, clock: clock)
+        } else {
+            let mock = MockSensorAdapter(scenario: scenario, seed: seed, clock: clock, logger: logger)
+            sensorsSource = try WorkoutSensors.mock(mock, addresses: sensors)
+        }
         let output = JSONLineWriter(enabled: json)
         var sampleSink: (@Sendable ([QuantitySample]) -> Void)?
         if json { sampleSink = { @Sendable samples in output.samples(samples) } }
@@ -138,7 +153,8 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             let custom = try parseZones(zones)
             try await builder.setCustomZoneConfiguration(custom, for: .heartRate)
         }
-        let dataSource = LiveDataSource(adapters: [mock], configuration: configuration, clock: clock, logger: logger)
+        let dataSource = LiveDataSource(
+            adapters: [sensorsSource.adapter], configuration: configuration, clock: clock, logger: logger)
         await dataSource.attach(to: builder)
 
         let tracker = SensorTracker()
@@ -154,20 +170,21 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             for await update in updates { output.builderUpdate(update) }
         }
 
-        let wanted = Set(sensors.map { $0.uppercased() })
-        let chosen = mock.sensors.filter { wanted.isEmpty || wanted.contains($0.address) }
-        guard !chosen.isEmpty else {
-            StandardError.write("hrbridge: no sensor matches --sensor \(sensors.joined(separator: ", "))")
-            throw ExitCode(69)
-        }
+        let chosen = sensorsSource.sensors
         // The first chosen strap is primary: zones, HRV and energy follow it; the rest are kept per source.
         let primary = SampleSource(adapter: chosen[0].adapter, address: chosen[0].address, name: chosen[0].name)
         for type in [QuantityType.heartRate, .heartbeatSeries, .activeEnergyBurned] {
             await builder.setPrimarySource(primary, for: type)
         }
-        try? await mock.startDiscovery(services: [.heartRate])
         try await session.prepare()
-        for sensor in chosen { try await mock.connect(sensor) }
+        for sensor in chosen {
+            do {
+                try await sensorsSource.adapter.connect(sensor)
+            } catch {
+                // The adapter keeps trying; the workout records whatever arrives.
+                StandardError.write("hrbridge: \(sensor.address): \(error); retrying in the background")
+            }
+        }
         let start = clock.now()
         try await session.startActivity(at: start)
         try await session.beginNewActivity(configuration: configuration, at: start)
@@ -202,7 +219,7 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         let stop = min(clock.now(), end)
         keyboard?.restore()
         // Deliver every frame up to the stop, however far the consumers lag at high --speed.
-        await mock.finish(at: stop)
+        await sensorsSource.finish(stop)
         await dataSource.drain()
         try await session.end(at: stop)
         let workout = try await builder.finishWorkout()
