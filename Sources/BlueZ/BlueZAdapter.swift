@@ -25,9 +25,20 @@ public actor BlueZAdapter: SensorAdapter {
         public var initialReconnectDelay: Duration = .milliseconds(500)
         /// Longest reconnect delay.
         public var maximumReconnectDelay: Duration = .seconds(30)
+        /// How notifications are received.
+        public var notifications: NotificationMethod = .startNotify
 
         /// Default options.
         public init() {}
+    }
+
+    /// How notifications reach the bridge.
+    public enum NotificationMethod: Sendable {
+        /// `StartNotify` + `PropertiesChanged(Value)` (the default, as bleak chose after #1885).
+        case startNotify
+        /// `AcquireNotify`: a SEQPACKET socket, one datagram per notification, re-acquired after
+        /// every reconnect; falls back to StartNotify where the characteristic does not offer it.
+        case acquireNotify
     }
 
     /// One sensor hrbridge wants connected.
@@ -36,6 +47,7 @@ public actor BlueZAdapter: SensorAdapter {
         var task: Task<Void, Never>?
         var ready = false
         var subscribed: Set<String> = []
+        var sockets: [String: NotificationSocket] = [:]
         var attempt = 0
     }
 
@@ -144,6 +156,7 @@ public actor BlueZAdapter: SensorAdapter {
             for characteristic in session.subscribed {
                 _ = try? await call(characteristic, "org.bluez.GattCharacteristic1", "StopNotify")
             }
+            for socket in session.sockets.values { socket.close() }
             sessions[address]?.subscribed = []
         }
         sessions = [:]
@@ -336,7 +349,20 @@ public actor BlueZAdapter: SensorAdapter {
             services.insert(characteristic.service)
             // BlueZ keeps a notify session per sender across reconnects and re-arms it by itself:
             // a second StartNotify would stack on peers that do not de-duplicate.
-            guard sessions[address]?.subscribed.contains(characteristicPath) != true else { continue }
+            guard sessions[address]?.subscribed.contains(characteristicPath) != true,
+                sessions[address]?.sockets[characteristicPath] == nil
+            else { continue }
+            if options.notifications == .acquireNotify,
+                cache.properties(characteristicPath, ObjectCache.characteristicInterface)?["NotifyAcquired"] != nil
+            {
+                do {
+                    try await acquire(
+                        characteristicPath, characteristic: characteristic, address: address, identity: identity)
+                    continue
+                } catch {
+                    logger.info("AcquireNotify failed, using StartNotify", metadata: ["error": "\(error)"])
+                }
+            }
             do {
                 try await call(characteristicPath, ObjectCache.characteristicInterface, "StartNotify")
             } catch  where error.code == .inProgress {
@@ -391,6 +417,30 @@ public actor BlueZAdapter: SensorAdapter {
         broadcaster.yield(.connectionChanged(identity, .ready))
     }
 
+    /// Takes the notification socket; each datagram is one frame. BlueZ closes it on disconnect.
+    private func acquire(
+        _ characteristicPath: String, characteristic: GATTCharacteristic, address: String, identity: SensorIdentity
+    ) async throws(BlueZError) {
+        let reply = try await call(
+            characteristicPath, ObjectCache.characteristicInterface, "AcquireNotify", [.propertyMap([])])
+        guard reply.count == 2, case .unixFD(let descriptor) = reply[0], let mtu = reply[1].integer else {
+            throw BlueZError(DBusError.unexpectedReply("AcquireNotify returned \(reply)"))
+        }
+        let socket = NotificationSocket(descriptor: descriptor, mtu: mtu)
+        sessions[address]?.sockets[characteristicPath] = socket
+        Task { [weak self] in
+            for await bytes in socket.datagrams {
+                await self?.notification(bytes, characteristic: characteristic, from: identity)
+            }
+            await self?.socketClosed(characteristicPath, address: address)
+        }
+    }
+
+    private func socketClosed(_ characteristicPath: String, address: String) {
+        sessions[address]?.sockets[characteristicPath]?.close()
+        sessions[address]?.sockets[characteristicPath] = nil
+    }
+
     private func read(_ characteristicPath: String) async throws(BlueZError) -> [UInt8] {
         let reply = try await call(
             characteristicPath, ObjectCache.characteristicInterface, "ReadValue", [.propertyMap([])])
@@ -416,6 +466,7 @@ public actor BlueZAdapter: SensorAdapter {
         for characteristic in session.subscribed {
             _ = try? await call(characteristic, ObjectCache.characteristicInterface, "StopNotify")
         }
+        for socket in session.sockets.values { socket.close() }
         do {
             try await call(devicePath, ObjectCache.deviceInterface, "Disconnect")
         } catch {

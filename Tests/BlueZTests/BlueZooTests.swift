@@ -191,7 +191,8 @@ struct BlueZooTests {
             let run = try Spawned(
                 binary,
                 [
-                    "workout", "run", "--adapter", "bluez", "--bluetooth-adapter", "hci0", "--sensor", Self.strapAddress,
+                    "workout", "run", "--adapter", "bluez", "--bluetooth-adapter", "hci0", "--sensor",
+                    Self.strapAddress,
                     "--duration", "6s", "--json",
                 ], environment: ["DBUS_SYSTEM_BUS_ADDRESS": bed.bus.address], label: "workout")
             defer { run.stop() }

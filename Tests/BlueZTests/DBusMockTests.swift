@@ -63,16 +63,32 @@ struct MockBlueZ {
                     ("UUID", .string(GATTCharacteristic.heartRateMeasurement.uuid.description)),
                     ("Service", .objectPath(Self.device + "/service0010")),
                     ("Flags", .array(elementSignature: "s", [.string("notify")])), ("Value", .bytes([])),
-                    ("Notifying", .boolean(false)),
+                    ("Notifying", .boolean(false)), ("NotifyAcquired", .boolean(false)),
                 ]),
                 .array(
                     elementSignature: "(ssss)",
                     [
                         .structure([.string("StartNotify"), .string(""), .string(""), .string("")]),
                         .structure([.string("StopNotify"), .string(""), .string(""), .string("")]),
+                        // A SEQPACKET socketpair, as bluetoothd makes: one datagram per notification.
+                        .structure([
+                            .string("AcquireNotify"), .string("a{sv}"), .string("hq"),
+                            .string(
+                                "import socket\nmine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)\n"
+                                    + "self.notify_socket = mine\nself.notify_peer = theirs\n"
+                                    + "ret = (dbus.types.UnixFd(theirs.fileno()), dbus.UInt16(23))"),
+                        ]),
                     ]),
             ])
+        try await call(
+            Self.characteristic, "org.freedesktop.DBus.Mock", "AddMethod",
+            [
+                .string("org.hrbridge.Test"), .string("Send"), .string("ay"), .string(""),
+                .string("self.notify_socket.send(bytes(args[0]))"),
+            ])
     }
+
+    static let characteristic = device + "/service0010/char0011"
 
     /// The names of the methods called on `path`, from dbusmock's call log (`a(tsav)`).
     func calls(on path: String) async throws -> [String] {
@@ -132,6 +148,37 @@ struct DBusMockTests {
                     }
             }
             #expect(log.heartRates == [72, 74, 76], "the malformed frame between them lost nothing")
+            await adapter.shutdown()
+            await connection.close()
+        } catch {
+            await mock.stop()
+            throw error
+        }
+        await mock.stop()
+    }
+
+    @Test("AcquireNotify: frames arrive as datagrams on the socket, in order, decoded")
+    func acquireNotify() async throws {
+        let mock = try await MockBlueZ.start()
+        do {
+            try await mock.addHeartRateService()
+            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            var options = fastOptions
+            options.notifications = .acquireNotify
+            let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: testLogger)
+            let log = EventLog(adapter.events())
+            try await mock.call(
+                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+            try await adapter.connect(sensor)
+            #expect(try await mock.calls(on: MockBlueZ.characteristic).contains("AcquireNotify"))
+            #expect(try await !mock.calls(on: MockBlueZ.characteristic).contains("StartNotify"))
+            for heartRate in 60..<110 {
+                try await mock.call(
+                    MockBlueZ.characteristic, "org.hrbridge.Test", "Send", [.bytes([0x06, UInt8(heartRate)])])
+            }
+            await log.wait("50 datagrams") { _ in log.heartRates.count == 50 }
+            #expect(log.heartRates == (60..<110).map(UInt16.init))
             await adapter.shutdown()
             await connection.close()
         } catch {

@@ -11,6 +11,9 @@ struct BluetoothOptions: ParsableArguments {
     @Option(help: "Bluetooth adapter, e.g. hci1 (default: the first one BlueZ has).")
     var adapter: String?
 
+    @Flag(help: "Receive notifications through AcquireNotify sockets instead of StartNotify.")
+    var acquireNotify = false
+
     @Flag(help: "Log D-Bus and sensor details to stderr.")
     var verbose = false
 
@@ -30,8 +33,10 @@ struct BluetoothOptions: ParsableArguments {
             throw ExitCode(69)
         }
         do {
+            var options = BlueZAdapter.Options()
+            options.notifications = acquireNotify ? .acquireNotify : .startNotify
             let adapter = try await BlueZAdapter.open(
-                adapter: self.adapter, connection: connection, clock: clock, logger: logger)
+                adapter: self.adapter, connection: connection, options: options, clock: clock, logger: logger)
             return (connection, adapter)
         } catch {
             await connection.close()

@@ -1,0 +1,46 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Reads the SEQPACKET socket `AcquireNotify` hands out: one datagram per notification.
+///
+/// A thread of its own blocks in `recv`; datagrams arrive in order on ``datagrams``, which ends at
+/// end of file (BlueZ closes the socket on every disconnect) or on an error.
+/// A zero-length notification cannot be told from end of file: that is the socket API's limit.
+final class NotificationSocket: Sendable {
+    let descriptor: Int32
+    let mtu: Int
+
+    /// The notifications, in order.
+    let datagrams: AsyncStream<[UInt8]>
+
+    init(descriptor: Int32, mtu: Int) {
+        self.descriptor = descriptor
+        self.mtu = max(mtu, 23)
+        let size = self.mtu + 3
+        let (stream, continuation) = AsyncStream<[UInt8]>.makeStream()
+        datagrams = stream
+        Thread.detachNewThread {
+            var buffer = [UInt8](repeating: 0, count: size)
+            while true {
+                let count = recv(descriptor, &buffer, size, 0)
+                if count > 0 {
+                    continuation.yield(Array(buffer[0..<count]))
+                } else if count < 0 && errno == EINTR {
+                    continue
+                } else {
+                    break
+                }
+            }
+            continuation.finish()
+        }
+    }
+
+    /// Releases the notification session: BlueZ stops when the socket closes.
+    func close() {
+        shutdown(descriptor, Int32(SHUT_RDWR))
+        _ = Glibc.close(descriptor)
+    }
+}
