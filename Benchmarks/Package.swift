@@ -5,7 +5,10 @@ import PackageDescription
 let package = Package(
     name: "hrbridge-benchmarks",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(name: "hrbridge", path: "..")],
+    dependencies: [
+        .package(name: "hrbridge", path: ".."),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
     targets: [
         .executableTarget(
             name: "DecodeBenchmark",
@@ -16,6 +19,15 @@ let package = Package(
             name: "BuilderBenchmark",
             dependencies: [
                 .product(name: "Workouts", package: "hrbridge"), .product(name: "Samples", package: "hrbridge"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .executableTarget(
+            name: "NotifyBenchmark",
+            dependencies: [
+                .product(name: "BlueZ", package: "hrbridge"), .product(name: "DBus", package: "hrbridge"),
+                .product(name: "GATT", package: "hrbridge"), .product(name: "Sensors", package: "hrbridge"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
