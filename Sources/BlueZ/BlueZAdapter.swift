@@ -238,13 +238,37 @@ public actor BlueZAdapter: SensorAdapter {
                         ("Transport", .string("le")),
                     ])
                 ])
-            try await call(path, ObjectCache.adapterInterface, "StartDiscovery")
+            do {
+                try await call(path, ObjectCache.adapterInterface, "StartDiscovery")
+            } catch  where error.code == .notReady {
+                try await powerOn()
+                try await call(path, ObjectCache.adapterInterface, "StartDiscovery")
+            }
         } catch  where error.code == .inProgress {
             // We already own a discovery session: it is running.
         } catch {
             throw Self.failure(error)
         }
         for device in cache.devices(under: path) { announceIfMatching(device) }
+    }
+
+    /// The adapter is off (`NotReady`): set `Powered`, retrying while BlueZ answers `Busy`, and wait
+    /// for `Powered=true`.
+    private func powerOn() async throws(BlueZError) {
+        logger.info("adapter not ready: powering it on", metadata: ["adapter": "\(name)"])
+        var attempts = 0
+        while true {
+            do {
+                try await setProperty(path, ObjectCache.adapterInterface, "Powered", .boolean(true))
+                break
+            } catch  where error.code == .busy && attempts < 10 {
+                attempts += 1
+                try? await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        _ = await waitFor(.seconds(3)) {
+            $0.properties(self.path, ObjectCache.adapterInterface)?["Powered"]?.bool == true
+        }
     }
 
     /// Stops discovering.
@@ -304,6 +328,14 @@ public actor BlueZAdapter: SensorAdapter {
         do {
             try await call(devicePath, ObjectCache.deviceInterface, "Connect", timeout: options.connectTimeout)
         } catch  where error.code == .alreadyConnected {
+        } catch  where error.code == .notReady {
+            do {
+                try await powerOn()
+                try await call(devicePath, ObjectCache.deviceInterface, "Connect", timeout: options.connectTimeout)
+            } catch {
+                broadcaster.yield(.connectionChanged(identity, .disconnected(.adapterUnavailable)))
+                throw Self.failure(error)
+            }
         } catch  where error.code == .inProgress {
             // Someone else's Connect is pending: wait for it, else cancel it with Disconnect.
             if !(await waitFor(options.connectTimeout, { $0.deviceConnected(devicePath) })) {

@@ -188,6 +188,52 @@ struct DBusMockTests {
         await mock.stop()
     }
 
+    @Test("a powered-off adapter (NotReady) is powered on, retrying Busy, and discovery starts")
+    func notReadyAndBusy() async throws {
+        let mock = try await MockBlueZ.start()
+        do {
+            // bluetoothd answers NotReady while the adapter is off, and Busy to the first Powered set.
+            try await mock.call(
+                "/org/bluez/hci0", "org.freedesktop.DBus.Mock", "AddMethod",
+                [
+                    .string("org.bluez.Adapter1"), .string("StartDiscovery"), .string(""), .string(""),
+                    .string(
+                        "if not self.Get('org.bluez.Adapter1', 'Powered'):\n"
+                            + "    raise dbus.exceptions.DBusException('Resource Not Ready', name='org.bluez.Error.NotReady')\n"
+                            + "self.UpdateProperties('org.bluez.Adapter1', {'Discovering': dbus.Boolean(True)})"),
+                ])
+            try await mock.call(
+                "/org/bluez/hci0", "org.freedesktop.DBus.Mock", "AddMethod",
+                [
+                    .string("org.freedesktop.DBus.Properties"), .string("Set"), .string("ssv"), .string(""),
+                    .string(
+                        "self.busy_answers = getattr(self, 'busy_answers', 0) + 1\n"
+                            + "if self.busy_answers == 1:\n"
+                            + "    raise dbus.exceptions.DBusException('', name='org.bluez.Error.Busy')\n"
+                            + "self.UpdateProperties(args[0], {args[1]: args[2]})"),
+                ])
+            try await mock.call(
+                "/org/bluez/hci0", "org.freedesktop.DBus.Mock", "UpdateProperties",
+                [.string("org.bluez.Adapter1"), .propertyMap([("Powered", .boolean(false))])])
+            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            let adapter = try await BlueZAdapter.open(connection: connection, options: fastOptions, logger: testLogger)
+            try await adapter.startDiscovery(services: [.heartRate])
+            let calls = try await mock.calls(on: "/org/bluez/hci0")
+            #expect(calls.filter { $0 == "Set" }.count == 2, "one Busy, then the set that worked")
+            #expect(calls.filter { $0 == "StartDiscovery" }.count == 2, "NotReady, then started")
+            let powered = try await mock.call(
+                "/org/bluez/hci0", "org.freedesktop.DBus.Properties", "Get",
+                [.string("org.bluez.Adapter1"), .string("Powered")])
+            #expect(powered.first?.bool == true)
+            await adapter.shutdown()
+            await connection.close()
+        } catch {
+            await mock.stop()
+            throw error
+        }
+        await mock.stop()
+    }
+
     @Test("a device that never reaches ServicesResolved: connect fails after the timeout and disconnects")
     func neverResolved() async throws {
         let mock = try await MockBlueZ.start()
