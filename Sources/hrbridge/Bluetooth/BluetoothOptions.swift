@@ -17,6 +17,23 @@ struct BluetoothOptions: ParsableArguments {
     @Flag(help: "Log D-Bus and sensor details to stderr.")
     var verbose = false
 
+    /// The plain settings these options stand for.
+    var settings: BluetoothSettings {
+        BluetoothSettings(adapter: adapter, acquireNotify: acquireNotify, verbose: verbose)
+    }
+
+    /// Connects to the system bus and opens the adapter; on failure prints one line and exits 69.
+    func open(clock: any WallClock = SystemWallClock()) async throws -> (DBusConnection, BlueZAdapter) {
+        try await settings.open(clock: clock)
+    }
+}
+
+/// Which adapter to use and how; built from ``BluetoothOptions`` or by other commands.
+struct BluetoothSettings: Sendable {
+    var adapter: String?
+    var acquireNotify = false
+    var verbose = false
+
     var logger: Logger {
         var logger = Logger(label: "hrbridge")
         logger.logLevel = verbose ? .info : .error

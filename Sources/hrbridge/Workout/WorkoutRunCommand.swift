@@ -134,10 +134,8 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         let clock = AcceleratedWallClock(speed: usesBlueZ ? 1 : speed)
         let sensorsSource: WorkoutSensors
         if usesBlueZ {
-            var options = BluetoothOptions()
-            options.adapter = bluetoothAdapter
-            options.verbose = verbose
-            sensorsSource = try await WorkoutSensors.bluez(options: options, addresses: sensors, clock: clock)
+            let settings = BluetoothSettings(adapter: bluetoothAdapter, verbose: verbose)
+            sensorsSource = try await WorkoutSensors.bluez(settings: settings, addresses: sensors, clock: clock)
         } else {
             let mock = MockSensorAdapter(scenario: scenario, seed: seed, clock: clock, logger: logger)
             sensorsSource = try WorkoutSensors.mock(mock, addresses: sensors)

@@ -24,10 +24,10 @@ struct WorkoutSensors: Sendable {
     }
 
     /// Real straps through BlueZ: the named ones, else known heart-rate straps, else the first found.
-    static func bluez(options: BluetoothOptions, addresses: [String], clock: any WallClock) async throws
+    static func bluez(settings: BluetoothSettings, addresses: [String], clock: any WallClock) async throws
         -> WorkoutSensors
     {
-        let (connection, adapter) = try await options.open(clock: clock)
+        let (connection, adapter) = try await settings.open(clock: clock)
         let chosen = await StrapSelection.choose(adapter: adapter, addresses: addresses)
         guard !chosen.isEmpty else {
             StandardError.write("hrbridge: no heart-rate strap found; is it worn and advertising?")
