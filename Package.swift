@@ -31,6 +31,13 @@ let package = Package(
             name: "BlueZ",
             dependencies: ["DBus", "GATT", "Sensors", .product(name: "Logging", package: "swift-log")]
         ),
+        // BlueZ's libbluetooth (HCI sockets); only the Doctor module imports it.
+        .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+        // `hrbridge doctor`: checks each layer from the kernel up.
+        .target(
+            name: "Doctor",
+            dependencies: ["CBluetooth", "DBus", "GATT", .product(name: "Logging", package: "swift-log")]
+        ),
         // Pure frame decoders/encoders, UUIDs and stateful derivers. Foundation-free.
         .target(name: "GATT"),
         // Quantity types, units, samples, and the turn of decoded frames into samples.
@@ -51,7 +58,7 @@ let package = Package(
         .executableTarget(
             name: "hrbridge",
             dependencies: [
-                "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus",
+                "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus", "Doctor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -74,6 +81,10 @@ let package = Package(
                 "BlueZ", "DBus", "Sensors", "GATT", "BusHarness", "hrbridge",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .testTarget(
+            name: "DoctorTests",
+            dependencies: ["Doctor", "DBus", "BusHarness", "hrbridge", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(name: "hrbridgeTests", dependencies: ["hrbridge", "BusHarness"]),
     ]

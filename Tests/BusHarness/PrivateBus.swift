@@ -12,14 +12,14 @@ public final class PrivateBus: Sendable {
     /// The daemon's PID.
     public let pid: pid_t
 
-    /// Starts a daemon.
-    public init() throws {
+    /// Starts a daemon; `policy` adds rules to the default policy (e.g. a `deny` to test refusals).
+    public init(policy: String = "") throws {
         Self.stopLeftovers()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("hrbridge-bus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let socket = directory.appendingPathComponent("bus")
         let config = directory.appendingPathComponent("bus.conf")
-        try Data(Self.configuration(socket: socket.path).utf8).write(to: config)
+        try Data(Self.configuration(socket: socket.path, policy: policy).utf8).write(to: config)
         // --fork: the launcher prints the address and the daemon's PID, then exits.
         let launcher = Process()
         launcher.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
@@ -74,7 +74,7 @@ public final class PrivateBus: Sendable {
         }
     }
 
-    private static func configuration(socket: String) -> String {
+    private static func configuration(socket: String, policy: String) -> String {
         """
         <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
          "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -93,6 +93,7 @@ public final class PrivateBus: Sendable {
             <allow receive_type="signal"/>
             <allow receive_type="method_return"/>
             <allow receive_type="error"/>
+            \(policy)
           </policy>
           <limit name="max_incoming_bytes">1000000000</limit>
           <limit name="max_outgoing_bytes">1000000000</limit>
