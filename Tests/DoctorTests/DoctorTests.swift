@@ -66,6 +66,33 @@ struct DoctorTests {
         #expect(RfkillCheck.run(sysfsRoot: "/nonexistent").map(\.status) == [.skip])
     }
 
+    @Test("service: systemd absent is a skip; the API socket is reached when something listens, refused otherwise")
+    func service() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("sock-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("api.sock").path
+        #expect(ServiceCheck.socketCheck(path).status == .skip)
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        _ = withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            path.utf8CString.withUnsafeBytes { buffer.copyBytes(from: $0.prefix(buffer.count - 1)) }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        #expect(bound == 0)
+        #expect(ServiceCheck.socketCheck(path).status == .fail, "bound but not listening: refused")
+        #expect(listen(listener, 4) == 0)
+        #expect(ServiceCheck.socketCheck(path).status == .ok)
+        let checks = ServiceCheck.run(unit: "hrbridged.service", socketPath: path, systemdDirectory: "/nonexistent")
+        #expect(checks.map(\.status) == [.skip, .ok])
+    }
+
     @Test("bluetoothd versions: too old fails, before 5.65 warns, current is ok")
     func versions() {
         #expect(BusChecks.versionCheck(owner: ":1.1", version: "5.43").status == .fail)
