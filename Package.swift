@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "Sensors", targets: ["Sensors"]),
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "BlueZ", targets: ["BlueZ"]),
+        .library(name: "WorkoutStore", targets: ["WorkoutStore"]),
         .library(name: "Workouts", targets: ["Workouts"]),
         .library(name: "SensorSimulator", targets: ["SensorSimulator"]),
         .executable(name: "hrbridge", targets: ["hrbridge"]),
@@ -17,6 +18,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // The libdbus-1 C API; only the DBus module imports it.
@@ -37,6 +39,11 @@ let package = Package(
         .target(
             name: "Doctor",
             dependencies: ["CBluetooth", "DBus", "GATT", .product(name: "Logging", package: "swift-log")]
+        ),
+        // SQLite persistence (GRDB): workouts, samples, queries, the recovery journal.
+        .target(
+            name: "WorkoutStore",
+            dependencies: ["Workouts", "Samples", "Sensors", "GATT", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // Pure frame decoders/encoders, UUIDs and stateful derivers. Foundation-free.
         .target(name: "GATT"),

@@ -1,0 +1,114 @@
+import GRDB
+
+/// The store's schema, as GRDB migrations: never edit a shipped migration, add a new one.
+enum StoreSchema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.create(table: "source") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("adapter", .text).notNull()
+                table.column("address", .text).notNull()
+                table.column("name", .text)
+                table.column("model", .text)
+                table.column("firmware", .text)
+                table.uniqueKey(["adapter", "address"])
+            }
+            try db.create(table: "profile") { table in
+                table.primaryKey("id", .text)
+                // The UserProfile with its preferred zones, as JSON.
+                table.column("json", .text).notNull()
+            }
+            try db.create(table: "workout") { table in
+                table.primaryKey("id", .text)
+                table.column("activityType", .text).notNull()
+                table.column("location", .text).notNull()
+                table.column("athlete", .text).notNull()
+                table.column("start", .double).notNull()
+                table.column("end", .double)
+                table.column("elapsedTime", .double)
+                // "active" while it runs (the recovery journal points here), then "finished".
+                table.column("state", .text).notNull()
+                // The finished Workout value (statistics, zones, HRV, energy) as JSON.
+                table.column("summary", .text)
+                table.column("metadata", .text).notNull().defaults(to: "{}")
+            }
+            try db.create(index: "workout_start", on: "workout", columns: ["start"])
+            try db.create(table: "activity") { table in
+                table.primaryKey("id", .text)
+                table.belongsTo("workout", onDelete: .cascade).notNull()
+                table.column("activityType", .text).notNull()
+                table.column("location", .text).notNull()
+                table.column("start", .double).notNull()
+                table.column("end", .double)
+            }
+            try db.create(table: "event") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.belongsTo("workout", onDelete: .cascade).notNull()
+                table.column("kind", .text).notNull()
+                table.column("start", .double).notNull()
+                table.column("end", .double).notNull()
+                table.column("metadata", .text).notNull().defaults(to: "{}")
+            }
+            try db.create(table: "zoneGroup") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.belongsTo("workout", onDelete: .cascade).notNull()
+                table.column("activityId", .text)
+                table.column("quantityType", .text).notNull()
+                table.column("boundaries", .text).notNull()
+                table.column("durations", .text).notNull()
+            }
+            // Quantity samples, the heartbeat (RR) series included (type heartbeatSeries, raw value kept).
+            try db.create(table: "sample") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("workoutId", .text).references("workout", onDelete: .cascade)
+                table.column("type", .text).notNull()
+                table.column("value", .double).notNull()
+                table.column("start", .double).notNull()
+                table.column("end", .double).notNull()
+                table.belongsTo("source").notNull()
+                table.column("contact", .text)
+                table.column("rawRR", .integer)
+            }
+            try db.create(index: "sample_type_start", on: "sample", columns: ["type", "start"])
+            try db.create(index: "sample_workout", on: "sample", columns: ["workoutId"])
+            // Deleted samples, for anchored queries: their anchors share the sample id sequence.
+            try db.create(table: "tombstone") { table in
+                table.primaryKey("anchor", .integer)
+                table.column("sampleId", .integer).notNull()
+                table.column("type", .text).notNull()
+            }
+            // The recovery journal: one row per active session.
+            try db.create(table: "journal") { table in
+                table.primaryKey("workoutId", .text).references("workout", onDelete: .cascade)
+                table.column("sessionState", .text).notNull()
+                table.column("configuration", .text).notNull()
+                table.column("profile", .text)
+                table.column("customZones", .text).notNull().defaults(to: "[]")
+                table.column("primarySources", .text).notNull().defaults(to: "{}")
+                table.column("updatedAt", .double).notNull()
+            }
+        }
+        migrator.registerMigration("v2-hourly-rollups") { db in
+            // Hourly aggregates per type and source, so day and week buckets over a year read
+            // 8,760 rows instead of 31.5 million.
+            try db.create(table: "hourly") { table in
+                table.column("type", .text).notNull()
+                table.column("sourceId", .integer).notNull()
+                table.column("hour", .integer).notNull()
+                table.column("count", .integer).notNull()
+                table.column("sum", .double).notNull()
+                table.column("minimum", .double).notNull()
+                table.column("maximum", .double).notNull()
+                table.primaryKey(["type", "hour", "sourceId"])
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO hourly (type, sourceId, hour, count, sum, minimum, maximum)
+                    SELECT type, sourceId, CAST(start / 3600.0 AS INTEGER), COUNT(*), SUM(value), MIN(value), MAX(value)
+                    FROM sample GROUP BY type, sourceId, CAST(start / 3600.0 AS INTEGER)
+                    """)
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,244 @@
+public import Foundation
+import GATT
+import GRDB
+public import Samples
+public import Sensors
+public import Workouts
+
+/// Bucket widths for a statistics collection.
+public enum StatisticsInterval: String, Hashable, Sendable, CaseIterable {
+    /// One minute.
+    case minute
+    /// One hour.
+    case hour
+    /// One day (86,400 s from the anchor; no daylight-saving shifts).
+    case day
+    /// One week (7 days from the anchor).
+    case week
+
+    /// Length in seconds.
+    public var seconds: Double {
+        switch self {
+        case .minute: 60
+        case .hour: 3600
+        case .day: 86_400
+        case .week: 604_800
+        }
+    }
+}
+
+/// One bucket of a statistics collection.
+public struct StatisticsBucket: Hashable, Sendable {
+    /// The bucket's start.
+    public var start: Date
+    /// The bucket's end.
+    public var end: Date
+    /// Samples in the bucket.
+    public var count: Int
+    /// Average (discrete types).
+    public var average: Double?
+    /// Minimum (discrete types).
+    public var minimum: Double?
+    /// Maximum (discrete types).
+    public var maximum: Double?
+    /// Sum (cumulative types).
+    public var sum: Double?
+}
+
+/// Changes since an anchor, for clients that sync.
+public struct SampleChanges: Sendable {
+    /// Samples added since the anchor, with their store identifiers.
+    public var added: [(id: Int64, sample: QuantitySample)]
+    /// Identifiers of samples deleted since the anchor.
+    public var deleted: [Int64]
+    /// The anchor to pass next time.
+    public var anchor: Int64
+}
+
+extension WorkoutStore {
+    private static let sampleColumns = """
+        s.id, s.type, s.value, s.start, s.end, s.contact, s.rawRR, src.adapter, src.address, src.name
+        """
+
+    static func sample(_ row: Row) -> QuantitySample? {
+        guard let type = QuantityType(rawValue: row["type"]) else { return nil }
+        let raw: Int64? = row["rawRR"]
+        let contact: String? = row["contact"]
+        return try? QuantitySample(
+            type: type, quantity: Quantity(unit: type.canonicalUnit, value: row["value"]),
+            start: Date(timeIntervalSinceReferenceDate: row["start"]),
+            end: Date(timeIntervalSinceReferenceDate: row["end"]),
+            source: SampleSource(adapter: row["adapter"], address: row["address"], name: row["name"]),
+            metadata: SampleMetadata(
+                sensorContact: contact.flatMap(SensorContact.init(rawValue:)),
+                rawRRInterval: raw.map { UInt16(clamping: $0) }))
+    }
+
+    /// Samples of `type` starting in `[from, to)`, optionally from one source and one workout.
+    public func samples(
+        type: QuantityType, from: Date = .distantPast, to: Date = .distantFuture, source: SampleSource? = nil,
+        workout: UUID? = nil, limit: Int? = nil, ascending: Bool = true
+    ) throws(StoreError) -> [QuantitySample] {
+        try read { db in
+            var sql = """
+                SELECT \(Self.sampleColumns) FROM sample s JOIN source src ON src.id = s.sourceId
+                WHERE s.type = ? AND s.start >= ? AND s.start < ?
+                """
+            var arguments: StatementArguments = [
+                type.rawValue, from.timeIntervalSinceReferenceDate, to.timeIntervalSinceReferenceDate,
+            ]
+            if let source {
+                sql += " AND src.adapter = ? AND src.address = ?"
+                arguments += [source.adapter, source.address]
+            }
+            if let workout {
+                sql += " AND s.workoutId = ?"
+                arguments += [workout.uuidString]
+            }
+            sql += " ORDER BY s.start \(ascending ? "ASC" : "DESC"), s.id \(ascending ? "ASC" : "DESC")"
+            if let limit { sql += " LIMIT \(max(limit, 0))" }
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).compactMap(Self.sample)
+        }
+    }
+
+    /// Statistics of `type` over `[from, to)`: discrete → min, max, average, most recent; cumulative →
+    /// sum; always the span (duration) covered; with `separateBySource`, per source too.
+    public func statistics(
+        type: QuantityType, from: Date = .distantPast, to: Date = .distantFuture, separateBySource: Bool = false
+    ) throws(StoreError) -> Statistics {
+        try read { db in
+            let range: StatementArguments = [
+                type.rawValue, from.timeIntervalSinceReferenceDate, to.timeIntervalSinceReferenceDate,
+            ]
+            func aggregate(_ filter: String, _ arguments: StatementArguments) throws -> Statistics {
+                var statistics = Statistics(type: type)
+                guard
+                    let row = try Row.fetchOne(
+                        db,
+                        sql: """
+                            SELECT COUNT(*) AS count, MIN(value) AS minimum, MAX(value) AS maximum, AVG(value) AS average,
+                            SUM(value) AS sum, MIN(start) AS first, MAX(end) AS last FROM sample
+                            WHERE type = ? AND start >= ? AND start < ? \(filter)
+                            """, arguments: arguments)
+                else { return statistics }
+                statistics.sampleCount = row["count"]
+                guard statistics.sampleCount > 0 else { return statistics }
+                statistics.startDate = (row["first"] as Double?).map { Date(timeIntervalSinceReferenceDate: $0) }
+                statistics.endDate = (row["last"] as Double?).map { Date(timeIntervalSinceReferenceDate: $0) }
+                switch type.aggregationStyle {
+                case .cumulative:
+                    statistics.sum = row["sum"]
+                case .discrete:
+                    statistics.minimum = row["minimum"]
+                    statistics.maximum = row["maximum"]
+                    statistics.average = row["average"]
+                    let recent = try Row.fetchOne(
+                        db,
+                        sql: """
+                            SELECT value, start FROM sample WHERE type = ? AND start >= ? AND start < ? \(filter)
+                            ORDER BY start DESC, id DESC LIMIT 1
+                            """, arguments: arguments)
+                    statistics.mostRecent = recent?["value"]
+                    statistics.mostRecentDate = (recent?["start"] as Double?).map {
+                        Date(timeIntervalSinceReferenceDate: $0)
+                    }
+                }
+                return statistics
+            }
+            var result = try aggregate("", range)
+            if separateBySource {
+                let sources = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT DISTINCT src.id, src.adapter, src.address, src.name FROM sample s JOIN source src ON src.id = s.sourceId
+                        WHERE s.type = ? AND s.start >= ? AND s.start < ?
+                        """, arguments: range)
+                for source in sources {
+                    let identity = SampleSource(
+                        adapter: source["adapter"], address: source["address"], name: source["name"])
+                    result.bySource[identity] = try aggregate("AND sourceId = ?", range + [source["id"] as Int64])
+                }
+            }
+            return result
+        }
+    }
+
+    /// Fixed-interval buckets from `anchor` over `[from, to)`. Hour-aligned hour, day and week buckets
+    /// read the hourly rollups; minutes and unaligned anchors read the samples.
+    public func statisticsCollection(
+        type: QuantityType, from: Date, to: Date, anchor: Date, interval: StatisticsInterval
+    ) throws(StoreError) -> [StatisticsBucket] {
+        let width = interval.seconds
+        let anchorSeconds = anchor.timeIntervalSinceReferenceDate
+        let useRollups =
+            interval != .minute && anchorSeconds.truncatingRemainder(dividingBy: 3600) == 0
+            && from.timeIntervalSinceReferenceDate.truncatingRemainder(dividingBy: 3600) == 0
+            && to.timeIntervalSinceReferenceDate.truncatingRemainder(dividingBy: 3600) == 0
+        return try read { db in
+            let rows: [Row]
+            if useRollups {
+                rows = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT CAST((hour * 3600.0 - ?) / ? AS INTEGER) AS bucket, SUM(count) AS count, SUM(sum) AS sum,
+                        MIN(minimum) AS minimum, MAX(maximum) AS maximum FROM hourly
+                        WHERE type = ? AND hour * 3600.0 >= ? AND hour * 3600.0 < ? GROUP BY bucket ORDER BY bucket
+                        """,
+                    arguments: [
+                        anchorSeconds, width, type.rawValue, from.timeIntervalSinceReferenceDate,
+                        to.timeIntervalSinceReferenceDate,
+                    ])
+            } else {
+                rows = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT CAST((start - ?) / ? AS INTEGER) - ((start - ?) < 0) AS bucket, COUNT(*) AS count,
+                        SUM(value) AS sum, MIN(value) AS minimum, MAX(value) AS maximum FROM sample
+                        WHERE type = ? AND start >= ? AND start < ? GROUP BY bucket ORDER BY bucket
+                        """,
+                    arguments: [
+                        anchorSeconds, width, anchorSeconds, type.rawValue, from.timeIntervalSinceReferenceDate,
+                        to.timeIntervalSinceReferenceDate,
+                    ])
+            }
+            return rows.map { row in
+                let bucket: Int64 = row["bucket"]
+                let count: Int = row["count"]
+                let sum: Double = row["sum"]
+                let start = Date(timeIntervalSinceReferenceDate: anchorSeconds + Double(bucket) * width)
+                let discrete = type.aggregationStyle == .discrete
+                return StatisticsBucket(
+                    start: start, end: start.addingTimeInterval(width), count: count,
+                    average: discrete ? sum / Double(count) : nil, minimum: discrete ? row["minimum"] : nil,
+                    maximum: discrete ? row["maximum"] : nil, sum: discrete ? nil : sum)
+            }
+        }
+    }
+
+    /// Additions and deletions of `type` since `anchor` (nil: from the beginning), at most `limit` additions.
+    public func changes(type: QuantityType, since anchor: Int64?, limit: Int = 10_000) throws(StoreError)
+        -> SampleChanges
+    {
+        try read { db in
+            let start = anchor ?? 0
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(Self.sampleColumns) FROM sample s JOIN source src ON src.id = s.sourceId
+                    WHERE s.type = ? AND s.id > ? ORDER BY s.id LIMIT ?
+                    """, arguments: [type.rawValue, start, limit])
+            let added = rows.compactMap { row in Self.sample(row).map { (id: row["id"] as Int64, sample: $0) } }
+            let ceiling = rows.count == limit ? (rows.last?["id"] as Int64? ?? start) : Int64.max
+            let deleted = try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT anchor, sampleId FROM tombstone WHERE type = ? AND anchor > ? AND anchor <= ? ORDER BY anchor",
+                arguments: [type.rawValue, start, ceiling])
+            let lastAdded = added.last?.id ?? start
+            let lastDeleted = deleted.last.map { $0["anchor"] as Int64 } ?? start
+            let sequence = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'sample'") ?? start
+            let next = rows.count == limit ? max(lastAdded, lastDeleted) : max(sequence, lastAdded, lastDeleted)
+            return SampleChanges(added: added, deleted: deleted.map { $0["sampleId"] }, anchor: next)
+        }
+    }
+}

@@ -1,0 +1,319 @@
+public import Foundation
+import GRDB
+public import Samples
+public import Sensors
+public import Workouts
+
+/// What the recovery journal keeps about an active session.
+public struct ActiveSessionRecord: Hashable, Sendable, Codable {
+    /// The workout's identifier.
+    public var workoutID: UUID
+    /// The configuration.
+    public var configuration: WorkoutConfiguration
+    /// The athlete.
+    public var profile: UserProfile?
+    /// When collection began.
+    public var start: Date
+    /// The session state when last journaled (running or paused).
+    public var state: WorkoutSessionState
+    /// Custom zones set for this workout.
+    public var customZones: [ZoneConfiguration]
+    /// Primary source per quantity type.
+    public var primarySources: [String: SampleSource]
+
+    /// Creates a record.
+    public init(
+        workoutID: UUID, configuration: WorkoutConfiguration, profile: UserProfile?, start: Date,
+        state: WorkoutSessionState, customZones: [ZoneConfiguration] = [], primarySources: [String: SampleSource] = [:]
+    ) {
+        self.workoutID = workoutID
+        self.configuration = configuration
+        self.profile = profile
+        self.start = start
+        self.state = state
+        self.customZones = customZones
+        self.primarySources = primarySources
+    }
+}
+
+/// A stored workout as listed: identity, kind, times; `summary` once finished.
+public struct StoredWorkout: Hashable, Sendable {
+    /// The identifier.
+    public var id: UUID
+    /// The configuration.
+    public var configuration: WorkoutConfiguration
+    /// The athlete key.
+    public var athlete: String
+    /// Start of collection.
+    public var start: Date
+    /// End of collection, once finished.
+    public var end: Date?
+    /// Elapsed time, once finished.
+    public var elapsedTime: TimeInterval?
+    /// Whether it is still active (journaled for recovery).
+    public var isActive: Bool
+    /// The finished workout.
+    public var summary: Workout?
+}
+
+private let encoder: JSONEncoder = {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
+    return encoder
+}()
+
+private func json<T: Encodable>(_ value: T) throws -> String {
+    String(decoding: try encoder.encode(value), as: UTF8.self)
+}
+private func decode<T: Decodable>(_ type: T.Type, _ text: String?) -> T? {
+    text.flatMap { try? JSONDecoder().decode(type, from: Data($0.utf8)) }
+}
+
+extension WorkoutStore {
+    /// Journals a session that starts collecting: after a crash, ``activeSessions()`` finds it.
+    public func beginWorkout(_ record: ActiveSessionRecord) throws(StoreError) {
+        try write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO workout (id, activityType, location, athlete, start, state)
+                    VALUES (?, ?, ?, ?, ?, 'active')
+                    """,
+                arguments: [
+                    record.workoutID.uuidString, record.configuration.activityType.rawValue,
+                    record.configuration.location.rawValue, record.profile?.id ?? UserProfile.anonymousID,
+                    record.start.timeIntervalSinceReferenceDate,
+                ])
+            try journal(record, db)
+            if let profile = record.profile {
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO profile (id, json) VALUES (?, ?)",
+                    arguments: [profile.id, try json(profile)])
+            }
+        }
+    }
+
+    /// Updates the journal (state, zones, primary sources) of an active session.
+    public func updateJournal(_ record: ActiveSessionRecord) throws(StoreError) {
+        try write { db in try journal(record, db) }
+    }
+
+    private func journal(_ record: ActiveSessionRecord, _ db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT OR REPLACE INTO journal (workoutId, sessionState, configuration, profile, customZones, primarySources, updatedAt)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                record.workoutID.uuidString, record.state.rawValue, try json(record.configuration),
+                try record.profile.map(json), try json(record.customZones), try json(record.primarySources),
+                Date().timeIntervalSinceReferenceDate,
+            ])
+    }
+
+    /// Every session that was active when the process stopped (one per athlete at most).
+    public func activeSessions() throws(StoreError) -> [ActiveSessionRecord] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT j.*, w.start FROM journal j JOIN workout w ON w.id = j.workoutId ORDER BY w.start
+                    """
+            ).compactMap { row -> ActiveSessionRecord? in
+                guard let id = UUID(uuidString: row["workoutId"]),
+                    let configuration = decode(WorkoutConfiguration.self, row["configuration"]),
+                    let state = WorkoutSessionState(rawValue: row["sessionState"])
+                else { return nil }
+                return ActiveSessionRecord(
+                    workoutID: id, configuration: configuration, profile: decode(UserProfile.self, row["profile"]),
+                    start: Date(timeIntervalSinceReferenceDate: row["start"]), state: state,
+                    customZones: decode([ZoneConfiguration].self, row["customZones"]) ?? [],
+                    primarySources: decode([String: SampleSource].self, row["primarySources"]) ?? [:])
+            }
+        }
+    }
+
+    /// Stores an event of an active workout as it happens.
+    public func append(event: WorkoutEvent, workout: UUID) throws(StoreError) {
+        try write { db in
+            try db.execute(
+                sql: "INSERT INTO event (workoutId, kind, start, end, metadata) VALUES (?, ?, ?, ?, ?)",
+                arguments: [
+                    workout.uuidString, event.kind.rawValue, event.dateInterval.start.timeIntervalSinceReferenceDate,
+                    event.dateInterval.end.timeIntervalSinceReferenceDate, try json(event.metadata),
+                ])
+        }
+    }
+
+    /// Stores an activity (begun or ended) of an active workout.
+    public func upsert(activity: WorkoutActivity, workout: UUID) throws(StoreError) {
+        try write { db in
+            try db.execute(
+                sql:
+                    "INSERT OR REPLACE INTO activity (id, workoutId, activityType, location, start, end) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [
+                    activity.id.uuidString, workout.uuidString, activity.configuration.activityType.rawValue,
+                    activity.configuration.location.rawValue, activity.start.timeIntervalSinceReferenceDate,
+                    activity.end?.timeIntervalSinceReferenceDate,
+                ])
+        }
+    }
+
+    /// The events stored for a workout, in date order.
+    public func events(of workout: UUID) throws(StoreError) -> [WorkoutEvent] {
+        try read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM event WHERE workoutId = ? ORDER BY start, id", arguments: [workout.uuidString]
+            ).compactMap { row in
+                guard let kind = WorkoutEvent.Kind(rawValue: row["kind"]) else { return nil }
+                return WorkoutEvent(
+                    kind: kind,
+                    dateInterval: DateInterval(
+                        start: Date(timeIntervalSinceReferenceDate: row["start"]),
+                        end: Date(timeIntervalSinceReferenceDate: row["end"])),
+                    metadata: decode([String: String].self, row["metadata"]) ?? [:])
+            }
+        }
+    }
+
+    /// The activities stored for a workout (configuration, start, end), in order.
+    public func activityIntervals(of workout: UUID) throws(StoreError) -> [(WorkoutConfiguration, Date, Date?)] {
+        try read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM activity WHERE workoutId = ? ORDER BY start", arguments: [workout.uuidString]
+            ).compactMap { row in
+                guard let type = WorkoutActivityType(rawValue: row["activityType"]),
+                    let location = WorkoutLocation(rawValue: row["location"])
+                else { return nil }
+                let end: Double? = row["end"]
+                return (
+                    WorkoutConfiguration(activityType: type, location: location),
+                    Date(timeIntervalSinceReferenceDate: row["start"]),
+                    end.map { Date(timeIntervalSinceReferenceDate: $0) }
+                )
+            }
+        }
+    }
+
+    /// Stores the finished workout (summary, activities, zones) and closes its journal.
+    public func finish(_ workout: Workout) throws(StoreError) {
+        try write { db in
+            try db.execute(
+                sql: """
+                    UPDATE workout SET end = ?, elapsedTime = ?, state = 'finished', summary = ?, metadata = ? WHERE id = ?
+                    """,
+                arguments: [
+                    workout.end.timeIntervalSinceReferenceDate, workout.elapsedTime, try json(workout),
+                    try json(workout.metadata), workout.id.uuidString,
+                ])
+            guard db.changesCount > 0 else { throw StoreError.unknownWorkout(workout.id) }
+            for activity in workout.activities {
+                try db.execute(
+                    sql:
+                        "INSERT OR REPLACE INTO activity (id, workoutId, activityType, location, start, end) VALUES (?, ?, ?, ?, ?, ?)",
+                    arguments: [
+                        activity.id.uuidString, workout.id.uuidString, activity.configuration.activityType.rawValue,
+                        activity.configuration.location.rawValue, activity.start.timeIntervalSinceReferenceDate,
+                        activity.end?.timeIntervalSinceReferenceDate,
+                    ])
+                for group in activity.zoneGroups {
+                    try insert(group, workout: workout.id, activity: activity.id, db)
+                }
+            }
+            for group in workout.zoneGroups { try insert(group, workout: workout.id, activity: nil, db) }
+            try db.execute(sql: "DELETE FROM journal WHERE workoutId = ?", arguments: [workout.id.uuidString])
+        }
+    }
+
+    private func insert(_ group: ZoneGroup, workout: UUID, activity: UUID?, _ db: Database) throws {
+        try db.execute(
+            sql:
+                "INSERT INTO zoneGroup (workoutId, activityId, quantityType, boundaries, durations) VALUES (?, ?, ?, ?, ?)",
+            arguments: [
+                workout.uuidString, activity?.uuidString, group.configuration.quantityType.rawValue,
+                try json(group.configuration.boundaries), try json(group.durations.map(\.duration)),
+            ])
+    }
+
+    /// Throws a workout away with its samples (a discarded or abandoned session).
+    public func deleteWorkout(_ id: UUID) throws(StoreError) {
+        try write { db in
+            // Tombstones first, so anchored queries report the deletions.
+            let deleted = try Row.fetchAll(
+                db, sql: "SELECT id, type FROM sample WHERE workoutId = ? ORDER BY id", arguments: [id.uuidString])
+            for row in deleted { try tombstone(sampleID: row["id"], type: row["type"], db) }
+            let hours = try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT DISTINCT type, sourceId, CAST(start / 3600.0 AS INTEGER) AS hour FROM sample WHERE workoutId = ?",
+                arguments: [id.uuidString])
+            try db.execute(sql: "DELETE FROM workout WHERE id = ?", arguments: [id.uuidString])
+            guard db.changesCount > 0 else { throw StoreError.unknownWorkout(id) }
+            // Minima and maxima cannot be subtracted: recompute the touched hours from what is left.
+            for hour in hours {
+                let key: StatementArguments = [
+                    hour["type"] as String, hour["sourceId"] as Int64, hour["hour"] as Int64,
+                ]
+                try db.execute(sql: "DELETE FROM hourly WHERE type = ? AND sourceId = ? AND hour = ?", arguments: key)
+                try db.execute(
+                    sql: """
+                        INSERT INTO hourly (type, sourceId, hour, count, sum, minimum, maximum)
+                        SELECT type, sourceId, CAST(start / 3600.0 AS INTEGER), COUNT(*), SUM(value), MIN(value), MAX(value)
+                        FROM sample WHERE type = ? AND sourceId = ? AND CAST(start / 3600.0 AS INTEGER) = ?
+                        GROUP BY type, sourceId HAVING COUNT(*) > 0
+                        """, arguments: key)
+            }
+        }
+    }
+
+    /// Records a deleted sample with an anchor from the sample id sequence, so anchors order all changes.
+    func tombstone(sampleID: Int64, type: String, _ db: Database) throws {
+        try db.execute(
+            sql: """
+                UPDATE sqlite_sequence SET seq = seq + 1 WHERE name = 'sample'
+                """)
+        let anchor = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'sample'") ?? sampleID
+        try db.execute(
+            sql: "INSERT INTO tombstone (anchor, sampleId, type) VALUES (?, ?, ?)", arguments: [anchor, sampleID, type])
+    }
+
+    /// Workouts starting within `[from, to)`, optionally of one activity type, newest first.
+    public func workouts(
+        from: Date = .distantPast, to: Date = .distantFuture, activityType: WorkoutActivityType? = nil
+    ) throws(StoreError) -> [StoredWorkout] {
+        try read { db in
+            var sql = "SELECT * FROM workout WHERE start >= ? AND start < ?"
+            var arguments: StatementArguments = [
+                from.timeIntervalSinceReferenceDate, to.timeIntervalSinceReferenceDate,
+            ]
+            if let activityType {
+                sql += " AND activityType = ?"
+                arguments += [activityType.rawValue]
+            }
+            return try Row.fetchAll(db, sql: sql + " ORDER BY start DESC", arguments: arguments).compactMap(
+                Self.workout)
+        }
+    }
+
+    /// One workout.
+    public func workout(_ id: UUID) throws(StoreError) -> StoredWorkout {
+        let row = try read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM workout WHERE id = ?", arguments: [id.uuidString])
+        }
+        guard let row, let workout = Self.workout(row) else { throw .unknownWorkout(id) }
+        return workout
+    }
+
+    private static func workout(_ row: Row) -> StoredWorkout? {
+        guard let id = UUID(uuidString: row["id"]), let type = WorkoutActivityType(rawValue: row["activityType"]),
+            let location = WorkoutLocation(rawValue: row["location"])
+        else { return nil }
+        let end: Double? = row["end"]
+        return StoredWorkout(
+            id: id, configuration: WorkoutConfiguration(activityType: type, location: location),
+            athlete: row["athlete"],
+            start: Date(timeIntervalSinceReferenceDate: row["start"]),
+            end: end.map { Date(timeIntervalSinceReferenceDate: $0) },
+            elapsedTime: row["elapsedTime"], isActive: row["state"] == "active",
+            summary: decode(Workout.self, row["summary"]))
+    }
+}

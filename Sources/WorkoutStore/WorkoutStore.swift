@@ -1,0 +1,211 @@
+public import Foundation
+import GATT
+import GRDB
+public import Samples
+public import Sensors
+public import Workouts
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// hrbridge's health store: workouts, samples and the recovery journal in one SQLite file (GRDB).
+///
+/// WAL mode; the file (and its WAL and shared-memory files) is created with mode 0600. Every
+/// method is synchronous and thread-safe (GRDB serialises writes; reads run concurrently).
+public final class WorkoutStore: Sendable {
+    private let pool: DatabasePool
+    /// The database file.
+    public let path: String
+
+    /// `$XDG_DATA_HOME/hrbridge/store.sqlite` (or `~/.local/share/hrbridge/store.sqlite`).
+    public static var defaultPath: String {
+        let environment = ProcessInfo.processInfo.environment
+        let base =
+            environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
+        return base + "/hrbridge/store.sqlite"
+    }
+
+    /// Opens (or creates) the store at `path` and migrates it to the current schema.
+    public init(path: String = WorkoutStore.defaultPath) throws(StoreError) {
+        self.path = path
+        let directory = (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .cannotOpen(path: path, reason: "cannot create \(directory): \(error.localizedDescription)")
+        }
+        // Files created from here on are private to the user.
+        let previousMask = umask(0o077)
+        defer { umask(previousMask) }
+        do {
+            var configuration = Configuration()
+            configuration.foreignKeysEnabled = true
+            configuration.busyMode = .timeout(10)
+            pool = try DatabasePool(path: path, configuration: configuration)
+            try StoreSchema.migrator.migrate(pool)
+        } catch {
+            throw .cannotOpen(path: path, reason: "\(error)")
+        }
+        for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
+            chmod(file, 0o600)
+        }
+    }
+
+    /// Runs `PRAGMA integrity_check`; `"ok"` when the file is sound.
+    public func integrityCheck() throws(StoreError) -> String {
+        do {
+            return try pool.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "" }
+        } catch {
+            throw .database("\(error)")
+        }
+    }
+
+    /// The schema migrations applied, in order.
+    public func appliedMigrations() throws(StoreError) -> [String] {
+        do {
+            return try pool.read { db in try StoreSchema.migrator.appliedMigrations(db) }
+        } catch {
+            throw .database("\(error)")
+        }
+    }
+
+    func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.write(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .database("\(error)")
+        }
+    }
+
+    func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.read(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .database("\(error)")
+        }
+    }
+
+    // MARK: Sources
+
+    func sourceID(_ source: SampleSource, _ db: Database) throws -> Int64 {
+        if let id = try Int64.fetchOne(
+            db, sql: "SELECT id FROM source WHERE adapter = ? AND address = ?",
+            arguments: [source.adapter, source.address])
+        {
+            if let name = source.name {
+                try db.execute(
+                    sql: "UPDATE source SET name = ? WHERE id = ? AND name IS NOT ?", arguments: [name, id, name])
+            }
+            return id
+        }
+        try db.execute(
+            sql: "INSERT INTO source (adapter, address, name) VALUES (?, ?, ?)",
+            arguments: [source.adapter, source.address, source.name])
+        return db.lastInsertedRowID
+    }
+
+    /// Every sensor that contributed samples.
+    public func sources() throws(StoreError) -> [SampleSource] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT adapter, address, name FROM source ORDER BY id").map {
+                SampleSource(adapter: $0["adapter"], address: $0["address"], name: $0["name"])
+            }
+        }
+    }
+
+    // MARK: Samples
+
+    /// Stores samples, in one transaction, attributed to `workout` when given.
+    public func append(_ samples: [QuantitySample], workout: UUID?) throws(StoreError) {
+        guard !samples.isEmpty else { return }
+        try write { db in
+            var sourceIDs: [SampleSource: Int64] = [:]
+            var rollups: [HourKey: HourAggregate] = [:]
+            let statement = try db.makeStatement(
+                sql:
+                    "INSERT INTO sample (workoutId, type, value, start, end, sourceId, contact, rawRR) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            )
+            for sample in samples {
+                let source: Int64
+                if let known = sourceIDs[sample.source] {
+                    source = known
+                } else {
+                    source = try sourceID(sample.source, db)
+                    sourceIDs[sample.source] = source
+                }
+                let value = sample.canonicalValue
+                let start = sample.start.timeIntervalSinceReferenceDate
+                try statement.execute(arguments: [
+                    workout?.uuidString, sample.type.rawValue, value, start, sample.end.timeIntervalSinceReferenceDate,
+                    source, sample.metadata.sensorContact?.rawValue, sample.metadata.rawRRInterval.map { Int64($0) },
+                ])
+                rollups[
+                    HourKey(type: sample.type.rawValue, source: source, hour: Int64((start / 3600).rounded(.down))),
+                    default: HourAggregate()
+                ]
+                .add(value)
+            }
+            let upsert = try db.makeStatement(
+                sql: """
+                    INSERT INTO hourly (type, sourceId, hour, count, sum, minimum, maximum) VALUES (?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (type, hour, sourceId) DO UPDATE SET count = count + excluded.count,
+                    sum = sum + excluded.sum, minimum = min(minimum, excluded.minimum), maximum = max(maximum, excluded.maximum)
+                    """)
+            for (key, aggregate) in rollups {
+                try upsert.execute(arguments: [
+                    key.type, key.source, key.hour, aggregate.count, aggregate.sum, aggregate.minimum,
+                    aggregate.maximum,
+                ])
+            }
+        }
+    }
+}
+
+struct HourKey: Hashable {
+    let type: String
+    let source: Int64
+    let hour: Int64
+}
+
+struct HourAggregate {
+    var count = 0
+    var sum = 0.0
+    var minimum = Double.infinity
+    var maximum = -Double.infinity
+
+    mutating func add(_ value: Double) {
+        count += 1
+        sum += value
+        minimum = min(minimum, value)
+        maximum = max(maximum, value)
+    }
+}
+
+/// Why the store refused.
+public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The file cannot be opened or created.
+    case cannotOpen(path: String, reason: String)
+    /// SQLite reported an error.
+    case database(String)
+    /// No workout with this identifier.
+    case unknownWorkout(UUID)
+    /// A stored value could not be read back.
+    case corrupt(String)
+
+    /// One line naming the problem.
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path, let reason): "cannot open the store at \(path): \(reason)"
+        case .database(let message): "store: \(message)"
+        case .unknownWorkout(let id): "no workout \(id.uuidString)"
+        case .corrupt(let what): "store: unreadable \(what)"
+        }
+    }
+}
