@@ -7,6 +7,7 @@ public import Sensors
 /// that publishes ``BuilderUpdate``s and forwards every accepted sample to an optional sink.
 public actor LiveWorkoutBuilder {
     private var collector: WorkoutCollector
+    private nonisolated let id: UUID
     private let clock: any WallClock
     private let updatesBroadcaster = EventBroadcaster<BuilderUpdate>()
     private let sampleSink: (@Sendable ([QuantitySample]) -> Void)?
@@ -16,12 +17,28 @@ public actor LiveWorkoutBuilder {
     /// - Parameter sampleSink: receives every accepted batch of samples (a store, a JSON printer).
     public init(
         configuration: WorkoutConfiguration, profile: UserProfile? = nil, clock: any WallClock,
-        sampleSink: (@Sendable ([QuantitySample]) -> Void)? = nil
+        sampleSink: (@Sendable ([QuantitySample]) -> Void)? = nil, id: UUID? = nil
     ) {
-        self.collector = WorkoutCollector(configuration: configuration, profile: profile)
+        let collector = WorkoutCollector(configuration: configuration, profile: profile, id: id ?? UUID())
+        self.collector = collector
+        self.id = collector.id
         self.clock = clock
         self.sampleSink = sampleSink
     }
+
+    /// Continues from a collector rebuilt after a crash (see `WorkoutRecovery`).
+    public init(
+        recovering collector: WorkoutCollector, clock: any WallClock,
+        sampleSink: (@Sendable ([QuantitySample]) -> Void)? = nil
+    ) {
+        self.collector = collector
+        self.id = collector.id
+        self.clock = clock
+        self.sampleSink = sampleSink
+    }
+
+    /// The workout's identifier.
+    public nonisolated var workoutID: UUID { id }
 
     /// Builder updates from now on.
     public nonisolated func updates() -> AsyncStream<BuilderUpdate> { updatesBroadcaster.subscribe() }
@@ -122,6 +139,8 @@ public actor LiveWorkoutBuilder {
     public var activeEnergy: ActiveEnergy { collector.activeEnergy }
     /// Whether paused at `date`.
     public func isPaused(at date: Date) -> Bool { collector.isPaused(at: date) }
+    /// The primary source per type.
+    public var primarySources: [QuantityType: SampleSource] { collector.primarySources }
     /// Makes `source` primary for `type`.
     public func setPrimarySource(_ source: SampleSource, for type: QuantityType) {
         collector.setPrimarySource(source, for: type)

@@ -47,7 +47,8 @@ public struct WorkoutCollector: Sendable {
     /// The primary source of each type: the first to deliver, unless set.
     public private(set) var primarySources: [QuantityType: SampleSource] = [:]
 
-    private let id = UUID()
+    /// The workout's identifier (kept across crash recovery).
+    public let id: UUID
     private var timeline = PauseTimeline()
     private var statisticsByType: [QuantityType: StatisticsAccumulator] = [:]
     private var activities: [ActivityRecord] = []
@@ -59,7 +60,8 @@ public struct WorkoutCollector: Sendable {
     private var sourcesSeen: [SampleSource] = []
 
     /// Creates a collector; preferred zones come from the profile unless custom zones are set.
-    public init(configuration: WorkoutConfiguration, profile: UserProfile? = nil) {
+    public init(configuration: WorkoutConfiguration, profile: UserProfile? = nil, id: UUID = UUID()) {
+        self.id = id
         self.configuration = configuration
         self.profile = profile
         energyEstimator = EnergyEstimator(profile: profile)

@@ -22,14 +22,30 @@ public actor WorkoutSession {
     /// Creates a session and its builder.
     public init(
         configuration: WorkoutConfiguration, profile: UserProfile? = nil, clock: any WallClock,
-        registry: WorkoutSessionRegistry = .shared, sampleSink: (@Sendable ([QuantitySample]) -> Void)? = nil
+        registry: WorkoutSessionRegistry = .shared, sampleSink: (@Sendable ([QuantitySample]) -> Void)? = nil,
+        id: UUID? = nil
     ) {
         self.configuration = configuration
         self.profile = profile
         self.clock = clock
         self.registry = registry
         self.builder = LiveWorkoutBuilder(
-            configuration: configuration, profile: profile, clock: clock, sampleSink: sampleSink)
+            configuration: configuration, profile: profile, clock: clock, sampleSink: sampleSink, id: id)
+    }
+
+    /// Continues a session recovered after a crash, in `state` (running or paused), with its builder.
+    public init(
+        recovering builder: LiveWorkoutBuilder, configuration: WorkoutConfiguration, profile: UserProfile?,
+        state: WorkoutSessionState, clock: any WallClock, registry: WorkoutSessionRegistry = .shared
+    ) throws(WorkoutSessionError) {
+        self.configuration = configuration
+        self.profile = profile
+        self.clock = clock
+        self.registry = registry
+        self.builder = builder
+        self.machine = WorkoutSessionStateMachine(state: state)
+        try registry.claim(profile?.id ?? UserProfile.anonymousID)
+        self.holdsClaim = true
     }
 
     /// The athlete key this session claims.

@@ -5,6 +5,7 @@ import Logging
 import Samples
 import SensorSimulator
 import Sensors
+import WorkoutStore
 import Workouts
 
 /// `hrbridge workout run`: a workout on the simulator (or BlueZ), with a live view and a summary.
@@ -81,6 +82,15 @@ struct WorkoutRunCommand: AsyncParsableCommand {
     @Flag(help: "JSON lines instead of the live view.")
     var json = false
 
+    @Option(help: "The store file (default: $XDG_DATA_HOME/hrbridge/store.sqlite).")
+    var store: String?
+
+    @Flag(help: "A guest workout: nothing is written to the store.")
+    var guest = false
+
+    @Flag(help: "Continue the athlete's unfinished workout (after a crash) instead of asking.")
+    var recover = false
+
     @Flag(help: "Log sensor problems to stderr.")
     var verbose = false
 
@@ -96,6 +106,26 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         }
         if let sex, BiologicalSex(rawValue: sex) == nil { throw ValidationError("--sex is male or female") }
         if let zones { _ = try parseZones(zones) }
+    }
+
+    private func openStore() throws -> WorkoutStore? {
+        guard !guest else { return nil }
+        do {
+            return try WorkoutStore(path: store ?? WorkoutStore.defaultPath)
+        } catch {
+            StandardError.write("hrbridge: \(error)")
+            throw ExitCode(73)
+        }
+    }
+
+    /// Ends an interrupted workout at its last stored sample and saves it.
+    private func closeUnfinished(_ collector: WorkoutCollector, store: WorkoutStore) throws {
+        var collector = collector
+        let last =
+            QuantityType.allCases.compactMap { collector.statistics(for: $0)?.endDate }.max() ?? collector.startDate
+            ?? Date()
+        try collector.end(at: last)
+        try store.finish(try collector.finish())
     }
 
     private func parseZones(_ text: String) throws -> ZoneConfiguration {
@@ -142,12 +172,53 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         }
         let output = JSONLineWriter(enabled: json)
         var sampleSink: (@Sendable ([QuantitySample]) -> Void)?
-        if json { sampleSink = { @Sendable samples in output.samples(samples) } }
-        let session = WorkoutSession(
-            configuration: configuration, profile: profile, clock: clock, registry: WorkoutSessionRegistry(),
-            sampleSink: sampleSink)
+        let storage = try openStore()
+        let unfinished =
+            try storage.map {
+                try $0.activeSessions().filter { ($0.profile?.id ?? UserProfile.anonymousID) == athlete }
+            } ?? []
+        var recovered: ActiveSessionRecord?
+        if let record = unfinished.first, let storage {
+            if recover
+                || Prompt.yes(
+                    "An unfinished \(record.configuration.activityType.rawValue) workout from \(ISO8601.format(record.start)) was interrupted. Continue it? [Y/n] ",
+                    interactive: !json)
+            {
+                recovered = record
+            } else {
+                // Never lose it: close it at its last stored sample.
+                let collector = try WorkoutRecovery.rebuild(record, store: storage)
+                try closeUnfinished(collector, store: storage)
+                StandardError.write(
+                    "hrbridge: the unfinished workout \(record.workoutID.uuidString) was saved as it stood; --recover continues one instead"
+                )
+            }
+        } else if recover {
+            StandardError.write("hrbridge: no unfinished workout for athlete '\(athlete)' to recover")
+            throw ExitCode(66)
+        }
+        let streamer = storage.map { storage in
+            SampleStreamer(store: storage, workout: recovered?.workoutID ?? UUID(), logger: logger)
+        }
+        var sinks: [@Sendable ([QuantitySample]) -> Void] = []
+        if json { sinks.append { @Sendable samples in output.samples(samples) } }
+        if let streamer { sinks.append { @Sendable samples in streamer.submit(samples) } }
+        let allSinks = sinks
+        sampleSink = allSinks.isEmpty ? nil : { @Sendable samples in for sink in allSinks { sink(samples) } }
+        let session: WorkoutSession
+        if let recovered, let storage {
+            let collector = try WorkoutRecovery.rebuild(recovered, store: storage)
+            let builder = LiveWorkoutBuilder(recovering: collector, clock: clock, sampleSink: sampleSink)
+            session = try WorkoutSession(
+                recovering: builder, configuration: recovered.configuration, profile: recovered.profile,
+                state: recovered.state, clock: clock, registry: WorkoutSessionRegistry())
+        } else {
+            session = WorkoutSession(
+                configuration: configuration, profile: profile, clock: clock, registry: WorkoutSessionRegistry(),
+                sampleSink: sampleSink, id: streamer?.workoutID)
+        }
         let builder = session.associatedWorkoutBuilder()
-        if let zones {
+        if let zones, recovered == nil {
             let custom = try parseZones(zones)
             try await builder.setCustomZoneConfiguration(custom, for: .heartRate)
         }
@@ -164,8 +235,18 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             }
         }
         let updates = builder.updates()
+        let workoutID = builder.workoutID
         let updatesTask = Task {
-            for await update in updates { output.builderUpdate(update) }
+            for await update in updates {
+                output.builderUpdate(update)
+                // Events and activities go to the store as they happen, for crash recovery.
+                switch update {
+                case .event(let event): try? storage?.append(event: event, workout: workoutID)
+                case .activityBegan(let activity), .activityEnded(let activity):
+                    try? storage?.upsert(activity: activity, workout: workoutID)
+                default: break
+                }
+            }
         }
 
         let chosen = sensorsSource.sensors
@@ -174,7 +255,7 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         for type in [QuantityType.heartRate, .heartbeatSeries, .activeEnergyBurned] {
             await builder.setPrimarySource(primary, for: type)
         }
-        try await session.prepare()
+        if recovered == nil { try await session.prepare() }
         for sensor in chosen {
             do {
                 try await sensorsSource.adapter.connect(sensor)
@@ -184,8 +265,28 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             }
         }
         let start = clock.now()
-        try await session.startActivity(at: start)
-        try await session.beginNewActivity(configuration: configuration, at: start)
+        if let recovered {
+            StandardError.write("hrbridge: continuing the workout \(recovered.workoutID.uuidString)")
+        } else {
+            try await session.startActivity(at: start)
+            try await session.beginNewActivity(configuration: configuration, at: start)
+            let zonesSet = await builder.zoneConfiguration(for: .heartRate).map { [$0] } ?? []
+            try storage?.beginWorkout(
+                ActiveSessionRecord(
+                    workoutID: workoutID, configuration: configuration, profile: profile, start: start, state: .running,
+                    customZones: zones == nil ? [] : zonesSet,
+                    primarySources: Dictionary(
+                        uniqueKeysWithValues: await builder.primarySources.map { ($0.key.rawValue, $0.value) })))
+            if let activity = await builder.currentActivity {
+                try storage?.upsert(activity: activity, workout: workoutID)
+            }
+        }
+        let journal = { @Sendable (state: WorkoutSessionState) async in
+            guard let storage, var record = try? storage.activeSessions().first(where: { $0.workoutID == workoutID })
+            else { return }
+            record.state = state
+            try? storage.updateJournal(record)
+        }
 
         let keyboard = json ? nil : KeyboardInput()
         let view = json ? nil : LiveView(sensors: chosen, configuration: configuration, speed: speed)
@@ -199,8 +300,12 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             }
             if let key = keyboard?.poll() {
                 switch key {
-                case "p": try? await session.pause(at: now)
-                case "r": try? await session.resume(at: now)
+                case "p":
+                    try? await session.pause(at: now)
+                    await journal(await session.state)
+                case "r":
+                    try? await session.resume(at: now)
+                    await journal(await session.state)
                 case "l":
                     try? await session.addEvent(
                         WorkoutEvent(kind: .lap, dateInterval: DateInterval(start: lapStart, end: now)))
@@ -221,6 +326,8 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         await dataSource.drain()
         try await session.end(at: stop)
         let workout = try await builder.finishWorkout()
+        streamer?.finish()
+        try storage?.finish(workout)
         // Both streams have finished: wait for them so the summary comes last.
         await updatesTask.value
         await trackerTask.value

@@ -1,0 +1,39 @@
+public import Foundation
+import Samples
+public import Workouts
+
+/// Rebuilds an interrupted workout from the journal and the stored events, activities and samples.
+public enum WorkoutRecovery {
+    /// A collector in the state the workout had: zones and primary sources as journaled, events and
+    /// activities replayed, statistics, zones, HRV and energy recomputed from the stored samples.
+    public static func rebuild(_ record: ActiveSessionRecord, store: WorkoutStore) throws -> WorkoutCollector {
+        var collector = WorkoutCollector(
+            configuration: record.configuration, profile: record.profile, id: record.workoutID)
+        for zones in record.customZones {
+            try collector.setCustomZoneConfiguration(zones, for: zones.quantityType)
+        }
+        for (type, source) in record.primarySources {
+            if let quantityType = Samples.QuantityType(rawValue: type) {
+                collector.setPrimarySource(source, for: quantityType)
+            }
+        }
+        try collector.begin(at: record.start)
+        for (configuration, start, end) in try store.activityIntervals(of: record.workoutID) {
+            _ = try collector.beginActivity(configuration, at: start)
+            if let end { _ = try collector.endActivity(at: end) }
+        }
+        _ = try collector.add(events: try store.events(of: record.workoutID))
+        var samples: [Samples.QuantitySample] = []
+        for type in Samples.QuantityType.allCases {
+            samples += try store.samples(type: type, workout: record.workoutID)
+        }
+        samples.sort { $0.start < $1.start }
+        var index = 0
+        while index < samples.count {
+            let end = min(index + 4096, samples.count)
+            _ = try collector.add(Array(samples[index..<end]))
+            index = end
+        }
+        return collector
+    }
+}
