@@ -8,7 +8,7 @@ struct HRBridge: AsyncParsableCommand {
         abstract: "Bluetooth LE heart-rate straps and fitness sensors as a workout platform for Linux.",
         subcommands: [
             DecodeCommand.self, WorkoutCommand.self, ScanCommand.self, DevicesCommand.self, PairCommand.self,
-            ForgetCommand.self, MonitorCommand.self, DoctorCommand.self,
+            ForgetCommand.self, MonitorCommand.self, DoctorCommand.self, WorkoutsCommand.self, SamplesCommand.self,
         ]
     )
 }

@@ -6,7 +6,7 @@ struct WorkoutCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "workout",
         abstract: "Run workouts with live statistics, zones, HRV and energy.",
-        subcommands: [WorkoutRunCommand.self, WorkoutScenarioCommand.self]
+        subcommands: [WorkoutRunCommand.self, WorkoutRecoverCommand.self, WorkoutScenarioCommand.self]
     )
 }
 
@@ -33,5 +33,26 @@ struct WorkoutScenarioCommand: ParsableCommand {
         } else {
             print(Scenario.defaultJSON)
         }
+    }
+}
+
+/// `hrbridge workout recover`: continue the athlete's interrupted workout (`workout run --recover`).
+struct WorkoutRecoverCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "recover",
+        abstract: "Continue an interrupted workout (after a crash or power loss): `workout run --recover`.",
+        discussion: """
+            Takes the options of `workout run` (--athlete, --store, --adapter, --duration, --json…). The
+            workout's state, events, activities and zones come back from the store's journal;
+            statistics are recomputed from the stored samples; the sensors reconnect and it goes on.
+            Exit status 66 when the athlete has no unfinished workout.
+            """)
+
+    @Argument(parsing: .captureForPassthrough, help: "Options of `workout run`.")
+    var arguments: [String] = []
+
+    func run() async throws {
+        var command = try WorkoutRunCommand.parse(arguments + ["--recover"])
+        try await command.run()
     }
 }

@@ -5,7 +5,7 @@ import Workouts
 
 /// The end-of-workout summary printed on a terminal.
 enum WorkoutSummary {
-    static func text(_ workout: Workout, counters: LiveDataSource.Counters, tracker: SensorTracker) -> String {
+    static func text(_ workout: Workout, counters: LiveDataSource.Counters?, tracker: SensorTracker?) -> String {
         var lines: [String] = []
         let paused = workout.end.timeIntervalSince(workout.start) - workout.elapsedTime
         lines.append(
@@ -81,9 +81,13 @@ enum WorkoutSummary {
                 + (energy.kilojoules.map { String(format: "%.0f kJ (%.0f kcal)", $0, $0 / 4.184) } ?? "unavailable")
                 + " — \(energy.source.rawValue)")
         lines.append("")
-        lines.append(
-            "Sensors: \(counters.measurements) frames, \(counters.decodingFailures) refused as malformed, "
-                + "\(counters.disconnections) disconnections, \(counters.samplesDelivered) samples recorded")
+        if let counters {
+            lines.append(
+                "Sensors: \(counters.measurements) frames, \(counters.decodingFailures) refused as malformed, "
+                    + "\(counters.disconnections) disconnections, \(counters.samplesDelivered) samples recorded")
+        } else {
+            lines.append("Sensors:")
+        }
         for source in workout.sources {
             lines.append("  \(source.name ?? source.address) (\(source.address))")
         }

@@ -1,0 +1,227 @@
+import ArgumentParser
+import Foundation
+import Samples
+import Sensors
+import WorkoutStore
+import Workouts
+
+/// Options shared by the store commands.
+struct StoreOptions: ParsableArguments {
+    @Option(help: "The store file (default: $XDG_DATA_HOME/hrbridge/store.sqlite).")
+    var store: String?
+
+    func open() throws -> WorkoutStore {
+        do {
+            return try WorkoutStore(path: store ?? WorkoutStore.defaultPath)
+        } catch {
+            StandardError.write("hrbridge: \(error)")
+            throw ExitCode(73)
+        }
+    }
+}
+
+/// `hrbridge workouts …`: the stored workouts.
+struct WorkoutsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "workouts", abstract: "List, show and delete stored workouts.",
+        subcommands: [WorkoutsListCommand.self, WorkoutsShowCommand.self, WorkoutsDeleteCommand.self])
+}
+
+struct WorkoutsListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "Stored workouts, newest first.")
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    @Flag(help: "JSON lines.")
+    var json = false
+
+    func run() throws {
+        let store = try storeOptions.open()
+        for workout in try store.workouts() {
+            let heartRate = workout.summary?.statistics[.heartRate]
+            if json {
+                let object: [String: Any] = [
+                    "id": workout.id.uuidString, "activityType": workout.configuration.activityType.rawValue,
+                    "start": ISO8601.format(workout.start),
+                    "end": workout.end.map { ISO8601.format($0) as Any } ?? NSNull(),
+                    "elapsedTime": workout.elapsedTime.map { $0 as Any } ?? NSNull(), "active": workout.isActive,
+                    "averageHeartRate": heartRate?.average.map { $0 as Any } ?? NSNull(),
+                ]
+                print(try JSONText.render(object))
+            } else {
+                print(
+                    "\(workout.id.uuidString)  \(ISO8601.format(workout.start))  "
+                        + "\(workout.configuration.activityType.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0))  "
+                        + "\(workout.elapsedTime.map(Format.clock) ?? "active")  avg HR \(Format.number(heartRate?.average))"
+                )
+            }
+        }
+    }
+}
+
+struct WorkoutsShowCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show", abstract: "One workout: statistics, zones, events, activities and a heart-rate chart.")
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    @Argument(help: "The workout's identifier (see `hrbridge workouts list`).")
+    var id: String
+
+    @Flag(help: "The summary as JSON (the same shape as `workout run --json`'s last line).")
+    var json = false
+
+    func run() throws {
+        guard let uuid = UUID(uuidString: id) else { throw ValidationError("'\(id)' is not a workout identifier") }
+        let store = try storeOptions.open()
+        let stored: StoredWorkout
+        do {
+            stored = try store.workout(uuid)
+        } catch {
+            StandardError.write("hrbridge: \(error)")
+            throw ExitCode(66)
+        }
+        guard let workout = stored.summary else {
+            StandardError.write(
+                "hrbridge: workout \(id) is still active; `hrbridge workout run --recover` continues it")
+            throw ExitCode(66)
+        }
+        if json {
+            print(try JSONText.render(WorkoutJSON.summary(workout)))
+            return
+        }
+        print(WorkoutSummary.text(workout, counters: nil, tracker: nil))
+        let heartRates = try store.samples(type: .heartRate, workout: uuid)
+        if !heartRates.isEmpty {
+            print("")
+            print("Heart rate over time")
+            print(
+                TerminalChart.render(heartRates.map { ($0.start.timeIntervalSince(workout.start), $0.canonicalValue) }))
+        }
+    }
+}
+
+struct WorkoutsDeleteCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete", abstract: "Delete a workout with its samples.")
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    @Argument(help: "The workout's identifier.")
+    var id: String
+
+    func run() throws {
+        guard let uuid = UUID(uuidString: id) else { throw ValidationError("'\(id)' is not a workout identifier") }
+        do {
+            try storeOptions.open().deleteWorkout(uuid)
+            print("deleted \(uuid.uuidString)")
+        } catch {
+            StandardError.write("hrbridge: \(error)")
+            throw ExitCode(66)
+        }
+    }
+}
+
+/// `hrbridge samples`: samples or bucketed statistics from the store.
+struct SamplesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "samples",
+        abstract: "Query stored samples, or statistics in fixed buckets.",
+        discussion: """
+            --type is a quantity type in kebab case: \(QuantityType.allCases.map(\.commandLineName).joined(separator: ", ")).
+            --from/--to are ISO 8601 dates (default: everything). --bucket minute|hour|day|week gives
+            statistics per bucket (count, average, min, max for readings; sum for amounts) anchored at --from.
+            """)
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    @Option(help: "The quantity type, e.g. heart-rate.")
+    var type: String
+
+    @Option(help: "From (ISO 8601).")
+    var from: String?
+
+    @Option(help: "To (ISO 8601).")
+    var to: String?
+
+    @Option(help: "Bucket width: minute, hour, day or week.")
+    var bucket: String?
+
+    @Option(help: "At most this many samples.")
+    var limit: Int?
+
+    @Flag(help: "JSON lines.")
+    var json = false
+
+    func validate() throws {
+        guard QuantityType(commandLineName: type) != nil else { throw ValidationError("unknown type '\(type)'") }
+        if let from, ISO8601.parse(from) == nil { throw ValidationError("--from '\(from)' is not ISO 8601") }
+        if let to, ISO8601.parse(to) == nil { throw ValidationError("--to '\(to)' is not ISO 8601") }
+        if let bucket, StatisticsInterval(rawValue: bucket) == nil {
+            throw ValidationError("--bucket is minute, hour, day or week")
+        }
+    }
+
+    func run() throws {
+        let store = try storeOptions.open()
+        let quantityType = QuantityType(commandLineName: type)!
+        let start = from.flatMap(ISO8601.parse) ?? .distantPast
+        let end = to.flatMap(ISO8601.parse) ?? .distantFuture
+        if let bucket, let interval = StatisticsInterval(rawValue: bucket) {
+            let first =
+                start == .distantPast ? (try store.samples(type: quantityType, limit: 1).first?.start ?? Date()) : start
+            let anchor = Date(
+                timeIntervalSinceReferenceDate: (first.timeIntervalSinceReferenceDate / 3600).rounded(.down) * 3600)
+            for bucket in try store.statisticsCollection(
+                type: quantityType, from: start == .distantPast ? anchor : start,
+                to: end == .distantFuture ? Date.distantFuture : end,
+                anchor: start == .distantPast ? anchor : start, interval: interval)
+            {
+                let object: [String: Any] = [
+                    "start": ISO8601.format(bucket.start), "end": ISO8601.format(bucket.end), "count": bucket.count,
+                    "average": bucket.average.map { $0 as Any } ?? NSNull(),
+                    "min": bucket.minimum.map { $0 as Any } ?? NSNull(),
+                    "max": bucket.maximum.map { $0 as Any } ?? NSNull(),
+                    "sum": bucket.sum.map { $0 as Any } ?? NSNull(),
+                ]
+                if json {
+                    print(try JSONText.render(object))
+                } else {
+                    print(
+                        "\(ISO8601.format(bucket.start))  n=\(bucket.count)  "
+                            + (bucket.sum.map { "sum \(Format.number($0))" }
+                                ?? "avg \(Format.number(bucket.average)) min \(Format.number(bucket.minimum)) max \(Format.number(bucket.maximum))")
+                    )
+                }
+            }
+            return
+        }
+        for sample in try store.samples(type: quantityType, from: start, to: end, limit: limit) {
+            if json {
+                print(try JSONText.render(SampleJSON.object(sample)))
+            } else {
+                print(
+                    "\(ISO8601.format(sample.start))  \(Format.number(sample.quantity.value)) \(sample.quantity.unit.symbol)  \(sample.source.address)"
+                )
+            }
+        }
+    }
+}
+
+extension QuantityType {
+    /// `heart-rate` for `heartRate`.
+    var commandLineName: String {
+        rawValue.reduce(into: "") { result, character in
+            if character.isUppercase { result += "-" + character.lowercased() } else { result.append(character) }
+        }
+    }
+
+    init?(commandLineName: String) {
+        guard
+            let match = Self.allCases.first(where: {
+                $0.commandLineName == commandLineName || $0.rawValue == commandLineName
+            })
+        else { return nil }
+        self = match
+    }
+}
