@@ -93,6 +93,13 @@ let package = Package(
             name: "DoctorTests",
             dependencies: ["Doctor", "DBus", "BusHarness", "hrbridge", .product(name: "Logging", package: "swift-log")]
         ),
+        .testTarget(
+            name: "WorkoutStoreTests",
+            dependencies: [
+                "WorkoutStore", "Workouts", "Samples", "Sensors", "BusHarness", "hrbridge",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         .testTarget(name: "hrbridgeTests", dependencies: ["hrbridge", "BusHarness"]),
     ]
 )

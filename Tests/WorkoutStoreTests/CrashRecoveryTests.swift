@@ -1,0 +1,128 @@
+import BusHarness
+import Foundation
+import Samples
+import Testing
+import Workouts
+
+@testable import WorkoutStore
+
+private let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+    .appendingPathComponent("hrbridge").path
+
+private func monotonicSeconds() -> Double {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+}
+
+/// A sample line's identity: type, start (as printed, ms), value.
+private func key(_ type: String, _ start: String, _ value: Double) -> String { "\(type)|\(start)|\(value)" }
+
+@Suite("Crash recovery", .serialized)
+struct CrashRecoveryTests {
+    @Test(
+        "SIGKILL at 20 random points: the journal survives, at most 1 s of samples is lost, integrity ok, recovery continues"
+    )
+    func sigkill() async throws {
+        var generator = SystemRandomNumberGenerator()
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        for point in 0..<20 {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let path = directory.appendingPathComponent("store.sqlite").path
+            let child = try Spawned(
+                binary, ["workout", "run", "--json", "--speed", "60", "--duration", "30m", "--store", path],
+                label: "workout")
+            let wanted = Int.random(in: 30...900, using: &generator)
+            // Note when each sample line arrives, to know which were printed in the last second.
+            var seen: [String: Double] = [:]
+            var consumed = 0
+            var samplesSeen = 0
+            let deadline = monotonicSeconds() + 30
+            while samplesSeen < wanted, monotonicSeconds() < deadline {
+                let lines = child.output
+                let now = monotonicSeconds()
+                for line in lines[consumed...] where line.contains("\"kind\":\"sample\"") {
+                    guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                        let type = object["type"] as? String, let start = object["start"] as? String,
+                        let value = object["value"] as? Double
+                    else { continue }
+                    seen[key(type, start, value)] = now
+                    samplesSeen += 1
+                }
+                consumed = lines.count
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            kill(child.pid, SIGKILL)
+            let killedAt = monotonicSeconds()
+            _ = await child.wait(timeout: .seconds(5))
+            for line in child.output[consumed...] where line.contains("\"kind\":\"sample\"") {
+                if let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                    let type = object["type"] as? String, let start = object["start"] as? String,
+                    let value = object["value"] as? Double
+                {
+                    seen[key(type, start, value)] = killedAt
+                }
+            }
+
+            let store = try WorkoutStore(path: path)
+            #expect(try store.integrityCheck() == "ok", "point \(point)")
+            let sessions = try store.activeSessions()
+            guard let record = sessions.first else {
+                // Killed before the session was journaled: nothing may have been stored for it.
+                #expect(try store.workouts().isEmpty, "point \(point): a workout without a journal")
+                continue
+            }
+            #expect(sessions.count == 1)
+            var stored: Set<String> = []
+            for type in QuantityType.allCases {
+                for sample in try store.samples(type: type, workout: record.workoutID) {
+                    stored.insert(key(type.rawValue, sample.start.formatted(style), sample.canonicalValue))
+                }
+            }
+            let missing = seen.filter { !stored.contains($0.key) }
+            // At most the last second (plus scheduling slack) may be lost.
+            let stale = missing.filter { killedAt - $0.value > 1.3 }
+            #expect(stale.isEmpty, "point \(point): \(stale.count) of \(seen.count) samples older than 1 s were lost")
+            let collector = try WorkoutRecovery.rebuild(record, store: store)
+            let storedHeartRates = try store.samples(type: .heartRate, workout: record.workoutID).count
+            #expect(
+                collector.statistics(for: .heartRate)?.sampleCount ?? 0 == storedHeartRates,
+                "point \(point): \(collector.statistics(for: .heartRate)?.sampleCount ?? -1) vs \(storedHeartRates)")
+            #expect(collector.phase == .collecting)
+
+            if point % 5 == 0 {
+                // The session continues: recover runs it to the end and saves it.
+                let recover = try Spawned(
+                    binary, ["workout", "recover", "--json", "--speed", "3000", "--duration", "2m", "--store", path],
+                    label: "recover")
+                #expect(await recover.wait(timeout: .seconds(60)) == 0, "\(recover.output.suffix(3))")
+                let reopened = try WorkoutStore(path: path)
+                #expect(try reopened.activeSessions().isEmpty)
+                let finished = try reopened.workout(record.workoutID)
+                #expect(finished.isActive == false)
+                let before = collector.statistics(for: .heartRate)?.sampleCount ?? 0
+                #expect((finished.summary?.statistics[.heartRate]?.sampleCount ?? 0) > before)
+                #expect(try reopened.integrityCheck() == "ok")
+            }
+        }
+    }
+
+    @Test("a guest workout leaves the store file unchanged")
+    func guest() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("guest-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("store.sqlite").path
+        let first = try Spawned(
+            binary, ["workout", "run", "--json", "--speed", "5000", "--duration", "2m", "--store", path])
+        #expect(await first.wait() == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let guest = try Spawned(
+            binary, ["workout", "run", "--json", "--speed", "5000", "--duration", "2m", "--store", path, "--guest"])
+        #expect(await guest.wait() == 0)
+        #expect(guest.output.last?.contains("elapsedTime") == true)
+        let after = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(before == after)
+        #expect(try WorkoutStore(path: path).workouts().count == 1)
+    }
+}

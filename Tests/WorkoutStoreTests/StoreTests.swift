@@ -1,0 +1,188 @@
+import Foundation
+import GRDB
+import Samples
+import Sensors
+import Testing
+import Workouts
+
+@testable import WorkoutStore
+
+private let sourceA = SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:01", name: "A")
+private let sourceB = SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:02", name: "B")
+private let origin = Date(timeIntervalSinceReferenceDate: 800_006_400)  // hour-aligned
+
+private func temporaryStorePath() -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)/store.sqlite").path
+}
+
+private struct Generator: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+private func sample(_ type: QuantityType, _ value: Double, _ seconds: Double, _ source: SampleSource) -> QuantitySample
+{
+    try! QuantitySample(
+        type: type, quantity: Quantity(unit: type.canonicalUnit, value: value),
+        start: origin.addingTimeInterval(seconds),
+        end: origin.addingTimeInterval(seconds + (type.aggregationStyle == .cumulative ? 10 : 0)), source: source)
+}
+
+@Suite("Workout store (SQLite through GRDB)")
+struct StoreTests {
+    @Test("a new store: WAL, mode 0600, migrated, integrity ok")
+    func newStore() throws {
+        let path = temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let store = try WorkoutStore(path: path)
+        #expect(try store.integrityCheck() == "ok")
+        #expect(try store.appliedMigrations() == ["v1", "v2-hourly-rollups"])
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let mode = try DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "PRAGMA journal_mode") }
+        #expect(mode == "wal")
+    }
+
+    @Test("migrating from the first schema keeps samples and builds the rollups from them")
+    func migrationFromV1() throws {
+        let path = temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let queue = try DatabaseQueue(path: path)
+        try StoreSchema.migrator.migrate(queue, upTo: "v1")
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO source (adapter, address) VALUES ('mock', 'X')")
+            for minute in 0..<180 {
+                try db.execute(
+                    sql: "INSERT INTO sample (type, value, start, end, sourceId) VALUES ('heartRate', ?, ?, ?, 1)",
+                    arguments: [
+                        Double(100 + minute % 7), origin.timeIntervalSinceReferenceDate + Double(minute * 60),
+                        origin.timeIntervalSinceReferenceDate + Double(minute * 60),
+                    ])
+            }
+        }
+        try queue.close()
+        let store = try WorkoutStore(path: path)
+        #expect(try store.appliedMigrations() == ["v1", "v2-hourly-rollups"])
+        let hours = try store.statisticsCollection(
+            type: .heartRate, from: origin, to: origin.addingTimeInterval(3 * 3600), anchor: origin, interval: .hour)
+        #expect(hours.map(\.count) == [60, 60, 60])
+        #expect(try store.samples(type: .heartRate).count == 180)
+    }
+
+    @Test("queries equal brute force over random samples", arguments: 1...6)
+    func queriesProperty(_ seed: Int) throws {
+        let path = temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let store = try WorkoutStore(path: path)
+        var generator = Generator(state: UInt64(seed))
+        var all: [QuantitySample] = []
+        for _ in 0..<Int.random(in: 200...1500, using: &generator) {
+            let type: QuantityType = Bool.random(using: &generator) ? .heartRate : .activeEnergyBurned
+            let seconds = Double(Int.random(in: 0..<(3 * 86_400), using: &generator))
+            all.append(
+                sample(
+                    type, Double(Int.random(in: 40...200, using: &generator)), seconds,
+                    Bool.random(using: &generator) ? sourceA : sourceB))
+        }
+        var index = 0
+        while index < all.count {
+            let end = min(index + Int.random(in: 1...300, using: &generator), all.count)
+            try store.append(Array(all[index..<end]), workout: nil)
+            index = end
+        }
+        let from = origin.addingTimeInterval(Double(Int.random(in: 0..<86_400, using: &generator)))
+        let to = from.addingTimeInterval(Double(Int.random(in: 3600...(2 * 86_400), using: &generator)))
+        for type in [QuantityType.heartRate, .activeEnergyBurned] {
+            let expected = all.filter { $0.type == type && $0.start >= from && $0.start < to }.sorted {
+                $0.start < $1.start
+            }
+            let fetched = try store.samples(type: type, from: from, to: to)
+            #expect(fetched.count == expected.count)
+            #expect(fetched.map(\.start) == expected.map(\.start))
+            #expect(
+                try store.samples(type: type, from: from, to: to, limit: 5, ascending: false).map(\.start)
+                    == Array(expected.map(\.start).reversed().prefix(5)))
+            #expect(
+                try store.samples(type: type, from: from, to: to, source: sourceA).count
+                    == expected.filter { $0.source == sourceA }.count)
+            let statistics = try store.statistics(type: type, from: from, to: to, separateBySource: true)
+            #expect(statistics.sampleCount == expected.count)
+            let values = expected.map(\.canonicalValue)
+            if type.aggregationStyle == .cumulative {
+                #expect(abs((statistics.sum ?? 0) - values.reduce(0, +)) < 1e-6)
+            } else if !values.isEmpty {
+                #expect(statistics.minimum == values.min())
+                #expect(statistics.maximum == values.max())
+                #expect(abs((statistics.average ?? 0) - values.reduce(0, +) / Double(values.count)) < 1e-9)
+            }
+            #expect(statistics.bySource[sourceB]?.sampleCount ?? 0 == expected.filter { $0.source == sourceB }.count)
+            // Buckets: daily through the rollups (hour-aligned), minutes through the samples.
+            for interval in [StatisticsInterval.hour, .day] {
+                let buckets = try store.statisticsCollection(
+                    type: type, from: origin, to: origin.addingTimeInterval(3 * 86_400), anchor: origin,
+                    interval: interval)
+                var counts: [Int: Int] = [:]
+                var sums: [Int: Double] = [:]
+                for sample in all where sample.type == type {
+                    let bucket = Int(sample.start.timeIntervalSince(origin) / interval.seconds)
+                    counts[bucket, default: 0] += 1
+                    sums[bucket, default: 0] += sample.canonicalValue
+                }
+                #expect(buckets.count == counts.count)
+                for bucket in buckets {
+                    let key = Int(bucket.start.timeIntervalSince(origin) / interval.seconds)
+                    #expect(bucket.count == counts[key])
+                    let total = bucket.sum ?? (bucket.average ?? 0) * Double(bucket.count)
+                    #expect(abs(total - (sums[key] ?? 0)) < 1e-6)
+                }
+            }
+            let minutes = try store.statisticsCollection(
+                type: type, from: from, to: from.addingTimeInterval(3600), anchor: from, interval: .minute)
+            #expect(
+                minutes.map(\.count).reduce(0, +)
+                    == all.filter { $0.type == type && $0.start >= from && $0.start < from.addingTimeInterval(3600) }
+                    .count)
+        }
+    }
+
+    @Test("anchored changes: additions, then deletions with the workout, never the same change twice")
+    func anchoredChanges() throws {
+        let path = temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let store = try WorkoutStore(path: path)
+        let workout = UUID()
+        try store.beginWorkout(
+            ActiveSessionRecord(
+                workoutID: workout, configuration: WorkoutConfiguration(activityType: .running), profile: nil,
+                start: origin, state: .running))
+        try store.append((0..<10).map { sample(.heartRate, 100, Double($0), sourceA) }, workout: workout)
+        try store.append((0..<5).map { sample(.heartRate, 90, Double(100 + $0), sourceB) }, workout: nil)
+        let first = try store.changes(type: .heartRate, since: nil, limit: 12)
+        #expect(first.added.count == 12)
+        let second = try store.changes(type: .heartRate, since: first.anchor)
+        #expect(second.added.count == 3)
+        #expect(second.deleted.isEmpty)
+        try store.deleteWorkout(workout)
+        let third = try store.changes(type: .heartRate, since: second.anchor)
+        #expect(third.added.isEmpty)
+        #expect(third.deleted.count == 10)
+        #expect(try store.changes(type: .heartRate, since: third.anchor).deleted.isEmpty)
+        try store.append([sample(.heartRate, 80, 500, sourceA)], workout: nil)
+        let fourth = try store.changes(type: .heartRate, since: third.anchor)
+        #expect(fourth.added.map(\.sample.canonicalValue) == [80])
+        #expect(try store.samples(type: .heartRate).count == 6)
+        #expect(try store.statistics(type: .heartRate).sampleCount == 6)
+        let hours = try store.statisticsCollection(
+            type: .heartRate, from: origin, to: origin.addingTimeInterval(3600), anchor: origin, interval: .hour)
+        #expect(hours.first?.count == 6, "rollups follow deletions")
+        #expect(throws: StoreError.unknownWorkout(workout)) { try store.deleteWorkout(workout) }
+    }
+}
