@@ -23,6 +23,14 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .executableTarget(
+            name: "StoreBenchmark",
+            dependencies: [
+                .product(name: "WorkoutStore", package: "hrbridge"), .product(name: "Samples", package: "hrbridge"),
+                .product(name: "Sensors", package: "hrbridge"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .executableTarget(
             name: "NotifyBenchmark",
             dependencies: [
                 .product(name: "BlueZ", package: "hrbridge"), .product(name: "DBus", package: "hrbridge"),

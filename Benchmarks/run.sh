@@ -32,3 +32,6 @@ echo "== builder ingest, 24 h at 4 Hz (heart rate + RR), statistics, zones, HRV 
 echo "== BlueZ notifications: emit on the bus -> decoded measurement (10,000 paced at 2,000/s, then 20,000 unpaced)"
 .build/release/NotifyBenchmark --count 10000 --rate 2000
 .build/release/NotifyBenchmark --count 20000 --rate 0
+
+echo "== store: one year of 1 Hz heart rate (31.5 million samples), batched ingest, hourly and daily buckets"
+.build/release/StoreBenchmark --days 365
