@@ -14,9 +14,12 @@ public import Workouts
 /// WAL mode; the file (and its WAL and shared-memory files) is created with mode 0600. Every
 /// method is synchronous and thread-safe (GRDB serialises writes; reads run concurrently).
 public final class WorkoutStore: Sendable {
-    private let pool: DatabasePool
+    private let reader: any DatabaseReader
+    private let writer: (any DatabaseWriter)?
     /// The database file.
     public let path: String
+    /// Whether this is a guest's view: reads work, every write throws ``StoreError/notPermissibleForGuestUser``.
+    public var isGuest: Bool { writer == nil }
 
     /// `$XDG_DATA_HOME/hrbridge/store.sqlite` (or `~/.local/share/hrbridge/store.sqlite`).
     public static var defaultPath: String {
@@ -27,9 +30,21 @@ public final class WorkoutStore: Sendable {
         return base + "/hrbridge/store.sqlite"
     }
 
-    /// Opens (or creates) the store at `path` and migrates it to the current schema.
-    public init(path: String = WorkoutStore.defaultPath) throws(StoreError) {
+    /// Opens (or creates) the store at `path` and migrates it to the current schema. A guest opens
+    /// an existing store read-only and never changes the file.
+    public init(path: String = WorkoutStore.defaultPath, guest: Bool = false) throws(StoreError) {
         self.path = path
+        if guest {
+            do {
+                var configuration = Configuration()
+                configuration.readonly = true
+                reader = try DatabaseQueue(path: path, configuration: configuration)
+                writer = nil
+                return
+            } catch {
+                throw .cannotOpen(path: path, reason: "\(error)")
+            }
+        }
         let directory = (path as NSString).deletingLastPathComponent
         do {
             try FileManager.default.createDirectory(
@@ -44,8 +59,10 @@ public final class WorkoutStore: Sendable {
             var configuration = Configuration()
             configuration.foreignKeysEnabled = true
             configuration.busyMode = .timeout(10)
-            pool = try DatabasePool(path: path, configuration: configuration)
+            let pool = try DatabasePool(path: path, configuration: configuration)
             try StoreSchema.migrator.migrate(pool)
+            reader = pool
+            writer = pool
         } catch {
             throw .cannotOpen(path: path, reason: "\(error)")
         }
@@ -57,7 +74,7 @@ public final class WorkoutStore: Sendable {
     /// Runs `PRAGMA integrity_check`; `"ok"` when the file is sound.
     public func integrityCheck() throws(StoreError) -> String {
         do {
-            return try pool.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "" }
+            return try reader.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "" }
         } catch {
             throw .database("\(error)")
         }
@@ -66,15 +83,16 @@ public final class WorkoutStore: Sendable {
     /// The schema migrations applied, in order.
     public func appliedMigrations() throws(StoreError) -> [String] {
         do {
-            return try pool.read { db in try StoreSchema.migrator.appliedMigrations(db) }
+            return try reader.read { db in try StoreSchema.migrator.appliedMigrations(db) }
         } catch {
             throw .database("\(error)")
         }
     }
 
     func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        guard let writer else { throw .notPermissibleForGuestUser }
         do {
-            return try pool.write(body)
+            return try writer.write(body)
         } catch let error as StoreError {
             throw error
         } catch {
@@ -84,7 +102,7 @@ public final class WorkoutStore: Sendable {
 
     func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
         do {
-            return try pool.read(body)
+            return try reader.read(body)
         } catch let error as StoreError {
             throw error
         } catch {
@@ -198,6 +216,8 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case unknownWorkout(UUID)
     /// A stored value could not be read back.
     case corrupt(String)
+    /// A guest's session is never written (HealthKit's `errorNotPermissibleForGuestUserMode`).
+    case notPermissibleForGuestUser
 
     /// One line naming the problem.
     public var description: String {
@@ -206,6 +226,7 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case .database(let message): "store: \(message)"
         case .unknownWorkout(let id): "no workout \(id.uuidString)"
         case .corrupt(let what): "store: unreadable \(what)"
+        case .notPermissibleForGuestUser: "a guest's workout is not saved"
         }
     }
 }

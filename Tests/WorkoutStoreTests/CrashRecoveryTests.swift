@@ -1,6 +1,7 @@
 import BusHarness
 import Foundation
 import Samples
+import Sensors
 import Testing
 import Workouts
 
@@ -121,8 +122,22 @@ struct CrashRecoveryTests {
             binary, ["workout", "run", "--json", "--speed", "5000", "--duration", "2m", "--store", path, "--guest"])
         #expect(await guest.wait() == 0)
         #expect(guest.output.last?.contains("elapsedTime") == true)
+        #expect(guest.output.contains { $0.contains("not saved (guest workout)") })
         let after = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(before == after)
-        #expect(try WorkoutStore(path: path).workouts().count == 1)
+        // Reading works for a guest; any save attempt is a typed refusal.
+        let guestView = try WorkoutStore(path: path, guest: true)
+        #expect(try guestView.workouts().count == 1)
+        #expect(throws: StoreError.notPermissibleForGuestUser) { try guestView.deleteWorkout(UUID()) }
+        #expect(throws: StoreError.notPermissibleForGuestUser) {
+            try guestView.append(
+                [
+                    try QuantitySample(
+                        type: .heartRate, quantity: Quantity(unit: .countPerMinute, value: 60), start: Date(),
+                        end: Date(), source: SampleSource(adapter: "a", address: "b"))
+                ],
+                workout: nil)
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
 }

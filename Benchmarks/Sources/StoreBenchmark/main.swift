@@ -25,7 +25,8 @@ while let argument = arguments.next() {
     }
 }
 
-let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hrbridge-store-bench-\(UUID().uuidString)")
+let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "hrbridge-store-bench-\(UUID().uuidString)")
 defer { try? FileManager.default.removeItem(at: directory) }
 let store = try WorkoutStore(path: directory.appendingPathComponent("store.sqlite").path)
 let source = SampleSource(adapter: "hci0", address: "C0:FF:EE:00:00:01", name: "bench")
@@ -49,7 +50,9 @@ while written < total {
     written += buffer.count
 }
 let size = (try? FileManager.default.attributesOfItem(atPath: store.path)[.size] as? Int) ?? 0
-print("ingested=\(written) batch=\(batch) samples_per_second=\(Int(Double(written) / ingestSeconds)) seconds=\(String(format: "%.1f", ingestSeconds)) file_mb=\(size / 1_000_000)")
+print(
+    "ingested=\(written) batch=\(batch) samples_per_second=\(Int(Double(written) / ingestSeconds)) seconds=\(String(format: "%.1f", ingestSeconds)) file_mb=\(size / 1_000_000)"
+)
 
 let end = origin.addingTimeInterval(Double(total))
 for interval in [StatisticsInterval.day, .hour] {
@@ -58,19 +61,26 @@ for interval in [StatisticsInterval.day, .hour] {
     for _ in 0..<5 {
         times.append(
             try seconds {
-                buckets = try store.statisticsCollection(type: .heartRate, from: origin, to: end, anchor: origin, interval: interval).count
+                buckets = try store.statisticsCollection(
+                    type: .heartRate, from: origin, to: end, anchor: origin, interval: interval
+                ).count
             })
     }
     times.sort()
-    print("collection=\(interval.rawValue) buckets=\(buckets) median_ms=\(String(format: "%.1f", times[2] * 1000)) min_ms=\(String(format: "%.1f", times[0] * 1000))")
+    print(
+        "collection=\(interval.rawValue) buckets=\(buckets) median_ms=\(String(format: "%.1f", times[2] * 1000)) min_ms=\(String(format: "%.1f", times[0] * 1000))"
+    )
 }
 var dayOfMinutes: [Double] = []
 for _ in 0..<5 {
     dayOfMinutes.append(
         try seconds {
             _ = try store.statisticsCollection(
-                type: .heartRate, from: origin, to: origin.addingTimeInterval(86_400), anchor: origin, interval: .minute)
+                type: .heartRate, from: origin, to: origin.addingTimeInterval(86_400), anchor: origin, interval: .minute
+            )
         })
 }
 dayOfMinutes.sort()
-print("collection=minute-over-one-day buckets=1440 median_ms=\(String(format: "%.1f", dayOfMinutes[2] * 1000)) (from the samples)")
+print(
+    "collection=minute-over-one-day buckets=1440 median_ms=\(String(format: "%.1f", dayOfMinutes[2] * 1000)) (from the samples)"
+)

@@ -109,7 +109,8 @@ struct WorkoutRunCommand: AsyncParsableCommand {
     }
 
     private func openStore() throws -> WorkoutStore? {
-        guard !guest else { return nil }
+        // A guest reads an existing store (never writes it); without one there is nothing to read.
+        if guest { return try? WorkoutStore(path: store ?? WorkoutStore.defaultPath, guest: true) }
         do {
             return try WorkoutStore(path: store ?? WorkoutStore.defaultPath)
         } catch {
@@ -173,10 +174,10 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         let output = JSONLineWriter(enabled: json)
         var sampleSink: (@Sendable ([QuantitySample]) -> Void)?
         let storage = try openStore()
-        let unfinished =
-            try storage.map {
-                try $0.activeSessions().filter { ($0.profile?.id ?? UserProfile.anonymousID) == athlete }
-            } ?? []
+        var unfinished: [ActiveSessionRecord] = []
+        if !guest, let storage {
+            unfinished = try storage.activeSessions().filter { ($0.profile?.id ?? UserProfile.anonymousID) == athlete }
+        }
         var recovered: ActiveSessionRecord?
         if let record = unfinished.first, let storage {
             if recover
@@ -197,7 +198,8 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             StandardError.write("hrbridge: no unfinished workout for athlete '\(athlete)' to recover")
             throw ExitCode(66)
         }
-        let streamer = storage.map { storage in
+        let writableStorage = storage.flatMap { $0.isGuest ? nil : $0 }
+        let streamer = writableStorage.map { storage in
             SampleStreamer(store: storage, workout: recovered?.workoutID ?? UUID(), logger: logger)
         }
         var sinks: [@Sendable ([QuantitySample]) -> Void] = []
@@ -241,9 +243,9 @@ struct WorkoutRunCommand: AsyncParsableCommand {
                 output.builderUpdate(update)
                 // Events and activities go to the store as they happen, for crash recovery.
                 switch update {
-                case .event(let event): try? storage?.append(event: event, workout: workoutID)
+                case .event(let event): try? writableStorage?.append(event: event, workout: workoutID)
                 case .activityBegan(let activity), .activityEnded(let activity):
-                    try? storage?.upsert(activity: activity, workout: workoutID)
+                    try? writableStorage?.upsert(activity: activity, workout: workoutID)
                 default: break
                 }
             }
@@ -271,14 +273,14 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             try await session.startActivity(at: start)
             try await session.beginNewActivity(configuration: configuration, at: start)
             let zonesSet = await builder.zoneConfiguration(for: .heartRate).map { [$0] } ?? []
-            try storage?.beginWorkout(
+            try writableStorage?.beginWorkout(
                 ActiveSessionRecord(
                     workoutID: workoutID, configuration: configuration, profile: profile, start: start, state: .running,
                     customZones: zones == nil ? [] : zonesSet,
                     primarySources: Dictionary(
                         uniqueKeysWithValues: await builder.primarySources.map { ($0.key.rawValue, $0.value) })))
             if let activity = await builder.currentActivity {
-                try storage?.upsert(activity: activity, workout: workoutID)
+                try writableStorage?.upsert(activity: activity, workout: workoutID)
             }
         }
         let journal = { @Sendable (state: WorkoutSessionState) async in
@@ -327,16 +329,19 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         try await session.end(at: stop)
         let workout = try await builder.finishWorkout()
         streamer?.finish()
-        try storage?.finish(workout)
+        let saved = writableStorage != nil
+        try writableStorage?.finish(workout)
         // Both streams have finished: wait for them so the summary comes last.
         await updatesTask.value
         await trackerTask.value
         let counters = await dataSource.counters
         if json {
+            if !saved { StandardError.write("hrbridge: not saved (\(guest ? "guest workout" : "no store"))") }
             output.summary(workout)
         } else {
             view?.finish()
             print(WorkoutSummary.text(workout, counters: counters, tracker: tracker))
+            if !saved { print("Not saved: \(guest ? "a guest's workout is never written" : "no store").") }
         }
     }
 }
