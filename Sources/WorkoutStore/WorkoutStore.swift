@@ -129,6 +129,26 @@ public final class WorkoutStore: Sendable {
         return db.lastInsertedRowID
     }
 
+    /// Records a sensor's model and firmware (from Device Information).
+    public func updateSource(_ source: SampleSource, model: String?, firmware: String?) throws(StoreError) {
+        try write { db in
+            let id = try sourceID(source, db)
+            try db.execute(
+                sql: "UPDATE source SET model = coalesce(?, model), firmware = coalesce(?, firmware) WHERE id = ?",
+                arguments: [model, firmware, id])
+        }
+    }
+
+    /// A sensor's model and firmware, when known.
+    public func sourceDetails(_ source: SampleSource) throws(StoreError) -> (model: String?, firmware: String?) {
+        try read { db in
+            let row = try Row.fetchOne(
+                db, sql: "SELECT model, firmware FROM source WHERE adapter = ? AND address = ?",
+                arguments: [source.adapter, source.address])
+            return (row?["model"], row?["firmware"])
+        }
+    }
+
     /// Every sensor that contributed samples.
     public func sources() throws(StoreError) -> [SampleSource] {
         try read { db in

@@ -118,6 +118,10 @@ struct CrashRecoveryTests {
             binary, ["workout", "run", "--json", "--speed", "5000", "--duration", "2m", "--store", path])
         #expect(await first.wait() == 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let details = try WorkoutStore(path: path, guest: true).sourceDetails(
+            SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:01"))
+        #expect(details.model == "Virtual Strap")
+        #expect(details.firmware == "1.0")
         let guest = try Spawned(
             binary, ["workout", "run", "--json", "--speed", "5000", "--duration", "2m", "--store", path, "--guest"])
         #expect(await guest.wait() == 0)

@@ -234,6 +234,10 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             for await event in sensorEvents {
                 tracker.record(event)
                 output.sensorEvent(event, at: clock.now())
+                if case .deviceInformation(let sensor, let information) = event {
+                    try? writableStorage?.updateSource(
+                        sensor, model: information.modelNumber, firmware: information.firmwareRevision)
+                }
             }
         }
         let updates = builder.updates()
