@@ -105,14 +105,25 @@ struct MockBlueZ {
     }
 }
 
+/// Runs `body` with a fresh mock, and stops the mock whatever `body` does.
+func withMockBlueZ(_ body: (MockBlueZ) async throws -> Void) async throws {
+    let mock = try await MockBlueZ.start()
+    do {
+        try await body(mock)
+    } catch {
+        await mock.stop()
+        throw error
+    }
+    await mock.stop()
+}
+
 @Suite("BlueZ adapter against python-dbusmock's bluez5 template", .serialized)
 struct DBusMockTests {
     let sensor = SensorIdentity(adapter: "hci0", address: "11:22:33:44:55:66")
 
     @Test("GATT object layout: service/char paths, ServicesResolved, StartNotify, Value notifications decoded")
     func gattLayout() async throws {
-        let mock = try await MockBlueZ.start()
-        do {
+        try await withMockBlueZ { mock in
             try await mock.addHeartRateService()
             let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
             let adapter = try await BlueZAdapter.open(connection: connection, options: fastOptions, logger: testLogger)
@@ -150,17 +161,12 @@ struct DBusMockTests {
             #expect(log.heartRates == [72, 74, 76], "the malformed frame between them lost nothing")
             await adapter.shutdown()
             await connection.close()
-        } catch {
-            await mock.stop()
-            throw error
         }
-        await mock.stop()
     }
 
     @Test("AcquireNotify: frames arrive as datagrams on the socket, in order, decoded")
     func acquireNotify() async throws {
-        let mock = try await MockBlueZ.start()
-        do {
+        try await withMockBlueZ { mock in
             try await mock.addHeartRateService()
             let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
             var options = fastOptions
@@ -181,17 +187,12 @@ struct DBusMockTests {
             #expect(log.heartRates == (60..<110).map(UInt16.init))
             await adapter.shutdown()
             await connection.close()
-        } catch {
-            await mock.stop()
-            throw error
         }
-        await mock.stop()
     }
 
     @Test("a powered-off adapter (NotReady) is powered on, retrying Busy, and discovery starts")
     func notReadyAndBusy() async throws {
-        let mock = try await MockBlueZ.start()
-        do {
+        try await withMockBlueZ { mock in
             // bluetoothd answers NotReady while the adapter is off, and Busy to the first Powered set.
             try await mock.call(
                 "/org/bluez/hci0", "org.freedesktop.DBus.Mock", "AddMethod",
@@ -227,17 +228,12 @@ struct DBusMockTests {
             #expect(powered.first?.bool == true)
             await adapter.shutdown()
             await connection.close()
-        } catch {
-            await mock.stop()
-            throw error
         }
-        await mock.stop()
     }
 
     @Test("a device that never reaches ServicesResolved: connect fails after the timeout and disconnects")
     func neverResolved() async throws {
-        let mock = try await MockBlueZ.start()
-        do {
+        try await withMockBlueZ { mock in
             try await mock.addHeartRateService()
             let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
             var options = fastOptions
@@ -254,17 +250,12 @@ struct DBusMockTests {
             }
             await adapter.shutdown()
             await connection.close()
-        } catch {
-            await mock.stop()
-            throw error
         }
-        await mock.stop()
     }
 
     @Test("an object that vanishes: lost is reported, connect refuses it, BlueZ answers UnknownObject")
     func vanishingObject() async throws {
-        let mock = try await MockBlueZ.start()
-        do {
+        try await withMockBlueZ { mock in
             let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
             let adapter = try await BlueZAdapter.open(connection: connection, options: fastOptions, logger: testLogger)
             let log = EventLog(adapter.events())
@@ -283,11 +274,7 @@ struct DBusMockTests {
             }
             await adapter.shutdown()
             await connection.close()
-        } catch {
-            await mock.stop()
-            throw error
         }
-        await mock.stop()
     }
 }
 
