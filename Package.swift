@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "BlueZ", targets: ["BlueZ"]),
         .library(name: "WorkoutStore", targets: ["WorkoutStore"]),
+        .library(name: "WorkoutExport", targets: ["WorkoutExport"]),
         .library(name: "Workouts", targets: ["Workouts"]),
         .library(name: "SensorSimulator", targets: ["SensorSimulator"]),
         .executable(name: "hrbridge", targets: ["hrbridge"]),
@@ -45,6 +46,8 @@ let package = Package(
             name: "WorkoutStore",
             dependencies: ["Workouts", "Samples", "Sensors", "GATT", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        // FIT, TCX and CSV writers.
+        .target(name: "WorkoutExport", dependencies: ["Workouts", "Samples", "Sensors"]),
         // Pure frame decoders/encoders, UUIDs and stateful derivers. Foundation-free.
         .target(name: "GATT"),
         // Quantity types, units, samples, and the turn of decoded frames into samples.
@@ -66,6 +69,7 @@ let package = Package(
             name: "hrbridge",
             dependencies: [
                 "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus", "Doctor", "WorkoutStore",
+                "WorkoutExport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -99,6 +103,10 @@ let package = Package(
                 "WorkoutStore", "Workouts", "Samples", "Sensors", "BusHarness", "hrbridge",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
+        ),
+        .testTarget(
+            name: "WorkoutExportTests",
+            dependencies: ["WorkoutExport", "WorkoutStore", "Workouts", "Samples", "Sensors", "BusHarness", "hrbridge"]
         ),
         .testTarget(name: "hrbridgeTests", dependencies: ["hrbridge", "BusHarness"]),
     ]

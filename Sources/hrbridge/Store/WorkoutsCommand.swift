@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Samples
 import Sensors
+import WorkoutExport
 import WorkoutStore
 import Workouts
 
@@ -24,7 +25,9 @@ struct StoreOptions: ParsableArguments {
 struct WorkoutsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "workouts", abstract: "List, show and delete stored workouts.",
-        subcommands: [WorkoutsListCommand.self, WorkoutsShowCommand.self, WorkoutsDeleteCommand.self])
+        subcommands: [
+            WorkoutsListCommand.self, WorkoutsShowCommand.self, WorkoutsDeleteCommand.self, WorkoutsExportCommand.self,
+        ])
 }
 
 struct WorkoutsListCommand: ParsableCommand {
@@ -119,6 +122,92 @@ struct WorkoutsDeleteCommand: ParsableCommand {
             StandardError.write("hrbridge: \(error)")
             throw ExitCode(66)
         }
+    }
+}
+
+/// `hrbridge workouts export`: FIT, TCX or CSV.
+struct WorkoutsExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Export a workout as FIT, TCX or CSV.",
+        discussion: """
+            fit: a FIT activity file (Garmin Connect, Strava, intervals.icu, GoldenCheetah) with records,
+            RR intervals (hrv), timer events, laps, a session per activity. tcx: TrainingCenterDatabase v2.
+            csv: one row per sample (time,type,value,unit,source), or one row per second with --wide.
+            Writes to -o FILE, else to workout-ID.EXT in the current directory. Exit 65 when the workout
+            has no samples, 66 when it does not exist or is still active.
+            """)
+
+    @OptionGroup var storeOptions: StoreOptions
+
+    @Argument(help: "The workout's identifier.")
+    var id: String
+
+    @Option(help: "fit, tcx or csv.")
+    var format: String = "fit"
+
+    @Option(name: .shortAndLong, help: "The output file (- for standard output).")
+    var output: String?
+
+    @Flag(help: "CSV: one row per second instead of one per sample.")
+    var wide = false
+
+    func validate() throws {
+        guard UUID(uuidString: id) != nil else { throw ValidationError("'\(id)' is not a workout identifier") }
+        guard ExportFormat(rawValue: format) != nil else { throw ValidationError("--format is fit, tcx or csv") }
+    }
+
+    func run() throws {
+        let store = try storeOptions.open()
+        let path = try WorkoutFileExport.write(
+            workout: UUID(uuidString: id)!, format: ExportFormat(rawValue: format)!, wide: wide, output: output,
+            store: store)
+        if path != "-" { StandardError.write("wrote \(path)") }
+    }
+}
+
+/// Shared by `workouts export` and `workout run --export`.
+enum WorkoutFileExport {
+    /// Writes the file and returns its path; prints one line and exits 65/66 on failure.
+    static func write(workout id: UUID, format: ExportFormat, wide: Bool, output: String?, store: WorkoutStore) throws
+        -> String
+    {
+        let workout: Workout
+        do {
+            guard let summary = try store.workout(id).summary else { throw ExportError.workoutNotFinished }
+            workout = summary
+        } catch let error as ExportError {
+            StandardError.write("hrbridge: \(error)")
+            throw ExitCode(66)
+        } catch {
+            StandardError.write("hrbridge: \(error)")
+            throw ExitCode(66)
+        }
+        var samples: [QuantitySample] = []
+        for type in QuantityType.allCases { samples += try store.samples(type: type, workout: id) }
+        let bytes: [UInt8]
+        do {
+            switch format {
+            case .fit: bytes = try FITExporter.export(workout, samples: samples)
+            case .tcx: bytes = Array(try TCXExporter.export(workout, samples: samples).utf8)
+            case .csv: bytes = Array((wide ? try CSVExporter.wide(samples) : try CSVExporter.long(samples)).utf8)
+            }
+        } catch {
+            StandardError.write("hrbridge: \(error)")
+            throw ExitCode(65)
+        }
+        let path = output ?? "workout-\(id.uuidString).\(format.rawValue)"
+        if path == "-" {
+            FileHandle.standardOutput.write(Data(bytes))
+        } else {
+            do {
+                try Data(bytes).write(to: URL(fileURLWithPath: path))
+            } catch {
+                StandardError.write("hrbridge: cannot write \(path): \(error.localizedDescription)")
+                throw ExitCode(73)
+            }
+        }
+        return path
     }
 }
 

@@ -5,6 +5,7 @@ import Logging
 import Samples
 import SensorSimulator
 import Sensors
+import WorkoutExport
 import WorkoutStore
 import Workouts
 
@@ -91,6 +92,12 @@ struct WorkoutRunCommand: AsyncParsableCommand {
     @Flag(help: "Continue the athlete's unfinished workout (after a crash) instead of asking.")
     var recover = false
 
+    @Option(help: "At the end, export the workout: fit, tcx or csv (written to workout-ID.EXT, or --export-file).")
+    var export: String?
+
+    @Option(help: "The file --export writes.")
+    var exportFile: String?
+
     @Flag(help: "Log sensor problems to stderr.")
     var verbose = false
 
@@ -105,6 +112,8 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             throw ValidationError("--duration '\(duration)' is not a duration such as 30m or 90s")
         }
         if let sex, BiologicalSex(rawValue: sex) == nil { throw ValidationError("--sex is male or female") }
+        if let export, ExportFormat(rawValue: export) == nil { throw ValidationError("--export is fit, tcx or csv") }
+        if export != nil && guest { throw ValidationError("--export needs a stored workout; a guest's is not stored") }
         if let zones { _ = try parseZones(zones) }
     }
 
@@ -335,6 +344,11 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         streamer?.finish()
         let saved = writableStorage != nil
         try writableStorage?.finish(workout)
+        if let export, let format = ExportFormat(rawValue: export), let writableStorage {
+            let path = try WorkoutFileExport.write(
+                workout: workout.id, format: format, wide: false, output: exportFile, store: writableStorage)
+            StandardError.write("hrbridge: exported \(path)")
+        }
         // Both streams have finished: wait for them so the summary comes last.
         await updatesTask.value
         await trackerTask.value

@@ -1,0 +1,251 @@
+import BusHarness
+import Foundation
+import FoundationXML
+import Samples
+import Sensors
+import Testing
+import WorkoutStore
+import Workouts
+
+@testable import WorkoutExport
+
+private let strap = SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:01", name: "Strap")
+private let start = Date(timeIntervalSince1970: 1_795_000_000)
+
+private func sample(_ type: QuantityType, _ value: Double, _ seconds: Double, length: Double = 0) -> QuantitySample {
+    try! QuantitySample(
+        type: type, quantity: Quantity(unit: type.canonicalUnit, value: value),
+        start: start.addingTimeInterval(seconds), end: start.addingTimeInterval(seconds + length), source: strap)
+}
+
+/// A 20-minute multi-activity workout (running then cycling) with a pause, two laps, RR intervals,
+/// Energy Expended and distance.
+private func multiActivityWorkout() throws -> (Workout, [QuantitySample]) {
+    var collector = WorkoutCollector(
+        configuration: WorkoutConfiguration(activityType: .running, location: .indoor),
+        profile: UserProfile(id: "a", age: 35, sex: .male, weightKilograms: 70))
+    try collector.begin(at: start)
+    _ = try collector.beginActivity(WorkoutConfiguration(activityType: .running, location: .indoor), at: start)
+    var samples: [QuantitySample] = []
+    for second in 0..<1200 {
+        let t = Double(second)
+        if second == 600 {
+            _ = try collector.endActivity(at: start.addingTimeInterval(600))
+            _ = try collector.beginActivity(
+                WorkoutConfiguration(activityType: .cycling, location: .indoor), at: start.addingTimeInterval(600))
+        }
+        var batch = [sample(.heartRate, Double(100 + second % 60), t)]
+        let rr = 60 / Double(100 + second % 60)
+        batch.append(sample(.heartbeatSeries, (rr * 1024).rounded() / 1024, t - rr, length: rr))
+        if second % 10 == 9 { batch.append(sample(.activeEnergyBurned, 8, t - 10, length: 10)) }
+        if second % 5 == 0 { batch.append(sample(.distance, 12.5, t)) }
+        _ = try collector.add(batch.filter { $0.end >= start })
+        samples += batch.filter { $0.end >= start }
+    }
+    _ = try collector.add(events: [
+        WorkoutEvent(kind: .pause, date: start.addingTimeInterval(300)),
+        WorkoutEvent(kind: .resume, date: start.addingTimeInterval(360)),
+        WorkoutEvent(kind: .lap, dateInterval: DateInterval(start: start, end: start.addingTimeInterval(400))),
+        WorkoutEvent(
+            kind: .lap,
+            dateInterval: DateInterval(start: start.addingTimeInterval(400), end: start.addingTimeInterval(600))),
+    ])
+    try collector.end(at: start.addingTimeInterval(1200))
+    return (try collector.finish(), samples)
+}
+
+/// Decodes with Garmin's FIT SDK (Tests/Fixtures/fit/decode.py) and returns its JSON.
+private func garminDecode(_ bytes: [UInt8]) async throws -> [String: Any] {
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString).fit")
+    try Data(bytes).write(to: file)
+    defer { try? FileManager.default.removeItem(at: file) }
+    let script = packageRoot.appendingPathComponent("Tests/Fixtures/fit/decode.py").path
+    let decoder = try Spawned(venvPython, [script, file.path], label: "garmin-fit-sdk")
+    #expect(await decoder.wait() == 0, "\(decoder.output.suffix(5))")
+    return try #require(
+        JSONSerialization.jsonObject(with: Data((decoder.output.last ?? "").utf8)) as? [String: Any])
+}
+
+@Suite("Export")
+struct ExportTests {
+    @Test(
+        "FIT: Garmin's SDK decodes it with integrity on; records, heart rates, timestamps, laps, sessions and RR match")
+    func fitMultiActivity() async throws {
+        let (workout, samples) = try multiActivityWorkout()
+        let decoded = try await garminDecode(try FITExporter.export(workout, samples: samples))
+        #expect(decoded["isFit"] as? Bool == true)
+        #expect(decoded["integrity"] as? Bool == true)
+        #expect((decoded["errors"] as? [String])?.isEmpty == true)
+        #expect(decoded["fileType"] as? String == "activity")
+        let heartRates = samples.filter { $0.type == .heartRate }
+        #expect(decoded["records"] as? Int == heartRates.count)
+        #expect(decoded["heartRates"] as? [Int] == heartRates.map { Int($0.canonicalValue) })
+        #expect(decoded["timestamps"] as? [Int] == heartRates.map { Int($0.start.timeIntervalSince1970) })
+        let rr = samples.filter { $0.type == .heartbeatSeries }.map { ($0.canonicalValue * 1000).rounded() / 1000 }
+        #expect((decoded["rr"] as? [Double])?.count == rr.count)
+        #expect(zip(decoded["rr"] as? [Double] ?? [], rr).allSatisfy { abs($0 - $1) < 0.0005 })
+        let sessions = try #require(decoded["sessions"] as? [[String: Any]])
+        #expect(sessions.map { $0["sport"] as? String } == ["running", "cycling"])
+        #expect(sessions.map { $0["subSport"] as? String } == ["treadmill", "indoor_cycling"])
+        #expect(sessions[0]["timer"] as? Double == 540, "600 s minus the 60 s pause")
+        #expect(sessions[1]["timer"] as? Double == 600)
+        let laps = try #require(decoded["laps"] as? [[String: Any]])
+        #expect(laps.map { $0["timer"] as? Double } == [340, 200, 600], "two lap events, then the second session")
+        #expect(
+            laps[1]["avgHeartRate"] as? Int
+                == workout.activities[0].statistics[.heartRate].map { _ in
+                    let inLap = heartRates.filter {
+                        $0.start >= start.addingTimeInterval(400) && $0.start < start.addingTimeInterval(600)
+                    }
+                    return Int((inLap.map(\.canonicalValue).reduce(0, +) / Double(inLap.count)).rounded())
+                })
+        #expect(laps[0]["maxHeartRate"] as? Int == 159)
+        let activity = try #require((decoded["activity"] as? [[String: Any]])?.first)
+        #expect(activity["sessions"] as? Int == 2)
+        #expect(activity["timer"] as? Double == workout.elapsedTime)
+        let events = (decoded["events"] as? [[String]]) ?? []
+        #expect(events == [["timer", "start"], ["timer", "stop_all"], ["timer", "start"], ["timer", "stop_all"]])
+        #expect(decoded["devices"] as? Int == 1)
+    }
+
+    @Test("a heart-rate-only indoor workout is a valid FIT file")
+    func heartRateOnly() async throws {
+        var collector = WorkoutCollector(configuration: WorkoutConfiguration(activityType: .hiit, location: .indoor))
+        try collector.begin(at: start)
+        let samples = (0..<60).map { sample(.heartRate, 120, Double($0)) }
+        _ = try collector.add(samples)
+        try collector.end(at: start.addingTimeInterval(60))
+        let decoded = try await garminDecode(try FITExporter.export(try collector.finish(), samples: samples))
+        #expect(decoded["integrity"] as? Bool == true)
+        #expect((decoded["errors"] as? [String])?.isEmpty == true)
+        #expect(decoded["records"] as? Int == 60)
+    }
+
+    @Test("an empty workout is a clear error in every format")
+    func empty() throws {
+        var collector = WorkoutCollector(configuration: WorkoutConfiguration(activityType: .running))
+        try collector.begin(at: start)
+        try collector.end(at: start.addingTimeInterval(10))
+        let workout = try collector.finish()
+        #expect(throws: ExportError.emptyWorkout) { _ = try FITExporter.export(workout, samples: []) }
+        #expect(throws: ExportError.emptyWorkout) { _ = try TCXExporter.export(workout, samples: []) }
+        #expect(throws: ExportError.emptyWorkout) { _ = try CSVExporter.long([]) }
+        #expect(ExportError.emptyWorkout.description == "the workout has no samples to export")
+    }
+
+    @Test("FIT CRC is CRC-16/ARC: the standard check value, and a file's CRC over itself is 0")
+    func crc() throws {
+        #expect(FITWriter.crc(Array("123456789".utf8)) == 0xBB3D)
+        #expect(FITWriter.crc([]) == 0)
+        let (workout, samples) = try multiActivityWorkout()
+        let file = try FITExporter.export(workout, samples: samples)
+        #expect(FITWriter.crc(file) == 0, "the trailing CRC makes the whole file check to zero")
+        #expect(FITWriter.crc(Array(file.prefix(14))) == 0, "so does the header's")
+    }
+
+    @Test("TCX: a standard XML parser reads it; element order as the v2 schema requires; values match")
+    func tcx() throws {
+        let (workout, samples) = try multiActivityWorkout()
+        let text = try TCXExporter.export(workout, samples: samples)
+        let collector = XMLCollector()
+        let parser = XMLParser(data: Data(text.utf8))
+        parser.delegate = collector
+        #expect(parser.parse(), "\(parser.parserError.map { "\($0)" } ?? "")")
+        #expect(collector.root == "TrainingCenterDatabase")
+        #expect(collector.namespace == "http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2")
+        // Lap_t: TotalTimeSeconds, DistanceMeters, Calories, AverageHeartRateBpm?, MaximumHeartRateBpm?,
+        // Intensity, TriggerMethod, Track: required ones present, in this order.
+        let required = ["TotalTimeSeconds", "DistanceMeters", "Calories", "Intensity", "TriggerMethod", "Track"]
+        #expect(collector.lapChildren.count == 3)
+        for children in collector.lapChildren {
+            #expect(children.filter(required.contains) == required)
+        }
+        // Trackpoint_t: Time first; HeartRateBpm after DistanceMeters.
+        #expect(collector.trackpointChildren.allSatisfy { $0.first == "Time" })
+        #expect(collector.heartRates == samples.filter { $0.type == .heartRate }.map { Int($0.canonicalValue) })
+        #expect(collector.activitySport == "Running")
+        #expect(collector.totalTimes == ["340.000", "200.000", "600.000"])
+    }
+
+    @Test("CSV: the long format has a row per sample, the wide one a row per second")
+    func csv() throws {
+        let (_, samples) = try multiActivityWorkout()
+        let long = try CSVExporter.long(samples).split(separator: "\n")
+        #expect(long.first == "time,type,value,unit,source")
+        #expect(long.count == samples.count + 1)
+        #expect(long.contains { $0.hasSuffix(",heartRate,100,count/min,C0:FF:EE:00:00:01") })
+        let wide = try CSVExporter.wide(samples).split(separator: "\n")
+        #expect(wide.first == "time,heart_rate,rr_intervals,power,cadence,speed,distance,energy")
+        let seconds = Set(samples.map { Int($0.start.timeIntervalSince1970.rounded(.down)) })
+        #expect(wide.count == seconds.count + 1)
+    }
+
+    @Test("`hrbridge workouts export` writes a FIT file Garmin's SDK accepts; missing or empty workouts fail clearly")
+    func command() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = directory.appendingPathComponent("store.sqlite").path
+        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("hrbridge").path
+        let run = try Spawned(
+            binary, ["workout", "run", "--json", "--speed", "5000", "--duration", "3m", "--store", store])
+        #expect(await run.wait() == 0)
+        let id = try #require(try WorkoutStore(path: store).workouts().first?.id)
+        let fit = directory.appendingPathComponent("out.fit").path
+        let export = try Spawned(
+            binary, ["workouts", "export", id.uuidString, "--format", "fit", "-o", fit, "--store", store])
+        #expect(await export.wait() == 0)
+        let decoded = try await garminDecode(Array(try Data(contentsOf: URL(fileURLWithPath: fit))))
+        #expect(decoded["integrity"] as? Bool == true)
+        #expect((decoded["records"] as? Int ?? 0) > 150)
+        for format in ["tcx", "csv"] {
+            let other = try Spawned(
+                binary, ["workouts", "export", id.uuidString, "--format", format, "-o", "-", "--store", store])
+            #expect(await other.wait() == 0)
+            #expect(other.output.count > 10)
+        }
+        let missing = try Spawned(binary, ["workouts", "export", UUID().uuidString, "--store", store])
+        #expect(await missing.wait() == 66)
+    }
+}
+
+/// Collects what the TCX tests check.
+private final class XMLCollector: NSObject, XMLParserDelegate {
+    var root: String?
+    var namespace: String?
+    var lapChildren: [[String]] = []
+    var trackpointChildren: [[String]] = []
+    var heartRates: [Int] = []
+    var totalTimes: [String] = []
+    var activitySport: String?
+    private var path: [String] = []
+    private var text = ""
+
+    func parser(
+        _ parser: XMLParser, didStartElement element: String, namespaceURI: String?, qualifiedName: String?,
+        attributes: [String: String] = [:]
+    ) {
+        if root == nil {
+            root = element
+            namespace = attributes["xmlns"]
+        }
+        if element == "Activity" { activitySport = attributes["Sport"] }
+        if path.last == "Lap" { lapChildren[lapChildren.count - 1].append(element) }
+        if path.last == "Trackpoint" { trackpointChildren[trackpointChildren.count - 1].append(element) }
+        if element == "Lap" { lapChildren.append([]) }
+        if element == "Trackpoint" { trackpointChildren.append([]) }
+        path.append(element)
+        text = ""
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) { text += string }
+
+    func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?) {
+        if element == "Value", path.dropLast().last == "HeartRateBpm", path.contains("Trackpoint") {
+            heartRates.append(Int(text) ?? -1)
+        }
+        if element == "TotalTimeSeconds" { totalTimes.append(text) }
+        path.removeLast()
+    }
+}
