@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "BlueZ", targets: ["BlueZ"]),
         .library(name: "WorkoutStore", targets: ["WorkoutStore"]),
         .library(name: "WorkoutExport", targets: ["WorkoutExport"]),
+        .library(name: "WorkoutPlans", targets: ["WorkoutPlans"]),
         .library(name: "Workouts", targets: ["Workouts"]),
         .library(name: "SensorSimulator", targets: ["SensorSimulator"]),
         .executable(name: "hrbridge", targets: ["hrbridge"]),
@@ -46,6 +47,8 @@ let package = Package(
             name: "WorkoutStore",
             dependencies: ["Workouts", "Samples", "Sensors", "GATT", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        // Structured workouts: plans, their file format, validation, live execution.
+        .target(name: "WorkoutPlans", dependencies: ["Workouts", "Samples"]),
         // FIT, TCX and CSV writers.
         .target(name: "WorkoutExport", dependencies: ["Workouts", "Samples", "Sensors"]),
         // Pure frame decoders/encoders, UUIDs and stateful derivers. Foundation-free.

@@ -1,0 +1,250 @@
+public import Foundation
+import Workouts
+
+/// The plan file format (JSON, version 1), documented in the README and in
+/// `docs/plan.schema.json`: human-friendly values such as `"5 min"`, `"2 mi"`, `"250-275 W"`,
+/// `"4:30-5:00 /km"`; every plan is validated when it is read and before it is written.
+public enum PlanFormat {
+    /// Reads and validates a plan; every problem is reported with its location and JSON path.
+    public static func decode(_ data: Data, context: PlanContext = PlanContext()) throws(PlanError) -> WorkoutPlan {
+        let root: Any
+        do {
+            root = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            throw PlanError(problems: [PlanProblem(location: "plan", path: "$", kind: .format("not valid JSON"))])
+        }
+        var reader = Reader()
+        let plan = reader.plan(root)
+        if let plan { reader.problems += PlanValidator.problems(in: plan, context: context) }
+        if !reader.problems.isEmpty { throw PlanError(problems: reader.problems) }
+        return plan!
+    }
+
+    /// Validates and writes a plan (sorted keys, so the output is stable).
+    public static func encode(_ plan: WorkoutPlan, context: PlanContext = PlanContext()) throws(PlanError) -> Data {
+        try PlanValidator.validate(plan, context: context)
+        var object: [String: Any] = [
+            "version": 1, "name": plan.name, "activity": plan.activity.rawValue, "location": plan.location.rawValue,
+        ]
+        switch plan.kind {
+        case .custom(let warmup, let blocks, let cooldown):
+            var custom: [String: Any] = [
+                "blocks": blocks.map { block in
+                    [
+                        "iterations": block.iterations,
+                        "steps": block.steps.map { step -> [String: Any] in
+                            var object = Self.step(step.step)
+                            object["purpose"] = step.purpose.rawValue
+                            return object
+                        },
+                    ] as [String: Any]
+                }
+            ]
+            if let warmup { custom["warmup"] = step(warmup) }
+            if let cooldown { custom["cooldown"] = step(cooldown) }
+            object["custom"] = custom
+        case .singleGoal(let goal):
+            object["singleGoal"] = self.goal(goal)
+        case .pacer(let distance, let time):
+            object["pacer"] = ["distance": distance.description, "time": time.description]
+        }
+        // Every value is a string, number or container: serialisation cannot fail.
+        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted])) ?? Data()
+    }
+
+    private static func step(_ step: WorkoutStep) -> [String: Any] {
+        var object: [String: Any] = ["goal": goal(step.goal)]
+        if let name = step.displayName { object["name"] = name }
+        if let alert = step.alert { object["alert"] = self.alert(alert) }
+        return object
+    }
+
+    private static func goal(_ goal: WorkoutGoal) -> Any {
+        switch goal {
+        case .open: "open"
+        case .time(let value): ["time": value.description]
+        case .distance(let value): ["distance": value.description]
+        case .energy(let value): ["energy": value.description]
+        }
+    }
+
+    private static func alert(_ alert: WorkoutAlert) -> [String: Any] {
+        var object: [String: Any] = ["metric": alert.metric.rawValue]
+        switch alert {
+        case .heartRateRange(let range, _): object["heartRate"] = range.description
+        case .heartRateZone(let index, _): object["heartRateZone"] = index
+        case .powerRange(let range, _): object["power"] = range.description
+        case .powerThreshold(let value, _): object["powerThreshold"] = value.description
+        case .powerZone(let index, _): object["powerZone"] = index
+        case .cadenceRange(let range, _): object["cadence"] = range.description
+        case .cadenceThreshold(let value, _): object["cadenceThreshold"] = value.description
+        case .speedRange(let range, _): object["speed"] = range.description
+        case .speedThreshold(let value, _): object["speedThreshold"] = value.description
+        }
+        return object
+    }
+}
+
+private struct Reader {
+    var problems: [PlanProblem] = []
+
+    mutating func fail(_ location: String, _ path: String, _ message: String) {
+        problems.append(PlanProblem(location: location, path: path, kind: .format(message)))
+    }
+
+    mutating func plan(_ root: Any) -> WorkoutPlan? {
+        guard let object = root as? [String: Any] else {
+            fail("plan", "$", "expected an object")
+            return nil
+        }
+        let known: Set<String> = ["version", "name", "activity", "location", "custom", "singleGoal", "pacer"]
+        for key in object.keys.sorted() where !known.contains(key) { fail("plan", "$.\(key)", "unknown key") }
+        if let version = object["version"] as? Int, version != 1 {
+            fail("plan", "$.version", "only version 1 is supported")
+        }
+        let name = object["name"] as? String ?? "Workout"
+        guard let activityText = object["activity"] as? String,
+            let activity = WorkoutActivityType(rawValue: activityText)
+        else {
+            fail(
+                "plan", "$.activity",
+                "required: one of \(WorkoutActivityType.allCases.map(\.rawValue).joined(separator: ", "))")
+            return nil
+        }
+        let location = (object["location"] as? String).flatMap(WorkoutLocation.init(rawValue:)) ?? .unknown
+        let kinds = ["custom", "singleGoal", "pacer"].filter { object[$0] != nil }
+        guard kinds.count == 1 else {
+            fail("plan", "$", "exactly one of custom, singleGoal or pacer is required")
+            return nil
+        }
+        let kind: WorkoutPlan.Kind?
+        switch kinds[0] {
+        case "custom": kind = custom(object["custom"])
+        case "singleGoal": kind = goal(object["singleGoal"], "plan", "$.singleGoal").map { .singleGoal($0) }
+        default:
+            let pacer = object["pacer"] as? [String: Any]
+            let distance = value(pacer?["distance"], "plan", "$.pacer.distance")
+            let time = value(pacer?["time"], "plan", "$.pacer.time")
+            kind = distance.flatMap { distance in time.map { .pacer(distance: distance, time: $0) } }
+        }
+        return kind.map { WorkoutPlan(name: name, activity: activity, location: location, kind: $0) }
+    }
+
+    mutating func custom(_ any: Any?) -> WorkoutPlan.Kind? {
+        guard let object = any as? [String: Any] else {
+            fail("plan", "$.custom", "expected an object with warmup, blocks and cooldown")
+            return nil
+        }
+        let warmup = object["warmup"].flatMap { step($0, "warm-up", "$.custom.warmup") }
+        let cooldown = object["cooldown"].flatMap { step($0, "cool-down", "$.custom.cooldown") }
+        var blocks: [IntervalBlock] = []
+        for (index, any) in (object["blocks"] as? [Any] ?? []).enumerated() {
+            let path = "$.custom.blocks[\(index)]"
+            guard let block = any as? [String: Any] else {
+                fail("block \(index + 1)", path, "expected an object")
+                continue
+            }
+            var steps: [IntervalStep] = []
+            for (stepIndex, stepAny) in (block["steps"] as? [Any] ?? []).enumerated() {
+                let location = "block \(index + 1), step \(stepIndex + 1)"
+                let stepPath = path + ".steps[\(stepIndex)]"
+                let purposeText = (stepAny as? [String: Any])?["purpose"] as? String ?? "work"
+                guard let purpose = IntervalStep.Purpose(rawValue: purposeText) else {
+                    fail(location, stepPath + ".purpose", "work or recovery")
+                    continue
+                }
+                if let parsed = step(stepAny, location, stepPath) {
+                    steps.append(IntervalStep(purpose: purpose, step: parsed))
+                }
+            }
+            blocks.append(IntervalBlock(steps: steps, iterations: block["iterations"] as? Int ?? 1))
+        }
+        return .custom(warmup: warmup, blocks: blocks, cooldown: cooldown)
+    }
+
+    mutating func step(_ any: Any, _ location: String, _ path: String) -> WorkoutStep? {
+        guard let object = any as? [String: Any] else {
+            fail(location, path, "expected an object with a goal")
+            return nil
+        }
+        guard let goal = goal(object["goal"] ?? "open", location, path + ".goal") else { return nil }
+        var alert: WorkoutAlert?
+        if let alertObject = object["alert"] {
+            guard let parsed = self.alert(alertObject, location, path + ".alert") else { return nil }
+            alert = parsed
+        }
+        return WorkoutStep(goal: goal, alert: alert, displayName: object["name"] as? String)
+    }
+
+    mutating func value(_ any: Any?, _ location: String, _ path: String) -> PlanValue? {
+        guard let text = any as? String, let value = PlanValue.parse(text) else {
+            fail(location, path, "expected a value with a unit, such as \"5 min\", \"2 mi\" or \"250 W\"")
+            return nil
+        }
+        return value
+    }
+
+    mutating func goal(_ any: Any, _ location: String, _ path: String) -> WorkoutGoal? {
+        if let text = any as? String, text == "open" { return .open }
+        guard let object = any as? [String: Any], object.count == 1, let (key, raw) = object.first else {
+            fail(location, path, "expected \"open\" or one of {\"time\"|\"distance\"|\"energy\": value}")
+            return nil
+        }
+        guard let parsed = value(raw, location, path + ".\(key)") else { return nil }
+        switch key {
+        case "time": return .time(parsed)
+        case "distance": return .distance(parsed)
+        case "energy": return .energy(parsed)
+        default:
+            fail(location, path + ".\(key)", "unknown goal (time, distance, energy or \"open\")")
+            return nil
+        }
+    }
+
+    mutating func alert(_ any: Any, _ location: String, _ path: String) -> WorkoutAlert? {
+        guard let object = any as? [String: Any] else {
+            fail(location, path, "expected an object such as {\"heartRateZone\": 2}")
+            return nil
+        }
+        let metric = AlertMetric(rawValue: object["metric"] as? String ?? "current")
+        guard let metric else {
+            fail(location, path + ".metric", "current or average")
+            return nil
+        }
+        let keys = object.keys.filter { $0 != "metric" }
+        guard keys.count == 1, let key = keys.first else {
+            fail(location, path, "exactly one alert per step")
+            return nil
+        }
+        let raw = object[key]
+        func range() -> PlanRange? {
+            guard let text = raw as? String, let range = PlanRange.parse(text) else {
+                fail(location, path + ".\(key)", "expected a range with a unit, such as \"250-275 W\"")
+                return nil
+            }
+            return range
+        }
+        func zone() -> Int? {
+            guard let index = raw as? Int else {
+                fail(location, path + ".\(key)", "expected a zone number")
+                return nil
+            }
+            return index
+        }
+        switch key {
+        case "heartRate": return range().map { .heartRateRange($0, metric) }
+        case "heartRateZone": return zone().map { .heartRateZone($0, metric) }
+        case "power": return range().map { .powerRange($0, metric) }
+        case "powerThreshold": return value(raw, location, path + ".\(key)").map { .powerThreshold($0, metric) }
+        case "powerZone": return zone().map { .powerZone($0, metric) }
+        case "cadence": return range().map { .cadenceRange($0, metric) }
+        case "cadenceThreshold": return value(raw, location, path + ".\(key)").map { .cadenceThreshold($0, metric) }
+        case "speed", "pace": return range().map { .speedRange($0, metric) }
+        case "speedThreshold", "paceThreshold":
+            return value(raw, location, path + ".\(key)").map { .speedThreshold($0, metric) }
+        default:
+            fail(location, path + ".\(key)", "unknown alert")
+            return nil
+        }
+    }
+}

@@ -1,0 +1,147 @@
+public import Samples
+public import Workouts
+
+/// What a plan is checked against: the athlete's zones and the sensors at hand.
+public struct PlanContext: Hashable, Sendable {
+    /// Zones per type (heart rate, cycling power).
+    public var zones: [QuantityType: ZoneConfiguration]
+    /// Whether a power meter is available (default: cycling and rowing have one).
+    public var hasPowerMeter: Bool?
+
+    /// Creates a context.
+    public init(zones: [QuantityType: ZoneConfiguration] = [:], hasPowerMeter: Bool? = nil) {
+        self.zones = zones
+        self.hasPowerMeter = hasPowerMeter
+    }
+}
+
+/// Checks a plan: every problem, each with where it is.
+public enum PlanValidator {
+    /// The problems in `plan`; empty when it is valid.
+    public static func problems(in plan: WorkoutPlan, context: PlanContext = PlanContext()) -> [PlanProblem] {
+        var problems: [PlanProblem] = []
+        switch plan.kind {
+        case .custom(let warmup, let blocks, let cooldown):
+            if let warmup {
+                check(warmup, at: "warm-up", path: "$.custom.warmup", plan, context, custom: true, into: &problems)
+            }
+            if blocks.isEmpty {
+                problems.append(PlanProblem(location: "plan", path: "$.custom.blocks", kind: .noBlocks))
+            }
+            for (blockIndex, block) in blocks.enumerated() {
+                let blockPath = "$.custom.blocks[\(blockIndex)]"
+                if block.iterations < 1 {
+                    problems.append(
+                        PlanProblem(
+                            location: "block \(blockIndex + 1)", path: blockPath + ".iterations", kind: .zeroIterations)
+                    )
+                }
+                if block.steps.isEmpty {
+                    problems.append(
+                        PlanProblem(location: "block \(blockIndex + 1)", path: blockPath + ".steps", kind: .emptyBlock))
+                }
+                for (stepIndex, step) in block.steps.enumerated() {
+                    check(
+                        step.step, at: "block \(blockIndex + 1), step \(stepIndex + 1)",
+                        path: blockPath + ".steps[\(stepIndex)]", plan, context, custom: true, into: &problems)
+                }
+            }
+            if let cooldown {
+                check(
+                    cooldown, at: "cool-down", path: "$.custom.cooldown", plan, context, custom: true, into: &problems)
+            }
+        case .singleGoal(let goal):
+            check(
+                WorkoutStep(goal: goal), at: "plan", path: "$.singleGoal", plan, context, custom: false, into: &problems
+            )
+        case .pacer(let distance, let time):
+            check(
+                WorkoutStep(goal: .distance(distance)), at: "plan", path: "$.pacer.distance", plan, context,
+                custom: false, into: &problems)
+            check(
+                WorkoutStep(goal: .time(time)), at: "plan", path: "$.pacer.time", plan, context, custom: false,
+                into: &problems)
+        }
+        return problems
+    }
+
+    /// Throws every problem at once.
+    public static func validate(_ plan: WorkoutPlan, context: PlanContext = PlanContext()) throws(PlanError) {
+        let found = problems(in: plan, context: context)
+        if !found.isEmpty { throw PlanError(problems: found) }
+    }
+
+    static let distanceActivities: Set<WorkoutActivityType> = [.running, .walking, .cycling, .rowing, .swimming]
+    static let speedActivities: Set<WorkoutActivityType> = [.running, .walking, .cycling, .rowing, .swimming]
+    static let cadenceActivities: Set<WorkoutActivityType> = [.running, .walking, .cycling, .rowing, .elliptical]
+
+    private static func check(
+        _ step: WorkoutStep, at location: String, path: String, _ plan: WorkoutPlan, _ context: PlanContext,
+        custom: Bool, into problems: inout [PlanProblem]
+    ) {
+        func add(_ kind: PlanProblem.Kind, _ suffix: String) {
+            problems.append(PlanProblem(location: location, path: path + suffix, kind: kind))
+        }
+        func value(_ value: PlanValue, _ dimension: PlanValue.Dimension, _ suffix: String) {
+            if value.unit.dimension != dimension {
+                add(.wrongDimension(found: value.unit, expected: dimension), suffix)
+            }
+            if !(value.value > 0) { add(.notPositive, suffix) }
+        }
+        let goalPath =
+            path.hasSuffix(".distance") || path.hasSuffix(".time") || path.hasSuffix(".singleGoal") ? "" : ".goal"
+        switch step.goal {
+        case .open: break
+        case .time(let time): value(time, .time, goalPath)
+        case .distance(let distance):
+            value(distance, .distance, goalPath)
+            if !distanceActivities.contains(plan.activity) {
+                add(.goalNotSupported(goal: "distance", activity: plan.activity), goalPath)
+            }
+        case .energy(let energy):
+            value(energy, .energy, goalPath)
+            if custom { add(.energyGoalInCustomPlan, goalPath) }
+        }
+        guard let alert = step.alert else { return }
+        func range(_ range: PlanRange, _ dimension: PlanValue.Dimension) {
+            value(range.from, dimension, ".alert")
+            value(range.to, dimension, ".alert")
+            if range.isInverted { add(.invertedRange(range), ".alert") }
+        }
+        func zone(_ index: Int, _ type: QuantityType) {
+            let count = context.zones[type]?.zones.count ?? 0
+            if index < 1 || index > count { add(.zoneOutOfRange(index: index, zoneCount: count), ".alert") }
+        }
+        switch alert {
+        case .heartRateRange(let bounds, _): range(bounds, .heartRate)
+        case .heartRateZone(let index, _): zone(index, .heartRate)
+        case .powerRange(let bounds, _): range(bounds, .power)
+        case .powerThreshold(let threshold, _): value(threshold, .power, ".alert")
+        case .powerZone(let index, _): zone(index, .cyclingPower)
+        case .cadenceRange(let bounds, _): range(bounds, .cadence)
+        case .cadenceThreshold(let threshold, _): value(threshold, .cadence, ".alert")
+        case .speedRange(let bounds, _): range(bounds, .speed)
+        case .speedThreshold(let threshold, _): value(threshold, .speed, ".alert")
+        }
+        switch alert.measure {
+        case .heartRate: break
+        case .power:
+            let hasPower = context.hasPowerMeter ?? (plan.activity == .cycling || plan.activity == .rowing)
+            if !hasPower {
+                add(.alertNotSupported(alert: "power", activity: plan.activity, reason: "no power meter"), ".alert")
+            }
+        case .speed:
+            if !speedActivities.contains(plan.activity) {
+                add(
+                    .alertNotSupported(alert: "pace or speed", activity: plan.activity, reason: "it has no speed"),
+                    ".alert")
+            }
+        case .cadence:
+            if !cadenceActivities.contains(plan.activity) {
+                add(
+                    .alertNotSupported(alert: "cadence", activity: plan.activity, reason: "it has no cadence"), ".alert"
+                )
+            }
+        }
+    }
+}
