@@ -111,6 +111,9 @@ let package = Package(
             name: "WorkoutExportTests",
             dependencies: ["WorkoutExport", "WorkoutStore", "Workouts", "Samples", "Sensors", "BusHarness", "hrbridge"]
         ),
+        .testTarget(
+            name: "WorkoutPlansTests",
+            dependencies: ["WorkoutPlans", "Workouts", "Samples", "Sensors", "SensorSimulator"]),
         .testTarget(name: "hrbridgeTests", dependencies: ["hrbridge", "BusHarness"]),
     ]
 )

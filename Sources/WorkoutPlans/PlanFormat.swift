@@ -49,7 +49,9 @@ public enum PlanFormat {
             object["pacer"] = ["distance": distance.description, "time": time.description]
         }
         // Every value is a string, number or container: serialisation cannot fail.
-        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted])) ?? Data()
+        return
+            (try? JSONSerialization.data(
+                withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])) ?? Data()
     }
 
     private static func step(_ step: WorkoutStep) -> [String: Any] {

@@ -1,0 +1,254 @@
+import Foundation
+import Samples
+import Testing
+import Workouts
+
+@testable import WorkoutPlans
+
+private let heartRateZones = try! ZoneConfiguration(quantityType: .heartRate, boundaryValues: [120, 140, 160, 175])
+private let context = PlanContext(zones: [.heartRate: heartRateZones])
+
+/// The WWDC23 example: cycling, open warm-up; 4 × (2 mi work with a pace alert, 0.5 mi recovery
+/// in HR zone 1); 2 × (2 min at 250–275 W, 30 s recovery in HR zone 1); a 5 min cool-down.
+let wwdcJSON = """
+    {
+      "version": 1,
+      "name": "WWDC intervals",
+      "activity": "cycling",
+      "location": "outdoor",
+      "custom": {
+        "warmup": {"goal": "open"},
+        "blocks": [
+          {"iterations": 4, "steps": [
+            {"purpose": "work", "goal": {"distance": "2 mi"}, "alert": {"pace": "3:00-3:30 /mi"}},
+            {"purpose": "recovery", "goal": {"distance": "0.5 mi"}, "alert": {"heartRateZone": 1}}
+          ]},
+          {"iterations": 2, "steps": [
+            {"purpose": "work", "goal": {"time": "2 min"}, "alert": {"power": "250-275 W"}},
+            {"purpose": "recovery", "goal": {"time": "30 s"}, "alert": {"heartRateZone": 1}}
+          ]}
+        ],
+        "cooldown": {"goal": {"time": "5 min"}}
+      }
+    }
+    """
+
+private func problems(_ json: String, context: PlanContext = context) -> [PlanProblem] {
+    do {
+        _ = try PlanFormat.decode(Data(json.utf8), context: context)
+        return []
+    } catch {
+        return error.problems
+    }
+}
+
+private func plan(activity: String = "cycling", _ custom: String) -> String {
+    "{\"version\": 1, \"name\": \"t\", \"activity\": \"\(activity)\", \"custom\": \(custom)}"
+}
+
+@Suite("Structured workouts: format and validation")
+struct PlanFormatTests {
+    @Test("the WWDC example is valid and round-trips exactly")
+    func wwdc() throws {
+        let decoded = try PlanFormat.decode(Data(wwdcJSON.utf8), context: context)
+        guard case .custom(let warmup, let blocks, let cooldown) = decoded.kind else {
+            Issue.record("not a custom plan")
+            return
+        }
+        #expect(warmup?.goal == .open)
+        #expect(blocks.map(\.iterations) == [4, 2])
+        #expect(blocks[0].steps[0].step.goal == .distance(PlanValue(2, .mile)))
+        #expect(
+            blocks[0].steps[0].step.alert
+                == .speedRange(PlanRange(from: PlanValue(180, .perMile), to: PlanValue(210, .perMile)), .current))
+        #expect(
+            blocks[1].steps[0].step.alert
+                == .powerRange(PlanRange(from: PlanValue(250, .watt), to: PlanValue(275, .watt)), .current))
+        #expect(cooldown?.goal == .time(PlanValue(5, .minute)))
+        let encoded = try PlanFormat.encode(decoded, context: context)
+        let again = try PlanFormat.decode(encoded, context: context)
+        #expect(again == decoded)
+        #expect(try PlanFormat.encode(again, context: context) == encoded, "stable output")
+        let text = String(decoding: encoded, as: UTF8.self)
+        #expect(text.contains("\"2 mi\"") && text.contains("\"250-275 W\"") && text.contains("\"3:00-3:30 /mi\""))
+    }
+
+    @Test("single-goal and pacer plans")
+    func otherKinds() throws {
+        let single = try PlanFormat.decode(Data(#"{"activity": "running", "singleGoal": {"energy": "500 kcal"}}"#.utf8))
+        #expect(single.kind == .singleGoal(.energy(PlanValue(500, .kilocalorie))))
+        let pacer = try PlanFormat.decode(
+            Data(#"{"activity": "running", "pacer": {"distance": "5 km", "time": "25 min"}}"#.utf8))
+        #expect(pacer.kind == .pacer(distance: PlanValue(5, .kilometer), time: PlanValue(25, .minute)))
+        #expect(try PlanFormat.decode(PlanFormat.encode(pacer)) == pacer)
+    }
+
+    @Test("one test per error kind, each saying where")
+    func errors() {
+        let distanceOnStrength = problems(
+            plan(activity: "strength", #"{"blocks": [{"steps": [{"goal": {"distance": "1 km"}}]}]}"#))
+        #expect(distanceOnStrength.map(\.kind) == [.goalNotSupported(goal: "distance", activity: .strength)])
+        #expect(distanceOnStrength.first?.location == "block 1, step 1")
+        #expect(distanceOnStrength.first?.path == "$.custom.blocks[0].steps[0].goal")
+
+        let paceOnElliptical = problems(
+            plan(
+                activity: "elliptical",
+                #"{"blocks": [{"steps": [{"goal": {"time": "1 min"}, "alert": {"pace": "5:00-6:00 /km"}}]}]}"#))
+        #expect(
+            paceOnElliptical.map(\.kind) == [
+                .alertNotSupported(alert: "pace or speed", activity: .elliptical, reason: "it has no speed")
+            ])
+
+        let powerOnRunning = problems(
+            plan(
+                activity: "running",
+                #"{"blocks": [{"steps": [{"goal": {"time": "1 min"}, "alert": {"power": "200-250 W"}}]}]}"#))
+        #expect(
+            powerOnRunning.map(\.kind) == [
+                .alertNotSupported(alert: "power", activity: .running, reason: "no power meter")
+            ])
+        #expect(
+            problems(
+                plan(
+                    activity: "running",
+                    #"{"blocks": [{"steps": [{"goal": {"time": "1 min"}, "alert": {"power": "200-250 W"}}]}]}"#),
+                context: PlanContext(zones: [.heartRate: heartRateZones], hasPowerMeter: true)
+            ).isEmpty)
+
+        let energyInCustom = problems(plan(#"{"blocks": [{"steps": [{"goal": {"energy": "100 kcal"}}]}]}"#))
+        #expect(energyInCustom.map(\.kind) == [.energyGoalInCustomPlan])
+
+        #expect(problems(plan(#"{"blocks": [{"steps": []}]}"#)).map(\.kind) == [.emptyBlock])
+        #expect(problems(plan(#"{"blocks": []}"#)).map(\.kind) == [.noBlocks])
+        let zero = problems(plan(#"{"blocks": [{"iterations": 0, "steps": [{"goal": {"time": "1 min"}}]}]}"#))
+        #expect(zero.map(\.kind) == [.zeroIterations])
+        #expect(zero.first?.location == "block 1")
+
+        let inverted = problems(
+            plan(#"{"blocks": [{"steps": [{"goal": {"time": "1 min"}, "alert": {"power": "275-250 W"}}]}]}"#))
+        #expect(
+            inverted.map(\.kind) == [.invertedRange(PlanRange(from: PlanValue(275, .watt), to: PlanValue(250, .watt)))])
+
+        let zone = problems(
+            plan(#"{"blocks": [{"steps": [{"goal": {"time": "1 min"}, "alert": {"heartRateZone": 6}}]}]}"#))
+        #expect(zone.map(\.kind) == [.zoneOutOfRange(index: 6, zoneCount: 5)])
+
+        let unit = problems(
+            plan(#"{"blocks": [{"steps": [{"goal": {"time": "2 mi"}, "alert": {"power": "250-275 bpm"}}]}]}"#))
+        #expect(unit.map(\.kind).contains(.wrongDimension(found: .mile, expected: .time)))
+        #expect(unit.map(\.kind).contains(.wrongDimension(found: .beatsPerMinute, expected: .power)))
+
+        let second = problems(
+            plan(
+                #"{"blocks": [{"steps": [{"goal": {"time": "1 min"}}]}, {"steps": [{"goal": "open"}, {"goal": {"time": "-5 s"}}]}]}"#
+            ))
+        #expect(second.map(\.location) == ["block 2, step 2"])
+        #expect(second.map(\.kind) == [.notPositive])
+
+        let format = problems(#"{"activity": "juggling", "custom": {}}"#)
+        #expect(format.first?.path == "$.activity")
+        #expect(problems("not json").first?.kind == .format("not valid JSON"))
+        #expect(
+            problems(plan(#"{"blocks": [{"steps": [{"goal": {"time": "5 fortnights"}}]}]}"#)).first?.path
+                == "$.custom.blocks[0].steps[0].goal.time")
+    }
+}
+
+private let t0 = Date(timeIntervalSinceReferenceDate: 800_000_000)
+
+@Suite("Structured workouts: execution")
+struct PlanExecutorTests {
+    @Test("time goals count active time only; steps, segments and laps come in order")
+    func timeGoals() throws {
+        let plan = WorkoutPlan(
+            name: "t", activity: .running,
+            kind: .custom(
+                warmup: WorkoutStep(goal: .time(PlanValue(60, .second))),
+                blocks: [
+                    IntervalBlock(
+                        steps: [
+                            IntervalStep(purpose: .work, step: WorkoutStep(goal: .time(PlanValue(30, .second)))),
+                            IntervalStep(purpose: .recovery, step: WorkoutStep(goal: .time(PlanValue(10, .second)))),
+                        ], iterations: 2)
+                ], cooldown: WorkoutStep(goal: .open)))
+        var executor = PlanExecutor(plan: plan)
+        #expect(executor.steps.count == 6)
+        var events = executor.start(PlanProgress(activeTime: 0), at: t0)
+        // 20 s of pause at 30–50 s wall time: active time lags wall time by 20 s after it.
+        for wall in 1...200 {
+            let active = Double(wall <= 30 ? wall : (wall <= 50 ? 30 : wall - 20))
+            events += executor.update(PlanProgress(activeTime: active), at: t0.addingTimeInterval(Double(wall)))
+        }
+        let starts = events.compactMap {
+            if case .stepStarted(let step, let date) = $0 { (step.purpose, date.timeIntervalSince(t0)) } else { nil }
+        }
+        #expect(starts.map(\.0) == ["warmup", "work", "recovery", "work", "recovery", "cooldown"])
+        #expect(starts.map(\.1) == [0, 80, 110, 120, 150, 160], "warm-up ends at 60 s active = 80 s wall")
+        let laps = events.compactMap {
+            if case .lap(let block, let iteration, let interval) = $0 {
+                (block, iteration, interval.duration)
+            } else {
+                nil
+            }
+        }
+        #expect(laps.map(\.1) == [1, 2])
+        #expect(laps.map(\.2) == [40, 40])
+        #expect(executor.current?.purpose == "cooldown")
+        let finished = executor.next(PlanProgress(activeTime: 200), at: t0.addingTimeInterval(220))
+        #expect(finished.last == .completed(at: t0.addingTimeInterval(220)))
+        #expect(events.filter { if case .stepEnded = $0 { true } else { false } }.count == 5)
+    }
+
+    @Test("distance and energy goals from totals; alerts leave and return with hysteresis, no flapping")
+    func alerts() throws {
+        let plan = WorkoutPlan(
+            name: "t", activity: .running,
+            kind: .custom(
+                warmup: nil,
+                blocks: [
+                    IntervalBlock(steps: [
+                        IntervalStep(
+                            purpose: .work,
+                            step: WorkoutStep(
+                                goal: .distance(PlanValue(1, .kilometer)), alert: .heartRateZone(3, .current)))
+                    ])
+                ], cooldown: nil))
+        var executor = PlanExecutor(plan: plan, zones: [.heartRate: heartRateZones])
+        var events = executor.start(PlanProgress(activeTime: 0, distance: 200), at: t0)
+        #expect(executor.alertTarget == 140...160.0.nextDown)
+        let heartRates: [Double] = [150, 155, 161, 161.5, 162.5, 161, 159, 158.5, 157, 150, 139, 137, 141, 150]
+        for (second, heartRate) in heartRates.enumerated() {
+            events += executor.update(
+                PlanProgress(activeTime: Double(second), distance: 200 + Double(second) * 50, heartRate: heartRate),
+                at: t0.addingTimeInterval(Double(second)))
+        }
+        let alerts = events.compactMap { event -> String? in
+            switch event {
+            case .alertOutOfRange(_, let value, _, _): "out \(value)"
+            case .alertBackInRange(_, let value, _, _): "in \(value)"
+            default: nil
+            }
+        }
+        #expect(
+            alerts == ["out 162.5", "in 157.0", "out 137.0", "in 150.0"],
+            "161–162 and 139–141 are inside the 2 bpm band")
+        #expect(executor.current != nil, "650 m of 1 km so far")
+        events = executor.update(
+            PlanProgress(activeTime: 30, distance: 1200, heartRate: 150), at: t0.addingTimeInterval(30))
+        #expect(events.last == .completed(at: t0.addingTimeInterval(30)))
+    }
+
+    @Test("a pacer is a distance goal with an average-speed alert")
+    func pacer() {
+        var executor = PlanExecutor(
+            plan: WorkoutPlan(
+                name: "5k", activity: .running,
+                kind: .pacer(distance: PlanValue(5, .kilometer), time: PlanValue(25, .minute))))
+        _ = executor.start(PlanProgress(activeTime: 0), at: t0)
+        #expect(executor.steps.count == 1)
+        #expect(executor.steps[0].step.goal == .distance(PlanValue(5, .kilometer)))
+        #expect(executor.steps[0].step.alert?.metric == .average)
+        #expect(abs((executor.alertTarget?.lowerBound ?? 0) - 5000.0 / 1500) < 1e-9)
+    }
+}
