@@ -109,6 +109,18 @@ enum StoreSchema {
                     FROM sample GROUP BY type, sourceId, CAST(start / 3600.0 AS INTEGER)
                     """)
         }
+        migrator.registerMigration("v3-plan-schedule") { db in
+            // Scheduled structured workouts (the plan file's JSON), with their completion.
+            try db.create(table: "schedule") { table in
+                table.primaryKey("id", .text)
+                table.column("name", .text).notNull()
+                table.column("plan", .text).notNull()
+                table.column("date", .double).notNull()
+                table.column("completedAt", .double)
+                table.column("workoutId", .text)
+            }
+            try db.create(index: "schedule_date", on: "schedule", columns: ["date"])
+        }
         return migrator
     }
 }

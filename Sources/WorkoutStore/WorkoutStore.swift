@@ -238,6 +238,8 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case corrupt(String)
     /// A guest's session is never written (HealthKit's `errorNotPermissibleForGuestUserMode`).
     case notPermissibleForGuestUser
+    /// The schedule already holds its maximum of upcoming entries.
+    case scheduleFull(Int)
 
     /// One line naming the problem.
     public var description: String {
@@ -247,6 +249,7 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case .unknownWorkout(let id): "no workout \(id.uuidString)"
         case .corrupt(let what): "store: unreadable \(what)"
         case .notPermissibleForGuestUser: "a guest's workout is not saved"
+        case .scheduleFull(let limit): "the schedule already holds \(limit) upcoming plans"
         }
     }
 }

@@ -42,7 +42,7 @@ struct StoreTests {
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         let store = try WorkoutStore(path: path)
         #expect(try store.integrityCheck() == "ok")
-        #expect(try store.appliedMigrations() == ["v1", "v2-hourly-rollups"])
+        #expect(try store.appliedMigrations() == ["v1", "v2-hourly-rollups", "v3-plan-schedule"])
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
         let mode = try DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "PRAGMA journal_mode") }
@@ -70,7 +70,7 @@ struct StoreTests {
         }
         try queue.close()
         let store = try WorkoutStore(path: path)
-        #expect(try store.appliedMigrations() == ["v1", "v2-hourly-rollups"])
+        #expect(try store.appliedMigrations() == ["v1", "v2-hourly-rollups", "v3-plan-schedule"])
         let hours = try store.statisticsCollection(
             type: .heartRate, from: origin, to: origin.addingTimeInterval(3 * 3600), anchor: origin, interval: .hour)
         #expect(hours.map(\.count) == [60, 60, 60])
