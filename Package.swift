@@ -48,7 +48,7 @@ let package = Package(
             dependencies: ["Workouts", "Samples", "Sensors", "GATT", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // Structured workouts: plans, their file format, validation, live execution.
-        .target(name: "WorkoutPlans", dependencies: ["Workouts", "Samples"]),
+        .target(name: "WorkoutPlans", dependencies: ["Workouts", "Samples"], exclude: ["plan.schema.json"]),
         // FIT, TCX and CSV writers.
         .target(name: "WorkoutExport", dependencies: ["Workouts", "Samples", "Sensors"]),
         // Pure frame decoders/encoders, UUIDs and stateful derivers. Foundation-free.
@@ -72,7 +72,7 @@ let package = Package(
             name: "hrbridge",
             dependencies: [
                 "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus", "Doctor", "WorkoutStore",
-                "WorkoutExport",
+                "WorkoutExport", "WorkoutPlans",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -71,5 +71,8 @@ final class JSONLineWriter: Sendable {
         write(object)
     }
 
+    /// A plan event: `{"kind":"plan","event":"stepStarted",…}`.
+    func plan(_ object: [String: Any]) { write(["kind": "plan"].merging(object) { $1 }) }
+
     func summary(_ workout: Workout) { write(WorkoutJSON.summary(workout)) }
 }

@@ -24,7 +24,10 @@ final class LiveView {
         self.speed = speed
     }
 
-    func render(builder: LiveWorkoutBuilder, tracker: SensorTracker, state: WorkoutSessionState, at now: Date) async {
+    func render(
+        builder: LiveWorkoutBuilder, tracker: SensorTracker, state: WorkoutSessionState, at now: Date,
+        planLine: String? = nil
+    ) async {
         let snapshot = await builder.snapshot
         var lines: [String] = []
         let elapsed = snapshot.elapsedTime(at: now)
@@ -66,7 +69,8 @@ final class LiveView {
                 "  zones "
                     + group.durations.map { "Z\($0.zone.index) \(Format.clock($0.duration))" }.joined(separator: "  "))
         }
-        lines.append("  keys: p pause · r resume · l lap · n next activity · q stop")
+        if let planLine { lines.append("  " + planLine) }
+        lines.append("  keys: p pause · r resume · l lap · n next \(planLine == nil ? "activity" : "step") · q stop")
         guard interactive else {
             guard elapsed >= nextPlainMinute else { return }
             nextPlainMinute = (elapsed / 60).rounded(.down) * 60 + 60

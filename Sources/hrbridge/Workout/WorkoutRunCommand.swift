@@ -6,6 +6,7 @@ import Samples
 import SensorSimulator
 import Sensors
 import WorkoutExport
+import WorkoutPlans
 import WorkoutStore
 import Workouts
 
@@ -98,6 +99,14 @@ struct WorkoutRunCommand: AsyncParsableCommand {
     @Option(help: "The file --export writes.")
     var exportFile: String?
 
+    @Option(help: "Run this structured workout plan (see `hrbridge plan`); its activity and location win.")
+    var plan: String?
+
+    @Option(
+        name: .customLong("open-step-time"),
+        help: "With --plan: end open steps after this long, e.g. 2m (default: on the key n only).")
+    var openStepTime: String?
+
     @Flag(help: "Log sensor problems to stderr.")
     var verbose = false
 
@@ -115,6 +124,11 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         if let export, ExportFormat(rawValue: export) == nil { throw ValidationError("--export is fit, tcx or csv") }
         if export != nil && guest { throw ValidationError("--export needs a stored workout; a guest's is not stored") }
         if let zones { _ = try parseZones(zones) }
+        if let openStepTime, ScenarioParser.duration(openStepTime).map({ $0 > 0 }) != true {
+            throw ValidationError("--open-step-time '\(openStepTime)' is not a duration such as 2m")
+        }
+        if openStepTime != nil && plan == nil { throw ValidationError("--open-step-time needs --plan") }
+        if plan != nil && recover { throw ValidationError("--plan starts a new workout; --recover continues one") }
     }
 
     private func openStore() throws -> WorkoutStore? {
@@ -162,14 +176,37 @@ struct WorkoutRunCommand: AsyncParsableCommand {
                 throw ExitCode(65)
             }
         }
-        let configuration = WorkoutConfiguration(
-            activityType: WorkoutActivityType(rawValue: activity)!, location: WorkoutLocation(rawValue: location)!)
         let profile = UserProfile(
             id: athlete, age: age, sex: sex.flatMap(BiologicalSex.init(rawValue:)), weightKilograms: weight,
             restingHeartRate: restingHeartRate, maximumHeartRate: maximumHeartRate)
+        var planFile: (plan: WorkoutPlan, data: Data)?
+        if let path = plan {
+            var context = PlanContext()
+            context.zones[.heartRate] = try zones.map(parseZones) ?? profile.preferredZoneConfiguration(for: .heartRate)
+            do {
+                planFile = try PlanFile.load(path, context: context)
+            } catch {
+                if context.zones[.heartRate] == nil {
+                    StandardError.write(
+                        "hrbridge: heart-rate zone alerts need zones: give --zones, or --age or --max-hr")
+                }
+                throw error
+            }
+        }
+        let chosenLocation = WorkoutLocation(rawValue: location)!
+        let configuration = WorkoutConfiguration(
+            activityType: planFile?.plan.activity ?? WorkoutActivityType(rawValue: activity)!,
+            location: planFile.map { $0.plan.location == .unknown ? chosenLocation : $0.plan.location }
+                ?? chosenLocation)
         let usesBlueZ = adapter == "bluez"
         let defaultLength = usesBlueZ ? 30 * 60 : max(scenario.duration, 60)
-        let workoutLength = duration.flatMap(ScenarioParser.duration) ?? defaultLength
+        let openStepLength = openStepTime.flatMap(ScenarioParser.duration)
+        // A plan ends the workout when it completes; this is only the backstop.
+        let planLength = planFile.map { file in
+            let estimate = PlanEstimate(file.plan)
+            return 2 * (estimate.duration + Double(estimate.openSteps) * (openStepLength ?? 300)) + 600
+        }
+        let workoutLength = duration.flatMap(ScenarioParser.duration) ?? planLength ?? defaultLength
         // Real straps run in real time: --speed applies to the simulator only.
         let clock = AcceleratedWallClock(speed: usesBlueZ ? 1 : speed)
         let sensorsSource: WorkoutSensors
@@ -232,6 +269,20 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         if let zones, recovered == nil {
             let custom = try parseZones(zones)
             try await builder.setCustomZoneConfiguration(custom, for: .heartRate)
+        }
+        var runner: PlanRunner?
+        if let planFile, let path = plan {
+            // Zone alerts are judged against the zones in force now (custom or the profile's).
+            var zonesInForce: [QuantityType: ZoneConfiguration] = [:]
+            if let heartRateZones = await builder.zoneConfiguration(for: .heartRate) {
+                zonesInForce[.heartRate] = heartRateZones
+            }
+            let problems = PlanValidator.problems(in: planFile.plan, context: PlanContext(zones: zonesInForce))
+            guard problems.isEmpty else {
+                for problem in problems { StandardError.write("\(path): \(problem)") }
+                throw ExitCode(65)
+            }
+            runner = PlanRunner(plan: planFile.plan, session: session, zones: zonesInForce)
         }
         let dataSource = LiveDataSource(
             adapters: [sensorsSource.adapter], configuration: configuration, clock: clock, logger: logger)
@@ -305,13 +356,27 @@ struct WorkoutRunCommand: AsyncParsableCommand {
 
         let keyboard = json ? nil : KeyboardInput()
         let view = json ? nil : LiveView(sensors: chosen, configuration: configuration, speed: speed)
+        var planDisplay = PlanDisplay(stepStart: start)
+        if let runner { planDisplay.note(await runner.start(at: start), output: output) }
         let end = start.addingTimeInterval(workoutLength)
         var lapStart = start
         loop: while true {
             let now = clock.now()
             if now >= end { break }
+            if let runner {
+                planDisplay.note(await runner.tick(at: now), output: output)
+                if let openStepLength, await runner.status(at: now).current?.step.goal == .open,
+                    now.timeIntervalSince(planDisplay.stepStart) >= openStepLength
+                {
+                    planDisplay.note(await runner.next(at: now), output: output)
+                }
+                if await runner.isComplete { break }
+            }
             if let view {
-                await view.render(builder: builder, tracker: tracker, state: await session.state, at: now)
+                var planLine: String?
+                if let runner { planLine = PlanDisplay.line(await runner.status(at: now)) }
+                await view.render(
+                    builder: builder, tracker: tracker, state: await session.state, at: now, planLine: planLine)
             }
             if let key = keyboard?.poll() {
                 switch key {
@@ -325,6 +390,8 @@ struct WorkoutRunCommand: AsyncParsableCommand {
                     try? await session.addEvent(
                         WorkoutEvent(kind: .lap, dateInterval: DateInterval(start: lapStart, end: now)))
                     lapStart = now
+                case "n" where runner != nil:
+                    planDisplay.note(await runner!.next(at: now), output: output)
                 case "n":
                     try? await session.endCurrentActivity(at: now)
                     try? await session.beginNewActivity(configuration: configuration, at: now)
@@ -332,7 +399,9 @@ struct WorkoutRunCommand: AsyncParsableCommand {
                 default: break
                 }
             }
-            try await clock.sleep(until: min(end, now.addingTimeInterval(max(speed / 10, 0.05))))
+            // A plan is judged every workout second, so steps end on time at any --speed.
+            let step = runner == nil ? max(speed / 10, 0.05) : min(max(speed / 10, 0.05), 1)
+            try await clock.sleep(until: min(end, now.addingTimeInterval(step)))
         }
         let stop = min(clock.now(), end)
         keyboard?.restore()
@@ -344,6 +413,11 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         streamer?.finish()
         let saved = writableStorage != nil
         try writableStorage?.finish(workout)
+        if let planFile, let writableStorage, await runner?.isComplete == true,
+            let entry = try? writableStorage.completeScheduledPlan(plan: planFile.data, workout: workout.id, at: stop)
+        {
+            StandardError.write("hrbridge: marked the scheduled '\(entry.name)' of \(ISO8601.format(entry.date)) done")
+        }
         if let export, let format = ExportFormat(rawValue: export), let writableStorage {
             let path = try WorkoutFileExport.write(
                 workout: workout.id, format: format, wide: false, output: exportFile, store: writableStorage)

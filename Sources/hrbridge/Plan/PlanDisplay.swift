@@ -1,0 +1,77 @@
+import Foundation
+import WorkoutPlans
+
+/// A running plan's output: its events as JSON lines, and its line in the live view.
+struct PlanDisplay {
+    /// When the current step began (for --open-step-time).
+    var stepStart: Date
+
+    mutating func note(_ events: [PlanEvent], output: JSONLineWriter) {
+        for event in events {
+            if case .stepStarted(_, let date) = event { stepStart = date }
+            output.plan(Self.object(event))
+        }
+    }
+
+    static func object(_ event: PlanEvent) -> [String: Any] {
+        func step(_ step: PlannedStep) -> [String: Any] {
+            var object: [String: Any] = [
+                "index": step.index, "step": step.location, "purpose": step.purpose,
+                "goal": PlanPreview.goal(step.step.goal),
+            ]
+            if let alert = step.step.alert { object["alert"] = PlanPreview.alert(alert) }
+            if let name = step.step.displayName { object["name"] = name }
+            return object
+        }
+        switch event {
+        case .stepStarted(let planned, let date):
+            return ["event": "stepStarted", "time": ISO8601.format(date)].merging(step(planned)) { $1 }
+        case .stepEnded(let planned, let segment):
+            return [
+                "event": "stepEnded", "start": ISO8601.format(segment.start), "end": ISO8601.format(segment.end),
+            ].merging(step(planned)) { $1 }
+        case .lap(let block, let iteration, let interval):
+            return [
+                "event": "lap", "block": block + 1, "iteration": iteration, "start": ISO8601.format(interval.start),
+                "end": ISO8601.format(interval.end),
+            ]
+        case .alertOutOfRange(let planned, let value, let target, let date),
+            .alertBackInRange(let planned, let value, let target, let date):
+            let out: Bool = if case .alertOutOfRange = event { true } else { false }
+            return [
+                "event": out ? "alertOutOfRange" : "alertBackInRange", "time": ISO8601.format(date), "value": value,
+                "target": [target.lowerBound, target.upperBound],
+            ].merging(step(planned)) { $1 }
+        case .completed(let date):
+            return ["event": "completed", "time": ISO8601.format(date)]
+        }
+    }
+
+    /// `plan: block 1 (2/4), step 1 work · 2 mi 45% ██████······ · pace target 5.4–6.1 m/s now 5.9 ✓ · next: recovery 0.5 mi`.
+    static func line(_ status: PlanStatus) -> String {
+        guard let current = status.current else { return "plan: complete" }
+        var line = "plan: \(current.location) \(current.purpose) · \(PlanPreview.goal(current.step.goal))"
+        if let progress = status.goalProgress {
+            line += " \(Int((progress * 100).rounded()))% " + Format.bar(fraction: progress, width: 12)
+        }
+        if let alert = current.step.alert, let target = status.alertTarget {
+            let unit = Self.unit(alert.measure)
+            line += " · \(alert.measure.rawValue) target \(Format.number(target.lowerBound))–"
+            line += "\(Format.number(target.upperBound)) \(unit)"
+            if let value = status.alertValue {
+                line += " now \(Format.number(value)) " + (status.alertInRange ? "✓" : "✗ out of range")
+            }
+        }
+        if let next = status.next { line += " · next: \(next.purpose) \(PlanPreview.goal(next.step.goal))" }
+        return line
+    }
+
+    private static func unit(_ measure: AlertMeasure) -> String {
+        switch measure {
+        case .heartRate: "bpm"
+        case .power: "W"
+        case .cadence: "rpm"
+        case .speed: "m/s"
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import WorkoutPlans
+import Workouts
+
+/// The readable text of plans, steps, goals and alerts, for `plan show`, the live view and `plan list`.
+enum PlanPreview {
+    static func goal(_ goal: WorkoutGoal) -> String {
+        switch goal {
+        case .open: "open (press n)"
+        case .time(let value): value.description
+        case .distance(let value): value.description
+        case .energy(let value): value.description
+        }
+    }
+
+    static func alert(_ alert: WorkoutAlert) -> String {
+        let text: String
+        switch alert {
+        case .heartRateRange(let range, _): text = "heart rate \(range)"
+        case .heartRateZone(let zone, _): text = "heart rate zone \(zone)"
+        case .powerRange(let range, _): text = "power \(range)"
+        case .powerThreshold(let value, _): text = "power ≥ \(value)"
+        case .powerZone(let zone, _): text = "power zone \(zone)"
+        case .cadenceRange(let range, _): text = "cadence \(range)"
+        case .cadenceThreshold(let value, _): text = "cadence ≥ \(value)"
+        case .speedRange(let range, _):
+            text = range.from.unit == .perKilometer || range.from.unit == .perMile ? "pace \(range)" : "speed \(range)"
+        case .speedThreshold(let value, _):
+            text = value.unit == .perKilometer || value.unit == .perMile ? "pace ≤ \(value)" : "speed ≥ \(value)"
+        }
+        return alert.metric == .average ? text + " (average)" : text
+    }
+
+    /// `“Hill” 2 min · power 250-275 W`.
+    static func body(_ step: WorkoutStep) -> String {
+        var text = step.displayName.map { "“\($0)” " } ?? ""
+        text += goal(step.goal)
+        if let alert = step.alert { text += " · " + self.alert(alert) }
+        return text
+    }
+
+    static func step(_ step: WorkoutStep, purpose: String) -> String { purpose + ": " + body(step) }
+
+    /// The whole plan: kind, blocks with their iterations, each step, and the estimated time.
+    static func text(_ plan: WorkoutPlan) -> String {
+        var lines = ["\(plan.name) — \(plan.activity.rawValue), \(plan.location.rawValue)"]
+        switch plan.kind {
+        case .custom(let warmup, let blocks, let cooldown):
+            if let warmup { lines.append("  warm-up    " + body(warmup)) }
+            for (index, block) in blocks.enumerated() {
+                lines.append("  block \(index + 1) × \(block.iterations)")
+                for (stepIndex, item) in block.steps.enumerated() {
+                    lines.append("    step \(stepIndex + 1)  " + step(item.step, purpose: item.purpose.rawValue))
+                }
+            }
+            if let cooldown { lines.append("  cool-down  " + body(cooldown)) }
+        case .singleGoal(let goal):
+            lines.append("  single goal: " + self.goal(goal))
+        case .pacer(let distance, let time):
+            lines.append("  pacer: \(distance) in \(time)")
+        }
+        let estimate = PlanEstimate(plan)
+        var total = "  estimated time: \(Format.clock(estimate.duration))"
+        if estimate.openSteps > 0 {
+            total += " + \(estimate.openSteps) open step\(estimate.openSteps == 1 ? "" : "s")"
+        }
+        lines.append(total)
+        return lines.joined(separator: "\n")
+    }
+}
