@@ -181,8 +181,16 @@ public struct PlanExecutor: Sendable {
         guard let index = currentIndex else { return [] }
         var events = judgeAlert(progress, at: date)
         if let fraction = goalProgress(progress), fraction >= 1 {
-            events += end(index, at: date)
-            events += index + 1 < steps.count ? begin(index + 1, progress, at: date) : finish(at: date)
+            // A time goal ends exactly on time however late this tick is, so steps do not drift.
+            var endDate = date
+            var nextStart = progress
+            if case .time(let value) = steps[index].step.goal, let start = stepStart {
+                let overshoot = max(0, progress.activeTime - start.progress.activeTime - value.base)
+                endDate = max(start.date, date.addingTimeInterval(-overshoot))
+                nextStart.activeTime -= overshoot
+            }
+            events += end(index, at: endDate)
+            events += index + 1 < steps.count ? begin(index + 1, nextStart, at: endDate) : finish(at: endDate)
         }
         return events
     }

@@ -46,7 +46,13 @@ public actor PlanRunner {
     }
 
     /// Whether the last step has ended.
-    public var isComplete: Bool { events.contains { if case .completed = $0 { true } else { false } } }
+    public var isComplete: Bool { completionDate != nil }
+
+    /// When the last step ended.
+    public var completionDate: Date? {
+        for case .completed(let date) in events.reversed() { return date }
+        return nil
+    }
 
     private func record(_ new: [PlanEvent]) async -> [PlanEvent] {
         events += new

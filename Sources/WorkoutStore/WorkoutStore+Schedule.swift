@@ -65,11 +65,16 @@ extension WorkoutStore {
         }
     }
 
-    /// Marks the earliest open entry of this plan in the window complete, with the workout that ran it.
+    /// Marks the open entry of this plan nearest to `date` (within the window) complete, with the
+    /// workout that ran it.
     @discardableResult
     public func completeScheduledPlan(plan: Data, workout: UUID, at date: Date) throws(StoreError) -> ScheduledPlan? {
         let candidates = try scheduledPlans(around: date).filter { $0.completedAt == nil && $0.plan == plan }
-        guard var entry = candidates.first else { return nil }
+        guard
+            var entry = candidates.min(by: {
+                abs($0.date.timeIntervalSince(date)) < abs($1.date.timeIntervalSince(date))
+            })
+        else { return nil }
         try write { db in
             try db.execute(
                 sql: "UPDATE schedule SET completedAt = ?, workoutId = ? WHERE id = ?",

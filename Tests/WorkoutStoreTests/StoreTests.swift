@@ -186,3 +186,48 @@ struct StoreTests {
         #expect(throws: StoreError.unknownWorkout(workout)) { try store.deleteWorkout(workout) }
     }
 }
+
+@Suite("Plan schedule in the store")
+struct ScheduleTests {
+    private let plan = Data(#"{"version": 1, "activity": "running", "singleGoal": {"time": "30 min"}}"#.utf8)
+
+    @Test("at most 15 upcoming entries; past or completed ones do not count")
+    func limit() throws {
+        let path = temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let store = try WorkoutStore(path: path)
+        _ = try store.schedule(name: "past", plan: plan, at: origin.addingTimeInterval(-86_400), now: origin)
+        for day in 1...15 {
+            _ = try store.schedule(
+                name: "day \(day)", plan: plan, at: origin.addingTimeInterval(Double(day) * 3600), now: origin)
+        }
+        #expect(throws: StoreError.scheduleFull(15)) {
+            try store.schedule(name: "16th", plan: plan, at: origin.addingTimeInterval(20 * 3600), now: origin)
+        }
+        // The entry nearest the workout is the one it completes; that frees a place.
+        let done = try store.completeScheduledPlan(plan: plan, workout: UUID(), at: origin.addingTimeInterval(3000))
+        #expect(done?.name == "day 1")
+        _ = try store.schedule(name: "16th", plan: plan, at: origin.addingTimeInterval(20 * 3600), now: origin)
+        #expect(try store.scheduledPlans(around: origin).count == 17)
+    }
+
+    @Test("the list covers 7 days back to 7 days ahead, by date; completion records the workout")
+    func window() throws {
+        let path = temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let store = try WorkoutStore(path: path)
+        for day in [-9, -6, 0, 3, 6, 8] {
+            _ = try store.schedule(
+                name: "day \(day)", plan: plan, at: origin.addingTimeInterval(Double(day) * 86_400), now: origin)
+        }
+        #expect(try store.scheduledPlans(around: origin).map(\.name) == ["day -6", "day 0", "day 3", "day 6"])
+        let other = Data(#"{"version": 1, "activity": "cycling", "singleGoal": {"time": "1 h"}}"#.utf8)
+        #expect(try store.completeScheduledPlan(plan: other, workout: UUID(), at: origin) == nil)
+        let workout = UUID()
+        let done = try #require(try store.completeScheduledPlan(plan: plan, workout: workout, at: origin))
+        #expect(done.name == "day 0")
+        let listed = try store.scheduledPlans(around: origin)
+        #expect(listed[1].completedAt == origin && listed[1].workoutID == workout)
+        #expect(listed.filter { $0.completedAt != nil }.count == 1)
+    }
+}

@@ -403,7 +403,8 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             let step = runner == nil ? max(speed / 10, 0.05) : min(max(speed / 10, 0.05), 1)
             try await clock.sleep(until: min(end, now.addingTimeInterval(step)))
         }
-        let stop = min(clock.now(), end)
+        // A completed plan ends the workout at its last step's end, not at the tick that noticed it.
+        let stop = min(await runner?.completionDate ?? clock.now(), clock.now(), end)
         keyboard?.restore()
         // Deliver every frame up to the stop, however far the consumers lag at high --speed.
         await sensorsSource.finish(stop)

@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+
+private func temporaryFile(_ name: String, _ text: String) throws -> URL {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("plan-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let file = directory.appendingPathComponent(name)
+    try Data(text.utf8).write(to: file)
+    return file
+}
+
+private let badPlan = """
+    {"version": 1, "name": "bad", "activity": "strength", "custom": {"blocks": [
+      {"iterations": 0, "steps": [{"goal": {"distance": "2 mi"}, "alert": {"power": "275-250 W"}}]},
+      {"steps": []}
+    ]}}
+    """
+
+@Suite("hrbridge plan")
+struct PlanCommandTests {
+    @Test("validate: 0 for the example; 65 with every problem, where it is and its JSON path")
+    func validate() throws {
+        let example = try runHRBridge(["plan", "example"])
+        #expect(example.status == 0)
+        let good = try temporaryFile("good.json", example.stdout)
+        let ok = try runHRBridge(["plan", "validate", good.path])
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(ok.stdout.contains("ok (Heart-rate intervals, 8 steps to run)"))
+
+        let bad = try temporaryFile("bad.json", badPlan)
+        let result = try runHRBridge(["plan", "validate", bad.path])
+        #expect(result.status == 65)
+        let problems = result.stderr.split(separator: "\n").map(String.init)
+        #expect(
+            problems == [
+                "\(bad.path): block 1 ($.custom.blocks[0].iterations): iterations must be 1 or more",
+                "\(bad.path): block 1, step 1 ($.custom.blocks[0].steps[0].goal): a distance goal does not fit strength",
+                "\(bad.path): block 1, step 1 ($.custom.blocks[0].steps[0].alert): range 275-250 W is inverted",
+                "\(bad.path): block 1, step 1 ($.custom.blocks[0].steps[0].alert): a power alert does not fit strength: no power meter",
+                "\(bad.path): block 2 ($.custom.blocks[1].steps): the block has no steps",
+            ])
+        // Zone alerts are checked against the zones given (5 by default).
+        let zone7 = try temporaryFile(
+            "zone7.json",
+            #"{"version": 1, "activity": "running", "custom": {"blocks": [{"steps": [{"alert": {"heartRateZone": 7}}]}]}}"#
+        )
+        let fiveZones = try runHRBridge(["plan", "validate", zone7.path])
+        #expect(fiveZones.status == 65)
+        #expect(fiveZones.stderr.contains("block 1, step 1 ($.custom.blocks[0].steps[0].alert)"))
+        let sevenZones = try runHRBridge(["plan", "validate", zone7.path, "--zones", "100,110,120,130,140,150"])
+        #expect(sevenZones.status == 0, "\(sevenZones.stderr)")
+    }
+
+    @Test("show: blocks, steps, goals, alerts and the estimated time")
+    func show() throws {
+        let file = try temporaryFile("p.json", try runHRBridge(["plan", "example"]).stdout)
+        let result = try runHRBridge(["plan", "show", file.path])
+        #expect(result.status == 0)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == "Heart-rate intervals — running, outdoor")
+        #expect(lines.contains("  block 1 × 3"))
+        #expect(lines.contains("    step 1  work: “Hard” 1 min · heart rate 140-175 bpm"))
+        #expect(lines.contains("    step 2  recovery: “Easy” 1 min · heart rate 90-135 bpm (average)"))
+        #expect(lines.last == "  estimated time: 13:00")
+    }
+
+    @Test("run on the simulator: steps in order at their times, laps per iteration, the plan completes")
+    func run() throws {
+        let file = try temporaryFile("p.json", try runHRBridge(["plan", "example"]).stdout)
+        let result = try runHRBridge(["plan", "run", file.path, "--speed", "1000", "--json", "--guest", "--age", "35"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let objects = try result.stdout.split(separator: "\n").map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        let plan = objects.filter { $0["kind"] as? String == "plan" }
+        let started = plan.filter { $0["event"] as? String == "stepStarted" }
+        #expect(started.compactMap { $0["index"] as? Int } == Array(0..<8))
+        #expect(plan.filter { $0["event"] as? String == "lap" }.count == 3)
+        #expect(plan.last?["event"] as? String == "completed")
+        // Time goals end on time, whatever the tick.
+        let ended = plan.filter { $0["event"] as? String == "stepEnded" }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let lengths = ended.compactMap { object -> Double? in
+            guard let start = (object["start"] as? String).flatMap(formatter.date(from:)),
+                let end = (object["end"] as? String).flatMap(formatter.date(from:))
+            else { return nil }
+            return end.timeIntervalSince(start)
+        }
+        let goals: [Double] = [240, 60, 60, 60, 60, 60, 60, 180]
+        #expect(lengths.count == 8)
+        for (length, goal) in zip(lengths, goals) { #expect(abs(length - goal) < 0.5, "\(lengths)") }
+        // The workout ends when the plan does: 13 minutes, not the backstop.
+        let summary = try #require(objects.last)
+        #expect(abs((summary["elapsedTime"] as? Double ?? 0) - 780) < 1)
+        let events = try #require(summary["events"] as? [[String: Any]])
+        #expect(events.filter { $0["type"] as? String == "segment" }.count == 8)
+        #expect(events.filter { $0["type"] as? String == "lap" }.count == 3)
+    }
+
+    @Test("schedule, list, and completion by a run of the same plan")
+    func schedule() throws {
+        let file = try temporaryFile("p.json", try runHRBridge(["plan", "example"]).stdout)
+        let store = file.deletingLastPathComponent().appendingPathComponent("store.sqlite").path
+        let soon = ISO8601DateFormatter().string(from: Date().addingTimeInterval(3600))
+        let scheduled = try runHRBridge(["plan", "schedule", file.path, "--at", soon, "--store", store])
+        #expect(scheduled.status == 0, "\(scheduled.stderr)")
+        let badDate = try runHRBridge(["plan", "schedule", file.path, "--at", "tomorrowish", "--store", store])
+        #expect(badDate.status == 64)
+        var list = try runHRBridge(["plan", "list", "--json", "--store", store])
+        var entry = try #require(
+            JSONSerialization.jsonObject(with: Data(list.stdout.split(separator: "\n")[0].utf8)) as? [String: Any])
+        #expect(entry["status"] as? String == "upcoming")
+        #expect(entry["name"] as? String == "Heart-rate intervals")
+
+        let run = try runHRBridge([
+            "plan", "run", file.path, "--speed", "2000", "--json", "--age", "35", "--store", store,
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("marked the scheduled 'Heart-rate intervals'"))
+        list = try runHRBridge(["plan", "list", "--json", "--store", store])
+        entry = try #require(
+            JSONSerialization.jsonObject(with: Data(list.stdout.split(separator: "\n")[0].utf8)) as? [String: Any])
+        #expect(entry["status"] as? String == "done")
+        #expect(entry["workout"] is String)
+    }
+}
