@@ -47,16 +47,17 @@ struct PlanDisplay {
         }
     }
 
-    /// `plan: block 1 (2/4), step 1 work · 2 mi 45% ██████······ · pace target 5.4–6.1 m/s now 5.9 ✓ · next: recovery 0.5 mi`.
+    /// `plan: block 1 (2/4), step 1 work · 2 mi 45% █████······· · speed target 7.7–8.9 m/s now 8.1 ✓ · next: recovery 0.5 mi`.
     static func line(_ status: PlanStatus) -> String {
         guard let current = status.current else { return "plan: complete" }
-        var line = "plan: \(current.location) \(current.purpose) · \(PlanPreview.goal(current.step.goal))"
+        let purpose = current.block == nil ? "" : " \(current.purpose)"
+        var line = "plan: \(current.location)\(purpose) · \(PlanPreview.goal(current.step.goal))"
         if let progress = status.goalProgress {
             line += " \(Int((progress * 100).rounded()))% " + Format.bar(fraction: progress, width: 12)
         }
         if let alert = current.step.alert, let target = status.alertTarget {
             let unit = Self.unit(alert.measure)
-            line += " · \(alert.measure.rawValue) target \(Format.number(target.lowerBound))–"
+            line += " · \(Self.name(alert.measure)) target \(Format.number(target.lowerBound))–"
             line += "\(Format.number(target.upperBound)) \(unit)"
             if let value = status.alertValue {
                 line += " now \(Format.number(value)) " + (status.alertInRange ? "✓" : "✗ out of range")
@@ -64,6 +65,15 @@ struct PlanDisplay {
         }
         if let next = status.next { line += " · next: \(next.purpose) \(PlanPreview.goal(next.step.goal))" }
         return line
+    }
+
+    private static func name(_ measure: AlertMeasure) -> String {
+        switch measure {
+        case .heartRate: "heart rate"
+        case .power: "power"
+        case .cadence: "cadence"
+        case .speed: "speed"
+        }
     }
 
     private static func unit(_ measure: AlertMeasure) -> String {
