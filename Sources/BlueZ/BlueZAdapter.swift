@@ -25,6 +25,8 @@ public actor BlueZAdapter: SensorAdapter {
         public var initialReconnectDelay: Duration = .milliseconds(500)
         /// Longest reconnect delay.
         public var maximumReconnectDelay: Duration = .seconds(30)
+        /// Reconnect delays vary by a random factor in 1 ± this, so straps do not retry in step.
+        public var reconnectJitter = 0.2
         /// How notifications are received.
         public var notifications: NotificationMethod = .startNotify
 
@@ -48,7 +50,19 @@ public actor BlueZAdapter: SensorAdapter {
         var ready = false
         var subscribed: Set<String> = []
         var sockets: [String: NotificationSocket] = [:]
-        var attempt = 0
+        var policy: ReconnectPolicy
+        /// How the last attempt ended, for the policy.
+        var lastOutcome: ReconnectPolicy.Outcome = .failed(nil)
+    }
+
+    private var reconnectConfiguration: ReconnectPolicy.Configuration {
+        var configuration = ReconnectPolicy.Configuration()
+        configuration.initialDelay = options.initialReconnectDelay
+        configuration.maximumDelay = options.maximumReconnectDelay
+        configuration.jitter = options.reconnectJitter
+        // Re-pairing needs the user's agent; until it is wired the policy backs off instead.
+        configuration.repairsOnAuthenticationFailure = false
+        return configuration
     }
 
     /// The adapter's name: `hci0`.
@@ -304,13 +318,13 @@ public actor BlueZAdapter: SensorAdapter {
         guard cache.properties(devicePath, ObjectCache.deviceInterface) != nil else { throw .unknownSensor(sensor) }
         let identity = identity(ofDevice: devicePath) ?? sensor
         let address = sensor.address.uppercased()
-        sessions[address] = Session(identity: identity)
+        sessions[address] = Session(identity: identity, policy: ReconnectPolicy(configuration: reconnectConfiguration))
         do {
             try await establish(address: address)
         } catch {
             // The caller learns the first attempt failed; the adapter keeps trying until disconnect().
             if options.reconnects, sessions[address] != nil {
-                sessions[address]?.attempt = 1
+                sessions[address]?.lastOutcome = Self.outcome(of: error)
                 sessions[address]?.task = Task { [weak self] in await self?.reconnect(address: address) }
             } else {
                 sessions[address] = nil
@@ -444,7 +458,9 @@ public actor BlueZAdapter: SensorAdapter {
         }
         if information != DeviceInformation() { broadcaster.yield(.deviceInformation(identity, information)) }
         sessions[address]?.ready = true
-        sessions[address]?.attempt = 0
+        var random = SystemRandomNumberGenerator()
+        _ = sessions[address]?.policy.next(after: .connected, using: &random)
+        sessions[address]?.lastOutcome = .failed(nil)
         broadcaster.yield(.servicesReady(identity, services))
         broadcaster.yield(.connectionChanged(identity, .ready))
     }
@@ -660,22 +676,47 @@ public actor BlueZAdapter: SensorAdapter {
         sessions[address] = session
     }
 
-    /// Retries with exponential backoff until connected or the session is dropped.
+    /// Retries as ``ReconnectPolicy`` says until connected or the session is dropped.
     private func reconnect(address: String) async {
+        var random = SystemRandomNumberGenerator()
+        let devicePath = BlueZPaths.device(adapter: path, address: address)
         while !Task.isCancelled, let session = sessions[address], !session.ready {
-            let attempt = session.attempt
-            sessions[address]?.attempt += 1
-            let delay = min(options.initialReconnectDelay * (1 << min(attempt, 16)), options.maximumReconnectDelay)
-            try? await Task.sleep(for: delay)
+            var outcome = session.lastOutcome
+            if cache.properties(devicePath, ObjectCache.deviceInterface) == nil { outcome = .deviceObjectMissing }
+            guard let action = sessions[address]?.policy.next(after: outcome, using: &random) else { return }
+            switch action {
+            case .none:
+                return
+            case .connect(let delay):
+                try? await Task.sleep(for: delay)
+            case .rediscover, .removeAndRepair:
+                // The object expired: discovery brings it back when the strap advertises.
+                if discoveryServices == nil { try? await startDiscovery(services: [.heartRate]) }
+                let wait = max(sessions[address]?.policy.nominalDelay ?? .zero, options.initialReconnectDelay)
+                _ = await waitFor(wait) { $0.properties(devicePath, ObjectCache.deviceInterface) != nil }
+            }
             guard !Task.isCancelled, sessions[address] != nil else { return }
-            let devicePath = BlueZPaths.device(adapter: path, address: address)
-            guard cache.properties(devicePath, ObjectCache.deviceInterface) != nil else { continue }
+            guard cache.properties(devicePath, ObjectCache.deviceInterface) != nil else {
+                sessions[address]?.lastOutcome = .deviceObjectMissing
+                continue
+            }
             do {
                 try await establish(address: address)
                 return
             } catch {
+                sessions[address]?.lastOutcome = Self.outcome(of: error)
                 logger.info("reconnect failed", metadata: ["sensor": "\(address)", "error": "\(error)"])
             }
+        }
+    }
+
+    /// The policy's view of a failed attempt.
+    static func outcome(of error: SensorAdapterError) -> ReconnectPolicy.Outcome {
+        switch error {
+        case .failed(let name, let message): .failed(BlueZError.classify(name: name, message: message))
+        case .unknownSensor: .deviceObjectMissing
+        case .adapterUnavailable: .failed(.notReady)
+        default: .failed(nil)
         }
     }
 
