@@ -53,6 +53,11 @@ public actor BlueZAdapter: SensorAdapter {
         var policy: ReconnectPolicy
         /// How the last attempt ended, for the policy.
         var lastOutcome: ReconnectPolicy.Outcome = .failed(nil)
+        /// Whether the reconnect task is waiting out a delay (an advertisement cuts it short).
+        var backingOff = false
+        /// When an advertisement last cut a delay short (at most one a second, so a strap that
+        /// advertises but refuses connections is not hammered).
+        var advertisedRetry: Date?
     }
 
     private var reconnectConfiguration: ReconnectPolicy.Configuration {
@@ -591,6 +596,7 @@ public actor BlueZAdapter: SensorAdapter {
             cache.add(path: objectPath, interfaces: signal.arguments[1])
             if signal.arguments[1].stringDictionary?[ObjectCache.deviceInterface] != nil {
                 announceIfMatching(objectPath)
+                advertised(objectPath)
             }
         case ("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"):
             guard signal.arguments.count == 2, let objectPath = signal.arguments[0].string else { return }
@@ -626,6 +632,7 @@ public actor BlueZAdapter: SensorAdapter {
         case ObjectCache.deviceInterface:
             guard objectPath.hasPrefix(path + "/") else { return }
             if changed["RSSI"] != nil || changed["UUIDs"] != nil { announceIfMatching(objectPath) }
+            if changed["RSSI"] != nil { advertised(objectPath) }
             if changed["Connected"]?.bool == false, let address = BlueZPaths.address(ofDevice: objectPath) {
                 linkDropped(address: address)
             }
@@ -684,6 +691,7 @@ public actor BlueZAdapter: SensorAdapter {
             var outcome = session.lastOutcome
             if cache.properties(devicePath, ObjectCache.deviceInterface) == nil { outcome = .deviceObjectMissing }
             guard let action = sessions[address]?.policy.next(after: outcome, using: &random) else { return }
+            sessions[address]?.backingOff = true
             switch action {
             case .none:
                 return
@@ -696,6 +704,7 @@ public actor BlueZAdapter: SensorAdapter {
                 _ = await waitFor(wait) { $0.properties(devicePath, ObjectCache.deviceInterface) != nil }
             }
             guard !Task.isCancelled, sessions[address] != nil else { return }
+            sessions[address]?.backingOff = false
             guard cache.properties(devicePath, ObjectCache.deviceInterface) != nil else {
                 sessions[address]?.lastOutcome = .deviceObjectMissing
                 continue
@@ -708,6 +717,20 @@ public actor BlueZAdapter: SensorAdapter {
                 logger.info("reconnect failed", metadata: ["sensor": "\(address)", "error": "\(error)"])
             }
         }
+    }
+
+    /// A wanted strap that is backing off advertised (or reappeared): connect now, not after the delay.
+    private func advertised(_ devicePath: String) {
+        guard devicePath.hasPrefix(path + "/"), let address = BlueZPaths.address(ofDevice: devicePath),
+            let session = sessions[address], !session.ready, session.backingOff, options.reconnects
+        else { return }
+        let now = clock.now()
+        if let last = session.advertisedRetry, now.timeIntervalSince(last) < 1 { return }
+        sessions[address]?.advertisedRetry = now
+        session.task?.cancel()
+        sessions[address]?.lastOutcome = .advertised
+        sessions[address]?.backingOff = false
+        sessions[address]?.task = Task { [weak self] in await self?.reconnect(address: address) }
     }
 
     /// The policy's view of a failed attempt.

@@ -164,6 +164,41 @@ struct DBusMockTests {
         }
     }
 
+    @Test("a strap that advertises while the adapter backs off is reconnected at once, not after the delay")
+    func advertisingCutsBackoffShort() async throws {
+        try await withMockBlueZ { mock in
+            try await mock.addHeartRateService()
+            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            var options = fastOptions
+            // A backoff far longer than the wait below: only the advertisement can reconnect in time.
+            options.initialReconnectDelay = .seconds(120)
+            options.maximumReconnectDelay = .seconds(120)
+            let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: testLogger)
+            let log = EventLog(adapter.events())
+            try await mock.call(
+                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+            try await adapter.connect(sensor)
+            await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+            let ready = { (events: [SensorEvent]) in events.filter { $0 == .connectionChanged(sensor, .ready) }.count }
+            try await mock.call(
+                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+                [.string("org.bluez.Device1"), .propertyMap([("Connected", .boolean(false))])])
+            await log.wait("the drop to be reported") {
+                $0.contains(.connectionChanged(sensor, .disconnected(.linkLost)))
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(ready(log.all) == 1, "nothing reconnects before the strap advertises")
+            try await mock.call(
+                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+                [.string("org.bluez.Device1"), .propertyMap([("RSSI", .int16(-58))])])
+            await log.wait("the reconnect after the advertisement", timeout: .seconds(10)) { ready($0) == 2 }
+            #expect(try await mock.calls(on: MockBlueZ.device).filter { $0 == "Connect" }.count == 2)
+            await adapter.shutdown()
+            await connection.close()
+        }
+    }
+
     @Test("AcquireNotify: frames arrive as datagrams on the socket, in order, decoded")
     func acquireNotify() async throws {
         try await withMockBlueZ { mock in
