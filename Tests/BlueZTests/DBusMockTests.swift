@@ -98,6 +98,50 @@ struct MockBlueZ {
         } ?? []
     }
 
+    /// bluetoothd restarting: this mock's process is killed, a fresh one takes `org.bluez` on the
+    /// same bus with the same adapter, device and Heart Rate service. Stop the returned mock too.
+    func restarted() async throws -> MockBlueZ {
+        process.stop()
+        while try await control.nameOwner(of: "org.bluez") != nil { try await Task.sleep(for: .milliseconds(20)) }
+        let fresh = try Spawned(
+            venvPython, ["-m", "dbusmock", "--system", "--template", "bluez5"],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], label: "dbusmock-restarted")
+        let deadline = ContinuousClock.now + .seconds(15)
+        while try await control.nameOwner(of: "org.bluez") == nil {
+            guard ContinuousClock.now < deadline, fresh.isRunning else {
+                fresh.stop()
+                throw HarnessError("dbusmock did not restart: \(fresh.output.suffix(5))")
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let mock = MockBlueZ(bus: bus, process: fresh, control: control)
+        try await mock.call("/", "org.bluez.Mock", "AddAdapter", [.string("hci0"), .string("bridge")])
+        try await mock.call(
+            "/", "org.bluez.Mock", "AddDevice", [.string("hci0"), .string("11:22:33:44:55:66"), .string("Mock Strap")])
+        try await mock.addHeartRateService()
+        // dbusmock's AddObject does not announce objects; bluetoothd does, with InterfacesAdded.
+        try await mock.call(
+            "/", "org.freedesktop.DBus.Mock", "AddMethod",
+            [
+                .string("org.hrbridge.Test"), .string("Announce"), .string("s"), .string(""),
+                .string("self.object_manager_emit_added(args[0])"),
+            ])
+        for path in [Self.device + "/service0010", Self.characteristic] {
+            try await mock.call("/", "org.hrbridge.Test", "Announce", [.string(path)])
+        }
+        try await mock.call(
+            Self.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+            [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+        return mock
+    }
+
+    /// A Heart Rate Measurement notification: `PropertiesChanged(Value)` on the characteristic.
+    func notify(_ frame: [UInt8]) async throws {
+        try await call(
+            Self.characteristic, "org.freedesktop.DBus.Mock", "UpdateProperties",
+            [.string("org.bluez.GattCharacteristic1"), .propertyMap([("Value", .bytes(frame))])])
+    }
+
     func stop() async {
         await control.close()
         process.stop()
@@ -194,6 +238,38 @@ struct DBusMockTests {
                 [.string("org.bluez.Device1"), .propertyMap([("RSSI", .int16(-58))])])
             await log.wait("the reconnect after the advertisement", timeout: .seconds(10)) { ready($0) == 2 }
             #expect(try await mock.calls(on: MockBlueZ.device).filter { $0 == "Connect" }.count == 2)
+            await adapter.shutdown()
+            await connection.close()
+        }
+    }
+
+    @Test("bluetoothd restarts: the adapter re-snapshots, reconnects and re-arms notifications by itself")
+    func bluetoothdRestart() async throws {
+        try await withMockBlueZ { mock in
+            try await mock.addHeartRateService()
+            try await mock.call(
+                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            let adapter = try await BlueZAdapter.open(connection: connection, options: fastOptions, logger: testLogger)
+            let log = EventLog(adapter.events())
+            try await adapter.connect(sensor)
+            await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+            try await mock.notify([0x06, 60])
+            await log.wait("the first frame") { _ in log.heartRates == [60] }
+
+            let restarted = try await mock.restarted()
+            defer { restarted.process.stop() }
+            await log.wait("the restart to be reported") {
+                $0.contains(.connectionChanged(sensor, .disconnected(.adapterUnavailable)))
+            }
+            await log.wait("the reconnection to the new bluetoothd", timeout: .seconds(20)) { events in
+                events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 2
+            }
+            #expect(try await restarted.calls(on: MockBlueZ.characteristic).contains("StartNotify"))
+            for heartRate: UInt8 in [61, 62, 63] { try await restarted.notify([0x06, heartRate]) }
+            await log.wait("the frames after the restart") { _ in log.heartRates.count >= 4 }
+            #expect(log.heartRates == [60, 61, 62, 63], "nothing after recovery is lost")
             await adapter.shutdown()
             await connection.close()
         }
