@@ -275,6 +275,43 @@ struct DBusMockTests {
         }
     }
 
+    @Test("le-connection-abort-by-local with a transient Connected=true is retried at once and then streams")
+    func abortByLocal() async throws {
+        try await withMockBlueZ { mock in
+            try await mock.addHeartRateService()
+            try await mock.call(
+                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+            // The first Connect flickers the link up and down and fails as RF interference does.
+            try await mock.call(
+                MockBlueZ.device, "org.freedesktop.DBus.Mock", "AddMethod",
+                [
+                    .string("org.bluez.Device1"), .string("Connect"), .string(""), .string(""),
+                    .string(
+                        "first = not getattr(self, 'aborted', False)\nself.aborted = True\n"
+                            + "self.UpdateProperties('org.bluez.Device1', {'Connected': dbus.Boolean(True)})\n"
+                            + "if first:\n"
+                            + "    self.UpdateProperties('org.bluez.Device1', {'Connected': dbus.Boolean(False)})\n"
+                            + "    raise dbus.exceptions.DBusException('le-connection-abort-by-local', "
+                            + "name='org.bluez.Error.Failed')"),
+                ])
+            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            var options = fastOptions
+            options.initialReconnectDelay = .seconds(120)
+            options.maximumReconnectDelay = .seconds(120)
+            let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: testLogger)
+            let log = EventLog(adapter.events())
+            await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
+            await log.wait("the immediate retry to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+            #expect(try await mock.calls(on: MockBlueZ.device).filter { $0 == "Connect" }.count == 2)
+            for heartRate: UInt8 in [70, 71, 72] { try await mock.notify([0x06, heartRate]) }
+            await log.wait("the frames") { _ in log.heartRates.count >= 3 }
+            #expect(log.heartRates == [70, 71, 72])
+            await adapter.shutdown()
+            await connection.close()
+        }
+    }
+
     @Test("AcquireNotify: frames arrive as datagrams on the socket, in order, decoded")
     func acquireNotify() async throws {
         try await withMockBlueZ { mock in
