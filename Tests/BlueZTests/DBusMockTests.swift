@@ -312,6 +312,41 @@ struct DBusMockTests {
         }
     }
 
+    @Test("InProgress on Connect: waited for until the deadline, cancelled with Disconnect, retried")
+    func connectInProgress() async throws {
+        try await withMockBlueZ { mock in
+            try await mock.addHeartRateService()
+            try await mock.call(
+                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+            // Someone else's connection is pending the first time, and never completes.
+            try await mock.call(
+                MockBlueZ.device, "org.freedesktop.DBus.Mock", "AddMethod",
+                [
+                    .string("org.bluez.Device1"), .string("Connect"), .string(""), .string(""),
+                    .string(
+                        "first = not getattr(self, 'pending', False)\nself.pending = True\n"
+                            + "if first:\n"
+                            + "    raise dbus.exceptions.DBusException('In Progress', name='org.bluez.Error.InProgress')\n"
+                            + "self.UpdateProperties('org.bluez.Device1', {'Connected': dbus.Boolean(True)})"),
+                ])
+            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            var options = fastOptions
+            options.connectTimeout = .seconds(1)
+            let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: testLogger)
+            let log = EventLog(adapter.events())
+            await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
+            await log.wait("the retry to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+            let calls = try await mock.calls(on: MockBlueZ.device).filter { $0 == "Connect" || $0 == "Disconnect" }
+            #expect(calls == ["Connect", "Disconnect", "Connect"])
+            for heartRate: UInt8 in [80, 81] { try await mock.notify([0x06, heartRate]) }
+            await log.wait("the frames") { _ in log.heartRates.count >= 2 }
+            #expect(log.heartRates == [80, 81])
+            await adapter.shutdown()
+            await connection.close()
+        }
+    }
+
     @Test("AcquireNotify: frames arrive as datagrams on the socket, in order, decoded")
     func acquireNotify() async throws {
         try await withMockBlueZ { mock in
