@@ -606,6 +606,8 @@ public actor BlueZAdapter: SensorAdapter {
             if interfaces.contains(ObjectCache.deviceInterface), objectPath.hasPrefix(path + "/"), let identity {
                 announced.remove(objectPath)
                 broadcaster.yield(.lost(identity))
+                // Removed while connected (expired, or removed by another client): the link is gone too.
+                if let address = BlueZPaths.address(ofDevice: objectPath) { linkDropped(address: address) }
             }
         case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
             guard signal.arguments.count >= 2, let interface = signal.arguments[0].string,

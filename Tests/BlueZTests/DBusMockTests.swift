@@ -119,20 +119,22 @@ struct MockBlueZ {
         try await mock.call(
             "/", "org.bluez.Mock", "AddDevice", [.string("hci0"), .string("11:22:33:44:55:66"), .string("Mock Strap")])
         try await mock.addHeartRateService()
-        // dbusmock's AddObject does not announce objects; bluetoothd does, with InterfacesAdded.
+        try await mock.announce([Self.device + "/service0010", Self.characteristic])
         try await mock.call(
+            Self.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+            [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+        return mock
+    }
+
+    /// Announces objects added with AddObject (dbusmock does not), as bluetoothd does with InterfacesAdded.
+    func announce(_ paths: [String]) async throws {
+        try await call(
             "/", "org.freedesktop.DBus.Mock", "AddMethod",
             [
                 .string("org.hrbridge.Test"), .string("Announce"), .string("s"), .string(""),
                 .string("self.object_manager_emit_added(args[0])"),
             ])
-        for path in [Self.device + "/service0010", Self.characteristic] {
-            try await mock.call("/", "org.hrbridge.Test", "Announce", [.string(path)])
-        }
-        try await mock.call(
-            Self.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
-            [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
-        return mock
+        for path in paths { try await call("/", "org.hrbridge.Test", "Announce", [.string(path)]) }
     }
 
     /// A Heart Rate Measurement notification: `PropertiesChanged(Value)` on the characteristic.
@@ -342,6 +344,46 @@ struct DBusMockTests {
             for heartRate: UInt8 in [80, 81] { try await mock.notify([0x06, heartRate]) }
             await log.wait("the frames") { _ in log.heartRates.count >= 2 }
             #expect(log.heartRates == [80, 81])
+            await adapter.shutdown()
+            await connection.close()
+        }
+    }
+
+    @Test("the device object removed while connected: reported lost and dropped, rediscovered, reconnected")
+    func removedWhileConnected() async throws {
+        try await withMockBlueZ { mock in
+            try await mock.addHeartRateService()
+            try await mock.call(
+                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            let adapter = try await BlueZAdapter.open(connection: connection, options: fastOptions, logger: testLogger)
+            let log = EventLog(adapter.events())
+            try await adapter.connect(sensor)
+            await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+            try await mock.notify([0x06, 90])
+            await log.wait("the first frame") { _ in log.heartRates == [90] }
+
+            try await mock.call(
+                "/org/bluez/hci0", "org.bluez.Adapter1", "RemoveDevice", [.objectPath(MockBlueZ.device)])
+            await log.wait("the loss and the drop") { events in
+                events.contains { if case .lost = $0 { true } else { false } }
+                    && events.contains(.connectionChanged(sensor, .disconnected(.linkLost)))
+            }
+            // The strap advertises again: the device object comes back with its services.
+            try await mock.call(
+                "/", "org.bluez.Mock", "AddDevice",
+                [.string("hci0"), .string("11:22:33:44:55:66"), .string("Mock Strap")])
+            try await mock.call(
+                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+            try await mock.announce([MockBlueZ.device + "/service0010", MockBlueZ.characteristic])
+            await log.wait("the reconnection", timeout: .seconds(20)) { events in
+                events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 2
+            }
+            for heartRate: UInt8 in [91, 92] { try await mock.notify([0x06, heartRate]) }
+            await log.wait("the frames after it") { _ in log.heartRates.count >= 3 }
+            #expect(log.heartRates == [90, 91, 92])
             await adapter.shutdown()
             await connection.close()
         }
