@@ -389,6 +389,45 @@ struct DBusMockTests {
         }
     }
 
+    @Test("soak: 200 drops in a row at random moments, every one recovered, every frame after it delivered")
+    func soak() async throws {
+        try await withMockBlueZ { mock in
+            try await mock.addHeartRateService()
+            try await mock.call(
+                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            var options = fastOptions
+            options.initialReconnectDelay = .milliseconds(5)
+            options.maximumReconnectDelay = .milliseconds(20)
+            let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: testLogger)
+            let log = EventLog(adapter.events())
+            try await adapter.connect(sensor)
+            var random = SystemRandomNumberGenerator()
+            var expected: [UInt16] = []
+            for cycle in 0..<200 {
+                await log.wait("recovery \(cycle)") { events in
+                    events.filter { $0 == .connectionChanged(sensor, .ready) }.count == cycle + 1
+                }
+                let heartRate = UInt8(40 + cycle % 180)
+                try await mock.notify([0x06, heartRate])
+                expected.append(UInt16(heartRate))
+                await log.wait("frame \(cycle)") { _ in log.heartRates.count == expected.count }
+                try await Task.sleep(for: .milliseconds(Int.random(in: 0...20, using: &random)))
+                try await mock.call(
+                    MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+                    [.string("org.bluez.Device1"), .propertyMap([("Connected", .boolean(false))])])
+            }
+            await log.wait("the last recovery") { events in
+                events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 201
+            }
+            #expect(log.heartRates == expected, "every frame after every recovery, in order")
+            #expect(log.all.filter { $0 == .connectionChanged(sensor, .disconnected(.linkLost)) }.count == 200)
+            await adapter.shutdown()
+            await connection.close()
+        }
+    }
+
     @Test("AcquireNotify: frames arrive as datagrams on the socket, in order, decoded")
     func acquireNotify() async throws {
         try await withMockBlueZ { mock in
