@@ -428,6 +428,70 @@ struct DBusMockTests {
         }
     }
 
+    @Test(
+        "a failed first Connect is retried in the background and then streams",
+        arguments: [
+            (
+                "br-connection-canceled",
+                "raise dbus.exceptions.DBusException('br-connection-canceled', name='org.bluez.Error.Failed')"
+            ),
+            ("no reply before the timeout", "import time\n    time.sleep(2.5)"),
+        ])
+    func failedFirstConnect(_ fault: String, _ firstCall: String) async throws {
+        try await withMockBlueZ { mock in
+            try await mock.addHeartRateService()
+            try await mock.call(
+                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+            try await mock.call(
+                MockBlueZ.device, "org.freedesktop.DBus.Mock", "AddMethod",
+                [
+                    .string("org.bluez.Device1"), .string("Connect"), .string(""), .string(""),
+                    .string(
+                        "first = not getattr(self, 'failed_once', False)\nself.failed_once = True\n"
+                            + "if first:\n    \(firstCall)\n"
+                            + "else:\n    self.UpdateProperties('org.bluez.Device1', {'Connected': dbus.Boolean(True)})"
+                    ),
+                ])
+            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            var options = fastOptions
+            options.connectTimeout = .seconds(1)
+            let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: testLogger)
+            let log = EventLog(adapter.events())
+            await #expect(throws: SensorAdapterError.self, "\(fault)") { try await adapter.connect(sensor) }
+            await log.wait("the retry to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+            for heartRate: UInt8 in [100, 101] { try await mock.notify([0x06, heartRate]) }
+            await log.wait("the frames") { _ in log.heartRates.count >= 2 }
+            #expect(log.heartRates == [100, 101])
+            await adapter.shutdown()
+            await connection.close()
+        }
+    }
+
+    @Test("ServicesResolved with no GATT objects: timeout, Disconnect, and connected once they appear")
+    func resolvedWithoutObjects() async throws {
+        try await withMockBlueZ { mock in
+            try await mock.call(
+                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            var options = fastOptions
+            options.servicesTimeout = .seconds(1)
+            let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: testLogger)
+            let log = EventLog(adapter.events())
+            await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
+            await log.wait("the timeout") { $0.contains(.connectionChanged(sensor, .disconnected(.timeout))) }
+            #expect(try await mock.calls(on: MockBlueZ.device).contains("Disconnect"))
+            try await mock.addHeartRateService()
+            try await mock.announce([MockBlueZ.device + "/service0010", MockBlueZ.characteristic])
+            await log.wait("the retry to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+            try await mock.notify([0x06, 110])
+            await log.wait("the frame") { _ in log.heartRates == [110] }
+            await adapter.shutdown()
+            await connection.close()
+        }
+    }
+
     @Test("AcquireNotify: frames arrive as datagrams on the socket, in order, decoded")
     func acquireNotify() async throws {
         try await withMockBlueZ { mock in
