@@ -151,7 +151,10 @@ struct BlueZooTests {
     @Test("`hrbridge monitor --json` streams the strap end to end, as documented")
     func monitorCommand() async throws {
         try await withBlueZoo(adapters: [Self.central, Self.strapAddress]) { bed in
-            _ = try await bed.startStrap(address: Self.strapAddress, frames: strapFrames(25), interval: 0.03)
+            // A malformed frame in the middle: refused, counted by reason, and the stream goes on.
+            var frames = strapFrames(25)
+            frames.insert("10 48 2c 03 01", at: 12)
+            _ = try await bed.startStrap(address: Self.strapAddress, frames: frames, interval: 0.03)
             let executable = packageRoot.appendingPathComponent(".build/debug/hrbridge").path
             let binary =
                 FileManager.default.isExecutableFile(atPath: executable)
@@ -177,8 +180,13 @@ struct BlueZooTests {
             #expect(first["energyExpended"] is NSNull)
             #expect(first["rrIntervals"] as? [Double] == [1.0])
             #expect(objects.contains { $0["event"] as? String == "connected" })
-            let statistics = try #require(objects.last?["sensors"] as? [String: [String: Int]])
-            #expect(statistics[Self.strapAddress]?["framesDecoded"] == 25)
+            #expect(objects.contains { $0["event"] as? String == "frameRefused" })
+            let statistics = try #require(objects.last?["sensors"] as? [String: [String: Any]])
+            let strap = try #require(statistics[Self.strapAddress])
+            #expect(strap["framesDecoded"] as? Int == 25)
+            #expect(strap["framesRejected"] as? Int == 1)
+            #expect(strap["refusedByReason"] as? [String: Int] == ["trailingBytes": 1])
+            #expect(strap["connections"] as? Int == 1)
         }
     }
 

@@ -87,26 +87,56 @@ final class MonitorStatistics: Sendable {
         var connections = 0
         var disconnections = 0
         var reconnects = 0
+        /// Refused frames by reason (`trailingBytes`, `truncated`…).
+        var refusedByReason: [String: Int] = [:]
+        /// Disconnections by reason (`link lost`, `timeout`…).
+        var disconnectionsByReason: [String: Int] = [:]
+        /// Since when the strap is down, while it is.
+        var downSince: Date?
+        /// The last gap, from disconnection to ready again, in seconds.
+        var lastGap: Double?
+        /// All gaps together, and the longest.
+        var totalGap = 0.0
+        var longestGap = 0.0
     }
 
     private let counters = Mutex<[String: Counters]>([:])
 
-    func record(_ event: SensorEvent) {
+    func record(_ event: SensorEvent, at now: Date = Date()) {
         counters.withLock { counters in
             switch event {
             case .measurement(let measurement):
                 counters[measurement.sensor.address, default: Counters()].framesDecoded += 1
-            case .decodingFailed(let sensor, _, _): counters[sensor.address, default: Counters()].framesRejected += 1
+            case .decodingFailed(let sensor, let error, _):
+                counters[sensor.address, default: Counters()].framesRejected += 1
+                counters[sensor.address, default: Counters()].refusedByReason[Self.kind(error.reason), default: 0] += 1
             case .connectionChanged(let sensor, .ready):
-                if counters[sensor.address, default: Counters()].connections > 0 {
-                    counters[sensor.address, default: Counters()].reconnects += 1
+                var counter = counters[sensor.address, default: Counters()]
+                if counter.connections > 0 { counter.reconnects += 1 }
+                counter.connections += 1
+                if let since = counter.downSince {
+                    let gap = now.timeIntervalSince(since)
+                    counter.lastGap = gap
+                    counter.totalGap += gap
+                    counter.longestGap = max(counter.longestGap, gap)
+                    counter.downSince = nil
                 }
-                counters[sensor.address, default: Counters()].connections += 1
-            case .connectionChanged(let sensor, .disconnected):
-                counters[sensor.address, default: Counters()].disconnections += 1
+                counters[sensor.address] = counter
+            case .connectionChanged(let sensor, .disconnected(let reason)):
+                var counter = counters[sensor.address, default: Counters()]
+                counter.disconnections += 1
+                counter.disconnectionsByReason[reason.description, default: 0] += 1
+                // A strap that was up goes down now; repeated failures while down extend the same gap.
+                if counter.downSince == nil && counter.connections > 0 { counter.downSince = now }
+                counters[sensor.address] = counter
             default: break
             }
         }
+    }
+
+    /// The reason's case name: `trailingBytes(count: 1)` → `trailingBytes`.
+    static func kind(_ reason: GATTDecodingError.Reason) -> String {
+        String(String(describing: reason).prefix { $0 != "(" })
     }
 
     var snapshot: [String: Counters] { counters.withLock { $0 } }
@@ -165,7 +195,12 @@ final class MonitorView: @unchecked Sendable {
             }
         case .connectionChanged(let sensor, .ready):
             let wasDown = lock.withLock { disconnected.remove(sensor.address) != nil }
-            if wasDown || json { status("connected", sensor: sensor.address) }
+            // After a drop, say how long the gap was: no sample was invented to fill it.
+            let gap = wasDown ? statistics.snapshot[sensor.address]?.lastGap : nil
+            if wasDown || json {
+                status(
+                    "connected", sensor: sensor.address, detail: gap.map { String(format: "after a %.1f s gap", $0) })
+            }
         case .connectionChanged(let sensor, .disconnected(let reason)):
             lock.withLock { _ = disconnected.insert(sensor.address) }
             status("disconnected", sensor: sensor.address, detail: reason.description)
@@ -222,7 +257,9 @@ final class MonitorView: @unchecked Sendable {
                             [
                                 "framesDecoded": counter.framesDecoded, "framesRejected": counter.framesRejected,
                                 "connections": counter.connections, "disconnections": counter.disconnections,
-                                "reconnects": counter.reconnects,
+                                "reconnects": counter.reconnects, "refusedByReason": counter.refusedByReason,
+                                "disconnectionsByReason": counter.disconnectionsByReason,
+                                "totalGapSeconds": counter.totalGap, "longestGapSeconds": counter.longestGap,
                             ]
                         )
                     }),
@@ -232,7 +269,18 @@ final class MonitorView: @unchecked Sendable {
                 StandardError.write(
                     "\(address): \(counter.framesDecoded) frames decoded, \(counter.framesRejected) refused, "
                         + "\(counter.connections) connections, \(counter.disconnections) disconnections, \(counter.reconnects) reconnects"
+                        + (counter.totalGap > 0
+                            ? String(
+                                format: ", %.1f s without data (longest gap %.1f s)", counter.totalGap,
+                                counter.longestGap)
+                            : "")
                 )
+                for (reason, count) in counter.refusedByReason.sorted(by: { $0.key < $1.key }) {
+                    StandardError.write("  refused (\(reason)): \(count)")
+                }
+                for (reason, count) in counter.disconnectionsByReason.sorted(by: { $0.key < $1.key }) {
+                    StandardError.write("  disconnected (\(reason)): \(count)")
+                }
             }
         }
     }
