@@ -598,11 +598,19 @@ public actor BlueZAdapter: SensorAdapter {
                 announceIfMatching(objectPath)
                 advertised(objectPath)
             }
+            if objectPath == path, signal.arguments[1].stringDictionary?[ObjectCache.adapterInterface] != nil {
+                // The adapter is back (plugged in again): straps that are backing off try now.
+                for address in sessions.keys { retryNow(address) }
+            }
         case ("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"):
             guard signal.arguments.count == 2, let objectPath = signal.arguments[0].string else { return }
             let interfaces = signal.arguments[1].arrayElements?.compactMap(\.string) ?? []
             let identity = identity(ofDevice: objectPath)
             cache.remove(path: objectPath, interfaces: interfaces)
+            if objectPath == path, interfaces.contains(ObjectCache.adapterInterface) {
+                // The adapter was unplugged: its links are gone; sessions wait for it to return.
+                for address in sessions.keys { linkDropped(address: address, reason: .adapterUnavailable) }
+            }
             if interfaces.contains(ObjectCache.deviceInterface), objectPath.hasPrefix(path + "/"), let identity {
                 announced.remove(objectPath)
                 broadcaster.yield(.lost(identity))
@@ -638,6 +646,17 @@ public actor BlueZAdapter: SensorAdapter {
             if changed["Connected"]?.bool == false, let address = BlueZPaths.address(ofDevice: objectPath) {
                 linkDropped(address: address)
             }
+        case ObjectCache.adapterInterface where objectPath == path:
+            switch changed["Powered"]?.bool {
+            case false?:
+                // Powered off (or rfkill): every link on this adapter is gone.
+                for address in sessions.keys { linkDropped(address: address, reason: .adapterUnavailable) }
+            case true?:
+                // Powered back on: straps that are backing off try now.
+                for address in sessions.keys { retryNow(address) }
+            case nil:
+                break
+            }
         case ObjectCache.batteryInterface:
             guard let percent = changed["Percentage"]?.integer,
                 let devicePath = BlueZPaths.device(containing: objectPath),
@@ -672,10 +691,10 @@ public actor BlueZAdapter: SensorAdapter {
     }
 
     /// The link dropped: report it with its reason, then reconnect unless asked not to.
-    private func linkDropped(address: String) {
+    private func linkDropped(address: String, reason: DisconnectReason = .linkLost) {
         guard var session = sessions[address], session.ready else { return }
         session.ready = false
-        broadcaster.yield(.connectionChanged(session.identity, .disconnected(.linkLost)))
+        broadcaster.yield(.connectionChanged(session.identity, .disconnected(reason)))
         guard options.reconnects else {
             sessions[address] = nil
             return
@@ -723,9 +742,13 @@ public actor BlueZAdapter: SensorAdapter {
 
     /// A wanted strap that is backing off advertised (or reappeared): connect now, not after the delay.
     private func advertised(_ devicePath: String) {
-        guard devicePath.hasPrefix(path + "/"), let address = BlueZPaths.address(ofDevice: devicePath),
-            let session = sessions[address], !session.ready, session.backingOff, options.reconnects
-        else { return }
+        guard devicePath.hasPrefix(path + "/"), let address = BlueZPaths.address(ofDevice: devicePath) else { return }
+        retryNow(address)
+    }
+
+    /// Cuts a strap's backoff short (at most once a second).
+    private func retryNow(_ address: String) {
+        guard let session = sessions[address], !session.ready, session.backingOff, options.reconnects else { return }
         let now = clock.now()
         if let last = session.advertisedRetry, now.timeIntervalSince(last) < 1 { return }
         sessions[address]?.advertisedRetry = now

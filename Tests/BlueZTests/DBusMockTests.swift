@@ -492,6 +492,74 @@ struct DBusMockTests {
         }
     }
 
+    @Test("the adapter powered off drops every link; powered on, backing-off straps reconnect at once")
+    func adapterPowerCycle() async throws {
+        try await withMockBlueZ { mock in
+            try await mock.addHeartRateService()
+            try await mock.call(
+                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            var options = fastOptions
+            options.initialReconnectDelay = .seconds(120)
+            options.maximumReconnectDelay = .seconds(120)
+            let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: testLogger)
+            let log = EventLog(adapter.events())
+            try await adapter.connect(sensor)
+            await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+            try await mock.call(
+                "/org/bluez/hci0", "org.freedesktop.DBus.Mock", "UpdateProperties",
+                [.string("org.bluez.Adapter1"), .propertyMap([("Powered", .boolean(false))])])
+            await log.wait("the drop") { $0.contains(.connectionChanged(sensor, .disconnected(.adapterUnavailable))) }
+            try await mock.call(
+                "/org/bluez/hci0", "org.freedesktop.DBus.Mock", "UpdateProperties",
+                [.string("org.bluez.Adapter1"), .propertyMap([("Powered", .boolean(true))])])
+            await log.wait("the reconnection after power-on") { events in
+                events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 2
+            }
+            try await mock.notify([0x06, 120])
+            await log.wait("the frame") { _ in log.heartRates == [120] }
+            await adapter.shutdown()
+            await connection.close()
+        }
+    }
+
+    @Test("the adapter unplugged and plugged in again: links dropped, then reconnected with its devices")
+    func adapterRemoved() async throws {
+        try await withMockBlueZ { mock in
+            try await mock.addHeartRateService()
+            try await mock.call(
+                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            let adapter = try await BlueZAdapter.open(connection: connection, options: fastOptions, logger: testLogger)
+            let log = EventLog(adapter.events())
+            try await adapter.connect(sensor)
+            await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+            try await mock.call("/", "org.bluez.Mock", "RemoveAdapterWithDevices", [.string("hci0")])
+            await log.wait("the drop") { events in
+                events.contains(.connectionChanged(sensor, .disconnected(.adapterUnavailable)))
+                    || events.contains(.connectionChanged(sensor, .disconnected(.linkLost)))
+            }
+            try await mock.call("/", "org.bluez.Mock", "AddAdapter", [.string("hci0"), .string("bridge")])
+            try await mock.call(
+                "/", "org.bluez.Mock", "AddDevice",
+                [.string("hci0"), .string("11:22:33:44:55:66"), .string("Mock Strap")])
+            try await mock.addHeartRateService()
+            try await mock.call(
+                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+            try await mock.announce([MockBlueZ.device + "/service0010", MockBlueZ.characteristic])
+            await log.wait("the reconnection", timeout: .seconds(20)) { events in
+                events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 2
+            }
+            try await mock.notify([0x06, 121])
+            await log.wait("the frame") { _ in log.heartRates == [121] }
+            await adapter.shutdown()
+            await connection.close()
+        }
+    }
+
     @Test("AcquireNotify: frames arrive as datagrams on the socket, in order, decoded")
     func acquireNotify() async throws {
         try await withMockBlueZ { mock in
