@@ -27,6 +27,11 @@ public actor BlueZAdapter: SensorAdapter {
         public var maximumReconnectDelay: Duration = .seconds(30)
         /// Reconnect delays vary by a random factor in 1 ± this, so straps do not retry in step.
         public var reconnectJitter = 0.2
+        /// Whether a failed authentication (a key missing after the strap was reset) removes the
+        /// device, rediscovers it and pairs it again.
+        public var repairsOnAuthenticationFailure = true
+        /// How long to wait for a removed or expired device to be rediscovered per attempt.
+        public var rediscoveryTimeout: Duration = .seconds(10)
         /// How notifications are received.
         public var notifications: NotificationMethod = .startNotify
 
@@ -65,8 +70,7 @@ public actor BlueZAdapter: SensorAdapter {
         configuration.initialDelay = options.initialReconnectDelay
         configuration.maximumDelay = options.maximumReconnectDelay
         configuration.jitter = options.reconnectJitter
-        // Re-pairing needs the user's agent; until it is wired the policy backs off instead.
-        configuration.repairsOnAuthenticationFailure = false
+        configuration.repairsOnAuthenticationFailure = options.repairsOnAuthenticationFailure
         return configuration
     }
 
@@ -718,11 +722,15 @@ public actor BlueZAdapter: SensorAdapter {
                 return
             case .connect(let delay):
                 try? await Task.sleep(for: delay)
-            case .rediscover, .removeAndRepair:
+            case .rediscover:
                 // The object expired: discovery brings it back when the strap advertises.
                 if discoveryServices == nil { try? await startDiscovery(services: [.heartRate]) }
                 let wait = max(sessions[address]?.policy.nominalDelay ?? .zero, options.initialReconnectDelay)
                 _ = await waitFor(wait) { $0.properties(devicePath, ObjectCache.deviceInterface) != nil }
+            case .removeAndRepair:
+                // Not a backoff: the device reappearing must not start a Connect before the Pair.
+                sessions[address]?.backingOff = false
+                await repair(address: address, devicePath: devicePath)
             }
             guard !Task.isCancelled, sessions[address] != nil else { return }
             sessions[address]?.backingOff = false
@@ -756,6 +764,26 @@ public actor BlueZAdapter: SensorAdapter {
         sessions[address]?.lastOutcome = .advertised
         sessions[address]?.backingOff = false
         sessions[address]?.task = Task { [weak self] in await self?.reconnect(address: address) }
+    }
+
+    /// The bond is stale (the strap forgot its key): remove the device, rediscover it, pair again.
+    private func repair(address: String, devicePath: String) async {
+        logger.notice("authentication failed: removing and pairing again", metadata: ["sensor": "\(address)"])
+        if cache.properties(devicePath, ObjectCache.deviceInterface) != nil {
+            _ = try? await call(path, ObjectCache.adapterInterface, "RemoveDevice", [.objectPath(devicePath)])
+            _ = await waitFor(.seconds(2)) { $0.properties(devicePath, ObjectCache.deviceInterface) == nil }
+        }
+        if discoveryServices == nil { try? await startDiscovery(services: [.heartRate]) }
+        guard
+            await waitFor(
+                options.rediscoveryTimeout, { $0.properties(devicePath, ObjectCache.deviceInterface) != nil }),
+            let identity = sessions[address]?.identity
+        else { return }
+        do {
+            try await pair(identity)
+        } catch {
+            logger.info("pairing again failed", metadata: ["sensor": "\(address)", "error": "\(error)"])
+        }
     }
 
     /// The policy's view of a failed attempt.

@@ -560,6 +560,51 @@ struct DBusMockTests {
         }
     }
 
+    @Test("a missing key: the device is removed, rediscovered, paired again and connected")
+    func keyMissingRepairs() async throws {
+        try await withMockBlueZ { mock in
+            try await mock.addHeartRateService()
+            try await mock.call(
+                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+            // The strap was reset and forgot the bond.
+            try await mock.call(
+                MockBlueZ.device, "org.freedesktop.DBus.Mock", "AddMethod",
+                [
+                    .string("org.bluez.Device1"), .string("Connect"), .string(""), .string(""),
+                    .string(
+                        "raise dbus.exceptions.DBusException('Authentication Failed', name='org.bluez.Error.AuthenticationFailed')"
+                    ),
+                ])
+            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            let adapter = try await BlueZAdapter.open(connection: connection, options: fastOptions, logger: testLogger)
+            let log = EventLog(adapter.events())
+            await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
+            await log.wait("the device to be removed") { events in
+                events.contains { if case .lost = $0 { true } else { false } }
+            }
+            #expect(try await mock.calls(on: "/org/bluez/hci0").contains("RemoveDevice"))
+            // It advertises again: a fresh device object, with the template's own Connect.
+            try await mock.call(
+                "/", "org.bluez.Mock", "AddDevice",
+                [.string("hci0"), .string("11:22:33:44:55:66"), .string("Mock Strap")])
+            try await mock.call(
+                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+            try await mock.announce([MockBlueZ.device + "/service0010", MockBlueZ.characteristic])
+            await log.wait("the connection after pairing again", timeout: .seconds(20)) {
+                $0.contains(.connectionChanged(sensor, .ready))
+            }
+            let calls = try await mock.calls(on: MockBlueZ.device)
+            #expect(calls.contains("Pair"))
+            #expect(calls.firstIndex(of: "Pair") ?? .max < calls.lastIndex(of: "Connect") ?? .min)
+            try await mock.notify([0x06, 130])
+            await log.wait("the frame") { _ in log.heartRates == [130] }
+            await adapter.shutdown()
+            await connection.close()
+        }
+    }
+
     @Test("AcquireNotify: frames arrive as datagrams on the socket, in order, decoded")
     func acquireNotify() async throws {
         try await withMockBlueZ { mock in
