@@ -31,8 +31,7 @@ struct MockBlueZ {
         }
         let mock = MockBlueZ(bus: bus, process: process, control: control)
         _ = try await mock.call("/", "org.bluez.Mock", "AddAdapter", [.string("hci0"), .string("bridge")])
-        _ = try await mock.call(
-            "/", "org.bluez.Mock", "AddDevice", [.string("hci0"), .string("11:22:33:44:55:66"), .string("Mock Strap")])
+        _ = try await mock.addDevice()
         return mock
     }
 
@@ -116,14 +115,41 @@ struct MockBlueZ {
         }
         let mock = MockBlueZ(bus: bus, process: fresh, control: control)
         try await mock.call("/", "org.bluez.Mock", "AddAdapter", [.string("hci0"), .string("bridge")])
-        try await mock.call(
-            "/", "org.bluez.Mock", "AddDevice", [.string("hci0"), .string("11:22:33:44:55:66"), .string("Mock Strap")])
+        try await mock.addDevice()
         try await mock.addHeartRateService()
         try await mock.announce([Self.device + "/service0010", Self.characteristic])
-        try await mock.call(
-            Self.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
-            [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+        try await mock.resolveServices()
         return mock
+    }
+
+    /// `ServicesResolved=true` on the device, as bluetoothd sets it once GATT discovery is done.
+    func resolveServices() async throws { try await setDevice("ServicesResolved", .boolean(true)) }
+
+    /// Sets a `Device1` property (emitting `PropertiesChanged`).
+    func setDevice(_ name: String, _ value: DBusValue) async throws {
+        try await call(
+            Self.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+            [.string("org.bluez.Device1"), .propertyMap([(name, value)])])
+    }
+
+    /// Sets an `Adapter1` property (emitting `PropertiesChanged`).
+    func setAdapter(_ name: String, _ value: DBusValue) async throws {
+        try await call(
+            "/org/bluez/hci0", "org.freedesktop.DBus.Mock", "UpdateProperties",
+            [.string("org.bluez.Adapter1"), .propertyMap([(name, value)])])
+    }
+
+    /// Adds the strap's device object (again).
+    func addDevice() async throws {
+        try await call(
+            "/", "org.bluez.Mock", "AddDevice", [.string("hci0"), .string("11:22:33:44:55:66"), .string("Mock Strap")])
+    }
+
+    /// Replaces `Device1.Connect` with `python` (dbusmock method code) to inject a fault.
+    func replaceConnect(_ python: String) async throws {
+        try await call(
+            Self.device, "org.freedesktop.DBus.Mock", "AddMethod",
+            [.string("org.bluez.Device1"), .string("Connect"), .string(""), .string(""), .string(python)])
     }
 
     /// Announces objects added with AddObject (dbusmock does not), as bluetoothd does with InterfacesAdded.
@@ -161,6 +187,25 @@ func withMockBlueZ(_ body: (MockBlueZ) async throws -> Void) async throws {
         throw error
     }
     await mock.stop()
+}
+
+/// Opens a `BlueZAdapter` on the mock's bus with an event log, runs `body`, then shuts it down.
+func withAdapter(
+    _ mock: MockBlueZ, options: BlueZAdapter.Options = fastOptions,
+    _ body: (BlueZAdapter, EventLog) async throws -> Void
+) async throws {
+    let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+    let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: testLogger)
+    let log = EventLog(adapter.events())
+    do {
+        try await body(adapter, log)
+    } catch {
+        await adapter.shutdown()
+        await connection.close()
+        throw error
+    }
+    await adapter.shutdown()
+    await connection.close()
 }
 
 @Suite("BlueZ adapter against python-dbusmock's bluez5 template", .serialized)
@@ -221,23 +266,17 @@ struct DBusMockTests {
             options.maximumReconnectDelay = .seconds(120)
             let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: testLogger)
             let log = EventLog(adapter.events())
-            try await mock.call(
-                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
-                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+            try await mock.resolveServices()
             try await adapter.connect(sensor)
             await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
             let ready = { (events: [SensorEvent]) in events.filter { $0 == .connectionChanged(sensor, .ready) }.count }
-            try await mock.call(
-                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
-                [.string("org.bluez.Device1"), .propertyMap([("Connected", .boolean(false))])])
+            try await mock.setDevice("Connected", .boolean(false))
             await log.wait("the drop to be reported") {
                 $0.contains(.connectionChanged(sensor, .disconnected(.linkLost)))
             }
             try await Task.sleep(for: .milliseconds(300))
             #expect(ready(log.all) == 1, "nothing reconnects before the strap advertises")
-            try await mock.call(
-                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
-                [.string("org.bluez.Device1"), .propertyMap([("RSSI", .int16(-58))])])
+            try await mock.setDevice("RSSI", .int16(-58))
             await log.wait("the reconnect after the advertisement", timeout: .seconds(10)) { ready($0) == 2 }
             #expect(try await mock.calls(on: MockBlueZ.device).filter { $0 == "Connect" }.count == 2)
             await adapter.shutdown()
@@ -249,31 +288,26 @@ struct DBusMockTests {
     func bluetoothdRestart() async throws {
         try await withMockBlueZ { mock in
             try await mock.addHeartRateService()
-            try await mock.call(
-                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
-                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
-            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
-            let adapter = try await BlueZAdapter.open(connection: connection, options: fastOptions, logger: testLogger)
-            let log = EventLog(adapter.events())
-            try await adapter.connect(sensor)
-            await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
-            try await mock.notify([0x06, 60])
-            await log.wait("the first frame") { _ in log.heartRates == [60] }
+            try await mock.resolveServices()
+            try await withAdapter(mock, options: fastOptions) { adapter, log in
+                try await adapter.connect(sensor)
+                await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+                try await mock.notify([0x06, 60])
+                await log.wait("the first frame") { _ in log.heartRates == [60] }
 
-            let restarted = try await mock.restarted()
-            defer { restarted.process.stop() }
-            await log.wait("the restart to be reported") {
-                $0.contains(.connectionChanged(sensor, .disconnected(.adapterUnavailable)))
+                let restarted = try await mock.restarted()
+                defer { restarted.process.stop() }
+                await log.wait("the restart to be reported") {
+                    $0.contains(.connectionChanged(sensor, .disconnected(.adapterUnavailable)))
+                }
+                await log.wait("the reconnection to the new bluetoothd", timeout: .seconds(20)) { events in
+                    events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 2
+                }
+                #expect(try await restarted.calls(on: MockBlueZ.characteristic).contains("StartNotify"))
+                for heartRate: UInt8 in [61, 62, 63] { try await restarted.notify([0x06, heartRate]) }
+                await log.wait("the frames after the restart") { _ in log.heartRates.count >= 4 }
+                #expect(log.heartRates == [60, 61, 62, 63], "nothing after recovery is lost")
             }
-            await log.wait("the reconnection to the new bluetoothd", timeout: .seconds(20)) { events in
-                events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 2
-            }
-            #expect(try await restarted.calls(on: MockBlueZ.characteristic).contains("StartNotify"))
-            for heartRate: UInt8 in [61, 62, 63] { try await restarted.notify([0x06, heartRate]) }
-            await log.wait("the frames after the restart") { _ in log.heartRates.count >= 4 }
-            #expect(log.heartRates == [60, 61, 62, 63], "nothing after recovery is lost")
-            await adapter.shutdown()
-            await connection.close()
         }
     }
 
@@ -281,36 +315,26 @@ struct DBusMockTests {
     func abortByLocal() async throws {
         try await withMockBlueZ { mock in
             try await mock.addHeartRateService()
-            try await mock.call(
-                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
-                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+            try await mock.resolveServices()
             // The first Connect flickers the link up and down and fails as RF interference does.
-            try await mock.call(
-                MockBlueZ.device, "org.freedesktop.DBus.Mock", "AddMethod",
-                [
-                    .string("org.bluez.Device1"), .string("Connect"), .string(""), .string(""),
-                    .string(
-                        "first = not getattr(self, 'aborted', False)\nself.aborted = True\n"
-                            + "self.UpdateProperties('org.bluez.Device1', {'Connected': dbus.Boolean(True)})\n"
-                            + "if first:\n"
-                            + "    self.UpdateProperties('org.bluez.Device1', {'Connected': dbus.Boolean(False)})\n"
-                            + "    raise dbus.exceptions.DBusException('le-connection-abort-by-local', "
-                            + "name='org.bluez.Error.Failed')"),
-                ])
-            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            try await mock.replaceConnect(
+                "first = not getattr(self, 'aborted', False)\nself.aborted = True\n"
+                    + "self.UpdateProperties('org.bluez.Device1', {'Connected': dbus.Boolean(True)})\n"
+                    + "if first:\n"
+                    + "    self.UpdateProperties('org.bluez.Device1', {'Connected': dbus.Boolean(False)})\n"
+                    + "    raise dbus.exceptions.DBusException('le-connection-abort-by-local', "
+                    + "name='org.bluez.Error.Failed')")
             var options = fastOptions
             options.initialReconnectDelay = .seconds(120)
             options.maximumReconnectDelay = .seconds(120)
-            let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: testLogger)
-            let log = EventLog(adapter.events())
-            await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
-            await log.wait("the immediate retry to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
-            #expect(try await mock.calls(on: MockBlueZ.device).filter { $0 == "Connect" }.count == 2)
-            for heartRate: UInt8 in [70, 71, 72] { try await mock.notify([0x06, heartRate]) }
-            await log.wait("the frames") { _ in log.heartRates.count >= 3 }
-            #expect(log.heartRates == [70, 71, 72])
-            await adapter.shutdown()
-            await connection.close()
+            try await withAdapter(mock, options: options) { adapter, log in
+                await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
+                await log.wait("the immediate retry to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+                #expect(try await mock.calls(on: MockBlueZ.device).filter { $0 == "Connect" }.count == 2)
+                for heartRate: UInt8 in [70, 71, 72] { try await mock.notify([0x06, heartRate]) }
+                await log.wait("the frames") { _ in log.heartRates.count >= 3 }
+                #expect(log.heartRates == [70, 71, 72])
+            }
         }
     }
 
@@ -318,34 +342,24 @@ struct DBusMockTests {
     func connectInProgress() async throws {
         try await withMockBlueZ { mock in
             try await mock.addHeartRateService()
-            try await mock.call(
-                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
-                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+            try await mock.resolveServices()
             // Someone else's connection is pending the first time, and never completes.
-            try await mock.call(
-                MockBlueZ.device, "org.freedesktop.DBus.Mock", "AddMethod",
-                [
-                    .string("org.bluez.Device1"), .string("Connect"), .string(""), .string(""),
-                    .string(
-                        "first = not getattr(self, 'pending', False)\nself.pending = True\n"
-                            + "if first:\n"
-                            + "    raise dbus.exceptions.DBusException('In Progress', name='org.bluez.Error.InProgress')\n"
-                            + "self.UpdateProperties('org.bluez.Device1', {'Connected': dbus.Boolean(True)})"),
-                ])
-            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            try await mock.replaceConnect(
+                "first = not getattr(self, 'pending', False)\nself.pending = True\n"
+                    + "if first:\n"
+                    + "    raise dbus.exceptions.DBusException('In Progress', name='org.bluez.Error.InProgress')\n"
+                    + "self.UpdateProperties('org.bluez.Device1', {'Connected': dbus.Boolean(True)})")
             var options = fastOptions
             options.connectTimeout = .seconds(1)
-            let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: testLogger)
-            let log = EventLog(adapter.events())
-            await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
-            await log.wait("the retry to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
-            let calls = try await mock.calls(on: MockBlueZ.device).filter { $0 == "Connect" || $0 == "Disconnect" }
-            #expect(calls == ["Connect", "Disconnect", "Connect"])
-            for heartRate: UInt8 in [80, 81] { try await mock.notify([0x06, heartRate]) }
-            await log.wait("the frames") { _ in log.heartRates.count >= 2 }
-            #expect(log.heartRates == [80, 81])
-            await adapter.shutdown()
-            await connection.close()
+            try await withAdapter(mock, options: options) { adapter, log in
+                await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
+                await log.wait("the retry to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+                let calls = try await mock.calls(on: MockBlueZ.device).filter { $0 == "Connect" || $0 == "Disconnect" }
+                #expect(calls == ["Connect", "Disconnect", "Connect"])
+                for heartRate: UInt8 in [80, 81] { try await mock.notify([0x06, heartRate]) }
+                await log.wait("the frames") { _ in log.heartRates.count >= 2 }
+                #expect(log.heartRates == [80, 81])
+            }
         }
     }
 
@@ -353,39 +367,30 @@ struct DBusMockTests {
     func removedWhileConnected() async throws {
         try await withMockBlueZ { mock in
             try await mock.addHeartRateService()
-            try await mock.call(
-                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
-                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
-            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
-            let adapter = try await BlueZAdapter.open(connection: connection, options: fastOptions, logger: testLogger)
-            let log = EventLog(adapter.events())
-            try await adapter.connect(sensor)
-            await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
-            try await mock.notify([0x06, 90])
-            await log.wait("the first frame") { _ in log.heartRates == [90] }
+            try await mock.resolveServices()
+            try await withAdapter(mock, options: fastOptions) { adapter, log in
+                try await adapter.connect(sensor)
+                await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+                try await mock.notify([0x06, 90])
+                await log.wait("the first frame") { _ in log.heartRates == [90] }
 
-            try await mock.call(
-                "/org/bluez/hci0", "org.bluez.Adapter1", "RemoveDevice", [.objectPath(MockBlueZ.device)])
-            await log.wait("the loss and the drop") { events in
-                events.contains { if case .lost = $0 { true } else { false } }
-                    && events.contains(.connectionChanged(sensor, .disconnected(.linkLost)))
+                try await mock.call(
+                    "/org/bluez/hci0", "org.bluez.Adapter1", "RemoveDevice", [.objectPath(MockBlueZ.device)])
+                await log.wait("the loss and the drop") { events in
+                    events.contains { if case .lost = $0 { true } else { false } }
+                        && events.contains(.connectionChanged(sensor, .disconnected(.linkLost)))
+                }
+                // The strap advertises again: the device object comes back with its services.
+                try await mock.addDevice()
+                try await mock.resolveServices()
+                try await mock.announce([MockBlueZ.device + "/service0010", MockBlueZ.characteristic])
+                await log.wait("the reconnection", timeout: .seconds(20)) { events in
+                    events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 2
+                }
+                for heartRate: UInt8 in [91, 92] { try await mock.notify([0x06, heartRate]) }
+                await log.wait("the frames after it") { _ in log.heartRates.count >= 3 }
+                #expect(log.heartRates == [90, 91, 92])
             }
-            // The strap advertises again: the device object comes back with its services.
-            try await mock.call(
-                "/", "org.bluez.Mock", "AddDevice",
-                [.string("hci0"), .string("11:22:33:44:55:66"), .string("Mock Strap")])
-            try await mock.call(
-                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
-                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
-            try await mock.announce([MockBlueZ.device + "/service0010", MockBlueZ.characteristic])
-            await log.wait("the reconnection", timeout: .seconds(20)) { events in
-                events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 2
-            }
-            for heartRate: UInt8 in [91, 92] { try await mock.notify([0x06, heartRate]) }
-            await log.wait("the frames after it") { _ in log.heartRates.count >= 3 }
-            #expect(log.heartRates == [90, 91, 92])
-            await adapter.shutdown()
-            await connection.close()
         }
     }
 
@@ -393,38 +398,31 @@ struct DBusMockTests {
     func soak() async throws {
         try await withMockBlueZ { mock in
             try await mock.addHeartRateService()
-            try await mock.call(
-                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
-                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
-            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            try await mock.resolveServices()
             var options = fastOptions
             options.initialReconnectDelay = .milliseconds(5)
             options.maximumReconnectDelay = .milliseconds(20)
-            let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: testLogger)
-            let log = EventLog(adapter.events())
-            try await adapter.connect(sensor)
-            var random = SystemRandomNumberGenerator()
-            var expected: [UInt16] = []
-            for cycle in 0..<200 {
-                await log.wait("recovery \(cycle)") { events in
-                    events.filter { $0 == .connectionChanged(sensor, .ready) }.count == cycle + 1
+            try await withAdapter(mock, options: options) { adapter, log in
+                try await adapter.connect(sensor)
+                var random = SystemRandomNumberGenerator()
+                var expected: [UInt16] = []
+                for cycle in 0..<200 {
+                    await log.wait("recovery \(cycle)") { events in
+                        events.filter { $0 == .connectionChanged(sensor, .ready) }.count == cycle + 1
+                    }
+                    let heartRate = UInt8(40 + cycle % 180)
+                    try await mock.notify([0x06, heartRate])
+                    expected.append(UInt16(heartRate))
+                    await log.wait("frame \(cycle)") { _ in log.heartRates.count == expected.count }
+                    try await Task.sleep(for: .milliseconds(Int.random(in: 0...20, using: &random)))
+                    try await mock.setDevice("Connected", .boolean(false))
                 }
-                let heartRate = UInt8(40 + cycle % 180)
-                try await mock.notify([0x06, heartRate])
-                expected.append(UInt16(heartRate))
-                await log.wait("frame \(cycle)") { _ in log.heartRates.count == expected.count }
-                try await Task.sleep(for: .milliseconds(Int.random(in: 0...20, using: &random)))
-                try await mock.call(
-                    MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
-                    [.string("org.bluez.Device1"), .propertyMap([("Connected", .boolean(false))])])
+                await log.wait("the last recovery") { events in
+                    events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 201
+                }
+                #expect(log.heartRates == expected, "every frame after every recovery, in order")
+                #expect(log.all.filter { $0 == .connectionChanged(sensor, .disconnected(.linkLost)) }.count == 200)
             }
-            await log.wait("the last recovery") { events in
-                events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 201
-            }
-            #expect(log.heartRates == expected, "every frame after every recovery, in order")
-            #expect(log.all.filter { $0 == .connectionChanged(sensor, .disconnected(.linkLost)) }.count == 200)
-            await adapter.shutdown()
-            await connection.close()
         }
     }
 
@@ -440,55 +438,39 @@ struct DBusMockTests {
     func failedFirstConnect(_ fault: String, _ firstCall: String) async throws {
         try await withMockBlueZ { mock in
             try await mock.addHeartRateService()
-            try await mock.call(
-                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
-                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
-            try await mock.call(
-                MockBlueZ.device, "org.freedesktop.DBus.Mock", "AddMethod",
-                [
-                    .string("org.bluez.Device1"), .string("Connect"), .string(""), .string(""),
-                    .string(
-                        "first = not getattr(self, 'failed_once', False)\nself.failed_once = True\n"
-                            + "if first:\n    \(firstCall)\n"
-                            + "else:\n    self.UpdateProperties('org.bluez.Device1', {'Connected': dbus.Boolean(True)})"
-                    ),
-                ])
-            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            try await mock.resolveServices()
+            try await mock.replaceConnect(
+                "first = not getattr(self, 'failed_once', False)\nself.failed_once = True\n"
+                    + "if first:\n    \(firstCall)\n"
+                    + "else:\n    self.UpdateProperties('org.bluez.Device1', {'Connected': dbus.Boolean(True)})")
             var options = fastOptions
             options.connectTimeout = .seconds(1)
-            let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: testLogger)
-            let log = EventLog(adapter.events())
-            await #expect(throws: SensorAdapterError.self, "\(fault)") { try await adapter.connect(sensor) }
-            await log.wait("the retry to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
-            for heartRate: UInt8 in [100, 101] { try await mock.notify([0x06, heartRate]) }
-            await log.wait("the frames") { _ in log.heartRates.count >= 2 }
-            #expect(log.heartRates == [100, 101])
-            await adapter.shutdown()
-            await connection.close()
+            try await withAdapter(mock, options: options) { adapter, log in
+                await #expect(throws: SensorAdapterError.self, "\(fault)") { try await adapter.connect(sensor) }
+                await log.wait("the retry to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+                for heartRate: UInt8 in [100, 101] { try await mock.notify([0x06, heartRate]) }
+                await log.wait("the frames") { _ in log.heartRates.count >= 2 }
+                #expect(log.heartRates == [100, 101])
+            }
         }
     }
 
     @Test("ServicesResolved with no GATT objects: timeout, Disconnect, and connected once they appear")
     func resolvedWithoutObjects() async throws {
         try await withMockBlueZ { mock in
-            try await mock.call(
-                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
-                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
-            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            try await mock.resolveServices()
             var options = fastOptions
             options.servicesTimeout = .seconds(1)
-            let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: testLogger)
-            let log = EventLog(adapter.events())
-            await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
-            await log.wait("the timeout") { $0.contains(.connectionChanged(sensor, .disconnected(.timeout))) }
-            #expect(try await mock.calls(on: MockBlueZ.device).contains("Disconnect"))
-            try await mock.addHeartRateService()
-            try await mock.announce([MockBlueZ.device + "/service0010", MockBlueZ.characteristic])
-            await log.wait("the retry to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
-            try await mock.notify([0x06, 110])
-            await log.wait("the frame") { _ in log.heartRates == [110] }
-            await adapter.shutdown()
-            await connection.close()
+            try await withAdapter(mock, options: options) { adapter, log in
+                await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
+                await log.wait("the timeout") { $0.contains(.connectionChanged(sensor, .disconnected(.timeout))) }
+                #expect(try await mock.calls(on: MockBlueZ.device).contains("Disconnect"))
+                try await mock.addHeartRateService()
+                try await mock.announce([MockBlueZ.device + "/service0010", MockBlueZ.characteristic])
+                await log.wait("the retry to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+                try await mock.notify([0x06, 110])
+                await log.wait("the frame") { _ in log.heartRates == [110] }
+            }
         }
     }
 
@@ -496,31 +478,24 @@ struct DBusMockTests {
     func adapterPowerCycle() async throws {
         try await withMockBlueZ { mock in
             try await mock.addHeartRateService()
-            try await mock.call(
-                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
-                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
-            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            try await mock.resolveServices()
             var options = fastOptions
             options.initialReconnectDelay = .seconds(120)
             options.maximumReconnectDelay = .seconds(120)
-            let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: testLogger)
-            let log = EventLog(adapter.events())
-            try await adapter.connect(sensor)
-            await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
-            try await mock.call(
-                "/org/bluez/hci0", "org.freedesktop.DBus.Mock", "UpdateProperties",
-                [.string("org.bluez.Adapter1"), .propertyMap([("Powered", .boolean(false))])])
-            await log.wait("the drop") { $0.contains(.connectionChanged(sensor, .disconnected(.adapterUnavailable))) }
-            try await mock.call(
-                "/org/bluez/hci0", "org.freedesktop.DBus.Mock", "UpdateProperties",
-                [.string("org.bluez.Adapter1"), .propertyMap([("Powered", .boolean(true))])])
-            await log.wait("the reconnection after power-on") { events in
-                events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 2
+            try await withAdapter(mock, options: options) { adapter, log in
+                try await adapter.connect(sensor)
+                await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+                try await mock.setAdapter("Powered", .boolean(false))
+                await log.wait("the drop") {
+                    $0.contains(.connectionChanged(sensor, .disconnected(.adapterUnavailable)))
+                }
+                try await mock.setAdapter("Powered", .boolean(true))
+                await log.wait("the reconnection after power-on") { events in
+                    events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 2
+                }
+                try await mock.notify([0x06, 120])
+                await log.wait("the frame") { _ in log.heartRates == [120] }
             }
-            try await mock.notify([0x06, 120])
-            await log.wait("the frame") { _ in log.heartRates == [120] }
-            await adapter.shutdown()
-            await connection.close()
         }
     }
 
@@ -528,35 +503,26 @@ struct DBusMockTests {
     func adapterRemoved() async throws {
         try await withMockBlueZ { mock in
             try await mock.addHeartRateService()
-            try await mock.call(
-                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
-                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
-            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
-            let adapter = try await BlueZAdapter.open(connection: connection, options: fastOptions, logger: testLogger)
-            let log = EventLog(adapter.events())
-            try await adapter.connect(sensor)
-            await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
-            try await mock.call("/", "org.bluez.Mock", "RemoveAdapterWithDevices", [.string("hci0")])
-            await log.wait("the drop") { events in
-                events.contains(.connectionChanged(sensor, .disconnected(.adapterUnavailable)))
-                    || events.contains(.connectionChanged(sensor, .disconnected(.linkLost)))
+            try await mock.resolveServices()
+            try await withAdapter(mock, options: fastOptions) { adapter, log in
+                try await adapter.connect(sensor)
+                await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+                try await mock.call("/", "org.bluez.Mock", "RemoveAdapterWithDevices", [.string("hci0")])
+                await log.wait("the drop") { events in
+                    events.contains(.connectionChanged(sensor, .disconnected(.adapterUnavailable)))
+                        || events.contains(.connectionChanged(sensor, .disconnected(.linkLost)))
+                }
+                try await mock.call("/", "org.bluez.Mock", "AddAdapter", [.string("hci0"), .string("bridge")])
+                try await mock.addDevice()
+                try await mock.addHeartRateService()
+                try await mock.resolveServices()
+                try await mock.announce([MockBlueZ.device + "/service0010", MockBlueZ.characteristic])
+                await log.wait("the reconnection", timeout: .seconds(20)) { events in
+                    events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 2
+                }
+                try await mock.notify([0x06, 121])
+                await log.wait("the frame") { _ in log.heartRates == [121] }
             }
-            try await mock.call("/", "org.bluez.Mock", "AddAdapter", [.string("hci0"), .string("bridge")])
-            try await mock.call(
-                "/", "org.bluez.Mock", "AddDevice",
-                [.string("hci0"), .string("11:22:33:44:55:66"), .string("Mock Strap")])
-            try await mock.addHeartRateService()
-            try await mock.call(
-                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
-                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
-            try await mock.announce([MockBlueZ.device + "/service0010", MockBlueZ.characteristic])
-            await log.wait("the reconnection", timeout: .seconds(20)) { events in
-                events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 2
-            }
-            try await mock.notify([0x06, 121])
-            await log.wait("the frame") { _ in log.heartRates == [121] }
-            await adapter.shutdown()
-            await connection.close()
         }
     }
 
@@ -564,44 +530,30 @@ struct DBusMockTests {
     func keyMissingRepairs() async throws {
         try await withMockBlueZ { mock in
             try await mock.addHeartRateService()
-            try await mock.call(
-                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
-                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
+            try await mock.resolveServices()
             // The strap was reset and forgot the bond.
-            try await mock.call(
-                MockBlueZ.device, "org.freedesktop.DBus.Mock", "AddMethod",
-                [
-                    .string("org.bluez.Device1"), .string("Connect"), .string(""), .string(""),
-                    .string(
-                        "raise dbus.exceptions.DBusException('Authentication Failed', name='org.bluez.Error.AuthenticationFailed')"
-                    ),
-                ])
-            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
-            let adapter = try await BlueZAdapter.open(connection: connection, options: fastOptions, logger: testLogger)
-            let log = EventLog(adapter.events())
-            await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
-            await log.wait("the device to be removed") { events in
-                events.contains { if case .lost = $0 { true } else { false } }
+            try await mock.replaceConnect(
+                "raise dbus.exceptions.DBusException('Authentication Failed', name='org.bluez.Error.AuthenticationFailed')"
+            )
+            try await withAdapter(mock, options: fastOptions) { adapter, log in
+                await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
+                await log.wait("the device to be removed") { events in
+                    events.contains { if case .lost = $0 { true } else { false } }
+                }
+                #expect(try await mock.calls(on: "/org/bluez/hci0").contains("RemoveDevice"))
+                // It advertises again: a fresh device object, with the template's own Connect.
+                try await mock.addDevice()
+                try await mock.resolveServices()
+                try await mock.announce([MockBlueZ.device + "/service0010", MockBlueZ.characteristic])
+                await log.wait("the connection after pairing again", timeout: .seconds(20)) {
+                    $0.contains(.connectionChanged(sensor, .ready))
+                }
+                let calls = try await mock.calls(on: MockBlueZ.device)
+                #expect(calls.contains("Pair"))
+                #expect(calls.firstIndex(of: "Pair") ?? .max < calls.lastIndex(of: "Connect") ?? .min)
+                try await mock.notify([0x06, 130])
+                await log.wait("the frame") { _ in log.heartRates == [130] }
             }
-            #expect(try await mock.calls(on: "/org/bluez/hci0").contains("RemoveDevice"))
-            // It advertises again: a fresh device object, with the template's own Connect.
-            try await mock.call(
-                "/", "org.bluez.Mock", "AddDevice",
-                [.string("hci0"), .string("11:22:33:44:55:66"), .string("Mock Strap")])
-            try await mock.call(
-                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
-                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
-            try await mock.announce([MockBlueZ.device + "/service0010", MockBlueZ.characteristic])
-            await log.wait("the connection after pairing again", timeout: .seconds(20)) {
-                $0.contains(.connectionChanged(sensor, .ready))
-            }
-            let calls = try await mock.calls(on: MockBlueZ.device)
-            #expect(calls.contains("Pair"))
-            #expect(calls.firstIndex(of: "Pair") ?? .max < calls.lastIndex(of: "Connect") ?? .min)
-            try await mock.notify([0x06, 130])
-            await log.wait("the frame") { _ in log.heartRates == [130] }
-            await adapter.shutdown()
-            await connection.close()
         }
     }
 
@@ -609,25 +561,20 @@ struct DBusMockTests {
     func acquireNotify() async throws {
         try await withMockBlueZ { mock in
             try await mock.addHeartRateService()
-            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
             var options = fastOptions
             options.notifications = .acquireNotify
-            let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: testLogger)
-            let log = EventLog(adapter.events())
-            try await mock.call(
-                MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
-                [.string("org.bluez.Device1"), .propertyMap([("ServicesResolved", .boolean(true))])])
-            try await adapter.connect(sensor)
-            #expect(try await mock.calls(on: MockBlueZ.characteristic).contains("AcquireNotify"))
-            #expect(try await !mock.calls(on: MockBlueZ.characteristic).contains("StartNotify"))
-            for heartRate in 60..<110 {
-                try await mock.call(
-                    MockBlueZ.characteristic, "org.hrbridge.Test", "Send", [.bytes([0x06, UInt8(heartRate)])])
+            try await withAdapter(mock, options: options) { adapter, log in
+                try await mock.resolveServices()
+                try await adapter.connect(sensor)
+                #expect(try await mock.calls(on: MockBlueZ.characteristic).contains("AcquireNotify"))
+                #expect(try await !mock.calls(on: MockBlueZ.characteristic).contains("StartNotify"))
+                for heartRate in 60..<110 {
+                    try await mock.call(
+                        MockBlueZ.characteristic, "org.hrbridge.Test", "Send", [.bytes([0x06, UInt8(heartRate)])])
+                }
+                await log.wait("50 datagrams") { _ in log.heartRates.count == 50 }
+                #expect(log.heartRates == (60..<110).map(UInt16.init))
             }
-            await log.wait("50 datagrams") { _ in log.heartRates.count == 50 }
-            #expect(log.heartRates == (60..<110).map(UInt16.init))
-            await adapter.shutdown()
-            await connection.close()
         }
     }
 
@@ -654,9 +601,7 @@ struct DBusMockTests {
                             + "    raise dbus.exceptions.DBusException('', name='org.bluez.Error.Busy')\n"
                             + "self.UpdateProperties(args[0], {args[1]: args[2]})"),
                 ])
-            try await mock.call(
-                "/org/bluez/hci0", "org.freedesktop.DBus.Mock", "UpdateProperties",
-                [.string("org.bluez.Adapter1"), .propertyMap([("Powered", .boolean(false))])])
+            try await mock.setAdapter("Powered", .boolean(false))
             let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
             let adapter = try await BlueZAdapter.open(connection: connection, options: fastOptions, logger: testLogger)
             try await adapter.startDiscovery(services: [.heartRate])
@@ -676,45 +621,39 @@ struct DBusMockTests {
     func neverResolved() async throws {
         try await withMockBlueZ { mock in
             try await mock.addHeartRateService()
-            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
             var options = fastOptions
             options.servicesTimeout = .milliseconds(800)
             options.reconnects = false
-            let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: testLogger)
-            let log = EventLog(adapter.events())
-            await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
-            let names = try await mock.calls(on: MockBlueZ.device)
-            #expect(names.contains("Connect"))
-            #expect(names.contains("Disconnect"), "the half-open link is torn down")
-            await log.wait("the timeout to be reported") {
-                $0.contains(.connectionChanged(sensor, .disconnected(.timeout)))
+            try await withAdapter(mock, options: options) { adapter, log in
+                await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
+                let names = try await mock.calls(on: MockBlueZ.device)
+                #expect(names.contains("Connect"))
+                #expect(names.contains("Disconnect"), "the half-open link is torn down")
+                await log.wait("the timeout to be reported") {
+                    $0.contains(.connectionChanged(sensor, .disconnected(.timeout)))
+                }
             }
-            await adapter.shutdown()
-            await connection.close()
         }
     }
 
     @Test("an object that vanishes: lost is reported, connect refuses it, BlueZ answers UnknownObject")
     func vanishingObject() async throws {
         try await withMockBlueZ { mock in
-            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
-            let adapter = try await BlueZAdapter.open(connection: connection, options: fastOptions, logger: testLogger)
-            let log = EventLog(adapter.events())
-            try await adapter.startDiscovery(services: [])
-            try await mock.call(
-                "/org/bluez/hci0", "org.bluez.Adapter1", "RemoveDevice", [.objectPath(MockBlueZ.device)])
-            await log.wait("the device to be lost") {
-                $0.contains(.lost(SensorIdentity(adapter: "hci0", address: "11:22:33:44:55:66")))
+            try await withAdapter(mock, options: fastOptions) { adapter, log in
+                try await adapter.startDiscovery(services: [])
+                try await mock.call(
+                    "/org/bluez/hci0", "org.bluez.Adapter1", "RemoveDevice", [.objectPath(MockBlueZ.device)])
+                await log.wait("the device to be lost") {
+                    $0.contains(.lost(SensorIdentity(adapter: "hci0", address: "11:22:33:44:55:66")))
+                }
+                await #expect(throws: SensorAdapterError.unknownSensor(sensor)) { try await adapter.connect(sensor) }
+                do {
+                    try await mock.call(MockBlueZ.device, "org.bluez.Device1", "Connect")
+                    Issue.record("expected UnknownObject")
+                } catch let error as DBusError {
+                    #expect(BlueZError(error).code == .unknownObject)
+                }
             }
-            await #expect(throws: SensorAdapterError.unknownSensor(sensor)) { try await adapter.connect(sensor) }
-            do {
-                try await mock.call(MockBlueZ.device, "org.bluez.Device1", "Connect")
-                Issue.record("expected UnknownObject")
-            } catch let error as DBusError {
-                #expect(BlueZError(error).code == .unknownObject)
-            }
-            await adapter.shutdown()
-            await connection.close()
         }
     }
 }
