@@ -153,15 +153,7 @@ struct WorkoutRunCommand: AsyncParsableCommand {
     }
 
     private func parseZones(_ text: String) throws -> ZoneConfiguration {
-        let values = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-        guard values.allSatisfy({ $0 != nil }) else {
-            throw ValidationError("--zones '\(text)': give ascending numbers separated by commas")
-        }
-        do {
-            return try ZoneConfiguration(quantityType: .heartRate, boundaryValues: values.compactMap { $0 })
-        } catch {
-            throw ValidationError("--zones '\(text)': \(error)")
-        }
+        try PlanContextOptions.parse(text, type: .heartRate, option: "--zones")
     }
 
     func run() async throws {
