@@ -6,7 +6,8 @@ import GATT
 import Sensors
 import Testing
 
-/// python-dbusmock's `bluez5` template on a private bus, driven through its Mock API.
+/// python-dbusmock's `bluez5` template, with our fault injection on top
+/// (`Tests/Fixtures/bluez/faults.py`), on a private bus, driven through its Mock API.
 struct MockBlueZ {
     let bus: PrivateBus
     let process: Spawned
@@ -17,7 +18,7 @@ struct MockBlueZ {
     static func start() async throws -> MockBlueZ {
         let bus = try PrivateBus()
         let process = try Spawned(
-            venvPython, ["-m", "dbusmock", "--system", "--template", "bluez5"],
+            venvPython, ["-m", "dbusmock", "--system", "--template", faultsTemplate],
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], label: "dbusmock")
         let control = try DBusConnection(bus: .address(bus.address), logger: testLogger)
         let deadline = ContinuousClock.now + .seconds(15)
@@ -43,48 +44,9 @@ struct MockBlueZ {
             destination: "org.bluez", path: path, interface: interface, member: member, arguments: arguments)
     }
 
-    /// Adds a Heart Rate service with a notifying 0x2A37 characteristic under the device.
+    /// Adds a Heart Rate service with a notifying 0x2A37 characteristic under the device, announced.
     func addHeartRateService() async throws {
-        try await call(
-            "/", "org.freedesktop.DBus.Mock", "AddObject",
-            [
-                .string(Self.device + "/service0010"), .string("org.bluez.GattService1"),
-                .propertyMap([
-                    ("UUID", .string(GATTService.heartRate.uuid.description)), ("Primary", .boolean(true)),
-                    ("Device", .objectPath(Self.device)),
-                ]), .array(elementSignature: "(ssss)", []),
-            ])
-        try await call(
-            "/", "org.freedesktop.DBus.Mock", "AddObject",
-            [
-                .string(Self.device + "/service0010/char0011"), .string("org.bluez.GattCharacteristic1"),
-                .propertyMap([
-                    ("UUID", .string(GATTCharacteristic.heartRateMeasurement.uuid.description)),
-                    ("Service", .objectPath(Self.device + "/service0010")),
-                    ("Flags", .array(elementSignature: "s", [.string("notify")])), ("Value", .bytes([])),
-                    ("Notifying", .boolean(false)), ("NotifyAcquired", .boolean(false)),
-                ]),
-                .array(
-                    elementSignature: "(ssss)",
-                    [
-                        .structure([.string("StartNotify"), .string(""), .string(""), .string("")]),
-                        .structure([.string("StopNotify"), .string(""), .string(""), .string("")]),
-                        // A SEQPACKET socketpair, as bluetoothd makes: one datagram per notification.
-                        .structure([
-                            .string("AcquireNotify"), .string("a{sv}"), .string("hq"),
-                            .string(
-                                "import socket\nmine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)\n"
-                                    + "self.notify_socket = mine\nself.notify_peer = theirs\n"
-                                    + "ret = (dbus.types.UnixFd(theirs.fileno()), dbus.UInt16(23))"),
-                        ]),
-                    ]),
-            ])
-        try await call(
-            Self.characteristic, "org.freedesktop.DBus.Mock", "AddMethod",
-            [
-                .string("org.hrbridge.Test"), .string("Send"), .string("ay"), .string(""),
-                .string("self.notify_socket.send(bytes(args[0]))"),
-            ])
+        try await call("/", "org.hrbridge.Faults", "AddHeartRateService", [.objectPath(Self.device)])
     }
 
     static let characteristic = device + "/service0010/char0011"
@@ -103,7 +65,7 @@ struct MockBlueZ {
         process.stop()
         while try await control.nameOwner(of: "org.bluez") != nil { try await Task.sleep(for: .milliseconds(20)) }
         let fresh = try Spawned(
-            venvPython, ["-m", "dbusmock", "--system", "--template", "bluez5"],
+            venvPython, ["-m", "dbusmock", "--system", "--template", faultsTemplate],
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], label: "dbusmock-restarted")
         let deadline = ContinuousClock.now + .seconds(15)
         while try await control.nameOwner(of: "org.bluez") == nil {
@@ -145,22 +107,15 @@ struct MockBlueZ {
             "/", "org.bluez.Mock", "AddDevice", [.string("hci0"), .string("11:22:33:44:55:66"), .string("Mock Strap")])
     }
 
-    /// Replaces `Device1.Connect` with `python` (dbusmock method code) to inject a fault.
-    func replaceConnect(_ python: String) async throws {
+    /// Makes the device's next `times` Connect calls fail with `fault` (see faults.py).
+    func failConnect(_ fault: String, times: UInt32 = 1) async throws {
         try await call(
-            Self.device, "org.freedesktop.DBus.Mock", "AddMethod",
-            [.string("org.bluez.Device1"), .string("Connect"), .string(""), .string(""), .string(python)])
+            "/", "org.hrbridge.Faults", "FailConnect", [.objectPath(Self.device), .string(fault), .uint32(times)])
     }
 
     /// Announces objects added with AddObject (dbusmock does not), as bluetoothd does with InterfacesAdded.
     func announce(_ paths: [String]) async throws {
-        try await call(
-            "/", "org.freedesktop.DBus.Mock", "AddMethod",
-            [
-                .string("org.hrbridge.Test"), .string("Announce"), .string("s"), .string(""),
-                .string("self.object_manager_emit_added(args[0])"),
-            ])
-        for path in paths { try await call("/", "org.hrbridge.Test", "Announce", [.string(path)]) }
+        for path in paths { try await call("/", "org.hrbridge.Faults", "Announce", [.objectPath(path)]) }
     }
 
     /// A Heart Rate Measurement notification: `PropertiesChanged(Value)` on the characteristic.
@@ -188,6 +143,9 @@ func withMockBlueZ(_ body: (MockBlueZ) async throws -> Void) async throws {
     }
     await mock.stop()
 }
+
+/// Our dbusmock template: bluez5 plus fault injection.
+let faultsTemplate = packageRoot.appendingPathComponent("Tests/Fixtures/bluez/faults.py").path
 
 /// Opens a `BlueZAdapter` on the mock's bus with an event log, runs `body`, then shuts it down.
 func withAdapter(
@@ -317,13 +275,7 @@ struct DBusMockTests {
             try await mock.addHeartRateService()
             try await mock.resolveServices()
             // The first Connect flickers the link up and down and fails as RF interference does.
-            try await mock.replaceConnect(
-                "first = not getattr(self, 'aborted', False)\nself.aborted = True\n"
-                    + "self.UpdateProperties('org.bluez.Device1', {'Connected': dbus.Boolean(True)})\n"
-                    + "if first:\n"
-                    + "    self.UpdateProperties('org.bluez.Device1', {'Connected': dbus.Boolean(False)})\n"
-                    + "    raise dbus.exceptions.DBusException('le-connection-abort-by-local', "
-                    + "name='org.bluez.Error.Failed')")
+            try await mock.failConnect("abort-by-local")
             var options = fastOptions
             options.initialReconnectDelay = .seconds(120)
             options.maximumReconnectDelay = .seconds(120)
@@ -344,11 +296,7 @@ struct DBusMockTests {
             try await mock.addHeartRateService()
             try await mock.resolveServices()
             // Someone else's connection is pending the first time, and never completes.
-            try await mock.replaceConnect(
-                "first = not getattr(self, 'pending', False)\nself.pending = True\n"
-                    + "if first:\n"
-                    + "    raise dbus.exceptions.DBusException('In Progress', name='org.bluez.Error.InProgress')\n"
-                    + "self.UpdateProperties('org.bluez.Device1', {'Connected': dbus.Boolean(True)})")
+            try await mock.failConnect("in-progress")
             var options = fastOptions
             options.connectTimeout = .seconds(1)
             try await withAdapter(mock, options: options) { adapter, log in
@@ -428,21 +376,12 @@ struct DBusMockTests {
 
     @Test(
         "a failed first Connect is retried in the background and then streams",
-        arguments: [
-            (
-                "br-connection-canceled",
-                "raise dbus.exceptions.DBusException('br-connection-canceled', name='org.bluez.Error.Failed')"
-            ),
-            ("no reply before the timeout", "import time\n    time.sleep(2.5)"),
-        ])
-    func failedFirstConnect(_ fault: String, _ firstCall: String) async throws {
+        arguments: ["br-connection-canceled", "no-reply"])
+    func failedFirstConnect(_ fault: String) async throws {
         try await withMockBlueZ { mock in
             try await mock.addHeartRateService()
             try await mock.resolveServices()
-            try await mock.replaceConnect(
-                "first = not getattr(self, 'failed_once', False)\nself.failed_once = True\n"
-                    + "if first:\n    \(firstCall)\n"
-                    + "else:\n    self.UpdateProperties('org.bluez.Device1', {'Connected': dbus.Boolean(True)})")
+            try await mock.failConnect(fault)
             var options = fastOptions
             options.connectTimeout = .seconds(1)
             try await withAdapter(mock, options: options) { adapter, log in
@@ -532,9 +471,7 @@ struct DBusMockTests {
             try await mock.addHeartRateService()
             try await mock.resolveServices()
             // The strap was reset and forgot the bond.
-            try await mock.replaceConnect(
-                "raise dbus.exceptions.DBusException('Authentication Failed', name='org.bluez.Error.AuthenticationFailed')"
-            )
+            try await mock.failConnect("authentication-failed", times: 1000)
             try await withAdapter(mock, options: fastOptions) { adapter, log in
                 await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
                 await log.wait("the device to be removed") { events in
