@@ -85,6 +85,8 @@ public actor BlueZAdapter: SensorAdapter {
     private let broadcaster = EventBroadcaster<SensorEvent>()
     private var cache = ObjectCache()
     private var discoveryServices: Set<GATTService>?
+    /// Whether the running discovery is ours, started to find a strap again (stopped once all are back).
+    private var discoveringToReconnect = false
     private var announced: Set<String> = []
     private var sessions: [String: Session] = [:]
     private var signalTask: Task<Void, Never>?
@@ -245,6 +247,7 @@ public actor BlueZAdapter: SensorAdapter {
 
     /// Sets the discovery filter (the services, LE only) and starts discovering.
     public func startDiscovery(services: Set<GATTService>) async throws(SensorAdapterError) {
+        discoveringToReconnect = false
         let wanted = services.isEmpty ? Set(GATTService.allCases) : services
         discoveryServices = wanted
         do {
@@ -724,7 +727,7 @@ public actor BlueZAdapter: SensorAdapter {
                 try? await Task.sleep(for: delay)
             case .rediscover:
                 // The object expired: discovery brings it back when the strap advertises.
-                if discoveryServices == nil { try? await startDiscovery(services: [.heartRate]) }
+                await discoverToReconnect()
                 let wait = max(sessions[address]?.policy.nominalDelay ?? .zero, options.initialReconnectDelay)
                 _ = await waitFor(wait) { $0.properties(devicePath, ObjectCache.deviceInterface) != nil }
             case .removeAndRepair:
@@ -740,6 +743,11 @@ public actor BlueZAdapter: SensorAdapter {
             }
             do {
                 try await establish(address: address)
+                // Discovery competes with connections for the radio: stop ours once every strap is back.
+                if discoveringToReconnect, sessions.values.allSatisfy(\.ready) {
+                    discoveringToReconnect = false
+                    try? await stopDiscovery()
+                }
                 return
             } catch {
                 sessions[address]?.lastOutcome = Self.outcome(of: error)
@@ -766,6 +774,13 @@ public actor BlueZAdapter: SensorAdapter {
         sessions[address]?.task = Task { [weak self] in await self?.reconnect(address: address) }
     }
 
+    /// Starts discovery to find a strap again, unless one is already running.
+    private func discoverToReconnect() async {
+        guard discoveryServices == nil else { return }
+        try? await startDiscovery(services: [.heartRate])
+        discoveringToReconnect = discoveryServices != nil
+    }
+
     /// The bond is stale (the strap forgot its key): remove the device, rediscover it, pair again.
     private func repair(address: String, devicePath: String) async {
         logger.notice("authentication failed: removing and pairing again", metadata: ["sensor": "\(address)"])
@@ -773,7 +788,7 @@ public actor BlueZAdapter: SensorAdapter {
             _ = try? await call(path, ObjectCache.adapterInterface, "RemoveDevice", [.objectPath(devicePath)])
             _ = await waitFor(.seconds(2)) { $0.properties(devicePath, ObjectCache.deviceInterface) == nil }
         }
-        if discoveryServices == nil { try? await startDiscovery(services: [.heartRate]) }
+        await discoverToReconnect()
         guard
             await waitFor(
                 options.rediscoveryTimeout, { $0.properties(devicePath, ObjectCache.deviceInterface) != nil }),

@@ -335,6 +335,14 @@ struct DBusMockTests {
                 await log.wait("the reconnection", timeout: .seconds(20)) { events in
                     events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 2
                 }
+                // Discovery started to find it again is stopped once it is back.
+                var discoveryCalls: [String] = []
+                let deadline = ContinuousClock.now + .seconds(5)
+                while ContinuousClock.now < deadline, discoveryCalls.last != "StopDiscovery" {
+                    discoveryCalls = try await mock.calls(on: "/org/bluez/hci0").filter { $0.hasSuffix("Discovery") }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                #expect(discoveryCalls == ["StartDiscovery", "StopDiscovery"])
                 for heartRate: UInt8 in [91, 92] { try await mock.notify([0x06, heartRate]) }
                 await log.wait("the frames after it") { _ in log.heartRates.count >= 3 }
                 #expect(log.heartRates == [90, 91, 92])
