@@ -48,6 +48,18 @@ final class EventLog: Sendable {
     }
 }
 
+extension EventLog {
+    /// Waits until `sensor` has become ready `times` times.
+    func waitUntilReady(
+        _ sensor: SensorIdentity, times: Int = 1, _ what: String = "the strap to be ready",
+        timeout: Duration = .seconds(15), sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        await wait(what, timeout: timeout, sourceLocation: sourceLocation) { events in
+            events.filter { $0 == .connectionChanged(sensor, .ready) }.count >= times
+        }
+    }
+}
+
 /// Heart-rate frames with heart rates 60, 61, … and one RR interval each.
 func strapFrames(_ count: Int) -> [String] {
     (0..<count).map { index in String(format: "16 %02x 00 04", 60 + index) }
@@ -101,7 +113,7 @@ struct BlueZooTests {
 
             let sensor = SensorIdentity(adapter: "hci0", address: Self.strapAddress)
             try await adapter.connect(sensor)
-            await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+            await log.waitUntilReady(sensor, "the strap to be ready")
             #expect(log.all.contains(.batteryLevel(sensor, 90)))
             #expect(log.all.contains(.bodySensorLocation(sensor, .chest)))
             #expect(
@@ -129,9 +141,7 @@ struct BlueZooTests {
             await log.wait("the drop to be reported") {
                 $0.contains(.connectionChanged(sensor, .disconnected(.linkLost)))
             }
-            await log.wait("the reconnection", timeout: .seconds(20)) { events in
-                events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 2
-            }
+            await log.waitUntilReady(sensor, times: 2, "the reconnection", timeout: .seconds(20))
             // The strap comes back: it sends the rest through the notify session BlueZ re-armed.
             try strap.send("resume")
             await log.wait("the rest of the frames", timeout: .seconds(20)) { _ in log.heartRates.count >= 40 }

@@ -189,7 +189,7 @@ struct DBusMockTests {
             }
             try await adapter.connect(sensor)
             _ = await resolver.value
-            await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+            await log.waitUntilReady(sensor, "the strap to be ready")
             for frame: [UInt8] in [
                 [0x06, 0x48], [0x16, 0x4A, 0x00, 0x04], [0x10, 0x48, 0x2C, 0x03, 0x01], [0x00, 0x4C],
             ] {
@@ -226,7 +226,7 @@ struct DBusMockTests {
             let log = EventLog(adapter.events())
             try await mock.resolveServices()
             try await adapter.connect(sensor)
-            await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+            await log.waitUntilReady(sensor, "the strap to be ready")
             let ready = { (events: [SensorEvent]) in events.filter { $0 == .connectionChanged(sensor, .ready) }.count }
             try await mock.setDevice("Connected", .boolean(false))
             await log.wait("the drop to be reported") {
@@ -249,7 +249,7 @@ struct DBusMockTests {
             try await mock.resolveServices()
             try await withAdapter(mock, options: fastOptions) { adapter, log in
                 try await adapter.connect(sensor)
-                await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+                await log.waitUntilReady(sensor, "the strap to be ready")
                 try await mock.notify([0x06, 60])
                 await log.wait("the first frame") { _ in log.heartRates == [60] }
 
@@ -258,9 +258,8 @@ struct DBusMockTests {
                 await log.wait("the restart to be reported") {
                     $0.contains(.connectionChanged(sensor, .disconnected(.adapterUnavailable)))
                 }
-                await log.wait("the reconnection to the new bluetoothd", timeout: .seconds(20)) { events in
-                    events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 2
-                }
+                await log.waitUntilReady(
+                    sensor, times: 2, "the reconnection to the new bluetoothd", timeout: .seconds(20))
                 #expect(try await restarted.calls(on: MockBlueZ.characteristic).contains("StartNotify"))
                 for heartRate: UInt8 in [61, 62, 63] { try await restarted.notify([0x06, heartRate]) }
                 await log.wait("the frames after the restart") { _ in log.heartRates.count >= 4 }
@@ -281,7 +280,7 @@ struct DBusMockTests {
             options.maximumReconnectDelay = .seconds(120)
             try await withAdapter(mock, options: options) { adapter, log in
                 await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
-                await log.wait("the immediate retry to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+                await log.waitUntilReady(sensor, "the immediate retry to be ready")
                 #expect(try await mock.calls(on: MockBlueZ.device).filter { $0 == "Connect" }.count == 2)
                 for heartRate: UInt8 in [70, 71, 72] { try await mock.notify([0x06, heartRate]) }
                 await log.wait("the frames") { _ in log.heartRates.count >= 3 }
@@ -301,7 +300,7 @@ struct DBusMockTests {
             options.connectTimeout = .seconds(1)
             try await withAdapter(mock, options: options) { adapter, log in
                 await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
-                await log.wait("the retry to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+                await log.waitUntilReady(sensor, "the retry to be ready")
                 let calls = try await mock.calls(on: MockBlueZ.device).filter { $0 == "Connect" || $0 == "Disconnect" }
                 #expect(calls == ["Connect", "Disconnect", "Connect"])
                 for heartRate: UInt8 in [80, 81] { try await mock.notify([0x06, heartRate]) }
@@ -318,7 +317,7 @@ struct DBusMockTests {
             try await mock.resolveServices()
             try await withAdapter(mock, options: fastOptions) { adapter, log in
                 try await adapter.connect(sensor)
-                await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+                await log.waitUntilReady(sensor, "the strap to be ready")
                 try await mock.notify([0x06, 90])
                 await log.wait("the first frame") { _ in log.heartRates == [90] }
 
@@ -332,9 +331,7 @@ struct DBusMockTests {
                 try await mock.addDevice()
                 try await mock.resolveServices()
                 try await mock.announce([MockBlueZ.device + "/service0010", MockBlueZ.characteristic])
-                await log.wait("the reconnection", timeout: .seconds(20)) { events in
-                    events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 2
-                }
+                await log.waitUntilReady(sensor, times: 2, "the reconnection", timeout: .seconds(20))
                 // Discovery started to find it again is stopped once it is back.
                 var discoveryCalls: [String] = []
                 let deadline = ContinuousClock.now + .seconds(5)
@@ -373,9 +370,7 @@ struct DBusMockTests {
                     try await Task.sleep(for: .milliseconds(Int.random(in: 0...20, using: &random)))
                     try await mock.setDevice("Connected", .boolean(false))
                 }
-                await log.wait("the last recovery") { events in
-                    events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 201
-                }
+                await log.waitUntilReady(sensor, times: 201, "the last recovery")
                 #expect(log.heartRates == expected, "every frame after every recovery, in order")
                 #expect(log.all.filter { $0 == .connectionChanged(sensor, .disconnected(.linkLost)) }.count == 200)
             }
@@ -394,7 +389,7 @@ struct DBusMockTests {
             options.connectTimeout = .seconds(1)
             try await withAdapter(mock, options: options) { adapter, log in
                 await #expect(throws: SensorAdapterError.self, "\(fault)") { try await adapter.connect(sensor) }
-                await log.wait("the retry to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+                await log.waitUntilReady(sensor, "the retry to be ready")
                 for heartRate: UInt8 in [100, 101] { try await mock.notify([0x06, heartRate]) }
                 await log.wait("the frames") { _ in log.heartRates.count >= 2 }
                 #expect(log.heartRates == [100, 101])
@@ -414,7 +409,7 @@ struct DBusMockTests {
                 #expect(try await mock.calls(on: MockBlueZ.device).contains("Disconnect"))
                 try await mock.addHeartRateService()
                 try await mock.announce([MockBlueZ.device + "/service0010", MockBlueZ.characteristic])
-                await log.wait("the retry to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+                await log.waitUntilReady(sensor, "the retry to be ready")
                 try await mock.notify([0x06, 110])
                 await log.wait("the frame") { _ in log.heartRates == [110] }
             }
@@ -431,15 +426,13 @@ struct DBusMockTests {
             options.maximumReconnectDelay = .seconds(120)
             try await withAdapter(mock, options: options) { adapter, log in
                 try await adapter.connect(sensor)
-                await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+                await log.waitUntilReady(sensor, "the strap to be ready")
                 try await mock.setAdapter("Powered", .boolean(false))
                 await log.wait("the drop") {
                     $0.contains(.connectionChanged(sensor, .disconnected(.adapterUnavailable)))
                 }
                 try await mock.setAdapter("Powered", .boolean(true))
-                await log.wait("the reconnection after power-on") { events in
-                    events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 2
-                }
+                await log.waitUntilReady(sensor, times: 2, "the reconnection after power-on")
                 try await mock.notify([0x06, 120])
                 await log.wait("the frame") { _ in log.heartRates == [120] }
             }
@@ -453,7 +446,7 @@ struct DBusMockTests {
             try await mock.resolveServices()
             try await withAdapter(mock, options: fastOptions) { adapter, log in
                 try await adapter.connect(sensor)
-                await log.wait("the strap to be ready") { $0.contains(.connectionChanged(sensor, .ready)) }
+                await log.waitUntilReady(sensor, "the strap to be ready")
                 try await mock.call("/", "org.bluez.Mock", "RemoveAdapterWithDevices", [.string("hci0")])
                 await log.wait("the drop") { events in
                     events.contains(.connectionChanged(sensor, .disconnected(.adapterUnavailable)))
@@ -464,9 +457,7 @@ struct DBusMockTests {
                 try await mock.addHeartRateService()
                 try await mock.resolveServices()
                 try await mock.announce([MockBlueZ.device + "/service0010", MockBlueZ.characteristic])
-                await log.wait("the reconnection", timeout: .seconds(20)) { events in
-                    events.filter { $0 == .connectionChanged(sensor, .ready) }.count == 2
-                }
+                await log.waitUntilReady(sensor, times: 2, "the reconnection", timeout: .seconds(20))
                 try await mock.notify([0x06, 121])
                 await log.wait("the frame") { _ in log.heartRates == [121] }
             }
