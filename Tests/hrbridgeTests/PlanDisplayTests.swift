@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+
+@testable import WorkoutPlans
+@testable import hrbridge
+
+@Suite("plan line in the live view")
+struct PlanDisplayTests {
+    private let work = PlannedStep(
+        index: 1, location: "block 1 (2/4), step 1", purpose: "work",
+        step: WorkoutStep(
+            goal: .time(PlanValue(2, .minute)),
+            alert: .heartRateRange(
+                PlanRange(from: PlanValue(140, .beatsPerMinute), to: PlanValue(175, .beatsPerMinute)), .current)),
+        block: 0, iteration: 2, endsIteration: false)
+    private let recovery = PlannedStep(
+        index: 2, location: "block 1 (2/4), step 2", purpose: "recovery",
+        step: WorkoutStep(goal: .time(PlanValue(30, .second))), block: 0, iteration: 2, endsIteration: true)
+
+    @Test("step, goal progress, the alert's target against the value now, and the next step")
+    func line() {
+        let inRange = PlanStatus(
+            current: work, goalProgress: 0.5, alertTarget: 140...175, alertValue: 150, alertInRange: true,
+            next: recovery)
+        #expect(
+            PlanDisplay.line(inRange)
+                == "plan: block 1 (2/4), step 1 work · 2 min 50% ██████······ · heart rate target 140–175 bpm now 150 ✓ · next: recovery 30 s"
+        )
+        let outOfRange = PlanStatus(
+            current: work, goalProgress: 0.25, alertTarget: 140...175, alertValue: 131, alertInRange: false,
+            next: nil)
+        #expect(PlanDisplay.line(outOfRange).hasSuffix("now 131 ✗ out of range"))
+        #expect(PlanDisplay.line(PlanStatus(current: nil, alertInRange: true)) == "plan: complete")
+    }
+
+    @Test("plan events as JSON objects: steps with where they are, alerts with value and target")
+    func events() {
+        let at = Date(timeIntervalSinceReferenceDate: 0)
+        let started = PlanDisplay.object(.stepStarted(work, at: at))
+        #expect(started["event"] as? String == "stepStarted")
+        #expect(started["step"] as? String == "block 1 (2/4), step 1")
+        #expect(started["alert"] as? String == "heart rate 140-175 bpm")
+        let alert = PlanDisplay.object(.alertOutOfRange(work, value: 131, target: 140...175, at: at))
+        #expect(alert["event"] as? String == "alertOutOfRange")
+        #expect(alert["value"] as? Double == 131)
+        #expect(alert["target"] as? [Double] == [140, 175])
+    }
+}
