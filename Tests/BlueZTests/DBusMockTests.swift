@@ -118,6 +118,23 @@ struct MockBlueZ {
         for path in paths { try await call("/", "org.hrbridge.Faults", "Announce", [.objectPath(path)]) }
     }
 
+    /// The strap's Heart Rate service, with `ServicesResolved=true`.
+    func addResolvedStrap() async throws {
+        try await addHeartRateService()
+        try await resolveServices()
+    }
+
+    /// Notifies `heartRates` and expects the bridge to deliver exactly `earlier` then them, in order.
+    func expectDelivered(
+        _ heartRates: [UInt8], after earlier: [UInt16] = [], log: EventLog,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        for heartRate in heartRates { try await notify([0x06, heartRate]) }
+        let expected = earlier + heartRates.map(UInt16.init)
+        await log.wait("the frames", sourceLocation: sourceLocation) { _ in log.heartRates.count >= expected.count }
+        #expect(log.heartRates == expected, "every frame, in order", sourceLocation: sourceLocation)
+    }
+
     /// A Heart Rate Measurement notification: `PropertiesChanged(Value)` on the characteristic.
     func notify(_ frame: [UInt8]) async throws {
         try await call(
@@ -245,8 +262,7 @@ struct DBusMockTests {
     @Test("bluetoothd restarts: the adapter re-snapshots, reconnects and re-arms notifications by itself")
     func bluetoothdRestart() async throws {
         try await withMockBlueZ { mock in
-            try await mock.addHeartRateService()
-            try await mock.resolveServices()
+            try await mock.addResolvedStrap()
             try await withAdapter(mock, options: fastOptions) { adapter, log in
                 try await adapter.connect(sensor)
                 await log.waitUntilReady(sensor, "the strap to be ready")
@@ -261,9 +277,7 @@ struct DBusMockTests {
                 await log.waitUntilReady(
                     sensor, times: 2, "the reconnection to the new bluetoothd", timeout: .seconds(20))
                 #expect(try await restarted.calls(on: MockBlueZ.characteristic).contains("StartNotify"))
-                for heartRate: UInt8 in [61, 62, 63] { try await restarted.notify([0x06, heartRate]) }
-                await log.wait("the frames after the restart") { _ in log.heartRates.count >= 4 }
-                #expect(log.heartRates == [60, 61, 62, 63], "nothing after recovery is lost")
+                try await restarted.expectDelivered([61, 62, 63], after: [60], log: log)
             }
         }
     }
@@ -271,8 +285,7 @@ struct DBusMockTests {
     @Test("le-connection-abort-by-local with a transient Connected=true is retried at once and then streams")
     func abortByLocal() async throws {
         try await withMockBlueZ { mock in
-            try await mock.addHeartRateService()
-            try await mock.resolveServices()
+            try await mock.addResolvedStrap()
             // The first Connect flickers the link up and down and fails as RF interference does.
             try await mock.failConnect("abort-by-local")
             var options = fastOptions
@@ -282,9 +295,7 @@ struct DBusMockTests {
                 await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
                 await log.waitUntilReady(sensor, "the immediate retry to be ready")
                 #expect(try await mock.calls(on: MockBlueZ.device).filter { $0 == "Connect" }.count == 2)
-                for heartRate: UInt8 in [70, 71, 72] { try await mock.notify([0x06, heartRate]) }
-                await log.wait("the frames") { _ in log.heartRates.count >= 3 }
-                #expect(log.heartRates == [70, 71, 72])
+                try await mock.expectDelivered([70, 71, 72], log: log)
             }
         }
     }
@@ -292,8 +303,7 @@ struct DBusMockTests {
     @Test("InProgress on Connect: waited for until the deadline, cancelled with Disconnect, retried")
     func connectInProgress() async throws {
         try await withMockBlueZ { mock in
-            try await mock.addHeartRateService()
-            try await mock.resolveServices()
+            try await mock.addResolvedStrap()
             // Someone else's connection is pending the first time, and never completes.
             try await mock.failConnect("in-progress")
             var options = fastOptions
@@ -303,9 +313,7 @@ struct DBusMockTests {
                 await log.waitUntilReady(sensor, "the retry to be ready")
                 let calls = try await mock.calls(on: MockBlueZ.device).filter { $0 == "Connect" || $0 == "Disconnect" }
                 #expect(calls == ["Connect", "Disconnect", "Connect"])
-                for heartRate: UInt8 in [80, 81] { try await mock.notify([0x06, heartRate]) }
-                await log.wait("the frames") { _ in log.heartRates.count >= 2 }
-                #expect(log.heartRates == [80, 81])
+                try await mock.expectDelivered([80, 81], log: log)
             }
         }
     }
@@ -313,8 +321,7 @@ struct DBusMockTests {
     @Test("the device object removed while connected: reported lost and dropped, rediscovered, reconnected")
     func removedWhileConnected() async throws {
         try await withMockBlueZ { mock in
-            try await mock.addHeartRateService()
-            try await mock.resolveServices()
+            try await mock.addResolvedStrap()
             try await withAdapter(mock, options: fastOptions) { adapter, log in
                 try await adapter.connect(sensor)
                 await log.waitUntilReady(sensor, "the strap to be ready")
@@ -340,9 +347,7 @@ struct DBusMockTests {
                     try await Task.sleep(for: .milliseconds(20))
                 }
                 #expect(discoveryCalls == ["StartDiscovery", "StopDiscovery"])
-                for heartRate: UInt8 in [91, 92] { try await mock.notify([0x06, heartRate]) }
-                await log.wait("the frames after it") { _ in log.heartRates.count >= 3 }
-                #expect(log.heartRates == [90, 91, 92])
+                try await mock.expectDelivered([91, 92], after: [90], log: log)
             }
         }
     }
@@ -350,8 +355,7 @@ struct DBusMockTests {
     @Test("soak: 200 drops in a row at random moments, every one recovered, every frame after it delivered")
     func soak() async throws {
         try await withMockBlueZ { mock in
-            try await mock.addHeartRateService()
-            try await mock.resolveServices()
+            try await mock.addResolvedStrap()
             var options = fastOptions
             options.initialReconnectDelay = .milliseconds(5)
             options.maximumReconnectDelay = .milliseconds(20)
@@ -382,17 +386,14 @@ struct DBusMockTests {
         arguments: ["br-connection-canceled", "no-reply"])
     func failedFirstConnect(_ fault: String) async throws {
         try await withMockBlueZ { mock in
-            try await mock.addHeartRateService()
-            try await mock.resolveServices()
+            try await mock.addResolvedStrap()
             try await mock.failConnect(fault)
             var options = fastOptions
             options.connectTimeout = .seconds(1)
             try await withAdapter(mock, options: options) { adapter, log in
                 await #expect(throws: SensorAdapterError.self, "\(fault)") { try await adapter.connect(sensor) }
                 await log.waitUntilReady(sensor, "the retry to be ready")
-                for heartRate: UInt8 in [100, 101] { try await mock.notify([0x06, heartRate]) }
-                await log.wait("the frames") { _ in log.heartRates.count >= 2 }
-                #expect(log.heartRates == [100, 101])
+                try await mock.expectDelivered([100, 101], log: log)
             }
         }
     }
@@ -419,8 +420,7 @@ struct DBusMockTests {
     @Test("the adapter powered off drops every link; powered on, backing-off straps reconnect at once")
     func adapterPowerCycle() async throws {
         try await withMockBlueZ { mock in
-            try await mock.addHeartRateService()
-            try await mock.resolveServices()
+            try await mock.addResolvedStrap()
             var options = fastOptions
             options.initialReconnectDelay = .seconds(120)
             options.maximumReconnectDelay = .seconds(120)
@@ -442,8 +442,7 @@ struct DBusMockTests {
     @Test("the adapter unplugged and plugged in again: links dropped, then reconnected with its devices")
     func adapterRemoved() async throws {
         try await withMockBlueZ { mock in
-            try await mock.addHeartRateService()
-            try await mock.resolveServices()
+            try await mock.addResolvedStrap()
             try await withAdapter(mock, options: fastOptions) { adapter, log in
                 try await adapter.connect(sensor)
                 await log.waitUntilReady(sensor, "the strap to be ready")
@@ -467,8 +466,7 @@ struct DBusMockTests {
     @Test("a missing key: the device is removed, rediscovered, paired again and connected")
     func keyMissingRepairs() async throws {
         try await withMockBlueZ { mock in
-            try await mock.addHeartRateService()
-            try await mock.resolveServices()
+            try await mock.addResolvedStrap()
             // The strap was reset and forgot the bond.
             try await mock.failConnect("authentication-failed", times: 1000)
             try await withAdapter(mock, options: fastOptions) { adapter, log in
