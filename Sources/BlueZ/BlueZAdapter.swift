@@ -87,6 +87,10 @@ public actor BlueZAdapter: SensorAdapter {
     private var discoveryServices: Set<GATTService>?
     /// Whether the running discovery is ours, started to find a strap again (stopped once all are back).
     private var discoveringToReconnect = false
+    /// Whether `org.bluez` has an owner on the bus.
+    private var serviceRunning = true
+    /// What the last ``SensorEvent/adapterChanged(_:_:)`` said (nothing is said while it stays ready).
+    private var availability = AdapterAvailability.ready
     private var announced: Set<String> = []
     private var sessions: [String: Session] = [:]
     private var signalTask: Task<Void, Never>?
@@ -116,6 +120,49 @@ public actor BlueZAdapter: SensorAdapter {
             return .adapterUnavailable("bluetoothd (org.bluez) is not running on the system bus")
         }
         return .failed(name: error.name, message: error.message)
+    }
+
+    /// Waits until bluetoothd runs and has adapter `name` (any adapter when `nil`) and returns its
+    /// name, calling `report` with each state it waits in ("bluetoothd not running", "no Bluetooth
+    /// adapter"). Waits on bus signals, never polls; throws `adapterUnavailable` when cancelled.
+    public static func waitForAdapter(
+        named name: String? = nil, connection: DBusConnection,
+        report: @Sendable (AdapterAvailability) -> Void = { _ in }
+    ) async throws(SensorAdapterError) -> String {
+        let changes = AsyncStream<Void>.makeStream()
+        let watchers: [Task<Void, Never>]
+        do {
+            let signals = try await connection.signals(
+                matching: MatchRule(sender: "org.bluez", interface: "org.freedesktop.DBus.ObjectManager"))
+            let owners = try await connection.nameOwnerChanges(of: "org.bluez")
+            watchers = [
+                Task { for await _ in signals { changes.continuation.yield() } },
+                Task { for await _ in owners { changes.continuation.yield() } },
+            ]
+        } catch {
+            throw adapterError(error)
+        }
+        defer { watchers.forEach { $0.cancel() } }
+        var changed = changes.stream.makeAsyncIterator()
+        var last: AdapterAvailability?
+        while true {
+            let state: AdapterAvailability
+            do {
+                let names = try await adapterNames(on: connection)
+                if let found = name.flatMap({ names.contains($0) ? $0 : nil }) ?? (name == nil ? names.first : nil) {
+                    return found
+                }
+                state = .absent
+            } catch {
+                guard case .adapterUnavailable = error else { throw error }
+                state = .serviceStopped
+            }
+            if state != last { report(state) }
+            last = state
+            guard await changed.next() != nil, !Task.isCancelled else {
+                throw .adapterUnavailable("stopped waiting: \(state)")
+            }
+        }
     }
 
     /// Opens adapter `name` (default: the first one BlueZ has) and starts following BlueZ.
@@ -163,6 +210,7 @@ public actor BlueZAdapter: SensorAdapter {
             for await change in owners { await self?.ownerChanged(change) }
         }
         cache.load(snapshot: try await Self.managedObjects(connection))
+        refreshAvailability()
         do {
             try connection.export(path: PairingAgent.path) { call in PairingAgent.handle(call) }
             _ = try await connection.call(
@@ -607,6 +655,7 @@ public actor BlueZAdapter: SensorAdapter {
             }
             if objectPath == path, signal.arguments[1].stringDictionary?[ObjectCache.adapterInterface] != nil {
                 // The adapter is back (plugged in again): straps that are backing off try now.
+                refreshAvailability()
                 for address in sessions.keys { retryNow(address) }
             }
         case ("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"):
@@ -616,6 +665,7 @@ public actor BlueZAdapter: SensorAdapter {
             cache.remove(path: objectPath, interfaces: interfaces)
             if objectPath == path, interfaces.contains(ObjectCache.adapterInterface) {
                 // The adapter was unplugged: its links are gone; sessions wait for it to return.
+                refreshAvailability()
                 for address in sessions.keys { linkDropped(address: address, reason: .adapterUnavailable) }
             }
             if interfaces.contains(ObjectCache.deviceInterface), objectPath.hasPrefix(path + "/"), let identity {
@@ -654,6 +704,7 @@ public actor BlueZAdapter: SensorAdapter {
                 linkDropped(address: address)
             }
         case ObjectCache.adapterInterface where objectPath == path:
+            refreshAvailability()
             switch changed["Powered"]?.bool {
             case false?:
                 // Powered off (or rfkill): every link on this adapter is gone.
@@ -824,13 +875,39 @@ public actor BlueZAdapter: SensorAdapter {
         }
         cache = ObjectCache()
         announced = []
-        guard change.newOwner != nil else { return }
+        serviceRunning = change.newOwner != nil
+        guard serviceRunning else {
+            refreshAvailability()
+            return
+        }
         if let snapshot = try? await Self.managedObjects(connection) { cache.load(snapshot: snapshot) }
+        refreshAvailability()
         if let services = discoveryServices { try? await startDiscovery(services: services) }
         for address in sessions.keys {
             sessions[address]?.task?.cancel()
             sessions[address]?.task = Task { [weak self] in await self?.reconnect(address: address) }
         }
+    }
+}
+
+extension BlueZAdapter {
+    /// Whether the adapter can be used now.
+    public var currentAvailability: AdapterAvailability { availability }
+
+    /// Works out the adapter's availability and reports a change with ``SensorEvent/adapterChanged(_:_:)``.
+    private func refreshAvailability() {
+        let now: AdapterAvailability
+        if !serviceRunning {
+            now = .serviceStopped
+        } else if let properties = cache.properties(path, ObjectCache.adapterInterface) {
+            now = properties["Powered"]?.bool == false ? .poweredOff : .ready
+        } else {
+            now = .absent
+        }
+        guard now != availability else { return }
+        availability = now
+        logger.notice("adapter \(now)", metadata: ["adapter": "\(name)"])
+        broadcaster.yield(.adapterChanged(name, now))
     }
 }
 

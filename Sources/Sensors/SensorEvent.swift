@@ -126,4 +126,6 @@ public enum SensorEvent: Hashable, Sendable {
     case bodySensorLocation(SensorIdentity, BodySensorLocation)
     /// A frame the decoder refused: counted and logged, and the stream goes on.
     case decodingFailed(SensorIdentity, GATTDecodingError, bytes: [UInt8])
+    /// The adapter became usable, or stopped being usable (powered off, unplugged, bluetoothd gone).
+    case adapterChanged(String, AdapterAvailability)
 }

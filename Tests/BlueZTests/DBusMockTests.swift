@@ -4,6 +4,7 @@ import DBus
 import Foundation
 import GATT
 import Sensors
+import Synchronization
 import Testing
 
 /// python-dbusmock's `bluez5` template, with our fault injection on top
@@ -435,6 +436,96 @@ struct DBusMockTests {
                 await log.waitUntilReady(sensor, times: 2, "the reconnection after power-on")
                 try await mock.notify([0x06, 120])
                 await log.wait("the frame") { _ in log.heartRates == [120] }
+            }
+        }
+    }
+
+    @Test("no bluetoothd, then no adapter, then one: the wait reports each state and returns the adapter")
+    func waitsForBluetoothdAndAnAdapter() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let connection = try DBusConnection(bus: .address(bus.address), logger: testLogger)
+        let reported = Mutex<[AdapterAvailability]>([])
+        let waiting = Task {
+            try await BlueZAdapter.waitForAdapter(connection: connection) { state in
+                reported.withLock { $0.append(state) }
+            }
+        }
+        try await eventually("the first report") { reported.withLock { $0 == [.serviceStopped] } }
+        let process = try Spawned(
+            venvPython, ["-m", "dbusmock", "--system", "--template", faultsTemplate],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], label: "dbusmock")
+        defer { process.stop() }
+        try await eventually("bluetoothd without an adapter") {
+            reported.withLock { $0 == [.serviceStopped, .absent] }
+        }
+        #expect(waiting.isCancelled == false)
+        _ = try await connection.call(
+            destination: "org.bluez", path: "/", interface: "org.bluez.Mock", member: "AddAdapter",
+            arguments: [.string("hci1"), .string("late")])
+        let name = try await waiting.value
+        #expect(name == "hci1")
+        #expect(reported.withLock { $0 } == [.serviceStopped, .absent], "each state once, in order")
+        await connection.close()
+    }
+
+    @Test("`hrbridge monitor` without bluetoothd says so, keeps running, and streams once BlueZ and a strap appear")
+    func monitorWaitsForBluetoothd() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("hrbridge").path
+        let monitor = try Spawned(
+            binary, ["monitor", "--json", "--duration", "12", "11:22:33:44:55:66"],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], label: "monitor")
+        defer { monitor.stop() }
+        let waiting = await monitor.waitForLine { $0.contains("\"state\":\"serviceStopped\"") }
+        #expect(waiting != nil, "no waiting line: \(monitor.output.suffix(5))")
+        #expect(monitor.isRunning, "monitor keeps running without bluetoothd")
+        let mock = try Spawned(
+            venvPython, ["-m", "dbusmock", "--system", "--template", faultsTemplate],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], label: "dbusmock")
+        defer { mock.stop() }
+        let control = try DBusConnection(bus: .address(bus.address), logger: testLogger)
+        try await eventually("dbusmock on the bus") { try await control.nameOwner(of: "org.bluez") != nil }
+        let bluez = MockBlueZ(bus: bus, process: mock, control: control)
+        try await bluez.call("/", "org.bluez.Mock", "AddAdapter", [.string("hci0"), .string("bridge")])
+        try await bluez.addDevice()
+        try await bluez.addResolvedStrap()
+        let ready = await monitor.waitForLine { $0.contains("\"event\":\"connected\"") }
+        #expect(ready != nil, "the strap never connected: \(monitor.output.suffix(5))")
+        try await bluez.notify([0x06, 77])
+        let frame = await monitor.waitForLine { $0.contains("\"heartRate\":77") }
+        #expect(frame != nil)
+        let states = monitor.output.compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["state"] as? String
+        }
+        #expect(states.first == "serviceStopped" && states.last == "ready", "\(states)")
+        _ = await monitor.wait(timeout: .seconds(30))
+        await control.close()
+    }
+
+    @Test("availability events: powered off, unplugged, bluetoothd gone and back, each reported once")
+    func availabilityEvents() async throws {
+        try await withMockBlueZ { mock in
+            try await withAdapter(mock) { adapter, log in
+                #expect(await adapter.currentAvailability == .ready)
+                func states() -> [AdapterAvailability] {
+                    log.all.compactMap { if case .adapterChanged(_, let state) = $0 { state } else { nil } }
+                }
+                try await mock.setAdapter("Powered", .boolean(false))
+                await log.wait("powered off") { _ in states() == [.poweredOff] }
+                try await mock.setAdapter("Powered", .boolean(true))
+                await log.wait("powered on") { _ in states() == [.poweredOff, .ready] }
+                try await mock.call("/", "org.bluez.Mock", "RemoveAdapter", [.string("hci0")])
+                await log.wait("unplugged") { _ in states() == [.poweredOff, .ready, .absent] }
+                let restarted = try await mock.restarted()
+                defer { restarted.process.stop() }
+                // The new bluetoothd may be seen before its adapter is added: "absent" in between is fine.
+                await log.wait("bluetoothd gone and back with the adapter") { _ in
+                    states().starts(with: [.poweredOff, .ready, .absent, .serviceStopped]) && states().last == .ready
+                }
+                #expect(await adapter.currentAvailability == .ready)
             }
         }
     }

@@ -23,8 +23,11 @@ struct BluetoothOptions: ParsableArguments {
     }
 
     /// Connects to the system bus and opens the adapter; on failure prints one line and exits 69.
-    func open(clock: any WallClock = SystemWallClock()) async throws -> (DBusConnection, BlueZAdapter) {
-        try await settings.open(clock: clock)
+    /// With `waiting`, no adapter (or no bluetoothd) is not a failure: it is reported and waited for.
+    func open(
+        clock: any WallClock = SystemWallClock(), waiting: (@Sendable (AdapterAvailability) -> Void)? = nil
+    ) async throws -> (DBusConnection, BlueZAdapter) {
+        try await settings.open(clock: clock, waiting: waiting)
     }
 }
 
@@ -41,7 +44,9 @@ struct BluetoothSettings: Sendable {
     }
 
     /// Connects to the system bus and opens the adapter; on failure prints one line and exits 69.
-    func open(clock: any WallClock = SystemWallClock()) async throws -> (DBusConnection, BlueZAdapter) {
+    func open(
+        clock: any WallClock = SystemWallClock(), waiting: (@Sendable (AdapterAvailability) -> Void)? = nil
+    ) async throws -> (DBusConnection, BlueZAdapter) {
         let connection: DBusConnection
         do {
             connection = try DBusConnection(bus: .system, logger: logger)
@@ -52,8 +57,12 @@ struct BluetoothSettings: Sendable {
         do {
             var options = BlueZAdapter.Options()
             options.notifications = acquireNotify ? .acquireNotify : .startNotify
+            var name = self.adapter
+            if let waiting {
+                name = try await BlueZAdapter.waitForAdapter(named: name, connection: connection, report: waiting)
+            }
             let adapter = try await BlueZAdapter.open(
-                adapter: self.adapter, connection: connection, options: options, clock: clock, logger: logger)
+                adapter: name, connection: connection, options: options, clock: clock, logger: logger)
             return (connection, adapter)
         } catch {
             await connection.close()

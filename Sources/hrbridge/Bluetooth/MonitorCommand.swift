@@ -23,8 +23,10 @@ struct MonitorCommand: AsyncParsableCommand {
             --json: one object per measurement with the keys time (ISO 8601), sensor (address),
             heartRate, sensorContact, energyExpended and rrIntervals (as in `hrbridge decode`), status
             lines {"event":"connected"|"disconnected"|"reconnecting","sensor":…,"time":…} and refused
-            frames {"event":"frameRefused",…}; the last line is {"event":"stats",…}.
-            Exit status 69 when bluetoothd is not running or no strap is found.
+            frames {"event":"frameRefused",…}, adapter states {"event":"adapter","adapter":…,
+            "state":"ready"|"poweredOff"|"absent"|"serviceStopped"}; the last line is {"event":"stats",…}.
+            Without bluetoothd or an adapter, monitor says so and waits for them (no polling).
+            Exit status 69 when no strap is found.
             """
     )
 
@@ -40,10 +42,11 @@ struct MonitorCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let (connection, adapter) = try await bluetooth.open()
-        let events = adapter.events()
         let statistics = MonitorStatistics()
         let view = MonitorView(json: json)
+        let (connection, adapter) = try await bluetooth.open(waiting: { view.adapter(nil, $0) })
+        let events = adapter.events()
+        if await adapter.currentAvailability == .ready { view.adapter(adapter.name, .ready) }
         let printer = Task {
             for await event in events {
                 statistics.record(event)
@@ -172,8 +175,36 @@ final class MonitorView: @unchecked Sendable {
         }
     }
 
+    /// The adapter's state: "waiting" while it cannot be used, "ready" once it can.
+    func adapter(_ name: String?, _ state: AdapterAvailability) {
+        lock.lock()
+        defer { lock.unlock() }
+        if json {
+            var object: [String: Any] = [
+                "event": "adapter", "state": Self.key(state), "detail": state.description,
+                "time": ISO8601.format(Date()),
+            ]
+            if let name { object["adapter"] = name }
+            write(object)
+        } else {
+            let waiting = state == .ready ? "" : "; waiting"
+            update("adapter", "adapter \(name ?? "-"): \(state)\(waiting)")
+        }
+    }
+
+    static func key(_ state: AdapterAvailability) -> String {
+        switch state {
+        case .ready: "ready"
+        case .poweredOff: "poweredOff"
+        case .absent: "absent"
+        case .serviceStopped: "serviceStopped"
+        }
+    }
+
     func show(_ event: SensorEvent, statistics: MonitorStatistics) {
         switch event {
+        case .adapterChanged(let name, let state):
+            adapter(name, state)
         case .measurement(let measurement):
             guard case .heartRateMeasurement(let frame) = measurement.value else { return }
             lock.lock()

@@ -1,0 +1,10 @@
+/// Checks `condition` every 20 ms until it holds; throws a ``HarnessError`` naming `what` after `timeout`.
+public func eventually(
+    _ what: String, timeout: Duration = .seconds(15), _ condition: () async throws -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else { throw HarnessError("timed out waiting for \(what)") }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}
