@@ -87,6 +87,9 @@ public actor BlueZAdapter: SensorAdapter {
     private var discoveryServices: Set<GATTService>?
     /// Whether the running discovery is ours, started to find a strap again (stopped once all are back).
     private var discoveringToReconnect = false
+    /// Notifying characteristic paths → the strap and characteristic they carry, so a notification
+    /// costs one lookup instead of parsing its path; cleared whenever objects come or go.
+    private var routes: [String: (address: String, characteristic: GATTCharacteristic)] = [:]
     /// Whether `org.bluez` has an owner on the bus.
     private var serviceRunning = true
     /// What the last ``SensorEvent/adapterChanged(_:_:)`` said (nothing is said while it stays ready).
@@ -645,8 +648,19 @@ public actor BlueZAdapter: SensorAdapter {
     // MARK: Signals
 
     private func handle(_ signal: DBusSignal) {
+        if signal.member == "PropertiesChanged", signal.interface == "org.freedesktop.DBus.Properties",
+            signal.arguments.count >= 2,
+            signal.arguments[0].string == ObjectCache.characteristicInterface,
+            case .dictionary(_, _, let entries) = signal.arguments[1], entries.count == 1,
+            entries[0].key.string == "Value", let bytes = entries[0].value.bytes
+        {
+            // The hot path, a notification: one lookup; Value is not cached (nothing reads it back).
+            characteristicNotified(path: signal.path, bytes: bytes)
+            return
+        }
         switch (signal.interface, signal.member) {
         case ("org.freedesktop.DBus.ObjectManager", "InterfacesAdded"):
+            routes = [:]
             guard signal.arguments.count == 2, let objectPath = signal.arguments[0].string else { return }
             cache.add(path: objectPath, interfaces: signal.arguments[1])
             if signal.arguments[1].stringDictionary?[ObjectCache.deviceInterface] != nil {
@@ -659,6 +673,7 @@ public actor BlueZAdapter: SensorAdapter {
                 for address in sessions.keys { retryNow(address) }
             }
         case ("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"):
+            routes = [:]
             guard signal.arguments.count == 2, let objectPath = signal.arguments[0].string else { return }
             let interfaces = signal.arguments[1].arrayElements?.compactMap(\.string) ?? []
             let identity = identity(ofDevice: objectPath)
@@ -690,12 +705,8 @@ public actor BlueZAdapter: SensorAdapter {
     private func propertiesChanged(path objectPath: String, interface: String, changed: [String: DBusValue]) {
         switch interface {
         case ObjectCache.characteristicInterface:
-            guard let value = changed["Value"], let bytes = value.bytes,
-                let devicePath = BlueZPaths.device(containing: objectPath),
-                let address = BlueZPaths.address(ofDevice: devicePath), let session = sessions[address],
-                session.subscribed.contains(objectPath), let characteristic = cache.characteristic(at: objectPath)
-            else { return }
-            notification(bytes, characteristic: characteristic, from: session.identity)
+            guard let bytes = changed["Value"]?.bytes else { return }
+            characteristicNotified(path: objectPath, bytes: bytes)
         case ObjectCache.deviceInterface:
             guard objectPath.hasPrefix(path + "/") else { return }
             if changed["RSSI"] != nil || changed["UUIDs"] != nil { announceIfMatching(objectPath) }
@@ -724,6 +735,23 @@ public actor BlueZAdapter: SensorAdapter {
         default:
             break
         }
+    }
+
+    /// A `Value` change on a characteristic: delivered when it is one of a wanted strap's subscriptions.
+    private func characteristicNotified(path objectPath: String, bytes: [UInt8]) {
+        let route: (address: String, characteristic: GATTCharacteristic)
+        if let known = routes[objectPath] {
+            route = known
+        } else {
+            guard let devicePath = BlueZPaths.device(containing: objectPath),
+                let address = BlueZPaths.address(ofDevice: devicePath),
+                let characteristic = cache.characteristic(at: objectPath)
+            else { return }
+            route = (address, characteristic)
+            routes[objectPath] = route
+        }
+        guard let session = sessions[route.address], session.subscribed.contains(objectPath) else { return }
+        notification(bytes, characteristic: route.characteristic, from: session.identity)
     }
 
     private func notification(_ bytes: [UInt8], characteristic: GATTCharacteristic, from identity: SensorIdentity) {
@@ -875,6 +903,7 @@ public actor BlueZAdapter: SensorAdapter {
         }
         cache = ObjectCache()
         announced = []
+        routes = [:]
         serviceRunning = change.newOwner != nil
         guard serviceRunning else {
             refreshAvailability()

@@ -21,12 +21,14 @@ public final class DBusConnection: Sendable {
     }
 
     private struct Subscription {
+        let id: Int
         let rule: MatchRule
         let continuation: AsyncStream<DBusSignal>.Continuation
     }
 
     private struct State {
-        var subscriptions: [Int: Subscription] = [:]
+        /// An array, so each incoming signal takes it with one retain instead of copying a dictionary's values.
+        var subscriptions: [Subscription] = []
         var nextID = 0
         var handlers: [String: @Sendable (DBusMethodCall) async -> DBusMethodReply] = [:]
         var closed = false
@@ -131,8 +133,8 @@ public final class DBusConnection: Sendable {
 
     private func finishSubscriptions() {
         let subscriptions = state.withLock { state in
-            defer { state.subscriptions = [:] }
-            return Array(state.subscriptions.values)
+            defer { state.subscriptions = [] }
+            return state.subscriptions
         }
         for subscription in subscriptions { subscription.continuation.finish() }
     }
@@ -200,20 +202,23 @@ public final class DBusConnection: Sendable {
         let (stream, continuation) = AsyncStream<DBusSignal>.makeStream()
         let id = state.withLock { state -> Int in
             state.nextID += 1
-            state.subscriptions[state.nextID] = Subscription(rule: rule, continuation: continuation)
+            state.subscriptions.append(Subscription(id: state.nextID, rule: rule, continuation: continuation))
             return state.nextID
         }
         do {
             _ = try await busCall("AddMatch", [.string(rule.description)])
         } catch {
-            _ = state.withLock { $0.subscriptions.removeValue(forKey: id) }
+            state.withLock { $0.subscriptions.removeAll { $0.id == id } }
             continuation.finish()
             throw error
         }
         continuation.onTermination = { [weak self] _ in
             guard let self else { return }
-            let removed = self.state.withLock { $0.subscriptions.removeValue(forKey: id) }
-            if removed != nil, self.isConnected {
+            let removed = self.state.withLock { state in
+                defer { state.subscriptions.removeAll { $0.id == id } }
+                return state.subscriptions.contains { $0.id == id }
+            }
+            if removed, self.isConnected {
                 Task { _ = try? await self.busCall("RemoveMatch", [.string(rule.description)]) }
             }
         }
@@ -330,7 +335,7 @@ public final class DBusConnection: Sendable {
             finishSubscriptions()
             return
         }
-        let subscriptions = state.withLock { Array($0.subscriptions.values) }
+        let subscriptions = state.withLock { $0.subscriptions }
         guard !subscriptions.isEmpty else { return }
         let signal = DBusSignal(
             sender: message.sender ?? "", path: message.path ?? "", interface: message.interface ?? "",

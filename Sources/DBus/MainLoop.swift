@@ -170,6 +170,8 @@ final class MainLoop: @unchecked Sendable {
     private func run() {
         guard let connection else { return }
         var descriptors: [pollfd] = []
+        var polled: [OpaquePointer] = []
+        var drained = [UInt8](repeating: 0, count: 64)
         while true {
             let (watches, timeouts, stopped, work) = withLists { lists in
                 defer { lists.work = [] }
@@ -180,7 +182,7 @@ final class MainLoop: @unchecked Sendable {
             if stopped || withLists({ $0.stopped }) { break }
             descriptors.removeAll(keepingCapacity: true)
             descriptors.append(pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0))
-            var polled: [OpaquePointer] = []
+            polled.removeAll(keepingCapacity: true)
             for watch in watches where dbus_watch_get_enabled(watch) != 0 {
                 let flags = dbus_watch_get_flags(watch)
                 var events: Int16 = 0
@@ -205,7 +207,6 @@ final class MainLoop: @unchecked Sendable {
             let ready = poll(&descriptors, nfds_t(descriptors.count), waitMilliseconds)
             if ready < 0 && errno != EINTR { break }
             if descriptors[0].revents != 0 {
-                var drained = [UInt8](repeating: 0, count: 64)
                 while read(wakeDescriptor, &drained, 64) > 0 {}
             }
             for (index, watch) in polled.enumerated() {

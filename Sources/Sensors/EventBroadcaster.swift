@@ -7,7 +7,8 @@ import Synchronization
 /// never make the producer wait or lose a value.
 public final class EventBroadcaster<Element: Sendable>: Sendable {
     private struct State {
-        var continuations: [Int: AsyncStream<Element>.Continuation] = [:]
+        /// Kept as an array, in subscription order: `yield` takes it with one retain, no copy.
+        var continuations: [(id: Int, continuation: AsyncStream<Element>.Continuation)] = []
         var nextID = 0
         var isFinished = false
     }
@@ -24,7 +25,7 @@ public final class EventBroadcaster<Element: Sendable>: Sendable {
             guard !state.isFinished else { return nil }
             let id = state.nextID
             state.nextID += 1
-            state.continuations[id] = continuation
+            state.continuations.append((id, continuation))
             return id
         }
         guard let id else {
@@ -32,15 +33,15 @@ public final class EventBroadcaster<Element: Sendable>: Sendable {
             return stream
         }
         continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.continuations.removeValue(forKey: id) }
+            self?.state.withLock { $0.continuations.removeAll { $0.id == id } }
         }
         return stream
     }
 
     /// Delivers `value` to every subscriber.
     public func yield(_ value: Element) {
-        let continuations = state.withLock { Array($0.continuations.values) }
-        for continuation in continuations { continuation.yield(value) }
+        let continuations = state.withLock { $0.continuations }
+        for entry in continuations { entry.continuation.yield(value) }
     }
 
     /// Ends every subscription.
@@ -48,9 +49,9 @@ public final class EventBroadcaster<Element: Sendable>: Sendable {
         let continuations = state.withLock { state in
             state.isFinished = true
             defer { state.continuations.removeAll() }
-            return Array(state.continuations.values)
+            return state.continuations
         }
-        for continuation in continuations { continuation.finish() }
+        for entry in continuations { entry.continuation.finish() }
     }
 
     /// How many subscribers are attached.

@@ -1,16 +1,25 @@
 // Notification benchmark: emit on the bus → decoded measurement delivered by the BlueZ adapter.
 //
-// The process starts a private dbus-daemon and a producer (this binary with --producer), which
-// owns org.bluez and imitates just enough of BlueZ (object tree, Connect, StartNotify) to notify
-// as fast as needed: the Python peers top out near 20k/s. Each frame carries its emit time
-// (CLOCK_BOOTTIME, shared by both processes) in four RR fields, so latency is measured per frame.
-// CPU per notification is this process's user+system time while receiving, divided by the count.
+// Three roles in one binary:
+// - `--producer ADDRESS --straps N`: owns org.bluez on the bus and imitates enough of BlueZ for
+//   hrbridge, bleak and a libdbus client alike (adapter with Roles, devices with typed advertising
+//   properties, RSSI changes while discovering, Connect → Connected + ServicesResolved, GATT
+//   service and characteristic, StartNotify). Commands on stdin: `burst FRAMES_PER_STRAP RATE_HZ`
+//   (RATE_HZ 0 = as fast as it can) answers `done sent=N seconds=S`. The Python peers top out
+//   near 20k/s, hence this producer.
+// - `--consumer --straps N --expect TOTAL`: the hrbridge participant (BlueZAdapter on the bus in
+//   DBUS_SYSTEM_BUS_ADDRESS); prints `ready` once every strap streams, then one JSON result line.
+// - no role: a self-contained run (private dbus-daemon, producer, consumer) as before.
+//
+// Each 0x2A37 frame carries its emit time (CLOCK_BOOTTIME, shared by all processes) in four RR
+// fields, so latency is measured per frame by every participant the same way.
 import BlueZ
 import DBus
 import Foundation
 import GATT
 import Logging
 import Sensors
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -22,118 +31,312 @@ func nowNanoseconds() -> UInt64 {
     return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
 }
 
-func cpuSeconds() -> Double {
+func resourceUsage() -> (cpuSeconds: Double, peakKilobytes: Int) {
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)
-    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
+    let cpu =
+        Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
         + Double(usage.ru_stime.tv_usec) / 1e6
+    return (cpu, usage.ru_maxrss)
 }
 
 let logger = Logger(label: "bench")
-let devicePath = "/org/bluez/hci0/dev_C0_FF_EE_00_00_01"
-let characteristicPath = devicePath + "/service0010/char0011"
+let heartRateUUID = GATTService.heartRate.uuid.description
+let measurementUUID = GATTCharacteristic.heartRateMeasurement.uuid.description
+
+func address(ofStrap index: Int) -> String { String(format: "C0:FF:EE:00:%02X:%02X", index >> 8, index & 0xFF) }
+func devicePath(ofStrap index: Int) -> String {
+    "/org/bluez/hci0/dev_" + address(ofStrap: index).replacingOccurrences(of: ":", with: "_")
+}
 
 // MARK: Producer
 
-func runProducer(address: String, count: Int, rate: Double) async throws {
-    let bus = try DBusConnection(bus: .address(address), logger: logger)
-    let subscribed = AsyncStream<Void>.makeStream()
-    try bus.export(path: "/") { call in
-        guard call.member == "GetManagedObjects" else { return .success([]) }
-        return .success([
-            .dictionary(
-                keySignature: "o", valueSignature: "a{sa{sv}}",
-                entries: [
-                    DBusDictionaryEntry(
-                        key: .objectPath("/org/bluez/hci0"),
-                        value: .dictionary(
-                            keySignature: "s", valueSignature: "a{sv}",
-                            entries: [
-                                DBusDictionaryEntry(
-                                    key: .string("org.bluez.Adapter1"),
-                                    value: .propertyMap([
-                                        ("Address", .string("00:00:00:00:00:01")), ("Powered", .boolean(true)),
-                                    ]))
-                            ])),
-                    DBusDictionaryEntry(
-                        key: .objectPath(devicePath),
-                        value: .dictionary(
-                            keySignature: "s", valueSignature: "a{sv}",
-                            entries: [
-                                DBusDictionaryEntry(
-                                    key: .string("org.bluez.Device1"),
-                                    value: .propertyMap([
-                                        ("Address", .string("C0:FF:EE:00:00:01")), ("Name", .string("Bench Strap")),
-                                        (
-                                            "UUIDs",
-                                            .array(
-                                                elementSignature: "s", [.string(GATTService.heartRate.uuid.description)]
-                                            )
-                                        ),
-                                        ("Connected", .boolean(false)), ("ServicesResolved", .boolean(false)),
-                                    ]))
-                            ])),
-                    DBusDictionaryEntry(
-                        key: .objectPath(characteristicPath),
-                        value: .dictionary(
-                            keySignature: "s", valueSignature: "a{sv}",
-                            entries: [
-                                DBusDictionaryEntry(
-                                    key: .string("org.bluez.GattCharacteristic1"),
-                                    value: .propertyMap([
-                                        ("UUID", .string(GATTCharacteristic.heartRateMeasurement.uuid.description)),
-                                        ("Flags", .array(elementSignature: "s", [.string("notify")])),
-                                    ]))
-                            ])),
-                ])
-        ])
+/// The imitated object tree: path → interface → properties.
+final class FakeBlueZ: @unchecked Sendable {
+    private let lock = NSLock()
+    private var objects: [String: [String: [(String, DBusValue)]]] = [:]
+    let bus: DBusConnection
+    let straps: Int
+
+    init(bus: DBusConnection, straps: Int) {
+        self.bus = bus
+        self.straps = straps
+        objects["/org/bluez/hci0"] = [
+            "org.bluez.Adapter1": [
+                ("Address", .string("00:00:00:00:00:01")), ("AddressType", .string("public")),
+                ("Name", .string("bench")), ("Alias", .string("bench")), ("Powered", .boolean(true)),
+                ("Discoverable", .boolean(false)), ("Pairable", .boolean(true)), ("Discovering", .boolean(false)),
+                ("UUIDs", .array(elementSignature: "s", [])),
+                ("Roles", .array(elementSignature: "s", [.string("central"), .string("peripheral")])),
+            ]
+        ]
+        for index in 1...straps {
+            let device = devicePath(ofStrap: index)
+            let service = device + "/service0010"
+            objects[device] = [
+                "org.bluez.Device1": [
+                    ("Address", .string(address(ofStrap: index))), ("AddressType", .string("random")),
+                    ("Name", .string("Bench Strap \(index)")), ("Alias", .string("Bench Strap \(index)")),
+                    ("Adapter", .objectPath("/org/bluez/hci0")), ("Paired", .boolean(false)),
+                    ("Bonded", .boolean(false)), ("Trusted", .boolean(false)), ("Blocked", .boolean(false)),
+                    ("LegacyPairing", .boolean(false)), ("Connected", .boolean(false)),
+                    ("ServicesResolved", .boolean(false)), ("RSSI", .int16(-50)),
+                    ("UUIDs", .array(elementSignature: "s", [.string(heartRateUUID)])),
+                    ("ManufacturerData", .dictionary(keySignature: "q", valueSignature: "v", [])),
+                    ("ServiceData", .dictionary(keySignature: "s", valueSignature: "v", [])),
+                ]
+            ]
+            objects[service] = [
+                "org.bluez.GattService1": [
+                    ("UUID", .string(heartRateUUID)), ("Primary", .boolean(true)), ("Device", .objectPath(device)),
+                    ("Includes", .array(elementSignature: "o", [])),
+                ]
+            ]
+            objects[service + "/char0011"] = [
+                "org.bluez.GattCharacteristic1": [
+                    ("UUID", .string(measurementUUID)), ("Service", .objectPath(service)), ("Value", .bytes([])),
+                    ("Notifying", .boolean(false)), ("Flags", .array(elementSignature: "s", [.string("notify")])),
+                    ("MTU", .uint16(23)),
+                ]
+            ]
+        }
     }
-    try bus.export(path: "/org/bluez") { _ in .success([]) }
-    try bus.export(path: devicePath) { call in
-        if call.member == "Connect" {
-            try? bus.emitSignal(
-                path: devicePath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+
+    var managedObjects: DBusValue {
+        lock.lock()
+        defer { lock.unlock() }
+        return .dictionary(
+            keySignature: "o", valueSignature: "a{sa{sv}}",
+            objects.map { path, interfaces in
+                DBusDictionaryEntry(
+                    key: .objectPath(path),
+                    value: .dictionary(
+                        keySignature: "s", valueSignature: "a{sv}",
+                        interfaces.map { DBusDictionaryEntry(key: .string($0.key), value: .propertyMap($0.value)) }))
+            })
+    }
+
+    func properties(_ path: String, _ interface: String) -> [(String, DBusValue)] {
+        lock.lock()
+        defer { lock.unlock() }
+        return objects[path]?[interface] ?? []
+    }
+
+    /// Sets properties and emits PropertiesChanged, as bluetoothd does.
+    func set(_ path: String, _ interface: String, _ changes: [(String, DBusValue)]) {
+        lock.lock()
+        var current = objects[path]?[interface] ?? []
+        for (name, value) in changes {
+            if let index = current.firstIndex(where: { $0.0 == name }) {
+                current[index].1 = value
+            } else {
+                current.append((name, value))
+            }
+        }
+        objects[path]?[interface] = current
+        lock.unlock()
+        try? bus.emitSignal(
+            path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+            arguments: [.string(interface), .propertyMap(changes), .array(elementSignature: "s", [])])
+    }
+
+    func export() throws {
+        try bus.export(path: "/") { [self] call in
+            call.member == "GetManagedObjects" ? .success([managedObjects]) : .success([])
+        }
+        try bus.export(path: "/org/bluez") { _ in .success([]) }
+        try bus.export(path: "/org/bluez/hci0") { [self] call in
+            switch call.member {
+            case "StartDiscovery":
+                set("/org/bluez/hci0", "org.bluez.Adapter1", [("Discovering", .boolean(true))])
+                // Every strap advertises: an RSSI change each, as bluetoothd reports.
+                for index in 1...straps {
+                    set(devicePath(ofStrap: index), "org.bluez.Device1", [("RSSI", .int16(Int16(-50 - index % 20)))])
+                }
+            case "StopDiscovery":
+                set("/org/bluez/hci0", "org.bluez.Adapter1", [("Discovering", .boolean(false))])
+            default: break
+            }
+            return properties(call)
+        }
+        for index in 1...straps {
+            let device = devicePath(ofStrap: index)
+            try bus.export(path: device) { [self] call in
+                switch call.member {
+                case "Connect":
+                    set(device, "org.bluez.Device1", [("Connected", .boolean(true))])
+                    set(device, "org.bluez.Device1", [("ServicesResolved", .boolean(true))])
+                case "Disconnect":
+                    set(device, "org.bluez.Device1", [("ServicesResolved", .boolean(false))])
+                    set(device, "org.bluez.Device1", [("Connected", .boolean(false))])
+                default: break
+                }
+                return properties(call)
+            }
+            try bus.export(path: device + "/service0010") { [self] call in properties(call) }
+            let characteristic = device + "/service0010/char0011"
+            try bus.export(path: characteristic) { [self] call in
+                switch call.member {
+                case "StartNotify":
+                    set(characteristic, "org.bluez.GattCharacteristic1", [("Notifying", .boolean(true))])
+                case "StopNotify":
+                    set(characteristic, "org.bluez.GattCharacteristic1", [("Notifying", .boolean(false))])
+                default: break
+                }
+                return properties(call)
+            }
+        }
+    }
+
+    /// Answers org.freedesktop.DBus.Properties Get/GetAll; other methods succeed with no reply values.
+    private func properties(_ call: DBusMethodCall) -> DBusMethodReply {
+        guard call.interface == "org.freedesktop.DBus.Properties", let interface = call.arguments.first?.string
+        else { return .success([]) }
+        let values = properties(call.path, interface)
+        if call.member == "GetAll" { return .success([.propertyMap(values)]) }
+        if call.member == "Get", call.arguments.count > 1, let name = call.arguments[1].string,
+            let value = values.first(where: { $0.0 == name })?.1
+        {
+            return .success([.variant(value)])
+        }
+        return .success([])
+    }
+
+    /// Emits `perStrap` frames from every strap at `rate` Hz each (0: as fast as possible),
+    /// staggered evenly across straps.
+    func burst(perStrap: Int, rate: Double) throws -> (sent: Int, seconds: Double) {
+        let total = perStrap * straps
+        let spacing = rate > 0 ? 1e9 / rate / Double(straps) : 0
+        let start = nowNanoseconds()
+        let characteristics = (1...straps).map { devicePath(ofStrap: $0) + "/service0010/char0011" }
+        for sequence in 0..<total {
+            if spacing > 0 {
+                let due = start + UInt64(Double(sequence) * spacing)
+                let now = nowNanoseconds()
+                if due > now { usleep(UInt32((due - now) / 1000)) }
+            }
+            let stamp = nowNanoseconds()
+            let round = sequence / straps
+            var frame: [UInt8] = [0x11, UInt8(truncatingIfNeeded: round), UInt8(truncatingIfNeeded: round >> 8)]
+            for shift in stride(from: 0, to: 64, by: 8) {
+                frame.append(UInt8(truncatingIfNeeded: stamp >> UInt64(shift)))
+            }
+            try bus.emitSignal(
+                path: characteristics[sequence % straps], interface: "org.freedesktop.DBus.Properties",
+                member: "PropertiesChanged",
                 arguments: [
-                    .string("org.bluez.Device1"),
-                    .propertyMap([("Connected", .boolean(true)), ("ServicesResolved", .boolean(true))]),
+                    .string("org.bluez.GattCharacteristic1"), .propertyMap([("Value", .bytes(frame))]),
                     .array(elementSignature: "s", []),
                 ])
         }
-        return .success([])
+        return (total, Double(nowNanoseconds() - start) / 1e9)
     }
-    try bus.export(path: characteristicPath) { call in
-        if call.member == "StartNotify" { subscribed.continuation.yield() }
-        return .success([])
-    }
+}
+
+func runProducer(address: String, straps: Int) async throws {
+    let bus = try DBusConnection(bus: .address(address), logger: logger)
+    let bluez = FakeBlueZ(bus: bus, straps: straps)
+    try bluez.export()
     try await bus.requestName("org.bluez")
     print("ready")
     fflush(nil)
-    for await _ in subscribed.stream { break }
-    let interval = rate > 0 ? 1.0 / rate : 0
-    let start = nowNanoseconds()
-    for sequence in 0..<count {
-        if interval > 0 {
-            let due = start + UInt64(Double(sequence) * interval * 1e9)
-            while nowNanoseconds() < due {}
+    // Commands arrive on stdin; reading blocks, so it runs off the cooperative pool.
+    let commands = AsyncStream<String> { continuation in
+        Thread.detachNewThread {
+            while let line = readLine() { continuation.yield(line) }
+            continuation.finish()
         }
-        let stamp = nowNanoseconds()
-        var frame: [UInt8] = [0x11, UInt8(truncatingIfNeeded: sequence), UInt8(truncatingIfNeeded: sequence >> 8)]
-        for shift in stride(from: 0, to: 64, by: 16) {
-            frame.append(UInt8(truncatingIfNeeded: stamp >> UInt64(shift)))
-            frame.append(UInt8(truncatingIfNeeded: stamp >> UInt64(shift + 8)))
-        }
-        try bus.emitSignal(
-            path: characteristicPath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
-            arguments: [
-                .string("org.bluez.GattCharacteristic1"), .propertyMap([("Value", .bytes(frame))]),
-                .array(elementSignature: "s", []),
-            ])
     }
-    try await Task.sleep(for: .seconds(2))
+    for await command in commands {
+        let words = command.split(separator: " ")
+        guard words.first == "burst", words.count == 3, let perStrap = Int(words[1]), let rate = Double(words[2])
+        else { continue }
+        let (sent, seconds) = try bluez.burst(perStrap: perStrap, rate: rate)
+        print("done sent=\(sent) seconds=\(String(format: "%.3f", seconds))")
+        fflush(nil)
+    }
     await bus.close()
 }
 
-// MARK: Consumer
+// MARK: Consumer (hrbridge)
+
+/// When the last frame arrived (boot-time nanoseconds), shared with the watchdog.
+final class Box: Sendable { let value = Mutex<UInt64>(0) }
+
+func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
+    sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
+}
+
+/// Connects every strap through `BlueZAdapter`, then collects `expected` frames (or stops after 5 s
+/// without one) and returns the result object.
+func consume(bus: DBusConnection.Bus, straps: Int, expected: Int, onReady: () -> Void) async throws -> [String: Any] {
+    let connection = try DBusConnection(bus: bus, logger: logger)
+    var options = BlueZAdapter.Options()
+    options.reconnects = false
+    let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: logger)
+    let events = adapter.events()
+    let sensors = (1...straps).map { SensorIdentity(adapter: "hci0", address: address(ofStrap: $0)) }
+    let (readyStream, readyContinuation) = AsyncStream<Void>.makeStream()
+    let lastArrival = Box()
+    let receiver = Task { () -> [Double] in
+        var ready = Set<SensorIdentity>()
+        var latencies: [Double] = []
+        latencies.reserveCapacity(expected)
+        for await event in events {
+            switch event {
+            case .connectionChanged(let sensor, .ready):
+                ready.insert(sensor)
+                if ready.count == straps { readyContinuation.yield() }
+            case .measurement(let measurement):
+                guard case .heartRateMeasurement(let frame) = measurement.value, frame.rrIntervals.count == 4 else {
+                    continue
+                }
+                let arrived = nowNanoseconds()
+                var stamp: UInt64 = 0
+                for (index, interval) in frame.rrIntervals.enumerated() {
+                    stamp |= UInt64(interval.raw) << UInt64(16 * index)
+                }
+                latencies.append(Double(arrived &- stamp) / 1000)
+                lastArrival.value.withLock { $0 = arrived }
+                if latencies.count == expected { return latencies }
+            default: break
+            }
+        }
+        return latencies
+    }
+    for sensor in sensors { try await adapter.connect(sensor) }
+    for await _ in readyStream { break }
+    let before = resourceUsage()
+    onReady()
+    // Stop after 5 s without a frame once frames flowed (loss), or 180 s without any.
+    let started = nowNanoseconds()
+    let watchdog = Task {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            let last = lastArrival.value.withLock { $0 }
+            let now = nowNanoseconds()
+            if (last > 0 && now - last > 5_000_000_000) || (last == 0 && now - started > 180_000_000_000) {
+                receiver.cancel()
+                return
+            }
+        }
+    }
+    var latencies = await receiver.value
+    watchdog.cancel()
+    let after = resourceUsage()
+    receiver.cancel()
+    await adapter.shutdown()
+    await connection.close()
+    latencies.sort()
+    return [
+        "participant": "hrbridge", "received": latencies.count, "expected": expected,
+        "p50_us": percentile(latencies, 0.5), "p99_us": percentile(latencies, 0.99), "max_us": latencies.last ?? 0,
+        "cpu_us_per_notification": (after.cpuSeconds - before.cpuSeconds) / Double(max(latencies.count, 1)) * 1e6,
+        "peak_rss_kb": after.peakKilobytes,
+    ]
+}
+
+// MARK: Self-contained run
 
 func startDaemon(directory: URL) throws -> (address: String, pid: Int32) {
     let config = directory.appendingPathComponent("bus.conf")
@@ -167,11 +370,7 @@ func startDaemon(directory: URL) throws -> (address: String, pid: Int32) {
     return (lines[0], Int32(lines[1]) ?? 0)
 }
 
-func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
-    sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
-}
-
-func measure(count: Int, rate: Double, acquire: Bool) async throws {
+func runSelfContained(count: Int, rate: Double) async throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hrbridge-bench-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     let daemon = try startDaemon(directory: directory)
@@ -181,51 +380,30 @@ func measure(count: Int, rate: Double, acquire: Bool) async throws {
     }
     let producer = Process()
     producer.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-    producer.arguments = ["--producer", daemon.address, "--count", String(count), "--rate", String(rate)]
+    producer.arguments = ["--producer", daemon.address, "--straps", "1"]
+    let producerInput = Pipe()
     let producerOutput = Pipe()
+    producer.standardInput = producerInput
     producer.standardOutput = producerOutput
     try producer.run()
     _ = producerOutput.fileHandleForReading.availableData
-    let connection = try DBusConnection(bus: .address(daemon.address), logger: logger)
-    var options = BlueZAdapter.Options()
-    options.reconnects = false
-    let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: logger)
-    let events = adapter.events()
-    var latencies: [Double] = []
-    latencies.reserveCapacity(count)
-    let sensor = SensorIdentity(adapter: "hci0", address: "C0:FF:EE:00:00:01")
-    let cpuBefore = cpuSeconds()
     let wallBefore = nowNanoseconds()
-    let receiver = Task { () -> [Double] in
-        var latencies: [Double] = []
-        for await event in events {
-            guard case .measurement(let measurement) = event,
-                case .heartRateMeasurement(let frame) = measurement.value, frame.rrIntervals.count == 4
-            else { continue }
-            let arrived = nowNanoseconds()
-            var stamp: UInt64 = 0
-            for (index, interval) in frame.rrIntervals.enumerated() {
-                stamp |= UInt64(interval.raw) << UInt64(16 * index)
-            }
-            latencies.append(Double(arrived &- stamp) / 1000)
-            if latencies.count == count { break }
-        }
-        return latencies
+    let result = try await consume(bus: .address(daemon.address), straps: 1, expected: count) {
+        producerInput.fileHandleForWriting.write(Data("burst \(count) \(rate)\n".utf8))
     }
-    try await adapter.connect(sensor)
-    latencies = await receiver.value
-    let cpu = cpuSeconds() - cpuBefore
     let wall = Double(nowNanoseconds() - wallBefore) / 1e9
-    latencies.sort()
-    print(
-        "notifications=\(latencies.count) rate=\(rate > 0 ? String(Int(rate)) + "/s" : "unpaced") "
-            + "p50_us=\(String(format: "%.0f", percentile(latencies, 0.5))) "
-            + "p99_us=\(String(format: "%.0f", percentile(latencies, 0.99))) "
-            + "max_us=\(String(format: "%.0f", latencies.last ?? 0)) "
-            + "cpu_us_per_notification=\(String(format: "%.1f", cpu / Double(max(latencies.count, 1)) * 1e6)) "
-            + "throughput_per_s=\(String(format: "%.0f", Double(latencies.count) / wall))")
-    await adapter.shutdown()
-    await connection.close()
+    let received = result["received"] as? Int ?? 0
+    func figure(_ key: String, _ format: String = "%.0f") -> String {
+        String(format: format, result[key] as? Double ?? 0)
+    }
+    let pace = rate > 0 ? String(Int(rate)) + "/s" : "unpaced"
+    let throughput = String(format: "%.0f", Double(received) / wall)
+    let peak = result["peak_rss_kb"] as? Int ?? 0
+    var line = "notifications=\(received) rate=\(pace) p50_us=\(figure("p50_us")) p99_us=\(figure("p99_us")) "
+    line += "max_us=\(figure("max_us")) cpu_us_per_notification=\(figure("cpu_us_per_notification", "%.1f")) "
+    line += "throughput_per_s=\(throughput) peak_rss_kb=\(peak)"
+    print(line)
+    producerInput.fileHandleForWriting.closeFile()
     producer.terminate()
 }
 
@@ -233,20 +411,37 @@ func measure(count: Int, rate: Double, acquire: Bool) async throws {
 
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 var producerAddress: String?
+var consumer = false
+var straps = 1
 var count = 20_000
 var rate = 2_000.0
+var expected = 0
 while let argument = arguments.next() {
     switch argument {
     case "--producer": producerAddress = arguments.next()
+    case "--consumer": consumer = true
+    case "--straps": straps = max(1, Int(arguments.next() ?? "") ?? straps)
+    case "--expect": expected = Int(arguments.next() ?? "") ?? expected
     case "--count": count = Int(arguments.next() ?? "") ?? count
     case "--rate": rate = Double(arguments.next() ?? "") ?? rate
     default:
-        print("usage: NotifyBenchmark [--count N] [--rate PER_SECOND (0 = unpaced)]")
+        print(
+            """
+            usage: NotifyBenchmark [--count N] [--rate PER_SECOND (0 = unpaced)]
+                   NotifyBenchmark --producer BUS_ADDRESS [--straps N]
+                   NotifyBenchmark --consumer [--straps N] --expect TOTAL
+            """)
         exit(64)
     }
 }
 if let producerAddress {
-    try await runProducer(address: producerAddress, count: count, rate: rate)
+    try await runProducer(address: producerAddress, straps: straps)
+} else if consumer {
+    let result = try await consume(bus: .system, straps: straps, expected: expected) {
+        print("ready")
+        fflush(nil)
+    }
+    print(String(decoding: try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys]), as: UTF8.self))
 } else {
-    try await measure(count: count, rate: rate, acquire: false)
+    try await runSelfContained(count: count, rate: rate)
 }

@@ -1,0 +1,84 @@
+"""A minimal bleak client, as a Linux user would write one: scan for the straps, connect,
+start_notify on the Heart Rate Measurement, and only record the emit time each frame carries
+(bytes 3..10, little-endian CLOCK_BOOTTIME nanoseconds). Prints "ready", then one JSON result.
+
+usage: bleak_client.py STRAPS EXPECTED_TOTAL
+"""
+import asyncio
+import json
+import resource
+import sys
+import time
+
+from bleak import BleakClient, BleakScanner
+
+HEART_RATE = "0000180d-0000-1000-8000-00805f9b34fb"
+MEASUREMENT = "00002a37-0000-1000-8000-00805f9b34fb"
+
+
+def address(index):
+    return "C0:FF:EE:00:%02X:%02X" % (index >> 8, index & 0xFF)
+
+
+def usage():
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime + own.ru_stime, own.ru_maxrss
+
+
+async def main(straps, expected):
+    wanted = {address(index) for index in range(1, straps + 1)}
+    found = {}
+    all_found = asyncio.Event()
+
+    def seen(device, _advertisement):
+        if device.address in wanted:
+            found[device.address] = device
+            if len(found) == len(wanted):
+                all_found.set()
+
+    async with BleakScanner(seen, service_uuids=[HEART_RATE]):
+        await asyncio.wait_for(all_found.wait(), 60)
+    clients = [BleakClient(found[a]) for a in sorted(wanted)]
+    await asyncio.gather(*(client.connect() for client in clients))
+
+    latencies = []
+    done = asyncio.Event()
+    last = [0]
+
+    def notified(_characteristic, data):
+        now = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
+        latencies.append((now - int.from_bytes(data[3:11], "little")) / 1000)
+        last[0] = now
+        if len(latencies) >= expected:
+            done.set()
+
+    for client in clients:
+        await client.start_notify(MEASUREMENT, notified)
+    cpu_before, _ = usage()
+    print("ready", flush=True)
+    started = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
+    while not done.is_set():
+        try:
+            await asyncio.wait_for(done.wait(), 1)
+        except asyncio.TimeoutError:
+            now = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
+            if (last[0] and now - last[0] > 5e9) or (not last[0] and now - started > 180e9):
+                break
+    cpu_after, peak = usage()
+    received = list(latencies)
+    for client in clients:
+        await client.disconnect()
+    received.sort()
+    count = len(received)
+    print(json.dumps({
+        "participant": "bleak", "received": count, "expected": expected,
+        "p50_us": received[count // 2] if count else 0,
+        "p99_us": received[int(count * 0.99)] if count else 0,
+        "max_us": received[-1] if count else 0,
+        "cpu_us_per_notification": (cpu_after - cpu_before) / max(count, 1) * 1e6,
+        "peak_rss_kb": peak,
+    }, sort_keys=True), flush=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))

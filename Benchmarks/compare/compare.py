@@ -1,0 +1,158 @@
+"""Side-by-side notification benchmark: hrbridge, bleak and a libdbus floor on one private bus.
+
+One dbus-daemon; per scenario and participant a fresh producer (NotifyBenchmark --producer) owns
+org.bluez, the participant connects and subscribes, says "ready", the producer emits the burst,
+and the participant reports latency (emit -> delivered, from the time stamped in each frame),
+CPU per notification and peak RSS. Scenarios: 1 strap at 4 Hz, 50 straps at 4 Hz, and a flood
+(one strap, as fast as the producer goes). Prints a Markdown table of medians over --runs runs
+and the ratios against the targets of the issue.
+
+usage: compare.py --notify PATH --floor PATH [--runs 3] [--quick]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig><type>system</type><listen>unix:path={directory}/bus</listen><auth>EXTERNAL</auth>
+<policy context="default"><allow user="*"/><allow own="*"/><allow send_type="method_call"/>
+<allow send_type="signal"/><allow send_type="method_return"/><allow send_type="error"/>
+<allow receive_type="method_call"/><allow receive_type="signal"/><allow receive_type="method_return"/>
+<allow receive_type="error"/></policy>
+<limit name="max_incoming_bytes">1000000000</limit><limit name="max_outgoing_bytes">1000000000</limit>
+<limit name="max_match_rules_per_connection">100000</limit>
+</busconfig>
+"""
+
+
+def start_bus(directory):
+    path = os.path.join(directory, "bus.conf")
+    with open(path, "w") as config:
+        config.write(CONFIG.format(directory=directory))
+    daemon = subprocess.run(
+        ["dbus-daemon", "--config-file=" + path, "--fork", "--print-address=1", "--print-pid=1"],
+        check=True, capture_output=True, text=True)
+    address, pid = daemon.stdout.split()[:2]
+    return address, int(pid)
+
+
+def read_line(process, what, timeout):
+    """The next stdout line of `process`, or an error naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    import select
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stdout], [], [], max(0.0, deadline - time.monotonic()))
+        if ready:
+            line = process.stdout.readline()
+            if not line:
+                raise RuntimeError("%s ended early (exit %s)" % (what, process.poll()))
+            return line.strip()
+    raise RuntimeError("%s: no answer in %d s" % (what, timeout))
+
+
+def run_once(address, arguments, participant, straps, per_strap, rate):
+    environment = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=address)
+    producer = subprocess.Popen(
+        [arguments.notify, "--producer", address, "--straps", str(straps)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=environment)
+    expected = straps * per_strap
+    commands = {
+        "floor": [arguments.floor, str(straps), str(expected)],
+        "hrbridge": [arguments.notify, "--consumer", "--straps", str(straps), "--expect", str(expected)],
+        "bleak": [sys.executable, os.path.join(os.path.dirname(__file__), "bleak_client.py"), str(straps),
+                  str(expected)],
+    }
+    consumer = None
+    try:
+        if read_line(producer, "producer", 30) != "ready":
+            raise RuntimeError("producer did not start")
+        consumer = subprocess.Popen(commands[participant], stdout=subprocess.PIPE, text=True, env=environment)
+        if read_line(consumer, participant, 120) != "ready":
+            raise RuntimeError(participant + " did not get ready")
+        producer.stdin.write("burst %d %s\n" % (per_strap, rate))
+        producer.stdin.flush()
+        done = read_line(producer, "producer burst", 600)
+        result = json.loads(read_line(consumer, participant + " result", 600))
+        sent = dict(part.split("=") for part in done.split()[1:])
+        result["emit_rate"] = int(sent["sent"]) / max(float(sent["seconds"]), 1e-9)
+        return result
+    finally:
+        for process in (consumer, producer):
+            if process is not None:
+                process.kill()
+                process.wait()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--notify", required=True)
+    parser.add_argument("--floor", required=True)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="shorter scenarios, one run")
+    arguments = parser.parse_args()
+    if arguments.quick:
+        arguments.runs = 1
+    scenarios = [
+        ("1 strap, 4 Hz", 1, 30 if arguments.quick else 120, 4),
+        ("50 straps, 4 Hz", 50, 12 if arguments.quick else 40, 4),
+        ("flood, 1 strap, unpaced", 1, 20000, 0),
+    ]
+    participants = ["floor", "hrbridge", "bleak"]
+    with tempfile.TemporaryDirectory(prefix="hrbridge-compare-") as directory:
+        address, pid = start_bus(directory)
+        try:
+            results = {}
+            for name, straps, per_strap, rate in scenarios:
+                for run in range(arguments.runs):
+                    for participant in participants:
+                        result = run_once(address, arguments, participant, straps, per_strap, rate)
+                        results.setdefault((name, participant), []).append(result)
+                        print("# %s, %s, run %d: %s" % (name, participant, run + 1, json.dumps(result)),
+                              file=sys.stderr, flush=True)
+        finally:
+            os.kill(pid, 15)
+    report(results, scenarios, participants, arguments.runs)
+
+
+def median(results, key):
+    return statistics.median(result[key] for result in results)
+
+
+def report(results, scenarios, participants, runs):
+    print("| scenario | client | received | p50 | p99 | CPU per notification | peak RSS | producer rate |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, straps, per_strap, rate in scenarios:
+        for participant in participants:
+            runs_of = results[(name, participant)]
+            received = sum(r["received"] for r in runs_of)
+            expected = sum(r["expected"] for r in runs_of)
+            print("| %s | %s | %d/%d | %.0f µs | %.0f µs | %.1f µs | %.1f MB | %.0f/s |" % (
+                name, participant, received, expected, median(runs_of, "p50_us"), median(runs_of, "p99_us"),
+                median(runs_of, "cpu_us_per_notification"), median(runs_of, "peak_rss_kb") / 1024,
+                median(runs_of, "emit_rate")))
+    print()
+    print("Ratios (hrbridge / other, medians of %d run(s)); targets: p50 ≤ 1 × bleak and ≤ 1.2 × floor, "
+          "CPU ≤ 0.6 × bleak and ≤ 2 × floor, peak RSS ≤ 0.5 × bleak, no loss in the flood." % runs)
+    print()
+    print("| scenario | p50 / bleak | p50 / floor | CPU / bleak | CPU / floor | RSS / bleak | lost (hrbridge) |")
+    print("|---|---|---|---|---|---|---|")
+    for name, *_ in scenarios:
+        ours, bleak, floor = (results[(name, p)] for p in ("hrbridge", "bleak", "floor"))
+
+        def ratio(key, other):
+            return median(ours, key) / max(median(other, key), 1e-9)
+
+        lost = sum(r["expected"] - r["received"] for r in ours)
+        print("| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %d |" % (
+            name, ratio("p50_us", bleak), ratio("p50_us", floor), ratio("cpu_us_per_notification", bleak),
+            ratio("cpu_us_per_notification", floor), ratio("peak_rss_kb", bleak), lost))
+
+
+if __name__ == "__main__":
+    main()
