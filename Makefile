@@ -3,7 +3,7 @@ SWIFT ?= swift
 SYSTEM_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev libsqlite3-dev bluez dbus python3-venv python3-dbus python3-gi
 BIN := .build/debug/hrbridge
 
-.PHONY: demo test setup python-peers build format check-format bench
+.PHONY: demo test setup python-peers build format check-format bench bench-compare
 
 setup:
 	@scripts/check-toolchain.sh
@@ -32,3 +32,6 @@ test: python-peers check-format
 
 bench: setup
 	Benchmarks/run.sh
+
+bench-compare: setup
+	Benchmarks/compare.sh
