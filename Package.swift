@@ -15,12 +15,17 @@ let package = Package(
         .library(name: "WorkoutPlans", targets: ["WorkoutPlans"]),
         .library(name: "Workouts", targets: ["Workouts"]),
         .library(name: "SensorSimulator", targets: ["SensorSimulator"]),
+        .library(name: "Bridge", targets: ["Bridge"]),
         .executable(name: "hrbridge", targets: ["hrbridge"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // The libdbus-1 C API; only the DBus module imports it.
@@ -67,13 +72,30 @@ let package = Package(
             name: "Workouts",
             dependencies: ["GATT", "Samples", "Sensors", .product(name: "Logging", package: "swift-log")]
         ),
+        // The daemon: configuration, sensor and session managers, live API (REST, SSE, WebSocket), systemd notify.
+        .target(
+            name: "Bridge",
+            dependencies: [
+                "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus", "WorkoutStore",
+                "WorkoutExport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            exclude: ["API/openapi.json"]
+        ),
         // The command line: thin commands over the modules.
         .executableTarget(
             name: "hrbridge",
             dependencies: [
                 "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus", "Doctor", "WorkoutStore",
-                "WorkoutExport", "WorkoutPlans",
+                "WorkoutExport", "WorkoutPlans", "Bridge",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -115,6 +137,13 @@ let package = Package(
             name: "WorkoutPlansTests",
             dependencies: ["WorkoutPlans", "Workouts", "Samples", "Sensors", "SensorSimulator"]),
         .testTarget(name: "hrbridgeTests", dependencies: ["hrbridge", "BusHarness"]),
+        .testTarget(
+            name: "BridgeTests",
+            dependencies: [
+                "Bridge", "BusHarness", "Workouts", "Sensors", "hrbridge",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
     ]
 )
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BlueZ
+import Bridge
 import DBus
 import Foundation
 import Sensors

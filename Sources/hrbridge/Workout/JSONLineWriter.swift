@@ -1,3 +1,4 @@
+import Bridge
 import Foundation
 import GATT
 import Samples

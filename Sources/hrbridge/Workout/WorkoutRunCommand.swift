@@ -1,4 +1,5 @@
 import ArgumentParser
+import Bridge
 import Foundation
 import GATT
 import Logging

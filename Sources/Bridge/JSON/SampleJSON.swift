@@ -1,11 +1,12 @@
-import Foundation
+public import Foundation
 import GATT
-import Samples
+public import Samples
 import Sensors
 
 /// The JSON shape of a quantity sample.
-enum SampleJSON {
-    static func object(_ sample: QuantitySample) -> [String: Any] {
+public enum SampleJSON {
+    /// The JSON object of a sample.
+    public static func object(_ sample: QuantitySample) -> [String: Any] {
         var source: [String: Any] = ["adapter": sample.source.adapter, "address": sample.source.address]
         if let name = sample.source.name { source["name"] = name }
         var metadata: [String: Any] = [:]

@@ -1,24 +1,27 @@
-import Foundation
-import Samples
-import Workouts
+public import Foundation
+public import Samples
+public import Workouts
 
 /// JSON shapes of workout values for `--json`.
-enum WorkoutJSON {
-    static func event(_ event: WorkoutEvent) -> [String: Any] {
+public enum WorkoutJSON {
+    /// The JSON object of a workout event.
+    public static func event(_ event: WorkoutEvent) -> [String: Any] {
         [
             "type": event.kind.rawValue, "start": ISO8601.format(event.dateInterval.start),
             "end": ISO8601.format(event.dateInterval.end),
         ]
     }
 
-    static func zoneDuration(_ duration: ZoneDuration) -> [String: Any] {
+    /// The JSON object of a zone and its time.
+    public static func zoneDuration(_ duration: ZoneDuration) -> [String: Any] {
         [
             "index": duration.zone.index, "lower": duration.zone.lower.map { $0 as Any } ?? NSNull(),
             "upper": duration.zone.upper.map { $0 as Any } ?? NSNull(), "duration": duration.duration,
         ]
     }
 
-    static func statistics(_ statistics: Statistics) -> [String: Any] {
+    /// The JSON object of statistics.
+    public static func statistics(_ statistics: Statistics) -> [String: Any] {
         func value(_ number: Double?) -> Any { number.map { $0 as Any } ?? NSNull() }
         return [
             "unit": statistics.unit.symbol, "count": statistics.sampleCount, "min": value(statistics.minimum),
@@ -27,7 +30,8 @@ enum WorkoutJSON {
         ]
     }
 
-    static func activity(_ activity: WorkoutActivity) -> [String: Any] {
+    /// The JSON object of an activity.
+    public static func activity(_ activity: WorkoutActivity) -> [String: Any] {
         [
             "activityType": activity.configuration.activityType.rawValue, "start": ISO8601.format(activity.start),
             "end": activity.end.map { ISO8601.format($0) as Any } ?? NSNull(), "elapsedTime": activity.elapsedTime,
@@ -38,7 +42,8 @@ enum WorkoutJSON {
         ]
     }
 
-    static func summary(_ workout: Workout) -> [String: Any] {
+    /// The JSON object of a finished workout.
+    public static func summary(_ workout: Workout) -> [String: Any] {
         let hrv = workout.heartRateVariability
         return [
             "elapsedTime": workout.elapsedTime,

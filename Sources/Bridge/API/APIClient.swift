@@ -1,0 +1,144 @@
+public import Foundation
+import NIOCore
+public import NIOHTTP1
+import NIOPosix
+
+/// A small HTTP/1.1 client for the daemon's API, over its Unix socket or TCP (used by
+/// `hrbridge session …` and the tests). NIO does the HTTP; this only frames requests.
+public struct APIClient: Sendable {
+    /// Where the API listens.
+    public enum Endpoint: Sendable {
+        case unix(String)
+        case tcp(host: String, port: Int)
+    }
+
+    /// A response: status and body.
+    public struct Reply: Sendable {
+        /// The HTTP status.
+        public var status: Int
+        /// Extra response headers.
+        public var headers: [(String, String)]
+        /// The response body.
+        public var body: Data
+
+        /// The body as a JSON object.
+        public var object: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
+        /// The error message of an error body.
+        public var errorMessage: String? { (object?["error"] as? [String: Any])?["message"] as? String }
+    }
+
+    /// Where the daemon listens.
+    public var endpoint: Endpoint
+    /// The bearer token sent with every request (TCP only).
+    public var token: String?
+
+    /// Creates it from its parts.
+    public init(endpoint: Endpoint, token: String? = nil) {
+        self.endpoint = endpoint
+        self.token = token
+    }
+
+    private func connect() async throws -> NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart> {
+        let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        let initializer:
+            @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>> =
+                {
+                    channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                        return try NIOAsyncChannel(wrappingChannelSynchronously: channel)
+                    }
+                }
+        switch endpoint {
+        case .unix(let path):
+            return try await bootstrap.connect(unixDomainSocketPath: path, channelInitializer: initializer)
+        case .tcp(let host, let port):
+            return try await bootstrap.connect(host: host, port: port, channelInitializer: initializer)
+        }
+    }
+
+    private func head(_ method: HTTPMethod, _ path: String, bodyLength: Int) -> HTTPRequestHead {
+        var head = HTTPRequestHead(version: .http1_1, method: method, uri: path)
+        head.headers.add(name: "Host", value: "localhost")
+        head.headers.add(name: "Connection", value: "close")
+        head.headers.add(name: "Content-Length", value: String(bodyLength))
+        if bodyLength > 0 { head.headers.add(name: "Content-Type", value: "application/json") }
+        if let token { head.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        return head
+    }
+
+    /// Sends one request and collects the whole response.
+    public func send(_ method: HTTPMethod, _ path: String, json: [String: Any]? = nil) async throws -> Reply {
+        let body = try json.map { try JSONSerialization.data(withJSONObject: $0) } ?? Data()
+        let channel = try await connect()
+        return try await channel.executeThenClose { inbound, outbound in
+            try await outbound.write(.head(head(method, path, bodyLength: body.count)))
+            if !body.isEmpty { try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: body)))) }
+            try await outbound.write(.end(nil))
+            var reply = Reply(status: 0, headers: [], body: Data())
+            for try await part in inbound {
+                switch part {
+                case .head(let head):
+                    reply.status = Int(head.status.code)
+                    reply.headers = head.headers.map { ($0.name, $0.value) }
+                case .body(let buffer): reply.body.append(contentsOf: buffer.readableBytesView)
+                case .end: return reply
+                }
+            }
+            return reply
+        }
+    }
+
+    /// Follows a Server-Sent Events stream: `onEvent(kind, data)` for each event until it returns false.
+    /// Throws when the answer is not 200 (with the error message).
+    public func events(_ path: String, onEvent: (String, String) async -> Bool) async throws {
+        let channel = try await connect()
+        try await channel.executeThenClose { inbound, outbound in
+            try await outbound.write(.head(head(.GET, path, bodyLength: 0)))
+            try await outbound.write(.end(nil))
+            var pending = ""
+            var status = 0
+            var errorBody = Data()
+            for try await part in inbound {
+                switch part {
+                case .head(let head): status = Int(head.status.code)
+                case .body(let buffer):
+                    guard status == 200 else {
+                        errorBody.append(contentsOf: buffer.readableBytesView)
+                        continue
+                    }
+                    pending += String(decoding: buffer.readableBytesView, as: UTF8.self)
+                    while let range = pending.range(of: "\n\n") {
+                        let block = pending[..<range.lowerBound]
+                        pending = String(pending[range.upperBound...])
+                        var kind = "message"
+                        var data = ""
+                        for line in block.split(separator: "\n") {
+                            if line.hasPrefix("event: ") { kind = String(line.dropFirst(7)) }
+                            if line.hasPrefix("data: ") { data += line.dropFirst(6) }
+                        }
+                        guard await onEvent(kind, data) else { return }
+                    }
+                case .end:
+                    if status != 200 {
+                        let reply = Reply(status: status, headers: [], body: errorBody)
+                        throw APIClientError.status(status, reply.errorMessage ?? "")
+                    }
+                    return
+                }
+            }
+        }
+    }
+}
+
+/// A refused request.
+public enum APIClientError: Error, CustomStringConvertible {
+    case status(Int, String)
+
+    /// A one-line description for messages and logs.
+    public var description: String {
+        switch self {
+        case .status(let code, let message): "HTTP \(code): \(message)"
+        }
+    }
+}

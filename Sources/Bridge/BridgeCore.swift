@@ -1,0 +1,51 @@
+public import Foundation
+public import Logging
+public import Sensors
+public import WorkoutStore
+
+/// What the API serves: the sensors, the sessions, the store and the live hub of one daemon.
+public final class BridgeCore: Sendable {
+    /// The daemon's configuration.
+    public let configuration: BridgeConfiguration
+    /// The sensors.
+    public let sensors: SensorManager
+    /// The sessions.
+    public let sessions: SessionManager
+    /// The store (nil when none could be opened).
+    public let store: WorkoutStore?
+    /// The live stream hub.
+    public let hub: LiveHub
+    /// Where the daemon logs.
+    public let logger: Logger
+
+    /// Creates it from its parts.
+    public init(
+        configuration: BridgeConfiguration, sensors: SensorManager, sessions: SessionManager, store: WorkoutStore?,
+        hub: LiveHub, logger: Logger
+    ) {
+        self.configuration = configuration
+        self.sensors = sensors
+        self.sessions = sessions
+        self.store = store
+        self.hub = hub
+        self.logger = logger
+    }
+
+    /// The messages a late subscriber gets first: every sensor's status and every active session.
+    public func currentState() async -> [LiveMessage] {
+        var messages = await sensors.list().map { LiveMessage(kind: "sensor", sensor: $0.address, fields: $0.fields) }
+        for session in await sessions.active {
+            messages.append(LiveMessage(kind: "session", session: session.id, fields: await session.snapshot()))
+        }
+        return messages
+    }
+
+    /// One line for systemd's STATUS=: "2 sensors streaming, 1 session running".
+    public func statusLine() async -> String {
+        let availability = await sensors.availability
+        if availability != .ready { return "waiting: \(availability)" }
+        let ready = await sensors.readyCount
+        let active = await sessions.activeCount
+        return "\(ready) sensor\(ready == 1 ? "" : "s") streaming, \(active) session\(active == 1 ? "" : "s") running"
+    }
+}

@@ -1,0 +1,208 @@
+import BlueZ
+import DBus
+public import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+public import Logging
+import NIOCore
+import SensorSimulator
+import Sensors
+import ServiceLifecycle
+import UnixSignals
+import WorkoutStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Why the daemon could not start; the command maps each to an exit status.
+public enum DaemonError: Error, CustomStringConvertible {
+    case store(String)
+    case adapter(String)
+    case listener(String)
+
+    /// A one-line description for messages and logs.
+    public var description: String {
+        switch self {
+        case .store(let why): "store: \(why)"
+        case .adapter(let why): "adapter: \(why)"
+        case .listener(let why): "API listener: \(why)"
+        }
+    }
+}
+
+/// `hrbridge daemon`: the sensor manager, the session manager, the store, the API listeners and the
+/// systemd notifier, run as one service group. SIGTERM/SIGINT end every session (saved), then exit.
+public enum BridgeDaemon {
+    /// Runs until SIGTERM or SIGINT.
+    public static func run(configuration: BridgeConfiguration, logger: Logger) async throws {
+        let notifier = SystemdNotifier()
+        let hub = LiveHub()
+        let store = try openStore(configuration)
+        var dbus: DBusConnection?
+        let adapter: any SensorAdapter
+        let clock: any WallClock
+        var offered: [SensorIdentity] = []
+        switch configuration.adapter {
+        case .mock(let scenarioPath, let seed, let speed):
+            clock = AcceleratedWallClock(speed: speed)
+            var scenario = Scenario.default
+            if let scenarioPath {
+                do {
+                    scenario = try ScenarioParser.load(path: scenarioPath)
+                } catch {
+                    throw DaemonError.adapter("\(error)")
+                }
+            }
+            let mock = MockSensorAdapter(scenario: scenario, seed: seed, clock: clock, logger: logger)
+            offered = mock.sensors
+            adapter = mock
+        case .bluez(let name):
+            clock = SystemWallClock()
+            let connection: DBusConnection
+            do {
+                connection = try DBusConnection(bus: .system, logger: logger)
+            } catch {
+                throw DaemonError.adapter("cannot reach the system D-Bus: \(error)")
+            }
+            dbus = connection
+            // Zero adapters (or no bluetoothd) is a state, not a failure: wait, saying so.
+            let watchdog = notifier.watchdogInterval.map { interval in
+                Task {
+                    while !Task.isCancelled {
+                        if connection.isConnected { notifier.watchdog() }
+                        try? await Task.sleep(for: interval)
+                    }
+                }
+            }
+            defer { watchdog?.cancel() }
+            do {
+                let chosen = try await BlueZAdapter.waitForAdapter(named: name, connection: connection) { state in
+                    notifier.status("waiting: \(state)")
+                    logger.notice("waiting for Bluetooth", metadata: ["state": "\(state)"])
+                }
+                adapter = try await BlueZAdapter.open(
+                    adapter: chosen, connection: connection, clock: clock, logger: logger)
+            } catch {
+                throw DaemonError.adapter("\(error)")
+            }
+        }
+        let sensors = SensorManager(adapter: adapter, known: configuration.sensors, hub: hub, logger: logger)
+        let sessions = SessionManager(
+            configuration: configuration, sensors: sensors, store: store, clock: clock, hub: hub, logger: logger)
+        let core = BridgeCore(
+            configuration: configuration, sensors: sensors, sessions: sessions, store: store, hub: hub, logger: logger)
+        await sensors.start(offered: offered)
+        await sessions.recover()
+
+        var services: [any Service] = []
+        let bridge = BridgeService(core: core, notifier: notifier, dbus: dbus, logger: logger)
+        services.append(bridge)
+        services.append(try unixListener(core: core, logger: logger))
+        if let port = configuration.tcpPort {
+            let router = APIRouter.make(core: core, requiresToken: true)
+            services.append(
+                Application(
+                    router: router, server: .http1WebSocketUpgrade(webSocketRouter: router),
+                    configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: port)),
+                    logger: logger))
+        }
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        await dbus?.close()
+    }
+
+    static func openStore(_ configuration: BridgeConfiguration) throws -> WorkoutStore {
+        let path =
+            configuration.storePath
+            ?? ProcessInfo.processInfo.environment["STATE_DIRECTORY"]?.split(separator: ":").first.map {
+                "\($0)/store.sqlite"
+            }
+            ?? WorkoutStore.defaultPath
+        do {
+            return try WorkoutStore(path: path)
+        } catch {
+            throw DaemonError.store("\(path): \(error)")
+        }
+    }
+
+    /// The Unix-socket listener: a stale socket file is replaced, the mode is set once it listens.
+    static func unixListener(core: BridgeCore, logger: Logger) throws -> some Service {
+        let path = core.configuration.effectiveSocketPath
+        let directory = (path as NSString).deletingLastPathComponent
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw DaemonError.listener("cannot create \(directory): \(error)")
+        }
+        var status = stat()
+        if lstat(path, &status) == 0 {
+            guard status.st_mode & S_IFMT == S_IFSOCK else {
+                throw DaemonError.listener("\(path) exists and is not a socket")
+            }
+            unlink(path)
+        }
+        let mode = mode_t(core.configuration.socketMode)
+        let router = APIRouter.make(core: core, requiresToken: false)
+        return Application(
+            router: router, server: .http1WebSocketUpgrade(webSocketRouter: router),
+            configuration: ApplicationConfiguration(address: .unixDomainSocket(path: path)),
+            onServerRunning: { _ in
+                chmod(path, mode)
+                logger.notice("API listening", metadata: ["socket": "\(path)"])
+            },
+            logger: logger)
+    }
+}
+
+/// The daemon's own service: READY once everything is up, STATUS on every change (no polling),
+/// WATCHDOG at half of WATCHDOG_USEC while the D-Bus loop is healthy, and on shutdown STOPPING
+/// and every session ended and saved.
+struct BridgeService: Service {
+    let core: BridgeCore
+    let notifier: SystemdNotifier
+    let dbus: DBusConnection?
+    let logger: Logger
+
+    func run() async throws {
+        let messages = core.hub.subscribe()
+        let line = await core.statusLine()
+        notifier.ready(status: line)
+        logger.notice("hrbridge daemon ready", metadata: ["status": "\(line)"])
+        let core = core
+        let notifier = notifier
+        let dbus = dbus
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var last = ""
+                for await message in messages where ["sensor", "session", "adapter"].contains(message.kind) {
+                    let line = await core.statusLine()
+                    if line != last {
+                        notifier.status(line)
+                        last = line
+                    }
+                }
+            }
+            if let interval = notifier.watchdogInterval {
+                group.addTask {
+                    while !Task.isCancelled {
+                        // A wedged D-Bus loop stops the pings, and systemd restarts us.
+                        if dbus?.isConnected ?? true { notifier.watchdog() }
+                        try? await Task.sleep(for: interval)
+                    }
+                }
+            }
+            group.addTask { try? await gracefulShutdown() }
+            await group.next()
+            group.cancelAll()
+        }
+        notifier.stopping()
+        logger.notice("stopping: ending sessions")
+        await core.sessions.stopAll()
+        await core.sensors.stop()
+        core.hub.finish()
+    }
+}

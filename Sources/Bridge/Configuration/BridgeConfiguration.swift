@@ -1,0 +1,105 @@
+public import Foundation
+public import Workouts
+
+/// What `hrbridge daemon` runs with: read from `/etc/hrbridge/config.toml` (or `--config`) by
+/// ``ConfigurationLoader``; every field has a default, so an empty file is a valid configuration.
+public struct BridgeConfiguration: Sendable {
+    /// Where sensor data comes from.
+    public enum AdapterKind: Sendable, Equatable {
+        /// The simulator: a scenario file (nil: the built-in one), a seed, a time acceleration.
+        case mock(scenario: String?, seed: UInt64?, speed: Double)
+        /// BlueZ on the system bus; `adapter` picks hciN (nil: the first one).
+        case bluez(adapter: String?)
+    }
+
+    /// What a bearer token may do.
+    public enum Role: String, Sendable, Comparable, CaseIterable {
+        /// State, lists and live streams.
+        case read
+        /// Everything `read` may, plus starting and ending sessions, connecting and pairing sensors.
+        case control
+
+        /// `read` ranks below `control`.
+        public static func < (lhs: Role, rhs: Role) -> Bool { lhs == .read && rhs == .control }
+    }
+
+    /// A bearer token for the TCP listener.
+    public struct Token: Sendable, Equatable {
+        /// The token text.
+        public var value: String
+        /// What the token may do.
+        public var role: Role
+        /// Creates it from its parts.
+        public init(value: String, role: Role) {
+            self.value = value
+            self.role = role
+        }
+    }
+
+    /// An athlete: the profile sessions use (zones, energy), and optional custom heart-rate zones.
+    public struct Athlete: Sendable {
+        /// The athlete's profile.
+        public var profile: UserProfile
+        /// Custom heart-rate zones, overriding the profile's.
+        public var zones: ZoneConfiguration?
+        /// Creates it from its parts.
+        public init(profile: UserProfile, zones: ZoneConfiguration? = nil) {
+            self.profile = profile
+            self.zones = zones
+        }
+    }
+
+    /// A sensor the bridge keeps connected, and whose athlete a session on it records.
+    public struct KnownSensor: Sendable, Equatable {
+        /// The Bluetooth address, upper case.
+        public var address: String
+        /// The athlete identifier.
+        public var athlete: String?
+        /// A display name.
+        public var name: String?
+        /// Creates it from its parts.
+        public init(address: String, athlete: String? = nil, name: String? = nil) {
+            self.address = address
+            self.athlete = athlete
+            self.name = name
+        }
+    }
+
+    /// The adapter name.
+    public var adapter: AdapterKind = .mock(scenario: nil, seed: nil, speed: 1)
+    /// The store file; nil: `$STATE_DIRECTORY/store.sqlite` under systemd, else the user's default.
+    public var storePath: String?
+    /// The API's Unix socket; nil: `$RUNTIME_DIRECTORY/api.sock` under systemd, else `/run/hrbridge/api.sock`.
+    public var socketPath: String?
+    /// The socket's permission bits.
+    public var socketMode: Int = 0o660
+    /// The optional TCP listener on 127.0.0.1; every request on it needs a token.
+    public var tcpPort: Int?
+    /// Bearer tokens for the TCP listener.
+    public var tokens: [Token] = []
+    /// Athletes and their profiles.
+    public var athletes: [Athlete] = []
+    /// The sensors.
+    public var sensors: [KnownSensor] = []
+
+    /// The default configuration: the simulator, default paths, no TCP listener.
+    public init() {}
+
+    /// The socket path in force.
+    public var effectiveSocketPath: String {
+        if let socketPath { return socketPath }
+        if let runtime = ProcessInfo.processInfo.environment["RUNTIME_DIRECTORY"]?.split(separator: ":").first {
+            return "\(runtime)/api.sock"
+        }
+        return "/run/hrbridge/api.sock"
+    }
+
+    /// The athlete a sensor belongs to, when the configuration says.
+    public func athlete(forSensor address: String) -> Athlete? {
+        guard let id = sensors.first(where: { $0.address == address.uppercased() })?.athlete else { return nil }
+        return athletes.first { $0.profile.id == id }
+    }
+
+    /// The athlete with this identifier.
+    public func athlete(_ id: String) -> Athlete? { athletes.first { $0.profile.id == id } }
+}

@@ -1,0 +1,310 @@
+public import Foundation
+import Samples
+import Workouts
+
+/// One thing wrong in a configuration file, with its line.
+public struct ConfigurationProblem: Error, Sendable, Equatable, CustomStringConvertible {
+    /// 1-based line; 0 when the problem is the file as a whole.
+    public var line: Int
+    /// What is wrong, in words.
+    public var message: String
+
+    /// Creates it from its parts.
+    public init(line: Int, message: String) {
+        self.line = line
+        self.message = message
+    }
+
+    /// A one-line description for messages and logs.
+    public var description: String { line > 0 ? "line \(line): \(message)" : message }
+}
+
+/// Every problem found in a configuration file (all of them, not just the first).
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    /// The configuration file.
+    public var path: String
+    /// Every problem found, by line.
+    public var problems: [ConfigurationProblem]
+    /// A one-line description for messages and logs.
+    public var description: String { problems.map { "\(path): \($0)" }.joined(separator: "\n") }
+}
+
+/// Reads `config.toml` into a ``BridgeConfiguration``, checking every key, type and range.
+public enum ConfigurationLoader {
+    /// The default location.
+    public static let defaultPath = "/etc/hrbridge/config.toml"
+
+    /// Loads and checks the file at `path`.
+    public static func load(path: String) throws(ConfigurationError) -> BridgeConfiguration {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(
+                path: path, problems: [ConfigurationProblem(line: 0, message: "cannot read the file")])
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigurationError(path: path, problems: [ConfigurationProblem(line: 0, message: "not UTF-8 text")])
+        }
+        return try parse(text, path: path)
+    }
+
+    /// Parses and checks configuration text; throws every problem found (`path` names it in messages).
+    public static func parse(_ text: String, path: String = "config.toml") throws(ConfigurationError)
+        -> BridgeConfiguration
+    {
+        let document: TOMLDocument
+        do {
+            document = try TOMLDocument(parsing: text)
+        } catch {
+            throw ConfigurationError(
+                path: path, problems: [ConfigurationProblem(line: error.line, message: error.message)])
+        }
+        var reader = Reader()
+        let configuration = reader.read(document.root)
+        guard reader.problems.isEmpty else {
+            throw ConfigurationError(path: path, problems: reader.problems.sorted { $0.line < $1.line })
+        }
+        return configuration
+    }
+}
+
+private struct Reader {
+    var problems: [ConfigurationProblem] = []
+
+    mutating func problem(_ line: Int, _ message: String) {
+        problems.append(ConfigurationProblem(line: line, message: message))
+    }
+
+    /// Flags keys the section does not know.
+    mutating func onlyKnown(_ table: TOMLDocument.Table, _ known: [String], in section: String) {
+        for key in table.keys where !known.contains(key) {
+            let place = section.isEmpty ? "at the top level" : "in [\(section)]"
+            problem(
+                table[key]?.line ?? table.line,
+                "unknown key '\(key)' \(place); known: \(known.joined(separator: ", "))")
+        }
+    }
+
+    mutating func table(_ value: TOMLDocument.Value?, _ name: String) -> TOMLDocument.Table? {
+        guard let value else { return nil }
+        guard case .table(let table) = value.kind else {
+            problem(value.line, "'\(name)' must be a [\(name)] table, not \(value.typeName)")
+            return nil
+        }
+        return table
+    }
+
+    mutating func tables(_ value: TOMLDocument.Value?, _ name: String) -> [TOMLDocument.Table] {
+        guard let value else { return [] }
+        guard case .tables(let tables) = value.kind else {
+            problem(value.line, "'\(name)' must be written as [[\(name)]] sections, not \(value.typeName)")
+            return []
+        }
+        return tables
+    }
+
+    mutating func string(_ table: TOMLDocument.Table, _ key: String) -> (String, Int)? {
+        guard let value = table[key] else { return nil }
+        guard case .string(let text) = value.kind else {
+            problem(value.line, "'\(key)' must be a string in quotes, not \(value.typeName)")
+            return nil
+        }
+        return (text, value.line)
+    }
+
+    mutating func number(_ table: TOMLDocument.Table, _ key: String, in range: ClosedRange<Double>, unit: String = "")
+        -> Double?
+    {
+        guard let value = table[key] else { return nil }
+        guard let number = value.number else {
+            problem(value.line, "'\(key)' must be a number, not \(value.typeName)")
+            return nil
+        }
+        guard range.contains(number) else {
+            problem(
+                value.line,
+                "'\(key)' = \(formatted(number)) is out of range \(formatted(range.lowerBound))–\(formatted(range.upperBound))\(unit)"
+            )
+            return nil
+        }
+        return number
+    }
+
+    mutating func integer(_ table: TOMLDocument.Table, _ key: String, in range: ClosedRange<Int>) -> Int? {
+        guard let value = table[key] else { return nil }
+        guard case .integer(let number) = value.kind else {
+            problem(value.line, "'\(key)' must be an integer, not \(value.typeName)")
+            return nil
+        }
+        guard range.contains(number) else {
+            problem(value.line, "'\(key)' = \(number) is out of range \(range.lowerBound)–\(range.upperBound)")
+            return nil
+        }
+        return number
+    }
+
+    func formatted(_ number: Double) -> String {
+        number == number.rounded() ? String(Int(number)) : String(number)
+    }
+
+    mutating func read(_ root: TOMLDocument.Table) -> BridgeConfiguration {
+        var configuration = BridgeConfiguration()
+        onlyKnown(root, ["adapter", "store", "api", "athletes", "sensors"], in: "")
+        if let adapter = table(root["adapter"], "adapter") { configuration.adapter = readAdapter(adapter) }
+        if let store = table(root["store"], "store") {
+            onlyKnown(store, ["path"], in: "store")
+            configuration.storePath = string(store, "path")?.0
+        }
+        if let api = table(root["api"], "api") { readAPI(api, into: &configuration) }
+        for athlete in tables(root["athletes"], "athletes") {
+            guard let read = readAthlete(athlete) else { continue }
+            if configuration.athletes.contains(where: { $0.profile.id == read.profile.id }) {
+                problem(athlete.line, "athlete '\(read.profile.id)' is defined twice")
+            } else {
+                configuration.athletes.append(read)
+            }
+        }
+        for sensor in tables(root["sensors"], "sensors") {
+            guard let read = readSensor(sensor, athletes: configuration.athletes) else { continue }
+            if configuration.sensors.contains(where: { $0.address == read.address }) {
+                problem(sensor.line, "sensor \(read.address) is listed twice")
+            } else {
+                configuration.sensors.append(read)
+            }
+        }
+        return configuration
+    }
+
+    mutating func readAdapter(_ table: TOMLDocument.Table) -> BridgeConfiguration.AdapterKind {
+        onlyKnown(table, ["kind", "name", "scenario", "seed", "speed"], in: "adapter")
+        let kind = string(table, "kind")
+        switch kind?.0 ?? "mock" {
+        case "bluez":
+            for key in ["scenario", "seed", "speed"] where table[key] != nil {
+                problem(table[key]!.line, "'\(key)' applies to kind = \"mock\" only")
+            }
+            return .bluez(adapter: string(table, "name")?.0)
+        case "mock":
+            if let name = table["name"] { problem(name.line, "'name' applies to kind = \"bluez\" only") }
+            let seed = integer(table, "seed", in: 0...Int.max).map(UInt64.init)
+            let speed = number(table, "speed", in: 0.01...100_000) ?? 1
+            var scenario = string(table, "scenario")
+            if let (path, line) = scenario, !FileManager.default.fileExists(atPath: path) {
+                problem(line, "scenario file '\(path)' does not exist")
+                scenario = nil
+            }
+            return .mock(scenario: scenario?.0, seed: seed, speed: speed)
+        case let other:
+            problem(kind?.1 ?? table.line, "adapter kind '\(other)' is not \"bluez\" or \"mock\"")
+            return .mock(scenario: nil, seed: nil, speed: 1)
+        }
+    }
+
+    mutating func readAPI(_ table: TOMLDocument.Table, into configuration: inout BridgeConfiguration) {
+        onlyKnown(table, ["socket", "socket_mode", "tcp_port", "tokens"], in: "api")
+        if let (path, line) = string(table, "socket") {
+            if path.hasPrefix("/") {
+                configuration.socketPath = path
+            } else {
+                problem(line, "socket must be an absolute path")
+            }
+        }
+        if let (mode, line) = string(table, "socket_mode") {
+            if let bits = Int(mode, radix: 8), mode.count <= 4, bits <= 0o777 {
+                configuration.socketMode = bits
+            } else {
+                problem(line, "socket_mode '\(mode)' is not an octal mode such as \"0660\"")
+            }
+        }
+        configuration.tcpPort = integer(table, "tcp_port", in: 1...65535)
+        for token in tables(table["tokens"], "api.tokens") {
+            onlyKnown(token, ["token", "role"], in: "[api.tokens]")
+            guard let (value, line) = string(token, "token") else {
+                problem(token.line, "a token needs token = \"…\"")
+                continue
+            }
+            guard value.count >= 16, value.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+                problem(line, "a token must be at least 16 printable ASCII characters, without spaces")
+                continue
+            }
+            let roleText = string(token, "role")
+            guard let role = BridgeConfiguration.Role(rawValue: roleText?.0 ?? "read") else {
+                problem(roleText?.1 ?? token.line, "role '\(roleText?.0 ?? "")' is not \"read\" or \"control\"")
+                continue
+            }
+            if configuration.tokens.contains(where: { $0.value == value }) {
+                problem(line, "the same token is listed twice")
+            }
+            configuration.tokens.append(BridgeConfiguration.Token(value: value, role: role))
+        }
+        if let port = table["tcp_port"], configuration.tokens.isEmpty {
+            problem(port.line, "tcp_port needs at least one [[api.tokens]]: every TCP request must carry one")
+        }
+    }
+
+    mutating func readAthlete(_ table: TOMLDocument.Table) -> BridgeConfiguration.Athlete? {
+        onlyKnown(
+            table, ["id", "name", "age", "sex", "weight", "resting_hr", "max_hr", "ftp", "zones"], in: "[athletes]")
+        guard let (id, line) = string(table, "id") else {
+            problem(table.line, "an athlete needs id = \"…\"")
+            return nil
+        }
+        guard !id.isEmpty, id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+            problem(line, "athlete id '\(id)' may use letters, digits, - and _ only")
+            return nil
+        }
+        var sex: BiologicalSex?
+        if let (text, sexLine) = string(table, "sex") {
+            sex = BiologicalSex(rawValue: text)
+            if sex == nil { problem(sexLine, "sex '\(text)' is not \"male\" or \"female\"") }
+        }
+        let resting = number(table, "resting_hr", in: 25...150, unit: " bpm")
+        let maximum = number(table, "max_hr", in: 80...250, unit: " bpm")
+        if let resting, let maximum, resting >= maximum {
+            problem(
+                table["resting_hr"]!.line,
+                "resting_hr (\(formatted(resting))) must be below max_hr (\(formatted(maximum)))")
+        }
+        let profile = UserProfile(
+            id: id, name: string(table, "name")?.0, age: integer(table, "age", in: 5...110), sex: sex,
+            weightKilograms: number(table, "weight", in: 20...300, unit: " kg"), restingHeartRate: resting,
+            maximumHeartRate: maximum, functionalThresholdPower: number(table, "ftp", in: 30...700, unit: " W"))
+        var zones: ZoneConfiguration?
+        if let value = table["zones"] {
+            if case .array(let elements) = value.kind, elements.allSatisfy({ $0.number != nil }) {
+                do {
+                    zones = try ZoneConfiguration(
+                        quantityType: .heartRate, boundaryValues: elements.compactMap(\.number))
+                } catch {
+                    problem(value.line, "zones: \(error)")
+                }
+            } else {
+                problem(value.line, "zones must be an array of heart rates in bpm, e.g. [120, 140, 160, 175]")
+            }
+        }
+        return BridgeConfiguration.Athlete(profile: profile, zones: zones)
+    }
+
+    mutating func readSensor(_ table: TOMLDocument.Table, athletes: [BridgeConfiguration.Athlete])
+        -> BridgeConfiguration.KnownSensor?
+    {
+        onlyKnown(table, ["address", "athlete", "name"], in: "[sensors]")
+        guard let (address, line) = string(table, "address") else {
+            problem(table.line, "a sensor needs address = \"AA:BB:CC:DD:EE:FF\"")
+            return nil
+        }
+        let parts = address.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 6, parts.allSatisfy({ $0.count == 2 && UInt8($0, radix: 16) != nil }) else {
+            problem(line, "'\(address)' is not a Bluetooth address such as C0:FF:EE:00:00:01")
+            return nil
+        }
+        var athlete: String?
+        if let (id, athleteLine) = string(table, "athlete") {
+            if athletes.contains(where: { $0.profile.id == id }) {
+                athlete = id
+            } else {
+                problem(athleteLine, "athlete '\(id)' is not defined in an [[athletes]] section above")
+            }
+        }
+        return BridgeConfiguration.KnownSensor(
+            address: address.uppercased(), athlete: athlete, name: string(table, "name")?.0)
+    }
+}

@@ -1,0 +1,387 @@
+import Foundation
+
+/// The TOML subset hrbridge's configuration uses, parsed with the line of every value so that
+/// each problem can name its line (no mirrored TOML package builds here: LebJe/TOMLKit needs a
+/// package that is not mirrored).
+///
+/// Supported: comments, `[table]` and `[[array.of.tables]]` headers (dotted names), `key = value`
+/// with basic and literal strings, integers (with `_`, `0x`, `0o`, `0b`), floats, booleans, and
+/// arrays of those (over several lines too). Anything else is a syntax error naming its line.
+public struct TOMLDocument: Sendable {
+    /// A parsed value and the line it starts on (1-based).
+    public struct Value: Sendable {
+        /// What the value is.
+        public enum Kind: Sendable {
+            case string(String)
+            case integer(Int)
+            case float(Double)
+            case boolean(Bool)
+            case array([Value])
+            case table(Table)
+            case tables([Table])
+        }
+
+        /// What it is.
+        public var kind: Kind
+        /// The 1-based line.
+        public var line: Int
+
+        /// The value as a number, integer or float.
+        public var number: Double? {
+            switch kind {
+            case .integer(let value): Double(value)
+            case .float(let value): value
+            default: nil
+            }
+        }
+
+        /// A short name of the type, for messages: "a string".
+        public var typeName: String {
+            switch kind {
+            case .string: "a string"
+            case .integer: "an integer"
+            case .float: "a float"
+            case .boolean: "a boolean"
+            case .array: "an array"
+            case .table: "a table"
+            case .tables: "an array of tables"
+            }
+        }
+    }
+
+    /// A table: keys in the order written, with their values.
+    public struct Table: Sendable {
+        /// The values by key.
+        public var entries: [String: Value] = [:]
+        /// The keys in the order written.
+        public var keys: [String] = []
+        /// The line of the table's header (0 for the root table).
+        public var line: Int
+
+        /// The value of a key.
+        public subscript(key: String) -> Value? { entries[key] }
+
+        mutating func set(_ key: String, _ value: Value) {
+            if entries[key] == nil { keys.append(key) }
+            entries[key] = value
+        }
+    }
+
+    /// A syntax error: the line and what is wrong.
+    public struct SyntaxError: Error, Sendable, CustomStringConvertible {
+        /// The 1-based line.
+        public var line: Int
+        /// What is wrong, in words.
+        public var message: String
+        /// A one-line description for messages and logs.
+        public var description: String { "line \(line): \(message)" }
+    }
+
+    /// The root table.
+    public var root: Table
+
+    /// Parses `text`.
+    public init(parsing text: String) throws(SyntaxError) {
+        var parser = Parser(text: text)
+        root = try parser.parse()
+    }
+}
+
+private struct Parser {
+    let characters: [Character]
+    var index = 0
+    var line = 1
+
+    init(text: String) { characters = Array(text.replacingOccurrences(of: "\r\n", with: "\n")) }
+
+    /// What ends a bare value (separate characters: "\r\n" would be one grapheme).
+    static let wordEnds: Set<Character> = [" ", "\t", "\r", "\n", ",", "]", "#"]
+
+    var current: Character? { index < characters.count ? characters[index] : nil }
+
+    mutating func advance() {
+        if current == "\n" { line += 1 }
+        index += 1
+    }
+
+    func error(_ message: String) -> TOMLDocument.SyntaxError { TOMLDocument.SyntaxError(line: line, message: message) }
+
+    mutating func skipSpaces() {
+        while let character = current, character == " " || character == "\t" { advance() }
+    }
+
+    /// Skips spaces, comments and newlines (inside arrays).
+    mutating func skipBlank() {
+        while let character = current {
+            if character == " " || character == "\t" || character == "\n" || character == "\r" {
+                advance()
+            } else if character == "#" {
+                while let next = current, next != "\n" { advance() }
+            } else {
+                break
+            }
+        }
+    }
+
+    /// Expects the end of a line (spaces and a comment allowed).
+    mutating func endOfLine() throws(TOMLDocument.SyntaxError) {
+        skipSpaces()
+        if current == "#" { while let next = current, next != "\n" { advance() } }
+        if current == "\r" { advance() }
+        guard current == nil || current == "\n" else {
+            throw error("unexpected '\(current!)' after the value; one key = value per line")
+        }
+        if current == "\n" { advance() }
+    }
+
+    mutating func parse() throws(TOMLDocument.SyntaxError) -> TOMLDocument.Table {
+        var root = TOMLDocument.Table(line: 0)
+        // The path of the table keys go into, and whether it is the last element of an array of tables.
+        var target: [String] = []
+        var definedTables: Set<[String]> = []
+        while current != nil {
+            skipBlank()
+            guard let character = current else { break }
+            if character == "[" {
+                let headerLine = line
+                advance()
+                let isArray = current == "["
+                if isArray { advance() }
+                skipSpaces()
+                let path = try keyPath(until: "]")
+                guard current == "]" else { throw error("a table header ends with ]") }
+                advance()
+                if isArray {
+                    guard current == "]" else { throw error("an array-of-tables header ends with ]]") }
+                    advance()
+                }
+                try endOfLine()
+                if isArray {
+                    try appendTable(at: path, in: &root, line: headerLine)
+                } else {
+                    guard definedTables.insert(path).inserted else {
+                        throw TOMLDocument.SyntaxError(
+                            line: headerLine, message: "table [\(path.joined(separator: "."))] is defined twice")
+                    }
+                    try createTable(at: path, in: &root, line: headerLine)
+                }
+                target = path
+            } else {
+                let keyLine = line
+                let path = try keyPath(until: "=")
+                guard current == "=" else { throw error("expected = after the key '\(path.joined(separator: "."))'") }
+                advance()
+                skipSpaces()
+                let value = try parseValue()
+                try endOfLine()
+                try insert(value, at: target, key: path, in: &root, line: keyLine)
+            }
+        }
+        return root
+    }
+
+    /// Reads a dotted key (bare or quoted parts) up to `terminator`.
+    mutating func keyPath(until terminator: Character) throws(TOMLDocument.SyntaxError) -> [String] {
+        var parts: [String] = []
+        while true {
+            skipSpaces()
+            if current == "\"" || current == "'" {
+                guard case .string(let text) = try parseString().kind else { break }
+                parts.append(text)
+            } else {
+                var bare = ""
+                while let character = current,
+                    character.isLetter || character.isNumber || character == "_" || character == "-"
+                {
+                    bare.append(character)
+                    advance()
+                }
+                guard !bare.isEmpty else {
+                    throw error(current.map { "unexpected '\($0)' in a key" } ?? "a key is missing")
+                }
+                parts.append(bare)
+            }
+            skipSpaces()
+            if current == "." {
+                advance()
+                continue
+            }
+            break
+        }
+        guard current == terminator else {
+            throw error(current.map { "unexpected '\($0)' after the key" } ?? "unexpected end of file after the key")
+        }
+        return parts
+    }
+
+    mutating func parseValue() throws(TOMLDocument.SyntaxError) -> TOMLDocument.Value {
+        let valueLine = line
+        guard let character = current else { throw error("a value is missing") }
+        switch character {
+        case "\"", "'":
+            return try parseString()
+        case "[":
+            advance()
+            var elements: [TOMLDocument.Value] = []
+            while true {
+                skipBlank()
+                if current == "]" {
+                    advance()
+                    break
+                }
+                elements.append(try parseValue())
+                skipBlank()
+                if current == "," {
+                    advance()
+                } else if current == "]" {
+                    advance()
+                    break
+                } else {
+                    throw error("expected , or ] in the array")
+                }
+            }
+            return TOMLDocument.Value(kind: .array(elements), line: valueLine)
+        case "{":
+            throw error("inline tables are not supported; use a [table] section")
+        default:
+            var word = ""
+            while let next = current, !Self.wordEnds.contains(next) {
+                word.append(next)
+                advance()
+            }
+            if word == "true" { return TOMLDocument.Value(kind: .boolean(true), line: valueLine) }
+            if word == "false" { return TOMLDocument.Value(kind: .boolean(false), line: valueLine) }
+            let digits = word.replacingOccurrences(of: "_", with: "")
+            for (prefix, radix) in [("0x", 16), ("0o", 8), ("0b", 2)] where digits.hasPrefix(prefix) {
+                if let value = Int(digits.dropFirst(2), radix: radix) {
+                    return TOMLDocument.Value(kind: .integer(value), line: valueLine)
+                }
+            }
+            if let value = Int(digits) { return TOMLDocument.Value(kind: .integer(value), line: valueLine) }
+            if !digits.isEmpty, digits.allSatisfy({ "0123456789+-.eE".contains($0) }), let value = Double(digits) {
+                return TOMLDocument.Value(kind: .float(value), line: valueLine)
+            }
+            throw error(
+                word.isEmpty
+                    ? "a value is missing" : "'\(word)' is not a TOML value (strings need quotes)")
+        }
+    }
+
+    mutating func parseString() throws(TOMLDocument.SyntaxError) -> TOMLDocument.Value {
+        let valueLine = line
+        let quote = current!
+        advance()
+        var text = ""
+        while true {
+            guard let character = current, character != "\n" else { throw error("unterminated string") }
+            advance()
+            if character == quote { break }
+            if character == "\\" && quote == "\"" {
+                guard let escaped = current else { throw error("unterminated string") }
+                advance()
+                switch escaped {
+                case "n": text.append("\n")
+                case "t": text.append("\t")
+                case "r": text.append("\r")
+                case "\"": text.append("\"")
+                case "\\": text.append("\\")
+                case "u", "U":
+                    var hex = ""
+                    for _ in 0..<(escaped == "u" ? 4 : 8) {
+                        guard let digit = current else { break }
+                        hex.append(digit)
+                        advance()
+                    }
+                    guard let scalar = UInt32(hex, radix: 16).flatMap(Unicode.Scalar.init) else {
+                        throw error("bad unicode escape \\\(escaped)\(hex)")
+                    }
+                    text.unicodeScalars.append(scalar)
+                default: throw error("unknown escape \\\(escaped)")
+                }
+            } else {
+                text.append(character)
+            }
+        }
+        return TOMLDocument.Value(kind: .string(text), line: valueLine)
+    }
+
+    // MARK: Building the tree
+
+    func createTable(at path: [String], in root: inout TOMLDocument.Table, line: Int) throws(TOMLDocument.SyntaxError) {
+        try modify(&root, path: path.dropLast(), line: line) {
+            (table: inout TOMLDocument.Table) throws(TOMLDocument.SyntaxError) in
+            let name = path.last!
+            if let existing = table[name] {
+                guard case .table = existing.kind else {
+                    throw TOMLDocument.SyntaxError(line: line, message: "'\(name)' is already \(existing.typeName)")
+                }
+                return
+            }
+            table.set(name, TOMLDocument.Value(kind: .table(TOMLDocument.Table(line: line)), line: line))
+        }
+    }
+
+    func appendTable(at path: [String], in root: inout TOMLDocument.Table, line: Int) throws(TOMLDocument.SyntaxError) {
+        try modify(&root, path: path.dropLast(), line: line) {
+            (table: inout TOMLDocument.Table) throws(TOMLDocument.SyntaxError) in
+            let name = path.last!
+            var tables: [TOMLDocument.Table] = []
+            if let existing = table[name] {
+                guard case .tables(let current) = existing.kind else {
+                    throw TOMLDocument.SyntaxError(line: line, message: "'\(name)' is already \(existing.typeName)")
+                }
+                tables = current
+            }
+            tables.append(TOMLDocument.Table(line: line))
+            table.set(name, TOMLDocument.Value(kind: .tables(tables), line: table[name]?.line ?? line))
+        }
+    }
+
+    func insert(
+        _ value: TOMLDocument.Value, at target: [String], key: [String], in root: inout TOMLDocument.Table, line: Int
+    ) throws(TOMLDocument.SyntaxError) {
+        for depth in 1..<key.count {
+            let prefix = target + key.prefix(depth)
+            var exists = false
+            try modify(&root, path: prefix.dropLast(), line: line) { table throws(TOMLDocument.SyntaxError) in
+                exists = table[prefix.last!] != nil
+            }
+            if !exists { try createTable(at: Array(prefix), in: &root, line: line) }
+        }
+        try modify(&root, path: target + key.dropLast(), line: line) { table throws(TOMLDocument.SyntaxError) in
+            let name = key.last!
+            guard table[name] == nil else {
+                throw TOMLDocument.SyntaxError(line: line, message: "'\(key.joined(separator: "."))' is set twice")
+            }
+            table.set(name, value)
+        }
+    }
+
+    /// Runs `body` on the table at `path` (the last element of an array of tables along the way).
+    func modify(
+        _ table: inout TOMLDocument.Table, path: some Collection<String>, line: Int,
+        _ body: (inout TOMLDocument.Table) throws(TOMLDocument.SyntaxError) -> Void
+    ) throws(TOMLDocument.SyntaxError) {
+        guard let first = path.first else {
+            try body(&table)
+            return
+        }
+        guard var value = table[first] else {
+            var child = TOMLDocument.Table(line: line)
+            try modify(&child, path: path.dropFirst(), line: line, body)
+            table.set(first, TOMLDocument.Value(kind: .table(child), line: line))
+            return
+        }
+        switch value.kind {
+        case .table(var child):
+            try modify(&child, path: path.dropFirst(), line: line, body)
+            value.kind = .table(child)
+        case .tables(var children) where !children.isEmpty:
+            try modify(&children[children.count - 1], path: path.dropFirst(), line: line, body)
+            value.kind = .tables(children)
+        default:
+            throw TOMLDocument.SyntaxError(line: line, message: "'\(first)' is \(value.typeName), not a table")
+        }
+        table.entries[first] = value
+    }
+}

@@ -1,0 +1,180 @@
+public import Foundation
+import GATT
+public import Logging
+public import Sensors
+
+/// Keeps the configured sensors connected and follows every sensor's state for the API.
+///
+/// Known sensors are connected at start; the adapter reconnects them by itself after a drop (and
+/// as soon as one advertises). Each change is published to the live hub as a `sensor` message, each
+/// heart-rate frame as a `measurement` message.
+public actor SensorManager {
+    /// The adapter name.
+    public nonisolated let adapter: any SensorAdapter
+    private let known: [BridgeConfiguration.KnownSensor]
+    private let hub: LiveHub
+    private let logger: Logger
+    private var statuses: [String: SensorStatus] = [:]
+    private var followTask: Task<Void, Never>?
+    /// Adapter availability, for the systemd status line.
+    public private(set) var availability: AdapterAvailability = .ready
+
+    /// Creates it from its parts.
+    public init(adapter: any SensorAdapter, known: [BridgeConfiguration.KnownSensor], hub: LiveHub, logger: Logger) {
+        self.adapter = adapter
+        self.known = known
+        self.hub = hub
+        self.logger = logger
+        for sensor in known {
+            statuses[sensor.address] = SensorStatus(
+                address: sensor.address, adapter: adapter.name, name: sensor.name, state: "disconnected",
+                athlete: sensor.athlete)
+        }
+    }
+
+    /// Starts following the adapter and connects the known sensors (or, with none configured, the
+    /// sensors the adapter already offers: the simulator's straps).
+    public func start(offered: [SensorIdentity] = []) async {
+        let events = adapter.events()
+        followTask = Task { [weak self] in
+            for await event in events { await self?.handle(event) }
+        }
+        var targets = known.map { SensorIdentity(adapter: adapter.name, address: $0.address, name: $0.name) }
+        if targets.isEmpty { targets = offered }
+        for sensor in targets {
+            if statuses[sensor.address] == nil {
+                statuses[sensor.address] = SensorStatus(
+                    address: sensor.address, adapter: adapter.name, name: sensor.name, state: "disconnected")
+            }
+            do {
+                try await adapter.connect(sensor)
+            } catch {
+                // The adapter keeps trying in the background.
+                logger.info("sensor not connected yet", metadata: ["sensor": "\(sensor.address)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Stops following the adapter.
+    public func stop() {
+        followTask?.cancel()
+        followTask = nil
+    }
+
+    /// Every sensor known or seen, sorted by address.
+    public func list() -> [SensorStatus] { statuses.values.sorted { $0.address < $1.address } }
+
+    /// One sensor's status.
+    public func status(_ address: String) -> SensorStatus? { statuses[address.uppercased()] }
+
+    /// How many sensors stream now.
+    public var readyCount: Int { statuses.values.filter { $0.state == "ready" }.count }
+
+    /// The identity of a sensor by address.
+    public func identity(_ address: String) -> SensorIdentity {
+        let status = statuses[address.uppercased()]
+        return SensorIdentity(adapter: adapter.name, address: address.uppercased(), name: status?.name)
+    }
+
+    /// Marks which session records a sensor (nil: none).
+    public func bind(_ address: String, to session: UUID?) {
+        statuses[address.uppercased()]?.session = session
+        if let status = statuses[address.uppercased()] { publish(status) }
+    }
+
+    /// Connects a sensor and keeps it connected.
+    public func connect(_ address: String) async throws(SensorAdapterError) {
+        try await adapter.connect(identity(address))
+    }
+
+    /// Disconnects a sensor.
+    public func disconnect(_ address: String) async throws(SensorAdapterError) {
+        try await adapter.disconnect(identity(address))
+    }
+
+    /// Pairs (bonds) a sensor.
+    public func pair(_ address: String) async throws(SensorAdapterError) {
+        try await adapter.pair(identity(address))
+    }
+
+    /// Forgets a sensor and its bond.
+    public func forget(_ address: String) async throws(SensorAdapterError) {
+        try await adapter.forget(identity(address))
+        if known.contains(where: { $0.address == address.uppercased() }) == false {
+            statuses[address.uppercased()] = nil
+        }
+    }
+
+    private func publish(_ status: SensorStatus) {
+        hub.publish(LiveMessage(kind: "sensor", sensor: status.address, fields: status.fields))
+    }
+
+    private func update(_ identity: SensorIdentity, _ change: (inout SensorStatus) -> Void) {
+        var status =
+            statuses[identity.address]
+            ?? SensorStatus(address: identity.address, adapter: identity.adapter, name: identity.name)
+        let before = status
+        change(&status)
+        if status.name == nil { status.name = identity.name }
+        statuses[identity.address] = status
+        if status != before { publish(status) }
+    }
+
+    func handle(_ event: SensorEvent) {
+        switch event {
+        case .discovered(let sensor):
+            update(sensor.identity) { $0.rssi = sensor.rssi }
+        case .updated(let sensor, let rssi):
+            update(sensor) { $0.rssi = rssi }
+        case .connectionChanged(let sensor, let state):
+            update(sensor) { status in
+                switch state {
+                case .ready:
+                    status.state = "ready"
+                    status.reason = nil
+                case .connected: status.state = "connected"
+                case .connecting: status.state = "connecting"
+                case .disconnected(let reason):
+                    if status.state != "disconnected" { status.disconnections += 1 }
+                    status.state = "disconnected"
+                    status.reason = reason.description
+                    // Stale data expires: no heart rate is shown for a strap that is gone.
+                    status.heartRate = nil
+                }
+            }
+        case .batteryLevel(let sensor, let percent):
+            update(sensor) { $0.batteryLevel = Int(percent) }
+        case .measurement(let measurement):
+            guard case .heartRateMeasurement(let frame) = measurement.value else { return }
+            let address = measurement.sensor.address
+            var status = statuses[address] ?? SensorStatus(address: address, adapter: measurement.sensor.adapter)
+            let changed = status.heartRate != Int(frame.heartRate)
+            status.heartRate = Int(frame.heartRate)
+            status.lastMeasurement = measurement.receivedAt
+            status.framesDecoded += 1
+            statuses[address] = status
+            if changed { publish(status) }
+            hub.publish(
+                LiveMessage(
+                    kind: "measurement", session: status.session, sensor: address,
+                    fields: [
+                        "time": ISO8601.format(measurement.receivedAt), "heartRate": Int(frame.heartRate),
+                        "sensorContact": frame.sensorContact.rawValue,
+                        "rrIntervals": frame.rrIntervals.map(\.seconds),
+                    ]))
+        case .decodingFailed(let sensor, let error, let bytes):
+            update(sensor) { $0.framesRefused += 1 }
+            logger.warning(
+                "frame refused",
+                metadata: [
+                    "sensor": "\(sensor.address)", "error": "\(error)",
+                    "bytes": "\(bytes.map { String(format: "%02x", $0) }.joined(separator: " "))",
+                ])
+        case .adapterChanged(_, let state):
+            availability = state
+            hub.publish(LiveMessage(kind: "adapter", fields: ["state": "\(state)"]))
+        case .lost, .servicesReady, .deviceInformation, .bodySensorLocation:
+            break
+        }
+    }
+}

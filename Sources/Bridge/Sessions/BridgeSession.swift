@@ -1,0 +1,249 @@
+public import Foundation
+import Logging
+public import Samples
+public import Sensors
+public import WorkoutStore
+public import Workouts
+
+/// One live session of the daemon: a workout session, its builder and a data source that takes
+/// only this session's sensors; samples stream to the live hub and (unless a guest's) to the store,
+/// with the recovery journal kept up to date.
+public actor BridgeSession {
+    /// The identifier.
+    public nonisolated let id: UUID
+    /// The athlete's profile.
+    public nonisolated let profile: UserProfile
+    /// The sensors.
+    public nonisolated let sensors: [SensorIdentity]
+    /// Whether it is a guest session (never stored).
+    public nonisolated let guest: Bool
+    /// The daemon's configuration.
+    public nonisolated let configuration: WorkoutConfiguration
+    /// When recording began.
+    public nonisolated let started: Date
+    private let session: WorkoutSession
+    private let builder: LiveWorkoutBuilder
+    private let dataSource: LiveDataSource
+    private let store: WorkoutStore?
+    private let streamer: SampleStreamer?
+    private let clock: any WallClock
+    private let hub: LiveHub
+    private let logger: Logger
+    private var lapStart: Date
+    private var updatesTask: Task<Void, Never>?
+    private var stateTask: Task<Void, Never>?
+    /// The finished workout, once stopped.
+    public private(set) var finished: Workout?
+
+    struct Parts {
+        var session: WorkoutSession
+        var builder: LiveWorkoutBuilder
+        var streamer: SampleStreamer?
+        var started: Date
+    }
+
+    init(
+        id: UUID, profile: UserProfile, sensors: [SensorIdentity], guest: Bool, configuration: WorkoutConfiguration,
+        parts: Parts, adapter: any SensorAdapter, store: WorkoutStore?, clock: any WallClock, hub: LiveHub,
+        logger: Logger
+    ) {
+        self.id = id
+        self.profile = profile
+        self.sensors = sensors
+        self.guest = guest
+        self.configuration = configuration
+        self.session = parts.session
+        self.builder = parts.builder
+        self.streamer = parts.streamer
+        self.started = parts.started
+        self.store = store
+        self.clock = clock
+        self.hub = hub
+        self.logger = logger
+        self.lapStart = parts.started
+        self.dataSource = LiveDataSource(
+            adapters: [adapter], configuration: configuration, clock: clock, logger: logger)
+    }
+
+    /// The sample sink of a session: the live hub and the store's streamer.
+    static func sink(id: UUID, hub: LiveHub, streamer: SampleStreamer?) -> @Sendable ([QuantitySample]) -> Void {
+        { samples in
+            streamer?.submit(samples)
+            for sample in samples {
+                hub.publish(
+                    LiveMessage(
+                        kind: "sample", session: id, sensor: sample.source.address, fields: SampleJSON.object(sample)))
+            }
+        }
+    }
+
+    /// Wires the data source (only this session's sensors) and the update streams, then publishes the state.
+    func attach() async {
+        let addresses = Set(sensors.map(\.address))
+        for type in await dataSource.typesToCollect.union([.heartRate, .heartbeatSeries, .activeEnergyBurned]) {
+            await dataSource.enableCollection(for: type) { addresses.contains($0.address) }
+        }
+        await dataSource.attach(to: builder)
+        if let primary = sensors.first {
+            let source = SampleSource(adapter: primary.adapter, address: primary.address, name: primary.name)
+            for type in [QuantityType.heartRate, .heartbeatSeries, .activeEnergyBurned] {
+                await builder.setPrimarySource(source, for: type)
+            }
+        }
+        let updates = builder.updates()
+        let workoutID = id
+        let store = store
+        let hub = hub
+        updatesTask = Task {
+            for await update in updates {
+                switch update {
+                case .event(let event):
+                    try? store?.append(event: event, workout: workoutID)
+                    hub.publish(LiveMessage(kind: "event", session: workoutID, fields: WorkoutJSON.event(event)))
+                case .zone(let zone):
+                    hub.publish(
+                        LiveMessage(
+                            kind: "zone", session: workoutID,
+                            fields: [
+                                "type": zone.type.rawValue, "current": zone.current.zone.index,
+                                "previous": zone.previous.map { $0.zone.index as Any } ?? NSNull(),
+                                "lower": zone.current.zone.lower.map { $0 as Any } ?? NSNull(),
+                                "upper": zone.current.zone.upper.map { $0 as Any } ?? NSNull(),
+                                "date": ISO8601.format(zone.lastSampleProcessedDate),
+                                "durations": zone.group.durations.map(WorkoutJSON.zoneDuration),
+                            ]))
+                case .activityBegan(let activity), .activityEnded(let activity):
+                    try? store?.upsert(activity: activity, workout: workoutID)
+                case .collected:
+                    break
+                }
+            }
+        }
+        let events = session.events()
+        stateTask = Task { [weak self] in
+            for await _ in events { await self?.publishState() }
+        }
+    }
+
+    /// Publishes the session's state to the live hub.
+    func publishState() async {
+        hub.publish(LiveMessage(kind: "session", session: id, fields: await snapshot()))
+    }
+
+    /// Starts recording now and writes the recovery journal.
+    func begin() async throws {
+        try await session.prepare()
+        try await session.startActivity(at: started)
+        try await session.beginNewActivity(configuration: configuration, at: started)
+        let zones = await builder.zoneConfiguration(for: .heartRate)
+        try store?.beginWorkout(
+            ActiveSessionRecord(
+                workoutID: id, configuration: configuration, profile: profile, start: started, state: .running,
+                customZones: zones.map { [$0] } ?? [],
+                primarySources: Dictionary(
+                    uniqueKeysWithValues: await builder.primarySources.map { ($0.key.rawValue, $0.value) })))
+        if let activity = await builder.currentActivity { try? store?.upsert(activity: activity, workout: id) }
+        await publishState()
+    }
+
+    /// The state the journal keeps (running or paused), so a restart continues where it was.
+    private func journal() async {
+        guard let store, var record = try? store.activeSessions().first(where: { $0.workoutID == id }) else { return }
+        record.state = await session.state
+        try? store.updateJournal(record)
+    }
+
+    /// Pauses recording.
+    public func pause() async throws(WorkoutSessionError) {
+        try await session.pause(at: clock.now())
+        await journal()
+        await publishState()
+    }
+
+    /// Resumes recording.
+    public func resume() async throws(WorkoutSessionError) {
+        try await session.resume(at: clock.now())
+        await journal()
+        await publishState()
+    }
+
+    /// Marks a lap from the previous lap (or the start) to now.
+    public func lap() async throws(WorkoutSessionError) {
+        let now = clock.now()
+        try await session.addEvent(WorkoutEvent(kind: .lap, dateInterval: DateInterval(start: lapStart, end: now)))
+        lapStart = now
+        await publishState()
+    }
+
+    /// Ends the current activity and begins another (a triathlon's next leg).
+    public func newActivity(_ activity: WorkoutActivityType, location: WorkoutLocation?)
+        async throws(WorkoutSessionError)
+    {
+        let now = clock.now()
+        try await session.endCurrentActivity(at: now)
+        try await session.beginNewActivity(
+            configuration: WorkoutConfiguration(activityType: activity, location: location ?? configuration.location),
+            at: now)
+        await publishState()
+    }
+
+    /// Ends the session, finishes the workout and saves it (unless a guest's).
+    @discardableResult
+    public func stop() async throws -> Workout {
+        if let finished { return finished }
+        let now = clock.now()
+        await dataSource.detach()
+        try await session.end(at: now)
+        let workout = try await builder.finishWorkout()
+        streamer?.finish()
+        try store?.finish(workout)
+        finished = workout
+        updatesTask?.cancel()
+        stateTask?.cancel()
+        await publishState()
+        return workout
+    }
+
+    /// The session as the API shows it.
+    public func snapshot() async -> sending [String: Any] {
+        let now = clock.now()
+        let state = finished == nil ? await session.state : .ended
+        var object: [String: Any] = [
+            "id": id.uuidString.lowercased(), "athlete": profile.id, "guest": guest, "state": state.rawValue,
+            "activity": configuration.activityType.rawValue, "location": configuration.location.rawValue,
+            "sensors": sensors.map(\.address), "start": ISO8601.format(started),
+        ]
+        if let finished {
+            object["elapsedTime"] = finished.elapsedTime
+            object["summary"] = WorkoutJSON.summary(finished)
+            return object
+        }
+        object["elapsedTime"] = await builder.elapsedTime(at: now)
+        let statistics = await builder.allStatistics
+        object["statistics"] = Dictionary(
+            uniqueKeysWithValues: statistics.map { ($0.key.rawValue, WorkoutJSON.statistics($0.value)) })
+        let heartRateZones = await builder.zoneGroups.first { $0.configuration.quantityType == .heartRate }
+        object["zones"] = heartRateZones?.durations.map(WorkoutJSON.zoneDuration) ?? []
+        if let current = statistics[.heartRate]?.mostRecent,
+            let configuration = await builder.zoneConfiguration(for: .heartRate)
+        {
+            let zone = configuration.zones[configuration.position(of: current)]
+            object["zone"] = [
+                "index": zone.index, "lower": zone.lower.map { $0 as Any } ?? NSNull(),
+                "upper": zone.upper.map { $0 as Any } ?? NSNull(),
+            ]
+        } else {
+            object["zone"] = NSNull()
+        }
+        let hrv = await builder.heartRateVariability
+        object["rmssd"] = hrv.rmssd.map { $0 as Any } ?? NSNull()
+        object["activeEnergy"] = (await builder.activeEnergy).kilocalories.map { $0 as Any } ?? NSNull()
+        object["laps"] = await builder.events.filter { $0.kind == .lap }.count
+        return object
+    }
+
+    /// The session's current state.
+    public var state: WorkoutSessionState {
+        get async { finished == nil ? await session.state : .ended }
+    }
+}

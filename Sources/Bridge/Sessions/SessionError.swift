@@ -1,0 +1,39 @@
+/// Why a session request was refused: each maps to a 4xx answer with a stable code.
+public enum SessionError: Error, Sendable, Equatable, CustomStringConvertible {
+    case unknownSession(String)
+    case unknownSensor(String)
+    case unknownAthlete(String)
+    case noSensors
+    case sensorInUse(String, session: String)
+    case athleteBusy(String)
+    case invalid(String)
+    case notAllowed(String)
+
+    /// A stable machine-readable code.
+    public var code: String {
+        switch self {
+        case .unknownSession: "unknown_session"
+        case .unknownSensor: "unknown_sensor"
+        case .unknownAthlete: "unknown_athlete"
+        case .noSensors: "no_sensors"
+        case .sensorInUse: "sensor_in_use"
+        case .athleteBusy: "athlete_busy"
+        case .invalid: "invalid_request"
+        case .notAllowed: "not_allowed"
+        }
+    }
+
+    /// A one-line description for messages and logs.
+    public var description: String {
+        switch self {
+        case .unknownSession(let id): "no session \(id)"
+        case .unknownSensor(let address): "no sensor \(address)"
+        case .unknownAthlete(let id): "no athlete '\(id)' in the configuration"
+        case .noSensors: "a session needs at least one sensor"
+        case .sensorInUse(let address, let session): "sensor \(address) is recording session \(session)"
+        case .athleteBusy(let id): "athlete '\(id)' already has a running session"
+        case .invalid(let why): why
+        case .notAllowed(let why): why
+        }
+    }
+}

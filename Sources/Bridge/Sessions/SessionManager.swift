@@ -1,0 +1,180 @@
+public import Foundation
+public import Logging
+import Samples
+public import Sensors
+public import WorkoutStore
+public import Workouts
+
+/// Creates, drives and ends the daemon's sessions: several at once, each bound to its own sensors
+/// (one athlete per strap), guests kept out of the store, unfinished sessions recovered at start.
+public actor SessionManager {
+    private let configuration: BridgeConfiguration
+    private let sensors: SensorManager
+    private let store: WorkoutStore?
+    private let clock: any WallClock
+    private let hub: LiveHub
+    private let logger: Logger
+    private let registry = WorkoutSessionRegistry()
+    private var sessions: [UUID: BridgeSession] = [:]
+    /// Ended sessions, kept so a client can read how they ended.
+    private var ended: [UUID: BridgeSession] = [:]
+
+    /// Creates it from its parts.
+    public init(
+        configuration: BridgeConfiguration, sensors: SensorManager, store: WorkoutStore?, clock: any WallClock,
+        hub: LiveHub, logger: Logger
+    ) {
+        self.configuration = configuration
+        self.sensors = sensors
+        self.store = store
+        self.clock = clock
+        self.hub = hub
+        self.logger = logger
+    }
+
+    /// The athlete id of a strap without a configured athlete: `strap-c0ffee000001`.
+    public static func anonymousAthlete(for address: String) -> String {
+        "strap-" + address.lowercased().replacingOccurrences(of: ":", with: "")
+    }
+
+    /// Running and paused sessions.
+    public var active: [BridgeSession] { sessions.values.sorted { $0.started < $1.started } }
+
+    /// How many sessions are running or paused.
+    public var activeCount: Int { sessions.count }
+
+    /// A session by identifier (active or ended).
+    public func session(_ id: String) throws(SessionError) -> BridgeSession {
+        guard let uuid = UUID(uuidString: id), let session = sessions[uuid] ?? ended[uuid] else {
+            throw .unknownSession(id)
+        }
+        return session
+    }
+
+    /// Starts a session.
+    public func create(_ request: SessionRequest) async throws(SessionError) -> BridgeSession {
+        guard !request.sensors.isEmpty else { throw .noSensors }
+        let addresses = request.sensors.map { $0.uppercased() }
+        guard Set(addresses).count == addresses.count else { throw .invalid("a sensor is listed twice") }
+        for address in addresses {
+            guard await sensors.status(address) != nil else { throw .unknownSensor(address) }
+            if let owner = sessions.values.first(where: { $0.sensors.contains { $0.address == address } }) {
+                throw .sensorInUse(address, session: owner.id.uuidString.lowercased())
+            }
+        }
+        let athlete: BridgeConfiguration.Athlete
+        if let id = request.athlete {
+            guard let found = configuration.athlete(id) else { throw .unknownAthlete(id) }
+            athlete = found
+        } else {
+            // A strap nobody configured is its own anonymous athlete: one athlete per strap.
+            athlete =
+                configuration.athlete(forSensor: addresses[0])
+                ?? BridgeConfiguration.Athlete(profile: UserProfile(id: Self.anonymousAthlete(for: addresses[0])))
+        }
+        if sessions.values.contains(where: { $0.profile.id == athlete.profile.id }) {
+            throw .athleteBusy(athlete.profile.id)
+        }
+        var zones = athlete.zones
+        if let boundaries = request.zones {
+            do {
+                zones = try ZoneConfiguration(quantityType: .heartRate, boundaryValues: boundaries)
+            } catch {
+                throw .invalid("zones: \(error)")
+            }
+        }
+        var identities: [SensorIdentity] = []
+        for address in addresses { identities.append(await sensors.identity(address)) }
+        let workoutConfiguration = WorkoutConfiguration(activityType: request.activity, location: request.location)
+        let id = UUID()
+        let writable = request.guest ? nil : store
+        let streamer = writable.map { SampleStreamer(store: $0, workout: id, logger: logger) }
+        let workoutSession = WorkoutSession(
+            configuration: workoutConfiguration, profile: athlete.profile, clock: clock, registry: registry,
+            sampleSink: BridgeSession.sink(id: id, hub: hub, streamer: streamer), id: id)
+        let builder = workoutSession.associatedWorkoutBuilder()
+        if let zones { try? await builder.setCustomZoneConfiguration(zones, for: .heartRate) }
+        let session = BridgeSession(
+            id: id, profile: athlete.profile, sensors: identities, guest: request.guest,
+            configuration: workoutConfiguration,
+            parts: BridgeSession.Parts(
+                session: workoutSession, builder: builder, streamer: streamer, started: clock.now()),
+            adapter: sensors.adapter, store: writable, clock: clock, hub: hub, logger: logger)
+        await session.attach()
+        do {
+            try await session.begin()
+        } catch {
+            _ = try? await session.stop()
+            throw .invalid("the session could not start: \(error)")
+        }
+        sessions[id] = session
+        for address in addresses { await sensors.bind(address, to: id) }
+        logger.info(
+            "session started",
+            metadata: ["session": "\(id)", "athlete": "\(athlete.profile.id)", "guest": "\(request.guest)"])
+        return session
+    }
+
+    /// Ends a session and saves its workout (unless a guest's).
+    @discardableResult
+    public func stop(_ id: String) async throws -> Workout {
+        let session = try session(id)
+        let workout = try await session.stop()
+        if sessions.removeValue(forKey: session.id) != nil {
+            ended[session.id] = session
+            for sensor in session.sensors { await sensors.bind(sensor.address, to: nil) }
+            logger.info("session ended", metadata: ["session": "\(session.id)"])
+        }
+        return workout
+    }
+
+    /// Ends every session and saves them (shutdown).
+    public func stopAll() async {
+        for session in active {
+            do {
+                try await stop(session.id.uuidString)
+            } catch {
+                // Left in the journal: the next start recovers it.
+                logger.error("session not saved", metadata: ["session": "\(session.id)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Continues the sessions a crash interrupted (the store's recovery journal), on their sensors.
+    public func recover() async {
+        guard let store, let records = try? store.activeSessions() else { return }
+        for record in records {
+            do {
+                let collector = try WorkoutRecovery.rebuild(record, store: store)
+                let streamer = SampleStreamer(store: store, workout: record.workoutID, logger: logger)
+                let builder = LiveWorkoutBuilder(
+                    recovering: collector, clock: clock,
+                    sampleSink: BridgeSession.sink(id: record.workoutID, hub: hub, streamer: streamer))
+                let workoutSession = try WorkoutSession(
+                    recovering: builder, configuration: record.configuration, profile: record.profile,
+                    state: record.state, clock: clock, registry: registry)
+                var addresses: [String] = []
+                for source in record.primarySources.values.sorted(by: { $0.address < $1.address })
+                where !addresses.contains(source.address) {
+                    addresses.append(source.address)
+                }
+                var identities: [SensorIdentity] = []
+                for address in addresses { identities.append(await sensors.identity(address)) }
+                let session = BridgeSession(
+                    id: record.workoutID, profile: record.profile ?? UserProfile(id: UserProfile.anonymousID),
+                    sensors: identities, guest: false, configuration: record.configuration,
+                    parts: BridgeSession.Parts(
+                        session: workoutSession, builder: builder, streamer: streamer, started: record.start),
+                    adapter: sensors.adapter, store: store, clock: clock, hub: hub, logger: logger)
+                await session.attach()
+                sessions[record.workoutID] = session
+                for address in addresses { await sensors.bind(address, to: record.workoutID) }
+                await session.publishState()
+                logger.notice("session recovered", metadata: ["session": "\(record.workoutID)"])
+            } catch {
+                logger.error(
+                    "session not recovered", metadata: ["session": "\(record.workoutID)", "error": "\(error)"])
+            }
+        }
+    }
+}

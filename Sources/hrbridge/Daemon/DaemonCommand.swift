@@ -1,0 +1,72 @@
+import ArgumentParser
+import Bridge
+import Foundation
+import Logging
+
+/// `hrbridge daemon`: the service that feeds sessions to local clients.
+struct DaemonCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "daemon",
+        abstract: "Run the bridge as a service: sensors, sessions, store and the live API.",
+        discussion: """
+            Reads /etc/hrbridge/config.toml (or --config; without either file it runs the simulator
+            with default paths). Listens on a Unix socket (default /run/hrbridge/api.sock, or
+            $RUNTIME_DIRECTORY/api.sock under systemd) and optionally on 127.0.0.1:PORT with bearer
+            tokens. Speaks sd_notify when NOTIFY_SOCKET is set: READY=1, STATUS=, WATCHDOG=1, STOPPING=1.
+            SIGTERM or SIGINT ends every running session (saved), then exits 0.
+
+            Exit status: 0 stopped; 69 adapter unavailable; 71 API listener failed; 73 store cannot
+            be opened; 78 bad configuration (one line per problem, with its line number).
+            """
+    )
+
+    @Option(help: "Configuration file (default: /etc/hrbridge/config.toml when it exists).")
+    var config: String?
+
+    @Option(help: "API Unix socket (overrides the configuration).")
+    var socket: String?
+
+    @Option(help: "The store file (overrides the configuration).")
+    var store: String?
+
+    @Flag(help: "Check the configuration and exit (0 valid, 78 not).")
+    var checkConfig = false
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "notice"
+
+    func run() async throws {
+        var configuration = BridgeConfiguration()
+        let path = config ?? ConfigurationLoader.defaultPath
+        if config != nil || FileManager.default.fileExists(atPath: path) {
+            do {
+                configuration = try ConfigurationLoader.load(path: path)
+            } catch {
+                StandardError.write(error.description)
+                throw ExitCode(78)
+            }
+        }
+        if let socket { configuration.socketPath = socket }
+        if let store { configuration.storePath = store }
+        if checkConfig {
+            print("\(path): valid")
+            return
+        }
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw ValidationError(
+                "--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        var logger = Logger(label: "hrbridge") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = level
+        do {
+            try await BridgeDaemon.run(configuration: configuration, logger: logger)
+        } catch let error as DaemonError {
+            StandardError.write("hrbridge daemon: \(error)")
+            switch error {
+            case .store: throw ExitCode(73)
+            case .adapter: throw ExitCode(69)
+            case .listener: throw ExitCode(71)
+            }
+        }
+    }
+}

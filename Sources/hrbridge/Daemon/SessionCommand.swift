@@ -1,0 +1,177 @@
+import ArgumentParser
+import Bridge
+import Foundation
+import NIOHTTP1
+
+/// `hrbridge session …`: drives a running daemon through its API socket.
+struct SessionCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "session",
+        abstract: "Start, pause, resume, lap, stop and watch sessions of a running daemon.",
+        discussion: """
+            Talks to the daemon's API socket (--socket, $HRBRIDGE_SOCKET, else /run/hrbridge/api.sock).
+            Prints the session as JSON. Exit status: 0 done; 69 no daemon on the socket; 65 refused
+            (the API's message is printed).
+            """,
+        subcommands: [
+            Start.self, Action.Pause.self, Action.Resume.self, Action.Lap.self, Action.Stop.self, Status.self,
+            Watch.self,
+        ]
+    )
+
+    struct Connection: ParsableArguments {
+        @Option(help: "The daemon's API socket.")
+        var socket: String?
+
+        var client: APIClient {
+            let path =
+                socket ?? ProcessInfo.processInfo.environment["HRBRIDGE_SOCKET"]
+                ?? BridgeConfiguration().effectiveSocketPath
+            return APIClient(endpoint: .unix(path))
+        }
+
+        /// Sends the request; prints the JSON body, or the error and exits 65 (69 without a daemon).
+        func send(_ method: HTTPMethod, _ path: String, json: [String: Any]? = nil) async throws -> [String: Any] {
+            let reply: APIClient.Reply
+            do {
+                reply = try await client.send(method, path, json: json)
+            } catch {
+                StandardError.write(
+                    "hrbridge: no daemon answers on \(client.endpoint) (\(error)); is `hrbridge daemon` running?")
+                throw ExitCode(69)
+            }
+            guard (200..<300).contains(reply.status) else {
+                StandardError.write("hrbridge: \(reply.errorMessage ?? "HTTP \(reply.status)")")
+                throw ExitCode(65)
+            }
+            if !reply.body.isEmpty { print(String(decoding: reply.body, as: UTF8.self)) }
+            return reply.object ?? [:]
+        }
+    }
+
+    struct Start: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Start a session on the given sensors.")
+        @OptionGroup var connection: Connection
+        @Option(name: .customLong("sensor"), help: "Sensor address (repeatable; default: the first streaming sensor).")
+        var sensors: [String] = []
+        @Option(help: "Activity type, e.g. running, cycling.") var activity = "running"
+        @Option(help: "indoor or outdoor.") var location = "indoor"
+        @Option(help: "Athlete identifier from the configuration.") var athlete: String?
+        @Option(help: "Heart-rate zone boundaries in bpm, e.g. 120,140,160,175.") var zones: String?
+        @Flag(help: "A guest session: never stored.") var guest = false
+
+        func run() async throws {
+            var chosen = sensors
+            if chosen.isEmpty {
+                let list = try await connection.client.send(.GET, "/v1/sensors").object?["sensors"] as? [[String: Any]]
+                let free = list?.first { $0["state"] as? String == "ready" && $0["session"] is NSNull }
+                guard let address = free?["address"] as? String else {
+                    StandardError.write("hrbridge: no free streaming sensor; name one with --sensor")
+                    throw ExitCode(65)
+                }
+                chosen = [address]
+            }
+            var body: [String: Any] = ["sensors": chosen, "activity": activity, "location": location, "guest": guest]
+            if let athlete { body["athlete"] = athlete }
+            if let zones {
+                body["zones"] = zones.split(separator: ",").compactMap {
+                    Double($0.trimmingCharacters(in: .whitespaces))
+                }
+            }
+            _ = try await connection.send(.POST, "/v1/sessions", json: body)
+        }
+    }
+
+    enum Action {
+        struct Pause: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Pause a session.")
+            @OptionGroup var connection: Connection
+            @Argument(help: "Session id (default: the only active session).") var id: String?
+            func run() async throws { try await perform("pause", id, connection) }
+        }
+        struct Resume: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Resume a paused session.")
+            @OptionGroup var connection: Connection
+            @Argument(help: "Session id (default: the only active session).") var id: String?
+            func run() async throws { try await perform("resume", id, connection) }
+        }
+        struct Lap: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Mark a lap.")
+            @OptionGroup var connection: Connection
+            @Argument(help: "Session id (default: the only active session).") var id: String?
+            func run() async throws { try await perform("lap", id, connection) }
+        }
+        struct Stop: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "End a session and save its workout.")
+            @OptionGroup var connection: Connection
+            @Argument(help: "Session id (default: the only active session).") var id: String?
+            func run() async throws { try await perform("stop", id, connection) }
+        }
+
+        static func perform(_ action: String, _ id: String?, _ connection: Connection) async throws {
+            let session = try await SessionCommand.resolve(id, connection)
+            _ = try await connection.send(.POST, "/v1/sessions/\(session)/\(action)")
+        }
+    }
+
+    /// The given id, else the only active session's.
+    static func resolve(_ id: String?, _ connection: Connection) async throws -> String {
+        if let id { return id }
+        let reply: APIClient.Reply
+        do {
+            reply = try await connection.client.send(.GET, "/v1/sessions")
+        } catch {
+            StandardError.write("hrbridge: no daemon answers on \(connection.client.endpoint) (\(error))")
+            throw ExitCode(69)
+        }
+        let sessions = reply.object?["sessions"] as? [[String: Any]] ?? []
+        guard sessions.count == 1, let only = sessions[0]["id"] as? String else {
+            StandardError.write(
+                "hrbridge: \(sessions.isEmpty ? "no active session" : "\(sessions.count) active sessions"); give a session id"
+            )
+            throw ExitCode(65)
+        }
+        return only
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show a session (default: every active one).")
+        @OptionGroup var connection: Connection
+        @Argument(help: "Session id.") var id: String?
+        func run() async throws {
+            _ = try await connection.send(.GET, id.map { "/v1/sessions/\($0)" } ?? "/v1/sessions")
+        }
+    }
+
+    struct Watch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Follow the live stream (JSON lines): current state first, then every message.")
+        @OptionGroup var connection: Connection
+        @Option(help: "Only this session's messages.") var session: String?
+        @Option(help: "Only this sensor's messages.") var sensor: String?
+        @Option(help: "Stop after this many messages.") var count: Int?
+
+        func run() async throws {
+            var query: [String] = []
+            if let session { query.append("session=\(session)") }
+            if let sensor { query.append("sensor=\(sensor)") }
+            let path = "/v1/events" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
+            var seen = 0
+            let limit = count
+            do {
+                try await connection.client.events(path) { _, data in
+                    print(data)
+                    fflush(nil)
+                    seen += 1
+                    return limit.map { seen < $0 } ?? true
+                }
+            } catch let error as APIClientError {
+                StandardError.write("hrbridge: \(error)")
+                throw ExitCode(65)
+            } catch {
+                StandardError.write("hrbridge: no daemon answers on \(connection.client.endpoint) (\(error))")
+                throw ExitCode(69)
+            }
+        }
+    }
+}

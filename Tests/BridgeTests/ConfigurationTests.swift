@@ -1,0 +1,143 @@
+import Bridge
+import Foundation
+import Testing
+import Workouts
+
+@Suite("Configuration file: TOML subset, every key checked, one problem per line")
+struct ConfigurationTests {
+    @Test("a full configuration is read into its values")
+    func fullConfiguration() throws {
+        let configuration = try ConfigurationLoader.parse(
+            """
+            # hrbridge
+            [adapter]
+            kind = "mock"
+            seed = 7
+            speed = 60.0
+
+            [store]
+            path = "/tmp/store.sqlite"
+
+            [api]
+            socket = "/tmp/hr.sock"
+            socket_mode = "0600"
+            tcp_port = 8086
+
+            [[api.tokens]]
+            token = "read-token-0123456789"
+            role = "read"
+
+            [[api.tokens]]
+            token = "control-token-0123456789"
+            role = "control"
+
+            [[athletes]]
+            id = "alice"
+            name = "Alice"
+            age = 34
+            sex = "female"
+            weight = 61.5
+            resting_hr = 52
+            max_hr = 188
+            zones = [120, 140,
+                     160, 175]   # four boundaries: five zones
+
+            [[sensors]]
+            address = "c0:ff:ee:00:00:01"
+            athlete = "alice"
+            name = "Alice's strap"
+            """)
+        #expect(configuration.adapter == .mock(scenario: nil, seed: 7, speed: 60))
+        #expect(configuration.storePath == "/tmp/store.sqlite")
+        #expect(configuration.socketPath == "/tmp/hr.sock")
+        #expect(configuration.socketMode == 0o600)
+        #expect(configuration.tcpPort == 8086)
+        #expect(configuration.tokens.map(\.role) == [.read, .control])
+        let alice = try #require(configuration.athlete("alice"))
+        #expect(alice.profile.age == 34)
+        #expect(alice.profile.sex == .female)
+        #expect(alice.profile.weightKilograms == 61.5)
+        #expect(alice.profile.maximumHeartRate == 188)
+        #expect(alice.zones?.zones.count == 5)
+        #expect(configuration.sensors == [.init(address: "C0:FF:EE:00:00:01", athlete: "alice", name: "Alice's strap")])
+        #expect(configuration.athlete(forSensor: "c0:ff:ee:00:00:01")?.profile.id == "alice")
+    }
+
+    @Test("an empty file is the default configuration: the simulator, no TCP")
+    func emptyFile() throws {
+        let configuration = try ConfigurationLoader.parse("")
+        #expect(configuration.adapter == .mock(scenario: nil, seed: nil, speed: 1))
+        #expect(configuration.tcpPort == nil)
+        #expect(configuration.tokens.isEmpty)
+    }
+
+    @Test("every problem is reported with its line, not just the first")
+    func everyProblemWithItsLine() {
+        let text = """
+            [adapter]
+            kind = "bluetooth"
+            [api]
+            tcp_port = 70000
+            colour = "red"
+            [[athletes]]
+            id = "bob"
+            age = "forty"
+            resting_hr = 90
+            max_hr = 80
+            [[sensors]]
+            address = "not-an-address"
+            [[sensors]]
+            address = "C0:FF:EE:00:00:02"
+            athlete = "carol"
+            """
+        #expect {
+            try ConfigurationLoader.parse(text)
+        } throws: { error in
+            guard let problems = (error as? ConfigurationError)?.problems else { return false }
+            let lines = problems.map(\.line)
+            return lines == [2, 4, 5, 8, 9, 10, 12, 15]
+                && problems[0].message.contains("'bluetooth'")
+                && problems[1].message.contains("out of range")
+                && problems[2].message.contains("unknown key 'colour'")
+                && problems[3].message.contains("must be an integer")
+                && problems[4].message.contains("below max_hr")
+                && problems[5].message.contains("out of range 80")
+                && problems[6].message.contains("not a Bluetooth address")
+                && problems[7].message.contains("athlete 'carol' is not defined")
+        }
+    }
+
+    @Test(
+        "syntax errors name their line",
+        arguments: [
+            ("[adapter\nkind = \"mock\"", 1, "ends with ]"),
+            ("[adapter]\nkind = mock", 2, "strings need quotes"),
+            ("[adapter]\nkind = \"mock", 2, "unterminated string"),
+            ("[store]\npath = \"/a\"\npath = \"/b\"", 3, "set twice"),
+            ("[api]\n[api]", 2, "defined twice"),
+            ("[adapter]\nkind = { a = 1 }", 2, "inline tables"),
+            ("[adapter]\nkind = \"mock\" speed = 2", 2, "one key = value per line"),
+        ])
+    func syntaxErrors(text: String, line: Int, message: String) {
+        #expect {
+            try ConfigurationLoader.parse(text)
+        } throws: { error in
+            guard let problems = (error as? ConfigurationError)?.problems, problems.count == 1 else { return false }
+            return problems[0].line == line && problems[0].message.contains(message)
+        }
+    }
+
+    @Test("a TCP listener without any token is refused: every TCP request must carry one")
+    func tcpNeedsTokens() {
+        #expect(throws: ConfigurationError.self) { try ConfigurationLoader.parse("[api]\ntcp_port = 8086") }
+    }
+
+    @Test("a file that cannot be read is one problem naming the path")
+    func unreadableFile() {
+        #expect {
+            try ConfigurationLoader.load(path: "/nonexistent/config.toml")
+        } throws: { error in
+            (error as? ConfigurationError)?.description == "/nonexistent/config.toml: cannot read the file"
+        }
+    }
+}
