@@ -69,7 +69,11 @@ public struct APIClient: Sendable {
 
     /// Sends one request and collects the whole response.
     public func send(_ method: HTTPMethod, _ path: String, json: [String: Any]? = nil) async throws -> Reply {
-        let body = try json.map { try JSONSerialization.data(withJSONObject: $0) } ?? Data()
+        try await sendRaw(method, path, body: try json.map { try JSONSerialization.data(withJSONObject: $0) } ?? Data())
+    }
+
+    /// Sends one request with `body` as it is (JSON content type when not empty).
+    public func sendRaw(_ method: HTTPMethod, _ path: String, body: Data) async throws -> Reply {
         let channel = try await connect()
         return try await channel.executeThenClose { inbound, outbound in
             try await outbound.write(.head(head(method, path, bodyLength: body.count)))

@@ -209,7 +209,8 @@ private struct Parser {
             break
         }
         guard current == terminator else {
-            throw error(current.map { "unexpected '\($0)' after the key" } ?? "unexpected end of file after the key")
+            let found = current.map { $0 == "\n" ? "the end of the line" : "'\($0)'" } ?? "the end of the file"
+            throw error("expected '\(terminator)' after the key, found \(found)")
         }
         return parts
     }

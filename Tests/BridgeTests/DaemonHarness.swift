@@ -1,0 +1,166 @@
+import Bridge
+import BusHarness
+import Foundation
+import NIOHTTP1
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `hrbridge daemon` started for real on the mock adapter in a temporary directory: its own
+/// config, store, Unix socket and a free TCP port with a read and a control token.
+final class DaemonUnderTest: Sendable {
+    static let readToken = "read-token-0123456789abcdef"
+    static let controlToken = "control-token-0123456789abcdef"
+    static let straps = ["C0:FF:EE:00:00:01", "C0:FF:EE:00:00:02", "C0:FF:EE:00:00:03"]
+
+    let directory: URL
+    let port: Int
+    let process: Spawned
+
+    var socketPath: String { directory.appendingPathComponent("api.sock").path }
+    var storePath: String { directory.appendingPathComponent("store.sqlite").path }
+    var unix: APIClient { APIClient(endpoint: .unix(socketPath)) }
+    func tcp(_ token: String?) -> APIClient { APIClient(endpoint: .tcp(host: "127.0.0.1", port: port), token: token) }
+
+    static var binary: String {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("hrbridge").path
+    }
+
+    /// A port nothing listens on now.
+    static func freePort() -> Int {
+        let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Three fault-free virtual straps.
+    static let scenario = """
+        {"version": 1, "seed": 7, "straps": [
+        \(straps.enumerated().map { index, address in
+            """
+            {"name": "Strap \(index + 1)", "address": "\(address)", "restingHeartRate": \(55 + 5 * index),
+             "maximumHeartRate": 185, "battery": 90, "age": 35, "weight": 70, "sex": "male",
+             "segments": [{"type": "steady", "duration": "60m", "intensity": 0.5}]}
+            """
+        }.joined(separator: ",\n"))
+        ]}
+        """
+
+    /// Starts a daemon; `reusing` keeps an earlier daemon's directory (store, config) and port.
+    init(
+        reusing previous: DaemonUnderTest? = nil, environment: [String: String] = [:], speed: Double = 5,
+        extraConfig: String = ""
+    ) async throws {
+        if let previous {
+            directory = previous.directory
+            port = previous.port
+        } else {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "hrbridge-daemon-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            port = Self.freePort()
+            try Data(Self.scenario.utf8).write(to: directory.appendingPathComponent("scenario.json"))
+            try Data(
+                """
+                [adapter]
+                kind = "mock"
+                scenario = "\(directory.path)/scenario.json"
+                speed = \(speed)
+
+                [store]
+                path = "\(directory.path)/store.sqlite"
+
+                [api]
+                socket = "\(directory.path)/api.sock"
+                tcp_port = \(port)
+
+                [[api.tokens]]
+                token = "\(Self.readToken)"
+                role = "read"
+
+                [[api.tokens]]
+                token = "\(Self.controlToken)"
+                role = "control"
+
+                [[athletes]]
+                id = "alice"
+                age = 30
+                max_hr = 190
+                zones = [110, 130, 150, 170]
+
+                [[sensors]]
+                address = "\(Self.straps[0])"
+                athlete = "alice"
+
+                [[sensors]]
+                address = "\(Self.straps[1])"
+
+                [[sensors]]
+                address = "\(Self.straps[2])"
+                \(extraConfig)
+                """.utf8
+            ).write(to: directory.appendingPathComponent("config.toml"))
+        }
+        process = try Spawned(
+            Self.binary,
+            ["daemon", "--config", directory.appendingPathComponent("config.toml").path, "--log-level", "info"],
+            environment: environment, label: "daemon")
+        let unix = APIClient(endpoint: .unix(directory.appendingPathComponent("api.sock").path))
+        try await eventually("the daemon to answer with every strap streaming", timeout: .seconds(30)) {
+            guard process.isRunning else { throw HarnessError("the daemon exited: \(process.output.suffix(10))") }
+            guard let reply = try? await unix.send(.GET, "/v1/health"), reply.status == 200 else { return false }
+            return reply.object?["sensorsStreaming"] as? Int == 3
+        }
+    }
+
+    /// Stops the daemon (SIGTERM) and removes its directory.
+    func stop(removing: Bool = true) {
+        process.stop()
+        if removing { try? FileManager.default.removeItem(at: directory) }
+    }
+}
+
+/// Collects a Server-Sent Events stream in the background.
+final class EventCollector: Sendable {
+    private let messages = Mutex<[String]>([])
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    init(_ client: APIClient, path: String) {
+        let collector = Task { [self] in
+            do {
+                try await client.events(path) { _, data in
+                    self.messages.withLock { $0.append(data) }
+                    return !Task.isCancelled
+                }
+            } catch {}
+        }
+        task.withLock { $0 = collector }
+    }
+
+    var all: [[String: Any]] {
+        messages.withLock { $0 }.compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+    }
+
+    func of(kind: String) -> [[String: Any]] { all.filter { $0["kind"] as? String == kind } }
+
+    func cancel() { task.withLock { $0?.cancel() } }
+}

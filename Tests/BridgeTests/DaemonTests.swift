@@ -1,0 +1,256 @@
+import Bridge
+import BusHarness
+import Foundation
+import NIOHTTP1
+import Testing
+
+@Suite("hrbridge daemon end to end on the mock adapter", .serialized)
+struct DaemonTests {
+    let straps = DaemonUnderTest.straps
+
+    func object(_ reply: APIClient.Reply) throws -> [String: Any] {
+        try #require(reply.object, "not a JSON object: \(String(decoding: reply.body, as: UTF8.self))")
+    }
+
+    @Test("create → SSE and WebSocket streams → pause, resume, lap → stop → stored → exported")
+    func fullFlow() async throws {
+        let daemon = try await DaemonUnderTest()
+        defer { daemon.stop() }
+        let sensors = try object(try await daemon.unix.send(.GET, "/v1/sensors"))["sensors"] as? [[String: Any]]
+        #expect(sensors?.compactMap { $0["address"] as? String } == straps)
+        #expect(sensors?.allSatisfy { $0["state"] as? String == "ready" } == true)
+
+        let created = try await daemon.unix.send(
+            .POST, "/v1/sessions", json: ["sensors": [straps[0]], "activity": "cycling"])
+        #expect(created.status == 201)
+        let session = try object(created)
+        let id = try #require(session["id"] as? String)
+        #expect(session["athlete"] as? String == "alice", "the configured owner of the strap")
+        #expect(session["state"] as? String == "running")
+        #expect(session["activity"] as? String == "cycling")
+
+        let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)")
+        defer { events.cancel() }
+        let webSocket = try Spawned(
+            venvPython,
+            [
+                packageRoot.appendingPathComponent("Tests/Fixtures/api/ws_watch.py").path,
+                "ws://127.0.0.1:\(daemon.port)/v1/ws?session=\(id)", DaemonUnderTest.readToken, "6",
+            ], label: "ws_watch")
+        defer { webSocket.stop() }
+        try await eventually("samples on the SSE stream") { events.of(kind: "sample").count >= 3 }
+        #expect(events.of(kind: "session").first?["id"] as? String == id, "a late subscriber first gets the state")
+        #expect(events.all.allSatisfy { $0["session"] as? String == id }, "the filter holds")
+        let samples = events.of(kind: "sample")
+        #expect(samples.allSatisfy { ($0["source"] as? [String: Any])?["address"] as? String == straps[0] })
+        #expect(samples.contains { $0["type"] as? String == "heartRate" && ($0["value"] as? Double ?? 0) > 40 })
+
+        #expect(await webSocket.wait(timeout: .seconds(30)) == 0, "\(webSocket.output.suffix(5))")
+        let frames = webSocket.output.compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+        #expect(frames.count == 6)
+        #expect(frames.allSatisfy { $0["session"] as? String == id })
+        #expect(frames.first?["kind"] as? String == "session")
+
+        let paused = try object(try await daemon.unix.send(.POST, "/v1/sessions/\(id)/pause"))
+        #expect(paused["state"] as? String == "paused")
+        let resumed = try object(try await daemon.unix.send(.POST, "/v1/sessions/\(id)/resume"))
+        #expect(resumed["state"] as? String == "running")
+        try await Task.sleep(for: .milliseconds(600))
+        let lapped = try object(try await daemon.unix.send(.POST, "/v1/sessions/\(id)/lap"))
+        #expect(lapped["laps"] as? Int == 1)
+        let stopped = try object(try await daemon.unix.send(.POST, "/v1/sessions/\(id)/stop"))
+        #expect(stopped["state"] as? String == "ended")
+        let summary = try #require(stopped["summary"] as? [String: Any])
+        let heartRate = (summary["statistics"] as? [String: Any])?["heartRate"] as? [String: Any]
+        #expect((heartRate?["count"] as? Int ?? 0) > 0)
+        // Events are ordered by their start: the lap began with the session.
+        #expect(
+            Set((summary["events"] as? [[String: Any]])?.compactMap { $0["type"] as? String } ?? []) == [
+                "pause", "resume", "lap",
+            ])
+        try await eventually("the session's end on the stream") {
+            events.of(kind: "session").contains { $0["state"] as? String == "ended" }
+        }
+
+        let workouts = try object(try await daemon.unix.send(.GET, "/v1/workouts"))["workouts"] as? [[String: Any]]
+        #expect(workouts?.map { $0["id"] as? String } == [id])
+        let stored = try object(try await daemon.unix.send(.GET, "/v1/workouts/\(id)"))
+        #expect(stored["active"] as? Bool == false)
+        #expect(stored["summary"] is [String: Any])
+        let fit = try await daemon.unix.send(.GET, "/v1/workouts/\(id)/export?format=fit")
+        #expect(fit.status == 200)
+        #expect(fit.body.count > 14 && String(decoding: fit.body[8..<12], as: UTF8.self) == ".FIT")
+        let tcx = try await daemon.unix.send(.GET, "/v1/workouts/\(id)/export?format=tcx")
+        #expect(String(decoding: tcx.body, as: UTF8.self).contains("<TrainingCenterDatabase"))
+        let csv = try await daemon.unix.send(.GET, "/v1/workouts/\(id)/export?format=csv")
+        #expect(csv.headers.contains { $0.0.lowercased() == "content-type" && $0.1 == "text/csv" })
+        #expect(String(decoding: csv.body, as: UTF8.self).split(separator: "\n").count > 2)
+    }
+
+    @Test("two sessions at once on two straps: each records only its own strap, one athlete per strap")
+    func twoConcurrentSessions() async throws {
+        let daemon = try await DaemonUnderTest()
+        defer { daemon.stop() }
+        let first = try object(try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [straps[0]]]))
+        let second = try object(try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [straps[1]]]))
+        let ids = try [#require(first["id"] as? String), #require(second["id"] as? String)]
+        #expect(first["athlete"] as? String == "alice")
+        #expect(second["athlete"] as? String == "strap-c0ffee000002", "an unconfigured strap is its own athlete")
+        let events = EventCollector(daemon.unix, path: "/v1/events")
+        defer { events.cancel() }
+        try await eventually("samples of both sessions") {
+            Set(events.of(kind: "sample").compactMap { $0["session"] as? String }) == Set(ids)
+        }
+        for (index, id) in ids.enumerated() {
+            let sources = Set(
+                events.of(kind: "sample").filter { $0["session"] as? String == id }.compactMap {
+                    ($0["source"] as? [String: Any])?["address"] as? String
+                })
+            #expect(sources == [straps[index]])
+        }
+        let listed = try object(try await daemon.unix.send(.GET, "/v1/sessions"))["sessions"] as? [[String: Any]]
+        #expect(Set(listed?.compactMap { $0["id"] as? String } ?? []) == Set(ids))
+        for id in ids { #expect(try await daemon.unix.send(.POST, "/v1/sessions/\(id)/stop").status == 200) }
+        let workouts = try object(try await daemon.unix.send(.GET, "/v1/workouts"))["workouts"] as? [[String: Any]]
+        #expect(Set(workouts?.compactMap { $0["id"] as? String } ?? []) == Set(ids))
+    }
+
+    @Test("a guest session streams live and leaves the store unchanged")
+    func guestSession() async throws {
+        let daemon = try await DaemonUnderTest()
+        defer { daemon.stop() }
+        let created = try object(
+            try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [straps[2]], "guest": true]))
+        let id = try #require(created["id"] as? String)
+        #expect(created["guest"] as? Bool == true)
+        let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)")
+        defer { events.cancel() }
+        try await eventually("the guest's samples") { events.of(kind: "sample").count >= 2 }
+        let stopped = try await daemon.unix.send(.POST, "/v1/sessions/\(id)/stop")
+        #expect(stopped.status == 200)
+        let workouts = try object(try await daemon.unix.send(.GET, "/v1/workouts"))["workouts"] as? [[String: Any]]
+        #expect(workouts?.isEmpty == true, "nothing was written")
+        #expect(try await daemon.unix.send(.GET, "/v1/workouts/\(id)").status == 404)
+    }
+
+    @Test("tokens: TCP without one is 401, a read token reads but cannot start a session (403), control can")
+    func tokenRoles() async throws {
+        let daemon = try await DaemonUnderTest()
+        defer { daemon.stop() }
+        let anonymous = try await daemon.tcp(nil).send(.GET, "/v1/sensors")
+        #expect(anonymous.status == 401)
+        #expect(anonymous.headers.contains { $0.0.lowercased() == "www-authenticate" && $0.1 == "Bearer" })
+        #expect(try await daemon.tcp("wrong-token-0123456789").send(.GET, "/v1/health").status == 401)
+        let reader = daemon.tcp(DaemonUnderTest.readToken)
+        #expect(try await reader.send(.GET, "/v1/sensors").status == 200)
+        #expect(try await reader.send(.GET, "/v1/openapi.json").status == 200)
+        let refused = try await reader.send(.POST, "/v1/sessions", json: ["sensors": [straps[0]]])
+        #expect(refused.status == 403)
+        #expect((refused.object?["error"] as? [String: Any])?["code"] as? String == "forbidden")
+        #expect(try await reader.send(.POST, "/v1/sensors/\(straps[0])/disconnect").status == 403)
+        let controller = daemon.tcp(DaemonUnderTest.controlToken)
+        let created = try await controller.send(.POST, "/v1/sessions", json: ["sensors": [straps[0]]])
+        #expect(created.status == 201)
+        let query = try await APIClient(endpoint: .tcp(host: "127.0.0.1", port: daemon.port)).send(
+            .GET, "/v1/sessions?token=\(DaemonUnderTest.readToken)")
+        #expect(query.status == 200, "?token= works where headers cannot be set (EventSource, WebSocket)")
+    }
+
+    @Test("bad requests get a 4xx JSON error naming the problem, never a 5xx, and the daemon goes on")
+    func badRequests() async throws {
+        let daemon = try await DaemonUnderTest()
+        defer { daemon.stop() }
+        let client = daemon.unix
+        let busy = try object(try await client.send(.POST, "/v1/sessions", json: ["sensors": [straps[0]]]))
+        let cases: [(method: HTTPMethod, path: String, body: [String: Any]?, status: Int, code: String)] = [
+            (.POST, "/v1/sessions", ["sensors": []], 400, "invalid_request"),
+            (.POST, "/v1/sessions", ["sensors": [straps[1]], "colour": "red"], 400, "invalid_request"),
+            (.POST, "/v1/sessions", ["sensors": [straps[1]], "activity": "flying"], 400, "invalid_request"),
+            (.POST, "/v1/sessions", ["sensors": [straps[1]], "zones": [170, 150]], 400, "invalid_request"),
+            (.POST, "/v1/sessions", ["sensors": [straps[1]], "guest": "yes"], 400, "invalid_request"),
+            (.POST, "/v1/sessions", ["sensors": ["C0:FF:EE:99:99:99"]], 404, "unknown_sensor"),
+            (.POST, "/v1/sessions", ["sensors": [straps[0]]], 409, "sensor_in_use"),
+            (.POST, "/v1/sessions", ["sensors": [straps[1]], "athlete": "nobody"], 404, "unknown_athlete"),
+            (.POST, "/v1/sessions/not-a-session/pause", nil, 404, "unknown_session"),
+            (.POST, "/v1/sessions/\(busy["id"] as? String ?? "")/resume", nil, 409, "invalid_state"),
+            (.GET, "/v1/sensors/not-an-address", nil, 400, "invalid_request"),
+            (.GET, "/v1/sensors/C0:FF:EE:99:99:99", nil, 404, "unknown_sensor"),
+            (.GET, "/v1/workouts/not-a-uuid", nil, 400, "invalid_request"),
+            (.GET, "/v1/workouts/\(UUID().uuidString)", nil, 404, "unknown_workout"),
+            (.GET, "/v1/workouts?limit=0", nil, 400, "invalid_request"),
+            (.GET, "/v1/events?session=nope", nil, 400, "invalid_request"),
+            (.DELETE, "/v1/sensors/\(straps[0])", nil, 409, "sensor_in_use"),
+        ]
+        for item in cases {
+            let reply = try await client.send(item.method, item.path, json: item.body)
+            #expect(reply.status == item.status, "\(item.method) \(item.path) \(item.body ?? [:])")
+            #expect((reply.object?["error"] as? [String: Any])?["code"] as? String == item.code, "\(item.path)")
+            #expect(reply.errorMessage?.isEmpty == false)
+        }
+        let malformed = try await client.sendRaw(.POST, "/v1/sessions", body: Data("{not json".utf8))
+        #expect(malformed.status == 400)
+        let health = try await client.send(.GET, "/v1/health")
+        #expect(health.status == 200, "the daemon goes on")
+    }
+
+    @Test("SIGKILL during a session: the restarted daemon recovers it and its stream resumes")
+    func recoveryAfterKill() async throws {
+        // Real time: the simulator's accelerated clock starts afresh with each process.
+        let daemon = try await DaemonUnderTest(speed: 1)
+        let created = try object(try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [straps[0]]]))
+        let id = try #require(created["id"] as? String)
+        let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)")
+        func heartRates(_ collector: EventCollector) -> Int {
+            collector.of(kind: "sample").filter { $0["type"] as? String == "heartRate" }.count
+        }
+        try await eventually("heart rates before the crash") { heartRates(events) >= 4 }
+        events.cancel()
+        kill(daemon.process.pid, SIGKILL)
+        _ = await daemon.process.wait()
+        let restarted = try await DaemonUnderTest(reusing: daemon)
+        defer { restarted.stop() }
+        let sessions = try object(try await restarted.unix.send(.GET, "/v1/sessions"))["sessions"] as? [[String: Any]]
+        #expect(sessions?.map { $0["id"] as? String } == [id], "the session is back")
+        #expect(sessions?.first?["state"] as? String == "running")
+        let resumed = EventCollector(restarted.unix, path: "/v1/events?session=\(id)")
+        defer { resumed.cancel() }
+        try await eventually("heart rates after the restart") { heartRates(resumed) >= 3 }
+        let stopped = try object(try await restarted.unix.send(.POST, "/v1/sessions/\(id)/stop"))
+        let count =
+            ((stopped["summary"] as? [String: Any])?["statistics"] as? [String: Any])
+            .flatMap { ($0["heartRate"] as? [String: Any])?["count"] as? Int } ?? 0
+        // The store is written at least once a second: a SIGKILL loses at most the last second.
+        #expect(count >= 6, "heart rates from before and after the crash are in one workout")
+    }
+
+    @Test("the command line drives the daemon: session start, lap, status, watch, stop")
+    func commandLine() async throws {
+        let daemon = try await DaemonUnderTest()
+        defer { daemon.stop() }
+        func run(_ arguments: [String]) async throws -> (Int32?, [String]) {
+            let process = try Spawned(
+                DaemonUnderTest.binary, ["session"] + arguments + ["--socket", daemon.socketPath])
+            let status = await process.wait(timeout: .seconds(30))
+            return (status, process.output)
+        }
+        let (startStatus, startOutput) = try await run(["start", "--sensor", straps[1], "--activity", "walking"])
+        #expect(startStatus == 0, "\(startOutput)")
+        let started = startOutput.compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+        let id = try #require(started.first?["id"] as? String)
+        #expect(try await run(["lap"]).0 == 0, "the only session is the default")
+        let (_, status) = try await run(["status", id])
+        #expect(status.joined().contains("\"laps\":1"))
+        let (watchStatus, watched) = try await run(["watch", "--session", id, "--count", "3"])
+        #expect(watchStatus == 0)
+        #expect(watched.count == 3)
+        #expect(try await run(["stop", id]).0 == 0)
+        let (refusedStatus, refused) = try await run(["pause", id])
+        #expect(refusedStatus == 65, "the API's refusal: \(refused)")
+        let missing = try Spawned(DaemonUnderTest.binary, ["session", "status", "--socket", "/nonexistent/api.sock"])
+        #expect(await missing.wait() == 69)
+    }
+}

@@ -1,0 +1,128 @@
+import Bridge
+import BusHarness
+import Foundation
+import NIOHTTP1
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A datagram socket standing in for systemd's notify socket.
+final class NotifyListener: Sendable {
+    let descriptor: Int32
+    let address: String
+
+    /// Binds a path socket, or an abstract one (`@name`) when `abstract`.
+    init(abstract: Bool = false) throws {
+        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        let name =
+            abstract
+            ? "@hrbridge-notify-\(UUID().uuidString.prefix(8))"
+            : FileManager.default.temporaryDirectory.appendingPathComponent("notify-\(UUID().uuidString.prefix(8))")
+                .path
+        address = name
+        var socketAddress = sockaddr_un()
+        socketAddress.sun_family = sa_family_t(AF_UNIX)
+        var bytes = Array(name.utf8)
+        if abstract { bytes[0] = 0 }
+        withUnsafeMutableBytes(of: &socketAddress.sun_path) { buffer in
+            for (index, byte) in bytes.enumerated() { buffer[index] = byte }
+        }
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (abstract ? 0 : 1))
+        let bound = withUnsafePointer(to: &socketAddress) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
+        guard bound == 0 else { throw HarnessError("cannot bind \(name): errno \(errno)") }
+    }
+
+    deinit {
+        close(descriptor)
+        if !address.hasPrefix("@") { unlink(address) }
+    }
+
+    /// The next datagram, or nil after `timeout`.
+    func receive(timeout: Duration = .seconds(5)) -> String? {
+        var descriptors = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
+        let milliseconds = Int32(
+            timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        guard poll(&descriptors, 1, milliseconds) == 1 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = recv(descriptor, &buffer, buffer.count, 0)
+        return count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : nil
+    }
+}
+
+@Suite("systemd notify protocol, checked with a real datagram socket", .serialized)
+struct NotifyTests {
+    @Test("datagrams reach a path socket and an abstract socket; without NOTIFY_SOCKET nothing is sent")
+    func notifierSends() throws {
+        for abstract in [false, true] {
+            let listener = try NotifyListener(abstract: abstract)
+            let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": listener.address])
+            notifier.ready(status: "2 sensors streaming")
+            #expect(listener.receive() == "READY=1\nSTATUS=2 sensors streaming")
+            notifier.watchdog()
+            #expect(listener.receive() == "WATCHDOG=1")
+        }
+        #expect(SystemdNotifier(environment: [:]).send(["READY=1"]) == false)
+    }
+
+    @Test("the watchdog period is half of WATCHDOG_USEC, and only for our PID")
+    func watchdogPeriod() {
+        #expect(SystemdNotifier(environment: ["WATCHDOG_USEC": "30000000"]).watchdogInterval == .seconds(15))
+        #expect(
+            SystemdNotifier(environment: ["WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "\(getpid())"]).watchdogInterval
+                == .seconds(15))
+        #expect(
+            SystemdNotifier(environment: ["WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "1"]).watchdogInterval == nil)
+        #expect(SystemdNotifier(environment: [:]).watchdogInterval == nil)
+    }
+
+    @Test("the daemon: READY with STATUS once up, WATCHDOG every half period, STOPPING on SIGTERM, exit 0")
+    func daemonLifecycle() async throws {
+        let listener = try NotifyListener()
+        let daemon = try await DaemonUnderTest(
+            environment: ["NOTIFY_SOCKET": listener.address, "WATCHDOG_USEC": "400000"])
+        defer { daemon.stop() }
+        var received: [String] = []
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < .seconds(2), let datagram = listener.receive(timeout: .seconds(2)) {
+            received.append(datagram)
+        }
+        let ready = try #require(received.first { $0.hasPrefix("READY=1") }, "\(received)")
+        #expect(ready.contains("STATUS="))
+        // 2 s at one ping per 200 ms: about 10 (the machine is noisy; the order of magnitude is the point).
+        let pings = received.filter { $0 == "WATCHDOG=1" }.count
+        #expect((6...14).contains(pings), "\(pings) pings in 2 s: \(received)")
+        // A session changes the status line.
+        _ = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[0]]])
+        var status: String?
+        for _ in 0..<50 {
+            guard let datagram = listener.receive() else { break }
+            if datagram.hasPrefix("STATUS=") && datagram.contains("1 session running") {
+                status = datagram
+                break
+            }
+        }
+        #expect(status != nil)
+        kill(daemon.process.pid, SIGTERM)
+        var stopping = false
+        for _ in 0..<100 {
+            guard let datagram = listener.receive() else { break }
+            if datagram.contains("STOPPING=1") {
+                stopping = true
+                break
+            }
+        }
+        #expect(stopping)
+        #expect(await daemon.process.wait() == 0)
+        // The running session was ended and saved on the way out.
+        let restarted = try await DaemonUnderTest(reusing: daemon)
+        defer { restarted.stop(removing: false) }
+        let workouts = try await restarted.unix.send(.GET, "/v1/workouts")
+        let list = workouts.object?["workouts"] as? [[String: Any]]
+        #expect(list?.count == 1)
+        #expect(list?.first?["active"] as? Bool == false)
+    }
+}
