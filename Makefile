@@ -1,9 +1,19 @@
 # hrbridge — the two commands are `make demo` (the main job) and `make test` (every test and check).
 SWIFT ?= swift
-SYSTEM_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev libsqlite3-dev bluez dbus python3-venv python3-dbus python3-gi
+SYSTEM_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev libsqlite3-dev bluez dbus python3-venv python3-dbus python3-gi systemd
 BIN := .build/debug/hrbridge
 
-.PHONY: demo test setup python-peers build format check-format bench bench-compare
+.PHONY: demo test setup python-peers build format check-format bench bench-compare release install install-files uninstall
+
+# Install locations: `make install PREFIX=/usr DESTDIR=/tmp/stage` stages a package; unit, udev and
+# sysusers directories come from pkg-config when systemd's and udev's .pc files are installed.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
+UDEVDIR ?= $(shell pkg-config --variable=udevdir udev 2>/dev/null || echo /lib/udev)
+SYSUSERSDIR ?= $(shell pkg-config --variable=sysusersdir systemd 2>/dev/null || echo /usr/lib/sysusers.d)
+BINARY ?= .build/release/hrbridge
 
 setup:
 	@scripts/check-toolchain.sh
@@ -35,3 +45,24 @@ bench: setup
 
 bench-compare: setup
 	Benchmarks/compare.sh
+
+release: setup
+	$(SWIFT) build -c release --product hrbridge
+
+# Builds in release mode, then installs the binary, the unit, the sysusers entry, the udev rule and
+# (only when there is none) the default configuration. Enabling the unit is left to the admin.
+install: release install-files
+
+install-files:
+	install -Dm755 $(BINARY) $(DESTDIR)$(BINDIR)/hrbridge
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's#^ExecStart=.*#ExecStart=$(BINDIR)/hrbridge daemon#' systemd/hrbridge.service > $(DESTDIR)$(UNITDIR)/hrbridge.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/hrbridge.service
+	install -Dm644 systemd/hrbridge.sysusers $(DESTDIR)$(SYSUSERSDIR)/hrbridge.conf
+	install -Dm644 udev/60-hrbridge.rules $(DESTDIR)$(UDEVDIR)/rules.d/60-hrbridge.rules
+	test -e $(DESTDIR)$(SYSCONFDIR)/hrbridge/config.toml || install -Dm644 systemd/config.toml $(DESTDIR)$(SYSCONFDIR)/hrbridge/config.toml
+	@echo "installed; as root: systemd-sysusers && systemctl daemon-reload && udevadm control --reload && systemctl enable --now hrbridge"
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/hrbridge $(DESTDIR)$(UNITDIR)/hrbridge.service $(DESTDIR)$(SYSUSERSDIR)/hrbridge.conf $(DESTDIR)$(UDEVDIR)/rules.d/60-hrbridge.rules
+	@echo "kept $(DESTDIR)$(SYSCONFDIR)/hrbridge/config.toml and the store in /var/lib/hrbridge (remove them by hand if wanted)"
