@@ -16,6 +16,7 @@ public enum APIRouter {
     public static func make(core: BridgeCore, requiresToken: Bool) -> Router<BridgeRequestContext> {
         let router = Router(context: BridgeRequestContext.self)
         router.middlewares.add(TokenMiddleware(tokens: core.configuration.tokens, requiresToken: requiresToken))
+        router.middlewares.add(MethodMiddleware())
         let v1 = router.group("v1")
         v1.get("openapi.json") { _, _ in
             Response(
@@ -83,10 +84,16 @@ public enum APIRouter {
         return APIError(.conflict, "sensor_failed", "\(error)")
     }
 
+    /// Whether `text` is a Bluetooth address: six hex pairs separated by colons.
+    static func isAddress(_ text: String) -> Bool {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        return parts.count == 6 && parts.allSatisfy { $0.count == 2 && UInt8($0, radix: 16) != nil }
+    }
+
     static func address(_ context: BridgeRequestContext) throws -> String {
-        let address = try context.parameters.require("address").uppercased()
-        let parts = address.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 6, parts.allSatisfy({ $0.count == 2 && UInt8($0, radix: 16) != nil }) else {
+        let raw = try context.parameters.require("address")
+        let address = (raw.removingPercentEncoding ?? raw).uppercased()
+        guard isAddress(address) else {
             throw APIError.badRequest("'\(address)' is not a Bluetooth address such as C0:FF:EE:00:00:01")
         }
         return address
@@ -116,8 +123,10 @@ public enum APIRouter {
                 } catch {
                     throw adapterError(error)
                 }
-                let status = await core.sensors.status(address)
-                return try json(status?.fields ?? ["address": address], status: .accepted)
+                let status =
+                    await core.sensors.status(address)
+                    ?? SensorStatus(address: address, adapter: core.sensors.adapter.name)
+                return try json(status.fields, status: .accepted)
             }
         }
         v1.delete("sensors/:address") { _, context in
@@ -147,6 +156,9 @@ public enum APIRouter {
         guard let sensors = body["sensors"] as? [String], !sensors.isEmpty else {
             throw APIError.badRequest("'sensors' must be a non-empty array of sensor addresses")
         }
+        for sensor in sensors where !isAddress(sensor) {
+            throw APIError.badRequest("'\(sensor)' is not a Bluetooth address such as C0:FF:EE:00:00:01")
+        }
         var request = SessionRequest(sensors: sensors)
         if let value = body["activity"] {
             guard let text = value as? String, let activity = WorkoutActivityType(rawValue: text) else {
@@ -170,7 +182,8 @@ public enum APIRouter {
             guard let numbers = value as? [NSNumber], numbers.allSatisfy({ !isBoolean($0) }) else {
                 throw APIError.badRequest("'zones' must be an array of heart rates in bpm")
             }
-            request.zones = numbers.map(\.doubleValue)
+            // Boundaries are a set: their order in the request does not matter.
+            request.zones = numbers.map(\.doubleValue).sorted()
         }
         if let value = body["guest"] {
             guard let number = value as? NSNumber, isBoolean(number) else {
@@ -223,12 +236,23 @@ public enum APIRouter {
                     case "resume": try await session.resume()
                     case "lap": try await session.lap()
                     case "activity":
+                        if let unknown = input.keys.sorted().first(where: { $0 != "activity" && $0 != "location" }) {
+                            throw APIError.badRequest("unknown field '\(unknown)'; known: activity, location")
+                        }
                         guard let text = input["activity"] as? String,
                             let activity = WorkoutActivityType(rawValue: text)
                         else {
                             throw APIError.badRequest("'activity' must name an activity type")
                         }
-                        let location = (input["location"] as? String).flatMap(WorkoutLocation.init(rawValue:))
+                        var location: WorkoutLocation?
+                        if let value = input["location"] {
+                            guard let text = value as? String, let parsed = WorkoutLocation(rawValue: text),
+                                parsed != .unknown
+                            else {
+                                throw APIError.badRequest("'location' must be indoor or outdoor")
+                            }
+                            location = parsed
+                        }
                         try await session.newActivity(activity, location: location)
                     default: try await core.sessions.stop(id)
                     }

@@ -284,6 +284,17 @@ enum OpenAPIDocument {
               "application/json": {
                "schema": {
                 "$ref": "#/components/schemas/SessionRequest"
+               },
+               "examples": {
+                "oneStrap": {
+                 "summary": "A run on the first simulated strap",
+                 "value": {
+                  "sensors": [
+                   "C0:FF:EE:00:00:01"
+                  ],
+                  "activity": "running"
+                 }
+                }
                }
               }
              }
@@ -295,6 +306,44 @@ enum OpenAPIDocument {
                "application/json": {
                 "schema": {
                  "$ref": "#/components/schemas/Session"
+                }
+               }
+              },
+              "links": {
+               "GetSession": {
+                "operationId": "getSession",
+                "parameters": {
+                 "id": "$response.body#/id"
+                }
+               },
+               "PauseSession": {
+                "operationId": "pauseSession",
+                "parameters": {
+                 "id": "$response.body#/id"
+                }
+               },
+               "ResumeSession": {
+                "operationId": "resumeSession",
+                "parameters": {
+                 "id": "$response.body#/id"
+                }
+               },
+               "LapSession": {
+                "operationId": "lapSession",
+                "parameters": {
+                 "id": "$response.body#/id"
+                }
+               },
+               "NewActivity": {
+                "operationId": "newActivity",
+                "parameters": {
+                 "id": "$response.body#/id"
+                }
+               },
+               "StopSession": {
+                "operationId": "stopSession",
+                "parameters": {
+                 "id": "$response.body#/id"
                 }
                }
               }
@@ -502,7 +551,8 @@ enum OpenAPIDocument {
                    "outdoor"
                   ]
                  }
-                }
+                },
+                "additionalProperties": false
                }
               }
              }
@@ -569,6 +619,20 @@ enum OpenAPIDocument {
                    }
                   }
                  }
+                }
+               }
+              },
+              "links": {
+               "GetWorkout": {
+                "operationId": "getWorkout",
+                "parameters": {
+                 "id": "$response.body#/workouts/0/id"
+                }
+               },
+               "ExportWorkout": {
+                "operationId": "exportWorkout",
+                "parameters": {
+                 "id": "$response.body#/workouts/0/id"
                 }
                }
               }
@@ -1106,8 +1170,10 @@ enum OpenAPIDocument {
              "sensors": {
               "type": "array",
               "minItems": 1,
+              "uniqueItems": true,
               "items": {
-               "type": "string"
+               "type": "string",
+               "pattern": "^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$"
               }
              },
              "activity": {
@@ -1125,10 +1191,15 @@ enum OpenAPIDocument {
              },
              "zones": {
               "type": "array",
+              "minItems": 2,
+              "maxItems": 8,
+              "uniqueItems": true,
               "items": {
-               "type": "number"
+               "type": "number",
+               "exclusiveMinimum": 0,
+               "maximum": 300
               },
-              "description": "Heart-rate zone boundaries in bpm, ascending (3–9 zones)"
+              "description": "Heart-rate zone boundaries in bpm (any order; 2–8 boundaries make 3–9 zones)"
              },
              "guest": {
               "type": "boolean",

@@ -1,0 +1,51 @@
+import Bridge
+import BusHarness
+import Foundation
+import NIOHTTP1
+import Testing
+
+@Suite("The OpenAPI document: served as written, and the API conforms (schemathesis)", .serialized)
+struct OpenAPITests {
+    @Test("/v1/openapi.json serves the repository's document, OpenAPI 3.1, with every route the API has")
+    func servedDocument() async throws {
+        let daemon = try await DaemonUnderTest()
+        defer { daemon.stop() }
+        let served = try await daemon.unix.send(.GET, "/v1/openapi.json")
+        #expect(served.status == 200)
+        let file = try Data(contentsOf: packageRoot.appendingPathComponent("Sources/Bridge/API/openapi.json"))
+        let servedObject = try JSONSerialization.jsonObject(with: served.body) as? NSDictionary
+        let fileObject = try JSONSerialization.jsonObject(with: file) as? NSDictionary
+        #expect(servedObject == fileObject, "run scripts/embed-openapi.sh after editing openapi.json")
+        #expect((fileObject?["openapi"] as? String)?.hasPrefix("3.1") == true)
+        let paths = Set((fileObject?["paths"] as? [String: Any])?.keys.map { $0 } ?? [])
+        for path in [
+            "/v1/health", "/v1/sensors", "/v1/sensors/{address}", "/v1/sessions", "/v1/sessions/{id}",
+            "/v1/sessions/{id}/stop", "/v1/workouts", "/v1/workouts/{id}/export", "/v1/athletes", "/v1/events",
+            "/v1/ws",
+        ] {
+            #expect(paths.contains(path), "\(path)")
+        }
+    }
+
+    @Test("schemathesis fuzzes every operation from the document: no 5xx, no crash, responses conform")
+    func fuzzed() async throws {
+        let daemon = try await DaemonUnderTest()
+        defer { daemon.stop() }
+        let base = "http://127.0.0.1:\(daemon.port)"
+        let report = daemon.directory.appendingPathComponent("schemathesis").path
+        let fuzz = try Spawned(
+            packageRoot.appendingPathComponent(".venv/bin/schemathesis").path,
+            [
+                "run", "\(base)/v1/openapi.json", "--url", base, "-H",
+                "Authorization: Bearer \(DaemonUnderTest.controlToken)", "--checks", "all", "--exclude-path",
+                "/v1/events", "--exclude-path", "/v1/ws", "--max-examples", "25", "--seed", "20261122",
+                "--report-dir", report, "--no-color",
+            ], label: "schemathesis")
+        let status = await fuzz.wait(timeout: .seconds(300))
+        #expect(status == 0, "\(fuzz.output.suffix(40).joined(separator: "\n"))")
+        #expect(fuzz.output.contains { $0.contains("passed") })
+        #expect(daemon.process.isRunning, "the daemon survived the fuzzing")
+        let health = try await daemon.unix.send(.GET, "/v1/health")
+        #expect(health.status == 200)
+    }
+}
