@@ -1,6 +1,7 @@
 import BlueZ
 import DBus
 public import Foundation
+import GATT
 import Hummingbird
 import HummingbirdWebSocket
 public import Logging
@@ -55,7 +56,8 @@ public enum BridgeDaemon {
                 }
             }
             let mock = MockSensorAdapter(scenario: scenario, seed: seed, clock: clock, logger: logger)
-            offered = mock.sensors
+            // Without configured sensors, every simulated strap is kept connected.
+            offered = configuration.sensors.isEmpty ? mock.sensors : []
             adapter = mock
         case .bluez(let name):
             clock = SystemWallClock()
@@ -81,8 +83,13 @@ public enum BridgeDaemon {
                     notifier.status("waiting: \(state)")
                     logger.notice("waiting for Bluetooth", metadata: ["state": "\(state)"])
                 }
-                adapter = try await BlueZAdapter.open(
+                let bluez = try await BlueZAdapter.open(
                     adapter: chosen, connection: connection, clock: clock, logger: logger)
+                // Paired or trusted straps are kept connected too, configured or not.
+                offered = await bluez.knownDevices().filter {
+                    $0.services.contains(.heartRate) && ($0.paired || $0.trusted)
+                }.map(\.identity)
+                adapter = bluez
             } catch {
                 throw DaemonError.adapter("\(error)")
             }

@@ -5,6 +5,7 @@ public import Hummingbird
 /// router alone would say 404). The table of paths and methods is read from the OpenAPI document,
 /// so the answer matches what the document declares.
 public struct MethodMiddleware: RouterMiddleware {
+    /// The request context this middleware works on.
     public typealias Context = BridgeRequestContext
 
     /// Path templates split into segments (`{…}` matches any one segment), with their methods.

@@ -32,15 +32,15 @@ public actor SensorManager {
         }
     }
 
-    /// Starts following the adapter and connects the known sensors (or, with none configured, the
-    /// sensors the adapter already offers: the simulator's straps).
+    /// Starts following the adapter and connects the configured sensors and the ones `offered`
+    /// (BlueZ's paired straps, or the simulator's straps when none is configured).
     public func start(offered: [SensorIdentity] = []) async {
         let events = adapter.events()
         followTask = Task { [weak self] in
             for await event in events { await self?.handle(event) }
         }
         var targets = known.map { SensorIdentity(adapter: adapter.name, address: $0.address, name: $0.name) }
-        if targets.isEmpty { targets = offered }
+        targets += offered.filter { sensor in !targets.contains { $0.address == sensor.address } }
         for sensor in targets {
             if statuses[sensor.address] == nil {
                 statuses[sensor.address] = SensorStatus(
