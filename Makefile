@@ -3,7 +3,7 @@ SWIFT ?= swift
 SYSTEM_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev libsqlite3-dev bluez dbus python3-venv python3-dbus python3-gi systemd
 BIN := .build/debug/hrbridge
 
-.PHONY: demo test setup python-peers build format check-format bench bench-compare release install install-files uninstall
+.PHONY: demo test setup python-peers build format check-format bench bench-compare bench-daemon release install install-files uninstall
 
 # Install locations: `make install PREFIX=/usr DESTDIR=/tmp/stage` stages a package; unit, udev and
 # sysusers directories come from pkg-config when systemd's and udev's .pc files are installed.
@@ -45,6 +45,9 @@ bench: setup
 
 bench-compare: setup
 	Benchmarks/compare.sh
+
+bench-daemon: setup
+	Benchmarks/daemon.sh
 
 release: setup
 	$(SWIFT) build -c release --product hrbridge

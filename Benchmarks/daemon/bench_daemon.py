@@ -1,0 +1,180 @@
+"""Daemon benchmark: 50 straps at 4 Hz through BlueZ (D-Bus) into `hrbridge daemon`, fanned out to
+20 WebSocket clients; then the idle daemon.
+
+One private dbus-daemon; `NotifyBenchmark --producer --straps 50` owns org.bluez and emits frames
+that carry their emit time (CLOCK_BOOTTIME) in four RR fields; the daemon (release build, BlueZ
+adapter, 50 configured straps, TCP listener with a read token) connects them; 20 clients read
+/v1/ws (every message) and, for each `measurement` message, rebuild the emit time from
+`rrIntervals` (raw = seconds × 1024) to get latency frame emitted → message at the client.
+Daemon CPU comes from /proc/PID/stat (utime + stime), RSS from /proc/PID/status (VmHWM, VmRSS).
+
+usage: bench_daemon.py --hrbridge PATH --producer PATH [--seconds 20] [--clients 20] [--straps 50]
+"""
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from websockets.asyncio.client import connect
+
+TOKEN = "bench-read-token-0123456789"
+
+
+def ticks():
+    return os.sysconf(os.sysconf_names["SC_CLK_TCK"])
+
+
+def cpu_seconds(pid):
+    fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / ticks()
+
+
+def memory(pid):
+    values = {}
+    for line in open("/proc/%d/status" % pid):
+        key, _, rest = line.partition(":")
+        if key in ("VmHWM", "VmRSS"):
+            values[key] = int(rest.split()[0]) / 1024
+    return values
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def address(index):
+    return "C0:FF:EE:00:%02X:%02X" % (index >> 8, index & 0xFF)
+
+
+async def client(port, stop, latencies, counts, index):
+    url = "ws://127.0.0.1:%d/v1/ws" % port
+    async with connect(url, additional_headers={"Authorization": "Bearer " + TOKEN}, max_queue=None) as ws:
+        counts[index] = 0
+        while not stop.is_set():
+            try:
+                message = await asyncio.wait_for(ws.recv(), 1)
+            except asyncio.TimeoutError:
+                continue
+            now = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
+            counts[index] += 1
+            if '"kind":"measurement"' not in message:
+                continue
+            rr = json.loads(message).get("rrIntervals", [])
+            if len(rr) != 4:
+                continue
+            stamp = 0
+            for position, seconds in enumerate(rr):
+                stamp |= int(round(seconds * 1024)) << (16 * position)
+            latencies.append((now - stamp) / 1e6)
+
+
+async def run(arguments, port, pid, producer):
+    stop = asyncio.Event()
+    latencies, counts = [], {}
+    tasks = [asyncio.create_task(client(port, stop, latencies, counts, i)) for i in range(arguments.clients)]
+    while len(counts) < arguments.clients:
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(1)
+    latencies.clear()
+    cpu_before, wall_before = cpu_seconds(pid), time.monotonic()
+    producer.stdin.write("burst %d 4\n" % (4 * arguments.seconds))
+    producer.stdin.flush()
+    await asyncio.get_running_loop().run_in_executor(None, producer.stdout.readline)
+    await asyncio.sleep(0.5)
+    cpu = cpu_seconds(pid) - cpu_before
+    wall = time.monotonic() - wall_before
+    stop.set()
+    await asyncio.gather(*tasks)
+    return latencies, cpu, wall, sum(counts.values())
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--hrbridge", required=True)
+    parser.add_argument("--producer", required=True)
+    parser.add_argument("--seconds", type=int, default=20)
+    parser.add_argument("--clients", type=int, default=20)
+    parser.add_argument("--straps", type=int, default=50)
+    parser.add_argument("--idle", type=int, default=10)
+    arguments = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="hrbridge-bench-daemon-") as directory:
+        config = os.path.join(directory, "bus.conf")
+        with open(config, "w") as out:
+            out.write("""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig><type>system</type><listen>unix:path=%s/bus</listen><auth>EXTERNAL</auth>
+<policy context="default"><allow user="*"/><allow own="*"/><allow send_type="method_call"/>
+<allow send_type="signal"/><allow send_type="method_return"/><allow send_type="error"/>
+<allow receive_type="method_call"/><allow receive_type="signal"/><allow receive_type="method_return"/>
+<allow receive_type="error"/></policy></busconfig>
+""" % directory)
+        bus = subprocess.run(["dbus-daemon", "--config-file=" + config, "--fork", "--print-address=1",
+                              "--print-pid=1"], check=True, capture_output=True, text=True).stdout.split()
+        bus_address, bus_pid = bus[0], int(bus[1])
+        environment = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=bus_address)
+        producer = subprocess.Popen([arguments.producer, "--producer", bus_address, "--straps", str(arguments.straps)],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=environment)
+        daemon = None
+        try:
+            assert producer.stdout.readline().strip() == "ready"
+            port = free_port()
+            with open(os.path.join(directory, "config.toml"), "w") as out:
+                out.write('[adapter]\nkind = "bluez"\n[store]\npath = "%s/store.sqlite"\n' % directory)
+                out.write('[api]\nsocket = "%s/api.sock"\ntcp_port = %d\n' % (directory, port))
+                out.write('[[api.tokens]]\ntoken = "%s"\nrole = "read"\n' % TOKEN)
+                for index in range(1, arguments.straps + 1):
+                    out.write('[[sensors]]\naddress = "%s"\n' % address(index))
+            daemon = subprocess.Popen([arguments.hrbridge, "daemon", "--config", os.path.join(directory, "config.toml"),
+                                       "--log-level", "warning"], env=environment)
+            import urllib.request
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    request = urllib.request.Request("http://127.0.0.1:%d/v1/health" % port,
+                                                     headers={"Authorization": "Bearer " + TOKEN})
+                    health = json.load(urllib.request.urlopen(request, timeout=2))
+                    if health["sensorsStreaming"] == arguments.straps:
+                        break
+                except OSError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the daemon did not connect every strap")
+                time.sleep(0.2)
+            idle_before = cpu_seconds(daemon.pid)
+            time.sleep(arguments.idle)
+            idle_cpu = cpu_seconds(daemon.pid) - idle_before
+            latencies, cpu, wall, messages = asyncio.run(run(arguments, port, daemon.pid, producer))
+            mem = memory(daemon.pid)
+            latencies.sort()
+            count = len(latencies)
+            expected = arguments.clients * arguments.straps * 4 * arguments.seconds
+            print("| measurement | result |")
+            print("|---|---|")
+            print("| notifications emitted | %d (%d straps × 4 Hz × %d s) |" % (arguments.straps * 4 * arguments.seconds,
+                                                                          arguments.straps, arguments.seconds))
+            print("| measurement messages received by %d clients | %d of %d |" % (arguments.clients, count, expected))
+            print("| all messages received | %d |" % messages)
+            print("| latency frame emitted → client, p50 | %.2f ms |" % latencies[count // 2])
+            print("| latency p99 | %.2f ms |" % latencies[int(count * 0.99)])
+            print("| latency max | %.2f ms |" % latencies[-1])
+            print("| daemon CPU under load | %.1f %% of a core |" % (100 * cpu / wall))
+            print("| daemon peak RSS (VmHWM) / RSS now | %.1f MB / %.1f MB |" % (mem["VmHWM"], mem["VmRSS"]))
+            print("| idle daemon CPU over %d s (50 straps connected, no frames) | %.3f s |" % (arguments.idle, idle_cpu))
+        finally:
+            if daemon is not None:
+                daemon.terminate()
+                daemon.wait(timeout=30)
+            producer.kill()
+            os.kill(bus_pid, 15)
+
+
+if __name__ == "__main__":
+    main()
