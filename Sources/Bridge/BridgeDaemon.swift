@@ -118,7 +118,13 @@ public enum BridgeDaemon {
             configuration: ServiceGroupConfiguration(
                 services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        do {
+            try await group.run()
+        } catch {
+            // A listener that cannot bind (port in use, socket directory not writable) ends the group.
+            await dbus?.close()
+            throw DaemonError.listener("\(error)")
+        }
         await dbus?.close()
     }
 
