@@ -86,7 +86,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
-            exclude: ["API/openapi.json"]
+            exclude: ["API/openapi.json", "Web"]
         ),
         // The command line: thin commands over the modules.
         .executableTarget(

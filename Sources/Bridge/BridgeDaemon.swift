@@ -94,7 +94,8 @@ public enum BridgeDaemon {
                 throw DaemonError.adapter("\(error)")
             }
         }
-        let sensors = SensorManager(adapter: adapter, known: configuration.sensors, hub: hub, logger: logger)
+        let sensors = SensorManager(
+            adapter: adapter, known: configuration.sensors, athletes: configuration.athletes, hub: hub, logger: logger)
         let sessions = SessionManager(
             configuration: configuration, sensors: sensors, store: store, clock: clock, hub: hub, logger: logger)
         let core = BridgeCore(

@@ -34,6 +34,8 @@ public enum APIRouter {
         addWorkoutRoutes(v1, core: core)
         addAthleteRoutes(v1, core: core)
         addStreams(v1, core: core)
+        addWorkoutSamples(v1, core: core)
+        addPages(router)
         return router
     }
 
@@ -367,6 +369,48 @@ public enum APIRouter {
             "end": stored.end.map { ISO8601.format($0) as Any } ?? NSNull(),
             "elapsedTime": stored.elapsedTime.map { $0 as Any } ?? NSNull(), "active": stored.isActive,
         ]
+    }
+
+    static func addWorkoutSamples(_ v1: RouterGroup<BridgeRequestContext>, core: BridgeCore) {
+        v1.get("workouts/:id/samples") { request, context in
+            let id = try workoutID(context)
+            let store = try store(core)
+            let name = request.uri.queryParameters.get("type") ?? QuantityType.heartRate.rawValue
+            guard let type = QuantityType(rawValue: name) else {
+                throw APIError.badRequest(
+                    "'type' must be one of \(QuantityType.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            guard (try? store.workout(id)) != nil else {
+                throw APIError(.notFound, "unknown_workout", "no workout \(id.uuidString.lowercased())")
+            }
+            let samples: [QuantitySample]
+            do {
+                samples = try store.samples(type: type, workout: id)
+            } catch {
+                throw APIError(.conflict, "store_failed", "\(error)")
+            }
+            return try json(["samples": samples.map(SampleJSON.object)])
+        }
+    }
+
+    // MARK: Pages
+
+    /// The dashboard (`/`), the overlay (`/overlay`), the class board (`/board`) and their assets.
+    static func addPages(_ router: Router<BridgeRequestContext>) {
+        let pages = ["/": "index.html", "/overlay": "overlay.html", "/board": "board.html"]
+        for (path, file) in pages {
+            router.get(RouterPath(path)) { _, _ in try page(file) }
+        }
+        for file in WebAssets.files.keys where !file.hasSuffix(".html") {
+            router.get(RouterPath("/" + file)) { _, _ in try page(file) }
+        }
+    }
+
+    static func page(_ file: String) throws -> Response {
+        guard let asset = WebAssets.files[file] else { throw APIError.notFound("no page \(file)") }
+        return Response(
+            status: .ok, headers: [.contentType: asset.type, .cacheControl: "no-cache"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: asset.text)))
     }
 
     // MARK: Athletes

@@ -634,6 +634,12 @@ enum OpenAPIDocument {
                 "parameters": {
                  "id": "$response.body#/workouts/0/id"
                 }
+               },
+               "WorkoutSamples": {
+                "operationId": "workoutSamples",
+                "parameters": {
+                 "id": "$response.body#/workouts/0/id"
+                }
                }
               }
              },
@@ -886,6 +892,73 @@ enum OpenAPIDocument {
              },
              "405": {
               "description": "Not a WebSocket upgrade request"
+             }
+            }
+           }
+          },
+          "/v1/workouts/{id}/samples": {
+           "parameters": [
+            {
+             "$ref": "#/components/parameters/WorkoutID"
+            },
+            {
+             "name": "type",
+             "in": "query",
+             "description": "The quantity type",
+             "schema": {
+              "type": "string",
+              "enum": [
+               "heartRate",
+               "heartbeatSeries",
+               "activeEnergyBurned",
+               "cyclingPower",
+               "cyclingCadence",
+               "cyclingSpeed",
+               "runningSpeed",
+               "stepCadence",
+               "distance",
+               "batteryLevel"
+              ],
+              "default": "heartRate"
+             }
+            }
+           ],
+           "get": {
+            "operationId": "workoutSamples",
+            "summary": "A stored workout's samples of one type (charts)",
+            "responses": {
+             "200": {
+              "description": "Samples",
+              "content": {
+               "application/json": {
+                "schema": {
+                 "type": "object",
+                 "required": [
+                  "samples"
+                 ],
+                 "properties": {
+                  "samples": {
+                   "type": "array",
+                   "items": {
+                    "type": "object"
+                   }
+                  }
+                 }
+                }
+               }
+              }
+             },
+             "400": {
+              "$ref": "#/components/responses/BadRequest"
+             },
+             "401": {
+              "$ref": "#/components/responses/Unauthorized"
+             },
+             "404": {
+              "$ref": "#/components/responses/NotFound"
+             },
+             "409": {
+              "$ref": "#/components/responses/Conflict"
              }
             }
            }

@@ -3,7 +3,8 @@ public import Hummingbird
 
 /// Bearer tokens with roles: on the TCP listener every request needs one (`Authorization: Bearer
 /// …`, or `?token=…` where a browser cannot set headers: EventSource, WebSocket); on the Unix
-/// socket, file permissions are the gate and callers have the control role.
+/// socket, file permissions are the gate and callers have the control role. The pages' stylesheets
+/// and scripts are served without a token; the pages themselves need one.
 public struct TokenMiddleware: RouterMiddleware {
     /// The request context this middleware works on.
     public typealias Context = BridgeRequestContext
@@ -21,6 +22,11 @@ public struct TokenMiddleware: RouterMiddleware {
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         var context = context
+        // Stylesheets and scripts hold no data, and a page's <script src> cannot carry its token.
+        let path = request.uri.path
+        if request.method == .get, path.hasSuffix(".js") || path.hasSuffix(".css"), !path.hasPrefix("/v1/") {
+            return try await next(request, context)
+        }
         guard requiresToken else {
             context.role = .control
             return try await next(request, context)

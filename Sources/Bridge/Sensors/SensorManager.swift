@@ -1,7 +1,9 @@
 public import Foundation
 import GATT
 public import Logging
+import Samples
 public import Sensors
+import Workouts
 
 /// Keeps the configured sensors connected and follows every sensor's state for the API.
 ///
@@ -12,6 +14,8 @@ public actor SensorManager {
     /// The adapter name.
     public nonisolated let adapter: any SensorAdapter
     private let known: [BridgeConfiguration.KnownSensor]
+    /// The configured athlete of each sensor, for zones and % of maximum.
+    private let athletes: [String: BridgeConfiguration.Athlete]
     private let hub: LiveHub
     private let logger: Logger
     private var statuses: [String: SensorStatus] = [:]
@@ -20,15 +24,27 @@ public actor SensorManager {
     public private(set) var availability: AdapterAvailability = .ready
 
     /// Creates it from its parts.
-    public init(adapter: any SensorAdapter, known: [BridgeConfiguration.KnownSensor], hub: LiveHub, logger: Logger) {
+    public init(
+        adapter: any SensorAdapter, known: [BridgeConfiguration.KnownSensor],
+        athletes: [BridgeConfiguration.Athlete] = [], hub: LiveHub, logger: Logger
+    ) {
         self.adapter = adapter
         self.known = known
+        var byAddress: [String: BridgeConfiguration.Athlete] = [:]
+        for sensor in known {
+            if let id = sensor.athlete, let athlete = athletes.first(where: { $0.profile.id == id }) {
+                byAddress[sensor.address] = athlete
+            }
+        }
+        self.athletes = byAddress
         self.hub = hub
         self.logger = logger
         for sensor in known {
-            statuses[sensor.address] = SensorStatus(
+            var status = SensorStatus(
                 address: sensor.address, adapter: adapter.name, name: sensor.name, state: "disconnected",
                 athlete: sensor.athlete)
+            status.athleteName = byAddress[sensor.address].map { $0.profile.name ?? $0.profile.id }
+            statuses[sensor.address] = status
         }
     }
 
@@ -140,6 +156,8 @@ public actor SensorManager {
                     status.reason = reason.description
                     // Stale data expires: no heart rate is shown for a strap that is gone.
                     status.heartRate = nil
+                    status.zone = nil
+                    status.percentOfMax = nil
                 }
             }
         case .batteryLevel(let sensor, let percent):
@@ -150,6 +168,15 @@ public actor SensorManager {
             var status = statuses[address] ?? SensorStatus(address: address, adapter: measurement.sensor.adapter)
             let changed = status.heartRate != Int(frame.heartRate)
             status.heartRate = Int(frame.heartRate)
+            if let athlete = athletes[address] {
+                let heartRate = Double(frame.heartRate)
+                if let zones = athlete.zones ?? athlete.profile.preferredZoneConfiguration(for: .heartRate) {
+                    status.zone = zones.position(of: heartRate) + 1
+                }
+                if let maximum = athlete.profile.effectiveMaximumHeartRate, maximum > 0 {
+                    status.percentOfMax = Int((100 * heartRate / maximum).rounded())
+                }
+            }
             status.lastMeasurement = measurement.receivedAt
             status.framesDecoded += 1
             statuses[address] = status

@@ -30,6 +30,12 @@ public struct SensorStatus: Sendable, Codable, Equatable {
     public var disconnections = 0
     /// The session recording it, when one is.
     public var session: UUID?
+    /// The athlete's display name, when configured.
+    public var athleteName: String?
+    /// The heart-rate zone (1-based) of the last heart rate, by the athlete's zones.
+    public var zone: Int?
+    /// The last heart rate as a percentage of the athlete's maximum.
+    public var percentOfMax: Int?
 
     /// Creates it from its parts.
     public init(address: String, adapter: String, name: String? = nil, state: String = "seen", athlete: String? = nil) {
@@ -54,6 +60,9 @@ public struct SensorStatus: Sendable, Codable, Equatable {
         object["rssi"] = rssi ?? NSNull()
         object["lastMeasurement"] = lastMeasurement.map(ISO8601.format) ?? NSNull()
         object["session"] = session?.uuidString.lowercased() ?? NSNull()
+        object["athleteName"] = athleteName ?? NSNull()
+        object["zone"] = zone ?? NSNull()
+        object["percentOfMax"] = percentOfMax ?? NSNull()
         return object
     }
 }

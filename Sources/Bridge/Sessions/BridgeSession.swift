@@ -2,6 +2,7 @@ public import Foundation
 import Logging
 public import Samples
 public import Sensors
+import Synchronization
 public import WorkoutStore
 public import Workouts
 
@@ -40,7 +41,10 @@ public actor BridgeSession {
         var builder: LiveWorkoutBuilder
         var streamer: SampleStreamer?
         var started: Date
+        var trigger: SnapshotTrigger
     }
+
+    private let trigger: SnapshotTrigger
 
     init(
         id: UUID, profile: UserProfile, sensors: [SensorIdentity], guest: Bool, configuration: WorkoutConfiguration,
@@ -56,6 +60,7 @@ public actor BridgeSession {
         self.builder = parts.builder
         self.streamer = parts.streamer
         self.started = parts.started
+        self.trigger = parts.trigger
         self.store = store
         self.clock = clock
         self.hub = hub
@@ -65,8 +70,11 @@ public actor BridgeSession {
             adapters: [adapter], configuration: configuration, clock: clock, logger: logger)
     }
 
-    /// The sample sink of a session: the live hub and the store's streamer.
-    static func sink(id: UUID, hub: LiveHub, streamer: SampleStreamer?) -> @Sendable ([QuantitySample]) -> Void {
+    /// The sample sink of a session: the live hub and the store's streamer; samples also refresh
+    /// the session's figures on the stream, at most once a second.
+    static func sink(id: UUID, hub: LiveHub, streamer: SampleStreamer?, trigger: SnapshotTrigger)
+        -> @Sendable ([QuantitySample]) -> Void
+    {
         { samples in
             streamer?.submit(samples)
             for sample in samples {
@@ -74,6 +82,7 @@ public actor BridgeSession {
                     LiveMessage(
                         kind: "sample", session: id, sensor: sample.source.address, fields: SampleJSON.object(sample)))
             }
+            trigger.poke()
         }
     }
 
@@ -119,6 +128,7 @@ public actor BridgeSession {
                 }
             }
         }
+        trigger.attach(self)
         let events = session.events()
         stateTask = Task { [weak self] in
             for await _ in events { await self?.publishState() }
@@ -200,6 +210,7 @@ public actor BridgeSession {
         finished = workout
         updatesTask?.cancel()
         stateTask?.cancel()
+        trigger.detach()
         await publishState()
         return workout
     }
@@ -245,5 +256,28 @@ public actor BridgeSession {
     /// The session's current state.
     public var state: WorkoutSessionState {
         get async { finished == nil ? await session.state : .ended }
+    }
+}
+
+/// Publishes a session's figures when samples arrive, at most once a second (the elapsed time,
+/// averages, zone and energy a dashboard shows), without any timer.
+final class SnapshotTrigger: Sendable {
+    private let state = Mutex<(session: BridgeSession?, last: ContinuousClock.Instant?)>((nil, nil))
+
+    init() {}
+
+    func attach(_ session: BridgeSession) { state.withLock { $0.session = session } }
+
+    /// Breaks the session → builder → sink → trigger cycle once the session ends.
+    func detach() { state.withLock { $0 = (nil, nil) } }
+
+    func poke() {
+        let now = ContinuousClock.now
+        let due = state.withLock { state -> BridgeSession? in
+            guard let session = state.session, state.last.map({ now - $0 >= .seconds(1) }) ?? true else { return nil }
+            state.last = now
+            return session
+        }
+        if let due { Task { await due.publishState() } }
     }
 }

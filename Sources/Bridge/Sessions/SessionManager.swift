@@ -89,16 +89,17 @@ public actor SessionManager {
         let id = UUID()
         let writable = request.guest ? nil : store
         let streamer = writable.map { SampleStreamer(store: $0, workout: id, logger: logger) }
+        let trigger = SnapshotTrigger()
         let workoutSession = WorkoutSession(
             configuration: workoutConfiguration, profile: athlete.profile, clock: clock, registry: registry,
-            sampleSink: BridgeSession.sink(id: id, hub: hub, streamer: streamer), id: id)
+            sampleSink: BridgeSession.sink(id: id, hub: hub, streamer: streamer, trigger: trigger), id: id)
         let builder = workoutSession.associatedWorkoutBuilder()
         if let zones { try? await builder.setCustomZoneConfiguration(zones, for: .heartRate) }
         let session = BridgeSession(
             id: id, profile: athlete.profile, sensors: identities, guest: request.guest,
             configuration: workoutConfiguration,
             parts: BridgeSession.Parts(
-                session: workoutSession, builder: builder, streamer: streamer, started: clock.now()),
+                session: workoutSession, builder: builder, streamer: streamer, started: clock.now(), trigger: trigger),
             adapter: sensors.adapter, store: writable, clock: clock, hub: hub, logger: logger)
         await session.attach()
         do {
@@ -147,9 +148,11 @@ public actor SessionManager {
             do {
                 let collector = try WorkoutRecovery.rebuild(record, store: store)
                 let streamer = SampleStreamer(store: store, workout: record.workoutID, logger: logger)
+                let trigger = SnapshotTrigger()
                 let builder = LiveWorkoutBuilder(
                     recovering: collector, clock: clock,
-                    sampleSink: BridgeSession.sink(id: record.workoutID, hub: hub, streamer: streamer))
+                    sampleSink: BridgeSession.sink(id: record.workoutID, hub: hub, streamer: streamer, trigger: trigger)
+                )
                 let workoutSession = try WorkoutSession(
                     recovering: builder, configuration: record.configuration, profile: record.profile,
                     state: record.state, clock: clock, registry: registry)
@@ -164,7 +167,8 @@ public actor SessionManager {
                     id: record.workoutID, profile: record.profile ?? UserProfile(id: UserProfile.anonymousID),
                     sensors: identities, guest: false, configuration: record.configuration,
                     parts: BridgeSession.Parts(
-                        session: workoutSession, builder: builder, streamer: streamer, started: record.start),
+                        session: workoutSession, builder: builder, streamer: streamer, started: record.start,
+                        trigger: trigger),
                     adapter: sensors.adapter, store: store, clock: clock, hub: hub, logger: logger)
                 await session.attach()
                 sessions[record.workoutID] = session

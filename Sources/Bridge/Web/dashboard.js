@@ -1,0 +1,149 @@
+// The dashboard: sensors, one session's live figures and controls, a 10-minute chart, workouts.
+"use strict";
+
+const sensors = new Map();    // address → sensor status
+const sessions = new Map();   // id → session object
+const history = new Map();    // address → [{t, v}] heart rate, last 10 minutes
+let selected = params.get("sensor");
+let drawPending = false;
+
+const $ = (id) => document.getElementById(id);
+$("link-board").href = withToken("/board");
+
+function sessionOf(address) {
+  for (const session of sessions.values()) {
+    if (session.state !== "ended" && session.sensors.includes(address)) return session;
+  }
+  return null;
+}
+
+function showError(error) { $("error").textContent = error ? String(error.message || error) : ""; }
+
+async function act(method, path, body) {
+  showError(null);
+  try { return await api(method, path, body); } catch (error) { showError(error); }
+}
+
+function render() {
+  drawPending = false;
+  const rows = [...sensors.values()].sort((a, b) => a.address.localeCompare(b.address));
+  if (!selected || !sensors.has(selected)) selected = (rows.find((s) => s.state === "ready") || rows[0] || {}).address;
+  $("sensors").innerHTML = rows.map((s) => `<tr data-address="${s.address}"${s.address === selected ? ' aria-current="true"' : ""}>
+      <td><button class="pick" data-address="${s.address}">${s.name || s.address}</button></td>
+      <td>${s.state}${s.reason ? " (" + s.reason + ")" : ""}</td>
+      <td>${s.batteryLevel == null ? "–" : s.batteryLevel + " %"}</td>
+      <td>${s.heartRate == null ? "–" : s.heartRate}</td></tr>`).join("");
+  const options = rows.map((s) => `<option value="${s.address}"${s.address === selected ? " selected" : ""}>${s.name || s.address}</option>`).join("");
+  if ($("start-sensor").innerHTML !== options) $("start-sensor").innerHTML = options;
+
+  const session = selected ? sessionOf(selected) : null;
+  $("start").hidden = !!session;
+  $("live").hidden = !session;
+  const status = selected ? sensors.get(selected) : null;
+  if (session) {
+    $("session-state").textContent = session.state;
+    $("session-athlete").textContent = session.athlete + (session.guest ? " (guest)" : "");
+    $("hr").textContent = status && status.heartRate != null ? status.heartRate : "--";
+    const stats = (session.statistics || {}).heartRate || {};
+    $("elapsed").textContent = formatDuration(session.elapsedTime);
+    $("average").textContent = stats.average == null ? "–" : Math.round(stats.average) + " bpm";
+    $("maximum").textContent = stats.max == null ? "–" : Math.round(stats.max) + " bpm";
+    $("rmssd").textContent = session.rmssd == null ? "–" : Math.round(session.rmssd * 1000) + " ms";
+    $("energy").textContent = session.activeEnergy == null ? "–" : Math.round(session.activeEnergy) + " kcal";
+    $("laps").textContent = session.laps || 0;
+    const zone = session.zone;
+    $("zone-label").textContent = zone ? `Zone ${zone.index}` + (zone.lower != null ? ` (${Math.round(zone.lower)}${zone.upper != null ? "–" + Math.round(zone.upper) : "+"} bpm)` : "") : "Zone –";
+    $("zone-label").dataset.zone = zone ? zone.index : "";
+    $("zonebar").innerHTML = (session.zones || []).map((z) => `<span style="background:${zoneColour(z.index)}" class="${zone && zone.index === z.index ? "current" : ""}">Z${z.index}</span>`).join("");
+    $("zonebar").setAttribute("aria-label", zone ? `current zone ${zone.index} of ${(session.zones || []).length}` : "zones");
+    $("pause").disabled = session.state !== "running";
+    $("resume").disabled = session.state !== "paused";
+    $("lap").disabled = session.state !== "running";
+  }
+  const points = history.get(selected) || [];
+  if (points.length) {
+    const to = points[points.length - 1].t;
+    drawChart($("chart"), points, to - 600, to, session ? session.zones : []);
+    $("chart-caption").textContent = `${points.length} readings from ${status ? status.name || status.address : ""}`;
+  }
+}
+
+function schedule() {
+  if (!drawPending) { drawPending = true; requestAnimationFrame(render); }
+}
+
+function onMessage(message) {
+  switch (message.kind) {
+    case "sensor": sensors.set(message.address, message); break;
+    case "session":
+      sessions.set(message.id, message);
+      if (message.state === "ended") loadWorkouts();
+      break;
+    case "measurement": {
+      const points = history.get(message.sensor) || [];
+      const t = Date.parse(message.time) / 1000;
+      points.push({ t, v: message.heartRate });
+      while (points.length && points[0].t < t - 600) points.shift();
+      history.set(message.sensor, points);
+      const status = sensors.get(message.sensor);
+      if (status) status.heartRate = message.heartRate;
+      break;
+    }
+  }
+  schedule();
+}
+
+follow({}, onMessage, (up) => {
+  $("link").textContent = up ? "live" : "reconnecting…";
+  $("link").className = "status " + (up ? "live" : "down");
+});
+
+$("sensors").addEventListener("click", (event) => {
+  const button = event.target.closest("button.pick");
+  if (button) { selected = button.dataset.address; schedule(); }
+});
+$("start").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const session = await act("POST", "/v1/sessions", {
+    sensors: [$("start-sensor").value], activity: $("start-activity").value, guest: $("start-guest").checked,
+  });
+  if (session) { sessions.set(session.id, session); selected = $("start-sensor").value; schedule(); }
+});
+for (const action of ["pause", "resume", "lap", "stop"]) {
+  $(action).addEventListener("click", async () => {
+    const session = sessionOf(selected);
+    if (!session) return;
+    const updated = await act("POST", `/v1/sessions/${session.id}/${action}`);
+    if (updated) { sessions.set(updated.id, updated); schedule(); }
+    if (action === "stop") loadWorkouts();
+  });
+}
+
+async function loadWorkouts() {
+  const data = await act("GET", "/v1/workouts?limit=20");
+  if (!data) return;
+  $("workout-list").innerHTML = data.workouts.map((w) => `<tr>
+      <td><button class="open" data-id="${w.id}">${new Date(w.start).toLocaleString()}</button></td>
+      <td>${w.activity}</td><td>${w.athlete}</td><td>${w.elapsedTime == null ? "running" : formatDuration(w.elapsedTime)}</td>
+      <td>${w.active ? "–" : ["fit", "tcx", "csv"].map((f) => `<a href="${withToken(`/v1/workouts/${w.id}/export?format=${f}`)}" download>${f.toUpperCase()}</a>`).join(" ")}</td></tr>`).join("");
+}
+
+$("workout-list").addEventListener("click", async (event) => {
+  const button = event.target.closest("button.open");
+  if (!button) return;
+  const workout = await act("GET", `/v1/workouts/${button.dataset.id}`);
+  const samples = await act("GET", `/v1/workouts/${button.dataset.id}/samples?type=heartRate`);
+  if (!workout || !samples) return;
+  $("workout-detail").hidden = false;
+  $("workout-title").textContent = `${workout.activity}, ${new Date(workout.start).toLocaleString()}`;
+  const summary = workout.summary || {};
+  const zones = summary.zones || [];
+  const points = samples.samples.map((s) => ({ t: Date.parse(s.start) / 1000, v: s.value }));
+  if (points.length) drawChart($("workout-chart"), points, points[0].t, points[points.length - 1].t, zones);
+  const total = zones.reduce((sum, z) => sum + z.duration, 0) || 1;
+  $("workout-zones").innerHTML = zones.map((z) => `<div><span>Zone ${z.index}</span>
+      <i style="width:${(100 * z.duration / total).toFixed(1)}%;background:${zoneColour(z.index)}" role="img" aria-label="${Math.round(100 * z.duration / total)} percent"></i>
+      <span>${formatDuration(z.duration)}</span></div>`).join("");
+});
+
+loadWorkouts();
