@@ -1,6 +1,6 @@
 # hrbridge — the two commands are `make demo` (the main job) and `make test` (every test and check).
 SWIFT ?= swift
-SYSTEM_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev libsqlite3-dev bluez dbus python3-venv python3-dbus python3-gi systemd
+SYSTEM_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev libsqlite3-dev bluez dbus python3-venv python3-dbus python3-gi systemd chromium chromium-driver
 BIN := .build/debug/hrbridge
 
 .PHONY: demo test setup python-peers build format check-format bench bench-compare bench-daemon release install install-files uninstall

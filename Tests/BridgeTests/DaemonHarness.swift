@@ -50,23 +50,26 @@ final class DaemonUnderTest: Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// Three fault-free virtual straps.
-    static let scenario = """
+    /// Three virtual straps; with `dropout`, the third one disconnects 40 s into the scenario for 25 s.
+    static func scenario(dropout: Bool) -> String {
+        """
         {"version": 1, "seed": 7, "straps": [
         \(straps.enumerated().map { index, address in
             """
             {"name": "Strap \(index + 1)", "address": "\(address)", "restingHeartRate": \(55 + 5 * index),
              "maximumHeartRate": 185, "battery": 90, "age": 35, "weight": 70, "sex": "male",
-             "segments": [{"type": "steady", "duration": "60m", "intensity": 0.5}]}
+             "segments": [{"type": "steady", "duration": "60m", "intensity": 0.5}]\(
+                dropout && index == 2 ? #", "faults": [{"type": "disconnect", "at": "40s", "duration": "25s"}]"# : "")}
             """
         }.joined(separator: ",\n"))
         ]}
         """
+    }
 
     /// Starts a daemon; `reusing` keeps an earlier daemon's directory (store, config) and port.
     init(
         reusing previous: DaemonUnderTest? = nil, environment: [String: String] = [:], speed: Double = 5,
-        extraConfig: String = ""
+        classBoard: Bool = false
     ) async throws {
         if let previous {
             directory = previous.directory
@@ -76,7 +79,8 @@ final class DaemonUnderTest: Sendable {
                 "hrbridge-daemon-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             port = Self.freePort()
-            try Data(Self.scenario.utf8).write(to: directory.appendingPathComponent("scenario.json"))
+            try Data(Self.scenario(dropout: classBoard).utf8).write(
+                to: directory.appendingPathComponent("scenario.json"))
             try Data(
                 """
                 [adapter]
@@ -101,9 +105,20 @@ final class DaemonUnderTest: Sendable {
 
                 [[athletes]]
                 id = "alice"
+                name = "Alice"
                 age = 30
                 max_hr = 190
                 zones = [110, 130, 150, 170]
+
+                [[athletes]]
+                id = "bob"
+                name = "Bob"
+                max_hr = 185
+
+                [[athletes]]
+                id = "carol"
+                name = "Carol"
+                max_hr = 180
 
                 [[sensors]]
                 address = "\(Self.straps[0])"
@@ -111,10 +126,11 @@ final class DaemonUnderTest: Sendable {
 
                 [[sensors]]
                 address = "\(Self.straps[1])"
+                \(classBoard ? "athlete = \"bob\"" : "")
 
                 [[sensors]]
                 address = "\(Self.straps[2])"
-                \(extraConfig)
+                \(classBoard ? "athlete = \"carol\"" : "")
                 """.utf8
             ).write(to: directory.appendingPathComponent("config.toml"))
         }

@@ -9,6 +9,7 @@ enum WebAssets {
             :root { color-scheme: light dark; --bg: #f8f9fa; --fg: #212529; --muted: #5c636a; --card: #ffffff; --line: #ced4da; }
             @media (prefers-color-scheme: dark) { :root { --bg: #15181c; --fg: #f1f3f5; --muted: #adb5bd; --card: #1f2328; --line: #495057; } }
             * { box-sizing: border-box; }
+            [hidden] { display: none !important; }
             body { margin: 0; font: 16px/1.4 system-ui, sans-serif; background: var(--bg); color: var(--fg); }
             header { display: flex; align-items: center; justify-content: space-between; padding: .6rem 1rem; border-bottom: 1px solid var(--line); }
             header h1 { font-size: 1.2rem; margin: 0; }
@@ -188,11 +189,11 @@ enum WebAssets {
               const rows = [...sensors.values()].sort((a, b) => a.address.localeCompare(b.address));
               if (!selected || !sensors.has(selected)) selected = (rows.find((s) => s.state === "ready") || rows[0] || {}).address;
               $("sensors").innerHTML = rows.map((s) => `<tr data-address="${s.address}"${s.address === selected ? ' aria-current="true"' : ""}>
-                  <td><button class="pick" data-address="${s.address}">${s.name || s.address}</button></td>
+                  <td><button class="pick" data-address="${s.address}">${s.athleteName || s.name || s.address}</button></td>
                   <td>${s.state}${s.reason ? " (" + s.reason + ")" : ""}</td>
                   <td>${s.batteryLevel == null ? "–" : s.batteryLevel + " %"}</td>
                   <td>${s.heartRate == null ? "–" : s.heartRate}</td></tr>`).join("");
-              const options = rows.map((s) => `<option value="${s.address}"${s.address === selected ? " selected" : ""}>${s.name || s.address}</option>`).join("");
+              const options = rows.map((s) => `<option value="${s.address}"${s.address === selected ? " selected" : ""}>${s.athleteName || s.name || s.address}</option>`).join("");
               if ($("start-sensor").innerHTML !== options) $("start-sensor").innerHTML = options;
             
               const session = selected ? sessionOf(selected) : null;
@@ -223,7 +224,7 @@ enum WebAssets {
               if (points.length) {
                 const to = points[points.length - 1].t;
                 drawChart($("chart"), points, to - 600, to, session ? session.zones : []);
-                $("chart-caption").textContent = `${points.length} readings from ${status ? status.name || status.address : ""}`;
+                $("chart-caption").textContent = `${points.length} readings from ${status ? status.athleteName || status.name || status.address : ""}`;
               }
             }
             
@@ -429,7 +430,8 @@ enum WebAssets {
             }
             
             /** Zone colours, 1-based; text labels go with them everywhere (colour is never the only cue). */
-            const zoneColours = ["#9aa5b1", "#3b82c4", "#2f9e44", "#e8a317", "#e8590c", "#c92a2a", "#862e9c", "#5f3dc4", "#343a40"];
+            // Dark enough for white text (contrast ≥ 4.5:1).
+            const zoneColours = ["#495057", "#1864ab", "#2b8a3e", "#a35200", "#c92a2a", "#862e9c", "#5f3dc4", "#343a40", "#212529"];
             function zoneColour(index) {
               return index ? zoneColours[(index - 1) % zoneColours.length] : "#6c757d";
             }
@@ -458,7 +460,7 @@ enum WebAssets {
                 html, body { margin: 0; background: transparent; overflow: hidden; }
                 body { font: 700 var(--size, 96px)/1 system-ui, sans-serif; color: var(--colour, #ffffff);
                        text-shadow: 0 0 .08em rgba(0, 0, 0, .8); display: flex; align-items: center; gap: .2em; padding: .1em .2em; }
-                #heart { display: inline-block; transform-origin: center; }
+                #heart { display: inline-block; transform-origin: center; color: var(--heart, #e03131); }
                 #heart.beat { animation: beat var(--beat, 1s) ease-out; }
                 @keyframes beat { 0% { transform: scale(1.25); } 100% { transform: scale(1); } }
                 #zone { font-size: .35em; padding: .15em .4em; border-radius: .3em; color: #fff; }
@@ -473,10 +475,12 @@ enum WebAssets {
               <script src="/live.js"></script>
               <script>
                 "use strict";
-                // Query parameters: sensor (address; default the first streaming one), size (px), colour (CSS), zone (0/1).
+                // Query parameters: sensor (address; default the first streaming one), size (px), colour (CSS, the
+                // digits), heart (CSS, the heart), zone (1: show the zone badge).
                 const sensor = params.get("sensor");
                 if (params.get("size")) document.body.style.setProperty("--size", parseInt(params.get("size"), 10) + "px");
                 if (params.get("colour") || params.get("color")) document.body.style.setProperty("--colour", params.get("colour") || params.get("color"));
+                if (params.get("heart")) document.body.style.setProperty("--heart", params.get("heart"));
                 const showZone = params.get("zone") === "1" || params.get("zone") === "true";
                 let followed = sensor ? sensor.toUpperCase() : null;
                 const heart = document.getElementById("heart");

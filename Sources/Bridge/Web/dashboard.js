@@ -29,11 +29,11 @@ function render() {
   const rows = [...sensors.values()].sort((a, b) => a.address.localeCompare(b.address));
   if (!selected || !sensors.has(selected)) selected = (rows.find((s) => s.state === "ready") || rows[0] || {}).address;
   $("sensors").innerHTML = rows.map((s) => `<tr data-address="${s.address}"${s.address === selected ? ' aria-current="true"' : ""}>
-      <td><button class="pick" data-address="${s.address}">${s.name || s.address}</button></td>
+      <td><button class="pick" data-address="${s.address}">${s.athleteName || s.name || s.address}</button></td>
       <td>${s.state}${s.reason ? " (" + s.reason + ")" : ""}</td>
       <td>${s.batteryLevel == null ? "–" : s.batteryLevel + " %"}</td>
       <td>${s.heartRate == null ? "–" : s.heartRate}</td></tr>`).join("");
-  const options = rows.map((s) => `<option value="${s.address}"${s.address === selected ? " selected" : ""}>${s.name || s.address}</option>`).join("");
+  const options = rows.map((s) => `<option value="${s.address}"${s.address === selected ? " selected" : ""}>${s.athleteName || s.name || s.address}</option>`).join("");
   if ($("start-sensor").innerHTML !== options) $("start-sensor").innerHTML = options;
 
   const session = selected ? sessionOf(selected) : null;
@@ -64,7 +64,7 @@ function render() {
   if (points.length) {
     const to = points[points.length - 1].t;
     drawChart($("chart"), points, to - 600, to, session ? session.zones : []);
-    $("chart-caption").textContent = `${points.length} readings from ${status ? status.name || status.address : ""}`;
+    $("chart-caption").textContent = `${points.length} readings from ${status ? status.athleteName || status.name || status.address : ""}`;
   }
 }
 

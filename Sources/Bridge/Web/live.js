@@ -35,7 +35,8 @@ function follow(query, onMessage, onState) {
 }
 
 /** Zone colours, 1-based; text labels go with them everywhere (colour is never the only cue). */
-const zoneColours = ["#9aa5b1", "#3b82c4", "#2f9e44", "#e8a317", "#e8590c", "#c92a2a", "#862e9c", "#5f3dc4", "#343a40"];
+// Dark enough for white text (contrast ≥ 4.5:1).
+const zoneColours = ["#495057", "#1864ab", "#2b8a3e", "#a35200", "#c92a2a", "#862e9c", "#5f3dc4", "#343a40", "#212529"];
 function zoneColour(index) {
   return index ? zoneColours[(index - 1) % zoneColours.length] : "#6c757d";
 }

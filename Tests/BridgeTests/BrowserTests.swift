@@ -1,0 +1,62 @@
+import Bridge
+import BusHarness
+import Foundation
+import NIOHTTP1
+import Testing
+
+@Suite("The web face in a real browser: Debian's chromium, headless, driven by Selenium", .serialized)
+struct BrowserTests {
+    /// Where the screenshots go, for a person to look at (kept after the run).
+    static let screenshots = packageRoot.appendingPathComponent(".build/test-artifacts/screenshots")
+
+    @Test("the daemon serves the pages as they are in Sources/Bridge/Web (scripts/embed-web.sh is current)")
+    func servedPages() async throws {
+        let daemon = try await DaemonUnderTest()
+        defer { daemon.stop() }
+        let web = packageRoot.appendingPathComponent("Sources/Bridge/Web")
+        let routes = ["index.html": "/", "overlay.html": "/overlay", "board.html": "/board"]
+        let files = try FileManager.default.contentsOfDirectory(atPath: web.path).sorted()
+        #expect(
+            files == ["app.css", "board.html", "chart.js", "dashboard.js", "index.html", "live.js", "overlay.html"])
+        for file in files {
+            let reply = try await daemon.unix.send(.GET, routes[file] ?? "/\(file)")
+            #expect(reply.status == 200, "\(file)")
+            let text = try String(contentsOf: web.appendingPathComponent(file), encoding: .utf8)
+            #expect(String(decoding: reply.body, as: UTF8.self) == text.trimmingCharacters(in: .newlines), "\(file)")
+        }
+        // Pages need a token on TCP; their scripts and stylesheet do not (they hold no data).
+        #expect(try await daemon.tcp(nil).send(.GET, "/board").status == 401)
+        #expect(try await daemon.tcp(nil).send(.GET, "/live.js").status == 200)
+        #expect(try await daemon.tcp(DaemonUnderTest.readToken).send(.GET, "/board").status == 200)
+    }
+
+    @Test("dashboard, class board and overlay follow the simulated straps; controls drive the API")
+    func pagesInChromium() async throws {
+        let daemon = try await DaemonUnderTest(classBoard: true)
+        defer { daemon.stop() }
+        let browser = try Spawned(
+            venvPython,
+            [
+                packageRoot.appendingPathComponent("Tests/Fixtures/web/browser_check.py").path,
+                "http://127.0.0.1:\(daemon.port)", DaemonUnderTest.readToken, DaemonUnderTest.controlToken,
+                Self.screenshots.path,
+            ], label: "browser")
+        defer { browser.stop() }
+        let status = await browser.wait(timeout: .seconds(180))
+        #expect(status == 0, "\(browser.output.suffix(25).joined(separator: "\n"))")
+        let checks = browser.output.filter { $0.hasPrefix("ok ") }
+        for expected in [
+            "ok no token: 401", "ok dashboard heart rate changes", "ok started from the page",
+            "ok paused from the page",
+            "ok resumed from the page", "ok chart has", "ok zone shown = API zone", "ok stopped from the page",
+            "ok board tiles", "ok dropout: tile greyed", "ok the tile recovered", "ok overlay transparent",
+        ] {
+            #expect(checks.contains { $0.hasPrefix(expected) }, "missing: \(expected)")
+        }
+        for page in ["dashboard.png", "board.png", "board-signal-lost.png", "overlay.png"] {
+            let path = Self.screenshots.appendingPathComponent(page).path
+            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+            #expect(size > 1000, "screenshot \(page)")
+        }
+    }
+}

@@ -1,0 +1,149 @@
+"""Checks the daemon's pages in a real browser: Debian's chromium + chromium-driver, headless,
+driven by Selenium. Prints one line per check ("ok …"), writes a screenshot of each page into
+SCREENSHOTS, exits non-zero on the first failure.
+
+usage: browser_check.py BASE_URL READ_TOKEN CONTROL_TOKEN SCREENSHOTS
+"""
+import json
+import os
+import struct
+import sys
+import time
+import urllib.error
+import urllib.request
+import zlib
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+BASE, READ, CONTROL, SHOTS = sys.argv[1:5]
+STRAPS = ["C0:FF:EE:00:00:01", "C0:FF:EE:00:00:02", "C0:FF:EE:00:00:03"]
+
+
+def api(path, token=CONTROL):
+    request = urllib.request.Request(BASE + path, headers={"Authorization": "Bearer " + token})
+    return json.load(urllib.request.urlopen(request, timeout=10))
+
+
+def wait(what, condition, timeout=20):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            value = condition()
+            if value:
+                return value
+        except Exception:  # the page may be re-rendering
+            pass
+        time.sleep(0.2)
+    raise AssertionError("timed out waiting for " + what)
+
+
+def ok(message):
+    print("ok " + message, flush=True)
+
+
+def top_left_alpha(png):
+    """The alpha of pixel (0, 0) of an 8-bit RGBA PNG (any filter leaves pixel 0 of row 0 as is)."""
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    position, data, colour_type = 8, b"", None
+    while position < len(png):
+        length, kind = struct.unpack(">I4s", png[position:position + 8])
+        body = png[position + 8:position + 8 + length]
+        if kind == b"IHDR":
+            colour_type = body[9]
+        elif kind == b"IDAT":
+            data += body
+        position += 12 + length
+    assert colour_type == 6, "not an RGBA screenshot"
+    return zlib.decompress(data)[4]
+
+
+options = webdriver.ChromeOptions()
+for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900",
+                 "--disable-dev-shm-usage"]:
+    options.add_argument(argument)
+options.binary_location = "/usr/bin/chromium"
+driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+try:
+    os.makedirs(SHOTS, exist_ok=True)
+
+    # A page load without a token on TCP is refused.
+    try:
+        urllib.request.urlopen(BASE + "/", timeout=10)
+        raise AssertionError("the dashboard loaded without a token")
+    except urllib.error.HTTPError as error:
+        assert error.code == 401, error.code
+    ok("no token: 401")
+
+    # Dashboard: simulated heart rates that change over time.
+    driver.get(BASE + "/?token=" + CONTROL)
+    wait("three sensors", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#sensors tr")) == 3)
+    first = driver.find_element(By.CSS_SELECTOR, "#sensors tr td:nth-child(4)").text
+    wait("the heart rate to change", lambda: driver.find_element(By.CSS_SELECTOR, "#sensors tr td:nth-child(4)").text not in ("", "–", first))
+    ok("dashboard heart rate changes: %s → %s" % (first, driver.find_element(By.CSS_SELECTOR, "#sensors tr td:nth-child(4)").text))
+
+    # Start, pause, resume and stop from the page; the API follows.
+    Select(driver.find_element(By.ID, "start-sensor")).select_by_value(STRAPS[0])
+    driver.find_element(By.ID, "start-button").click()
+    session = wait("a session in the API", lambda: [s for s in api("/v1/sessions")["sessions"] if STRAPS[0] in s["sensors"]])[0]
+    assert session["state"] == "running"
+    ok("started from the page: " + session["id"])
+    wait("the live panel", lambda: driver.find_element(By.ID, "live").is_displayed())
+    wait("pause enabled", lambda: driver.find_element(By.ID, "pause").is_enabled())
+    driver.find_element(By.ID, "pause").click()
+    wait("paused in the API", lambda: api("/v1/sessions/" + session["id"])["state"] == "paused")
+    ok("paused from the page")
+    wait("resume enabled", lambda: driver.find_element(By.ID, "resume").is_enabled())
+    driver.find_element(By.ID, "resume").click()
+    wait("running in the API", lambda: api("/v1/sessions/" + session["id"])["state"] == "running")
+    ok("resumed from the page")
+    points = wait("chart points", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#chart circle")) >= 3 and len(driver.find_elements(By.CSS_SELECTOR, "#chart circle")))
+    ok("chart has %d points" % points)
+
+    def zones_agree():
+        shown = driver.find_element(By.ID, "zone-label").get_attribute("data-zone")
+        zone = api("/v1/sessions/" + session["id"]).get("zone")
+        return zone is not None and shown == str(zone["index"])
+    wait("the page's zone to match the API's", zones_agree)
+    ok("zone shown = API zone (" + driver.find_element(By.ID, "zone-label").text + ")")
+    driver.save_screenshot(os.path.join(SHOTS, "dashboard.png"))
+    driver.find_element(By.ID, "stop").click()
+    wait("ended in the API", lambda: api("/v1/sessions/" + session["id"])["state"] == "ended")
+    ok("stopped from the page")
+
+    # Class board: three tiles that follow the stream; a dropout greys one, and it recovers.
+    driver.get(BASE + "/board?token=" + READ)
+    wait("three tiles", lambda: len(driver.find_elements(By.CSS_SELECTOR, ".tile")) == 3)
+    names = [tile.find_element(By.TAG_NAME, "h2").text for tile in driver.find_elements(By.CSS_SELECTOR, ".tile")]
+    assert names == ["Alice", "Bob", "Carol"], names
+
+    def tile(address):
+        return driver.find_element(By.CSS_SELECTOR, '.tile[data-address="%s"]' % address)
+    before = tile(STRAPS[1]).find_element(By.CSS_SELECTOR, ".hr").text
+    wait("a tile's heart rate to change", lambda: tile(STRAPS[1]).find_element(By.CSS_SELECTOR, ".hr").text not in ("--", before))
+    api_rate = {s["address"]: s["heartRate"] for s in api("/v1/sensors", READ)["sensors"]}
+    ok("board tiles %s follow the stream (API now %s)" % (names, api_rate))
+    wait("the dropout to grey a tile", lambda: "lost" in tile(STRAPS[2]).get_attribute("class"), timeout=40)
+    assert "signal lost" in driver.execute_script("return getComputedStyle(arguments[0], '::after').content", tile(STRAPS[2]).find_element(By.CSS_SELECTOR, ".bpm"))
+    driver.save_screenshot(os.path.join(SHOTS, "board-signal-lost.png"))
+    ok("dropout: tile greyed with 'signal lost'")
+    wait("the tile to recover", lambda: "lost" not in tile(STRAPS[2]).get_attribute("class"), timeout=40)
+    driver.save_screenshot(os.path.join(SHOTS, "board.png"))
+    ok("the tile recovered")
+
+    # Overlay: transparent background, large digits.
+    driver.get(BASE + "/overlay?sensor=%s&size=120&zone=1&token=%s" % (STRAPS[0], READ))
+    wait("digits on the overlay", lambda: driver.find_element(By.ID, "hr").text.isdigit())
+    backgrounds = driver.execute_script(
+        "return [getComputedStyle(document.documentElement).backgroundColor, getComputedStyle(document.body).backgroundColor]")
+    assert backgrounds == ["rgba(0, 0, 0, 0)", "rgba(0, 0, 0, 0)"], backgrounds
+    driver.execute_cdp_cmd("Emulation.setDefaultBackgroundColorOverride", {"color": {"r": 0, "g": 0, "b": 0, "a": 0}})
+    png = driver.get_screenshot_as_png()
+    with open(os.path.join(SHOTS, "overlay.png"), "wb") as out:
+        out.write(png)
+    assert top_left_alpha(png) == 0, "the overlay's screenshot is not transparent"
+    ok("overlay transparent, showing %s bpm" % driver.find_element(By.ID, "hr").text)
+finally:
+    driver.quit()
