@@ -256,3 +256,69 @@ struct DaemonTests {
         #expect(await missing.wait() == 69)
     }
 }
+
+@Suite("hrbridge daemon: structured workouts in sessions", .serialized)
+struct DaemonPlanTests {
+    static var plan: [String: Any] {
+        [
+            "version": 1, "name": "Short intervals", "activity": "running", "location": "indoor",
+            "custom": [
+                "warmup": ["goal": ["time": "10 s"]],
+                "blocks": [
+                    [
+                        "iterations": 2,
+                        "steps": [
+                            ["purpose": "work", "goal": ["time": "10 s"], "alert": ["heartRate": "40-220 bpm"]],
+                            ["purpose": "recovery", "goal": ["time": "5 s"]],
+                        ],
+                    ]
+                ],
+            ],
+        ]
+    }
+
+    @Test("a session with a plan: steps and laps on the stream, the plan in the session, ends by itself")
+    func planRuns() async throws {
+        let daemon = try await DaemonUnderTest()
+        defer { daemon.stop() }
+        let created = try await daemon.unix.send(
+            .POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[1]], "plan": Self.plan])
+        #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
+        let id = try #require(created.object?["id"] as? String)
+        let plan = try #require(created.object?["plan"] as? [String: Any])
+        #expect((plan["current"] as? [String: Any])?["purpose"] as? String == "warmup")
+        let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)")
+        defer { events.cancel() }
+        // 10 + 2 × 15 = 40 s of workout time: 8 s at speed 5.
+        try await eventually("the session to end with its plan", timeout: .seconds(40)) {
+            events.of(kind: "session").contains { $0["state"] as? String == "ended" }
+        }
+        let planEvents = events.of(kind: "plan").compactMap { $0["event"] as? String }
+        // The first step started before this subscriber came; every step's end is on the stream.
+        #expect(planEvents.filter { $0 == "stepEnded" }.count == 5, "\(planEvents)")
+        #expect(planEvents.filter { $0 == "lap" }.count == 2)
+        #expect(planEvents.last == "completed")
+        let stored = try await daemon.unix.send(.GET, "/v1/workouts/\(id)")
+        let summary = try #require(stored.object?["summary"] as? [String: Any])
+        #expect(abs((summary["elapsedTime"] as? Double ?? 0) - 40) < 1.5, "ends at the plan's last step")
+        let kinds = (summary["events"] as? [[String: Any]])?.compactMap { $0["type"] as? String } ?? []
+        #expect(kinds.filter { $0 == "segment" }.count == 5)
+        #expect(kinds.filter { $0 == "lap" }.count == 2)
+    }
+
+    @Test("a plan that does not validate is refused with its problems; next without a plan is refused")
+    func badPlan() async throws {
+        let daemon = try await DaemonUnderTest()
+        defer { daemon.stop() }
+        var plan = Self.plan
+        plan["version"] = 7
+        let refused = try await daemon.unix.send(
+            .POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[1]], "plan": plan])
+        #expect(refused.status == 400)
+        #expect(refused.errorMessage?.hasPrefix("plan:") == true, "\(refused.errorMessage ?? "")")
+        let created = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[1]]])
+        let id = try #require(created.object?["id"] as? String)
+        let next = try await daemon.unix.send(.POST, "/v1/sessions/\(id)/next")
+        #expect(next.status == 409)
+    }
+}

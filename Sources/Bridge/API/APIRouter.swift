@@ -151,7 +151,7 @@ public enum APIRouter {
     // MARK: Sessions
 
     static func sessionRequest(_ body: [String: Any]) throws -> SessionRequest {
-        let known = ["activity", "location", "sensors", "athlete", "zones", "guest"]
+        let known = ["activity", "location", "sensors", "athlete", "zones", "guest", "plan"]
         if let unknown = body.keys.sorted().first(where: { !known.contains($0) }) {
             throw APIError.badRequest("unknown field '\(unknown)'; known: \(known.joined(separator: ", "))")
         }
@@ -187,6 +187,13 @@ public enum APIRouter {
             // Boundaries are a set: their order in the request does not matter.
             request.zones = numbers.map(\.doubleValue).sorted()
         }
+        if let value = body["plan"] {
+            guard let object = value as? [String: Any], let data = try? JSONSerialization.data(withJSONObject: object)
+            else {
+                throw APIError.badRequest("'plan' must be a plan object (the plan file format, version 1)")
+            }
+            request.plan = data
+        }
         if let value = body["guest"] {
             guard let number = value as? NSNumber, isBoolean(number) else {
                 throw APIError.badRequest("'guest' must be true or false")
@@ -218,6 +225,15 @@ public enum APIRouter {
             let id = try context.parameters.require("id")
             return try await sessionError { () async throws(SessionError) -> Response in
                 let session = try await core.sessions.session(id)
+                do { return try json(await session.snapshot()) } catch { throw .invalid("\(error)") }
+            }
+        }
+        v1.post("sessions/:id/next") { _, context in
+            try context.require(.control)
+            let id = try context.parameters.require("id")
+            return try await sessionError { () async throws(SessionError) -> Response in
+                let session = try await core.sessions.session(id)
+                try await session.nextStep()
                 do { return try json(await session.snapshot()) } catch { throw .invalid("\(error)") }
             }
         }

@@ -345,6 +345,12 @@ enum OpenAPIDocument {
                 "parameters": {
                  "id": "$response.body#/id"
                 }
+               },
+               "NextStep": {
+                "operationId": "nextStep",
+                "parameters": {
+                 "id": "$response.body#/id"
+                }
                }
               }
              },
@@ -962,6 +968,37 @@ enum OpenAPIDocument {
              }
             }
            }
+          },
+          "/v1/sessions/{id}/next": {
+           "parameters": [
+            {
+             "$ref": "#/components/parameters/SessionID"
+            }
+           ],
+           "post": {
+            "operationId": "nextStep",
+            "summary": "End the plan's current step (open goals end only this way); control role",
+            "responses": {
+             "200": {
+              "$ref": "#/components/responses/SessionAction"
+             },
+             "400": {
+              "$ref": "#/components/responses/BadRequest"
+             },
+             "401": {
+              "$ref": "#/components/responses/Unauthorized"
+             },
+             "403": {
+              "$ref": "#/components/responses/Forbidden"
+             },
+             "404": {
+              "$ref": "#/components/responses/NotFound"
+             },
+             "409": {
+              "$ref": "#/components/responses/Conflict"
+             }
+            }
+           }
           }
          },
          "components": {
@@ -1277,6 +1314,10 @@ enum OpenAPIDocument {
              "guest": {
               "type": "boolean",
               "description": "Streamed live, never stored"
+             },
+             "plan": {
+              "type": "object",
+              "description": "A structured workout in the plan file format, version 1 (see `hrbridge plan example`); the session ends when it completes"
              }
             }
            },
@@ -1437,6 +1478,10 @@ enum OpenAPIDocument {
              },
              "summary": {
               "type": "object"
+             },
+             "plan": {
+              "type": "object",
+              "description": "When a plan runs: current step, goal progress 0–1, alert target, value and state, next step"
              }
             }
            },
@@ -1571,7 +1616,8 @@ enum OpenAPIDocument {
                "session",
                "event",
                "zone",
-               "adapter"
+               "adapter",
+               "plan"
               ]
              },
              "session": {

@@ -216,6 +216,26 @@ enum WebAssets {
                 $("zone-label").dataset.zone = zone ? zone.index : "";
                 $("zonebar").innerHTML = (session.zones || []).map((z) => `<span style="background:${zoneColour(z.index)}" class="${zone && zone.index === z.index ? "current" : ""}">Z${z.index}</span>`).join("");
                 $("zonebar").setAttribute("aria-label", zone ? `current zone ${zone.index} of ${(session.zones || []).length}` : "zones");
+                const plan = session.plan;
+                $("plan").hidden = !plan;
+                $("next").hidden = !plan || plan.complete;
+                if (plan && !plan.complete) {
+                  const step = plan.current;
+                  $("plan-step").textContent = `${step.step}, ${step.purpose}${step.name ? " “" + step.name + "”" : ""}`;
+                  $("plan-progress").value = plan.progress == null ? 0 : plan.progress;
+                  $("plan-goal").textContent = step.goal + (plan.progress == null ? "" : ` · ${Math.round(plan.progress * 100)} %`);
+                  if (plan.alertTarget) {
+                    const [low, high] = plan.alertTarget.map((v) => Math.round(v));
+                    const value = plan.alertValue == null ? "–" : Math.round(plan.alertValue);
+                    $("plan-alert").textContent = `${step.alert}: target ${low}–${high}, now ${value} ${plan.alertInRange ? "✓ in range" : "✗ out of range"}`;
+                    $("plan-alert").dataset.inRange = plan.alertInRange;
+                  } else {
+                    $("plan-alert").textContent = "";
+                  }
+                  $("plan-next").textContent = plan.next ? `next: ${plan.next.purpose} ${plan.next.goal}` : "last step";
+                } else if (plan) {
+                  $("plan-step").textContent = "complete";
+                }
                 $("pause").disabled = session.state !== "running";
                 $("resume").disabled = session.state !== "paused";
                 $("lap").disabled = session.state !== "running";
@@ -235,6 +255,8 @@ enum WebAssets {
             function onMessage(message) {
               switch (message.kind) {
                 case "sensor": sensors.set(message.address, message); break;
+                case "plan":
+                  break;
                 case "session":
                   sessions.set(message.id, message);
                   if (message.state === "ended") loadWorkouts();
@@ -269,7 +291,7 @@ enum WebAssets {
               });
               if (session) { sessions.set(session.id, session); selected = $("start-sensor").value; schedule(); }
             });
-            for (const action of ["pause", "resume", "lap", "stop"]) {
+            for (const action of ["pause", "resume", "lap", "next", "stop"]) {
               $(action).addEventListener("click", async () => {
                 const session = sessionOf(selected);
                 if (!session) return;
@@ -358,9 +380,16 @@ enum WebAssets {
                       <div><dt>Energy</dt><dd id="energy">–</dd></div>
                       <div><dt>Laps</dt><dd id="laps">0</dd></div>
                     </dl>
+                    <div id="plan" hidden>
+                      <h3>Plan: <span id="plan-step"></span></h3>
+                      <progress id="plan-progress" max="1" value="0" aria-label="step goal progress"></progress>
+                      <span id="plan-goal"></span>
+                      <p id="plan-alert" role="status"></p>
+                      <p class="status" id="plan-next"></p>
+                    </div>
                     <div class="controls">
                       <button id="pause">Pause</button><button id="resume">Resume</button>
-                      <button id="lap">Lap</button><button id="stop">Stop</button>
+                      <button id="lap">Lap</button><button id="next" hidden>Next step</button><button id="stop">Stop</button>
                     </div>
                   </div>
                   <p class="error" id="error" role="alert"></p>
@@ -420,7 +449,7 @@ enum WebAssets {
               const search = new URLSearchParams(query || {});
               if (token) search.set("token", token);
               const source = new EventSource("/v1/events" + (search.toString() ? "?" + search : ""));
-              const kinds = ["sensor", "measurement", "sample", "session", "event", "zone", "adapter"];
+              const kinds = ["sensor", "measurement", "sample", "session", "event", "zone", "adapter", "plan"];
               for (const kind of kinds) {
                 source.addEventListener(kind, (event) => onMessage(JSON.parse(event.data)));
               }

@@ -3,6 +3,7 @@ import Logging
 public import Samples
 public import Sensors
 import Synchronization
+import WorkoutPlans
 public import WorkoutStore
 public import Workouts
 
@@ -35,6 +36,10 @@ public actor BridgeSession {
     private var stateTask: Task<Void, Never>?
     /// The finished workout, once stopped.
     public private(set) var finished: Workout?
+    /// The structured workout being run, when there is one.
+    private var runner: PlanRunner?
+    private var planTask: Task<Void, Never>?
+    private var whenPlanCompletes: (@Sendable (UUID) async -> Void)?
 
     struct Parts {
         var session: WorkoutSession
@@ -140,6 +145,52 @@ public actor BridgeSession {
         hub.publish(LiveMessage(kind: "session", session: id, fields: await snapshot()))
     }
 
+    /// Runs `plan` once the session begins: its steps become segments, block iterations laps,
+    /// alerts are judged every workout second, and `whenComplete` is called when the last step ends.
+    func run(
+        plan: WorkoutPlan, zones: [QuantityType: ZoneConfiguration],
+        whenComplete: @escaping @Sendable (UUID) async -> Void
+    ) {
+        runner = PlanRunner(plan: plan, session: session, zones: zones)
+        whenPlanCompletes = whenComplete
+    }
+
+    /// The plan's "next": ends the current step (open goals end only this way).
+    public func nextStep() async throws(SessionError) {
+        guard let runner else { throw .notAllowed("this session runs no plan") }
+        publish(await runner.next(at: clock.now()))
+        await publishState()
+    }
+
+    private func publish(_ events: [PlanEvent]) {
+        for event in events { hub.publish(LiveMessage(kind: "plan", session: id, fields: PlanJSON.event(event))) }
+    }
+
+    private func startPlan() async {
+        guard let runner else { return }
+        publish(await runner.start(at: started))
+        let clock = clock
+        let id = id
+        planTask = Task { [weak self] in
+            // Judged every workout second, so steps end on time whatever the clock's speed.
+            while !Task.isCancelled {
+                do {
+                    try await clock.sleep(until: clock.now().addingTimeInterval(1))
+                } catch {
+                    return
+                }
+                guard let self else { return }
+                let events = await runner.tick(at: clock.now())
+                await self.publish(events)
+                if !events.isEmpty { await self.publishState() }
+                if await runner.isComplete {
+                    await self.whenPlanCompletes?(id)
+                    return
+                }
+            }
+        }
+    }
+
     /// Starts recording now and writes the recovery journal.
     func begin() async throws {
         try await session.prepare()
@@ -153,6 +204,7 @@ public actor BridgeSession {
                 primarySources: Dictionary(
                     uniqueKeysWithValues: await builder.primarySources.map { ($0.key.rawValue, $0.value) })))
         if let activity = await builder.currentActivity { try? store?.upsert(activity: activity, workout: id) }
+        await startPlan()
         await publishState()
     }
 
@@ -201,7 +253,9 @@ public actor BridgeSession {
     @discardableResult
     public func stop() async throws -> Workout {
         if let finished { return finished }
-        let now = clock.now()
+        planTask?.cancel()
+        // A completed plan ends the workout at its last step's end, not at the tick that noticed it.
+        let now = min(await runner?.completionDate ?? clock.now(), clock.now())
         await dataSource.detach()
         try await session.end(at: now)
         let workout = try await builder.finishWorkout()
@@ -250,6 +304,7 @@ public actor BridgeSession {
         object["rmssd"] = hrv.rmssd.map { $0 as Any } ?? NSNull()
         object["activeEnergy"] = (await builder.activeEnergy).kilocalories.map { $0 as Any } ?? NSNull()
         object["laps"] = await builder.events.filter { $0.kind == .lap }.count
+        if let runner { object["plan"] = PlanJSON.status(await runner.status(at: now)) }
         return object
     }
 

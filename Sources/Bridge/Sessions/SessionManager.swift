@@ -2,6 +2,7 @@ public import Foundation
 public import Logging
 import Samples
 public import Sensors
+import WorkoutPlans
 public import WorkoutStore
 public import Workouts
 
@@ -83,6 +84,22 @@ public actor SessionManager {
                 throw .invalid("zones: \(error)")
             }
         }
+        var runnerPlan: WorkoutPlan?
+        if let data = request.plan {
+            // Zone alerts are judged against the zones this session will use.
+            var context = PlanContext()
+            if let zonesInForce = zones ?? athlete.profile.preferredZoneConfiguration(for: .heartRate) {
+                context.zones[.heartRate] = zonesInForce
+            }
+            do {
+                let plan = try PlanFormat.decode(data, context: context)
+                let problems = PlanValidator.problems(in: plan, context: context)
+                guard problems.isEmpty else { throw PlanError(problems: problems) }
+                runnerPlan = plan
+            } catch {
+                throw .invalid("plan: \(error)")
+            }
+        }
         var identities: [SensorIdentity] = []
         for address in addresses { identities.append(await sensors.identity(address)) }
         let workoutConfiguration = WorkoutConfiguration(activityType: request.activity, location: request.location)
@@ -102,6 +119,14 @@ public actor SessionManager {
                 session: workoutSession, builder: builder, streamer: streamer, started: clock.now(), trigger: trigger),
             adapter: sensors.adapter, store: writable, clock: clock, hub: hub, logger: logger)
         await session.attach()
+        if let runnerPlan {
+            let zonesInForce = await builder.zoneConfiguration(for: .heartRate)
+            await session.run(
+                plan: runnerPlan, zones: zonesInForce.map { [.heartRate: $0] } ?? [:],
+                whenComplete: { [weak self] id in
+                    _ = try? await self?.stop(id.uuidString)
+                })
+        }
         do {
             try await session.begin()
         } catch {

@@ -15,6 +15,8 @@ public struct SessionRequest: Sendable {
     public var zones: [Double]?
     /// A guest session: streamed live, never written to the store.
     public var guest = false
+    /// A structured workout to run (the plan file format, version 1); the session ends with it.
+    public var plan: Data?
 
     /// Creates it from its parts.
     public init(

@@ -56,6 +56,26 @@ function render() {
     $("zone-label").dataset.zone = zone ? zone.index : "";
     $("zonebar").innerHTML = (session.zones || []).map((z) => `<span style="background:${zoneColour(z.index)}" class="${zone && zone.index === z.index ? "current" : ""}">Z${z.index}</span>`).join("");
     $("zonebar").setAttribute("aria-label", zone ? `current zone ${zone.index} of ${(session.zones || []).length}` : "zones");
+    const plan = session.plan;
+    $("plan").hidden = !plan;
+    $("next").hidden = !plan || plan.complete;
+    if (plan && !plan.complete) {
+      const step = plan.current;
+      $("plan-step").textContent = `${step.step}, ${step.purpose}${step.name ? " “" + step.name + "”" : ""}`;
+      $("plan-progress").value = plan.progress == null ? 0 : plan.progress;
+      $("plan-goal").textContent = step.goal + (plan.progress == null ? "" : ` · ${Math.round(plan.progress * 100)} %`);
+      if (plan.alertTarget) {
+        const [low, high] = plan.alertTarget.map((v) => Math.round(v));
+        const value = plan.alertValue == null ? "–" : Math.round(plan.alertValue);
+        $("plan-alert").textContent = `${step.alert}: target ${low}–${high}, now ${value} ${plan.alertInRange ? "✓ in range" : "✗ out of range"}`;
+        $("plan-alert").dataset.inRange = plan.alertInRange;
+      } else {
+        $("plan-alert").textContent = "";
+      }
+      $("plan-next").textContent = plan.next ? `next: ${plan.next.purpose} ${plan.next.goal}` : "last step";
+    } else if (plan) {
+      $("plan-step").textContent = "complete";
+    }
     $("pause").disabled = session.state !== "running";
     $("resume").disabled = session.state !== "paused";
     $("lap").disabled = session.state !== "running";
@@ -75,6 +95,8 @@ function schedule() {
 function onMessage(message) {
   switch (message.kind) {
     case "sensor": sensors.set(message.address, message); break;
+    case "plan":
+      break;
     case "session":
       sessions.set(message.id, message);
       if (message.state === "ended") loadWorkouts();
@@ -109,7 +131,7 @@ $("start").addEventListener("submit", async (event) => {
   });
   if (session) { sessions.set(session.id, session); selected = $("start-sensor").value; schedule(); }
 });
-for (const action of ["pause", "resume", "lap", "stop"]) {
+for (const action of ["pause", "resume", "lap", "next", "stop"]) {
   $(action).addEventListener("click", async () => {
     const session = sessionOf(selected);
     if (!session) return;

@@ -14,39 +14,7 @@ struct PlanDisplay {
         }
     }
 
-    static func object(_ event: PlanEvent) -> [String: Any] {
-        func step(_ step: PlannedStep) -> [String: Any] {
-            var object: [String: Any] = [
-                "index": step.index, "step": step.location, "purpose": step.purpose,
-                "goal": PlanPreview.goal(step.step.goal),
-            ]
-            if let alert = step.step.alert { object["alert"] = PlanPreview.alert(alert) }
-            if let name = step.step.displayName { object["name"] = name }
-            return object
-        }
-        switch event {
-        case .stepStarted(let planned, let date):
-            return ["event": "stepStarted", "time": ISO8601.format(date)].merging(step(planned)) { $1 }
-        case .stepEnded(let planned, let segment):
-            return [
-                "event": "stepEnded", "start": ISO8601.format(segment.start), "end": ISO8601.format(segment.end),
-            ].merging(step(planned)) { $1 }
-        case .lap(let block, let iteration, let interval):
-            return [
-                "event": "lap", "block": block + 1, "iteration": iteration, "start": ISO8601.format(interval.start),
-                "end": ISO8601.format(interval.end),
-            ]
-        case .alertOutOfRange(let planned, let value, let target, let date),
-            .alertBackInRange(let planned, let value, let target, let date):
-            let out: Bool = if case .alertOutOfRange = event { true } else { false }
-            return [
-                "event": out ? "alertOutOfRange" : "alertBackInRange", "time": ISO8601.format(date), "value": value,
-                "target": [target.lowerBound, target.upperBound],
-            ].merging(step(planned)) { $1 }
-        case .completed(let date):
-            return ["event": "completed", "time": ISO8601.format(date)]
-        }
-    }
+    static func object(_ event: PlanEvent) -> [String: Any] { PlanJSON.event(event) }
 
     /// `plan: block 1 (2/4), step 1 work · 2 mi 45% █████······· · speed target 7.7–8.9 m/s now 8.1 ✓ · next: recovery 0.5 mi`.
     static func line(_ status: PlanStatus) -> String {

@@ -1,35 +1,13 @@
+import Bridge
 import Foundation
 import WorkoutPlans
 import Workouts
 
 /// The readable text of plans, steps, goals and alerts, for `plan show`, the live view and `plan list`.
 enum PlanPreview {
-    static func goal(_ goal: WorkoutGoal) -> String {
-        switch goal {
-        case .open: "open (press n)"
-        case .time(let value): value.description
-        case .distance(let value): value.description
-        case .energy(let value): value.description
-        }
-    }
+    static func goal(_ goal: WorkoutGoal) -> String { PlanJSON.goal(goal) }
 
-    static func alert(_ alert: WorkoutAlert) -> String {
-        let text: String
-        switch alert {
-        case .heartRateRange(let range, _): text = "heart rate \(range)"
-        case .heartRateZone(let zone, _): text = "heart rate zone \(zone)"
-        case .powerRange(let range, _): text = "power \(range)"
-        case .powerThreshold(let value, _): text = "power ≥ \(value)"
-        case .powerZone(let zone, _): text = "power zone \(zone)"
-        case .cadenceRange(let range, _): text = "cadence \(range)"
-        case .cadenceThreshold(let value, _): text = "cadence ≥ \(value)"
-        case .speedRange(let range, _):
-            text = range.from.unit == .perKilometer || range.from.unit == .perMile ? "pace \(range)" : "speed \(range)"
-        case .speedThreshold(let value, _):
-            text = value.unit == .perKilometer || value.unit == .perMile ? "pace ≤ \(value)" : "speed ≥ \(value)"
-        }
-        return alert.metric == .average ? text + " (average)" : text
-    }
+    static func alert(_ alert: WorkoutAlert) -> String { PlanJSON.alert(alert) }
 
     /// `“Hill” 2 min · power 250-275 W`.
     static func body(_ step: WorkoutStep) -> String {

@@ -40,6 +40,18 @@ def wait(what, condition, timeout=20):
     raise AssertionError("timed out waiting for " + what)
 
 
+def read(function, attempts=50):
+    """Reads from the page, again if the element was re-rendered in between (the pages re-render
+    on every live message)."""
+    for attempt in range(attempts):
+        try:
+            return function()
+        except Exception:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.1)
+
+
 def ok(message):
     print("ok " + message, flush=True)
 
@@ -80,9 +92,9 @@ try:
     # Dashboard: simulated heart rates that change over time.
     driver.get(BASE + "/?token=" + CONTROL)
     wait("three sensors", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#sensors tr")) == 3)
-    first = driver.find_element(By.CSS_SELECTOR, "#sensors tr td:nth-child(4)").text
+    first = read(lambda: driver.find_element(By.CSS_SELECTOR, "#sensors tr td:nth-child(4)").text)
     wait("the heart rate to change", lambda: driver.find_element(By.CSS_SELECTOR, "#sensors tr td:nth-child(4)").text not in ("", "–", first))
-    ok("dashboard heart rate changes: %s → %s" % (first, driver.find_element(By.CSS_SELECTOR, "#sensors tr td:nth-child(4)").text))
+    ok("dashboard heart rate changes: %s → %s" % (first, read(lambda: driver.find_element(By.CSS_SELECTOR, "#sensors tr td:nth-child(4)").text)))
 
     # Start, pause, resume and stop from the page; the API follows.
     Select(driver.find_element(By.ID, "start-sensor")).select_by_value(STRAPS[0])
@@ -107,7 +119,7 @@ try:
         zone = api("/v1/sessions/" + session["id"]).get("zone")
         return zone is not None and shown == str(zone["index"])
     wait("the page's zone to match the API's", zones_agree)
-    ok("zone shown = API zone (" + driver.find_element(By.ID, "zone-label").text + ")")
+    ok("zone shown = API zone (" + read(lambda: driver.find_element(By.ID, "zone-label").text) + ")")
     driver.save_screenshot(os.path.join(SHOTS, "dashboard.png"))
     driver.find_element(By.ID, "stop").click()
     wait("ended in the API", lambda: api("/v1/sessions/" + session["id"])["state"] == "ended")
@@ -116,17 +128,17 @@ try:
     # Class board: three tiles that follow the stream; a dropout greys one, and it recovers.
     driver.get(BASE + "/board?token=" + READ)
     wait("three tiles", lambda: len(driver.find_elements(By.CSS_SELECTOR, ".tile")) == 3)
-    names = [tile.find_element(By.TAG_NAME, "h2").text for tile in driver.find_elements(By.CSS_SELECTOR, ".tile")]
+    names = read(lambda: [tile.find_element(By.TAG_NAME, "h2").text for tile in driver.find_elements(By.CSS_SELECTOR, ".tile")])
     assert names == ["Alice", "Bob", "Carol"], names
 
     def tile(address):
         return driver.find_element(By.CSS_SELECTOR, '.tile[data-address="%s"]' % address)
-    before = tile(STRAPS[1]).find_element(By.CSS_SELECTOR, ".hr").text
+    before = read(lambda: tile(STRAPS[1]).find_element(By.CSS_SELECTOR, ".hr").text)
     wait("a tile's heart rate to change", lambda: tile(STRAPS[1]).find_element(By.CSS_SELECTOR, ".hr").text not in ("--", before))
     api_rate = {s["address"]: s["heartRate"] for s in api("/v1/sensors", READ)["sensors"]}
     ok("board tiles %s follow the stream (API now %s)" % (names, api_rate))
     wait("the dropout to grey a tile", lambda: "lost" in tile(STRAPS[2]).get_attribute("class"), timeout=40)
-    assert "signal lost" in driver.execute_script("return getComputedStyle(arguments[0], '::after').content", tile(STRAPS[2]).find_element(By.CSS_SELECTOR, ".bpm"))
+    assert "signal lost" in read(lambda: driver.execute_script("return getComputedStyle(arguments[0], '::after').content", tile(STRAPS[2]).find_element(By.CSS_SELECTOR, ".bpm")))
     driver.save_screenshot(os.path.join(SHOTS, "board-signal-lost.png"))
     ok("dropout: tile greyed with 'signal lost'")
     wait("the tile to recover", lambda: "lost" not in tile(STRAPS[2]).get_attribute("class"), timeout=40)
@@ -144,6 +156,6 @@ try:
     with open(os.path.join(SHOTS, "overlay.png"), "wb") as out:
         out.write(png)
     assert top_left_alpha(png) == 0, "the overlay's screenshot is not transparent"
-    ok("overlay transparent, showing %s bpm" % driver.find_element(By.ID, "hr").text)
+    ok("overlay transparent, showing %s bpm" % read(lambda: driver.find_element(By.ID, "hr").text))
 finally:
     driver.quit()
