@@ -30,7 +30,7 @@ struct BrowserTests {
         #expect(try await daemon.tcp(DaemonUnderTest.readToken).send(.GET, "/board").status == 200)
     }
 
-    @Test("dashboard, class board and overlay follow the simulated straps; controls drive the API")
+    @Test("dashboard, class board and overlay follow the simulated straps; controls drive the API; pages reconnect")
     func pagesInChromium() async throws {
         let daemon = try await DaemonUnderTest(classBoard: true)
         defer { daemon.stop() }
@@ -42,6 +42,13 @@ struct BrowserTests {
                 Self.screenshots.path,
             ], label: "browser")
         defer { browser.stop() }
+        // The script asks for a daemon restart near its end, to see the pages reconnect by themselves.
+        var restarted: DaemonUnderTest?
+        defer { restarted?.stop(removing: false) }
+        if await browser.waitForLine(timeout: .seconds(180), { $0 == "restart-daemon" }) != nil {
+            daemon.process.stop()
+            restarted = try await DaemonUnderTest(reusing: daemon, classBoard: true)
+        }
         let status = await browser.wait(timeout: .seconds(180))
         #expect(status == 0, "\(browser.output.suffix(25).joined(separator: "\n"))")
         let checks = browser.output.filter { $0.hasPrefix("ok ") }
@@ -50,6 +57,7 @@ struct BrowserTests {
             "ok paused from the page",
             "ok resumed from the page", "ok chart has", "ok zone shown = API zone", "ok stopped from the page",
             "ok board tiles", "ok dropout: tile greyed", "ok the tile recovered", "ok overlay transparent",
+            "ok reconnected by itself after the daemon restarted",
         ] {
             #expect(checks.contains { $0.hasPrefix(expected) }, "missing: \(expected)")
         }

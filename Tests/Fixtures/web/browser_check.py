@@ -157,5 +157,17 @@ try:
         out.write(png)
     assert top_left_alpha(png) == 0, "the overlay's screenshot is not transparent"
     ok("overlay transparent, showing %s bpm" % read(lambda: driver.find_element(By.ID, "hr").text))
+
+    # The daemon restarts (the test stops it and starts it again): the page notices, reconnects by
+    # itself, and follows the stream again — nothing to reload, nothing polled.
+    driver.get(BASE + "/board?token=" + READ)
+    wait("three tiles", lambda: len(driver.find_elements(By.CSS_SELECTOR, ".tile")) == 3)
+    wait("the board to be live", lambda: driver.find_element(By.ID, "link").text == "live")
+    print("restart-daemon", flush=True)
+    wait("the board to notice the restart", lambda: driver.find_element(By.ID, "link").text != "live", timeout=60)
+    wait("the board to reconnect", lambda: driver.find_element(By.ID, "link").text == "live", timeout=60)
+    before = read(lambda: tile(STRAPS[0]).find_element(By.CSS_SELECTOR, ".hr").text)
+    wait("heart rates after the restart", lambda: tile(STRAPS[0]).find_element(By.CSS_SELECTOR, ".hr").text not in ("--", before))
+    ok("reconnected by itself after the daemon restarted")
 finally:
     driver.quit()
