@@ -57,11 +57,11 @@ struct BrowserTests {
             "ok paused from the page",
             "ok resumed from the page", "ok chart has", "ok zone shown = API zone", "ok stopped from the page",
             "ok board tiles", "ok dropout: tile greyed", "ok the tile recovered", "ok overlay transparent",
-            "ok reconnected by itself after the daemon restarted",
+            "ok reconnected by itself after the daemon restarted", "ok phone width: no horizontal scrolling",
         ] {
             #expect(checks.contains { $0.hasPrefix(expected) }, "missing: \(expected)")
         }
-        for page in ["dashboard.png", "board.png", "board-signal-lost.png", "overlay.png"] {
+        for page in ["dashboard.png", "dashboard-phone.png", "board.png", "board-signal-lost.png", "overlay.png"] {
             let path = Self.screenshots.appendingPathComponent(page).path
             let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
             #expect(size > 1000, "screenshot \(page)")

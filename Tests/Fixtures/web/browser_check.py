@@ -121,6 +121,13 @@ try:
     wait("the page's zone to match the API's", zones_agree)
     ok("zone shown = API zone (" + read(lambda: driver.find_element(By.ID, "zone-label").text) + ")")
     driver.save_screenshot(os.path.join(SHOTS, "dashboard.png"))
+    # On a phone: one column, nothing wider than the screen.
+    driver.set_window_size(390, 844)
+    wait("the phone layout", lambda: driver.execute_script(
+        "return document.documentElement.scrollWidth <= window.innerWidth + 1"), timeout=10)
+    driver.save_screenshot(os.path.join(SHOTS, "dashboard-phone.png"))
+    ok("phone width: no horizontal scrolling")
+    driver.set_window_size(1280, 900)
     driver.find_element(By.ID, "stop").click()
     wait("ended in the API", lambda: api("/v1/sessions/" + session["id"])["state"] == "ended")
     ok("stopped from the page")
