@@ -18,9 +18,11 @@ public final class EventBroadcaster<Element: Sendable>: Sendable {
     /// Creates a broadcaster with no subscribers.
     public init() {}
 
-    /// A new subscription.
-    public func subscribe() -> AsyncStream<Element> {
-        let (stream, continuation) = AsyncStream<Element>.makeStream()
+    /// A new subscription; `bufferingPolicy` bounds what waits for a slow subscriber (default: all).
+    public func subscribe(
+        bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy = .unbounded
+    ) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: bufferingPolicy)
         let id: Int? = state.withLock { state in
             guard !state.isFinished else { return nil }
             let id = state.nextID

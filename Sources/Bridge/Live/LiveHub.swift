@@ -14,8 +14,14 @@ public final class LiveHub: Sendable {
     /// Publishes a message to every subscriber.
     public func publish(_ message: LiveMessage) { broadcaster.yield(message) }
 
+    /// How many messages may wait for one slow client; beyond that its oldest are dropped, so a
+    /// stuck browser tab cannot make the daemon grow without bound.
+    public static let clientBacklog = 10_000
+
     /// A subscription to every message from now on.
-    public func subscribe() -> AsyncStream<LiveMessage> { broadcaster.subscribe() }
+    public func subscribe() -> AsyncStream<LiveMessage> {
+        broadcaster.subscribe(bufferingPolicy: .bufferingNewest(Self.clientBacklog))
+    }
 
     /// How many streams are attached.
     public var subscriberCount: Int { broadcaster.subscriberCount }
