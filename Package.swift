@@ -107,7 +107,9 @@ let package = Package(
             dependencies: ["SensorSimulator", "Sensors", "GATT", "Workouts", "Samples"]
         ),
         // Test-only: a private dbus-daemon, BlueZoo, python-dbusmock and virtual straps, all stopped by PID.
-        .target(name: "BusHarness", path: "Tests/BusHarness"),
+        .target(
+            name: "BusHarness", dependencies: ["DBus", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/BusHarness"),
         .testTarget(
             name: "DBusTests", dependencies: ["DBus", "BusHarness", .product(name: "Logging", package: "swift-log")]
         ),

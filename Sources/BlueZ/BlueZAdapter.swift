@@ -34,6 +34,13 @@ public actor BlueZAdapter: SensorAdapter {
         public var rediscoveryTimeout: Duration = .seconds(10)
         /// How notifications are received.
         public var notifications: NotificationMethod = .startNotify
+        /// Whether ``BlueZAdapter/open(adapter:connection:options:clock:logger:)`` succeeds without
+        /// bluetoothd or without the adapter (`hci0` when none is named): the adapter then reports
+        /// its availability and starts working when they appear (a service keeps running with zero adapters).
+        public var waitsForAdapter = false
+        /// Whether `connect` of a device BlueZ does not know (yet) keeps trying: the first attempt
+        /// still throws `unknownSensor`, then the adapter rediscovers it and connects once it is seen.
+        public var connectsUnknownDevices = false
 
         /// Default options.
         public init() {}
@@ -173,11 +180,18 @@ public actor BlueZAdapter: SensorAdapter {
         adapter name: String? = nil, connection: DBusConnection, options: Options = Options(),
         clock: any WallClock = SystemWallClock(), logger: Logger
     ) async throws(SensorAdapterError) -> BlueZAdapter {
-        let names = try await adapterNames(on: connection)
-        guard let chosen = name ?? names.first else {
+        let names: [String]
+        do {
+            names = try await adapterNames(on: connection)
+        } catch {
+            guard options.waitsForAdapter, case .adapterUnavailable = error else { throw error }
+            names = []
+        }
+        let fallback = options.waitsForAdapter ? "hci0" : nil
+        guard let chosen = name ?? names.first ?? fallback else {
             throw .adapterUnavailable("BlueZ has no Bluetooth adapter")
         }
-        guard names.contains(chosen) else {
+        guard names.contains(chosen) || options.waitsForAdapter else {
             throw .adapterUnavailable(
                 "no adapter \(chosen); BlueZ has \(names.isEmpty ? "none" : names.joined(separator: ", "))")
         }
@@ -212,10 +226,25 @@ public actor BlueZAdapter: SensorAdapter {
         ownerTask = Task { [weak self] in
             for await change in owners { await self?.ownerChanged(change) }
         }
-        cache.load(snapshot: try await Self.managedObjects(connection))
+        do {
+            cache.load(snapshot: try await Self.managedObjects(connection))
+        } catch {
+            guard options.waitsForAdapter, case .adapterUnavailable = error else { throw error }
+            // No bluetoothd yet: the owner change brings the snapshot when it starts.
+            serviceRunning = false
+        }
         refreshAvailability()
         do {
             try connection.export(path: PairingAgent.path) { call in PairingAgent.handle(call) }
+        } catch {
+            logger.info("pairing agent not exported", metadata: ["error": "\(error)"])
+        }
+        if serviceRunning { await registerAgent() }
+    }
+
+    /// Registers the pairing agent with bluetoothd (again after it restarts: it forgets agents).
+    private func registerAgent() async {
+        do {
             _ = try await connection.call(
                 destination: "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1",
                 member: "RegisterAgent", arguments: [.objectPath(PairingAgent.path), .string("NoInputNoOutput")])
@@ -378,9 +407,18 @@ public actor BlueZAdapter: SensorAdapter {
     public func connect(_ sensor: SensorIdentity) async throws(SensorAdapterError) {
         guard sessions[sensor.address.uppercased()] == nil else { return }
         let devicePath = BlueZPaths.device(adapter: path, address: sensor.address)
-        guard cache.properties(devicePath, ObjectCache.deviceInterface) != nil else { throw .unknownSensor(sensor) }
-        let identity = identity(ofDevice: devicePath) ?? sensor
         let address = sensor.address.uppercased()
+        guard cache.properties(devicePath, ObjectCache.deviceInterface) != nil else {
+            if options.connectsUnknownDevices && options.reconnects {
+                // A configured strap not seen yet: rediscover it and connect when it shows up.
+                var session = Session(identity: sensor, policy: ReconnectPolicy(configuration: reconnectConfiguration))
+                session.lastOutcome = .deviceObjectMissing
+                sessions[address] = session
+                sessions[address]?.task = Task { [weak self] in await self?.reconnect(address: address) }
+            }
+            throw .unknownSensor(sensor)
+        }
+        let identity = identity(ofDevice: devicePath) ?? sensor
         sessions[address] = Session(identity: identity, policy: ReconnectPolicy(configuration: reconnectConfiguration))
         do {
             try await establish(address: address)
@@ -911,6 +949,7 @@ public actor BlueZAdapter: SensorAdapter {
         }
         if let snapshot = try? await Self.managedObjects(connection) { cache.load(snapshot: snapshot) }
         refreshAvailability()
+        await registerAgent()
         if let services = discoveryServices { try? await startDiscovery(services: services) }
         for address in sessions.keys {
             sessions[address]?.task?.cancel()

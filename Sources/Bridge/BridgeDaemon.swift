@@ -44,6 +44,8 @@ public enum BridgeDaemon {
         let adapter: any SensorAdapter
         let clock: any WallClock
         var offered: [SensorIdentity] = []
+        var findOffered: (@Sendable () async -> [SensorIdentity])?
+        var availability: (@Sendable () async -> AdapterAvailability)?
         switch configuration.adapter {
         case .mock(let scenarioPath, let seed, let speed):
             clock = AcceleratedWallClock(speed: speed)
@@ -68,31 +70,25 @@ public enum BridgeDaemon {
                 throw DaemonError.adapter("cannot reach the system D-Bus: \(error)")
             }
             dbus = connection
-            // Zero adapters (or no bluetoothd) is a state, not a failure: wait, saying so.
-            let watchdog = notifier.watchdogInterval.map { interval in
-                Task {
-                    while !Task.isCancelled {
-                        if connection.isConnected { notifier.watchdog() }
-                        try? await Task.sleep(for: interval)
-                    }
-                }
-            }
-            defer { watchdog?.cancel() }
+            var options = BlueZAdapter.Options()
+            // Zero adapters (or no bluetoothd) is a state, not a failure: the daemon comes up, says
+            // "waiting: no Bluetooth adapter", and the adapter starts working when one appears.
+            options.waitsForAdapter = true
+            options.connectsUnknownDevices = true
+            let bluez: BlueZAdapter
             do {
-                let chosen = try await BlueZAdapter.waitForAdapter(named: name, connection: connection) { state in
-                    notifier.status("waiting: \(state)")
-                    logger.notice("waiting for Bluetooth", metadata: ["state": "\(state)"])
-                }
-                let bluez = try await BlueZAdapter.open(
-                    adapter: chosen, connection: connection, clock: clock, logger: logger)
-                // Paired or trusted straps are kept connected too, configured or not.
-                offered = await bluez.knownDevices().filter {
-                    $0.services.contains(.heartRate) && ($0.paired || $0.trusted)
-                }.map(\.identity)
-                adapter = bluez
+                bluez = try await BlueZAdapter.open(
+                    adapter: name, connection: connection, options: options, clock: clock, logger: logger)
             } catch {
                 throw DaemonError.adapter("\(error)")
             }
+            // Paired or trusted straps are kept connected too, configured or not.
+            findOffered = {
+                await bluez.knownDevices().filter { $0.services.contains(.heartRate) && ($0.paired || $0.trusted) }
+                    .map(\.identity)
+            }
+            availability = { await bluez.currentAvailability }
+            adapter = bluez
         }
         let sensors = SensorManager(
             adapter: adapter, known: configuration.sensors, athletes: configuration.athletes, hub: hub, logger: logger)
@@ -100,19 +96,25 @@ public enum BridgeDaemon {
             configuration: configuration, sensors: sensors, store: store, clock: clock, hub: hub, logger: logger)
         let core = BridgeCore(
             configuration: configuration, sensors: sensors, sessions: sessions, store: store, hub: hub, logger: logger)
-        await sensors.start(offered: offered)
+        await sensors.start(offered: offered, findOffered: findOffered, availability: availability)
         await sessions.recover()
 
         var services: [any Service] = []
-        let bridge = BridgeService(core: core, notifier: notifier, dbus: dbus, logger: logger)
+        // READY waits for every listener: a client that starts after READY finds the API up.
+        let listening = AsyncStream<Void>.makeStream()
+        let listeners = configuration.tcpPort == nil ? 1 : 2
+        let bridge = BridgeService(
+            core: core, notifier: notifier, dbus: dbus, listening: listening.stream, listeners: listeners,
+            logger: logger)
         services.append(bridge)
-        services.append(try unixListener(core: core, logger: logger))
+        services.append(try unixListener(core: core, listening: listening.continuation, logger: logger))
         if let port = configuration.tcpPort {
             let router = APIRouter.make(core: core, requiresToken: true)
             services.append(
                 Application(
                     router: router, server: .http1WebSocketUpgrade(webSocketRouter: router),
                     configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: port)),
+                    onServerRunning: { _ in listening.continuation.yield() },
                     logger: logger))
         }
         let group = ServiceGroup(
@@ -144,7 +146,9 @@ public enum BridgeDaemon {
     }
 
     /// The Unix-socket listener: a stale socket file is replaced, the mode is set once it listens.
-    static func unixListener(core: BridgeCore, logger: Logger) throws -> some Service {
+    static func unixListener(
+        core: BridgeCore, listening: AsyncStream<Void>.Continuation, logger: Logger
+    ) throws -> some Service {
         let path = core.configuration.effectiveSocketPath
         let directory = (path as NSString).deletingLastPathComponent
         do {
@@ -167,6 +171,7 @@ public enum BridgeDaemon {
             onServerRunning: { _ in
                 chmod(path, mode)
                 logger.notice("API listening", metadata: ["socket": "\(path)"])
+                listening.yield()
             },
             logger: logger)
     }
@@ -179,10 +184,18 @@ struct BridgeService: Service {
     let core: BridgeCore
     let notifier: SystemdNotifier
     let dbus: DBusConnection?
+    /// One element per listener that is up.
+    let listening: AsyncStream<Void>
+    let listeners: Int
     let logger: Logger
 
     func run() async throws {
         let messages = core.hub.subscribe()
+        var up = 0
+        for await _ in listening.cancelOnGracefulShutdown() {
+            up += 1
+            if up == listeners { break }
+        }
         let line = await core.statusLine()
         notifier.ready(status: line)
         logger.notice("hrbridge daemon ready", metadata: ["status": "\(line)"])

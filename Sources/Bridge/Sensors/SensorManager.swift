@@ -22,6 +22,11 @@ public actor SensorManager {
     private var followTask: Task<Void, Never>?
     /// Adapter availability, for the systemd status line.
     public private(set) var availability: AdapterAvailability = .ready
+    /// Finds more sensors to keep connected (BlueZ's paired straps), asked again whenever the
+    /// adapter becomes usable (plugged in, bluetoothd started).
+    private var findOffered: (@Sendable () async -> [SensorIdentity])?
+    /// Sensors asked to connect so far.
+    private var targeted: Set<String> = []
 
     /// Creates it from its parts.
     public init(
@@ -50,14 +55,28 @@ public actor SensorManager {
 
     /// Starts following the adapter and connects the configured sensors and the ones `offered`
     /// (BlueZ's paired straps, or the simulator's straps when none is configured).
-    public func start(offered: [SensorIdentity] = []) async {
+    public func start(
+        offered: [SensorIdentity] = [], findOffered: (@Sendable () async -> [SensorIdentity])? = nil,
+        availability: (@Sendable () async -> AdapterAvailability)? = nil
+    ) async {
+        self.findOffered = findOffered
         let events = adapter.events()
+        // Read after subscribing: any later change arrives as an event, so nothing is missed.
+        if let availability { self.availability = await availability() }
         followTask = Task { [weak self] in
             for await event in events { await self?.handle(event) }
         }
         var targets = known.map { SensorIdentity(adapter: adapter.name, address: $0.address, name: $0.name) }
         targets += offered.filter { sensor in !targets.contains { $0.address == sensor.address } }
-        for sensor in targets {
+        if let findOffered {
+            targets += await findOffered().filter { sensor in !targets.contains { $0.address == sensor.address } }
+        }
+        await connect(targets)
+    }
+
+    /// Connects sensors not asked for yet; the adapter keeps trying those it cannot reach now.
+    private func connect(_ targets: [SensorIdentity]) async {
+        for sensor in targets where targeted.insert(sensor.address).inserted {
             if statuses[sensor.address] == nil {
                 statuses[sensor.address] = SensorStatus(
                     address: sensor.address, adapter: adapter.name, name: sensor.name, state: "disconnected")
@@ -200,6 +219,12 @@ public actor SensorManager {
         case .adapterChanged(_, let state):
             availability = state
             hub.publish(LiveMessage(kind: "adapter", fields: ["state": "\(state)"]))
+            if state == .ready, let findOffered {
+                Task { [weak self] in
+                    let found = await findOffered()
+                    await self?.connect(found)
+                }
+            }
         case .lost, .servicesReady, .deviceInformation, .bodySensorLocation:
             break
         }

@@ -1,0 +1,71 @@
+import Bridge
+import BusHarness
+import DBus
+import Foundation
+import NIOHTTP1
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@Suite("hrbridge daemon on BlueZ (python-dbusmock): zero adapters is a state, not a failure", .serialized)
+struct DaemonBlueZTests {
+    @Test("without bluetoothd the daemon is READY and says it waits; when BlueZ and the strap appear, it streams")
+    func waitsForBluetoothd() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hrbridge-bluez-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socket = directory.appendingPathComponent("api.sock").path
+        try Data(
+            """
+            [adapter]
+            kind = "bluez"
+            [store]
+            path = "\(directory.path)/store.sqlite"
+            [api]
+            socket = "\(socket)"
+            [[sensors]]
+            address = "11:22:33:44:55:66"
+            """.utf8
+        ).write(to: directory.appendingPathComponent("config.toml"))
+        let listener = try NotifyListener()
+        let daemon = try Spawned(
+            DaemonUnderTest.binary,
+            ["daemon", "--config", directory.appendingPathComponent("config.toml").path, "--log-level", "info"],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address, "NOTIFY_SOCKET": listener.address], label: "daemon")
+        defer { daemon.stop() }
+        let ready = listener.receive(timeout: .seconds(30))
+        #expect(ready?.hasPrefix("READY=1") == true, "\(ready ?? "nothing") \(daemon.output.suffix(5))")
+        #expect(ready?.contains("STATUS=waiting: bluetoothd not running") == true)
+        let client = APIClient(endpoint: .unix(socket))
+        let health = try await client.send(.GET, "/v1/health")
+        #expect(health.object?["adapter"] as? String == "bluetoothd not running")
+
+        // bluetoothd starts with an adapter; the strap is there and advertises its Heart Rate service.
+        let mock = try await MockBlueZ.start(on: bus)
+        defer { mock.process.stop() }
+        try await mock.addResolvedStrap()
+        try await mock.announce([MockBlueZ.device + "/service0010", MockBlueZ.characteristic])
+        try await eventually(
+            "the strap to stream: \(daemon.output.suffix(15).joined(separator: "\n"))", timeout: .seconds(30)
+        ) {
+            let sensors = try await client.send(.GET, "/v1/sensors").object?["sensors"] as? [[String: Any]]
+            return sensors?.first?["state"] as? String == "ready"
+        }
+        let status = try await client.send(.GET, "/v1/health").object
+        #expect(status?["adapter"] as? String == "ready")
+        try await mock.notify([0x06, 99])
+        try await eventually("the frame through BlueZ, the daemon and the API") {
+            let sensor = try await client.send(.GET, "/v1/sensors/11:22:33:44:55:66").object
+            return sensor?["heartRate"] as? Int == 99
+        }
+        var statuses: [String] = []
+        while let datagram = listener.receive(timeout: .zero) { statuses.append(datagram) }
+        #expect(statuses.contains { $0.contains("STATUS=1 sensor streaming") }, "\(statuses)")
+        await mock.control.close()
+    }
+}
