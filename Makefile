@@ -34,7 +34,7 @@ check-format:
 	@scripts/check-format.sh
 
 format:
-	$(SWIFT) format format --in-place --parallel $$(git ls-files -co --exclude-standard '*.swift' | grep -v -x -e 'Sources/Bridge/API/OpenAPIDocument.swift' -e 'Sources/Bridge/API/WebAssets.swift')
+	$(SWIFT) format format --in-place --parallel $$(git ls-files -co --exclude-standard '*.swift')
 
 test: python-peers check-format
 	$(SWIFT) build --build-tests

@@ -86,7 +86,12 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
-            exclude: ["API/openapi.json", "Web"]
+            resources: [
+                // Compiled into the binary (no resource bundle to install next to it).
+                .embedInCode("API/openapi.json"), .embedInCode("Web/index.html"), .embedInCode("Web/overlay.html"),
+                .embedInCode("Web/board.html"), .embedInCode("Web/app.css"), .embedInCode("Web/live.js"),
+                .embedInCode("Web/chart.js"), .embedInCode("Web/dashboard.js"),
+            ]
         ),
         // The command line: thin commands over the modules.
         .executableTarget(

@@ -76,9 +76,11 @@ public struct APIClient: Sendable {
     public func sendRaw(_ method: HTTPMethod, _ path: String, body: Data) async throws -> Reply {
         let channel = try await connect()
         return try await channel.executeThenClose { inbound, outbound in
-            try await outbound.write(.head(head(method, path, bodyLength: body.count)))
-            if !body.isEmpty { try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: body)))) }
-            try await outbound.write(.end(nil))
+            var parts: [HTTPClientRequestPart] = [.head(head(method, path, bodyLength: body.count))]
+            if !body.isEmpty { parts.append(.body(.byteBuffer(ByteBuffer(bytes: body)))) }
+            parts.append(.end(nil))
+            // One write, one flush: a server that answers at once and closes cannot race a second write.
+            try await outbound.write(contentsOf: parts)
             var reply = Reply(status: 0, headers: [], body: Data())
             for try await part in inbound {
                 switch part {
@@ -98,8 +100,7 @@ public struct APIClient: Sendable {
     public func events(_ path: String, onEvent: (String, String) async -> Bool) async throws {
         let channel = try await connect()
         try await channel.executeThenClose { inbound, outbound in
-            try await outbound.write(.head(head(.GET, path, bodyLength: 0)))
-            try await outbound.write(.end(nil))
+            try await outbound.write(contentsOf: [.head(head(.GET, path, bodyLength: 0)), .end(nil)])
             var pending = ""
             var status = 0
             var errorBody = Data()

@@ -21,7 +21,7 @@ public enum APIRouter {
         v1.get("openapi.json") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "application/json"],
-                body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.json)))
+                body: ResponseBody(byteBuffer: ByteBuffer(string: EmbeddedFiles.openAPI)))
         }
         v1.get("health") { _, _ in
             try json([
@@ -417,13 +417,13 @@ public enum APIRouter {
         for (path, file) in pages {
             router.get(RouterPath(path)) { _, _ in try page(file) }
         }
-        for file in WebAssets.files.keys where !file.hasSuffix(".html") {
+        for file in EmbeddedFiles.web.keys where !file.hasSuffix(".html") {
             router.get(RouterPath("/" + file)) { _, _ in try page(file) }
         }
     }
 
     static func page(_ file: String) throws -> Response {
-        guard let asset = WebAssets.files[file] else { throw APIError.notFound("no page \(file)") }
+        guard let asset = EmbeddedFiles.web[file] else { throw APIError.notFound("no page \(file)") }
         return Response(
             status: .ok, headers: [.contentType: asset.type, .cacheControl: "no-cache"],
             body: ResponseBody(byteBuffer: ByteBuffer(string: asset.text)))

@@ -10,7 +10,8 @@ public struct MethodMiddleware: RouterMiddleware {
 
     /// Path templates split into segments (`{…}` matches any one segment), with their methods.
     static let routes: [(segments: [String], methods: [String])] = {
-        guard let document = try? JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8)) as? [String: Any],
+        guard
+            let document = try? JSONSerialization.jsonObject(with: Data(EmbeddedFiles.openAPI.utf8)) as? [String: Any],
             let paths = document["paths"] as? [String: [String: Any]]
         else { return [] }
         let verbs: Set<String> = ["get", "put", "post", "delete", "patch", "head", "options", "trace"]
