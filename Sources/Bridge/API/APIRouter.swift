@@ -334,26 +334,19 @@ public enum APIRouter {
             guard let stored = try? store.workout(id) else {
                 throw APIError(.notFound, "unknown_workout", "no workout \(id.uuidString.lowercased())")
             }
-            guard let workout = stored.summary else {
+            guard stored.summary != nil else {
                 throw APIError(.conflict, "workout_active", "the workout is still being recorded")
             }
             let bytes: [UInt8]
             do {
-                var samples: [QuantitySample] = []
-                for type in QuantityType.allCases { samples += try store.samples(type: type, workout: id) }
-                switch format {
-                case .fit: bytes = try FITExporter.export(workout, samples: samples)
-                case .tcx: bytes = Array(try TCXExporter.export(workout, samples: samples).utf8)
-                case .csv: bytes = Array(try CSVExporter.long(samples).utf8)
-                }
+                bytes = try WorkoutFile.bytes(workout: id, format: format, store: store)
             } catch {
                 throw APIError(.conflict, "export_failed", "\(error)")
             }
-            let types = ["fit": "application/vnd.ant.fit", "tcx": "application/vnd.garmin.tcx+xml", "csv": "text/csv"]
             return Response(
                 status: .ok,
                 headers: [
-                    .contentType: types[format.rawValue]!,
+                    .contentType: WorkoutFile.contentType(format),
                     .contentDisposition:
                         "attachment; filename=\"workout-\(id.uuidString.lowercased()).\(format.rawValue)\"",
                 ],

@@ -173,29 +173,16 @@ enum WorkoutFileExport {
     static func write(workout id: UUID, format: ExportFormat, wide: Bool, output: String?, store: WorkoutStore) throws
         -> String
     {
-        let workout: Workout
-        do {
-            guard let summary = try store.workout(id).summary else { throw ExportError.workoutNotFinished }
-            workout = summary
-        } catch let error as ExportError {
-            StandardError.write("hrbridge: \(error)")
-            throw ExitCode(66)
-        } catch {
-            StandardError.write("hrbridge: \(error)")
-            throw ExitCode(66)
-        }
-        var samples: [QuantitySample] = []
-        for type in QuantityType.allCases { samples += try store.samples(type: type, workout: id) }
         let bytes: [UInt8]
         do {
-            switch format {
-            case .fit: bytes = try FITExporter.export(workout, samples: samples)
-            case .tcx: bytes = Array(try TCXExporter.export(workout, samples: samples).utf8)
-            case .csv: bytes = Array((wide ? try CSVExporter.wide(samples) : try CSVExporter.long(samples)).utf8)
-            }
-        } catch {
+            bytes = try WorkoutFile.bytes(workout: id, format: format, wide: wide, store: store)
+        } catch let error as ExportError where error != .workoutNotFinished {
             StandardError.write("hrbridge: \(error)")
             throw ExitCode(65)
+        } catch {
+            // Not found, or still being recorded.
+            StandardError.write("hrbridge: \(error)")
+            throw ExitCode(66)
         }
         let path = output ?? "workout-\(id.uuidString).\(format.rawValue)"
         if path == "-" {
