@@ -6,6 +6,7 @@ const sessions = new Map();   // id → session object
 const history = new Map();    // address → [{t, v}] heart rate, last 10 minutes
 let selected = params.get("sensor");
 let drawPending = false;
+let renderedOptions = "";   // the sensor choices as last written (innerHTML reads back normalised)
 
 const $ = (id) => document.getElementById(id);
 $("link-board").href = withToken("/board");
@@ -34,7 +35,11 @@ function render() {
       <td>${s.batteryLevel == null ? "–" : s.batteryLevel + " %"}</td>
       <td>${s.heartRate == null ? "–" : s.heartRate}</td></tr>`).join("");
   const options = rows.map((s) => `<option value="${s.address}"${s.address === selected ? " selected" : ""}>${s.athleteName || s.name || s.address}</option>`).join("");
-  if ($("start-sensor").innerHTML !== options) $("start-sensor").innerHTML = options;
+  if (options !== renderedOptions) {
+    // Rewrite the choices only when they change, so an open list is not reset under the user.
+    renderedOptions = options;
+    $("start-sensor").innerHTML = options;
+  }
 
   const session = selected ? sessionOf(selected) : null;
   $("start").hidden = !!session;
@@ -124,6 +129,7 @@ $("sensors").addEventListener("click", (event) => {
   const button = event.target.closest("button.pick");
   if (button) { selected = button.dataset.address; schedule(); }
 });
+$("start-sensor").addEventListener("change", (event) => { selected = event.target.value; schedule(); });
 $("start").addEventListener("submit", async (event) => {
   event.preventDefault();
   const session = await act("POST", "/v1/sessions", {

@@ -97,8 +97,8 @@ try:
     ok("dashboard heart rate changes: %s → %s" % (first, read(lambda: driver.find_element(By.CSS_SELECTOR, "#sensors tr td:nth-child(4)").text)))
 
     # Start, pause, resume and stop from the page; the API follows.
-    Select(driver.find_element(By.ID, "start-sensor")).select_by_value(STRAPS[0])
-    driver.find_element(By.ID, "start-button").click()
+    read(lambda: Select(driver.find_element(By.ID, "start-sensor")).select_by_value(STRAPS[0]))
+    read(lambda: driver.find_element(By.ID, "start-button").click())
     session = wait("a session in the API", lambda: [s for s in api("/v1/sessions")["sessions"] if STRAPS[0] in s["sensors"]])[0]
     assert session["state"] == "running"
     ok("started from the page: " + session["id"])
