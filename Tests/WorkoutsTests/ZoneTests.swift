@@ -85,6 +85,19 @@ struct ZoneTests {
         #expect(updates[2].previous?.duration == 3, "zone 2 held 2–5 s")
     }
 
+    @Test("samples dated after the end (a fast clock ran ahead of the stop) add no time in zone")
+    func samplesAfterTheEnd() throws {
+        var builder = WorkoutCollector(configuration: running)
+        try builder.setCustomZoneConfiguration(
+            try ZoneConfiguration(quantityType: .heartRate, boundaryValues: [110, 130, 150, 170]), for: .heartRate)
+        try builder.begin(at: t0)
+        for second in 0..<20 { _ = try builder.add([sample(.heartRate, 140, at: Double(second))]) }
+        try builder.end(at: date(10))
+        let group = try #require(builder.zoneGroups.first { $0.configuration.quantityType == .heartRate })
+        #expect(group.totalDuration == 10, "only [0, 10) is covered")
+        #expect(group.durations.first { $0.zone.index == 3 }?.duration == 10)
+    }
+
     @Test(
         "time in zone equals a brute-force attribution, sums to covered time, with random and backdated pauses",
         arguments: 1...25)

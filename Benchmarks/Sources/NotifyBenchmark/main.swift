@@ -375,7 +375,9 @@ func runSelfContained(count: Int, rate: Double) async throws {
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     let daemon = try startDaemon(directory: directory)
     defer {
-        kill(daemon.pid, SIGTERM)
+        // SIGKILL: the daemon inherits this process's blocked signals (SIGTERM among them), and it
+        // is a throwaway private bus.
+        kill(daemon.pid, SIGKILL)
         try? FileManager.default.removeItem(at: directory)
     }
     let producer = Process()

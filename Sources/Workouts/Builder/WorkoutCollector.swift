@@ -167,11 +167,11 @@ public struct WorkoutCollector: Sendable {
                 var to = from + maximumSampleSpacing
                 if index + 1 < count {
                     to = min(to, zoneSeries[type]!.dates[index + 1])
-                } else if let endDate {
-                    to = min(to, endDate)
-                } else {
+                } else if endDate == nil {
                     continue
                 }
+                // Samples dated after the end (a fast clock ran ahead of the stop) cover nothing.
+                if let endDate { to = min(to, endDate) }
                 attribute(type: type, value: zoneSeries[type]!.values[index], from: from, to: to)
             }
         }
