@@ -1,9 +1,11 @@
 # hrbridge — the two commands are `make demo` (the main job) and `make test` (every test and check).
 SWIFT ?= swift
-SYSTEM_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev libsqlite3-dev bluez dbus python3-venv python3-dbus python3-gi systemd chromium chromium-driver
+# What building (and the demo, on the simulator) needs; the tests need the peers and tools as well.
+SYSTEM_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev libsqlite3-dev
+TEST_PACKAGES := bluez dbus python3-venv python3-dbus python3-gi systemd chromium chromium-driver
 BIN := .build/debug/hrbridge
 
-.PHONY: demo test setup python-peers build format check-format bench bench-compare bench-daemon release install install-files uninstall
+.PHONY: demo test setup test-setup python-peers build format check-format bench bench-compare bench-daemon release install install-files uninstall
 
 # Install locations: `make install PREFIX=/usr DESTDIR=/tmp/stage` stages a package; unit, udev and
 # sysusers directories come from pkg-config when systemd's and udev's .pc files are installed.
@@ -19,7 +21,10 @@ setup:
 	@scripts/check-toolchain.sh
 	@scripts/ensure-system-packages.sh $(SYSTEM_PACKAGES)
 
-python-peers: setup
+test-setup: setup
+	@scripts/ensure-system-packages.sh $(TEST_PACKAGES)
+
+python-peers: test-setup
 	@scripts/setup-python.sh
 
 build: setup
@@ -40,13 +45,13 @@ test: python-peers check-format
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
-bench: setup
+bench: test-setup
 	Benchmarks/run.sh
 
 bench-compare: setup
 	Benchmarks/compare.sh
 
-bench-daemon: setup
+bench-daemon: python-peers
 	Benchmarks/daemon.sh
 
 release: setup
