@@ -16,6 +16,8 @@ public final class Spawned: Sendable {
     public let label: String
     private let lines = Mutex<[String]>([])
     private let exit = Mutex<Int32?>(nil)
+    /// Whether the output pipe reached end of file (every line is in `output`).
+    private let drained = Mutex(false)
 
     /// Starts `executable` with `arguments`; `environment` entries are added to this process's.
     public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], label: String? = nil)
@@ -76,6 +78,7 @@ public final class Spawned: Sendable {
                 }
             }
             close(reader)
+            self.drained.withLock { $0 = true }
         }
     }
 
@@ -111,6 +114,11 @@ public final class Spawned: Sendable {
     public func wait(timeout: Duration = .seconds(30)) async -> Int32? {
         let deadline = ContinuousClock.now + timeout
         while isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        // The child has exited; let the reader take its last lines (a grandchild may hold the pipe: bounded).
+        let drainDeadline = ContinuousClock.now + .seconds(2)
+        while exitStatus != nil, !drained.withLock({ $0 }), ContinuousClock.now < drainDeadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
         return exitStatus
     }
 
