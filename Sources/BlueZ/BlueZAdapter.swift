@@ -860,11 +860,7 @@ public actor BlueZAdapter: SensorAdapter {
             }
             do {
                 try await establish(address: address)
-                // Discovery competes with connections for the radio: stop ours once every strap is back.
-                if discoveringToReconnect, sessions.values.allSatisfy(\.ready) {
-                    discoveringToReconnect = false
-                    try? await stopDiscovery()
-                }
+                await stopReconnectDiscoveryIfAllReady()
                 return
             } catch {
                 sessions[address]?.lastOutcome = Self.outcome(of: error)
@@ -896,6 +892,15 @@ public actor BlueZAdapter: SensorAdapter {
         guard discoveryServices == nil else { return }
         try? await startDiscovery(services: [.heartRate])
         discoveringToReconnect = discoveryServices != nil
+        // A strap may have come back while StartDiscovery was on its way.
+        await stopReconnectDiscoveryIfAllReady()
+    }
+
+    /// Discovery competes with connections for the radio: stops ours once every strap is back.
+    private func stopReconnectDiscoveryIfAllReady() async {
+        guard discoveringToReconnect, sessions.values.allSatisfy(\.ready) else { return }
+        discoveringToReconnect = false
+        try? await stopDiscovery()
     }
 
     /// The bond is stale (the strap forgot its key): remove the device, rediscover it, pair again.
