@@ -31,6 +31,15 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .executableTarget(
+            name: "NotifyConsumer",
+            dependencies: [
+                .product(name: "BlueZ", package: "hrbridge"), .product(name: "DBus", package: "hrbridge"),
+                .product(name: "GATT", package: "hrbridge"), .product(name: "Sensors", package: "hrbridge"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .executableTarget(
             name: "NotifyBenchmark",
             dependencies: [
                 .product(name: "BlueZ", package: "hrbridge"), .product(name: "DBus", package: "hrbridge"),

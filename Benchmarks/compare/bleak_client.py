@@ -21,8 +21,11 @@ def address(index):
 
 
 def usage():
+    # Peak RSS from VmHWM: ru_maxrss survives exec and would count the parent's pages at fork.
     own = resource.getrusage(resource.RUSAGE_SELF)
-    return own.ru_utime + own.ru_stime, own.ru_maxrss
+    with open("/proc/self/status") as status:
+        peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    return own.ru_utime + own.ru_stime, peak
 
 
 async def main(straps, expected):

@@ -64,7 +64,7 @@ def run_once(address, arguments, participant, straps, per_strap, rate):
     expected = straps * per_strap
     commands = {
         "floor": [arguments.floor, str(straps), str(expected)],
-        "hrbridge": [arguments.notify, "--consumer", "--straps", str(straps), "--expect", str(expected)],
+        "hrbridge": [arguments.consumer, "--straps", str(straps), "--expect", str(expected)],
         "bleak": [sys.executable, os.path.join(os.path.dirname(__file__), "bleak_client.py"), str(straps),
                   str(expected)],
     }
@@ -92,6 +92,7 @@ def run_once(address, arguments, participant, straps, per_strap, rate):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--notify", required=True)
+    parser.add_argument("--consumer", required=True, help="NotifyConsumer, the hrbridge participant")
     parser.add_argument("--floor", required=True)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="shorter scenarios, one run")

@@ -22,10 +22,22 @@ static uint64_t now_ns(void) {
     return (uint64_t)spec.tv_sec * 1000000000u + (uint64_t)spec.tv_nsec;
 }
 
+// Peak RSS from VmHWM: ru_maxrss survives exec and would count the parent's pages at fork.
+static long peak_rss_kb(void) {
+    long peak = 0;
+    char line[256];
+    FILE *status = fopen("/proc/self/status", "r");
+    if (!status) return 0;
+    while (fgets(line, sizeof line, status))
+        if (sscanf(line, "VmHWM: %ld", &peak) == 1) break;
+    fclose(status);
+    return peak;
+}
+
 static double cpu_seconds(long *peak_kb) {
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
-    *peak_kb = usage.ru_maxrss;
+    *peak_kb = peak_rss_kb();
     return usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
 }
 

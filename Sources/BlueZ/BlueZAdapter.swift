@@ -1,8 +1,9 @@
 public import DBus
-public import Foundation
+public import FoundationEssentials
 public import GATT
 public import Logging
 public import Sensors
+import Synchronization
 
 /// The BlueZ implementation of ``SensorAdapter``: one Bluetooth adapter (`hci0`…) over D-Bus.
 ///
@@ -90,7 +91,9 @@ public actor BlueZAdapter: SensorAdapter {
     private let clock: any WallClock
     private let logger: Logger
     private let broadcaster = EventBroadcaster<SensorEvent>()
-    private var cache = ObjectCache()
+    private var cache = ObjectCache() {
+        didSet { publishFastRoutes() }
+    }
     private var discoveryServices: Set<GATTService>?
     /// Whether the running discovery is ours, started to find a strap again (stopped once all are back).
     private var discoveringToReconnect = false
@@ -102,7 +105,21 @@ public actor BlueZAdapter: SensorAdapter {
     /// What the last ``SensorEvent/adapterChanged(_:_:)`` said (nothing is said while it stays ready).
     private var availability = AdapterAvailability.ready
     private var announced: Set<String> = []
-    private var sessions: [String: Session] = [:]
+    private var sessions: [String: Session] = [:] {
+        didSet { publishFastRoutes() }
+    }
+    /// A strap's subscribed characteristic as the loop-thread fast path sees it.
+    private struct FastRoute: Sendable {
+        let identity: SensorIdentity
+        let characteristic: GATTCharacteristic
+    }
+    /// Subscribed characteristic paths the D-Bus loop thread delivers from directly (decoded there,
+    /// without a hop through this actor); rebuilt whenever sessions or objects change.
+    private let fastRoutes = FastRouteTable()
+    private final class FastRouteTable: Sendable {
+        let routes = Mutex<[String: FastRoute]>([:])
+    }
+    private var tapID: Int?
     private var signalTask: Task<Void, Never>?
     private var ownerTask: Task<Void, Never>?
 
@@ -223,6 +240,16 @@ public actor BlueZAdapter: SensorAdapter {
         signalTask = Task { [weak self] in
             for await signal in signals { await self?.handle(signal) }
         }
+        // The hot path: a subscribed strap's notification is decoded and delivered on the loop
+        // thread; anything else (an unknown path, another change) takes the stream above.
+        tapID = connection.tapByteProperty(interface: ObjectCache.characteristicInterface, property: "Value") {
+            [fastRoutes, broadcaster, clock, logger] path, bytes in
+            guard let route = fastRoutes.routes.withLock({ $0[path] }) else { return false }
+            Self.deliver(
+                bytes, characteristic: route.characteristic, from: route.identity, to: broadcaster, clock: clock,
+                logger: logger)
+            return true
+        }
         ownerTask = Task { [weak self] in
             for await change in owners { await self?.ownerChanged(change) }
         }
@@ -265,6 +292,7 @@ public actor BlueZAdapter: SensorAdapter {
             sessions[address]?.subscribed = []
         }
         sessions = [:]
+        if let tapID { connection.removeTap(tapID) }
         signalTask?.cancel()
         ownerTask?.cancel()
         connection.unexport(path: PairingAgent.path)
@@ -577,9 +605,11 @@ public actor BlueZAdapter: SensorAdapter {
         }
         let socket = NotificationSocket(descriptor: descriptor, mtu: mtu)
         sessions[address]?.sockets[characteristicPath] = socket
-        Task { [weak self] in
+        Task { [weak self, broadcaster, clock, logger] in
             for await bytes in socket.datagrams {
-                await self?.notification(bytes, characteristic: characteristic, from: identity)
+                Self.deliver(
+                    bytes, characteristic: characteristic, from: identity, to: broadcaster, clock: clock, logger: logger
+                )
             }
             await self?.socketClosed(characteristicPath, address: address)
         }
@@ -789,10 +819,29 @@ public actor BlueZAdapter: SensorAdapter {
             routes[objectPath] = route
         }
         guard let session = sessions[route.address], session.subscribed.contains(objectPath) else { return }
-        notification(bytes, characteristic: route.characteristic, from: session.identity)
+        Self.deliver(
+            bytes, characteristic: route.characteristic, from: session.identity, to: broadcaster, clock: clock,
+            logger: logger)
     }
 
-    private func notification(_ bytes: [UInt8], characteristic: GATTCharacteristic, from identity: SensorIdentity) {
+    /// Rebuilds the loop thread's routes from the sessions' subscriptions and the object cache.
+    private func publishFastRoutes() {
+        var published: [String: FastRoute] = [:]
+        for session in sessions.values {
+            for characteristicPath in session.subscribed {
+                guard let characteristic = cache.characteristic(at: characteristicPath) else { continue }
+                published[characteristicPath] = FastRoute(identity: session.identity, characteristic: characteristic)
+            }
+        }
+        fastRoutes.routes.withLock { $0 = published }
+    }
+
+    /// Decodes a notification and delivers the measurement, or the typed error with the frame's hex.
+    /// Runs on the actor or on the D-Bus loop thread (the fast path).
+    private static func deliver(
+        _ bytes: [UInt8], characteristic: GATTCharacteristic, from identity: SensorIdentity,
+        to broadcaster: EventBroadcaster<SensorEvent>, clock: any WallClock, logger: Logger
+    ) {
         do {
             let value = try GATTValue(characteristic: characteristic, bytes: bytes)
             if case .batteryLevel(let level) = value {

@@ -1,5 +1,5 @@
 public import DBus
-import Foundation
+import FoundationEssentials
 
 /// A BlueZ error, classified by the action it calls for (bluez.md, "What a well-behaved client does").
 public struct BlueZError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -57,7 +57,7 @@ public struct BlueZError: Error, Hashable, Sendable, CustomStringConvertible {
     static func classify(name: String, message: String) -> Code {
         let short = name.split(separator: ".").last.map(String.init) ?? name
         let lowered = message.lowercased()
-        if let range = lowered.range(of: "att error: 0x") ?? lowered.range(of: "att error 0x") {
+        if let range = lowered.firstRange(of: "att error: 0x") ?? lowered.firstRange(of: "att error 0x") {
             let digits = lowered[range.upperBound...].prefix(2)
             if let value = UInt8(digits, radix: 16) { return .attError(value) }
         }

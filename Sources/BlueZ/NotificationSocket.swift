@@ -1,4 +1,4 @@
-import Foundation
+import DBus
 
 #if canImport(Glibc)
     import Glibc
@@ -22,7 +22,7 @@ final class NotificationSocket: Sendable {
         let size = self.mtu + 3
         let (stream, continuation) = AsyncStream<[UInt8]>.makeStream()
         datagrams = stream
-        Thread.detachNewThread {
+        DetachedThread.start(named: "hrbridge.notify") {
             var buffer = [UInt8](repeating: 0, count: size)
             while true {
                 let count = recv(descriptor, &buffer, size, 0)

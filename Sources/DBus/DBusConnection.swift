@@ -1,5 +1,5 @@
 import CDBus
-import Foundation
+import FoundationEssentials
 public import Logging
 import Synchronization
 
@@ -26,9 +26,21 @@ public final class DBusConnection: Sendable {
         let continuation: AsyncStream<DBusSignal>.Continuation
     }
 
+    /// Called on the D-Bus loop thread with the object path and the new bytes; returns whether it
+    /// consumed the change (a consumed signal goes to no stream).
+    public typealias BytePropertyTap = @Sendable (_ path: String, _ bytes: [UInt8]) -> Bool
+
+    private struct Tap {
+        let id: Int
+        let interface: String
+        let property: String
+        let body: BytePropertyTap
+    }
+
     private struct State {
         /// An array, so each incoming signal takes it with one retain instead of copying a dictionary's values.
         var subscriptions: [Subscription] = []
+        var taps: [Tap] = []
         var nextID = 0
         var handlers: [String: @Sendable (DBusMethodCall) async -> DBusMethodReply] = [:]
         var closed = false
@@ -225,6 +237,23 @@ public final class DBusConnection: Sendable {
         return stream
     }
 
+    /// Taps `PropertiesChanged` signals that change exactly one `ay` property, `property` on
+    /// `interface`: `tap` runs on the D-Bus loop thread before any stream sees the signal, with the
+    /// bytes read in place (no value tree, no thread hop). The signals must already be routed to
+    /// this connection by a ``signals(matching:)`` subscription. Returns an id for ``removeTap(_:)``.
+    public func tapByteProperty(interface: String, property: String, _ tap: @escaping BytePropertyTap) -> Int {
+        state.withLock { state in
+            state.nextID += 1
+            state.taps.append(Tap(id: state.nextID, interface: interface, property: property, body: tap))
+            return state.nextID
+        }
+    }
+
+    /// Removes a tap added by ``tapByteProperty(interface:property:_:)``.
+    public func removeTap(_ id: Int) {
+        state.withLock { $0.taps.removeAll { $0.id == id } }
+    }
+
     private func busCall(_ member: String, _ arguments: [DBusValue]) async throws(DBusError) -> [DBusValue] {
         try await call(
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
@@ -335,7 +364,13 @@ public final class DBusConnection: Sendable {
             finishSubscriptions()
             return
         }
-        let subscriptions = state.withLock { $0.subscriptions }
+        let (subscriptions, taps) = state.withLock { ($0.subscriptions, $0.taps) }
+        for tap in taps {
+            guard let bytes = message.changedByteProperty(interface: tap.interface, property: tap.property) else {
+                continue
+            }
+            if tap.body(message.path ?? "", bytes) { return }
+        }
         guard !subscriptions.isEmpty else { return }
         let signal = DBusSignal(
             sender: message.sender ?? "", path: message.path ?? "", interface: message.interface ?? "",

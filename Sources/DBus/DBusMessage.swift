@@ -1,5 +1,9 @@
 import CDBus
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// An owned libdbus message. libdbus messages are reference counted and safe to pass between
 /// threads once built; this wrapper is only mutated while it is being built.
 final class DBusMessage: @unchecked Sendable {
@@ -65,6 +69,60 @@ final class DBusMessage: @unchecked Sendable {
     }
 
     // MARK: Reading
+
+    /// The bytes of a `PropertiesChanged` signal that changes exactly `property` (an `ay`) on
+    /// `interface` and invalidates nothing; `nil` for any other message. Reads the message in
+    /// place, without building its ``DBusValue`` tree: this is the notification hot path.
+    func changedByteProperty(interface: String, property: String) -> [UInt8]? {
+        guard dbus_message_is_signal(pointer, "org.freedesktop.DBus.Properties", "PropertiesChanged") != 0 else {
+            return nil
+        }
+        var arguments = DBusMessageIter()
+        guard dbus_message_iter_init(pointer, &arguments) != 0,
+            dbus_message_iter_get_arg_type(&arguments) == CDBUS_TYPE_STRING,
+            Self.basicString(&arguments, equals: interface), dbus_message_iter_next(&arguments) != 0,
+            dbus_message_iter_get_arg_type(&arguments) == CDBUS_TYPE_ARRAY,
+            dbus_message_iter_get_element_type(&arguments) == CDBUS_TYPE_DICT_ENTRY
+        else { return nil }
+        var changed = DBusMessageIter()
+        dbus_message_iter_recurse(&arguments, &changed)
+        guard dbus_message_iter_get_arg_type(&changed) == CDBUS_TYPE_DICT_ENTRY else { return nil }
+        var entry = DBusMessageIter()
+        dbus_message_iter_recurse(&changed, &entry)
+        guard dbus_message_iter_get_arg_type(&entry) == CDBUS_TYPE_STRING, Self.basicString(&entry, equals: property),
+            dbus_message_iter_next(&entry) != 0, dbus_message_iter_get_arg_type(&entry) == CDBUS_TYPE_VARIANT,
+            dbus_message_iter_next(&changed) == 0
+        else { return nil }
+        // Nothing invalidated (the third argument is an empty array, or absent).
+        if dbus_message_iter_next(&arguments) != 0 {
+            guard dbus_message_iter_get_arg_type(&arguments) == CDBUS_TYPE_ARRAY else { return nil }
+            var invalidated = DBusMessageIter()
+            dbus_message_iter_recurse(&arguments, &invalidated)
+            guard dbus_message_iter_get_arg_type(&invalidated) == CDBUS_TYPE_INVALID else { return nil }
+        }
+        var variant = DBusMessageIter()
+        dbus_message_iter_recurse(&entry, &variant)
+        guard dbus_message_iter_get_arg_type(&variant) == CDBUS_TYPE_ARRAY,
+            dbus_message_iter_get_element_type(&variant) == CDBUS_TYPE_BYTE
+        else { return nil }
+        var bytes = DBusMessageIter()
+        dbus_message_iter_recurse(&variant, &bytes)
+        var start: UnsafeRawPointer?
+        var count: Int32 = 0
+        withUnsafeMutablePointer(to: &start) {
+            dbus_message_iter_get_fixed_array(&bytes, UnsafeMutableRawPointer($0), &count)
+        }
+        guard let start, count > 0 else { return [] }
+        return Array(UnsafeRawBufferPointer(start: start, count: Int(count)))
+    }
+
+    /// Whether the string (or object path) under `iterator` is `expected`, compared in place.
+    private static func basicString(_ iterator: inout DBusMessageIter, equals expected: String) -> Bool {
+        var pointer: UnsafePointer<CChar>?
+        withUnsafeMutablePointer(to: &pointer) { dbus_message_iter_get_basic(&iterator, UnsafeMutableRawPointer($0)) }
+        guard let pointer else { return false }
+        return expected.withCString { strcmp($0, pointer) == 0 }
+    }
 
     private static func basic<T>(_ iterator: inout DBusMessageIter, _ initial: T) -> T {
         var value = initial

@@ -1,5 +1,4 @@
 import CDBus
-import Foundation
 import Synchronization
 
 #if canImport(Glibc)
@@ -18,28 +17,25 @@ final class MainLoop: @unchecked Sendable {
         var armedAt: ContinuousClock.Instant
     }
 
-    private struct Lists {
+    /// `@unchecked`: the libdbus handles in it are only used under the mutex or on the loop thread.
+    private struct Lists: @unchecked Sendable {
         var watches: [OpaquePointer] = []
         var timeouts: [TimeoutEntry] = []
         var stopped = false
         var work: [@Sendable () -> Void] = []
     }
 
-    private let lock = NSLock()
-    private var listsStorage = Lists()
+    private let lists = Mutex(Lists())
     /// A pipe: the loop polls the read end; ``wake()`` writes a byte to the other.
     private let wakeDescriptor: Int32
     private let wakeWriter: Int32
     private var connection: OpaquePointer?
-    private var thread: Thread?
     private let finished = Mutex<CheckedContinuation<Void, Never>?>(nil)
     private let done = Mutex(false)
 
     /// The lists under the lock; libdbus callbacks come from any thread.
-    private func withLists<Result>(_ body: (inout Lists) -> Result) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&listsStorage)
+    private func withLists<Result: Sendable>(_ body: (inout Lists) -> Result) -> Result {
+        lists.withLock { body(&$0) }
     }
 
     init() {
@@ -104,10 +100,7 @@ final class MainLoop: @unchecked Sendable {
                 guard let context else { return }
                 Unmanaged<MainLoop>.fromOpaque(context).takeUnretainedValue().wake()
             }, context, nil)
-        let thread = Thread { [self] in run() }
-        thread.name = "hrbridge.dbus"
-        self.thread = thread
-        thread.start()
+        DetachedThread.start(named: "hrbridge.dbus") { [self] in run() }
     }
 
     /// Runs `work` on the loop thread.
@@ -173,10 +166,13 @@ final class MainLoop: @unchecked Sendable {
         var polled: [OpaquePointer] = []
         var drained = [UInt8](repeating: 0, count: 64)
         while true {
-            let (watches, timeouts, stopped, work) = withLists { lists in
+            let snapshot = withLists { lists in
                 defer { lists.work = [] }
-                return (lists.watches, lists.timeouts, lists.stopped, lists.work)
+                return lists
             }
+            let (watches, timeouts, stopped, work) = (
+                snapshot.watches, snapshot.timeouts, snapshot.stopped, snapshot.work
+            )
             for job in work { job() }
             // A job may have released the connection and asked to stop: check again before polling.
             if stopped || withLists({ $0.stopped }) { break }

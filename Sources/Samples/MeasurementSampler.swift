@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import GATT
 
 /// Turns decoded frames into quantity samples, one sensor at a time.

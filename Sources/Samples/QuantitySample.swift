@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// A measured quantity over a time span, from one sensor.
 public struct QuantitySample: Hashable, Sendable, Codable {

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 import Synchronization
 
 /// The host's wall clock, injected so elapsed time, pauses and zones are deterministic in tests.

@@ -2,6 +2,7 @@ import BusHarness
 import DBus
 import Foundation
 import Logging
+import Synchronization
 import Testing
 
 private let logger = Logger(label: "test")
@@ -173,6 +174,61 @@ struct DBusConnectionTests {
                 if received.count == 100 { break }
             }
             #expect(received == (0..<100).map(UInt8.init))
+            await emitter.close()
+            await listener.close()
+        }
+    }
+
+    @Test("a byte-property tap takes exactly the one-Value changes it claims; every other signal reaches the stream")
+    func bytePropertyTap() async throws {
+        try await withPrivateBus { bus in
+            let emitter = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let listener = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let stream = try await listener.signals(
+                matching: MatchRule(sender: emitter.uniqueName, member: "PropertiesChanged"))
+            let tapped = Mutex<[String]>([])
+            let tap = listener.tapByteProperty(interface: "org.bluez.GattCharacteristic1", property: "Value") {
+                path, bytes in
+                // Claims /claimed only: an unclaimed change must still reach the stream.
+                guard path.hasSuffix("/claimed") else { return false }
+                tapped.withLock { $0.append("\(path) \(bytes)") }
+                return true
+            }
+            func changed(_ path: String, _ arguments: [DBusValue]) throws {
+                try emitter.emitSignal(
+                    path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                    arguments: arguments)
+            }
+            let characteristic = DBusValue.string("org.bluez.GattCharacteristic1")
+            let none = DBusValue.array(elementSignature: "s", [])
+            try changed("/c/claimed", [characteristic, .propertyMap([("Value", .bytes([0x06, 72]))]), none])
+            try changed("/c/unclaimed", [characteristic, .propertyMap([("Value", .bytes([0x06, 73]))]), none])
+            try changed("/c/claimed", [characteristic, .propertyMap([("Value", .string("06 48"))]), none])
+            try changed(
+                "/c/claimed",
+                [characteristic, .propertyMap([("Value", .bytes([1])), ("Notifying", .boolean(true))]), none])
+            try changed(
+                "/c/claimed",
+                [characteristic, .propertyMap([("Value", .bytes([2]))]), .array(elementSignature: "s", [.string("X")])])
+            try changed("/c/claimed", [.string("org.bluez.Device1"), .propertyMap([("Value", .bytes([3]))]), none])
+            try changed("/c/claimed", [characteristic, .propertyMap([("Notifying", .boolean(false))]), none])
+            try changed("/c/claimed", [characteristic, .propertyMap([("Value", .bytes([]))]), none])
+            try changed("/c/claimed", [characteristic, .propertyMap([("Value", .bytes([0x06, 74]))])])
+            try changed("/c/last", [.string("end")])
+            var streamed: [String] = []
+            for await signal in stream {
+                streamed.append(signal.path)
+                if signal.path == "/c/last" { break }
+            }
+            #expect(tapped.withLock { $0 } == ["/c/claimed [6, 72]", "/c/claimed []", "/c/claimed [6, 74]"])
+            #expect(streamed == ["/c/unclaimed"] + Array(repeating: "/c/claimed", count: 5) + ["/c/last"])
+            listener.removeTap(tap)
+            try changed("/c/claimed", [characteristic, .propertyMap([("Value", .bytes([0x06, 75]))]), none])
+            for await signal in stream {
+                #expect(signal.path == "/c/claimed")
+                break
+            }
+            #expect(tapped.withLock { $0.count } == 3)
             await emitter.close()
             await listener.close()
         }

@@ -7,9 +7,8 @@
 //   service and characteristic, StartNotify). Commands on stdin: `burst FRAMES_PER_STRAP RATE_HZ`
 //   (RATE_HZ 0 = as fast as it can) answers `done sent=N seconds=S`. The Python peers top out
 //   near 20k/s, hence this producer.
-// - `--consumer --straps N --expect TOTAL`: the hrbridge participant (BlueZAdapter on the bus in
-//   DBUS_SYSTEM_BUS_ADDRESS); prints `ready` once every strap streams, then one JSON result line.
-// - no role: a self-contained run (private dbus-daemon, producer, consumer) as before.
+// - no role: a self-contained run: a private dbus-daemon, a producer, and `NotifyConsumer` (the
+//   hrbridge participant, a separate executable so that it links only what a library client links).
 //
 // Each 0x2A37 frame carries its emit time (CLOCK_BOOTTIME, shared by all processes) in four RR
 // fields, so latency is measured per frame by every participant the same way.
@@ -261,82 +260,28 @@ func runProducer(address: String, straps: Int) async throws {
 // MARK: Consumer (hrbridge)
 
 /// When the last frame arrived (boot-time nanoseconds), shared with the watchdog.
-final class Box: Sendable { let value = Mutex<UInt64>(0) }
-
-func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
-    sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
-}
-
-/// Connects every strap through `BlueZAdapter`, then collects `expected` frames (or stops after 5 s
-/// without one) and returns the result object.
-func consume(bus: DBusConnection.Bus, straps: Int, expected: Int, onReady: () -> Void) async throws -> [String: Any] {
-    let connection = try DBusConnection(bus: bus, logger: logger)
-    var options = BlueZAdapter.Options()
-    options.reconnects = false
-    let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: logger)
-    let events = adapter.events()
-    let sensors = (1...straps).map { SensorIdentity(adapter: "hci0", address: address(ofStrap: $0)) }
-    let (readyStream, readyContinuation) = AsyncStream<Void>.makeStream()
-    let lastArrival = Box()
-    let receiver = Task { () -> [Double] in
-        var ready = Set<SensorIdentity>()
-        var latencies: [Double] = []
-        latencies.reserveCapacity(expected)
-        for await event in events {
-            switch event {
-            case .connectionChanged(let sensor, .ready):
-                ready.insert(sensor)
-                if ready.count == straps { readyContinuation.yield() }
-            case .measurement(let measurement):
-                guard case .heartRateMeasurement(let frame) = measurement.value, frame.rrIntervals.count == 4 else {
-                    continue
-                }
-                let arrived = nowNanoseconds()
-                var stamp: UInt64 = 0
-                for (index, interval) in frame.rrIntervals.enumerated() {
-                    stamp |= UInt64(interval.raw) << UInt64(16 * index)
-                }
-                latencies.append(Double(arrived &- stamp) / 1000)
-                lastArrival.value.withLock { $0 = arrived }
-                if latencies.count == expected { return latencies }
-            default: break
-            }
-        }
-        return latencies
-    }
-    for sensor in sensors { try await adapter.connect(sensor) }
-    for await _ in readyStream { break }
-    let before = resourceUsage()
-    onReady()
-    // Stop after 5 s without a frame once frames flowed (loss), or 180 s without any.
-    let started = nowNanoseconds()
-    let watchdog = Task {
-        while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(1))
-            let last = lastArrival.value.withLock { $0 }
-            let now = nowNanoseconds()
-            if (last > 0 && now - last > 5_000_000_000) || (last == 0 && now - started > 180_000_000_000) {
-                receiver.cancel()
-                return
-            }
-        }
-    }
-    var latencies = await receiver.value
-    watchdog.cancel()
-    let after = resourceUsage()
-    receiver.cancel()
-    await adapter.shutdown()
-    await connection.close()
-    latencies.sort()
-    return [
-        "participant": "hrbridge", "received": latencies.count, "expected": expected,
-        "p50_us": percentile(latencies, 0.5), "p99_us": percentile(latencies, 0.99), "max_us": latencies.last ?? 0,
-        "cpu_us_per_notification": (after.cpuSeconds - before.cpuSeconds) / Double(max(latencies.count, 1)) * 1e6,
-        "peak_rss_kb": after.peakKilobytes,
-    ]
-}
-
 // MARK: Self-contained run
+
+enum BenchmarkError: Error { case consumerNotReady }
+
+/// Lines from a pipe, read as they come.
+struct LineReader {
+    let handle: FileHandle
+    var pending = ""
+    init(_ handle: FileHandle) { self.handle = handle }
+
+    mutating func next() -> String? {
+        while true {
+            if let newline = pending.firstIndex(of: "\n") {
+                defer { pending = String(pending[pending.index(after: newline)...]) }
+                return String(pending[..<newline])
+            }
+            let chunk = handle.availableData
+            if chunk.isEmpty { return nil }
+            pending += String(decoding: chunk, as: UTF8.self)
+        }
+    }
+}
 
 func startDaemon(directory: URL) throws -> (address: String, pid: Int32) {
     let config = directory.appendingPathComponent("bus.conf")
@@ -389,10 +334,22 @@ func runSelfContained(count: Int, rate: Double) async throws {
     producer.standardOutput = producerOutput
     try producer.run()
     _ = producerOutput.fileHandleForReading.availableData
+    // The consumer is its own process, as a client of the library is: CPU and RSS are its own.
+    let consumer = Process()
+    consumer.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        .appendingPathComponent("NotifyConsumer")
+    consumer.arguments = ["--bus", daemon.address, "--straps", "1", "--expect", String(count)]
+    let consumerOutput = Pipe()
+    consumer.standardOutput = consumerOutput
+    try consumer.run()
+    var lines = LineReader(consumerOutput.fileHandleForReading)
+    guard lines.next() == "ready" else { throw BenchmarkError.consumerNotReady }
     let wallBefore = nowNanoseconds()
-    let result = try await consume(bus: .address(daemon.address), straps: 1, expected: count) {
-        producerInput.fileHandleForWriting.write(Data("burst \(count) \(rate)\n".utf8))
-    }
+    producerInput.fileHandleForWriting.write(Data("burst \(count) \(rate)\n".utf8))
+    guard let resultLine = lines.next(),
+        let result = try JSONSerialization.jsonObject(with: Data(resultLine.utf8)) as? [String: Any]
+    else { throw BenchmarkError.consumerNotReady }
+    consumer.waitUntilExit()
     let wall = Double(nowNanoseconds() - wallBefore) / 1e9
     let received = result["received"] as? Int ?? 0
     func figure(_ key: String, _ format: String = "%.0f") -> String {
@@ -413,7 +370,6 @@ func runSelfContained(count: Int, rate: Double) async throws {
 
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 var producerAddress: String?
-var consumer = false
 var straps = 1
 var count = 20_000
 var rate = 2_000.0
@@ -421,7 +377,6 @@ var expected = 0
 while let argument = arguments.next() {
     switch argument {
     case "--producer": producerAddress = arguments.next()
-    case "--consumer": consumer = true
     case "--straps": straps = max(1, Int(arguments.next() ?? "") ?? straps)
     case "--expect": expected = Int(arguments.next() ?? "") ?? expected
     case "--count": count = Int(arguments.next() ?? "") ?? count
@@ -431,19 +386,12 @@ while let argument = arguments.next() {
             """
             usage: NotifyBenchmark [--count N] [--rate PER_SECOND (0 = unpaced)]
                    NotifyBenchmark --producer BUS_ADDRESS [--straps N]
-                   NotifyBenchmark --consumer [--straps N] --expect TOTAL
             """)
         exit(64)
     }
 }
 if let producerAddress {
     try await runProducer(address: producerAddress, straps: straps)
-} else if consumer {
-    let result = try await consume(bus: .system, straps: straps, expected: expected) {
-        print("ready")
-        fflush(nil)
-    }
-    print(String(decoding: try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys]), as: UTF8.self))
 } else {
     try await runSelfContained(count: count, rate: rate)
 }
