@@ -121,6 +121,12 @@ public actor BlueZAdapter: SensorAdapter {
     }
     private var tapID: Int?
     private var signalTask: Task<Void, Never>?
+    /// The org.bluez signals, with how many were delivered; `handledSignals` is how many this actor
+    /// has applied. A method call catches up to the reply before it returns (see ``call``).
+    private var signalSubscription: SignalSubscription?
+    private var handledSignals = 0
+    private var signalsEnded = false
+    private var signalWaiters: [(target: Int, continuation: CheckedContinuation<Void, Never>)] = []
     private var ownerTask: Task<Void, Never>?
 
     /// The names of the adapters BlueZ has, sorted (`hci0`, `hci1`…).
@@ -229,16 +235,18 @@ public actor BlueZAdapter: SensorAdapter {
 
     /// Subscribe first, then snapshot: a duplicate event is harmless, a missed one is not.
     private func start() async throws(SensorAdapterError) {
-        let signals: AsyncStream<DBusSignal>
+        let subscription: SignalSubscription
         let owners: AsyncStream<NameOwnerChange>
         do {
-            signals = try await connection.signals(matching: MatchRule(sender: "org.bluez"))
+            subscription = try await connection.subscribe(matching: MatchRule(sender: "org.bluez"))
             owners = try await connection.nameOwnerChanges(of: "org.bluez")
         } catch {
             throw Self.adapterError(error)
         }
+        signalSubscription = subscription
         signalTask = Task { [weak self] in
-            for await signal in signals { await self?.handle(signal) }
+            for await signal in subscription.signals { await self?.handleCounted(signal) }
+            await self?.endSignals()
         }
         // The hot path: a subscribed strap's notification is decoded and delivered on the loop
         // thread; anything else (an unknown path, another change) takes the stream above.
@@ -330,13 +338,44 @@ public actor BlueZAdapter: SensorAdapter {
         _ objectPath: String, _ interface: String, _ member: String, _ arguments: [DBusValue] = [],
         timeout: Duration = DBusConnection.defaultTimeout
     ) async throws(BlueZError) -> [DBusValue] {
+        let result: Result<[DBusValue], DBusError>
         do {
-            return try await connection.call(
-                destination: "org.bluez", path: objectPath, interface: interface, member: member,
-                arguments: arguments, timeout: timeout)
+            result = .success(
+                try await connection.call(
+                    destination: "org.bluez", path: objectPath, interface: interface, member: member,
+                    arguments: arguments, timeout: timeout))
+        } catch {
+            result = .failure(error)
+        }
+        // The signals BlueZ sent before its reply are applied before the caller looks at the
+        // cache: a Connect that fails after flickering Connected must not read a stale `true`.
+        await catchUpWithSignals()
+        do {
+            return try result.get()
         } catch {
             throw BlueZError(error)
         }
+    }
+
+    /// Waits until every signal delivered so far has been applied to the cache.
+    private func catchUpWithSignals() async {
+        guard !signalsEnded, let target = signalSubscription?.delivered, target > handledSignals else { return }
+        await withCheckedContinuation { signalWaiters.append((target, $0)) }
+    }
+
+    private func handleCounted(_ signal: DBusSignal) {
+        handle(signal)
+        handledSignals += 1
+        guard !signalWaiters.isEmpty else { return }
+        let handled = handledSignals
+        for waiter in signalWaiters where waiter.target <= handled { waiter.continuation.resume() }
+        signalWaiters.removeAll { $0.target <= handled }
+    }
+
+    private func endSignals() {
+        signalsEnded = true
+        for waiter in signalWaiters { waiter.continuation.resume() }
+        signalWaiters = []
     }
 
     private func setProperty(_ objectPath: String, _ interface: String, _ property: String, _ value: DBusValue)

@@ -24,6 +24,7 @@ public final class DBusConnection: Sendable {
         let id: Int
         let rule: MatchRule
         let continuation: AsyncStream<DBusSignal>.Continuation
+        let subscription: SignalSubscription
     }
 
     /// Called on the D-Bus loop thread with the object path and the new bytes; returns whether it
@@ -118,6 +119,12 @@ public final class DBusConnection: Sendable {
             message: error.message.map { String(cString: $0) } ?? fallback)
     }
 
+    /// The connection's loop thread as a task executor. A task started with
+    /// `Task(executorPreference: connection.executor)` runs on the thread that reads the bus, so a
+    /// signal (or an event yielded from a tap) resumes it without waking another thread: the
+    /// lowest-latency way to consume a stream. Its work must not block: the bus waits meanwhile.
+    public var executor: any TaskExecutor { loop }
+
     /// Whether the connection is still open.
     public var isConnected: Bool { !state.withLock { $0.closed } && dbus_connection_get_is_connected(pointer) != 0 }
 
@@ -211,10 +218,19 @@ public final class DBusConnection: Sendable {
     /// Subscribes to signals matching `rule`: the match is added on the bus before this returns,
     /// so a snapshot taken afterwards misses nothing. Ending the stream removes the match.
     public func signals(matching rule: MatchRule) async throws(DBusError) -> AsyncStream<DBusSignal> {
+        try await subscribe(matching: rule).signals
+    }
+
+    /// Like ``signals(matching:)``, and counts what it delivers: a consumer that counts what it has
+    /// handled can catch up after a method call (every signal sent before the reply was delivered
+    /// before the call returned).
+    public func subscribe(matching rule: MatchRule) async throws(DBusError) -> SignalSubscription {
         let (stream, continuation) = AsyncStream<DBusSignal>.makeStream()
+        let subscription = SignalSubscription(signals: stream)
         let id = state.withLock { state -> Int in
             state.nextID += 1
-            state.subscriptions.append(Subscription(id: state.nextID, rule: rule, continuation: continuation))
+            state.subscriptions.append(
+                Subscription(id: state.nextID, rule: rule, continuation: continuation, subscription: subscription))
             return state.nextID
         }
         do {
@@ -234,7 +250,7 @@ public final class DBusConnection: Sendable {
                 Task { _ = try? await self.busCall("RemoveMatch", [.string(rule.description)]) }
             }
         }
-        return stream
+        return subscription
     }
 
     /// Taps `PropertiesChanged` signals that change exactly one `ay` property, `property` on
@@ -376,6 +392,7 @@ public final class DBusConnection: Sendable {
             sender: message.sender ?? "", path: message.path ?? "", interface: message.interface ?? "",
             member: message.member ?? "", arguments: message.arguments())
         for subscription in subscriptions where subscription.rule.matches(signal) {
+            subscription.subscription.countDelivery()
             subscription.continuation.yield(signal)
         }
     }
@@ -417,4 +434,18 @@ private final class PendingReply: Sendable {
             continuation.resume(returning: .success(message.arguments()))
         }
     }
+}
+
+/// A signal stream and how many signals it has been given so far.
+public final class SignalSubscription: Sendable {
+    /// The signals, in the order the bus delivered them.
+    public let signals: AsyncStream<DBusSignal>
+    private let count = Atomic<Int>(0)
+
+    init(signals: AsyncStream<DBusSignal>) { self.signals = signals }
+
+    /// How many signals have been put on ``signals`` so far.
+    public var delivered: Int { count.load(ordering: .acquiring) }
+
+    func countDelivery() { count.add(1, ordering: .releasing) }
 }

@@ -11,7 +11,10 @@ import Synchronization
 /// libdbus calls the watch, timeout and wake-up functions from any thread with its connection
 /// lock held; they only touch this loop's lists under a mutex and poke the eventfd. Dispatch
 /// happens only on the loop thread, never re-entrantly from a libdbus callback.
-final class MainLoop: @unchecked Sendable {
+///
+/// It is also a `TaskExecutor`: a task that prefers it runs its jobs on the loop thread, between
+/// dispatches, so a consumer of signals is resumed without waking another thread.
+final class MainLoop: TaskExecutor, @unchecked Sendable {
     private struct TimeoutEntry {
         let timeout: OpaquePointer
         var armedAt: ContinuousClock.Instant
@@ -23,6 +26,10 @@ final class MainLoop: @unchecked Sendable {
         var timeouts: [TimeoutEntry] = []
         var stopped = false
         var work: [@Sendable () -> Void] = []
+        /// Jobs of tasks that prefer this loop as their executor.
+        var jobs: [UnownedJob] = []
+        /// Set when the loop thread ends: jobs go to the global executor from then on.
+        var ended = false
     }
 
     private let lists = Mutex(Lists())
@@ -30,6 +37,8 @@ final class MainLoop: @unchecked Sendable {
     private let wakeDescriptor: Int32
     private let wakeWriter: Int32
     private var connection: OpaquePointer?
+    /// The loop thread's `pthread_self()` while it runs (0 before and after).
+    private let loopThread = Atomic<UInt>(0)
     private let finished = Mutex<CheckedContinuation<Void, Never>?>(nil)
     private let done = Mutex(false)
 
@@ -109,6 +118,20 @@ final class MainLoop: @unchecked Sendable {
         wake()
     }
 
+    /// Whether the caller runs on the loop thread.
+    var isLoopThread: Bool { loopThread.load(ordering: .relaxed) == UInt(bitPattern: Int(bitPattern: pthread_self())) }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let accepted = withLists { lists in
+            if !lists.ended { lists.jobs.append(job) }
+            return !lists.ended
+        }
+        // After the loop ended the task goes on on the global executor rather than hanging.
+        guard accepted else { return globalConcurrentExecutor.enqueue(job) }
+        wake()
+    }
+
     /// Asks the loop to stop after its current iteration, without waiting.
     func requestStop() {
         withLists { $0.stopped = true }
@@ -133,7 +156,10 @@ final class MainLoop: @unchecked Sendable {
     /// Whether the loop thread is still running.
     var isRunning: Bool { !done.withLock { $0 } }
 
+    /// Interrupts the loop's poll. Not needed from the loop thread itself (libdbus calls back on it
+    /// while dispatching): it looks at its lists and the dispatch status before polling again.
     func wake() {
+        if isLoopThread { return }
         var one: UInt8 = 1
         _ = write(wakeWriter, &one, 1)
     }
@@ -165,15 +191,20 @@ final class MainLoop: @unchecked Sendable {
         var descriptors: [pollfd] = []
         var polled: [OpaquePointer] = []
         var drained = [UInt8](repeating: 0, count: 64)
+        loopThread.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .relaxed)
         while true {
             let snapshot = withLists { lists in
-                defer { lists.work = [] }
+                defer {
+                    lists.work = []
+                    lists.jobs = []
+                }
                 return lists
             }
             let (watches, timeouts, stopped, work) = (
                 snapshot.watches, snapshot.timeouts, snapshot.stopped, snapshot.work
             )
             for job in work { job() }
+            for job in snapshot.jobs { job.runSynchronously(on: asUnownedTaskExecutor()) }
             // A job may have released the connection and asked to stop: check again before polling.
             if stopped || withLists({ $0.stopped }) { break }
             descriptors.removeAll(keepingCapacity: true)
@@ -200,6 +231,8 @@ final class MainLoop: @unchecked Sendable {
                 waitMilliseconds = waitMilliseconds < 0 ? milliseconds : min(waitMilliseconds, milliseconds)
             }
             if dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS { waitMilliseconds = 0 }
+            // Work added from this thread (a job resumed by a dispatch) did not wake the loop.
+            if withLists({ !$0.work.isEmpty || !$0.jobs.isEmpty }) { waitMilliseconds = 0 }
             let ready = poll(&descriptors, nfds_t(descriptors.count), waitMilliseconds)
             if ready < 0 && errno != EINTR { break }
             if descriptors[0].revents != 0 {
@@ -230,6 +263,13 @@ final class MainLoop: @unchecked Sendable {
                 dbus_connection_dispatch(connection)
             }
         }
+        loopThread.store(0, ordering: .relaxed)
+        let stranded = withLists { lists in
+            lists.ended = true
+            defer { lists.jobs = [] }
+            return lists.jobs
+        }
+        for job in stranded { globalConcurrentExecutor.enqueue(job) }
         let waiter = done.withLock { done -> CheckedContinuation<Void, Never>? in
             done = true
             return finished.withLock { continuation in

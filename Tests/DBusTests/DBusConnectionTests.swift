@@ -146,15 +146,16 @@ struct DBusConnectionTests {
         }
     }
 
-    @Test("signals matching a rule arrive in order; others do not")
+    @Test("signals matching a rule arrive in order and are counted; others do not")
     func signals() async throws {
         try await withPrivateBus { bus in
             let emitter = try DBusConnection(bus: .address(bus.address), logger: logger)
             let listener = try DBusConnection(bus: .address(bus.address), logger: logger)
-            let stream = try await listener.signals(
+            let subscription = try await listener.subscribe(
                 matching: MatchRule(
                     sender: emitter.uniqueName, pathNamespace: "/org/bluez",
                     interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged"))
+            let stream = subscription.signals
             for index in 0..<100 {
                 try emitter.emitSignal(
                     path: "/org/bluez/hci0/dev_X/char\(index)", interface: "org.freedesktop.DBus.Properties",
@@ -174,6 +175,11 @@ struct DBusConnectionTests {
                 if received.count == 100 { break }
             }
             #expect(received == (0..<100).map(UInt8.init))
+            // A call's reply comes after every signal sent before it: all 100 were counted by then.
+            _ = try await listener.call(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "GetId")
+            #expect(subscription.delivered == 100)
             await emitter.close()
             await listener.close()
         }
@@ -231,6 +237,35 @@ struct DBusConnectionTests {
             #expect(tapped.withLock { $0.count } == 3)
             await emitter.close()
             await listener.close()
+        }
+    }
+
+    @Test("a task preferring the connection's executor runs on its loop thread, and still runs after close")
+    func loopExecutor() async throws {
+        try await withPrivateBus { bus in
+            let emitter = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let listener = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let stream = try await listener.signals(matching: MatchRule(sender: emitter.uniqueName, member: "Tick"))
+            /// The kernel's name for the calling thread.
+            @Sendable func threadName() -> String {
+                ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "")
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            let consumer = Task(executorPreference: listener.executor) { () -> [String] in
+                var names = [threadName()]
+                for await signal in stream {
+                    names.append("\(threadName()) \(signal.member)")
+                    break
+                }
+                return names
+            }
+            try emitter.emitSignal(path: "/t", interface: "org.hrbridge.Test", member: "Tick", arguments: [])
+            #expect(await consumer.value == ["hrbridge.dbus", "hrbridge.dbus Tick"])
+            await listener.close()
+            // The loop has ended: a task that prefers it goes on elsewhere instead of hanging.
+            let after = await Task(executorPreference: listener.executor) { threadName() }.value
+            #expect(after != "hrbridge.dbus" && !after.isEmpty)
+            await emitter.close()
         }
     }
 

@@ -73,7 +73,9 @@ func consume(bus: DBusConnection.Bus, straps: Int, expected: Int) async throws -
     let sensors = (1...straps).map { SensorIdentity(adapter: "hci0", address: address(ofStrap: $0)) }
     let (readyStream, readyContinuation) = AsyncStream<Void>.makeStream()
     let lastArrival = LastArrival()
-    let receiver = Task { () -> [Double] in
+    // The receiving task runs on the D-Bus loop thread: a notification is read, decoded and
+    // consumed on one thread, without a wake-up in between.
+    let receiver = Task(executorPreference: connection.executor) { () -> [Double] in
         var ready = Set<SensorIdentity>()
         var latencies: [Double] = []
         latencies.reserveCapacity(expected)
@@ -106,7 +108,7 @@ func consume(bus: DBusConnection.Bus, straps: Int, expected: Int) async throws -
     fflush(nil)
     // Stop after 5 s without a frame once frames flowed (loss), or 180 s without any.
     let started = nowNanoseconds()
-    let watchdog = Task {
+    let watchdog = Task(executorPreference: connection.executor) {
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(1))
             let last = lastArrival.value.withLock { $0 }
