@@ -55,7 +55,7 @@ bench-daemon: python-peers
 	Benchmarks/daemon.sh
 
 release: setup
-	$(SWIFT) build -c release --product hrbridge
+	$(SWIFT) build -c release --static-swift-stdlib --product hrbridge
 
 # Builds in release mode, then installs the binary, the unit, the sysusers entry, the udev rule and
 # (only when there is none) the default configuration. Enabling the unit is left to the admin.

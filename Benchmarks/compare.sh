@@ -13,7 +13,7 @@ if ! ../.venv/bin/python -c "import bleak" 2>/dev/null \
     ../.venv/bin/pip install --quiet --disable-pip-version-check "bleak==3.1.0"
 fi
 swift build -c release --product NotifyBenchmark >/dev/null
-swift build -c release --product NotifyConsumer >/dev/null
+swift build -c release --static-swift-stdlib --product NotifyConsumer >/dev/null
 mkdir -p .build
 cc -O2 -Wall -o .build/floor compare/floor.c $(pkg-config --cflags --libs dbus-1)
 exec ../.venv/bin/python compare/compare.py --notify .build/release/NotifyBenchmark --consumer .build/release/NotifyConsumer --floor .build/floor "$@"

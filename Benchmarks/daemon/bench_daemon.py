@@ -96,6 +96,18 @@ async def run(arguments, port, pid, producer):
     return latencies, cpu, wall, sum(counts.values())
 
 
+def unit_environment():
+    """The Environment= assignments of systemd/hrbridge.service."""
+    unit = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "systemd", "hrbridge.service")
+    assignments = {}
+    for line in open(unit):
+        if line.startswith("Environment="):
+            for word in line[len("Environment="):].split():
+                key, _, value = word.partition("=")
+                assignments[key] = value
+    return assignments
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--hrbridge", required=True)
@@ -120,6 +132,8 @@ def main():
                               "--print-pid=1"], check=True, capture_output=True, text=True).stdout.split()
         bus_address, bus_pid = bus[0], int(bus[1])
         environment = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=bus_address)
+        # The daemon runs with the environment its systemd unit gives it.
+        environment.update(unit_environment())
         producer = subprocess.Popen([arguments.producer, "--producer", bus_address, "--straps", str(arguments.straps)],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=environment)
         daemon = None

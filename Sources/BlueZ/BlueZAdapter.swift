@@ -1,5 +1,5 @@
 public import DBus
-public import FoundationEssentials
+import FoundationEssentials
 public import GATT
 public import Logging
 public import Sensors
@@ -773,6 +773,12 @@ public actor BlueZAdapter: SensorAdapter {
             if signal.arguments[1].stringDictionary?[ObjectCache.deviceInterface] != nil {
                 announceIfMatching(objectPath)
                 advertised(objectPath)
+            }
+            // A GATT service seen before the advertised UUIDs (a cached device) makes it a match too.
+            if signal.arguments[1].stringDictionary?[ObjectCache.serviceInterface] != nil,
+                let devicePath = BlueZPaths.device(containing: objectPath)
+            {
+                announceIfMatching(devicePath)
             }
             if objectPath == path, signal.arguments[1].stringDictionary?[ObjectCache.adapterInterface] != nil {
                 // The adapter is back (plugged in again): straps that are backing off try now.

@@ -80,7 +80,12 @@ struct ObjectCache: Sendable {
 
     /// The services a device advertises or exposes, among those hrbridge knows.
     func services(of device: String) -> Set<GATTService> {
-        let uuids = properties(device, Self.deviceInterface)?["UUIDs"]?.arrayElements?.compactMap(\.string) ?? []
+        var uuids = properties(device, Self.deviceInterface)?["UUIDs"]?.arrayElements?.compactMap(\.string) ?? []
+        // A cached device's resolved GATT services count too (its UUIDs may be empty).
+        let prefix = device + "/"
+        for (path, interfaces) in objects where path.hasPrefix(prefix) {
+            if let uuid = interfaces[Self.serviceInterface]?["UUID"]?.string { uuids.append(uuid) }
+        }
         return Set(uuids.compactMap(BluetoothUUID.init).compactMap(GATTService.init(uuid:)))
     }
 }

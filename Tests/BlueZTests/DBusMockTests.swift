@@ -174,6 +174,25 @@ struct DBusMockTests {
         }
     }
 
+    @Test("discovery reports a cached device once its Heart Rate GATT service appears, though it advertised no UUIDs")
+    func discoveredByGATTService() async throws {
+        try await withMockBlueZ { mock in
+            try await withAdapter(mock, options: fastOptions) { adapter, log in
+                try await adapter.startDiscovery(services: [.heartRate])
+                // The device exists with no UUIDs: not a heart-rate strap yet, so not reported.
+                try await Task.sleep(for: .milliseconds(200))
+                #expect(!log.all.contains { if case .discovered = $0 { true } else { false } })
+                try await mock.addHeartRateService()
+                await log.wait("the strap to be discovered") { events in
+                    events.contains {
+                        if case .discovered(let found) = $0 { found.identity == sensor } else { false }
+                    }
+                }
+                try await adapter.stopDiscovery()
+            }
+        }
+    }
+
     @Test("the device object removed while connected: reported lost and dropped, rediscovered, reconnected")
     func removedWhileConnected() async throws {
         try await withMockBlueZ { mock in
@@ -348,7 +367,7 @@ struct DBusMockTests {
         try await bluez.addDevice()
         try await bluez.addResolvedStrap()
         let ready = await monitor.waitForLine { $0.contains("\"event\":\"connected\"") }
-        #expect(ready != nil, "the strap never connected: \(monitor.output.suffix(5))")
+        #expect(ready != nil, "the strap never connected: \(monitor.output)")
         try await bluez.notify([0x06, 77])
         let frame = await monitor.waitForLine { $0.contains("\"heartRate\":77") }
         #expect(frame != nil)
