@@ -577,15 +577,17 @@ public actor BlueZAdapter: SensorAdapter {
                     logger.info("AcquireNotify failed, using StartNotify", metadata: ["error": "\(error)"])
                 }
             }
+            // Subscribed before the call: the first notifications can come before StartNotify's reply.
+            sessions[address]?.subscribed.insert(characteristicPath)
             do {
                 try await call(characteristicPath, ObjectCache.characteristicInterface, "StartNotify")
             } catch  where error.code == .inProgress {
             } catch {
+                sessions[address]?.subscribed.remove(characteristicPath)
                 _ = try? await call(devicePath, ObjectCache.deviceInterface, "Disconnect")
                 broadcaster.yield(.connectionChanged(identity, .disconnected(.failed("StartNotify: \(error)"))))
                 throw Self.failure(error)
             }
-            sessions[address]?.subscribed.insert(characteristicPath)
         }
         // Battery: Battery1 where BlueZ claims 0x180F (≤ 5.79), else the characteristic.
         if let percent = cache.properties(devicePath, ObjectCache.batteryInterface)?["Percentage"]?.integer {
@@ -596,10 +598,11 @@ public actor BlueZAdapter: SensorAdapter {
                 broadcaster.yield(.batteryLevel(identity, level.percent))
             }
             let flags = cache.properties(batteryPath, ObjectCache.characteristicInterface)?["Flags"]?.arrayElements
-            if flags?.contains(.string("notify")) == true,
-                (try? await call(batteryPath, ObjectCache.characteristicInterface, "StartNotify")) != nil
-            {
+            if flags?.contains(.string("notify")) == true {
                 sessions[address]?.subscribed.insert(batteryPath)
+                if (try? await call(batteryPath, ObjectCache.characteristicInterface, "StartNotify")) == nil {
+                    sessions[address]?.subscribed.remove(batteryPath)
+                }
             }
             services.insert(.battery)
         }

@@ -373,8 +373,8 @@ public final class DBusConnection: Sendable {
 
     private func filter(_ pointer: OpaquePointer) {
         guard dbus_message_get_type(pointer) == CDBUS_MESSAGE_TYPE_SIGNAL else { return }
-        let message = DBusMessage(retaining: pointer)
-        if message.interface == "org.freedesktop.DBus.Local", message.member == "Disconnected" {
+        // Compared in place: no strings are built for a message nobody takes.
+        if dbus_message_is_signal(pointer, "org.freedesktop.DBus.Local", "Disconnected") != 0 {
             logger.info("D-Bus connection lost")
             state.withLock { $0.closed = true }
             finishSubscriptions()
@@ -382,12 +382,15 @@ public final class DBusConnection: Sendable {
         }
         let (subscriptions, taps) = state.withLock { ($0.subscriptions, $0.taps) }
         for tap in taps {
-            guard let bytes = message.changedByteProperty(interface: tap.interface, property: tap.property) else {
-                continue
-            }
-            if tap.body(message.path ?? "", bytes) { return }
+            guard
+                let bytes = DBusMessage.changedByteProperty(
+                    in: pointer, interface: tap.interface, property: tap.property)
+            else { continue }
+            let path = dbus_message_get_path(pointer).map { String(cString: $0) } ?? ""
+            if tap.body(path, bytes) { return }
         }
         guard !subscriptions.isEmpty else { return }
+        let message = DBusMessage(retaining: pointer)
         let signal = DBusSignal(
             sender: message.sender ?? "", path: message.path ?? "", interface: message.interface ?? "",
             member: message.member ?? "", arguments: message.arguments())

@@ -73,7 +73,7 @@ final class DBusMessage: @unchecked Sendable {
     /// The bytes of a `PropertiesChanged` signal that changes exactly `property` (an `ay`) on
     /// `interface` and invalidates nothing; `nil` for any other message. Reads the message in
     /// place, without building its ``DBusValue`` tree: this is the notification hot path.
-    func changedByteProperty(interface: String, property: String) -> [UInt8]? {
+    static func changedByteProperty(in pointer: OpaquePointer, interface: String, property: String) -> [UInt8]? {
         guard dbus_message_is_signal(pointer, "org.freedesktop.DBus.Properties", "PropertiesChanged") != 0 else {
             return nil
         }

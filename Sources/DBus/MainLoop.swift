@@ -263,6 +263,14 @@ final class MainLoop: TaskExecutor, @unchecked Sendable {
                 dbus_connection_dispatch(connection)
             }
         }
+        // Work queued while the last round ran (close() from another thread, say, racing a job
+        // that ran here) still runs: it closes and releases the connection.
+        while case let work = withLists({ lists in
+            defer { lists.work = [] }
+            return lists.work
+        }), !work.isEmpty {
+            for job in work { job() }
+        }
         loopThread.store(0, ordering: .relaxed)
         let stranded = withLists { lists in
             lists.ended = true

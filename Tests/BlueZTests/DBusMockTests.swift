@@ -350,7 +350,7 @@ struct DBusMockTests {
         let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
             .appendingPathComponent("hrbridge").path
         let monitor = try Spawned(
-            binary, ["monitor", "--json", "--duration", "12", "11:22:33:44:55:66"],
+            binary, ["monitor", "--json", "--verbose", "--duration", "12", "11:22:33:44:55:66"],
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], label: "monitor")
         defer { monitor.stop() }
         let waiting = await monitor.waitForLine { $0.contains("\"state\":\"serviceStopped\"") }

@@ -265,6 +265,11 @@ struct DBusConnectionTests {
             // The loop has ended: a task that prefers it goes on elsewhere instead of hanging.
             let after = await Task(executorPreference: listener.executor) { threadName() }.value
             #expect(after != "hrbridge.dbus" && !after.isEmpty)
+            // Closed from its own loop thread: the close still runs before the loop ends (libdbus
+            // aborts the process when an unclosed private connection is released).
+            let closedFromWithin = try DBusConnection(bus: .address(bus.address), logger: logger)
+            await Task(executorPreference: closedFromWithin.executor) { await closedFromWithin.close() }.value
+            #expect(!closedFromWithin.isConnected)
             await emitter.close()
         }
     }
