@@ -366,8 +366,16 @@ struct DBusMockTests {
         try await bluez.call("/", "org.bluez.Mock", "AddAdapter", [.string("hci0"), .string("bridge")])
         try await bluez.addDevice()
         try await bluez.addResolvedStrap()
-        let ready = await monitor.waitForLine { $0.contains("\"event\":\"connected\"") }
+        // Rarely (2 of ~16 full runs) the first attempt takes the 10 s services timeout; the strap
+        // is connected by the retry. Allowed here, and logged with the monitor's output to chase it.
+        let connectStart = ContinuousClock.now
+        let ready = await monitor.waitForLine(timeout: .seconds(30)) { $0.contains("\"event\":\"connected\"") }
         #expect(ready != nil, "the strap never connected: \(monitor.output)")
+        if ContinuousClock.now - connectStart > .seconds(5) {
+            print(
+                "slow first connection (\(ContinuousClock.now - connectStart)):\n"
+                    + monitor.output.joined(separator: "\n"))
+        }
         try await bluez.notify([0x06, 77])
         let frame = await monitor.waitForLine { $0.contains("\"heartRate\":77") }
         #expect(frame != nil)
