@@ -30,15 +30,6 @@ func nowNanoseconds() -> UInt64 {
     return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
 }
 
-func resourceUsage() -> (cpuSeconds: Double, peakKilobytes: Int) {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF.rawValue, &usage)
-    let cpu =
-        Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
-        + Double(usage.ru_stime.tv_usec) / 1e6
-    return (cpu, usage.ru_maxrss)
-}
-
 let logger = Logger(label: "bench")
 let heartRateUUID = GATTService.heartRate.uuid.description
 let measurementUUID = GATTCharacteristic.heartRateMeasurement.uuid.description
