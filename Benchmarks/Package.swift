@@ -40,10 +40,10 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .executableTarget(
+            // The producer (a BlueZ imitation) and the self-contained runner; the consumer is NotifyConsumer.
             name: "NotifyBenchmark",
             dependencies: [
-                .product(name: "BlueZ", package: "hrbridge"), .product(name: "DBus", package: "hrbridge"),
-                .product(name: "GATT", package: "hrbridge"), .product(name: "Sensors", package: "hrbridge"),
+                .product(name: "DBus", package: "hrbridge"), .product(name: "GATT", package: "hrbridge"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]

@@ -12,13 +12,10 @@
 //
 // Each 0x2A37 frame carries its emit time (CLOCK_BOOTTIME, shared by all processes) in four RR
 // fields, so latency is measured per frame by every participant the same way.
-import BlueZ
 import DBus
 import Foundation
 import GATT
 import Logging
-import Sensors
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
