@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 let package = Package(
@@ -116,7 +116,8 @@ let package = Package(
             name: "BusHarness", dependencies: ["DBus", .product(name: "Logging", package: "swift-log")],
             path: "Tests/BusHarness"),
         .testTarget(
-            name: "DBusTests", dependencies: ["DBus", "BusHarness", .product(name: "Logging", package: "swift-log")]
+            name: "DBusTests",
+            dependencies: ["DBus", "BusHarness", "hrbridge", .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "BlueZTests",
@@ -154,6 +155,11 @@ let package = Package(
     ]
 )
 
+// Warnings are errors in this package's own targets (SwiftPM does not apply warning settings to
+// a package used as a dependency). HRBRIDGE_ALLOW_WARNINGS=1 builds anyway, e.g. with a newer
+// compiler that warns about something new.
+let warningsAreErrors = Context.environment["HRBRIDGE_ALLOW_WARNINGS"] != "1"
+
 for target in package.targets where target.type != .system {
     var settings = target.swiftSettings ?? []
     settings.append(contentsOf: [
@@ -161,5 +167,6 @@ for target in package.targets where target.type != .system {
         .enableUpcomingFeature("MemberImportVisibility"),
         .enableUpcomingFeature("InternalImportsByDefault"),
     ])
+    if warningsAreErrors { settings.append(.treatAllWarnings(as: .error)) }
     target.swiftSettings = settings
 }

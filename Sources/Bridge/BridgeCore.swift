@@ -1,6 +1,6 @@
-public import Foundation
+import Foundation
 public import Logging
-public import Sensors
+import Sensors
 public import WorkoutStore
 
 /// What the API serves: the sensors, the sessions, the store and the live hub of one daemon.

@@ -1,6 +1,6 @@
 import BlueZ
 import DBus
-public import Foundation
+import Foundation
 import GATT
 import Hummingbird
 import HummingbirdWebSocket

@@ -1,5 +1,5 @@
 public import DBus
-public import Foundation
+import Foundation
 public import Logging
 
 /// `hrbridge doctor`: each layer from the kernel up, in order, with evidence and a fix.

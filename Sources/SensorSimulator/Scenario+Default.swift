@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 extension Scenario {
     /// The built-in scenario: an 18-minute interval session with two virtual straps; the second one

@@ -186,7 +186,7 @@ private struct Reader {
         return value
     }
 
-    mutating func goal(_ any: Any, _ location: String, _ path: String) -> WorkoutGoal? {
+    mutating func goal(_ any: Any?, _ location: String, _ path: String) -> WorkoutGoal? {
         if let text = any as? String, text == "open" { return .open }
         guard let object = any as? [String: Any], object.count == 1, let (key, raw) = object.first else {
             fail(location, path, "expected \"open\" or one of {\"time\"|\"distance\"|\"energy\": value}")

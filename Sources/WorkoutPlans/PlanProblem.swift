@@ -1,4 +1,4 @@
-public import Samples
+import Samples
 public import Workouts
 
 /// One problem in a plan, with where it is ("block 2, step 1") and its JSON path.

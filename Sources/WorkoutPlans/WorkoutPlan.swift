@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import Workouts
 
 /// A structured workout, as WorkoutKit composes one: custom (warm-up, repeated blocks of

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Samples
 public import Workouts
 

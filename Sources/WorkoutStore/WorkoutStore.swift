@@ -3,7 +3,7 @@ import GATT
 import GRDB
 public import Samples
 public import Sensors
-public import Workouts
+import Workouts
 
 #if canImport(Glibc)
     import Glibc

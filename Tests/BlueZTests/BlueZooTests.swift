@@ -36,7 +36,8 @@ final class EventLog: Sendable {
 
     /// Waits until `condition` holds over the events, or fails the test after `timeout`.
     func wait(
-        _ what: String, timeout: Duration = .seconds(15), sourceLocation: SourceLocation = #_sourceLocation,
+        _ what: String, timeout: Duration = HarnessDeadline.condition,
+        sourceLocation: SourceLocation = #_sourceLocation,
         until condition: ([SensorEvent]) -> Bool
     ) async {
         let deadline = ContinuousClock.now + timeout
@@ -52,7 +53,7 @@ extension EventLog {
     /// Waits until `sensor` has become ready `times` times.
     func waitUntilReady(
         _ sensor: SensorIdentity, times: Int = 1, _ what: String = "the strap to be ready",
-        timeout: Duration = .seconds(15), sourceLocation: SourceLocation = #_sourceLocation
+        timeout: Duration = HarnessDeadline.condition, sourceLocation: SourceLocation = #_sourceLocation
     ) async {
         await wait(what, timeout: timeout, sourceLocation: sourceLocation) { events in
             events.filter { $0 == .connectionChanged(sensor, .ready) }.count >= times
@@ -98,7 +99,7 @@ struct BlueZooTests {
                 }
             }
             // BlueZ sees the thermometer too (its filter is shared), but the bridge re-checks and ignores it.
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + HarnessDeadline.condition
             while ContinuousClock.now < deadline,
                 await !adapter.knownDevices().contains(where: { $0.identity.address == Self.thermometer })
             {
@@ -141,10 +142,10 @@ struct BlueZooTests {
             await log.wait("the drop to be reported") {
                 $0.contains(.connectionChanged(sensor, .disconnected(.linkLost)))
             }
-            await log.waitUntilReady(sensor, times: 2, "the reconnection", timeout: .seconds(20))
+            await log.waitUntilReady(sensor, times: 2, "the reconnection")
             // The strap comes back: it sends the rest through the notify session BlueZ re-armed.
             try strap.send("resume")
-            await log.wait("the rest of the frames", timeout: .seconds(20)) { _ in log.heartRates.count >= 40 }
+            await log.wait("the rest of the frames") { _ in log.heartRates.count >= 40 }
             #expect(
                 log.heartRates == (0..<40).map { UInt16(60 + $0) }, "every frame, in order, nothing lost or repeated")
             #expect(log.all.filter { $0 == .connectionChanged(sensor, .ready) }.count == 2)
@@ -175,7 +176,7 @@ struct BlueZooTests {
                 binary, ["monitor", "--adapter", "hci0", "--json", "--duration", "6"],
                 environment: ["DBUS_SYSTEM_BUS_ADDRESS": bed.bus.address], label: "monitor")
             defer { monitor.stop() }
-            let stats = await monitor.waitForLine(timeout: .seconds(40)) { $0.contains("\"event\":\"stats\"") }
+            let stats = await monitor.waitForLine { $0.contains("\"event\":\"stats\"") }
             #expect(stats != nil, "monitor never finished: \(monitor.output.suffix(5))")
             let objects = monitor.output.compactMap {
                 try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]

@@ -34,13 +34,14 @@ struct BrowserTests {
     func pagesInChromium() async throws {
         let daemon = try await DaemonUnderTest(classBoard: true)
         defer { daemon.stop() }
-        let browser = try Spawned(
+        // Ready once it prints its first check: Chromium and its driver are up.
+        let browser = try await Spawned.startPeer(
             venvPython,
             [
                 packageRoot.appendingPathComponent("Tests/Fixtures/web/browser_check.py").path,
                 "http://127.0.0.1:\(daemon.port)", DaemonUnderTest.readToken, DaemonUnderTest.controlToken,
                 Self.screenshots.path,
-            ], label: "browser")
+            ], label: "browser", readyLine: { _ in true })
         defer { browser.stop() }
         // The script asks for a daemon restart near its end, to see the pages reconnect by themselves.
         var restarted: DaemonUnderTest?

@@ -38,7 +38,7 @@ struct DaemonBlueZTests {
             ["daemon", "--config", directory.appendingPathComponent("config.toml").path, "--log-level", "info"],
             environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address, "NOTIFY_SOCKET": listener.address], label: "daemon")
         defer { daemon.stop() }
-        let ready = listener.receive(timeout: .seconds(30))
+        let ready = await listener.receive()
         #expect(ready?.hasPrefix("READY=1") == true, "\(ready ?? "nothing") \(daemon.output.suffix(5))")
         #expect(ready?.contains("STATUS=waiting: bluetoothd not running") == true)
         let client = APIClient(endpoint: .unix(socket))
@@ -51,7 +51,7 @@ struct DaemonBlueZTests {
         try await mock.addResolvedStrap()
         try await mock.announce([MockBlueZ.device + "/service0010", MockBlueZ.characteristic])
         try await eventually(
-            "the strap to stream: \(daemon.output.suffix(15).joined(separator: "\n"))", timeout: .seconds(30)
+            "the strap to stream: \(daemon.output.suffix(15).joined(separator: "\n"))"
         ) {
             let sensors = try await client.send(.GET, "/v1/sensors").object?["sensors"] as? [[String: Any]]
             return sensors?.first?["state"] as? String == "ready"
@@ -64,7 +64,7 @@ struct DaemonBlueZTests {
             return sensor?["heartRate"] as? Int == 99
         }
         var statuses: [String] = []
-        while let datagram = listener.receive(timeout: .zero) { statuses.append(datagram) }
+        while let datagram = await listener.receive(timeout: .zero) { statuses.append(datagram) }
         #expect(statuses.contains { $0.contains("STATUS=1 sensor streaming") }, "\(statuses)")
         await mock.control.close()
     }

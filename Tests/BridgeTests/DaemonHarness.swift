@@ -50,20 +50,19 @@ final class DaemonUnderTest: Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// Three virtual straps; with `dropout`, the third one disconnects 40 s into the scenario for 25 s.
-    static func scenario(dropout: Bool) -> String {
-        """
-        {"version": 1, "seed": 7, "straps": [
-        \(straps.enumerated().map { index, address in
-            """
-            {"name": "Strap \(index + 1)", "address": "\(address)", "restingHeartRate": \(55 + 5 * index),
-             "maximumHeartRate": 185, "battery": 90, "age": 35, "weight": 70, "sex": "male",
-             "segments": [{"type": "steady", "duration": "60m", "intensity": 0.5}]\(
-                dropout && index == 2 ? #", "faults": [{"type": "disconnect", "at": "40s", "duration": "25s"}]"# : "")}
-            """
-        }.joined(separator: ",\n"))
-        ]}
-        """
+    /// Three virtual straps; with `dropouts`, the third one disconnects for 25 s of every minute
+    /// from 40 s into the scenario on, so a page opened at any moment soon sees one.
+    static func scenario(dropouts: Bool) -> String {
+        let faults = stride(from: 40, to: 3600, by: 60).map {
+            #"{"type": "disconnect", "at": "\#($0)s", "duration": "25s"}"#
+        }
+        let straps = Self.straps.enumerated().map { index, address in
+            #"{"name": "Strap \#(index + 1)", "address": "\#(address)", "restingHeartRate": \#(55 + 5 * index), "#
+                + #""maximumHeartRate": 185, "battery": 90, "age": 35, "weight": 70, "sex": "male", "#
+                + #""segments": [{"type": "steady", "duration": "60m", "intensity": 0.5}]"#
+                + (dropouts && index == 2 ? #", "faults": [\#(faults.joined(separator: ", "))]"# : "") + "}"
+        }
+        return #"{"version": 1, "seed": 7, "straps": ["# + straps.joined(separator: ",\n") + "]}"
     }
 
     /// Starts a daemon; `reusing` keeps an earlier daemon's directory (store, config) and port.
@@ -79,7 +78,7 @@ final class DaemonUnderTest: Sendable {
                 "hrbridge-daemon-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             port = Self.freePort()
-            try Data(Self.scenario(dropout: classBoard).utf8).write(
+            try Data(Self.scenario(dropouts: classBoard).utf8).write(
                 to: directory.appendingPathComponent("scenario.json"))
             try Data(
                 """
@@ -134,13 +133,13 @@ final class DaemonUnderTest: Sendable {
                 """.utf8
             ).write(to: directory.appendingPathComponent("config.toml"))
         }
-        process = try Spawned(
+        let unix = APIClient(endpoint: .unix(directory.appendingPathComponent("api.sock").path))
+        // Ready: the API answers on the socket with every strap streaming.
+        process = try await Spawned.startPeer(
             Self.binary,
             ["daemon", "--config", directory.appendingPathComponent("config.toml").path, "--log-level", "info"],
-            environment: environment, label: "daemon")
-        let unix = APIClient(endpoint: .unix(directory.appendingPathComponent("api.sock").path))
-        try await eventually("the daemon to answer with every strap streaming", timeout: .seconds(30)) {
-            guard process.isRunning else { throw HarnessError("the daemon exited: \(process.output.suffix(10))") }
+            environment: environment, label: "daemon"
+        ) { _ in
             guard let reply = try? await unix.send(.GET, "/v1/health"), reply.status == 200 else { return false }
             return reply.object?["sensorsStreaming"] as? Int == 3
         }

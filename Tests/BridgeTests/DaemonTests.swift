@@ -45,7 +45,7 @@ struct DaemonTests {
         #expect(samples.allSatisfy { ($0["source"] as? [String: Any])?["address"] as? String == straps[0] })
         #expect(samples.contains { $0["type"] as? String == "heartRate" && ($0["value"] as? Double ?? 0) > 40 })
 
-        #expect(await webSocket.wait(timeout: .seconds(30)) == 0, "\(webSocket.output.suffix(5))")
+        #expect(await webSocket.wait() == 0, "\(webSocket.output.suffix(5))")
         let frames = webSocket.output.compactMap {
             (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
         }
@@ -234,7 +234,7 @@ struct DaemonTests {
         func run(_ arguments: [String]) async throws -> (Int32?, [String]) {
             let process = try Spawned(
                 DaemonUnderTest.binary, ["session"] + arguments + ["--socket", daemon.socketPath])
-            let status = await process.wait(timeout: .seconds(30))
+            let status = await process.wait()
             return (status, process.output)
         }
         let (startStatus, startOutput) = try await run(["start", "--sensor", straps[1], "--activity", "walking"])
@@ -290,7 +290,7 @@ struct DaemonPlanTests {
         let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)")
         defer { events.cancel() }
         // 10 + 2 × 15 = 40 s of workout time: 8 s at speed 5.
-        try await eventually("the session to end with its plan", timeout: .seconds(40)) {
+        try await eventually("the session to end with its plan") {
             events.of(kind: "session").contains { $0["state"] as? String == "ended" }
         }
         let planEvents = events.of(kind: "plan").compactMap { $0["event"] as? String }

@@ -33,14 +33,15 @@ struct OpenAPITests {
         defer { daemon.stop() }
         let base = "http://127.0.0.1:\(daemon.port)"
         let report = daemon.directory.appendingPathComponent("schemathesis").path
-        let fuzz = try Spawned(
+        // Ready once it prints its first line: the interpreter is up and has read the document.
+        let fuzz = try await Spawned.startPeer(
             packageRoot.appendingPathComponent(".venv/bin/schemathesis").path,
             [
                 "run", "\(base)/v1/openapi.json", "--url", base, "-H",
                 "Authorization: Bearer \(DaemonUnderTest.controlToken)", "--checks", "all", "--exclude-path",
                 "/v1/events", "--exclude-path", "/v1/ws", "--max-examples", "25", "--seed", "20261122",
                 "--report-dir", report, "--no-color",
-            ], label: "schemathesis")
+            ], label: "schemathesis", readyLine: { _ in true })
         let status = await fuzz.wait(timeout: .seconds(300))
         #expect(status == 0, "\(fuzz.output.suffix(40).joined(separator: "\n"))")
         #expect(fuzz.output.contains { $0.contains("passed") })

@@ -28,15 +28,17 @@ public final class BlueZooBed: Sendable {
             bus.stop()
             throw HarnessError("BlueZoo is not installed: run scripts/setup-python.sh (make test does)")
         }
-        bluezoo = try Spawned(
-            venv, ["--auto-enable", "--scan-interval", "1"] + adapters.flatMap { ["-a", $0] },
-            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], label: "bluezoo")
-        children = LockedList()
-        let ready = await bluezoo.waitForLine { $0.contains("Adding adapter[\(adapters.count - 1)]") }
-        guard ready != nil else {
-            stop()
-            throw HarnessError("BlueZoo did not start: \(bluezoo.output.suffix(5))")
+        let lastAdapter = "Adding adapter[\(adapters.count - 1)]"
+        do {
+            bluezoo = try await Spawned.startPeer(
+                venv, ["--auto-enable", "--scan-interval", "1"] + adapters.flatMap { ["-a", $0] },
+                environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], label: "bluezoo",
+                readyLine: { $0.contains(lastAdapter) })
+        } catch {
+            bus.stop()
+            throw error
         }
+        children = LockedList()
     }
 
     /// Starts a virtual strap on the adapter with `address`, notifying `frames` (hex) every `interval`.
@@ -50,16 +52,14 @@ public final class BlueZooBed: Sendable {
         let control = directory.appendingPathComponent("control-\(address)").path
         guard mkfifo(control, 0o600) == 0 else { throw HarnessError("cannot create \(control)") }
         let script = packageRoot.appendingPathComponent("Tests/Fixtures/bluez/strap.py").path
-        let process = try Spawned(
+        let process = try await Spawned.startPeer(
             systemPython,
             [
                 script, "--adapter-address", address, "--frames", framesFile.path, "--interval", String(interval),
                 "--service", service, "--name", name, "--control", control,
-            ], environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], label: "strap \(address)")
+            ], environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], label: "strap \(address)",
+            readyLine: { $0 == "ready" })
         children.append(process)
-        guard await process.waitForLine({ $0 == "ready" }) != nil else {
-            throw HarnessError("strap \(address) did not start: \(process.output.suffix(5))")
-        }
         return Strap(process: process, control: control)
     }
 

@@ -1,6 +1,7 @@
-/// Checks `condition` every 20 ms until it holds; throws a ``HarnessError`` naming `what` after `timeout`.
+/// Checks `condition` every 20 ms until it holds; throws a ``HarnessError`` naming `what` after
+/// `timeout` (a bound for a condition that never holds, not a guess at how long it takes).
 public func eventually(
-    _ what: String, timeout: Duration = .seconds(15), _ condition: () async throws -> Bool
+    _ what: String, timeout: Duration = HarnessDeadline.condition, _ condition: () async throws -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + timeout
     while try await !condition() {

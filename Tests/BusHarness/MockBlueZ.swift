@@ -33,23 +33,30 @@ public struct MockBlueZ: Sendable {
     /// strap's device object (no GATT service yet: see ``addResolvedStrap()``).
     public static func start(on existing: PrivateBus? = nil) async throws -> MockBlueZ {
         let bus = try existing ?? PrivateBus()
-        let process = try Spawned(
-            venvPython, ["-m", "dbusmock", "--system", "--template", faultsTemplate],
-            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], label: "dbusmock")
-        let control = try DBusConnection(bus: .address(bus.address), logger: harnessLogger)
-        let deadline = ContinuousClock.now + .seconds(15)
-        while try await control.nameOwner(of: "org.bluez") == nil {
-            guard ContinuousClock.now < deadline, process.isRunning else {
-                process.stop()
-                bus.stop()
-                throw HarnessError("dbusmock did not start: \(process.output.suffix(5))")
-            }
-            try await Task.sleep(for: .milliseconds(50))
+        let control: DBusConnection
+        let process: Spawned
+        do {
+            control = try DBusConnection(bus: .address(bus.address), logger: harnessLogger)
+            process = try await startOwningBlueZ(on: bus, control: control, label: "dbusmock")
+        } catch {
+            if existing == nil { bus.stop() }
+            throw error
         }
         let mock = MockBlueZ(bus: bus, process: process, control: control)
         _ = try await mock.call("/", "org.bluez.Mock", "AddAdapter", [.string("hci0"), .string("bridge")])
         _ = try await mock.addDevice()
         return mock
+    }
+
+    /// Starts dbusmock with `template` (ours by default) on `bus` and waits until it owns `org.bluez`
+    /// (its readiness signal, seen through `control`), holding a start slot meanwhile.
+    public static func startOwningBlueZ(
+        on bus: PrivateBus, control: DBusConnection, template: String = faultsTemplate, label: String = "dbusmock"
+    ) async throws -> Spawned {
+        try await Spawned.startPeer(
+            venvPython, ["-m", "dbusmock", "--system", "--template", template],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], label: label
+        ) { _ in try await control.nameOwner(of: "org.bluez") != nil }
     }
 
     /// Calls a method on the mock.
@@ -81,18 +88,10 @@ public struct MockBlueZ: Sendable {
     /// same bus with the same adapter, device and Heart Rate service. Stop the returned mock too.
     public func restarted() async throws -> MockBlueZ {
         process.stop()
-        while try await control.nameOwner(of: "org.bluez") != nil { try await Task.sleep(for: .milliseconds(20)) }
-        let fresh = try Spawned(
-            venvPython, ["-m", "dbusmock", "--system", "--template", faultsTemplate],
-            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], label: "dbusmock-restarted")
-        let deadline = ContinuousClock.now + .seconds(15)
-        while try await control.nameOwner(of: "org.bluez") == nil {
-            guard ContinuousClock.now < deadline, fresh.isRunning else {
-                fresh.stop()
-                throw HarnessError("dbusmock did not restart: \(fresh.output.suffix(5))")
-            }
-            try await Task.sleep(for: .milliseconds(50))
+        try await eventually("the old dbusmock to leave org.bluez") {
+            try await control.nameOwner(of: "org.bluez") == nil
         }
+        let fresh = try await Self.startOwningBlueZ(on: bus, control: control, label: "dbusmock-restarted")
         let mock = MockBlueZ(bus: bus, process: fresh, control: control)
         try await mock.call("/", "org.bluez.Mock", "AddAdapter", [.string("hci0"), .string("bridge")])
         try await mock.addDevice()

@@ -18,6 +18,8 @@ public final class Spawned: Sendable {
     private let exit = Mutex<Int32?>(nil)
     /// Whether the output pipe reached end of file (every line is in `output`).
     private let drained = Mutex(false)
+    /// When it was spawned.
+    public let startedAt = ContinuousClock.now
 
     /// Starts `executable` with `arguments`; `environment` entries are added to this process's.
     public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], label: String? = nil)
@@ -85,13 +87,70 @@ public final class Spawned: Sendable {
     /// Every line the child printed so far.
     public var output: [String] { lines.withLock { $0 } }
 
-    /// Waits until a line satisfies `predicate`; returns it, or `nil` after `timeout`.
+    /// Starts a peer and waits for its readiness signal, holding a ``PeerStartGate`` slot from the
+    /// spawn until `ready` returns true. When the peer exits first or `deadline` passes, it is stopped
+    /// and the error carries its last output lines and how long it ran (``report``).
+    public static func startPeer(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:], label: String? = nil,
+        deadline: Duration = HarnessDeadline.peerStart, ready: (Spawned) async throws -> Bool
+    ) async throws -> Spawned {
+        try await PeerStartGate.shared.withSlot {
+            let peer = try Spawned(executable, arguments, environment: environment, label: label)
+            let end = ContinuousClock.now + deadline
+            do {
+                while try await !ready(peer) {
+                    if !peer.isRunning {
+                        // Its last lines may still be on their way through the pipe.
+                        await peer.drain()
+                        if try await ready(peer) { break }
+                        throw HarnessError("\(peer.label) exited before it was ready: \(peer.report)")
+                    }
+                    guard ContinuousClock.now < end else {
+                        throw HarnessError("\(peer.label) was not ready within \(deadline): \(peer.report)")
+                    }
+                    try await Task.sleep(for: .milliseconds(25))
+                }
+            } catch {
+                peer.stop()
+                throw error
+            }
+            return peer
+        }
+    }
+
+    /// Starts a peer whose readiness signal is a line of its output satisfying `predicate`.
+    public static func startPeer(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:], label: String? = nil,
+        readyLine predicate: @escaping @Sendable (String) -> Bool
+    ) async throws -> Spawned {
+        try await startPeer(executable, arguments, environment: environment, label: label) { peer in
+            peer.output.contains(where: predicate)
+        }
+    }
+
+    /// How long it ran, how it ended and its last output lines, for failure messages.
+    public var report: String {
+        let ran = ContinuousClock.now - startedAt
+        let seconds = Double(ran.components.seconds) + Double(ran.components.attoseconds) / 1e18
+        let state = isRunning ? "still running" : "exited with status \(exitStatus.map(String.init) ?? "?")"
+        let tail = output.suffix(12)
+        return "\(label) (pid \(pid)) ran \(String(format: "%.1f", seconds)) s, \(state); "
+            + (tail.isEmpty ? "it printed nothing" : "last lines:\n" + tail.joined(separator: "\n"))
+    }
+
+    /// Waits until a line satisfies `predicate`; returns it, or `nil` when the child exited without
+    /// printing it or after `timeout`.
     @discardableResult
-    public func waitForLine(timeout: Duration = .seconds(10), _ predicate: (String) -> Bool) async -> String? {
+    public func waitForLine(timeout: Duration = HarnessDeadline.condition, _ predicate: (String) -> Bool) async
+        -> String?
+    {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let line = output.first(where: predicate) { return line }
-            if !isRunning { return output.first(where: predicate) }
+            if !isRunning {
+                await drain()
+                return output.first(where: predicate)
+            }
             try? await Task.sleep(for: .milliseconds(20))
         }
         return output.first(where: predicate)
@@ -111,15 +170,20 @@ public final class Spawned: Sendable {
 
     /// Waits for the child to exit, at most `timeout`; returns its exit status.
     @discardableResult
-    public func wait(timeout: Duration = .seconds(30)) async -> Int32? {
+    public func wait(timeout: Duration = HarnessDeadline.exit) async -> Int32? {
         let deadline = ContinuousClock.now + timeout
         while isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
-        // The child has exited; let the reader take its last lines (a grandchild may hold the pipe: bounded).
-        let drainDeadline = ContinuousClock.now + .seconds(2)
-        while exitStatus != nil, !drained.withLock({ $0 }), ContinuousClock.now < drainDeadline {
+        if exitStatus != nil { await drain() }
+        return exitStatus
+    }
+
+    /// Lets the reader take the last lines of a child that has exited (a grandchild may hold the
+    /// pipe open: bounded).
+    func drain() async {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !drained.withLock({ $0 }), ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
-        return exitStatus
     }
 
     /// Stops the child by PID: SIGTERM, then SIGKILL after 3 s; always reaps it.

@@ -29,17 +29,26 @@ struct DBusConnectionTests {
         }
     }
 
-    @Test("DBUS_SYSTEM_BUS_ADDRESS is honoured for the system bus")
+    @Test("DBUS_SYSTEM_BUS_ADDRESS is honoured for the system bus (set for a child, never in this process)")
     func systemBusAddress() async throws {
         try await withPrivateBus { bus in
-            setenv("DBUS_SYSTEM_BUS_ADDRESS", bus.address, 1)
-            defer { unsetenv("DBUS_SYSTEM_BUS_ADDRESS") }
-            let connection = try DBusConnection(bus: .system, logger: logger)
-            let id = try await connection.call(
-                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                member: "GetId")
-            #expect(id.first?.string?.count == 32)
-            await connection.close()
+            // This connection stands in for bluetoothd on the private bus; `hrbridge devices` opens
+            // `.system` and can only reach it through the variable in its environment.
+            let bluez = try DBusConnection(bus: .address(bus.address), logger: logger)
+            try await bluez.requestName("org.bluez")
+            let calls = Mutex<[String]>([])
+            try bluez.export(path: "/") { call in
+                calls.withLock { $0.append(call.member) }
+                return .success([.dictionary(keySignature: "o", valueSignature: "a{sa{sv}}", entries: [])])
+            }
+            let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+                .appendingPathComponent("hrbridge").path
+            let devices = try Spawned(
+                binary, ["devices", "--json"], environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], label: "devices")
+            let status = await devices.wait()
+            #expect(calls.withLock { $0 }.contains("GetManagedObjects"), "\(devices.report)")
+            #expect(status == 69, "no adapter on this bus: \(devices.report)")
+            await bluez.close()
         }
     }
 

@@ -77,7 +77,7 @@ struct DoctorTests {
         defer { close(listener) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
-        _ = withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
             path.utf8CString.withUnsafeBytes { buffer.copyBytes(from: $0.prefix(buffer.count - 1)) }
         }
         let bound = withUnsafePointer(to: &address) {
@@ -119,15 +119,9 @@ struct DoctorTests {
         let bus = try PrivateBus(
             policy: #"<deny send_destination="org.bluez" send_interface="org.freedesktop.DBus.ObjectManager"/>"#)
         defer { bus.stop() }
-        let mock = try Spawned(
-            venvPython, ["-m", "dbusmock", "--system", "--template", "bluez5"],
-            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], label: "dbusmock")
-        defer { mock.stop() }
         let connection = try DBusConnection(bus: .address(bus.address), logger: logger)
-        let deadline = ContinuousClock.now + .seconds(15)
-        while try await connection.nameOwner(of: "org.bluez") == nil, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        let mock = try await MockBlueZ.startOwningBlueZ(on: bus, control: connection, template: "bluez5")
+        defer { mock.stop() }
         let checks = await BusChecks.run(connection: connection, bluezVersion: "5.66")
         await connection.close()
         let access = try #require(check(checks, "dbus-access"))
@@ -140,15 +134,9 @@ struct DoctorTests {
     func strapStates() async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
-        let mock = try Spawned(
-            venvPython, ["-m", "dbusmock", "--system", "--template", "bluez5"],
-            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], label: "dbusmock")
-        defer { mock.stop() }
         let control = try DBusConnection(bus: .address(bus.address), logger: logger)
-        let deadline = ContinuousClock.now + .seconds(15)
-        while try await control.nameOwner(of: "org.bluez") == nil, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        let mock = try await MockBlueZ.startOwningBlueZ(on: bus, control: control, template: "bluez5")
+        defer { mock.stop() }
         func call(_ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue]) async throws {
             _ = try await control.call(
                 destination: "org.bluez", path: path, interface: interface, member: member, arguments: arguments)
@@ -244,7 +232,7 @@ struct DoctorTests {
             _ = try await scanner.call(
                 destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.bluez.Adapter1",
                 member: "StartDiscovery")
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + HarnessDeadline.condition
             var checks: [DoctorCheck] = []
             var environment = Doctor.Environment()
             environment.bus = .address(bed.bus.address)

@@ -60,7 +60,9 @@ private func garminDecode(_ bytes: [UInt8]) async throws -> [String: Any] {
     try Data(bytes).write(to: file)
     defer { try? FileManager.default.removeItem(at: file) }
     let script = packageRoot.appendingPathComponent("Tests/Fixtures/fit/decode.py").path
-    let decoder = try Spawned(venvPython, [script, file.path], label: "garmin-fit-sdk")
+    // It prints one line, the decoded file, as it exits.
+    let decoder = try await Spawned.startPeer(
+        venvPython, [script, file.path], label: "garmin-fit-sdk", readyLine: { _ in true })
     #expect(await decoder.wait() == 0, "\(decoder.output.suffix(5))")
     return try #require(
         JSONSerialization.jsonObject(with: Data((decoder.output.last ?? "").utf8)) as? [String: Any])

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import Workouts
 
 /// What `hrbridge daemon` runs with: read from `/etc/hrbridge/config.toml` (or `--config`) by

@@ -1,6 +1,6 @@
-public import Foundation
+import Foundation
 public import WorkoutPlans
-public import Workouts
+import Workouts
 
 /// Texts and JSON shapes of a running plan, shared by `workout run --json` and the daemon's stream.
 public enum PlanJSON {

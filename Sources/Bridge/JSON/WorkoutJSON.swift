@@ -1,5 +1,5 @@
-public import Foundation
-public import Samples
+import Foundation
+import Samples
 public import Workouts
 
 /// JSON shapes of workout values for `--json`.

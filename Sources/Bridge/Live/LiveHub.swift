@@ -1,5 +1,5 @@
-public import Foundation
-public import Sensors
+import Foundation
+import Sensors
 
 /// Where the live stream comes from: managers publish, API streams subscribe.
 ///

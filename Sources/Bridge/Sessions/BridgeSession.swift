@@ -1,10 +1,10 @@
 public import Foundation
 import Logging
-public import Samples
+import Samples
 public import Sensors
 import Synchronization
 import WorkoutPlans
-public import WorkoutStore
+import WorkoutStore
 public import Workouts
 
 /// One live session of the daemon: a workout session, its builder and a data source that takes

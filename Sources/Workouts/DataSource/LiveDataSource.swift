@@ -1,5 +1,5 @@
-public import Foundation
-public import GATT
+import Foundation
+import GATT
 public import Logging
 public import Samples
 public import Sensors

@@ -164,7 +164,7 @@ struct PlanRunCommand: AsyncParsableCommand {
     var arguments: [String] = []
 
     func run() async throws {
-        var command = try WorkoutRunCommand.parse(["--plan", file] + arguments)
+        let command = try WorkoutRunCommand.parse(["--plan", file] + arguments)
         try await command.run()
     }
 }

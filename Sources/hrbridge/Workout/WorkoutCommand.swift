@@ -52,7 +52,7 @@ struct WorkoutRecoverCommand: AsyncParsableCommand {
     var arguments: [String] = []
 
     func run() async throws {
-        var command = try WorkoutRunCommand.parse(arguments + ["--recover"])
+        let command = try WorkoutRunCommand.parse(arguments + ["--recover"])
         try await command.run()
     }
 }

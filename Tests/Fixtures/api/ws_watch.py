@@ -8,9 +8,9 @@ from websockets.asyncio.client import connect
 
 async def main(url, token, count):
     headers = {"Authorization": "Bearer " + token} if token else {}
-    async with connect(url, additional_headers=headers, open_timeout=10) as socket:
+    async with connect(url, additional_headers=headers, open_timeout=60) as socket:
         for _ in range(count):
-            message = await asyncio.wait_for(socket.recv(), 20)
+            message = await asyncio.wait_for(socket.recv(), 60)
             print(message, flush=True)
 
 

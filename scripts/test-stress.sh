@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Runs the whole test suite N times in a row on the already-built tree (make test builds it),
+# optionally with a CPU hog on one core, and prints each run's wall time and failures.
+#
+#   scripts/test-stress.sh N [--load]
+#
+# Exits 0 only when every run passed. Logs: .build/stress/run-K.log.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+usage() { echo "usage: scripts/test-stress.sh N [--load]" >&2; exit 2; }
+runs=""
+load=false
+for argument in "$@"; do
+    case "$argument" in
+        --load) load=true ;;
+        ''|*[!0-9]*) usage ;;
+        *) runs=$argument ;;
+    esac
+done
+[ -n "$runs" ] && [ "$runs" -ge 1 ] || usage
+
+if [ ! -d .build/debug ] || ! ls .build/debug/*.xctest >/dev/null 2>&1; then
+    echo "no built tests: run 'make test' (or 'swift build --build-tests') first" >&2
+    exit 2
+fi
+
+logs=.build/stress
+mkdir -p "$logs"
+hog=""
+stop_hog() { [ -n "$hog" ] && kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null; hog=""; }
+trap 'stop_hog; exit 130' INT TERM
+if $load; then
+    # One core kept busy for the whole stress run, as a loaded CI machine would be.
+    if command -v taskset >/dev/null 2>&1; then
+        taskset -c 0 sh -c 'while :; do :; done' &
+    else
+        sh -c 'while :; do :; done' &
+    fi
+    hog=$!
+    echo "CPU hog on one core: pid $hog"
+fi
+
+passed=0
+failed=0
+summary=()
+for run in $(seq 1 "$runs"); do
+    log="$logs/run-$run.log"
+    start=$(date +%s.%N)
+    swift test --skip-build >"$log" 2>&1
+    status=$?
+    seconds=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    closing=$(grep -E 'Test run with [0-9]+ tests? .*(passed|failed)' "$log" | tail -1)
+    if [ "$status" -eq 0 ]; then
+        passed=$((passed + 1))
+        line="run $run: passed in $seconds s — $closing"
+    else
+        failed=$((failed + 1))
+        line="run $run: FAILED (exit $status) in $seconds s — ${closing:-no closing line} — $log"
+    fi
+    echo "$line"
+    summary+=("$line")
+    if [ "$status" -ne 0 ]; then
+        # The failing tests and their first issues.
+        grep -E 'Test .* (failed after|recorded an issue)' "$log" | head -20 | sed 's/^/    /'
+    fi
+done
+stop_hog
+echo "stress: $passed of $runs runs passed$($load && echo ' (one core loaded)')"
+[ "$failed" -eq 0 ]
