@@ -5,6 +5,10 @@ public import Logging
 public import Sensors
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The BlueZ implementation of ``SensorAdapter``: one Bluetooth adapter (`hci0`…) over D-Bus.
 ///
 /// Subscribes to every `org.bluez` signal before taking the `GetManagedObjects` snapshot, keeps
@@ -336,14 +340,14 @@ public actor BlueZAdapter: SensorAdapter {
     @discardableResult
     private func call(
         _ objectPath: String, _ interface: String, _ member: String, _ arguments: [DBusValue] = [],
-        timeout: Duration = DBusConnection.defaultTimeout
+        timeout: Duration = DBusConnection.defaultTimeout, keepingDescriptors: Bool = false
     ) async throws(BlueZError) -> [DBusValue] {
         let result: Result<[DBusValue], DBusError>
         do {
             result = .success(
                 try await connection.call(
                     destination: "org.bluez", path: objectPath, interface: interface, member: member,
-                    arguments: arguments, timeout: timeout))
+                    arguments: arguments, timeout: timeout, keepingDescriptors: keepingDescriptors))
         } catch {
             result = .failure(error)
         }
@@ -641,8 +645,12 @@ public actor BlueZAdapter: SensorAdapter {
         _ characteristicPath: String, characteristic: GATTCharacteristic, address: String, identity: SensorIdentity
     ) async throws(BlueZError) {
         let reply = try await call(
-            characteristicPath, ObjectCache.characteristicInterface, "AcquireNotify", [.propertyMap([])])
-        guard reply.count == 2, case .unixFD(let descriptor) = reply[0], let mtu = reply[1].integer else {
+            characteristicPath, ObjectCache.characteristicInterface, "AcquireNotify", [.propertyMap([])],
+            keepingDescriptors: true)
+        guard reply.count == 2, case .unixFD(let descriptor) = reply[0], descriptor >= 0, let mtu = reply[1].integer
+        else {
+            // Ours either way: close what a malformed reply carried.
+            for case .unixFD(let descriptor) in reply where descriptor >= 0 { close(descriptor) }
             throw BlueZError(DBusError.unexpectedReply("AcquireNotify returned \(reply)"))
         }
         let socket = NotificationSocket(descriptor: descriptor, mtu: mtu)

@@ -43,7 +43,7 @@ public final class DBusConnection: Sendable {
         var subscriptions: [Subscription] = []
         var taps: [Tap] = []
         var nextID = 0
-        var handlers: [String: @Sendable (DBusMethodCall) async -> DBusMethodReply] = [:]
+        var handlers: [String: ExportedObject] = [:]
         var closed = false
     }
 
@@ -161,9 +161,11 @@ public final class DBusConnection: Sendable {
     // MARK: Method calls
 
     /// Calls a method and returns the reply's arguments; an error reply throws its name and message.
+    /// File descriptors in the reply are closed (and read as `-1`) unless `keepingDescriptors`,
+    /// when they are the caller's to close.
     public func call(
         destination: String, path: String, interface: String, member: String, arguments: [DBusValue] = [],
-        timeout: Duration = DBusConnection.defaultTimeout
+        timeout: Duration = DBusConnection.defaultTimeout, keepingDescriptors: Bool = false
     ) async throws(DBusError) -> [DBusValue] {
         guard !state.withLock({ $0.closed }) else { throw .disconnected() }
         guard
@@ -183,7 +185,7 @@ public final class DBusConnection: Sendable {
                 continuation.resume(returning: .failure(.disconnected("cannot send \(member)")))
                 return
             }
-            let box = PendingReply(continuation: continuation)
+            let box = PendingReply(continuation: continuation, keepingDescriptors: keepingDescriptors)
             let context = Unmanaged.passRetained(box).toOpaque()
             dbus_pending_call_set_notify(
                 pending,
@@ -316,9 +318,12 @@ public final class DBusConnection: Sendable {
 
     // MARK: Exported objects
 
-    /// Serves method calls on `path` with `handler` (e.g. a pairing agent).
+    /// Serves method calls on `path` with `handler` (e.g. a pairing agent). File descriptors in a
+    /// call are closed on arrival (and read as `-1`) unless `keepingDescriptors`, when they are the
+    /// handler's to close.
     public func export(
-        path: String, handler: @escaping @Sendable (DBusMethodCall) async -> DBusMethodReply
+        path: String, keepingDescriptors: Bool = false,
+        handler: @escaping @Sendable (DBusMethodCall) async -> DBusMethodReply
     ) throws(DBusError) {
         var vtable = DBusObjectPathVTable()
         vtable.message_function = { _, message, context in
@@ -328,7 +333,7 @@ public final class DBusConnection: Sendable {
         var error = CDBus.DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
-        state.withLock { $0.handlers[path] = handler }
+        state.withLock { $0.handlers[path] = ExportedObject(handler: handler, keepsDescriptors: keepingDescriptors) }
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard dbus_connection_try_register_object_path(pointer, path, &vtable, context, &error) != 0 else {
             _ = state.withLock { $0.handlers.removeValue(forKey: path) }
@@ -345,14 +350,14 @@ public final class DBusConnection: Sendable {
     private func handleCall(_ pointer: OpaquePointer) -> DBusHandlerResult {
         let message = DBusMessage(retaining: pointer)
         guard message.type == CDBUS_MESSAGE_TYPE_METHOD_CALL, let path = message.path,
-            let handler = state.withLock({ $0.handlers[path] })
+            let object = state.withLock({ $0.handlers[path] })
         else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
         let call = DBusMethodCall(
             sender: message.sender ?? "", path: path, interface: message.interface, member: message.member ?? "",
-            arguments: message.arguments())
+            arguments: message.arguments(keepingDescriptors: object.keepsDescriptors))
         Task {
             let reply: DBusMessage?
-            switch await handler(call) {
+            switch await object.handler(call) {
             case .success(let values):
                 let answer = message.methodReturn()
                 reply =
@@ -401,12 +406,20 @@ public final class DBusConnection: Sendable {
     }
 }
 
+/// An object served on a path: its handler, and whether the handler takes the descriptors it is sent.
+private struct ExportedObject: Sendable {
+    let handler: @Sendable (DBusMethodCall) async -> DBusMethodReply
+    let keepsDescriptors: Bool
+}
+
 /// One method call awaiting its reply; resumed exactly once.
 private final class PendingReply: Sendable {
     private let continuation: Mutex<CheckedContinuation<Result<[DBusValue], DBusError>, Never>?>
+    private let keepingDescriptors: Bool
 
-    init(continuation: CheckedContinuation<Result<[DBusValue], DBusError>, Never>) {
+    init(continuation: CheckedContinuation<Result<[DBusValue], DBusError>, Never>, keepingDescriptors: Bool) {
         self.continuation = Mutex(continuation)
+        self.keepingDescriptors = keepingDescriptors
     }
 
     /// libdbus frees a pending call it never completes (the connection went away): fail it.
@@ -434,7 +447,7 @@ private final class PendingReply: Sendable {
                         name: message.errorName ?? DBusError.failedName,
                         message: message.arguments().first?.string ?? "")))
         } else {
-            continuation.resume(returning: .success(message.arguments()))
+            continuation.resume(returning: .success(message.arguments(keepingDescriptors: keepingDescriptors)))
         }
     }
 }

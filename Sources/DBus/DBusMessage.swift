@@ -56,13 +56,15 @@ final class DBusMessage: @unchecked Sendable {
         return true
     }
 
-    /// Reads every argument.
-    func arguments() -> [DBusValue] {
+    /// Reads every argument. libdbus hands out a duplicate of each file descriptor it reads; with
+    /// `keepingDescriptors` they are the caller's to close, otherwise each is closed at once and
+    /// reads as `.unixFD(-1)` (a signal nobody asked for must not use up the descriptor table).
+    func arguments(keepingDescriptors: Bool = false) -> [DBusValue] {
         var iterator = DBusMessageIter()
         guard dbus_message_iter_init(pointer, &iterator) != 0 else { return [] }
         var values: [DBusValue] = []
         repeat {
-            guard let value = Self.read(&iterator) else { break }
+            guard let value = Self.read(&iterator, keepingDescriptors: keepingDescriptors) else { break }
             values.append(value)
         } while dbus_message_iter_next(&iterator) != 0
         return values
@@ -136,7 +138,7 @@ final class DBusMessage: @unchecked Sendable {
         return pointer.map { String(cString: $0) } ?? ""
     }
 
-    static func read(_ iterator: inout DBusMessageIter) -> DBusValue? {
+    static func read(_ iterator: inout DBusMessageIter, keepingDescriptors keep: Bool) -> DBusValue? {
         let type = dbus_message_iter_get_arg_type(&iterator)
         switch type {
         case CDBUS_TYPE_BYTE: return .byte(basic(&iterator, UInt8(0)))
@@ -151,29 +153,33 @@ final class DBusMessage: @unchecked Sendable {
         case CDBUS_TYPE_STRING: return .string(readString(&iterator))
         case CDBUS_TYPE_OBJECT_PATH: return .objectPath(readString(&iterator))
         case CDBUS_TYPE_SIGNATURE: return .signature(readString(&iterator))
-        case CDBUS_TYPE_UNIX_FD: return .unixFD(basic(&iterator, Int32(-1)))
+        case CDBUS_TYPE_UNIX_FD:
+            let descriptor = basic(&iterator, Int32(-1))
+            if keep || descriptor < 0 { return .unixFD(descriptor) }
+            close(descriptor)
+            return .unixFD(-1)
         case CDBUS_TYPE_VARIANT:
             var sub = DBusMessageIter()
             dbus_message_iter_recurse(&iterator, &sub)
-            return read(&sub).map(DBusValue.variant)
+            return read(&sub, keepingDescriptors: keep).map(DBusValue.variant)
         case CDBUS_TYPE_STRUCT:
             var sub = DBusMessageIter()
             dbus_message_iter_recurse(&iterator, &sub)
             var members: [DBusValue] = []
             while dbus_message_iter_get_arg_type(&sub) != CDBUS_TYPE_INVALID {
-                guard let member = read(&sub) else { return nil }
+                guard let member = read(&sub, keepingDescriptors: keep) else { return nil }
                 members.append(member)
                 dbus_message_iter_next(&sub)
             }
             return .structure(members)
         case CDBUS_TYPE_ARRAY:
-            return readArray(&iterator)
+            return readArray(&iterator, keepingDescriptors: keep)
         default:
             return nil
         }
     }
 
-    private static func readArray(_ iterator: inout DBusMessageIter) -> DBusValue? {
+    private static func readArray(_ iterator: inout DBusMessageIter, keepingDescriptors keep: Bool) -> DBusValue? {
         let elementType = dbus_message_iter_get_element_type(&iterator)
         var sub = DBusMessageIter()
         dbus_message_iter_recurse(&iterator, &sub)
@@ -197,9 +203,9 @@ final class DBusMessage: @unchecked Sendable {
             while dbus_message_iter_get_arg_type(&sub) == CDBUS_TYPE_DICT_ENTRY {
                 var entry = DBusMessageIter()
                 dbus_message_iter_recurse(&sub, &entry)
-                guard let key = read(&entry) else { return nil }
+                guard let key = read(&entry, keepingDescriptors: keep) else { return nil }
                 dbus_message_iter_next(&entry)
-                guard let value = read(&entry) else { return nil }
+                guard let value = read(&entry, keepingDescriptors: keep) else { return nil }
                 entries.append(DBusDictionaryEntry(key: key, value: value))
                 dbus_message_iter_next(&sub)
             }
@@ -210,7 +216,7 @@ final class DBusMessage: @unchecked Sendable {
         }
         var elements: [DBusValue] = []
         while dbus_message_iter_get_arg_type(&sub) != CDBUS_TYPE_INVALID {
-            guard let element = read(&sub) else { return nil }
+            guard let element = read(&sub, keepingDescriptors: keep) else { return nil }
             elements.append(element)
             dbus_message_iter_next(&sub)
         }

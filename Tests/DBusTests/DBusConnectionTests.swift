@@ -96,7 +96,7 @@ struct DBusConnectionTests {
             let server = try DBusConnection(bus: .address(bus.address), logger: logger)
             let client = try DBusConnection(bus: .address(bus.address), logger: logger)
             #expect(client.canPassFileDescriptors)
-            try server.export(path: "/fd") { call in
+            try server.export(path: "/fd", keepingDescriptors: true) { call in
                 guard case .unixFD(let descriptor) = call.arguments.first else {
                     return .failure(.unexpectedReply("no fd"))
                 }
@@ -317,6 +317,61 @@ struct DBusConnectionTests {
             }
             await connection.close()
             #expect(await waiter.value)
+        }
+    }
+
+    @Test("file descriptors in signals and replies are closed unless kept: 200 signals × 16 fds leave none open")
+    func descriptorsAreOwned() async throws {
+        try await withPrivateBus { bus in
+            let emitter = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let listener = try DBusConnection(bus: .address(bus.address), logger: logger)
+            #expect(emitter.canPassFileDescriptors && listener.canPassFileDescriptors)
+            // A file of its own, so its descriptors can be told from any other test's.
+            let marker = FileManager.default.temporaryDirectory.appendingPathComponent("fd-marker-\(UUID().uuidString)")
+            _ = FileManager.default.createFile(atPath: marker.path, contents: nil)
+            defer { try? FileManager.default.removeItem(at: marker) }
+            let descriptor = open(marker.path, O_RDONLY)
+            #expect(descriptor >= 0)
+            defer { close(descriptor) }
+            func openOnMarker() -> Int {
+                let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+                return entries.filter {
+                    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == marker.path
+                }.count
+            }
+            let subscription = try await listener.subscribe(
+                matching: MatchRule(sender: emitter.uniqueName, member: "Descriptors"))
+            var received = 0
+            var iterator = subscription.signals.makeAsyncIterator()
+            for _ in 0..<200 {
+                try emitter.emitSignal(
+                    path: "/org/hrbridge/Fds", interface: "org.hrbridge.Test", member: "Descriptors",
+                    arguments: Array(repeating: .unixFD(descriptor), count: 16))
+                guard let signal = await iterator.next() else { break }
+                #expect(signal.arguments == Array(repeating: .unixFD(-1), count: 16), "closed on arrival")
+                received += 1
+            }
+            #expect(received == 200)
+            try await eventually("every duplicate of the marker's descriptor to be closed") { openOnMarker() == 1 }
+
+            // A reply carrying a descriptor: closed unless the caller keeps it.
+            try emitter.export(path: "/org/hrbridge/Fds") { _ in .success([.unixFD(descriptor), .uint16(23)]) }
+            let dropped = try await listener.call(
+                destination: emitter.uniqueName, path: "/org/hrbridge/Fds", interface: "org.hrbridge.Test",
+                member: "Acquire")
+            #expect(dropped == [.unixFD(-1), .uint16(23)])
+            let kept = try await listener.call(
+                destination: emitter.uniqueName, path: "/org/hrbridge/Fds", interface: "org.hrbridge.Test",
+                member: "Acquire", keepingDescriptors: true)
+            guard case .unixFD(let duplicate) = kept.first, duplicate >= 0 else {
+                Issue.record("no descriptor kept: \(kept)")
+                return
+            }
+            try await eventually("the kept duplicate only") { openOnMarker() == 2 }
+            close(duplicate)
+            try await eventually("the original only") { openOnMarker() == 1 }
+            await listener.close()
+            await emitter.close()
         }
     }
 }
