@@ -254,7 +254,9 @@ public actor BlueZAdapter: SensorAdapter {
         }
         // The hot path: a subscribed strap's notification is decoded and delivered on the loop
         // thread; anything else (an unknown path, another change) takes the stream above.
-        tapID = connection.tapByteProperty(interface: ObjectCache.characteristicInterface, property: "Value") {
+        tapID = connection.tapByteProperty(
+            sender: "org.bluez", interface: ObjectCache.characteristicInterface, property: "Value"
+        ) {
             [fastRoutes, broadcaster, clock, logger] path, bytes in
             guard let route = fastRoutes.routes.withLock({ $0[path] }) else { return false }
             Self.deliver(

@@ -3,6 +3,10 @@ import FoundationEssentials
 public import Logging
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A connection to a D-Bus bus through libdbus: method calls, signals as AsyncSequences,
 /// name-owner tracking and exported objects.
 ///
@@ -33,9 +37,18 @@ public final class DBusConnection: Sendable {
 
     private struct Tap {
         let id: Int
+        let sender: String
         let interface: String
         let property: String
         let body: BytePropertyTap
+    }
+
+    /// The owner of a well-known name that subscriptions take signals from.
+    private struct WatchedName {
+        /// Its unique name, or nil while nobody owns it (or before the first answer).
+        var owner: String?
+        /// Bumped by every NameOwnerChanged from the bus, so an older GetNameOwner answer is not applied.
+        var changes = 0
     }
 
     private struct State {
@@ -45,7 +58,14 @@ public final class DBusConnection: Sendable {
         var nextID = 0
         var handlers: [String: ExportedObject] = [:]
         var closed = false
+        /// Well-known senders named by subscriptions, with their current owners.
+        var watched: [String: WatchedName] = [:]
+        /// Senders whose forged signals were logged (bounded: each is logged once).
+        var loggedForgers: Set<String> = []
     }
+
+    /// The bus driver's name: the sender of its own signals (NameOwnerChanged).
+    static let busDriver = "org.freedesktop.DBus"
 
     /// The default method-call timeout.
     public static let defaultTimeout: Duration = .seconds(25)
@@ -53,6 +73,7 @@ public final class DBusConnection: Sendable {
     private nonisolated(unsafe) let pointer: OpaquePointer
     private let loop = MainLoop()
     private let state = Mutex(State())
+    private let forged = Atomic<Int>(0)
     private let logger: Logger
     /// The connection's unique name on the bus (`:1.42`).
     public let uniqueName: String
@@ -131,6 +152,12 @@ public final class DBusConnection: Sendable {
     /// Whether unix file descriptors can be passed on this connection.
     public var canPassFileDescriptors: Bool { dbus_connection_can_send_type(pointer, CDBUS_TYPE_UNIX_FD) != 0 }
 
+    /// Signals dropped because their sender was not who they claimed to come from: a signal for a
+    /// subscription naming a well-known sender whose sender is not that name's current owner, or a
+    /// `NameOwnerChanged` not sent by the bus itself. (Any local process may send a signal
+    /// directly to this connection; match rules do not filter those.)
+    public var forgedSignals: Int { forged.load(ordering: .relaxed) }
+
     /// Closes the connection: pending calls fail, signal streams finish, the loop thread ends.
     public func close() async {
         let alreadyClosed = state.withLock { state -> Bool in
@@ -206,11 +233,14 @@ public final class DBusConnection: Sendable {
         return try result.get()
     }
 
-    /// Sends a signal from `path`.
-    public func emitSignal(path: String, interface: String, member: String, arguments: [DBusValue]) throws(DBusError) {
+    /// Sends a signal from `path`, to every connection whose rules match it, or only to `destination`.
+    public func emitSignal(
+        path: String, interface: String, member: String, arguments: [DBusValue], destination: String? = nil
+    ) throws(DBusError) {
         guard let message = DBusMessage.signal(path: path, interface: interface, member: member),
             message.append(arguments)
         else { throw DBusError(name: DBusError.invalidArgsName, message: "cannot build signal \(member)") }
+        if let destination { dbus_message_set_destination(message.pointer, destination) }
         guard dbus_connection_send(pointer, message.pointer, nil) != 0 else { throw .disconnected() }
         loop.wake()
     }
@@ -226,7 +256,14 @@ public final class DBusConnection: Sendable {
     /// Like ``signals(matching:)``, and counts what it delivers: a consumer that counts what it has
     /// handled can catch up after a method call (every signal sent before the reply was delivered
     /// before the call returned).
+    ///
+    /// A rule naming a well-known sender (`org.bluez`) only delivers signals whose sender is that
+    /// name's current owner: the owner is looked up before the match is added and followed through
+    /// `NameOwnerChanged` from the bus driver; anything else is counted in ``forgedSignals``.
     public func subscribe(matching rule: MatchRule) async throws(DBusError) -> SignalSubscription {
+        if let sender = rule.sender, !sender.hasPrefix(":"), sender != Self.busDriver {
+            try await watch(sender)
+        }
         let (stream, continuation) = AsyncStream<DBusSignal>.makeStream()
         let subscription = SignalSubscription(signals: stream)
         let id = state.withLock { state -> Int in
@@ -258,16 +295,21 @@ public final class DBusConnection: Sendable {
     /// Taps `PropertiesChanged` signals that change exactly one `ay` property, `property` on
     /// `interface`: `tap` runs on the D-Bus loop thread before any stream sees the signal, with the
     /// bytes read in place (no value tree, no thread hop). The signals must already be routed to
-    /// this connection by a ``signals(matching:)`` subscription. Returns an id for ``removeTap(_:)``.
-    public func tapByteProperty(interface: String, property: String, _ tap: @escaping BytePropertyTap) -> Int {
+    /// this connection by a ``signals(matching:)`` subscription naming the same `sender`, a
+    /// well-known name: only signals from its current owner are tapped. Returns an id for
+    /// ``removeTap(_:)``.
+    public func tapByteProperty(
+        sender: String, interface: String, property: String, _ tap: @escaping BytePropertyTap
+    ) -> Int {
         state.withLock { state in
             state.nextID += 1
-            state.taps.append(Tap(id: state.nextID, interface: interface, property: property, body: tap))
+            state.taps.append(
+                Tap(id: state.nextID, sender: sender, interface: interface, property: property, body: tap))
             return state.nextID
         }
     }
 
-    /// Removes a tap added by ``tapByteProperty(interface:property:_:)``.
+    /// Removes a tap added by ``tapByteProperty(sender:interface:property:_:)``.
     public func removeTap(_ id: Int) {
         state.withLock { $0.taps.removeAll { $0.id == id } }
     }
@@ -276,6 +318,35 @@ public final class DBusConnection: Sendable {
         try await call(
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
             member: member, arguments: arguments)
+    }
+
+    /// Follows the owner of `name` for sender checks: the bus's NameOwnerChanged for it is routed
+    /// here (and applied on the loop thread) before the current owner is asked for.
+    private func watch(_ name: String) async throws(DBusError) {
+        let isNew = state.withLock { state in
+            guard state.watched[name] == nil else { return false }
+            state.watched[name] = WatchedName()
+            return true
+        }
+        guard isNew else { return }
+        do {
+            _ = try await busCall("AddMatch", [.string(Self.ownerChangeRule(of: name).description)])
+            let changesBefore = state.withLock { $0.watched[name]?.changes ?? 0 }
+            let owner = try await nameOwner(of: name)
+            state.withLock { state in
+                // A NameOwnerChanged applied meanwhile is newer than this answer.
+                if state.watched[name]?.changes == changesBefore { state.watched[name]?.owner = owner }
+            }
+        } catch {
+            state.withLock { _ = $0.watched.removeValue(forKey: name) }
+            throw error
+        }
+    }
+
+    private static func ownerChangeRule(of name: String) -> MatchRule {
+        MatchRule(
+            sender: busDriver, path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "NameOwnerChanged", arg0: name)
     }
 
     /// The unique name owning `name`, or `nil` when nobody owns it.
@@ -289,10 +360,7 @@ public final class DBusConnection: Sendable {
 
     /// Changes of `name`'s owner from now on (a service starting, stopping or restarting).
     public func nameOwnerChanges(of name: String) async throws(DBusError) -> AsyncStream<NameOwnerChange> {
-        let signals = try await signals(
-            matching: MatchRule(
-                sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                member: "NameOwnerChanged", arg0: name))
+        let signals = try await signals(matching: Self.ownerChangeRule(of: name))
         return AsyncStream { continuation in
             let task = Task {
                 for await signal in signals {
@@ -385,12 +453,23 @@ public final class DBusConnection: Sendable {
             finishSubscriptions()
             return
         }
-        let (subscriptions, taps) = state.withLock { ($0.subscriptions, $0.taps) }
+        let sender = dbus_message_get_sender(pointer)
+        if dbus_message_is_signal(pointer, "org.freedesktop.DBus", "NameOwnerChanged") != 0 {
+            guard let sender, strcmp(sender, Self.busDriver) == 0 else {
+                rejectForged(from: sender, DBusMessage(retaining: pointer).member ?? "")
+                return
+            }
+            applyOwnerChange(pointer)
+        }
+        let (subscriptions, taps, watched) = state.withLock { ($0.subscriptions, $0.taps, $0.watched) }
         for tap in taps {
             guard
                 let bytes = DBusMessage.changedByteProperty(
                     in: pointer, interface: tap.interface, property: tap.property)
             else { continue }
+            // From the tapped name's owner only; anything else goes on to the checks below.
+            guard let sender, let owner = watched[tap.sender]?.owner, owner.withCString({ strcmp($0, sender) }) == 0
+            else { break }
             let path = dbus_message_get_path(pointer).map { String(cString: $0) } ?? ""
             if tap.body(path, bytes) { return }
         }
@@ -399,9 +478,52 @@ public final class DBusConnection: Sendable {
         let signal = DBusSignal(
             sender: message.sender ?? "", path: message.path ?? "", interface: message.interface ?? "",
             member: message.member ?? "", arguments: message.arguments())
-        for subscription in subscriptions where subscription.rule.matches(signal) {
+        // Forged: some subscription would take it but for its sender, and none takes it from that sender.
+        var refused = false
+        var delivered = false
+        for subscription in subscriptions where subscription.rule.matchesIgnoringSender(signal) {
+            guard Self.sender(signal.sender, fits: subscription.rule.sender, watched: watched) else {
+                refused = true
+                continue
+            }
+            delivered = true
             subscription.subscription.countDelivery()
             subscription.continuation.yield(signal)
+        }
+        if refused && !delivered { rejectForged(from: sender, signal.member) }
+    }
+
+    /// Whether a signal from `sender` may be delivered to a rule naming `expected`.
+    private static func sender(_ sender: String, fits expected: String?, watched: [String: WatchedName]) -> Bool {
+        guard let expected else { return true }
+        if expected.hasPrefix(":") || expected == busDriver { return sender == expected }
+        return watched[expected]?.owner == sender
+    }
+
+    /// Applies a NameOwnerChanged from the bus driver to a watched name (on the loop thread, so
+    /// signals from a new owner, which the bus sends after it, are checked against it).
+    private func applyOwnerChange(_ pointer: OpaquePointer) {
+        let arguments = DBusMessage(retaining: pointer).arguments()
+        guard arguments.count == 3, let name = arguments[0].string, let new = arguments[2].string else { return }
+        state.withLock { state in
+            guard state.watched[name] != nil else { return }
+            state.watched[name]?.owner = new.isEmpty ? nil : new
+            state.watched[name]?.changes += 1
+        }
+    }
+
+    /// Counts a forged signal and logs its sender once.
+    private func rejectForged(from sender: UnsafePointer<CChar>?, _ member: String) {
+        forged.add(1, ordering: .relaxed)
+        let name = sender.map { String(cString: $0) } ?? "(no sender)"
+        let first = state.withLock { state in
+            guard state.loggedForgers.count < 256 else { return false }
+            return state.loggedForgers.insert(name).inserted
+        }
+        if first {
+            logger.warning(
+                "dropped a signal that did not come from whom it claimed",
+                metadata: ["sender": "\(name)", "member": "\(member)"])
         }
     }
 }

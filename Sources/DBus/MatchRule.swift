@@ -38,10 +38,9 @@ public struct MatchRule: Hashable, Sendable, CustomStringConvertible {
         return parts.joined(separator: ",")
     }
 
-    /// Whether `signal` fits the rule. A well-known sender name is not checked here, since
-    /// messages carry unique names; the bus has already applied it.
-    func matches(_ signal: DBusSignal) -> Bool {
-        if let sender, sender.hasPrefix(":"), sender != signal.sender { return false }
+    /// Whether `signal` fits the rule but for its sender, which the connection checks against
+    /// the current owner of a well-known name (messages carry unique names).
+    func matchesIgnoringSender(_ signal: DBusSignal) -> Bool {
         if let path, path != signal.path { return false }
         if let pathNamespace,
             !(signal.path == pathNamespace || signal.path.hasPrefix(pathNamespace == "/" ? "/" : pathNamespace + "/"))

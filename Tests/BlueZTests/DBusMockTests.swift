@@ -385,6 +385,50 @@ struct DBusMockTests {
         await control.close()
     }
 
+    @Test("signals forged by another local process are dropped: no fake frame, no fake disconnect, real frames flow")
+    func forgedSignals() async throws {
+        try await withMockBlueZ { mock in
+            try await mock.addResolvedStrap()
+            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            let adapter = try await BlueZAdapter.open(connection: connection, options: fastOptions, logger: testLogger)
+            let log = EventLog(adapter.events())
+            try await adapter.connect(sensor)
+            try await mock.expectDelivered([70], log: log)
+            // Any process on the bus may send a signal straight to the bridge's connection.
+            let forger = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            func forge(_ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue]) throws {
+                try forger.emitSignal(
+                    path: path, interface: interface, member: member, arguments: arguments,
+                    destination: connection.uniqueName)
+            }
+            let none = DBusValue.array(elementSignature: "s", [])
+            try forge(
+                MockBlueZ.characteristic, "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                [.string("org.bluez.GattCharacteristic1"), .propertyMap([("Value", .bytes([0x06, 238]))]), none])
+            try forge(
+                MockBlueZ.device, "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                [.string("org.bluez.Device1"), .propertyMap([("Connected", .boolean(false))]), none])
+            try forge(
+                "/", "org.freedesktop.DBus.ObjectManager", "InterfacesRemoved",
+                [.objectPath(MockBlueZ.device), .array(elementSignature: "s", [.string("org.bluez.Device1")])])
+            try forge(
+                "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameOwnerChanged",
+                [.string("org.bluez"), .string(mock.process.label), .string("")])
+            try await eventually("the four forgeries to be dropped") { connection.forgedSignals == 4 }
+            try await mock.expectDelivered([71, 72], after: [70], log: log)
+            #expect(
+                !log.all.contains {
+                    switch $0 {
+                    case .connectionChanged(_, .disconnected), .lost, .adapterChanged: true
+                    default: false
+                    }
+                }, "\(log.all.suffix(8))")
+            await adapter.shutdown()
+            await forger.close()
+            await connection.close()
+        }
+    }
+
     @Test("availability events: powered off, unplugged, bluetoothd gone and back, each reported once")
     func availabilityEvents() async throws {
         try await withMockBlueZ { mock in

@@ -198,12 +198,14 @@ struct DBusConnectionTests {
     func bytePropertyTap() async throws {
         try await withPrivateBus { bus in
             let emitter = try DBusConnection(bus: .address(bus.address), logger: logger)
+            try await emitter.requestName("org.hrbridge.Strap")
             let listener = try DBusConnection(bus: .address(bus.address), logger: logger)
             let stream = try await listener.signals(
-                matching: MatchRule(sender: emitter.uniqueName, member: "PropertiesChanged"))
+                matching: MatchRule(sender: "org.hrbridge.Strap", member: "PropertiesChanged"))
             let tapped = Mutex<[String]>([])
-            let tap = listener.tapByteProperty(interface: "org.bluez.GattCharacteristic1", property: "Value") {
-                path, bytes in
+            let tap = listener.tapByteProperty(
+                sender: "org.hrbridge.Strap", interface: "org.bluez.GattCharacteristic1", property: "Value"
+            ) { path, bytes in
                 // Claims /claimed only: an unclaimed change must still reach the stream.
                 guard path.hasSuffix("/claimed") else { return false }
                 tapped.withLock { $0.append("\(path) \(bytes)") }
@@ -372,6 +374,75 @@ struct DBusConnectionTests {
             try await eventually("the original only") { openOnMarker() == 1 }
             await listener.close()
             await emitter.close()
+        }
+    }
+
+    @Test("signals must come from the owner of the name they are subscribed from: forgeries are dropped and counted")
+    func forgedSignals() async throws {
+        try await withPrivateBus { bus in
+            let strap = try DBusConnection(bus: .address(bus.address), logger: logger)
+            try await strap.requestName("org.hrbridge.Strap")
+            let listener = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let forger = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let stream = try await listener.signals(matching: MatchRule(sender: "org.hrbridge.Strap"))
+            let owners = try await listener.nameOwnerChanges(of: "org.hrbridge.Strap")
+            let tapped = Mutex<[[UInt8]]>([])
+            _ = listener.tapByteProperty(
+                sender: "org.hrbridge.Strap", interface: "org.bluez.GattCharacteristic1", property: "Value"
+            ) { _, bytes in
+                tapped.withLock { $0.append(bytes) }
+                return true
+            }
+            let characteristic = DBusValue.string("org.bluez.GattCharacteristic1")
+            let none = DBusValue.array(elementSignature: "s", [])
+            func value(_ heartRate: UInt8) -> [DBusValue] {
+                [characteristic, .propertyMap([("Value", .bytes([0x06, heartRate]))]), none]
+            }
+            // Sent straight to the listener (match rules do not stop a unicast signal).
+            try forger.emitSignal(
+                path: "/c", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                arguments: value(238), destination: listener.uniqueName)
+            try forger.emitSignal(
+                path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved",
+                arguments: [.objectPath("/c"), .array(elementSignature: "s", [characteristic])],
+                destination: listener.uniqueName)
+            try forger.emitSignal(
+                path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
+                arguments: [.string("org.hrbridge.Strap"), .string(strap.uniqueName), .string("")],
+                destination: listener.uniqueName)
+            try await eventually("the three forgeries to be dropped") { listener.forgedSignals == 3 }
+
+            try strap.emitSignal(
+                path: "/c", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                arguments: value(72))
+            try strap.emitSignal(path: "/c/last", interface: "org.hrbridge.Test", member: "Last", arguments: [])
+            var streamed: [String] = []
+            for await signal in stream {
+                streamed.append("\(signal.interface).\(signal.member)")
+                if signal.path == "/c/last" { break }
+            }
+            #expect(streamed == ["org.hrbridge.Test.Last"], "nothing forged reached the stream")
+            #expect(tapped.withLock { $0 } == [[0x06, 72]], "only the real Value was tapped")
+
+            // The owner leaves and another takes the name (bluetoothd restarting): the bus's own
+            // NameOwnerChanged is seen, and the new owner's signals are delivered.
+            await strap.close()
+            let successor = try DBusConnection(bus: .address(bus.address), logger: logger)
+            try await successor.requestName("org.hrbridge.Strap")
+            var changes: [NameOwnerChange] = []
+            for await change in owners {
+                changes.append(change)
+                if change.newOwner == successor.uniqueName { break }
+            }
+            #expect(changes.first?.newOwner == nil, "the forged change was never seen: \(changes)")
+            try successor.emitSignal(
+                path: "/c", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                arguments: value(73))
+            try await eventually("the successor's Value") { tapped.withLock { $0.count } == 2 }
+            #expect(listener.forgedSignals == 3)
+            await successor.close()
+            await forger.close()
+            await listener.close()
         }
     }
 }
