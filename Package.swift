@@ -90,7 +90,8 @@ let package = Package(
                 // Compiled into the binary (no resource bundle to install next to it).
                 .embedInCode("API/openapi.json"), .embedInCode("Web/index.html"), .embedInCode("Web/overlay.html"),
                 .embedInCode("Web/board.html"), .embedInCode("Web/app.css"), .embedInCode("Web/live.js"),
-                .embedInCode("Web/chart.js"), .embedInCode("Web/dashboard.js"),
+                .embedInCode("Web/chart.js"), .embedInCode("Web/dashboard.js"), .embedInCode("Web/board.js"),
+                .embedInCode("Web/board.css"), .embedInCode("Web/overlay.js"), .embedInCode("Web/overlay.css"),
             ]
         ),
         // The command line: thin commands over the modules.

@@ -58,8 +58,12 @@ public actor MockSensorAdapter: SensorAdapter {
     public func stopDiscovery() throws(SensorAdapterError) {}
 
     /// Connects a strap and starts its notifications.
-    public func connect(_ sensor: SensorIdentity) throws(SensorAdapterError) {
-        guard let simulation = simulations[sensor], !forgotten.contains(sensor) else { throw .unknownSensor(sensor) }
+    public func connect(_ requested: SensorIdentity) throws(SensorAdapterError) {
+        // Events name the strap as it advertises itself, whatever name the caller knew it by.
+        guard let index = simulations.index(forKey: requested), !forgotten.contains(requested) else {
+            throw .unknownSensor(requested)
+        }
+        let (sensor, simulation) = simulations[index]
         guard streaming[sensor] == nil else { return }
         broadcaster.yield(.connectionChanged(sensor, .connecting))
         broadcaster.yield(.connectionChanged(sensor, .connected))

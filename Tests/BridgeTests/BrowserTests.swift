@@ -17,7 +17,10 @@ struct BrowserTests {
         let routes = ["index.html": "/", "overlay.html": "/overlay", "board.html": "/board"]
         let files = try FileManager.default.contentsOfDirectory(atPath: web.path).sorted()
         #expect(
-            files == ["app.css", "board.html", "chart.js", "dashboard.js", "index.html", "live.js", "overlay.html"])
+            files == [
+                "app.css", "board.css", "board.html", "board.js", "chart.js", "dashboard.js", "index.html", "live.js",
+                "overlay.css", "overlay.html", "overlay.js",
+            ])
         for file in files {
             let reply = try await daemon.unix.send(.GET, routes[file] ?? "/\(file)")
             #expect(reply.status == 200, "\(file)")
@@ -27,6 +30,11 @@ struct BrowserTests {
         // Pages need a token on TCP; their scripts and stylesheet do not (they hold no data).
         #expect(try await daemon.tcp(nil).send(.GET, "/board").status == 401)
         #expect(try await daemon.tcp(nil).send(.GET, "/live.js").status == 200)
+        // Only those exact files go without a token: not a path that merely ends like one, nor
+        // an API path written with extra slashes.
+        for path in ["//v1/workouts", "/v1/workouts/x.js", "//live.js/../v1/workouts", "/board.css/x"] {
+            #expect(try await daemon.tcp(nil).send(.GET, path).status == 401, "\(path)")
+        }
         #expect(try await daemon.tcp(DaemonUnderTest.readToken).send(.GET, "/board").status == 200)
     }
 
@@ -54,7 +62,8 @@ struct BrowserTests {
         #expect(status == 0, "\(browser.output.suffix(25).joined(separator: "\n"))")
         let checks = browser.output.filter { $0.hasPrefix("ok ") }
         for expected in [
-            "ok no token: 401", "ok dashboard heart rate changes", "ok started from the page",
+            "ok no token: 401", "ok dashboard heart rate changes", "ok dashboard shows the hostile name as text",
+            "ok security headers on every page", "ok board shows the hostile name as text", "ok started from the page",
             "ok paused from the page",
             "ok resumed from the page", "ok chart has", "ok zone shown = API zone", "ok stopped from the page",
             "ok board tiles", "ok dropout: tile greyed", "ok the tile recovered", "ok overlay transparent",

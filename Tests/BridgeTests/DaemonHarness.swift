@@ -15,6 +15,9 @@ final class DaemonUnderTest: Sendable {
     static let readToken = "read-token-0123456789abcdef"
     static let controlToken = "control-token-0123456789abcdef"
     static let straps = ["C0:FF:EE:00:00:01", "C0:FF:EE:00:00:02", "C0:FF:EE:00:00:03"]
+    /// The second strap's advertised name: markup, as anyone in radio range may send. The pages
+    /// must show it as text.
+    static let hostileName = "<img src=x onerror=window.hacked=1>"
 
     let directory: URL
     let port: Int
@@ -57,7 +60,7 @@ final class DaemonUnderTest: Sendable {
             #"{"type": "disconnect", "at": "\#($0)s", "duration": "25s"}"#
         }
         let straps = Self.straps.enumerated().map { index, address in
-            #"{"name": "Strap \#(index + 1)", "address": "\#(address)", "restingHeartRate": \#(55 + 5 * index), "#
+            #"{"name": "\#(index == 1 ? hostileName : "Strap \(index + 1)")", "address": "\#(address)", "restingHeartRate": \#(55 + 5 * index), "#
                 + #""maximumHeartRate": 185, "battery": 90, "age": 35, "weight": 70, "sex": "male", "#
                 + #""segments": [{"type": "steady", "duration": "60m", "intensity": 0.5}]"#
                 + (dropouts && index == 2 ? #", "faults": [\#(faults.joined(separator: ", "))]"# : "") + "}"
@@ -125,7 +128,6 @@ final class DaemonUnderTest: Sendable {
 
                 [[sensors]]
                 address = "\(Self.straps[1])"
-                \(classBoard ? "athlete = \"bob\"" : "")
 
                 [[sensors]]
                 address = "\(Self.straps[2])"

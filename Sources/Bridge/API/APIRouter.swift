@@ -15,6 +15,7 @@ public enum APIRouter {
     /// The router for one listener; `requiresToken` is true on TCP.
     public static func make(core: BridgeCore, requiresToken: Bool) -> Router<BridgeRequestContext> {
         let router = Router(context: BridgeRequestContext.self)
+        router.middlewares.add(SecurityHeadersMiddleware())
         router.middlewares.add(TokenMiddleware(tokens: core.configuration.tokens, requiresToken: requiresToken))
         router.middlewares.add(MethodMiddleware())
         let v1 = router.group("v1")

@@ -15,5 +15,9 @@ enum EmbeddedFiles {
         "dashboard.js": (
             "text/javascript; charset=utf-8", String(decoding: PackageResources.dashboard_js, as: UTF8.self)
         ),
+        "board.js": ("text/javascript; charset=utf-8", String(decoding: PackageResources.board_js, as: UTF8.self)),
+        "board.css": ("text/css; charset=utf-8", String(decoding: PackageResources.board_css, as: UTF8.self)),
+        "overlay.js": ("text/javascript; charset=utf-8", String(decoding: PackageResources.overlay_js, as: UTF8.self)),
+        "overlay.css": ("text/css; charset=utf-8", String(decoding: PackageResources.overlay_css, as: UTF8.self)),
     ]
 }

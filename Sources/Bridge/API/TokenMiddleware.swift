@@ -22,9 +22,9 @@ public struct TokenMiddleware: RouterMiddleware {
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         var context = context
-        // Stylesheets and scripts hold no data, and a page's <script src> cannot carry its token.
-        let path = request.uri.path
-        if request.method == .get, path.hasSuffix(".js") || path.hasSuffix(".css"), !path.hasPrefix("/v1/") {
+        // Stylesheets and scripts hold no data, and a page's <script src> cannot carry its token:
+        // exactly those files, by name (not by suffix, not with extra slashes), go without one.
+        if request.method == .get || request.method == .head, Self.isPublicAsset(request.uri.path) {
             return try await next(request, context)
         }
         guard requiresToken else {
@@ -46,5 +46,13 @@ public struct TokenMiddleware: RouterMiddleware {
         }
         context.role = role
         return try await next(request, context)
+    }
+
+    /// Whether `path` is exactly one of the embedded scripts or stylesheets (`/live.js`).
+    static func isPublicAsset(_ path: String) -> Bool {
+        guard path.hasPrefix("/"), !path.dropFirst().contains("/"),
+            let asset = EmbeddedFiles.web[String(path.dropFirst())]
+        else { return false }
+        return !asset.type.hasPrefix("text/html")
     }
 }

@@ -6,7 +6,7 @@ const sessions = new Map();   // id → session object
 const history = new Map();    // address → [{t, v}] heart rate, last 10 minutes
 let selected = params.get("sensor");
 let drawPending = false;
-let renderedOptions = "";   // the sensor choices as last written (innerHTML reads back normalised)
+let renderedOptions = "";   // the sensor choices as last written
 
 const $ = (id) => document.getElementById(id);
 $("link-board").href = withToken("/board");
@@ -29,16 +29,18 @@ function render() {
   drawPending = false;
   const rows = [...sensors.values()].sort((a, b) => a.address.localeCompare(b.address));
   if (!selected || !sensors.has(selected)) selected = (rows.find((s) => s.state === "ready") || rows[0] || {}).address;
-  $("sensors").innerHTML = rows.map((s) => `<tr data-address="${s.address}"${s.address === selected ? ' aria-current="true"' : ""}>
-      <td><button class="pick" data-address="${s.address}">${s.athleteName || s.name || s.address}</button></td>
-      <td>${s.state}${s.reason ? " (" + s.reason + ")" : ""}</td>
-      <td>${s.batteryLevel == null ? "–" : s.batteryLevel + " %"}</td>
-      <td>${s.heartRate == null ? "–" : s.heartRate}</td></tr>`).join("");
-  const options = rows.map((s) => `<option value="${s.address}"${s.address === selected ? " selected" : ""}>${s.athleteName || s.name || s.address}</option>`).join("");
+  $("sensors").replaceChildren(...rows.map((s) => el("tr", { "data-address": s.address, "aria-current": s.address === selected ? "true" : null },
+    el("td", {}, el("button", { class: "pick", "data-address": s.address, text: s.athleteName || s.name || s.address })),
+    el("td", { text: s.state + (s.reason ? " (" + s.reason + ")" : "") }),
+    el("td", { text: s.batteryLevel == null ? "–" : s.batteryLevel + " %" }),
+    el("td", { text: s.heartRate == null ? "–" : s.heartRate }))));
+  const choices = rows.map((s) => [s.address, s.athleteName || s.name || s.address]);
+  const options = JSON.stringify([choices, selected]);
   if (options !== renderedOptions) {
     // Rewrite the choices only when they change, so an open list is not reset under the user.
     renderedOptions = options;
-    $("start-sensor").innerHTML = options;
+    $("start-sensor").replaceChildren(...choices.map(([address, label]) =>
+      el("option", { value: address, selected: address === selected, text: label })));
   }
 
   const session = selected ? sessionOf(selected) : null;
@@ -59,7 +61,8 @@ function render() {
     const zone = session.zone;
     $("zone-label").textContent = zone ? `Zone ${zone.index}` + (zone.lower != null ? ` (${Math.round(zone.lower)}${zone.upper != null ? "–" + Math.round(zone.upper) : "+"} bpm)` : "") : "Zone –";
     $("zone-label").dataset.zone = zone ? zone.index : "";
-    $("zonebar").innerHTML = (session.zones || []).map((z) => `<span style="background:${zoneColour(z.index)}" class="${zone && zone.index === z.index ? "current" : ""}">Z${z.index}</span>`).join("");
+    $("zonebar").replaceChildren(...(session.zones || []).map((z) =>
+      el("span", { style: { background: zoneColour(z.index) }, class: zone && zone.index === z.index ? "current" : null, text: "Z" + z.index })));
     $("zonebar").setAttribute("aria-label", zone ? `current zone ${zone.index} of ${(session.zones || []).length}` : "zones");
     const plan = session.plan;
     $("plan").hidden = !plan;
@@ -141,7 +144,7 @@ for (const action of ["pause", "resume", "lap", "next", "stop"]) {
   $(action).addEventListener("click", async () => {
     const session = sessionOf(selected);
     if (!session) return;
-    const updated = await act("POST", `/v1/sessions/${session.id}/${action}`);
+    const updated = await act("POST", `/v1/sessions/${encodeURIComponent(session.id)}/${action}`);
     if (updated) { sessions.set(updated.id, updated); schedule(); }
     if (action === "stop") loadWorkouts();
   });
@@ -150,17 +153,19 @@ for (const action of ["pause", "resume", "lap", "next", "stop"]) {
 async function loadWorkouts() {
   const data = await act("GET", "/v1/workouts?limit=20");
   if (!data) return;
-  $("workout-list").innerHTML = data.workouts.map((w) => `<tr>
-      <td><button class="open" data-id="${w.id}">${new Date(w.start).toLocaleString()}</button></td>
-      <td>${w.activity}</td><td>${w.athlete}</td><td>${w.elapsedTime == null ? "running" : formatDuration(w.elapsedTime)}</td>
-      <td>${w.active ? "–" : ["fit", "tcx", "csv"].map((f) => `<a href="${withToken(`/v1/workouts/${w.id}/export?format=${f}`)}" download>${f.toUpperCase()}</a>`).join(" ")}</td></tr>`).join("");
+  $("workout-list").replaceChildren(...data.workouts.map((w) => el("tr", {},
+    el("td", {}, el("button", { class: "open", "data-id": w.id, text: new Date(w.start).toLocaleString() })),
+    el("td", { text: w.activity }), el("td", { text: w.athlete }),
+    el("td", { text: w.elapsedTime == null ? "running" : formatDuration(w.elapsedTime) }),
+    el("td", {}, ...(w.active ? ["–"] : ["fit", "tcx", "csv"].flatMap((f, i) => [i ? " " : null,
+      el("a", { href: withToken(`/v1/workouts/${encodeURIComponent(w.id)}/export?format=${f}`), download: true, text: f.toUpperCase() })]))))));
 }
 
 $("workout-list").addEventListener("click", async (event) => {
   const button = event.target.closest("button.open");
   if (!button) return;
-  const workout = await act("GET", `/v1/workouts/${button.dataset.id}`);
-  const samples = await act("GET", `/v1/workouts/${button.dataset.id}/samples?type=heartRate`);
+  const workout = await act("GET", `/v1/workouts/${encodeURIComponent(button.dataset.id)}`);
+  const samples = await act("GET", `/v1/workouts/${encodeURIComponent(button.dataset.id)}/samples?type=heartRate`);
   if (!workout || !samples) return;
   $("workout-detail").hidden = false;
   $("workout-title").textContent = `${workout.activity}, ${new Date(workout.start).toLocaleString()}`;
@@ -169,9 +174,10 @@ $("workout-list").addEventListener("click", async (event) => {
   const points = samples.samples.map((s) => ({ t: Date.parse(s.start) / 1000, v: s.value }));
   if (points.length) drawChart($("workout-chart"), points, points[0].t, points[points.length - 1].t, zones);
   const total = zones.reduce((sum, z) => sum + z.duration, 0) || 1;
-  $("workout-zones").innerHTML = zones.map((z) => `<div><span>Zone ${z.index}</span>
-      <i style="width:${(100 * z.duration / total).toFixed(1)}%;background:${zoneColour(z.index)}" role="img" aria-label="${Math.round(100 * z.duration / total)} percent"></i>
-      <span>${formatDuration(z.duration)}</span></div>`).join("");
+  $("workout-zones").replaceChildren(...zones.map((z) => el("div", {},
+    el("span", { text: "Zone " + z.index }),
+    el("i", { style: { width: (100 * z.duration / total).toFixed(1) + "%", background: zoneColour(z.index) }, role: "img", "aria-label": Math.round(100 * z.duration / total) + " percent" }),
+    el("span", { text: formatDuration(z.duration) }))));
 });
 
 loadWorkouts();

@@ -50,3 +50,24 @@ function formatDuration(seconds) {
 function withToken(path) {
   return token ? path + (path.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token) : path;
 }
+
+/**
+ * Builds an element: `attributes` are set as attributes (or, for `text`, as the text content;
+ * for `style`, as CSSOM properties), children are nodes or strings (added as text). Every page
+ * builds its DOM with it: data from the bridge (a Bluetooth name is anyone's text) never becomes
+ * markup.
+ */
+function el(tag, attributes, ...children) {
+  const node = tag.startsWith("svg:") ? document.createElementNS("http://www.w3.org/2000/svg", tag.slice(4)) : document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes || {})) {
+    if (value == null || value === false) continue;
+    if (name === "text") node.textContent = String(value);
+    else if (name === "style") Object.assign(node.style, value);
+    else node.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const child of children) {
+    if (child == null) continue;
+    node.append(child instanceof Node ? child : String(child));
+  }
+  return node;
+}

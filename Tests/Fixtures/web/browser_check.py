@@ -19,6 +19,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
 BASE, READ, CONTROL, SHOTS = sys.argv[1:5]
+# The second strap's name: markup, as anyone in radio range may advertise.
+HOSTILE = "<img src=x onerror=window.hacked=1>"
 STRAPS = ["C0:FF:EE:00:00:01", "C0:FF:EE:00:00:02", "C0:FF:EE:00:00:03"]
 
 
@@ -54,6 +56,12 @@ def read(function, attempts=50):
 
 def ok(message):
     print("ok " + message, flush=True)
+
+
+def no_script_ran(where):
+    """The hostile name ran nothing and made no element: the page shows it as text only."""
+    hacked, images = driver.execute_script("return [window.hacked === undefined ? null : window.hacked, document.getElementsByTagName('img').length]")
+    assert hacked is None and images == 0, "%s: script ran (%r) or markup was made (%d img)" % (where, hacked, images)
 
 
 def top_left_alpha(png):
@@ -96,6 +104,20 @@ try:
     wait("the heart rate to change", lambda: driver.find_element(By.CSS_SELECTOR, "#sensors tr td:nth-child(4)").text not in ("", "–", first))
     ok("dashboard heart rate changes: %s → %s" % (first, read(lambda: driver.find_element(By.CSS_SELECTOR, "#sensors tr td:nth-child(4)").text)))
 
+    # A strap advertising markup as its name: shown as text in the table and the start choices.
+    wait("the hostile name as text", lambda: HOSTILE in [b.text for b in driver.find_elements(By.CSS_SELECTOR, "#sensors button.pick")])
+    assert HOSTILE in read(lambda: [o.text for o in driver.find_elements(By.CSS_SELECTOR, "#start-sensor option")])
+    no_script_ran("the dashboard")
+    ok("dashboard shows the hostile name as text")
+    # Every page and asset comes with the headers that forbid inline script and keep the token.
+    for path in ["/", "/board", "/overlay", "/live.js", "/dashboard.js", "/board.js", "/overlay.js", "/app.css", "/v1/health"]:
+        reply = urllib.request.urlopen(urllib.request.Request(BASE + path, headers={"Authorization": "Bearer " + READ}), timeout=60)
+        policy = reply.headers.get("Content-Security-Policy") or ""
+        assert "script-src 'self'" in policy and "unsafe-inline" not in policy, (path, policy)
+        assert reply.headers.get("X-Content-Type-Options") == "nosniff", path
+        assert reply.headers.get("Referrer-Policy") == "no-referrer", path
+    ok("security headers on every page, asset and API answer")
+
     # Start, pause, resume and stop from the page; the API follows.
     read(lambda: Select(driver.find_element(By.ID, "start-sensor")).select_by_value(STRAPS[0]))
     read(lambda: driver.find_element(By.ID, "start-button").click())
@@ -136,7 +158,9 @@ try:
     driver.get(BASE + "/board?token=" + READ)
     wait("three tiles", lambda: len(driver.find_elements(By.CSS_SELECTOR, ".tile")) == 3)
     names = read(lambda: [tile.find_element(By.TAG_NAME, "h2").text for tile in driver.find_elements(By.CSS_SELECTOR, ".tile")])
-    assert names == ["Alice", "Bob", "Carol"], names
+    assert names == ["Alice", HOSTILE, "Carol"], names
+    no_script_ran("the board")
+    ok("board shows the hostile name as text")
 
     def tile(address):
         return driver.find_element(By.CSS_SELECTOR, '.tile[data-address="%s"]' % address)
@@ -164,6 +188,9 @@ try:
         out.write(png)
     assert top_left_alpha(png) == 0, "the overlay's screenshot is not transparent"
     ok("overlay transparent, showing %s bpm" % read(lambda: driver.find_element(By.ID, "hr").text))
+    driver.get(BASE + "/overlay?sensor=%s&token=%s" % (STRAPS[1], READ))
+    wait("digits for the hostile strap", lambda: driver.find_element(By.ID, "hr").text.isdigit())
+    no_script_ran("the overlay")
 
     # The daemon restarts (the test stops it and starts it again): the page notices, reconnects by
     # itself, and follows the stream again — nothing to reload, nothing polled.
