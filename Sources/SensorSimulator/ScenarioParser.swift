@@ -26,6 +26,11 @@ public struct ScenarioError: Error, Hashable, Sendable, CustomStringConvertible 
 public enum ScenarioParser {
     /// Parses `data` read from `file` (the name only labels errors).
     public static func parse(_ data: Data, file: String) throws(ScenarioError) -> Scenario {
+        guard data.count <= limits.fileBytes else {
+            throw ScenarioError(problems: [
+                ScenarioProblem(file: file, path: "$", message: "larger than \(limits.fileBytes) bytes")
+            ])
+        }
         let root: JSONValue
         do {
             root = try JSONDecoder().decode(JSONValue.self, from: data)
@@ -40,8 +45,17 @@ public enum ScenarioParser {
         return scenario!
     }
 
+    /// Bounds on what a scenario may ask for; each list is checked before it is read.
+    public static let limits = (fileBytes: 4 << 20, straps: 1_000, segments: 1_000, faults: 10_000, nameLength: 248)
+
     /// Reads and parses the file at `path`.
     public static func load(path: String) throws(ScenarioError) -> Scenario {
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > limits.fileBytes
+        {
+            throw ScenarioError(problems: [
+                ScenarioProblem(file: path, path: "$", message: "larger than \(limits.fileBytes) bytes")
+            ])
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ScenarioError(problems: [ScenarioProblem(file: path, path: "$", message: "cannot read the file")])
         }
@@ -186,6 +200,10 @@ private struct Reader {
             problem("$.straps", "expected a non-empty array, found \(rawStraps.kindName)")
             return nil
         }
+        guard list.count <= ScenarioParser.limits.straps else {
+            problem("$.straps", "at most \(ScenarioParser.limits.straps) straps")
+            return nil
+        }
         var straps: [StrapScenario] = []
         var addresses: Set<String> = []
         for (index, value) in list.enumerated() {
@@ -207,6 +225,10 @@ private struct Reader {
         ]
         guard let members = object(value, path, allowed: allowed) else { return nil }
         let name = string(members, "name", path)
+        if let name, name.utf8.count > ScenarioParser.limits.nameLength {
+            // A Bluetooth name holds at most 248 bytes.
+            problem("\(path).name", "at most \(ScenarioParser.limits.nameLength) bytes")
+        }
         var address = string(members, "address", path)
         if let text = address, !Self.isAddress(text) {
             problem("\(path).address", "expected a Bluetooth address like C0:FF:EE:00:00:01 (got \"\(text)\")")
@@ -233,7 +255,9 @@ private struct Reader {
         let rr = bool(members, "rrIntervals", path, default: true)
         var segments: [WorkloadSegment] = []
         if let raw = members["segments"] {
-            if case .array(let list) = raw, !list.isEmpty {
+            if case .array(let list) = raw, list.count > ScenarioParser.limits.segments {
+                problem("\(path).segments", "at most \(ScenarioParser.limits.segments) segments")
+            } else if case .array(let list) = raw, !list.isEmpty {
                 for (index, item) in list.enumerated() {
                     if let segment = segment(item, "\(path).segments[\(index)]") { segments.append(segment) }
                 }
@@ -247,7 +271,9 @@ private struct Reader {
         }
         var faults: [Fault] = []
         if let raw = members["faults"] {
-            if case .array(let list) = raw {
+            if case .array(let list) = raw, list.count > ScenarioParser.limits.faults {
+                problem("\(path).faults", "at most \(ScenarioParser.limits.faults) faults")
+            } else if case .array(let list) = raw {
                 for (index, item) in list.enumerated() {
                     if let fault = fault(item, "\(path).faults[\(index)]") { faults.append(fault) }
                 }

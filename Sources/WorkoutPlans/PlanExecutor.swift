@@ -99,8 +99,8 @@ public struct PlanProgress: Hashable, Sendable {
 ///
 /// A pure value: feed it ``PlanProgress`` about once a second.
 public struct PlanExecutor: Sendable {
-    /// Every step, in running order.
-    public let steps: [PlannedStep]
+    /// Every step, in running order (computed on demand, never materialised).
+    public let steps: PlannedSteps
     /// The zones alerts refer to.
     public let zones: [QuantityType: ZoneConfiguration]
     /// The step running now; `nil` before start and after the end.
@@ -116,38 +116,7 @@ public struct PlanExecutor: Sendable {
     /// Prepares `plan`.
     public init(plan: WorkoutPlan, zones: [QuantityType: ZoneConfiguration] = [:]) {
         self.zones = zones
-        var steps: [PlannedStep] = []
-        func add(
-            _ step: WorkoutStep, _ location: String, _ purpose: String, block: Int? = nil, iteration: Int? = nil,
-            ends: Bool = false
-        ) {
-            steps.append(
-                PlannedStep(
-                    index: steps.count, location: location, purpose: purpose, step: step, block: block,
-                    iteration: iteration, endsIteration: ends))
-        }
-        switch plan.kind {
-        case .custom(let warmup, let blocks, let cooldown):
-            if let warmup { add(warmup, "warm-up", "warmup") }
-            for (blockIndex, block) in blocks.enumerated() {
-                for iteration in 1...max(block.iterations, 1) {
-                    for (stepIndex, step) in block.steps.enumerated() {
-                        add(
-                            step.step,
-                            "block \(blockIndex + 1) (\(iteration)/\(block.iterations)), step \(stepIndex + 1)",
-                            step.purpose.rawValue, block: blockIndex, iteration: iteration,
-                            ends: stepIndex == block.steps.count - 1)
-                    }
-                }
-            }
-            if let cooldown { add(cooldown, "cool-down", "cooldown") }
-        case .singleGoal(let goal):
-            add(WorkoutStep(goal: goal), "plan", "goal")
-        case .pacer(let distance, let time):
-            let pace = PlanValue(distance.base / time.base, .metersPerSecond)
-            add(WorkoutStep(goal: .distance(distance), alert: .speedThreshold(pace, .average)), "plan", "goal")
-        }
-        self.steps = steps
+        self.steps = PlannedSteps(plan)
     }
 
     /// The step running now.

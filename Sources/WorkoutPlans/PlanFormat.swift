@@ -7,6 +7,11 @@ import Workouts
 public enum PlanFormat {
     /// Reads and validates a plan; every problem is reported with its location and JSON path.
     public static func decode(_ data: Data, context: PlanContext = PlanContext()) throws(PlanError) -> WorkoutPlan {
+        guard data.count <= PlanLimits.fileBytes else {
+            throw PlanError(problems: [
+                PlanProblem(location: "plan", path: "$", kind: .tooLarge("bytes", limit: PlanLimits.fileBytes))
+            ])
+        }
         let root: Any
         do {
             root = try JSONSerialization.jsonObject(with: data)
@@ -159,7 +164,18 @@ private struct Reader {
                     steps.append(IntervalStep(purpose: purpose, step: parsed))
                 }
             }
-            blocks.append(IntervalBlock(steps: steps, iterations: block["iterations"] as? Int ?? 1))
+            var iterations = 1
+            if let raw = block["iterations"] {
+                // A whole number (the validator bounds it); anything else is an error, never a default.
+                if let number = raw as? NSNumber, let whole = Int(exactly: number.doubleValue) {
+                    iterations = whole
+                } else {
+                    fail(
+                        "block \(index + 1)", path + ".iterations",
+                        "iterations must be a whole number from 1 to \(PlanLimits.iterations)")
+                }
+            }
+            blocks.append(IntervalBlock(steps: steps, iterations: iterations))
         }
         return .custom(warmup: warmup, blocks: blocks, cooldown: cooldown)
     }

@@ -24,6 +24,9 @@ public struct PlanProblem: Hashable, Sendable, CustomStringConvertible {
         case emptyBlock
         /// A block repeated zero times.
         case zeroIterations
+        /// A count or size above its bound in ``PlanLimits`` (`what`: "iterations", "steps in the
+        /// plan", "characters in a name"…).
+        case tooLarge(_ what: String, limit: Int)
         /// A range whose first bound is above its second.
         case invertedRange(PlanRange)
         /// A zone index outside the configured zones.
@@ -59,6 +62,7 @@ public struct PlanProblem: Hashable, Sendable, CustomStringConvertible {
         case .noBlocks: what = "a custom plan needs at least one block"
         case .emptyBlock: what = "the block has no steps"
         case .zeroIterations: what = "iterations must be 1 or more"
+        case .tooLarge(let thing, let limit): what = "too many \(thing): at most \(limit)"
         case .invertedRange(let range): what = "range \(range) is inverted"
         case .zoneOutOfRange(let index, let count):
             what =

@@ -19,7 +19,9 @@ public struct PlanContext: Hashable, Sendable {
 public enum PlanValidator {
     /// The problems in `plan`; empty when it is valid.
     public static func problems(in plan: WorkoutPlan, context: PlanContext = PlanContext()) -> [PlanProblem] {
-        var problems: [PlanProblem] = []
+        var problems = sizeProblems(in: plan)
+        // Every bound holds before the work that is proportional to it.
+        guard problems.isEmpty else { return problems }
         switch plan.kind {
         case .custom(let warmup, let blocks, let cooldown):
             if let warmup {
@@ -61,6 +63,60 @@ public enum PlanValidator {
             check(
                 WorkoutStep(goal: .time(time)), at: "plan", path: "$.pacer.time", plan, context, custom: false,
                 into: &problems)
+        }
+        return problems
+    }
+
+    /// The counts and sizes above their ``PlanLimits``.
+    static func sizeProblems(in plan: WorkoutPlan) -> [PlanProblem] {
+        var problems: [PlanProblem] = []
+        func name(_ text: String?, _ location: String, _ path: String) {
+            if let text, text.count > PlanLimits.nameLength {
+                problems.append(
+                    PlanProblem(
+                        location: location, path: path,
+                        kind: .tooLarge("characters in a name", limit: PlanLimits.nameLength)))
+            }
+        }
+        name(plan.name, "plan", "$.name")
+        guard case .custom(let warmup, let blocks, let cooldown) = plan.kind else { return problems }
+        name(warmup?.displayName, "warm-up", "$.custom.warmup.name")
+        name(cooldown?.displayName, "cool-down", "$.custom.cooldown.name")
+        if blocks.count > PlanLimits.blocks {
+            problems.append(
+                PlanProblem(
+                    location: "plan", path: "$.custom.blocks", kind: .tooLarge("blocks", limit: PlanLimits.blocks)))
+            return problems
+        }
+        var planned = (warmup == nil ? 0 : 1) + (cooldown == nil ? 0 : 1)
+        for (blockIndex, block) in blocks.enumerated() {
+            let location = "block \(blockIndex + 1)"
+            let path = "$.custom.blocks[\(blockIndex)]"
+            if block.steps.count > PlanLimits.stepsPerBlock {
+                problems.append(
+                    PlanProblem(
+                        location: location, path: path + ".steps",
+                        kind: .tooLarge("steps in a block", limit: PlanLimits.stepsPerBlock)))
+            }
+            if block.iterations > PlanLimits.iterations {
+                problems.append(
+                    PlanProblem(
+                        location: location, path: path + ".iterations",
+                        kind: .tooLarge("iterations", limit: PlanLimits.iterations)))
+            }
+            for (stepIndex, step) in block.steps.prefix(PlanLimits.stepsPerBlock).enumerated() {
+                name(step.step.displayName, "\(location), step \(stepIndex + 1)", path + ".steps[\(stepIndex)].name")
+            }
+            // Both factors are bounded here, so the product cannot overflow.
+            planned +=
+                min(block.steps.count, PlanLimits.stepsPerBlock)
+                * min(max(block.iterations, 0), PlanLimits.iterations)
+        }
+        if planned > PlanLimits.plannedSteps {
+            problems.append(
+                PlanProblem(
+                    location: "plan", path: "$.custom.blocks",
+                    kind: .tooLarge("steps in the plan, every iteration counted", limit: PlanLimits.plannedSteps)))
         }
         return problems
     }

@@ -139,4 +139,22 @@ struct ConfigurationTests {
             (error as? ConfigurationError)?.description == "/nonexistent/config.toml: cannot read the file"
         }
     }
+
+    @Test("deeply nested arrays and oversized files are refused, not recursed into or read")
+    func bounds() throws {
+        let deep = "[api]\nsocket = " + String(repeating: "[", count: 100_000)
+        #expect {
+            try ConfigurationLoader.parse(deep)
+        } throws: { error in
+            (error as? ConfigurationError)?.problems.first?.message == "arrays nest deeper than 8 levels"
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("big-\(UUID().uuidString).toml")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data(repeating: UInt8(ascii: "#"), count: ConfigurationLoader.maximumFileBytes + 1).write(to: file)
+        #expect {
+            try ConfigurationLoader.load(path: file.path)
+        } throws: { error in
+            (error as? ConfigurationError)?.problems.first?.message == "larger than 1 MiB: not a configuration"
+        }
+    }
 }

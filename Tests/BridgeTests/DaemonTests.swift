@@ -281,6 +281,17 @@ struct DaemonPlanTests {
     func planRuns() async throws {
         let daemon = try await DaemonUnderTest()
         defer { daemon.stop() }
+        // A plan bomb is refused at once with the path that is too large; nothing was started.
+        let bomb: [String: Any] = [
+            "version": 1, "activity": "running",
+            "custom": ["blocks": [["iterations": 9_000_000_000_000_000_000, "steps": [["goal": ["time": "1 s"]]]]]],
+        ]
+        let refused = try await daemon.unix.send(
+            .POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[1]], "plan": bomb])
+        let refusal = String(decoding: refused.body, as: UTF8.self)
+        #expect(refused.status == 422 || refused.status == 400, "\(refused.status) \(refusal)")
+        #expect(refusal.contains("$.custom.blocks[0].iterations") && refusal.contains("at most 1000"), "\(refusal)")
+        #expect(try await daemon.unix.send(.GET, "/v1/health").object?["sessionsActive"] as? Int == 0)
         let created = try await daemon.unix.send(
             .POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[1]], "plan": Self.plan])
         #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")

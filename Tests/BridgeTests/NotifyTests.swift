@@ -97,23 +97,19 @@ struct NotifyTests {
         while let datagram = await listener.receive(timeout: .zero) { backlog.append(datagram) }
         let ready = try #require(backlog.first { $0.hasPrefix("READY=1") }, "\(backlog)")
         #expect(ready.contains("STATUS="))
-        // Then 3 s live at one ping per 200 ms. A busy machine can only delay a ping, never hasten
-        // one: the typical (median) gap is the period, and pings keep coming.
+        // Then 3 s live at one ping per 200 ms. A busy machine can delay a ping (or this reader),
+        // never hasten one: at most 3 s / 200 ms + 1 (and one in flight) arrive, and they keep
+        // coming (at least one per 500 ms on average). Arrival times are not compared: a late
+        // reader sees pings bunched that were sent on time.
         var received: [String] = []
-        var pingTimes: [ContinuousClock.Instant] = []
         let start = ContinuousClock.now
         while case let remaining = .seconds(3) - (ContinuousClock.now - start), remaining > .zero,
             let datagram = await listener.receive(timeout: remaining)
         {
             received.append(datagram)
-            if datagram == "WATCHDOG=1" { pingTimes.append(.now) }
         }
-        let gaps = zip(pingTimes.dropFirst(), pingTimes).map { $0 - $1 }.sorted()
-        #expect(pingTimes.count >= 4, "\(pingTimes.count) pings in 3 s: \(received)")
-        if !gaps.isEmpty {
-            let median = gaps[gaps.count / 2]
-            #expect(median >= .milliseconds(150) && median <= .milliseconds(300), "median gap \(median), gaps \(gaps)")
-        }
+        let pings = received.filter { $0 == "WATCHDOG=1" }.count
+        #expect(pings >= 6 && pings <= 17, "\(pings) pings in 3 s: \(received)")
         // A session changes the status line.
         _ = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[0]]])
         var status: String?

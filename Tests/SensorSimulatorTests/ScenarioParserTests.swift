@@ -75,4 +75,42 @@ struct ScenarioParserTests {
             #expect(error.problems.map(\.path) == ["$.straps[1].address"])
         }
     }
+
+    @Test("every list and size has a bound, checked before it is read")
+    func bounds() {
+        func paths(_ text: String) -> [String] {
+            do {
+                _ = try parse(text)
+                return []
+            } catch {
+                return error.problems.map { "\($0.path): \($0.message)" }
+            }
+        }
+        let segment = #"{"type": "steady", "duration": 60, "intensity": 0.5}"#
+        func strap(_ index: Int, name: String = "A", segments: Int = 1, faults: Int = 0) -> String {
+            let address = String(format: "C0:FF:EE:00:%02X:%02X", index / 256, index % 256)
+            let fault = #"{"type": "dropout", "at": 10, "duration": 5}"#
+            return
+                #"{"name": "\#(name)", "address": "\#(address)", "segments": [\#(Array(repeating: segment, count: segments).joined(separator: ","))], "faults": [\#(Array(repeating: fault, count: faults).joined(separator: ","))]}"#
+        }
+        let tooMany = (0...ScenarioParser.limits.straps).map { strap($0) }.joined(separator: ",")
+        #expect(paths(#"{"straps": [\#(tooMany)]}"#) == ["$.straps: at most 1000 straps"])
+        #expect(
+            paths(#"{"straps": [\#(strap(0, segments: ScenarioParser.limits.segments + 1))]}"#) == [
+                "$.straps[0].segments: at most 1000 segments"
+            ])
+        #expect(
+            paths(#"{"straps": [\#(strap(0, faults: ScenarioParser.limits.faults + 1))]}"#) == [
+                "$.straps[0].faults: at most 10000 faults"
+            ])
+        #expect(
+            paths(#"{"straps": [\#(strap(0, name: String(repeating: "n", count: 249)))]}"#) == [
+                "$.straps[0].name: at most 248 bytes"
+            ])
+        #expect(
+            paths(String(repeating: " ", count: ScenarioParser.limits.fileBytes + 1)) == [
+                "$: larger than 4194304 bytes"
+            ])
+        #expect(paths(String(repeating: "[", count: 100_000)).first?.hasPrefix("$: not valid JSON") == true)
+    }
 }

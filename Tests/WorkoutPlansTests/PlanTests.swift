@@ -155,6 +155,88 @@ struct PlanFormatTests {
     }
 }
 
+@Suite("Structured workouts: every count and size is bounded")
+struct PlanLimitTests {
+    func plan(blocks: String, name: String = "p") -> String {
+        #"{"version": 1, "name": "\#(name)", "activity": "running", "custom": {"blocks": [\#(blocks)]}}"#
+    }
+
+    func problems(_ text: String) -> [PlanProblem] {
+        do {
+            _ = try PlanFormat.decode(Data(text.utf8))
+            return []
+        } catch {
+            return error.problems
+        }
+    }
+
+    @Test("a 200-byte plan asking for 9e18 iterations is refused at once, naming the path")
+    func iterationBomb() {
+        let bomb = plan(blocks: #"{"iterations": 9000000000000000000, "steps": [{"goal": {"time": "1 min"}}]}"#)
+        #expect(bomb.utf8.count < 200)
+        let found = problems(bomb)
+        #expect(found.map(\.kind) == [.tooLarge("iterations", limit: PlanLimits.iterations)])
+        #expect(found.first?.path == "$.custom.blocks[0].iterations")
+        let huge = problems(plan(blocks: #"{"iterations": 1e30, "steps": [{"goal": {"time": "1 min"}}]}"#))
+        #expect(huge.first?.path == "$.custom.blocks[0].iterations")
+        #expect(problems(plan(blocks: #"{"iterations": 2.5, "steps": [{"goal": {"time": "1 min"}}]}"#)).count == 1)
+    }
+
+    @Test("blocks, steps per block, steps in the plan, names and file size have bounds")
+    func bounds() {
+        let step = #"{"goal": {"time": "1 min"}}"#
+        let block = #"{"steps": [\#(step)]}"#
+        #expect(
+            problems(plan(blocks: Array(repeating: block, count: PlanLimits.blocks + 1).joined(separator: ","))).map(
+                \.kind) == [.tooLarge("blocks", limit: PlanLimits.blocks)])
+        #expect(
+            problems(plan(blocks: Array(repeating: block, count: PlanLimits.blocks).joined(separator: ","))).isEmpty)
+        let wide =
+            #"{"steps": [\#(Array(repeating: step, count: PlanLimits.stepsPerBlock + 1).joined(separator: ","))]}"#
+        #expect(
+            problems(plan(blocks: wide)).map(\.kind) == [.tooLarge("steps in a block", limit: PlanLimits.stepsPerBlock)]
+        )
+        // 100 steps × 101 iterations: each bound holds, their product does not.
+        let long =
+            #"{"iterations": 101, "steps": [\#(Array(repeating: step, count: 100).joined(separator: ","))]}"#
+        #expect(
+            problems(plan(blocks: long)).map(\.kind) == [
+                .tooLarge("steps in the plan, every iteration counted", limit: PlanLimits.plannedSteps)
+            ])
+        let longName = String(repeating: "x", count: PlanLimits.nameLength + 1)
+        #expect(
+            problems(plan(blocks: block, name: longName)).map(\.kind) == [
+                .tooLarge("characters in a name", limit: PlanLimits.nameLength)
+            ])
+        let stepName = #"{"steps": [{"name": "\#(longName)", "goal": {"time": "1 min"}}]}"#
+        #expect(problems(plan(blocks: stepName)).first?.path == "$.custom.blocks[0].steps[0].name")
+        let padded = plan(blocks: block) + String(repeating: " ", count: PlanLimits.fileBytes)
+        #expect(problems(padded).map(\.kind) == [.tooLarge("bytes", limit: PlanLimits.fileBytes)])
+        let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        #expect(problems(deep).map(\.kind) == [.format("not valid JSON")])
+    }
+
+    @Test("the executor never materialises the plan: a block repeated Int.max times costs nothing")
+    func lazySteps() {
+        let block = IntervalBlock(
+            steps: [
+                IntervalStep(purpose: .work, step: WorkoutStep(goal: .time(PlanValue(60, .second)))),
+                IntervalStep(purpose: .recovery, step: WorkoutStep(goal: .open)),
+            ], iterations: .max)
+        let unbounded = WorkoutPlan(
+            name: "built in code", activity: .running,
+            kind: .custom(warmup: WorkoutStep(goal: .open), blocks: [block], cooldown: WorkoutStep(goal: .open)))
+        let steps = PlanExecutor(plan: unbounded).steps
+        #expect(steps.count == .max, "the count saturates instead of overflowing")
+        #expect(steps[0].location == "warm-up")
+        #expect(steps[1].location == "block 1 (1/\(Int.max)), step 1")
+        let deep = steps[1 + 2 * 1_000_000_000 + 1]
+        #expect(deep.location == "block 1 (1000000001/\(Int.max)), step 2")
+        #expect(deep.purpose == "recovery" && deep.endsIteration && deep.iteration == 1_000_000_001)
+        #expect(!PlanValidator.problems(in: unbounded).isEmpty, "and the validator refuses it")
+    }
+}
+
 private let t0 = Date(timeIntervalSinceReferenceDate: 800_000_000)
 
 @Suite("Structured workouts: execution")

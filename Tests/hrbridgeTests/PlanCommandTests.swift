@@ -39,6 +39,16 @@ struct PlanCommandTests {
                 "\(bad.path): block 1, step 1 ($.custom.blocks[0].steps[0].alert): a power alert does not fit strength: no power meter",
                 "\(bad.path): block 2 ($.custom.blocks[1].steps): the block has no steps",
             ])
+        // A plan bomb: refused at once, naming the path.
+        let bomb = try temporaryFile(
+            "bomb.json",
+            #"{"version": 1, "activity": "running", "custom": {"blocks": [{"iterations": 9000000000000000000, "steps": [{"goal": "open"}]}]}}"#
+        )
+        let refused = try runHRBridge(["plan", "validate", bomb.path])
+        #expect(refused.status == 65)
+        #expect(
+            refused.stderr
+                == "\(bomb.path): block 1 ($.custom.blocks[0].iterations): too many iterations: at most 1000\n")
         // Zone alerts are checked against the zones given (5 by default).
         let zone7 = try temporaryFile(
             "zone7.json",

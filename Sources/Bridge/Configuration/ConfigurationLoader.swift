@@ -34,8 +34,18 @@ public enum ConfigurationLoader {
     /// The default location.
     public static let defaultPath = "/etc/hrbridge/config.toml"
 
+    /// The largest configuration file read (a real one is a few KiB).
+    public static let maximumFileBytes = 1 << 20
+
     /// Loads and checks the file at `path`.
     public static func load(path: String) throws(ConfigurationError) -> BridgeConfiguration {
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int,
+            size > maximumFileBytes
+        {
+            throw ConfigurationError(
+                path: path, problems: [ConfigurationProblem(line: 0, message: "larger than 1 MiB: not a configuration")]
+            )
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigurationError(
                 path: path, problems: [ConfigurationProblem(line: 0, message: "cannot read the file")])

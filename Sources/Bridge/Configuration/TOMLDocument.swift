@@ -80,6 +80,10 @@ public struct TOMLDocument: Sendable {
     /// The root table.
     public var root: Table
 
+    /// How deeply arrays may nest (the configuration needs 2 levels); deeper is refused, not
+    /// recursed into.
+    public static let maximumNesting = 8
+
     /// Parses `text`.
     public init(parsing text: String) throws(SyntaxError) {
         var parser = Parser(text: text)
@@ -91,6 +95,8 @@ private struct Parser {
     let characters: [Character]
     var index = 0
     var line = 1
+    /// Arrays open around the value being read.
+    var nesting = 0
 
     init(text: String) { characters = Array(text.replacingOccurrences(of: "\r\n", with: "\n")) }
 
@@ -222,6 +228,11 @@ private struct Parser {
         case "\"", "'":
             return try parseString()
         case "[":
+            guard nesting < TOMLDocument.maximumNesting else {
+                throw error("arrays nest deeper than \(TOMLDocument.maximumNesting) levels")
+            }
+            nesting += 1
+            defer { nesting -= 1 }
             advance()
             var elements: [TOMLDocument.Value] = []
             while true {
