@@ -3,6 +3,7 @@ import DBus
 import Foundation
 import GATT
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 public import Logging
 import NIOCore
@@ -112,7 +113,7 @@ public enum BridgeDaemon {
             let router = APIRouter.make(core: core, requiresToken: true)
             services.append(
                 Application(
-                    router: router, server: .http1WebSocketUpgrade(webSocketRouter: router),
+                    router: router, server: server(router, configuration),
                     configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: port)),
                     onServerRunning: { _ in listening.continuation.yield() },
                     logger: logger))
@@ -129,6 +130,24 @@ public enum BridgeDaemon {
             throw DaemonError.listener("\(error)")
         }
         await dbus?.close()
+    }
+
+    /// HTTP/1 with WebSocket upgrades, with the listener's connection limit (each listener its
+    /// own: a flood on TCP leaves the Unix socket served) and the idle timeout (slow or silent
+    /// clients are closed).
+    static func server(_ router: Router<BridgeRequestContext>, _ configuration: BridgeConfiguration)
+        -> HTTPServerBuilder
+    {
+        let gate = ConnectionGate(limit: configuration.maxConnections)
+        let idle = TimeAmount.seconds(Int64(configuration.idleTimeout))
+        let webSocketResponder = router.buildResponder()
+        return HTTPServerBuilder { responder in
+            GuardedChildChannel(
+                base: HTTP1WebSocketUpgradeChannel(
+                    responder: responder, webSocketResponder: webSocketResponder,
+                    configuration: .init(http1: .init(idleTimeout: idle))),
+                gate: gate, headDeadline: idle)
+        }
     }
 
     static func openStore(_ configuration: BridgeConfiguration) throws -> WorkoutStore {
@@ -166,7 +185,7 @@ public enum BridgeDaemon {
         let mode = mode_t(core.configuration.socketMode)
         let router = APIRouter.make(core: core, requiresToken: false)
         return Application(
-            router: router, server: .http1WebSocketUpgrade(webSocketRouter: router),
+            router: router, server: server(router, core.configuration),
             configuration: ApplicationConfiguration(address: .unixDomainSocket(path: path)),
             onServerRunning: { _ in
                 chmod(path, mode)
@@ -205,7 +224,8 @@ struct BridgeService: Service {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 var last = ""
-                for await message in messages where ["sensor", "session", "adapter"].contains(message.kind) {
+                for await delivery in messages
+                where ["sensor", "session", "adapter", "dropped"].contains(delivery.kind) {
                     let line = await core.statusLine()
                     if line != last {
                         notifier.status(line)

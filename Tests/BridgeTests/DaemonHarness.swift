@@ -68,10 +68,11 @@ final class DaemonUnderTest: Sendable {
         return #"{"version": 1, "seed": 7, "straps": ["# + straps.joined(separator: ",\n") + "]}"
     }
 
-    /// Starts a daemon; `reusing` keeps an earlier daemon's directory (store, config) and port.
+    /// Starts a daemon; `reusing` keeps an earlier daemon's directory (store, config) and port;
+    /// `apiSettings` are more lines for its `[api]` table.
     init(
         reusing previous: DaemonUnderTest? = nil, environment: [String: String] = [:], speed: Double = 5,
-        classBoard: Bool = false
+        classBoard: Bool = false, apiSettings: String = ""
     ) async throws {
         if let previous {
             directory = previous.directory
@@ -96,6 +97,7 @@ final class DaemonUnderTest: Sendable {
                 [api]
                 socket = "\(directory.path)/api.sock"
                 tcp_port = \(port)
+                \(apiSettings)
 
                 [[api.tokens]]
                 token = "\(Self.readToken)"

@@ -4,6 +4,10 @@ import Foundation
 import NIOHTTP1
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @Suite("hrbridge daemon end to end on the mock adapter", .serialized)
 struct DaemonTests {
     let straps = DaemonUnderTest.straps
@@ -172,6 +176,12 @@ struct DaemonTests {
             (.POST, "/v1/sessions", ["sensors": [straps[1]], "guest": "yes"], 400, "invalid_request"),
             (.POST, "/v1/sessions", ["sensors": ["C0:FF:EE:99:99:99"]], 404, "unknown_sensor"),
             (.POST, "/v1/sessions", ["sensors": ["strap"]], 400, "invalid_request"),
+            (.POST, "/v1/sessions", ["sensors": Array(repeating: straps[1], count: 17)], 400, "invalid_request"),
+            (
+                .POST, "/v1/sessions", ["sensors": [straps[1]], "athlete": String(repeating: "a", count: 65)], 400,
+                "invalid_request"
+            ),
+            (.POST, "/v1/sessions", ["sensors": [straps[1]], "zones": Array(100...111)], 400, "invalid_request"),
             (.TRACE, "/v1/sessions", nil, 405, "method_not_allowed"),
             (.POST, "/v1/sessions", ["sensors": [straps[0]]], 409, "sensor_in_use"),
             (.POST, "/v1/sessions", ["sensors": [straps[1]], "athlete": "nobody"], 404, "unknown_athlete"),
@@ -225,6 +235,69 @@ struct DaemonTests {
             .flatMap { ($0["heartRate"] as? [String: Any])?["count"] as? Int } ?? 0
         // The store is written at least once a second: a SIGKILL loses at most the last second.
         #expect(count >= 6, "heart rates from before and after the crash are in one workout")
+    }
+
+    @Test("2,000 idle TCP connections: the Unix socket still answers, TCP says 503 beyond its limit, then recovers")
+    func connectionFlood() async throws {
+        let daemon = try await DaemonUnderTest()
+        defer { daemon.stop() }
+        var descriptors: [Int32] = []
+        defer { for descriptor in descriptors { close(descriptor) } }
+        for _ in 0..<2_000 {
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard descriptor >= 0 else { break }
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = UInt16(daemon.port).bigEndian
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            descriptors.append(descriptor)
+        }
+        #expect(descriptors.count == 2_000)
+        // Tokens are not even looked at: the connections just sit there.
+        let health = try await daemon.unix.send(.GET, "/v1/health")
+        #expect(health.status == 200, "the Unix socket is its own listener with its own limit")
+        try await eventually("a TCP request beyond the limit to be refused with 503") {
+            (try? await daemon.tcp(DaemonUnderTest.readToken).send(.GET, "/v1/health"))?.status == 503
+        }
+        for descriptor in descriptors { close(descriptor) }
+        descriptors = []
+        try await eventually("TCP to serve again once the idle connections are gone") {
+            (try? await daemon.tcp(DaemonUnderTest.readToken).send(.GET, "/v1/health"))?.status == 200
+        }
+        #expect(daemon.process.isRunning)
+    }
+
+    @Test("a client that never finishes its request head (slowloris) is closed after the idle timeout")
+    func slowClient() async throws {
+        let daemon = try await DaemonUnderTest(apiSettings: "idle_timeout = 2")
+        defer { daemon.stop() }
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(daemon.port).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        #expect(connected == 0)
+        let partial = Array("GET /v1/health HTTP/1.1\r\nHost: x\r\n".utf8)
+        #expect(write(descriptor, partial, partial.count) == partial.count)
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        // The server closes it: a read returns end of file (0) rather than "nothing yet".
+        try await eventually("the half-sent request's connection to be closed") {
+            var byte: UInt8 = 0
+            return read(descriptor, &byte, 1) == 0
+        }
+        #expect(try await daemon.tcp(DaemonUnderTest.readToken).send(.GET, "/v1/health").status == 200)
     }
 
     @Test("the command line drives the daemon: session start, lap, status, watch, stop")

@@ -2,23 +2,66 @@ import Bridge
 import Foundation
 import Testing
 
-@Suite("Live hub: routing filters and a bounded backlog per client")
+@Suite("Live hub: routing filters and a byte budget per client")
 struct LiveHubTests {
-    @Test("a client that does not read keeps only the newest messages; others are unaffected")
-    func boundedBacklog() async {
+    func number(_ delivery: LiveSubscription.Delivery) -> Int? {
+        guard case .message(let message) = delivery else { return nil }
+        let object = try? JSONSerialization.jsonObject(with: Data(message.json.utf8)) as? [String: Any]
+        return object?["n"] as? Int
+    }
+
+    @Test("a client that does not read keeps only the newest messages within its budget, and is told what it lost")
+    func byteBudget() async {
         let hub = LiveHub()
-        let stuck = hub.subscribe()
-        let total = LiveHub.clientBacklog + 500
+        let budget = 16 * 1024
+        let stuck = hub.subscribe(byteBudget: budget)
+        let total = 2_000
         for index in 0..<total { hub.publish(LiveMessage(kind: "measurement", sensor: "A", fields: ["n": index])) }
+        #expect(stuck.queuedBytes <= budget)
+        hub.finish()
+        var deliveries: [LiveSubscription.Delivery] = []
+        for await delivery in stuck { deliveries.append(delivery) }
+        guard case .dropped(let dropped) = deliveries.first else {
+            Issue.record("the first delivery says how many were dropped: \(deliveries.prefix(2))")
+            return
+        }
+        let received = deliveries.compactMap(number)
+        #expect(dropped + received.count == total, "nothing vanishes unannounced")
+        #expect(received.first == dropped, "the oldest were dropped")
+        #expect(received.last == total - 1)
+        #expect(deliveries.last?.json.contains(#""n":1999"#) == true)
+        #expect(LiveSubscription.Delivery.dropped(3).json == #"{"kind":"dropped","count":3}"#)
+    }
+
+    @Test("filters apply before buffering: a client following one sensor holds nothing of the others")
+    func filteredBeforeBuffering() async {
+        let hub = LiveHub()
+        let onlyB = hub.subscribe(sensor: "b")
+        for index in 0..<500 { hub.publish(LiveMessage(kind: "measurement", sensor: "A", fields: ["n": index])) }
+        #expect(onlyB.queuedBytes == 0)
+        hub.publish(LiveMessage(kind: "measurement", sensor: "B", fields: ["n": 7]))
         hub.finish()
         var received: [Int] = []
-        for await message in stuck {
-            let object = try? JSONSerialization.jsonObject(with: Data(message.json.utf8)) as? [String: Any]
-            if let number = object?["n"] as? Int { received.append(number) }
+        for await delivery in onlyB { received += number(delivery).map { [$0] } ?? [] }
+        #expect(received == [7])
+    }
+
+    @Test("a reader that keeps up gets everything, in order")
+    func liveReader() async {
+        let hub = LiveHub()
+        let reader = hub.subscribe()
+        let collected = Task {
+            var numbers: [Int] = []
+            for await delivery in reader {
+                numbers += number(delivery).map { [$0] } ?? []
+                if numbers.count == 100 { break }
+            }
+            return numbers
         }
-        #expect(received.count == LiveHub.clientBacklog)
-        #expect(received.first == 500, "the oldest were dropped")
-        #expect(received.last == total - 1)
+        for index in 0..<100 { hub.publish(LiveMessage(kind: "measurement", sensor: "A", fields: ["n": index])) }
+        #expect(await collected.value == Array(0..<100))
+        #expect(hub.subscriberCount == 1)
+        hub.finish()
     }
 
     @Test("filters match the session and the sensor (case-insensitively), nil matching everything")

@@ -159,6 +159,8 @@ public enum APIRouter {
         guard let sensors = body["sensors"] as? [String], !sensors.isEmpty else {
             throw APIError.badRequest("'sensors' must be a non-empty array of sensor addresses")
         }
+        // A session is one person's: a few sensors at most.
+        guard sensors.count <= 16 else { throw APIError.badRequest("'sensors' holds at most 16 addresses") }
         for sensor in sensors where !isAddress(sensor) {
             throw APIError.badRequest("'\(sensor)' is not a Bluetooth address such as C0:FF:EE:00:00:01")
         }
@@ -178,12 +180,14 @@ public enum APIRouter {
             request.location = location
         }
         if let value = body["athlete"] {
-            guard let text = value as? String else { throw APIError.badRequest("'athlete' must be a string") }
+            guard let text = value as? String, (1...64).contains(text.count) else {
+                throw APIError.badRequest("'athlete' must be an athlete id of 1 to 64 characters")
+            }
             request.athlete = text
         }
         if let value = body["zones"] {
-            guard let numbers = value as? [NSNumber], numbers.allSatisfy({ !isBoolean($0) }) else {
-                throw APIError.badRequest("'zones' must be an array of heart rates in bpm")
+            guard let numbers = value as? [NSNumber], numbers.count <= 10, numbers.allSatisfy({ !isBoolean($0) }) else {
+                throw APIError.badRequest("'zones' must be an array of at most 10 heart rates in bpm")
             }
             // Boundaries are a set: their order in the request does not matter.
             request.zones = numbers.map(\.doubleValue).sorted()
@@ -471,7 +475,7 @@ public enum APIRouter {
         v1.get("events") { request, _ in
             let (session, sensor) = try filter(request.uri)
             // Subscribe first, then snapshot: a late subscriber misses nothing.
-            let messages = core.hub.subscribe()
+            let messages = core.hub.subscribe(session: session, sensor: sensor)
             let initial = await core.currentState()
             return Response(
                 status: .ok,
@@ -480,8 +484,9 @@ public enum APIRouter {
                     for message in initial where message.matches(session: session, sensor: sensor) {
                         try await writer.write(ByteBuffer(string: "event: \(message.kind)\ndata: \(message.json)\n\n"))
                     }
-                    for await message in messages where message.matches(session: session, sensor: sensor) {
-                        try await writer.write(ByteBuffer(string: "event: \(message.kind)\ndata: \(message.json)\n\n"))
+                    for await delivery in messages {
+                        try await writer.write(
+                            ByteBuffer(string: "event: \(delivery.kind)\ndata: \(delivery.json)\n\n"))
                     }
                     try await writer.finish(nil)
                 })
@@ -491,7 +496,7 @@ public enum APIRouter {
             return .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
             let (session, sensor) = (try? filter(context.request.uri)) ?? (nil, nil)
-            let messages = core.hub.subscribe()
+            let messages = core.hub.subscribe(session: session, sensor: sensor)
             let initial = await core.currentState()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -502,9 +507,7 @@ public enum APIRouter {
                     for message in initial where message.matches(session: session, sensor: sensor) {
                         try await outbound.write(.text(message.json))
                     }
-                    for await message in messages where message.matches(session: session, sensor: sensor) {
-                        try await outbound.write(.text(message.json))
-                    }
+                    for await delivery in messages { try await outbound.write(.text(delivery.json)) }
                 }
                 try await group.next()
                 group.cancelAll()

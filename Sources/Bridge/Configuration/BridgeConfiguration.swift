@@ -75,6 +75,10 @@ public struct BridgeConfiguration: Sendable {
     public var socketMode: Int = 0o660
     /// The optional TCP listener on 127.0.0.1; every request on it needs a token.
     public var tcpPort: Int?
+    /// The most connections each listener serves at once; beyond it, requests get 503.
+    public var maxConnections = 256
+    /// Seconds before a connection that sends nothing (or never finishes its request head) is closed.
+    public var idleTimeout = 30
     /// Bearer tokens for the TCP listener.
     public var tokens: [Token] = []
     /// Athletes and their profiles.

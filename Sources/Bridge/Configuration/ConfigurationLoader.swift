@@ -209,7 +209,9 @@ private struct Reader {
     }
 
     mutating func readAPI(_ table: TOMLDocument.Table, into configuration: inout BridgeConfiguration) {
-        onlyKnown(table, ["socket", "socket_mode", "tcp_port", "tokens"], in: "api")
+        onlyKnown(table, ["socket", "socket_mode", "tcp_port", "tokens", "max_connections", "idle_timeout"], in: "api")
+        if let limit = integer(table, "max_connections", in: 1...65_536) { configuration.maxConnections = limit }
+        if let seconds = integer(table, "idle_timeout", in: 1...3600) { configuration.idleTimeout = seconds }
         if let (path, line) = string(table, "socket") {
             if path.hasPrefix("/") {
                 configuration.socketPath = path

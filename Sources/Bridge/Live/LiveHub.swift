@@ -1,31 +1,65 @@
-import Foundation
-import Sensors
+public import Foundation
+import Synchronization
 
 /// Where the live stream comes from: managers publish, API streams subscribe.
 ///
 /// A late subscriber first gets the current state (``currentState`` is asked after subscribing, so
 /// nothing between the snapshot and the first live message is lost; a duplicate is harmless).
 public final class LiveHub: Sendable {
-    private let broadcaster = EventBroadcaster<LiveMessage>()
+    private struct State {
+        var subscribers: [ObjectIdentifier: Weak] = [:]
+        var finished = false
+    }
 
-    /// Creates it from its parts.
+    private struct Weak {
+        weak var subscription: LiveSubscription?
+    }
+
+    private let state = Mutex(State())
+
+    /// A hub with no subscribers.
     public init() {}
 
-    /// Publishes a message to every subscriber.
-    public func publish(_ message: LiveMessage) { broadcaster.yield(message) }
+    /// Bytes of messages that may wait for one slow client (4 MiB); beyond it its oldest are
+    /// dropped and it is told, so a stuck browser tab cannot make the daemon grow without bound.
+    public static let clientByteBudget = 4 << 20
 
-    /// How many messages may wait for one slow client; beyond that its oldest are dropped, so a
-    /// stuck browser tab cannot make the daemon grow without bound.
-    public static let clientBacklog = 10_000
+    /// Publishes a message to every subscriber whose filters want it.
+    public func publish(_ message: LiveMessage) {
+        let subscribers = state.withLock { $0.subscribers.values.compactMap(\.subscription) }
+        for subscriber in subscribers { subscriber.offer(message) }
+    }
 
-    /// A subscription to every message from now on.
-    public func subscribe() -> AsyncStream<LiveMessage> {
-        broadcaster.subscribe(bufferingPolicy: .bufferingNewest(Self.clientBacklog))
+    /// A subscription to the messages for `session` and `sensor` (nil: all) from now on.
+    public func subscribe(
+        session: UUID? = nil, sensor: String? = nil, byteBudget: Int = LiveHub.clientByteBudget
+    ) -> LiveSubscription {
+        let box = Mutex<ObjectIdentifier?>(nil)
+        let subscription = LiveSubscription(session: session, sensor: sensor, byteBudget: byteBudget) {
+            [weak self] in
+            guard let id = box.withLock({ $0 }) else { return }
+            self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
+        }
+        let id = ObjectIdentifier(subscription)
+        box.withLock { $0 = id }
+        let finished = state.withLock { state in
+            if !state.finished { state.subscribers[id] = Weak(subscription: subscription) }
+            return state.finished
+        }
+        if finished { subscription.finish() }
+        return subscription
     }
 
     /// How many streams are attached.
-    public var subscriberCount: Int { broadcaster.subscriberCount }
+    public var subscriberCount: Int { state.withLock { $0.subscribers.values.filter { $0.subscription != nil }.count } }
 
     /// Ends every subscription (shutdown).
-    public func finish() { broadcaster.finish() }
+    public func finish() {
+        let subscribers = state.withLock { state in
+            state.finished = true
+            defer { state.subscribers.removeAll() }
+            return state.subscribers.values.compactMap(\.subscription)
+        }
+        for subscriber in subscribers { subscriber.finish() }
+    }
 }
