@@ -68,7 +68,8 @@ install-files:
 	chmod 644 $(DESTDIR)$(UNITDIR)/hrbridge.service
 	install -Dm644 systemd/hrbridge.sysusers $(DESTDIR)$(SYSUSERSDIR)/hrbridge.conf
 	install -Dm644 udev/60-hrbridge.rules $(DESTDIR)$(UDEVDIR)/rules.d/60-hrbridge.rules
-	test -e $(DESTDIR)$(SYSCONFDIR)/hrbridge/config.toml || install -Dm644 systemd/config.toml $(DESTDIR)$(SYSCONFDIR)/hrbridge/config.toml
+	test -e $(DESTDIR)$(SYSCONFDIR)/hrbridge/config.toml || install -Dm640 systemd/config.toml $(DESTDIR)$(SYSCONFDIR)/hrbridge/config.toml
+	@chgrp hrbridge $(DESTDIR)$(SYSCONFDIR)/hrbridge/config.toml 2>/dev/null || echo "the configuration may hold tokens: once the hrbridge group exists, run: chgrp hrbridge $(DESTDIR)$(SYSCONFDIR)/hrbridge/config.toml"
 	@echo "installed; as root: systemd-sysusers && systemctl daemon-reload && udevadm control --reload && systemctl enable --now hrbridge"
 
 uninstall:

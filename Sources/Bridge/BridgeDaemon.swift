@@ -38,6 +38,9 @@ public enum DaemonError: Error, CustomStringConvertible {
 public enum BridgeDaemon {
     /// Runs until SIGTERM or SIGINT.
     public static func run(configuration: BridgeConfiguration, logger: Logger) async throws {
+        // Everything this process creates, the API socket first, is born with at most the socket's
+        // mode (0660 by default): nothing is ever chmod-ed wider after the fact.
+        umask(mode_t(0o777 & ~configuration.socketMode))
         let notifier = SystemdNotifier()
         let hub = LiveHub()
         let store = try openStore(configuration)
@@ -177,22 +180,44 @@ public enum BridgeDaemon {
         }
         var status = stat()
         if lstat(path, &status) == 0 {
+            // A symlink or a file is refused (lstat does not follow links), and so is a socket
+            // another instance still answers on; only a stale socket is replaced.
             guard status.st_mode & S_IFMT == S_IFSOCK else {
                 throw DaemonError.listener("\(path) exists and is not a socket")
             }
+            guard !Self.answers(path) else {
+                throw DaemonError.listener("\(path) is the socket of a running hrbridge daemon")
+            }
             unlink(path)
         }
-        let mode = mode_t(core.configuration.socketMode)
         let router = APIRouter.make(core: core, requiresToken: false)
         return Application(
             router: router, server: server(router, core.configuration),
             configuration: ApplicationConfiguration(address: .unixDomainSocket(path: path)),
             onServerRunning: { _ in
-                chmod(path, mode)
                 logger.notice("API listening", metadata: ["socket": "\(path)"])
                 listening.yield()
             },
             logger: logger)
+    }
+
+    /// Whether something accepts connections on the Unix socket at `path`.
+    static func answers(_ path: String) -> Bool {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in bytes.enumerated() { buffer[index] = byte }
+        }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        } == 0
     }
 }
 

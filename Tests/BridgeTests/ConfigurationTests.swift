@@ -157,4 +157,36 @@ struct ConfigurationTests {
             (error as? ConfigurationError)?.problems.first?.message == "larger than 1 MiB: not a configuration"
         }
     }
+
+    @Test(
+        "socket_mode: at most 0660, owner read-write, no world bits; nonsense refused",
+        arguments: ["0666", "0777", "0606", "0664", "-1", "0400", "0o660", "+660", "9999"])
+    func socketModeRefused(mode: String) {
+        #expect(throws: ConfigurationError.self, "\(mode)") {
+            try ConfigurationLoader.parse("[api]\nsocket_mode = \"\(mode)\"")
+        }
+    }
+
+    @Test("socket_mode 0660 and 0600 are accepted")
+    func socketModeAccepted() throws {
+        #expect(try ConfigurationLoader.parse("[api]\nsocket_mode = \"0600\"").socketMode == 0o600)
+        #expect(try ConfigurationLoader.parse("[api]\nsocket_mode = \"0660\"").socketMode == 0o660)
+    }
+
+    @Test("a configuration holding tokens that every user can read is refused")
+    func tokensNeedPrivateFile() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("tokens-\(UUID().uuidString).toml")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data("[api]\ntcp_port = 8086\n[[api.tokens]]\ntoken = \"0123456789abcdef0\"\n".utf8).write(to: file)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: file.path)
+        #expect {
+            try ConfigurationLoader.load(path: file.path)
+        } throws: { error in
+            (error as? ConfigurationError)?.problems.first?.message.hasPrefix(
+                "holds API tokens and every user can read it")
+                == true
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: file.path)
+        #expect(try ConfigurationLoader.load(path: file.path).tokens.count == 1)
+    }
 }

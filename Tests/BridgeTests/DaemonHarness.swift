@@ -136,6 +136,9 @@ final class DaemonUnderTest: Sendable {
                 \(classBoard ? "athlete = \"carol\"" : "")
                 """.utf8
             ).write(to: directory.appendingPathComponent("config.toml"))
+            // It holds tokens: readable by its owner only, or the daemon refuses it.
+            try FileManager.default.setAttributes(
+                [.posixPermissions: 0o600], ofItemAtPath: directory.appendingPathComponent("config.toml").path)
         }
         let unix = APIClient(endpoint: .unix(directory.appendingPathComponent("api.sock").path))
         // Ready: the API answers on the socket with every strap streaming.

@@ -300,6 +300,42 @@ struct DaemonTests {
         #expect(try await daemon.tcp(DaemonUnderTest.readToken).send(.GET, "/v1/health").status == 200)
     }
 
+    @Test("the socket: born 0660 (no chmod after the fact), never a symlink, never a running instance's")
+    func socketHygiene() async throws {
+        let daemon = try await DaemonUnderTest()
+        defer { daemon.stop(removing: false) }
+        let mode = try FileManager.default.attributesOfItem(atPath: daemon.socketPath)[.posixPermissions] as? Int
+        #expect(mode == 0o660)
+        // A second daemon on the same configuration must not steal the live socket.
+        let second = try Spawned(
+            DaemonUnderTest.binary,
+            ["daemon", "--config", daemon.directory.appendingPathComponent("config.toml").path], label: "second")
+        #expect(await second.wait() == 71, "\(second.report)")
+        #expect(second.output.contains { $0.contains("socket of a running hrbridge daemon") }, "\(second.report)")
+        #expect(try await daemon.unix.send(.GET, "/v1/health").status == 200, "the first one still serves")
+        daemon.process.stop()
+        // A symlink where the socket goes is refused, not followed.
+        try? FileManager.default.removeItem(atPath: daemon.socketPath)
+        try FileManager.default.createSymbolicLink(atPath: daemon.socketPath, withDestinationPath: "/tmp/elsewhere")
+        let third = try Spawned(
+            DaemonUnderTest.binary,
+            ["daemon", "--config", daemon.directory.appendingPathComponent("config.toml").path], label: "third")
+        #expect(await third.wait() == 71, "\(third.report)")
+        #expect(third.output.contains { $0.contains("exists and is not a socket") }, "\(third.report)")
+        try? FileManager.default.removeItem(at: daemon.directory)
+    }
+
+    @Test("tokens are compared in full: a prefix, a longer string or another case is refused")
+    func tokenComparison() async throws {
+        let daemon = try await DaemonUnderTest()
+        defer { daemon.stop() }
+        let token = DaemonUnderTest.readToken
+        for wrong in [String(token.dropLast()), token + "x", token.uppercased(), ""] {
+            #expect(try await daemon.tcp(wrong).send(.GET, "/v1/sensors").status == 401, "\(wrong)")
+        }
+        #expect(try await daemon.tcp(token).send(.GET, "/v1/sensors").status == 200)
+    }
+
     @Test("the command line drives the daemon: session start, lap, status, watch, stop")
     func commandLine() async throws {
         let daemon = try await DaemonUnderTest()

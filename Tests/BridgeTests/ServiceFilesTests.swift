@@ -137,6 +137,11 @@ struct ServiceFilesTests {
         for path in installed {
             #expect(FileManager.default.fileExists(atPath: stage.appendingPathComponent(path).path), "\(path)")
         }
+        // The configuration may hold tokens: nobody but root and the service's group reads it.
+        let configMode =
+            try FileManager.default.attributesOfItem(
+                atPath: stage.appendingPathComponent("etc/hrbridge/config.toml").path)[.posixPermissions] as? Int
+        #expect(configMode == 0o640)
         let unitText = try String(
             contentsOf: stage.appendingPathComponent("lib/systemd/system/hrbridge.service"), encoding: .utf8)
         #expect(unitText.contains("ExecStart=/usr/bin/hrbridge daemon"))

@@ -8,13 +8,31 @@ public import Hummingbird
 public struct TokenMiddleware: RouterMiddleware {
     /// The request context this middleware works on.
     public typealias Context = BridgeRequestContext
-    let tokens: [String: BridgeConfiguration.Role]
+    let tokens: [(value: [UInt8], role: BridgeConfiguration.Role)]
     let requiresToken: Bool
 
-    /// Creates it from its parts.
+    /// A middleware for a listener with these tokens; `requiresToken` on TCP.
     public init(tokens: [BridgeConfiguration.Token], requiresToken: Bool) {
-        self.tokens = Dictionary(tokens.map { ($0.value, $0.role) }) { first, _ in first }
+        self.tokens = tokens.map { (Array($0.value.utf8), $0.role) }
         self.requiresToken = requiresToken
+    }
+
+    /// The role of the token `presented`, comparing it with every configured token in time that
+    /// does not depend on where they differ (no hash lookup, no early exit).
+    func role(of presented: String) -> BridgeConfiguration.Role? {
+        let bytes = Array(presented.utf8)
+        var found: BridgeConfiguration.Role?
+        for token in tokens where Self.constantTimeEqual(bytes, token.value) { found = token.role }
+        return found
+    }
+
+    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
+        difference |= UInt8(a.count == b.count ? 0 : 1)
+        for index in 0..<max(a.count, b.count) {
+            difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
+        }
+        return difference == 0
     }
 
     /// Sets the caller's role from its token, or refuses the request.
@@ -37,7 +55,7 @@ public struct TokenMiddleware: RouterMiddleware {
         } else {
             presented = request.uri.queryParameters.get("token")
         }
-        guard let presented, let role = tokens[presented] else {
+        guard let presented, let role = role(of: presented) else {
             var error = APIError(
                 .unauthorized, "unauthorized",
                 presented == nil ? "a bearer token is required" : "the token is not valid")

@@ -50,6 +50,23 @@ public enum ConfigurationLoader {
             throw ConfigurationError(
                 path: path, problems: [ConfigurationProblem(line: 0, message: "cannot read the file")])
         }
+        let configuration = try parseData(data, path: path)
+        var status = stat()
+        if !configuration.tokens.isEmpty, stat(path, &status) == 0, status.st_mode & S_IROTH != 0 {
+            throw ConfigurationError(
+                path: path,
+                problems: [
+                    ConfigurationProblem(
+                        line: 0,
+                        message:
+                            "holds API tokens and every user can read it: chmod 640 \(path) (owner root, group hrbridge)"
+                    )
+                ])
+        }
+        return configuration
+    }
+
+    private static func parseData(_ data: Data, path: String) throws(ConfigurationError) -> BridgeConfiguration {
         guard let text = String(data: data, encoding: .utf8) else {
             throw ConfigurationError(path: path, problems: [ConfigurationProblem(line: 0, message: "not UTF-8 text")])
         }
@@ -220,8 +237,16 @@ private struct Reader {
             }
         }
         if let (mode, line) = string(table, "socket_mode") {
-            if let bits = Int(mode, radix: 8), mode.count <= 4, bits <= 0o777 {
-                configuration.socketMode = bits
+            if let bits = Int(mode, radix: 8), mode.count <= 4, mode.allSatisfy(\.isNumber), bits <= 0o777 {
+                if bits & ~0o660 != 0 || bits & 0o600 != 0o600 {
+                    // Anyone who can connect has the control role without a token.
+                    problem(
+                        line,
+                        "socket_mode '\(mode)' must give the owner read and write and nobody but the group anything: at most \"0660\""
+                    )
+                } else {
+                    configuration.socketMode = bits
+                }
             } else {
                 problem(line, "socket_mode '\(mode)' is not an octal mode such as \"0660\"")
             }
