@@ -149,7 +149,7 @@ let package = Package(
         .testTarget(
             name: "BridgeTests",
             dependencies: [
-                "Bridge", "BusHarness", "Workouts", "Sensors", "hrbridge",
+                "Bridge", "BusHarness", "Workouts", "Sensors", "SensorSimulator", "GATT", "hrbridge",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -66,6 +66,15 @@ struct DaemonBlueZTests {
         var statuses: [String] = []
         while let datagram = await listener.receive(timeout: .zero) { statuses.append(datagram) }
         #expect(statuses.contains { $0.contains("STATUS=1 sensor streaming") }, "\(statuses)")
+        // The control role is not a Bluetooth admin: an address that is neither configured nor a
+        // fitness sensor in range is refused, and BlueZ is asked nothing about it.
+        let callsBefore = try await mock.calls(on: "/org/bluez/hci0")
+        for action in ["connect", "pair", "disconnect"] {
+            let reply = try await client.send(.POST, "/v1/sensors/AA:BB:CC:DD:EE:FF/\(action)")
+            #expect(reply.status == 404, "\(action): \(String(decoding: reply.body, as: UTF8.self))")
+        }
+        #expect(try await client.send(.DELETE, "/v1/sensors/AA:BB:CC:DD:EE:FF").status == 404)
+        #expect(try await mock.calls(on: "/org/bluez/hci0") == callsBefore, "no discovery, no RemoveDevice")
         await mock.control.close()
     }
 }

@@ -117,6 +117,12 @@ public enum APIRouter {
             v1.post("sensors/:address/\(action)") { _, context in
                 try context.require(.control)
                 let address = try address(context)
+                // Only sensors that are configured or were seen advertising a fitness service: the
+                // control role is not a general Bluetooth admin, and nothing is started for others.
+                guard await core.sensors.status(address) != nil else {
+                    throw APIError(
+                        .notFound, "unknown_sensor", "no fitness sensor \(address) is configured or in range")
+                }
                 do {
                     switch action {
                     case "connect": try await core.sensors.connect(address)
@@ -135,7 +141,10 @@ public enum APIRouter {
         v1.delete("sensors/:address") { _, context in
             try context.require(.control)
             let address = try address(context)
-            if let status = await core.sensors.status(address), let session = status.session {
+            guard let known = await core.sensors.status(address) else {
+                throw APIError(.notFound, "unknown_sensor", "no fitness sensor \(address) is configured or in range")
+            }
+            if let session = known.session {
                 throw APIError(
                     .conflict, "sensor_in_use",
                     "sensor \(address) is recording session \(session.uuidString.lowercased())")

@@ -144,7 +144,32 @@ public actor SensorManager {
         hub.publish(LiveMessage(kind: "sensor", sensor: status.address, fields: status.fields))
     }
 
+    /// How many sensors that are neither configured nor connected are followed at once (a flood of
+    /// advertisers must not grow the daemon or the API's list without bound).
+    public static let seenLimit = 256
+
+    private func isKept(_ address: String) -> Bool {
+        known.contains { $0.address == address } || targeted.contains(address)
+            || statuses[address].map { $0.session != nil || $0.state == "ready" || $0.state == "connected" } == true
+    }
+
+    /// Forgets a sensor that is only seen, telling subscribers it is gone.
+    private func drop(_ address: String) {
+        guard !isKept(address), statuses.removeValue(forKey: address) != nil else { return }
+        hub.publish(LiveMessage(kind: "sensor", sensor: address, fields: ["address": address, "state": "gone"]))
+    }
+
     private func update(_ identity: SensorIdentity, _ change: (inout SensorStatus) -> Void) {
+        if statuses[identity.address] == nil, !isKept(identity.address) {
+            let seen = statuses.keys.filter { !isKept($0) }
+            if seen.count >= Self.seenLimit,
+                let oldest = seen.min(by: {
+                    (statuses[$0]?.lastMeasurement ?? .distantPast) < (statuses[$1]?.lastMeasurement ?? .distantPast)
+                })
+            {
+                drop(oldest)
+            }
+        }
         var status =
             statuses[identity.address]
             ?? SensorStatus(address: identity.address, adapter: identity.adapter, name: identity.name)
@@ -225,7 +250,10 @@ public actor SensorManager {
                     await self?.connect(found)
                 }
             }
-        case .lost, .servicesReady, .deviceInformation, .bodySensorLocation:
+        case .lost(let sensor):
+            // Gone from BlueZ's cache: a strap nobody configured or uses is forgotten.
+            drop(sensor.address)
+        case .servicesReady, .deviceInformation, .bodySensorLocation:
             break
         }
     }

@@ -28,7 +28,9 @@ function render() {
 function schedule() { if (!pending) { pending = true; requestAnimationFrame(render); } }
 order.addEventListener("change", schedule);
 follow({}, (message) => {
-  if (message.kind === "sensor") sensors.set(message.address, message);
+  if (message.kind === "sensor") {
+    if (message.state === "gone") sensors.delete(message.address); else sensors.set(message.address, message);
+  }
   else if (message.kind === "session") {
     for (const address of message.sensors || []) {
       if (message.state === "ended") energy.delete(address);

@@ -102,7 +102,9 @@ function schedule() {
 
 function onMessage(message) {
   switch (message.kind) {
-    case "sensor": sensors.set(message.address, message); break;
+    case "sensor":
+      if (message.state === "gone") sensors.delete(message.address); else sensors.set(message.address, message);
+      break;
     case "plan":
       break;
     case "session":
