@@ -33,8 +33,9 @@ public actor BlueZAdapter: SensorAdapter {
         /// Reconnect delays vary by a random factor in 1 ± this, so straps do not retry in step.
         public var reconnectJitter = 0.2
         /// Whether a failed authentication (a key missing after the strap was reset) removes the
-        /// device, rediscovers it and pairs it again.
-        public var repairsOnAuthenticationFailure = true
+        /// device, rediscovers it and pairs it again. Off by default: a spoofer answering with the
+        /// strap's address would be paired with Just Works; the failure is reported instead.
+        public var repairsOnAuthenticationFailure = false
         /// How long to wait for a removed or expired device to be rediscovered per attempt.
         public var rediscoveryTimeout: Duration = .seconds(10)
         /// How notifications are received.
@@ -535,7 +536,12 @@ public actor BlueZAdapter: SensorAdapter {
             // then verify services as usual.
             let linkUp = await waitFor(.seconds(1)) { $0.deviceConnected(devicePath) }
             guard linkUp else {
-                broadcaster.yield(.connectionChanged(identity, .disconnected(.failed(error.description))))
+                var reason = error.description
+                if error.code == .authenticationFailed && !options.repairsOnAuthenticationFailure {
+                    reason = Self.bondLost(address)
+                    logger.warning("the strap's bond is lost", metadata: ["sensor": "\(address)", "error": "\(error)"])
+                }
+                broadcaster.yield(.connectionChanged(identity, .disconnected(.failed(reason))))
                 throw Self.failure(error)
             }
             logger.info("Connect failed but the link is up", metadata: ["sensor": "\(address)", "error": "\(error)"])
@@ -992,6 +998,12 @@ public actor BlueZAdapter: SensorAdapter {
         sessions[address]?.lastOutcome = .advertised
         sessions[address]?.backingOff = false
         sessions[address]?.task = Task { [weak self] in await self?.reconnect(address: address) }
+    }
+
+    /// What a strap whose key is gone is reported with, when re-pairing is not opted in.
+    static func bondLost(_ address: String) -> String {
+        "the bond is lost (the strap was reset, or another device answers with its address): "
+            + "pair it again (hrbridge pair \(address)) or set repair_on_key_loss = true"
     }
 
     /// Starts discovery to find a strap again, unless one is already running.

@@ -9,8 +9,9 @@ public struct ReconnectPolicy: Hashable, Sendable {
         public var maximumDelay: Duration = .seconds(30)
         /// Each delay is scaled by a random factor in 1 ± jitter, so many straps do not retry in step.
         public var jitter: Double = 0.2
-        /// Whether an authentication failure (missing key) removes the device and pairs it again.
-        public var repairsOnAuthenticationFailure = true
+        /// Whether an authentication failure (missing key) removes the device and pairs it again
+        /// (off by default: see ``BlueZAdapter/Options/repairsOnAuthenticationFailure``).
+        public var repairsOnAuthenticationFailure = false
 
         /// Default configuration.
         public init() {}

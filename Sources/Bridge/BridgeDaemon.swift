@@ -65,7 +65,7 @@ public enum BridgeDaemon {
             // Without configured sensors, every simulated strap is kept connected.
             offered = configuration.sensors.isEmpty ? mock.sensors : []
             adapter = mock
-        case .bluez(let name):
+        case .bluez(let name, let repairOnKeyLoss):
             clock = SystemWallClock()
             let connection: DBusConnection
             do {
@@ -78,6 +78,7 @@ public enum BridgeDaemon {
             // Zero adapters (or no bluetoothd) is a state, not a failure: the daemon comes up, says
             // "waiting: no Bluetooth adapter", and the adapter starts working when one appears.
             options.waitsForAdapter = true
+            options.repairsOnAuthenticationFailure = repairOnKeyLoss
             options.connectsUnknownDevices = true
             let bluez: BlueZAdapter
             do {

@@ -478,13 +478,38 @@ struct DBusMockTests {
         }
     }
 
+    @Test("a missing key by default: reported with how to pair again; the bond is not removed nor replaced")
+    func keyMissingReported() async throws {
+        try await withMockBlueZ { mock in
+            try await mock.addResolvedStrap()
+            try await mock.failConnect("authentication-failed", times: 1000)
+            try await withAdapter(mock) { adapter, log in
+                await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
+                await log.wait("the loud report") { events in
+                    events.contains {
+                        if case .connectionChanged(_, .disconnected(.failed(let reason))) = $0 {
+                            reason.contains("the bond is lost") && reason.contains("hrbridge pair 11:22:33:44:55:66")
+                        } else {
+                            false
+                        }
+                    }
+                }
+                let calls = try await mock.calls(on: "/org/bluez/hci0")
+                #expect(!calls.contains("RemoveDevice"), "\(calls)")
+                #expect(try await !mock.calls(on: MockBlueZ.device).contains("Pair"))
+            }
+        }
+    }
+
     @Test("a missing key: the device is removed, rediscovered, paired again and connected")
     func keyMissingRepairs() async throws {
         try await withMockBlueZ { mock in
             try await mock.addResolvedStrap()
             // The strap was reset and forgot the bond.
             try await mock.failConnect("authentication-failed", times: 1000)
-            try await withAdapter(mock, options: fastOptions) { adapter, log in
+            var options = fastOptions
+            options.repairsOnAuthenticationFailure = true
+            try await withAdapter(mock, options: options) { adapter, log in
                 await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
                 await log.wait("the device to be removed") { events in
                     events.contains { if case .lost = $0 { true } else { false } }

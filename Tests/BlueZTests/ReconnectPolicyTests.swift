@@ -66,16 +66,17 @@ struct ReconnectPolicyTests {
         #expect(policy.next(after: .failed(.connectionAbortedByLocal), using: &random) == .connect(after: .zero))
     }
 
-    @Test("an expired device object is rediscovered; a missing key re-pairs unless configured not to")
+    @Test("an expired device object is rediscovered; a missing key re-pairs only when opted in")
     func rediscoverAndRepair() {
         var random = SplitMix(state: 5)
         var policy = ReconnectPolicy()
         #expect(policy.next(after: .deviceObjectMissing, using: &random) == .rediscover)
         #expect(policy.next(after: .failed(.unknownObject), using: &random) == .rediscover)
-        #expect(policy.next(after: .failed(.authenticationFailed), using: &random) == .removeAndRepair)
-        var keep = ReconnectPolicy.Configuration()
-        keep.repairsOnAuthenticationFailure = false
-        var kept = ReconnectPolicy(configuration: keep)
-        #expect(delay(kept.next(after: .failed(.authenticationFailed), using: &random)) != nil)
+        // By default the bond is not replaced: the failure backs off like any other.
+        #expect(delay(policy.next(after: .failed(.authenticationFailed), using: &random)) != nil)
+        var optIn = ReconnectPolicy.Configuration()
+        optIn.repairsOnAuthenticationFailure = true
+        var repairing = ReconnectPolicy(configuration: optIn)
+        #expect(repairing.next(after: .failed(.authenticationFailed), using: &random) == .removeAndRepair)
     }
 }

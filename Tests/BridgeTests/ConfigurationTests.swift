@@ -189,4 +189,18 @@ struct ConfigurationTests {
         try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: file.path)
         #expect(try ConfigurationLoader.load(path: file.path).tokens.count == 1)
     }
+
+    @Test("re-pairing on a lost key is opt-in, for BlueZ only")
+    func repairOnKeyLoss() throws {
+        #expect(try ConfigurationLoader.parse("[adapter]\nkind = \"bluez\"").adapter == .bluez(adapter: nil))
+        #expect(
+            try ConfigurationLoader.parse("[adapter]\nkind = \"bluez\"\nrepair_on_key_loss = true").adapter
+                == .bluez(adapter: nil, repairOnKeyLoss: true))
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationLoader.parse("[adapter]\nkind = \"mock\"\nrepair_on_key_loss = true")
+        }
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationLoader.parse("[adapter]\nkind = \"bluez\"\nrepair_on_key_loss = \"yes\"")
+        }
+    }
 }

@@ -9,7 +9,7 @@ public struct BridgeConfiguration: Sendable {
         /// The simulator: a scenario file (nil: the built-in one), a seed, a time acceleration.
         case mock(scenario: String?, seed: UInt64?, speed: Double)
         /// BlueZ on the system bus; `adapter` picks hciN (nil: the first one).
-        case bluez(adapter: String?)
+        case bluez(adapter: String?, repairOnKeyLoss: Bool = false)
     }
 
     /// What a bearer token may do.

@@ -201,16 +201,26 @@ private struct Reader {
     }
 
     mutating func readAdapter(_ table: TOMLDocument.Table) -> BridgeConfiguration.AdapterKind {
-        onlyKnown(table, ["kind", "name", "scenario", "seed", "speed"], in: "adapter")
+        onlyKnown(table, ["kind", "name", "scenario", "seed", "speed", "repair_on_key_loss"], in: "adapter")
         let kind = string(table, "kind")
         switch kind?.0 ?? "mock" {
         case "bluez":
             for key in ["scenario", "seed", "speed"] where table[key] != nil {
                 problem(table[key]!.line, "'\(key)' applies to kind = \"mock\" only")
             }
-            return .bluez(adapter: string(table, "name")?.0)
+            var repair = false
+            if let value = table["repair_on_key_loss"] {
+                if case .boolean(let flag) = value.kind {
+                    repair = flag
+                } else {
+                    problem(value.line, "'repair_on_key_loss' must be true or false, not \(value.typeName)")
+                }
+            }
+            return .bluez(adapter: string(table, "name")?.0, repairOnKeyLoss: repair)
         case "mock":
-            if let name = table["name"] { problem(name.line, "'name' applies to kind = \"bluez\" only") }
+            for key in ["name", "repair_on_key_loss"] where table[key] != nil {
+                problem(table[key]!.line, "'\(key)' applies to kind = \"bluez\" only")
+            }
             let seed = integer(table, "seed", in: 0...Int.max).map(UInt64.init)
             let speed = number(table, "speed", in: 0.01...100_000) ?? 1
             var scenario = string(table, "scenario")
