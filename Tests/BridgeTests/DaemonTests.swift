@@ -336,6 +336,33 @@ struct DaemonTests {
         #expect(try await daemon.tcp(token).send(.GET, "/v1/sensors").status == 200)
     }
 
+    @Test("ten concurrent creates on one strap: exactly one session; ended sessions are pruned from memory")
+    func atomicCreateAndPruning() async throws {
+        let daemon = try await DaemonUnderTest()
+        defer { daemon.stop() }
+        let client = daemon.unix
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<10 {
+                group.addTask { try await client.send(.POST, "/v1/sessions", json: ["sensors": [straps[1]]]).status }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.sorted() == [201] + Array(repeating: 409, count: 9), "\(statuses)")
+        #expect(try await client.send(.GET, "/v1/health").object?["sessionsActive"] as? Int == 1)
+        let running = try #require(
+            (try await client.send(.GET, "/v1/sessions").object?["sessions"] as? [[String: Any]])?.first?["id"]
+                as? String)
+        #expect(try await client.send(.POST, "/v1/sessions/\(running)/stop").status == 200)
+        // More ended sessions than are kept: the oldest is no longer a session, but its workout is stored.
+        for _ in 0..<SessionManager.endedLimit {
+            let created = try await client.send(.POST, "/v1/sessions", json: ["sensors": [straps[1]]])
+            let id = try #require(created.object?["id"] as? String)
+            #expect(try await client.send(.POST, "/v1/sessions/\(id)/stop").status == 200)
+        }
+        #expect(try await client.send(.GET, "/v1/sessions/\(running)").status == 404)
+        #expect(try await client.send(.GET, "/v1/workouts/\(running)").status == 200)
+    }
+
     @Test("the command line drives the daemon: session start, lap, status, watch, stop")
     func commandLine() async throws {
         let daemon = try await DaemonUnderTest()

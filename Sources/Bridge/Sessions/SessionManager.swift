@@ -17,8 +17,17 @@ public actor SessionManager {
     private let logger: Logger
     private let registry = WorkoutSessionRegistry()
     private var sessions: [UUID: BridgeSession] = [:]
-    /// Ended sessions, kept so a client can read how they ended.
+    /// Ended sessions, kept so a client can read how they ended (the newest ``endedLimit``; the
+    /// store keeps the workouts).
     private var ended: [UUID: BridgeSession] = [:]
+    private var endedOrder: [UUID] = []
+    /// Sensors and athletes of sessions being created: reserved before the first suspension, so
+    /// two requests for one strap cannot both pass the checks.
+    private var reservedSensors: Set<String> = []
+    private var reservedAthletes: Set<String> = []
+
+    /// How many ended sessions stay readable through the API.
+    public static let endedLimit = 100
 
     /// Creates it from its parts.
     public init(
@@ -59,9 +68,13 @@ public actor SessionManager {
         guard Set(addresses).count == addresses.count else { throw .invalid("a sensor is listed twice") }
         for address in addresses {
             guard await sensors.status(address) != nil else { throw .unknownSensor(address) }
+        }
+        // From here to the reservation nothing suspends: the checks and the claim are one step.
+        for address in addresses {
             if let owner = sessions.values.first(where: { $0.sensors.contains { $0.address == address } }) {
                 throw .sensorInUse(address, session: owner.id.uuidString.lowercased())
             }
+            if reservedSensors.contains(address) { throw .sensorInUse(address, session: "being created") }
         }
         let athlete: BridgeConfiguration.Athlete
         if let id = request.athlete {
@@ -73,8 +86,16 @@ public actor SessionManager {
                 configuration.athlete(forSensor: addresses[0])
                 ?? BridgeConfiguration.Athlete(profile: UserProfile(id: Self.anonymousAthlete(for: addresses[0])))
         }
-        if sessions.values.contains(where: { $0.profile.id == athlete.profile.id }) {
+        if sessions.values.contains(where: { $0.profile.id == athlete.profile.id })
+            || reservedAthletes.contains(athlete.profile.id)
+        {
             throw .athleteBusy(athlete.profile.id)
+        }
+        reservedSensors.formUnion(addresses)
+        reservedAthletes.insert(athlete.profile.id)
+        defer {
+            reservedSensors.subtract(addresses)
+            reservedAthletes.remove(athlete.profile.id)
         }
         var zones = athlete.zones
         if let boundaries = request.zones {
@@ -148,6 +169,8 @@ public actor SessionManager {
         let workout = try await session.stop()
         if sessions.removeValue(forKey: session.id) != nil {
             ended[session.id] = session
+            endedOrder.append(session.id)
+            while endedOrder.count > Self.endedLimit { ended[endedOrder.removeFirst()] = nil }
             for sensor in session.sensors { await sensors.bind(sensor.address, to: nil) }
             logger.info("session ended", metadata: ["session": "\(session.id)"])
         }
