@@ -261,9 +261,20 @@ struct BridgeService: Service {
             }
             if let interval = notifier.watchdogInterval {
                 group.addTask {
+                    // With BlueZ, a ping means the D-Bus loop answered the last heartbeat: a wedged
+                    // loop (or a lost bus) stops the pings, and systemd restarts us.
+                    var answered = dbus?.heartbeats ?? 0
+                    var first = true
                     while !Task.isCancelled {
-                        // A wedged D-Bus loop stops the pings, and systemd restarts us.
-                        if dbus?.isConnected ?? true { notifier.watchdog() }
+                        if let dbus {
+                            let now = dbus.heartbeats
+                            if dbus.isConnected && (first || now > answered) { notifier.watchdog() }
+                            answered = now
+                            dbus.requestHeartbeat()
+                        } else {
+                            notifier.watchdog()
+                        }
+                        first = false
                         try? await Task.sleep(for: interval)
                     }
                 }

@@ -158,6 +158,18 @@ public final class DBusConnection: Sendable {
     /// directly to this connection; match rules do not filter those.)
     public var forgedSignals: Int { forged.load(ordering: .relaxed) }
 
+    private let beats = Atomic<Int>(0)
+
+    /// Heartbeats the loop thread has answered (see ``requestHeartbeat()``).
+    public var heartbeats: Int { beats.load(ordering: .acquiring) }
+
+    /// Asks the loop thread to answer a heartbeat, which it does between two rounds of bus work: a
+    /// watchdog asks once a period and pings only if the previous one was answered, so a wedged
+    /// loop stops the pings even while the connection still looks connected.
+    public func requestHeartbeat() {
+        loop.perform { [self] in beats.add(1, ordering: .releasing) }
+    }
+
     /// Closes the connection: pending calls fail, signal streams finish, the loop thread ends.
     public func close() async {
         let alreadyClosed = state.withLock { state -> Bool in

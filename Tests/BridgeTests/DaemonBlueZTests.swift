@@ -36,7 +36,9 @@ struct DaemonBlueZTests {
         let daemon = try Spawned(
             DaemonUnderTest.binary,
             ["daemon", "--config", directory.appendingPathComponent("config.toml").path, "--log-level", "info"],
-            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address, "NOTIFY_SOCKET": listener.address], label: "daemon")
+            environment: [
+                "DBUS_SYSTEM_BUS_ADDRESS": bus.address, "NOTIFY_SOCKET": listener.address, "WATCHDOG_USEC": "400000",
+            ], label: "daemon")
         defer { daemon.stop() }
         let ready = await listener.receive()
         #expect(ready?.hasPrefix("READY=1") == true, "\(ready ?? "nothing") \(daemon.output.suffix(5))")
@@ -66,6 +68,11 @@ struct DaemonBlueZTests {
         var statuses: [String] = []
         while let datagram = await listener.receive(timeout: .zero) { statuses.append(datagram) }
         #expect(statuses.contains { $0.contains("STATUS=1 sensor streaming") }, "\(statuses)")
+        // The watchdog pings only when the D-Bus loop answered its heartbeat: it does, so pings go on.
+        try await eventually("watchdog pings to go on") {
+            while let datagram = await listener.receive(timeout: .zero) { statuses.append(datagram) }
+            return statuses.filter { $0 == "WATCHDOG=1" }.count >= 3
+        }
         // The control role is not a Bluetooth admin: an address that is neither configured nor a
         // fitness sensor in range is refused, and BlueZ is asked nothing about it.
         let callsBefore = try await mock.calls(on: "/org/bluez/hci0")

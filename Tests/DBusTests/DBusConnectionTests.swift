@@ -445,4 +445,41 @@ struct DBusConnectionTests {
             await listener.close()
         }
     }
+
+    @Test("heartbeats are answered by the loop thread, and not while it is wedged")
+    func heartbeats() async throws {
+        try await withPrivateBus { bus in
+            let emitter = try DBusConnection(bus: .address(bus.address), logger: logger)
+            try await emitter.requestName("org.hrbridge.Strap")
+            let listener = try DBusConnection(bus: .address(bus.address), logger: logger)
+            _ = try await listener.subscribe(matching: MatchRule(sender: "org.hrbridge.Strap"))
+            listener.requestHeartbeat()
+            try await eventually("the first heartbeat") { listener.heartbeats == 1 }
+            // A tap runs on the loop thread: one that blocks wedges the loop.
+            let release = Mutex(false)
+            let entered = Mutex(false)
+            _ = listener.tapByteProperty(
+                sender: "org.hrbridge.Strap", interface: "org.bluez.GattCharacteristic1", property: "Value"
+            ) { _, _ in
+                entered.withLock { $0 = true }
+                while !release.withLock({ $0 }) { usleep(1_000) }
+                return true
+            }
+            try emitter.emitSignal(
+                path: "/c", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                arguments: [
+                    .string("org.bluez.GattCharacteristic1"), .propertyMap([("Value", .bytes([6, 60]))]),
+                    .array(elementSignature: "s", []),
+                ])
+            // While the loop is stuck in the tap, heartbeats go unanswered (whatever the time).
+            try await eventually("the loop to be stuck in the tap") { entered.withLock { $0 } }
+            listener.requestHeartbeat()
+            listener.requestHeartbeat()
+            #expect(listener.heartbeats == 1, "a wedged loop answers nothing")
+            release.withLock { $0 = true }
+            try await eventually("the loop to answer again") { listener.heartbeats == 3 }
+            await listener.close()
+            await emitter.close()
+        }
+    }
 }
