@@ -54,7 +54,9 @@ struct ServiceFilesTests {
         for expected in [
             "Type=notify", "WatchdogSec=30s", "Restart=on-failure", "After=bluetooth.service dbus.service",
             "WantedBy=bluetooth.target", "User=hrbridge", "RuntimeDirectory=hrbridge", "StateDirectory=hrbridge",
-            "CapabilityBoundingSet=", "NoNewPrivileges=yes",
+            "CapabilityBoundingSet=", "NoNewPrivileges=yes", "UMask=0077", "StateDirectoryMode=0700",
+            "RestartPreventExitStatus=73 78", "RestrictAddressFamilies=AF_UNIX AF_INET", "MemoryMax=512M",
+            "TasksMax=64", "LimitNOFILE=2048",
         ] {
             #expect(lines.contains(expected), "missing \(expected)")
         }
