@@ -917,7 +917,8 @@ public actor BlueZAdapter: SensorAdapter {
                     SensorMeasurement(
                         sensor: identity, characteristic: characteristic, value: value, receivedAt: clock.now())))
         } catch {
-            logger.warning(
+            // Debug only: the event's consumer logs it, and hides a guest's bytes.
+            logger.debug(
                 "frame refused",
                 metadata: [
                     "sensor": "\(identity)", "error": "\(error)",

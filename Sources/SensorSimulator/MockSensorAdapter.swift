@@ -166,7 +166,8 @@ public actor MockSensorAdapter: SensorAdapter {
                             sensor: sensor, characteristic: characteristic, value: value,
                             receivedAt: origin.addingTimeInterval(time))))
             } catch {
-                logger.warning("frame refused", metadata: ["sensor": "\(sensor)", "error": "\(error)"])
+                // Debug only: the event's consumer logs it, and hides a guest's bytes.
+                logger.debug("frame refused", metadata: ["sensor": "\(sensor)", "error": "\(error)"])
                 broadcaster.yield(.decodingFailed(sensor, error, bytes: bytes))
             }
         case .disconnected:

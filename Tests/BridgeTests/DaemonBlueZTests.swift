@@ -3,6 +3,7 @@ import BusHarness
 import DBus
 import Foundation
 import NIOHTTP1
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -40,8 +41,20 @@ struct DaemonBlueZTests {
                 "DBUS_SYSTEM_BUS_ADDRESS": bus.address, "NOTIFY_SOCKET": listener.address, "WATCHDOG_USEC": "400000",
             ], label: "daemon")
         defer { daemon.stop() }
-        let ready = await listener.receive()
-        #expect(ready?.hasPrefix("READY=1") == true, "\(ready ?? "nothing") \(daemon.output.suffix(5))")
+        // Read the notify socket all along, as systemd does (its queue holds only 10 datagrams).
+        let datagrams = Mutex<[String]>([])
+        let reader = Task {
+            while !Task.isCancelled {
+                if let datagram = await listener.receive(timeout: .seconds(1)) {
+                    datagrams.withLock { $0.append(datagram) }
+                }
+            }
+        }
+        defer { reader.cancel() }
+        try await eventually("READY=1 on the notify socket: \(daemon.output.suffix(5))") {
+            datagrams.withLock { $0 }.contains { $0.hasPrefix("READY=1") }
+        }
+        let ready = datagrams.withLock { $0 }.first { $0.hasPrefix("READY=1") }
         #expect(ready?.contains("STATUS=waiting: bluetoothd not running") == true)
         let client = APIClient(endpoint: .unix(socket))
         let health = try await client.send(.GET, "/v1/health")
@@ -65,13 +78,12 @@ struct DaemonBlueZTests {
             let sensor = try await client.send(.GET, "/v1/sensors/11:22:33:44:55:66").object
             return sensor?["heartRate"] as? Int == 99
         }
-        var statuses: [String] = []
-        while let datagram = await listener.receive(timeout: .zero) { statuses.append(datagram) }
-        #expect(statuses.contains { $0.contains("STATUS=1 sensor streaming") }, "\(statuses)")
+        try await eventually("the streaming status") {
+            datagrams.withLock { $0 }.contains { $0.contains("STATUS=1 sensor streaming") }
+        }
         // The watchdog pings only when the D-Bus loop answered its heartbeat: it does, so pings go on.
         try await eventually("watchdog pings to go on") {
-            while let datagram = await listener.receive(timeout: .zero) { statuses.append(datagram) }
-            return statuses.filter { $0 == "WATCHDOG=1" }.count >= 3
+            datagrams.withLock { $0 }.filter { $0 == "WATCHDOG=1" }.count >= 3
         }
         // The control role is not a Bluetooth admin: an address that is neither configured nor a
         // fitness sensor in range is refused, and BlueZ is asked nothing about it.

@@ -59,11 +59,14 @@ final class DaemonUnderTest: Sendable {
         let faults = stride(from: 40, to: 3600, by: 60).map {
             #"{"type": "disconnect", "at": "\#($0)s", "duration": "25s"}"#
         }
+        // Without dropouts, the third strap sends a malformed frame every 10 s of its time.
+        let malformed = stride(from: 5, to: 3600, by: 10).map { #"{"type": "malformedFrame", "at": "\#($0)s"}"# }
         let straps = Self.straps.enumerated().map { index, address in
             #"{"name": "\#(index == 1 ? hostileName : "Strap \(index + 1)")", "address": "\#(address)", "restingHeartRate": \#(55 + 5 * index), "#
                 + #""maximumHeartRate": 185, "battery": 90, "age": 35, "weight": 70, "sex": "male", "#
                 + #""segments": [{"type": "steady", "duration": "60m", "intensity": 0.5}]"#
-                + (dropouts && index == 2 ? #", "faults": [\#(faults.joined(separator: ", "))]"# : "") + "}"
+                + (index == 2
+                    ? #", "faults": [\#((dropouts ? faults : malformed).joined(separator: ", "))]"# : "") + "}"
         }
         return #"{"version": 1, "seed": 7, "straps": ["# + straps.joined(separator: ",\n") + "]}"
     }

@@ -132,6 +132,16 @@ struct DaemonTests {
         let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)")
         defer { events.cancel() }
         try await eventually("the guest's samples") { events.of(kind: "sample").count >= 2 }
+        // The strap sends malformed frames: while it records a guest, the log names the strap only.
+        let linesBefore = daemon.process.output.count
+        try await eventually("a refused frame of the guest's strap in the log") {
+            daemon.process.output.dropFirst(linesBefore).contains { $0.contains("frame refused") }
+        }
+        let guestLines = daemon.process.output.dropFirst(linesBefore).filter {
+            $0.contains(straps[2]) && $0.contains("frame refused")
+        }
+        #expect(!guestLines.isEmpty)
+        #expect(guestLines.allSatisfy { !$0.contains("bytes=") && $0.contains("guest=true") }, "\(guestLines)")
         let stopped = try await daemon.unix.send(.POST, "/v1/sessions/\(id)/stop")
         #expect(stopped.status == 200)
         let workouts = try object(try await daemon.unix.send(.GET, "/v1/workouts"))["workouts"] as? [[String: Any]]

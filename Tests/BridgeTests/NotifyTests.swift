@@ -140,4 +140,32 @@ struct NotifyTests {
         #expect(list?.count == 1)
         #expect(list?.first?["active"] as? Bool == false)
     }
+
+    @Test("a notify socket nobody reads fills up, and the daemon goes on serving (sends never block)")
+    func unreadNotifySocket() async throws {
+        let listener = try NotifyListener()
+        let daemon = try await DaemonUnderTest(
+            environment: ["NOTIFY_SOCKET": listener.address, "WATCHDOG_USEC": "100000"])
+        defer { daemon.stop() }
+        // Full: a probe datagram of our own no longer fits.
+        let probe = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(probe) }
+        try await eventually("the unread notify queue to be full") {
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+                for (index, byte) in listener.address.utf8.enumerated() { buffer[index] = byte }
+            }
+            let sent = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(probe, "x", 1, Int32(MSG_DONTWAIT), $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+            return sent < 0 && errno == EAGAIN
+        }
+        for _ in 0..<5 {
+            #expect(try await daemon.unix.send(.GET, "/v1/health").status == 200)
+        }
+        #expect(daemon.process.isRunning)
+    }
 }

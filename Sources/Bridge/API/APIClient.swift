@@ -31,11 +31,30 @@ public struct APIClient: Sendable {
     public var endpoint: Endpoint
     /// The bearer token sent with every request (TCP only).
     public var token: String?
+    /// How long one request may take, connecting included: a daemon that does not answer is an
+    /// error (`APIClientError.timedOut`), not a hang.
+    public var timeout: Duration
 
-    /// Creates it from its parts.
-    public init(endpoint: Endpoint, token: String? = nil) {
+    /// A client for the API at `endpoint`.
+    public init(endpoint: Endpoint, token: String? = nil, timeout: Duration = .seconds(60)) {
         self.endpoint = endpoint
         self.token = token
+        self.timeout = timeout
+    }
+
+    /// Runs `body`, cancelled (and its channel closed) once ``timeout`` passes.
+    private func bounded<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let timeout = timeout
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else { throw APIClientError.timedOut(timeout) }
+            return value
+        }
     }
 
     private func connect() async throws -> NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart> {
@@ -74,6 +93,10 @@ public struct APIClient: Sendable {
 
     /// Sends one request with `body` as it is (JSON content type when not empty).
     public func sendRaw(_ method: HTTPMethod, _ path: String, body: Data) async throws -> Reply {
+        try await bounded { try await exchange(method, path, body: body) }
+    }
+
+    private func exchange(_ method: HTTPMethod, _ path: String, body: Data) async throws -> Reply {
         let channel = try await connect()
         return try await channel.executeThenClose { inbound, outbound in
             var parts: [HTTPClientRequestPart] = [.head(head(method, path, bodyLength: body.count))]
@@ -138,12 +161,16 @@ public struct APIClient: Sendable {
 
 /// A refused request.
 public enum APIClientError: Error, CustomStringConvertible {
+    /// The API answered with an error status and message.
     case status(Int, String)
+    /// The API did not answer within the client's timeout.
+    case timedOut(Duration)
 
     /// A one-line description for messages and logs.
     public var description: String {
         switch self {
         case .status(let code, let message): "HTTP \(code): \(message)"
+        case .timedOut(let timeout): "the daemon did not answer within \(timeout)"
         }
     }
 }

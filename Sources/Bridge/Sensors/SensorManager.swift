@@ -111,8 +111,12 @@ public actor SensorManager {
         return SensorIdentity(adapter: adapter.name, address: address.uppercased(), name: status?.name)
     }
 
-    /// Marks which session records a sensor (nil: none).
-    public func bind(_ address: String, to session: UUID?) {
+    /// Sensors recording a guest session: nothing of what they send reaches a log.
+    private var guests: Set<String> = []
+
+    /// Marks which session records a sensor (nil: none), and whether it is a guest's.
+    public func bind(_ address: String, to session: UUID?, guest: Bool = false) {
+        if session != nil && guest { guests.insert(address.uppercased()) } else { guests.remove(address.uppercased()) }
         statuses[address.uppercased()]?.session = session
         if let status = statuses[address.uppercased()] { publish(status) }
     }
@@ -235,6 +239,11 @@ public actor SensorManager {
                     ]))
         case .decodingFailed(let sensor, let error, let bytes):
             update(sensor) { $0.framesRefused += 1 }
+            guard !guests.contains(sensor.address) else {
+                // A guest's data never reaches disk: which strap, not what it sent.
+                logger.warning("frame refused", metadata: ["sensor": "\(sensor.address)", "guest": "true"])
+                return
+            }
             logger.warning(
                 "frame refused",
                 metadata: [

@@ -72,7 +72,7 @@ public actor BridgeSession {
         self.logger = logger
         self.lapStart = parts.started
         self.dataSource = LiveDataSource(
-            adapters: [adapter], configuration: configuration, clock: clock, logger: logger)
+            adapters: [adapter], configuration: configuration, clock: clock, logsRefusedFrames: false, logger: logger)
     }
 
     /// The sample sink of a session: the live hub and the store's streamer; samples also refresh

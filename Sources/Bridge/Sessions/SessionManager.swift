@@ -155,10 +155,13 @@ public actor SessionManager {
             throw .invalid("the session could not start: \(error)")
         }
         sessions[id] = session
-        for address in addresses { await sensors.bind(address, to: id) }
+        for address in addresses { await sensors.bind(address, to: id, guest: request.guest) }
         logger.info(
             "session started",
-            metadata: ["session": "\(id)", "athlete": "\(athlete.profile.id)", "guest": "\(request.guest)"])
+            metadata: [
+                "session": "\(id)", "athlete": "\(request.guest ? "(guest)" : athlete.profile.id)",
+                "guest": "\(request.guest)",
+            ])
         return session
     }
 

@@ -56,7 +56,9 @@ public struct SystemdNotifier: Sendable {
         let message = Array(fields.joined(separator: "\n").utf8)
         let sent = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                sendto(descriptor, message, message.count, Int32(MSG_NOSIGNAL), socketAddress, length)
+                // Never blocks: a notify socket that is not read (its queue holds 10 datagrams) must
+                // not stop the daemon; a status or ping that does not fit is dropped.
+                sendto(descriptor, message, message.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT), socketAddress, length)
             }
         }
         return sent == message.count

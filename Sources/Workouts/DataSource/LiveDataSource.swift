@@ -27,6 +27,7 @@ public actor LiveDataSource {
     private let adapters: [any SensorAdapter]
     private let clock: any WallClock
     private let logger: Logger
+    private let logsRefusedFrames: Bool
     private let options: MeasurementSampler.Options
     /// The types collected.
     public private(set) var typesToCollect: Set<QuantityType>
@@ -39,10 +40,15 @@ public actor LiveDataSource {
     private let statusBroadcaster = EventBroadcaster<SensorEvent>()
 
     /// Creates a data source; `typesToCollect` defaults to the activity's types.
+    ///
+    /// With `logsRefusedFrames` false, refused frames are only counted: the caller logs them
+    /// (the daemon's sensor manager does, once per frame, hiding a guest's bytes).
     public init(
         adapters: [any SensorAdapter], configuration: WorkoutConfiguration, clock: any WallClock,
-        options: MeasurementSampler.Options = MeasurementSampler.Options(), logger: Logger
+        options: MeasurementSampler.Options = MeasurementSampler.Options(), logsRefusedFrames: Bool = true,
+        logger: Logger
     ) {
+        self.logsRefusedFrames = logsRefusedFrames
         self.adapters = adapters
         self.clock = clock
         self.options = options
@@ -110,6 +116,7 @@ public actor LiveDataSource {
             logger.info("sensor disconnected", metadata: ["sensor": "\(sensor)", "reason": "\(reason)"])
         case .decodingFailed(let sensor, let error, let bytes):
             counters.decodingFailures += 1
+            guard logsRefusedFrames else { return }
             logger.warning(
                 "frame refused",
                 metadata: [
