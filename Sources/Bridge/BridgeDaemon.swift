@@ -20,6 +20,8 @@ import WorkoutStore
 /// Why the daemon could not start; the command maps each to an exit status.
 public enum DaemonError: Error, CustomStringConvertible {
     case store(String)
+    /// Another process records into the store (a temporary condition: systemd retries).
+    case storeBusy(String)
     case adapter(String)
     case listener(String)
 
@@ -27,6 +29,7 @@ public enum DaemonError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .store(let why): "store: \(why)"
+        case .storeBusy(let why): "store: \(why)"
         case .adapter(let why): "adapter: \(why)"
         case .listener(let why): "API listener: \(why)"
         }
@@ -44,6 +47,16 @@ public enum BridgeDaemon {
         let notifier = SystemdNotifier()
         let hub = LiveHub()
         let store = try openStore(configuration)
+        // Held for the daemon's life: no other process records into or recovers from this store.
+        let recordingLock: RecordingLock
+        do {
+            recordingLock = try RecordingLock(store: store.path)
+        } catch let busy as RecordingLock.Busy {
+            throw DaemonError.storeBusy(busy.description)
+        } catch {
+            throw DaemonError.store("\(store.path).lock: \(error)")
+        }
+        defer { withExtendedLifetime(recordingLock) {} }
         var dbus: DBusConnection?
         let adapter: any SensorAdapter
         let clock: any WallClock

@@ -132,6 +132,26 @@ extension WorkoutStore {
         }
     }
 
+    /// Journal rows that cannot be read back (a foreign or damaged row): one line each naming the
+    /// workout and what is wrong, so a recovery can report them rather than skip them silently.
+    public func unreadableJournalRows() throws(StoreError) -> [String] {
+        try read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT j.*, w.start FROM journal j LEFT JOIN workout w ON w.id = j.workoutId"
+            ).compactMap { row -> String? in
+                let id: String? = row["workoutId"]
+                guard let id, UUID(uuidString: id) != nil else { return "a journal row without a valid workout id" }
+                var wrong: [String] = []
+                let start: Double? = row["start"]
+                if start == nil { wrong.append("its workout row is missing") }
+                if decode(WorkoutConfiguration.self, row["configuration"]) == nil { wrong.append("configuration") }
+                let state: String? = row["sessionState"]
+                if state.flatMap(WorkoutSessionState.init(rawValue:)) == nil { wrong.append("session state") }
+                return wrong.isEmpty ? nil : "workout \(id): unreadable \(wrong.joined(separator: ", "))"
+            }
+        }
+    }
+
     /// Stores an event of an active workout as it happens.
     public func append(event: WorkoutEvent, workout: UUID) throws(StoreError) {
         try write { db in

@@ -213,7 +213,12 @@ struct BlueZooTests {
                     "workout", "run", "--adapter", "bluez", "--bluetooth-adapter", "hci0", "--sensor",
                     Self.strapAddress,
                     "--duration", "6s", "--json",
-                ], environment: ["DBUS_SYSTEM_BUS_ADDRESS": bed.bus.address], label: "workout")
+                ],
+                environment: [
+                    "DBUS_SYSTEM_BUS_ADDRESS": bed.bus.address,
+                    // Its own default store, not the user's.
+                    "XDG_DATA_HOME": bed.bus.directory.appendingPathComponent("data").path,
+                ], label: "workout")
             defer { run.stop() }
             #expect(await run.wait(timeout: .seconds(60)) == 0, "\(run.output.suffix(5))")
             let summary = try #require(

@@ -316,22 +316,30 @@ struct DaemonTests {
         defer { daemon.stop(removing: false) }
         let mode = try FileManager.default.attributesOfItem(atPath: daemon.socketPath)[.posixPermissions] as? Int
         #expect(mode == 0o660)
-        // A second daemon on the same configuration must not steal the live socket.
-        let second = try Spawned(
-            DaemonUnderTest.binary,
-            ["daemon", "--config", daemon.directory.appendingPathComponent("config.toml").path], label: "second")
-        #expect(await second.wait() == 71, "\(second.report)")
-        #expect(second.output.contains { $0.contains("socket of a running hrbridge daemon") }, "\(second.report)")
+        // A second daemon on the same configuration must not take over: the store is the first
+        // one's (75); on another store, the live socket is still not stolen (71).
+        let config = daemon.directory.appendingPathComponent("config.toml")
+        let second = try Spawned(DaemonUnderTest.binary, ["daemon", "--config", config.path], label: "second")
+        #expect(await second.wait() == 75, "\(second.report)")
+        let otherStore = daemon.directory.appendingPathComponent("other.toml")
+        try Data(
+            try String(contentsOf: config, encoding: .utf8).replacingOccurrences(
+                of: "store.sqlite", with: "other.sqlite"
+            )
+            .utf8
+        ).write(to: otherStore)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: otherStore.path)
+        let third = try Spawned(DaemonUnderTest.binary, ["daemon", "--config", otherStore.path], label: "third")
+        #expect(await third.wait() == 71, "\(third.report)")
+        #expect(third.output.contains { $0.contains("socket of a running hrbridge daemon") }, "\(third.report)")
         #expect(try await daemon.unix.send(.GET, "/v1/health").status == 200, "the first one still serves")
         daemon.process.stop()
         // A symlink where the socket goes is refused, not followed.
         try? FileManager.default.removeItem(atPath: daemon.socketPath)
         try FileManager.default.createSymbolicLink(atPath: daemon.socketPath, withDestinationPath: "/tmp/elsewhere")
-        let third = try Spawned(
-            DaemonUnderTest.binary,
-            ["daemon", "--config", daemon.directory.appendingPathComponent("config.toml").path], label: "third")
-        #expect(await third.wait() == 71, "\(third.report)")
-        #expect(third.output.contains { $0.contains("exists and is not a socket") }, "\(third.report)")
+        let fourth = try Spawned(DaemonUnderTest.binary, ["daemon", "--config", config.path], label: "fourth")
+        #expect(await fourth.wait() == 71, "\(fourth.report)")
+        #expect(fourth.output.contains { $0.contains("exists and is not a socket") }, "\(fourth.report)")
         try? FileManager.default.removeItem(at: daemon.directory)
     }
 

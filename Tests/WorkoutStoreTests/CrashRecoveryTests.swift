@@ -1,5 +1,6 @@
 import BusHarness
 import Foundation
+import GRDB
 import Samples
 import Sensors
 import Testing
@@ -143,5 +144,61 @@ struct CrashRecoveryTests {
                 workout: nil)
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+
+    @Test("one process records into a store: a second recorder and a daemon on it exit 75; a killed holder frees it")
+    func oneRecorderPerStore() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lock-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("store.sqlite").path
+        let live = try Spawned(
+            binary, ["workout", "run", "--json", "--speed", "1", "--duration", "30m", "--store", path], label: "live")
+        defer { live.stop() }
+        try await eventually("the live workout to record") {
+            live.output.contains { $0.contains("\"kind\":\"sample\"") }
+        }
+        let second = try Spawned(
+            binary, ["workout", "run", "--json", "--speed", "5000", "--duration", "1m", "--store", path],
+            label: "second")
+        #expect(await second.wait() == 75, "\(second.report)")
+        #expect(second.output.contains { $0.contains("another hrbridge records into this store (pid \(live.pid)") })
+        let config = directory.appendingPathComponent("config.toml")
+        try Data("[store]\npath = \"\(path)\"\n[api]\nsocket = \"\(directory.path)/api.sock\"\n".utf8).write(to: config)
+        let daemon = try Spawned(binary, ["daemon", "--config", config.path], label: "daemon")
+        #expect(await daemon.wait() == 75, "\(daemon.report)")
+        // SIGKILL: the kernel releases the lock with the process; recovery can take it.
+        kill(live.pid, SIGKILL)
+        _ = await live.wait()
+        let recover = try Spawned(
+            binary, ["workout", "recover", "--json", "--speed", "5000", "--duration", "1m", "--store", path],
+            label: "recover")
+        #expect(await recover.wait() == 0, "\(recover.report)")
+    }
+
+    @Test("an unreadable journal row is reported, not skipped silently")
+    func unreadableJournalRow() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("store.sqlite").path
+        // A crashed workout leaves its journal row; then the row is damaged.
+        let crashed = try Spawned(
+            binary, ["workout", "run", "--json", "--speed", "60", "--duration", "30m", "--store", path],
+            label: "crashed")
+        try await eventually("the workout to record") { crashed.output.contains { $0.contains("\"kind\":\"sample\"") } }
+        kill(crashed.pid, SIGKILL)
+        _ = await crashed.wait()
+        let store = try WorkoutStore(path: path)
+        let id = try #require(try store.activeSessions().first?.workoutID)
+        try store.write { db in
+            try db.execute(sql: "UPDATE journal SET configuration = 'not json', sessionState = 'flying'")
+        }
+        #expect(try store.activeSessions().isEmpty)
+        #expect(try store.unreadableJournalRows().first?.hasPrefix("workout \(id.uuidString): unreadable") == true)
+        let run = try Spawned(
+            binary, ["workout", "run", "--json", "--speed", "5000", "--duration", "1m", "--store", path], label: "run")
+        #expect(await run.wait() == 0, "\(run.report)")
+        #expect(run.output.contains { $0.contains("cannot recover from the journal: workout \(id.uuidString)") })
     }
 }

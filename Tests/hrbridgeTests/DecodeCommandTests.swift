@@ -14,6 +14,12 @@ func runHRBridge(_ arguments: [String]) throws -> CommandResult {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
+    // Each run its own default store: tests never write the user's store, nor share one.
+    var environment = ProcessInfo.processInfo.environment
+    environment["XDG_DATA_HOME"] =
+        FileManager.default.temporaryDirectory
+        .appendingPathComponent("hrbridge-data-\(UUID().uuidString)").path
+    process.environment = environment
     let out = Pipe()
     let err = Pipe()
     process.standardOutput = out

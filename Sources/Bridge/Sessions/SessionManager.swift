@@ -194,7 +194,18 @@ public actor SessionManager {
 
     /// Continues the sessions a crash interrupted (the store's recovery journal), on their sensors.
     public func recover() async {
-        guard let store, let records = try? store.activeSessions() else { return }
+        guard let store else { return }
+        let records: [ActiveSessionRecord]
+        do {
+            for problem in try store.unreadableJournalRows() {
+                logger.error(
+                    "a session in the recovery journal cannot be recovered", metadata: ["problem": "\(problem)"])
+            }
+            records = try store.activeSessions()
+        } catch {
+            logger.error("the recovery journal cannot be read", metadata: ["error": "\(error)"])
+            return
+        }
         for record in records {
             do {
                 let collector = try WorkoutRecovery.rebuild(record, store: store)

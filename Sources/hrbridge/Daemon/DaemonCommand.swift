@@ -16,7 +16,8 @@ struct DaemonCommand: AsyncParsableCommand {
             SIGTERM or SIGINT ends every running session (saved), then exits 0.
 
             Exit status: 0 stopped; 69 adapter unavailable; 71 API listener failed; 73 store cannot
-            be opened; 78 bad configuration (one line per problem, with its line number).
+            be opened; 75 another process records into the store (systemd retries); 78 bad
+            configuration (one line per problem, with its line number).
             """
     )
 
@@ -64,6 +65,7 @@ struct DaemonCommand: AsyncParsableCommand {
             StandardError.write("hrbridge daemon: \(error)")
             switch error {
             case .store: throw ExitCode(73)
+            case .storeBusy: throw ExitCode(75)
             case .adapter: throw ExitCode(69)
             case .listener: throw ExitCode(71)
             }

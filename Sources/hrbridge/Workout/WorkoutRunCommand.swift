@@ -30,7 +30,8 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             one found; --bluetooth-adapter picks hciN.
 
             Exit status: 0 done; 64 bad options; 65 bad scenario file (one line per problem, with
-            its JSON path); 69 adapter unavailable or no strap found.
+            its JSON path); 69 adapter unavailable or no strap found; 73 store cannot be opened; 75
+            another process records into the store.
             """
     )
 
@@ -213,8 +214,23 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         let output = JSONLineWriter(enabled: json)
         var sampleSink: (@Sendable ([QuantitySample]) -> Void)?
         let storage = try openStore()
+        // One process records into (and recovers from) a store at a time: a daemon on the same
+        // store waits (exit 75, retried by systemd) instead of continuing this workout too.
+        var recordingLock: RecordingLock?
+        if !guest, let storage {
+            do {
+                recordingLock = try RecordingLock(store: storage.path)
+            } catch {
+                StandardError.write("hrbridge: \(error)")
+                throw ExitCode(75)
+            }
+        }
+        defer { withExtendedLifetime(recordingLock) {} }
         var unfinished: [ActiveSessionRecord] = []
         if !guest, let storage {
+            for problem in try storage.unreadableJournalRows() {
+                StandardError.write("hrbridge: cannot recover from the journal: \(problem)")
+            }
             unfinished = try storage.activeSessions().filter { ($0.profile?.id ?? UserProfile.anonymousID) == athlete }
         }
         var recovered: ActiveSessionRecord?
