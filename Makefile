@@ -5,7 +5,7 @@ SYSTEM_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev libsqlite3-dev
 TEST_PACKAGES := bluez dbus python3-venv python3-dbus python3-gi systemd chromium chromium-driver
 BIN := .build/debug/hrbridge
 
-.PHONY: demo test setup test-setup python-peers build format check-format bench bench-compare bench-daemon release install install-files uninstall
+.PHONY: demo test setup test-setup python-peers build format check-format bench bench-compare bench-daemon release install install-files uninstall fuzz stress
 
 # Install locations: `make install PREFIX=/usr DESTDIR=/tmp/stage` stages a package; unit, udev and
 # sysusers directories come from pkg-config when systemd's and udev's .pc files are installed.
@@ -44,6 +44,14 @@ format:
 test: python-peers check-format
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# libFuzzer over the GATT decoders and the D-Bus value reader: 10 million inputs each (RUNS=…).
+fuzz: setup
+	scripts/fuzz.sh $(RUNS)
+
+# The whole suite N times in a row, one core kept busy (build first with make test).
+stress:
+	scripts/test-stress.sh $(or $(N),3) --load
 
 bench: test-setup
 	Benchmarks/run.sh

@@ -64,7 +64,7 @@ struct DecoderPropertyTests {
             do {
                 let value = try GATTValue(characteristic: characteristic, bytes: bytes)
                 decoded += 1
-                if let reencoded = Self.encode(value) {
+                if let reencoded = value.encoded {
                     let again = try GATTValue(characteristic: characteristic, bytes: reencoded)
                     if again != value {
                         Issue.record("\(characteristic.name): \(bytes) → \(value) → \(reencoded) → \(again)")
@@ -107,19 +107,6 @@ struct DecoderPropertyTests {
             let decoded = try HeartRateMeasurement(bytes: bytes)
             #expect(decoded == measurement)
             #expect(decoded.encoded() == bytes)
-        }
-    }
-
-    static func encode(_ value: GATTValue) -> [UInt8]? {
-        switch value {
-        case .heartRateMeasurement(let measurement): measurement.encoded()
-        case .bodySensorLocation(let location): location.encoded()
-        case .heartRateControlPoint(let command): command.encoded()
-        case .batteryLevel(let level): level.encoded()
-        case .cyclingPowerMeasurement(let measurement): measurement.encoded()
-        case .cscMeasurement(let measurement): measurement.encoded()
-        case .rscMeasurement(let measurement): measurement.encoded()
-        case .deviceInformation, .indoorBikeData, .treadmillData: nil
         }
     }
 }

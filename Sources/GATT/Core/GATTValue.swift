@@ -44,4 +44,19 @@ public enum GATTValue: Hashable, Sendable {
         case .treadmillData: self = .treadmillData(try TreadmillData(bytes: bytes))
         }
     }
+
+    /// The frame that encodes this value, for the characteristics with an encoder; `nil` for the
+    /// Device Information strings and the Fitness Machine frames, which are only decoded.
+    public var encoded: [UInt8]? {
+        switch self {
+        case .heartRateMeasurement(let measurement): measurement.encoded()
+        case .bodySensorLocation(let location): location.encoded()
+        case .heartRateControlPoint(let command): command.encoded()
+        case .batteryLevel(let level): level.encoded()
+        case .cyclingPowerMeasurement(let measurement): measurement.encoded()
+        case .cscMeasurement(let measurement): measurement.encoded()
+        case .rscMeasurement(let measurement): measurement.encoded()
+        case .deviceInformation, .indoorBikeData, .treadmillData: nil
+        }
+    }
 }
