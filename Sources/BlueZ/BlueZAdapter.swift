@@ -133,6 +133,9 @@ public actor BlueZAdapter: SensorAdapter {
     private var signalsEnded = false
     private var signalWaiters: [(target: Int, continuation: CheckedContinuation<Void, Never>)] = []
     private var ownerTask: Task<Void, Never>?
+    /// Signals applied while a re-snapshot is on its way: the snapshot may be older than they
+    /// are, so they are applied again on top of it.
+    private var appliedDuringSnapshot: [DBusSignal]?
 
     /// The names of the adapters BlueZ has, sorted (`hci0`, `hci1`…).
     public static func adapterNames(on connection: DBusConnection) async throws(SensorAdapterError) -> [String] {
@@ -784,6 +787,7 @@ public actor BlueZAdapter: SensorAdapter {
             characteristicNotified(path: signal.path, bytes: bytes)
             return
         }
+        appliedDuringSnapshot?.append(signal)
         switch (signal.interface, signal.member) {
         case ("org.freedesktop.DBus.ObjectManager", "InterfacesAdded"):
             routes = [:]
@@ -829,6 +833,27 @@ public actor BlueZAdapter: SensorAdapter {
                 signal.arguments.count > 2 ? signal.arguments[2].arrayElements?.compactMap(\.string) ?? [] : []
             cache.update(path: signal.path, interface: interface, changed: changed, invalidated: invalidated)
             propertiesChanged(path: signal.path, interface: interface, changed: changed)
+        default:
+            break
+        }
+    }
+
+    /// Applies a signal's change to the cache only (its events were reported when it arrived).
+    private func reapply(_ signal: DBusSignal) {
+        switch (signal.interface, signal.member) {
+        case ("org.freedesktop.DBus.ObjectManager", "InterfacesAdded"):
+            guard signal.arguments.count == 2, let objectPath = signal.arguments[0].string else { return }
+            cache.add(path: objectPath, interfaces: signal.arguments[1])
+        case ("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"):
+            guard signal.arguments.count == 2, let objectPath = signal.arguments[0].string else { return }
+            cache.remove(path: objectPath, interfaces: signal.arguments[1].arrayElements?.compactMap(\.string) ?? [])
+        case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
+            guard signal.arguments.count >= 2, let interface = signal.arguments[0].string,
+                let changed = signal.arguments[1].stringDictionary
+            else { return }
+            let invalidated =
+                signal.arguments.count > 2 ? signal.arguments[2].arrayElements?.compactMap(\.string) ?? [] : []
+            cache.update(path: signal.path, interface: interface, changed: changed, invalidated: invalidated)
         default:
             break
         }
@@ -1072,7 +1097,16 @@ public actor BlueZAdapter: SensorAdapter {
             refreshAvailability()
             return
         }
-        if let snapshot = try? await Self.managedObjects(connection) { cache.load(snapshot: snapshot) }
+        // Signals from the new bluetoothd may be applied while GetManagedObjects is on its way,
+        // and its reply may predate them: they are applied again on top of the snapshot.
+        appliedDuringSnapshot = []
+        let snapshot = try? await Self.managedObjects(connection)
+        let newer = appliedDuringSnapshot ?? []
+        appliedDuringSnapshot = nil
+        if let snapshot {
+            cache.load(snapshot: snapshot)
+            for signal in newer { reapply(signal) }
+        }
         refreshAvailability()
         await registerAgent()
         if let services = discoveryServices { try? await startDiscovery(services: services) }
