@@ -272,7 +272,7 @@ public actor BlueZAdapter: SensorAdapter {
             for await change in owners { await self?.ownerChanged(change) }
         }
         do {
-            cache.load(snapshot: try await Self.managedObjects(connection))
+            try await loadSnapshot()
         } catch {
             guard options.waitsForAdapter, case .adapterUnavailable = error else { throw error }
             // No bluetoothd yet: the owner change brings the snapshot when it starts.
@@ -838,6 +838,17 @@ public actor BlueZAdapter: SensorAdapter {
         }
     }
 
+    /// Loads BlueZ's object tree. The signal stream runs meanwhile, and the reply may predate
+    /// signals applied while it was on its way (a strap's services resolving, a new adapter): those
+    /// are applied again on top of the snapshot, so an older reply never hides them.
+    private func loadSnapshot() async throws(SensorAdapterError) {
+        appliedDuringSnapshot = []
+        defer { appliedDuringSnapshot = nil }
+        let snapshot = try await Self.managedObjects(connection)
+        cache.load(snapshot: snapshot)
+        for signal in appliedDuringSnapshot ?? [] { reapply(signal) }
+    }
+
     /// Applies a signal's change to the cache only (its events were reported when it arrived).
     private func reapply(_ signal: DBusSignal) {
         switch (signal.interface, signal.member) {
@@ -1097,16 +1108,7 @@ public actor BlueZAdapter: SensorAdapter {
             refreshAvailability()
             return
         }
-        // Signals from the new bluetoothd may be applied while GetManagedObjects is on its way,
-        // and its reply may predate them: they are applied again on top of the snapshot.
-        appliedDuringSnapshot = []
-        let snapshot = try? await Self.managedObjects(connection)
-        let newer = appliedDuringSnapshot ?? []
-        appliedDuringSnapshot = nil
-        if let snapshot {
-            cache.load(snapshot: snapshot)
-            for signal in newer { reapply(signal) }
-        }
+        try? await loadSnapshot()
         refreshAvailability()
         await registerAgent()
         if let services = discoveryServices { try? await startDiscovery(services: services) }

@@ -38,7 +38,7 @@ struct DaemonBlueZTests {
             DaemonUnderTest.binary,
             ["daemon", "--config", directory.appendingPathComponent("config.toml").path, "--log-level", "info"],
             environment: [
-                "DBUS_SYSTEM_BUS_ADDRESS": bus.address, "NOTIFY_SOCKET": listener.address, "WATCHDOG_USEC": "400000",
+                "DBUS_SYSTEM_BUS_ADDRESS": bus.address, "NOTIFY_SOCKET": listener.address, "WATCHDOG_USEC": "2000000",
             ], label: "daemon")
         defer { daemon.stop() }
         // Read the notify socket all along, as systemd does (its queue holds only 10 datagrams).

@@ -108,23 +108,27 @@ struct NotifyTests {
         defer { reader.cancel() }
         func all() -> [String] { datagrams.all }
         let born = ContinuousClock.now
+        // A ping a second: slow enough that a reader starved for a while on a loaded machine does
+        // not let the queue fill (a full queue drops the status line this test waits for).
         let daemon = try await DaemonUnderTest(
-            environment: ["NOTIFY_SOCKET": listener.address, "WATCHDOG_USEC": "400000"])
+            environment: ["NOTIFY_SOCKET": listener.address, "WATCHDOG_USEC": "2000000"])
         defer { daemon.stop() }
         try await eventually("READY=1") { all().contains { $0.hasPrefix("READY=1") } }
         #expect(all().first { $0.hasPrefix("READY=1") }?.contains("STATUS=") == true)
-        // One ping per 200 ms: they keep coming, and a busy machine can only delay them.
-        try await eventually("pings to keep coming") { all().filter { $0 == "WATCHDOG=1" }.count >= 6 }
+        // They keep coming, and a busy machine can only delay them.
+        try await eventually("pings to keep coming") { all().filter { $0 == "WATCHDOG=1" }.count >= 3 }
         // A session changes the status line.
-        _ = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[0]]])
+        let created = try await daemon.unix.send(
+            .POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[0]]])
+        #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
         try await eventually("the status line to count the session") {
             all().contains { $0.hasPrefix("STATUS=") && $0.contains("1 session running") }
         }
         kill(daemon.process.pid, SIGTERM)
         try await eventually("STOPPING=1") { all().contains { $0.contains("STOPPING=1") } }
         #expect(await daemon.process.wait() == 0)
-        // Never hastened: over the daemon's whole life, at most one ping per 200 ms (and one more).
-        let lifetime = (ContinuousClock.now - born) / .milliseconds(200)
+        // Never hastened: over the daemon's whole life, at most one ping a second (and one more).
+        let lifetime = (ContinuousClock.now - born) / .seconds(1)
         let pings = all().filter { $0 == "WATCHDOG=1" }.count
         #expect(Double(pings) <= lifetime + 2, "\(pings) pings in \(lifetime) periods")
         // The running session was ended and saved on the way out.
