@@ -826,11 +826,7 @@ public actor BlueZAdapter: SensorAdapter {
                 if let address = BlueZPaths.address(ofDevice: objectPath) { linkDropped(address: address) }
             }
         case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
-            guard signal.arguments.count >= 2, let interface = signal.arguments[0].string,
-                let changed = signal.arguments[1].stringDictionary
-            else { return }
-            let invalidated =
-                signal.arguments.count > 2 ? signal.arguments[2].arrayElements?.compactMap(\.string) ?? [] : []
+            guard let (interface, changed, invalidated) = Self.propertyChange(in: signal) else { return }
             cache.update(path: signal.path, interface: interface, changed: changed, invalidated: invalidated)
             propertiesChanged(path: signal.path, interface: interface, changed: changed)
         default:
@@ -849,6 +845,16 @@ public actor BlueZAdapter: SensorAdapter {
         for signal in appliedDuringSnapshot ?? [] { reapply(signal) }
     }
 
+    /// The interface, changed and invalidated properties of a `PropertiesChanged` signal.
+    private static func propertyChange(in signal: DBusSignal) -> (String, [String: DBusValue], [String])? {
+        guard signal.arguments.count >= 2, let interface = signal.arguments[0].string,
+            let changed = signal.arguments[1].stringDictionary
+        else { return nil }
+        let invalidated =
+            signal.arguments.count > 2 ? signal.arguments[2].arrayElements?.compactMap(\.string) ?? [] : []
+        return (interface, changed, invalidated)
+    }
+
     /// Applies a signal's change to the cache only (its events were reported when it arrived).
     private func reapply(_ signal: DBusSignal) {
         switch (signal.interface, signal.member) {
@@ -859,11 +865,7 @@ public actor BlueZAdapter: SensorAdapter {
             guard signal.arguments.count == 2, let objectPath = signal.arguments[0].string else { return }
             cache.remove(path: objectPath, interfaces: signal.arguments[1].arrayElements?.compactMap(\.string) ?? [])
         case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
-            guard signal.arguments.count >= 2, let interface = signal.arguments[0].string,
-                let changed = signal.arguments[1].stringDictionary
-            else { return }
-            let invalidated =
-                signal.arguments.count > 2 ? signal.arguments[2].arrayElements?.compactMap(\.string) ?? [] : []
+            guard let (interface, changed, invalidated) = Self.propertyChange(in: signal) else { return }
             cache.update(path: signal.path, interface: interface, changed: changed, invalidated: invalidated)
         default:
             break
