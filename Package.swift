@@ -135,7 +135,7 @@ let package = Package(
             name: "WorkoutStoreTests",
             dependencies: [
                 "WorkoutStore", "Workouts", "Samples", "Sensors", "BusHarness", "hrbridge",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

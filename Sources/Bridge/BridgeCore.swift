@@ -46,6 +46,10 @@ public final class BridgeCore: Sendable {
         if availability != .ready { return "waiting: \(availability)" }
         let ready = await sensors.readyCount
         let active = await sessions.activeCount
-        return "\(ready) sensor\(ready == 1 ? "" : "s") streaming, \(active) session\(active == 1 ? "" : "s") running"
+        let line =
+            "\(ready) sensor\(ready == 1 ? "" : "s") streaming, \(active) session\(active == 1 ? "" : "s") running"
+        let storage = await sessions.storeHealth()
+        guard let problem = StoreHealthJSON.problem(storage) else { return line }
+        return "degraded: \(problem) (\(storage.waiting + storage.spilled) samples waiting), " + line
     }
 }

@@ -3,60 +3,308 @@ public import Logging
 public import Samples
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Streams a running workout's samples into the store in batches, at least once a second, so a
 /// crash (SIGKILL, power loss) loses at most the last second.
+///
+/// When the store refuses a write (a full disk, a damaged file) nothing is dropped: samples wait
+/// in memory up to `memoryLimit`, older ones beyond it go to a spill file (a JSON line each,
+/// mode 0600) in another directory, and both are written, the spill file first, as soon as the
+/// store accepts again. Only when the spill file cannot be written either are samples beyond the
+/// limit dropped, and then they are counted (``Health/lost``) and logged.
 public final class SampleStreamer: Sendable {
+    /// What the streamer holds that is not stored yet, and why.
+    public struct Health: Sendable, Equatable {
+        /// Samples waiting in memory.
+        public var waiting = 0
+        /// Samples waiting in the spill file.
+        public var spilled = 0
+        /// Samples dropped because neither the store nor the spill file took them.
+        public var lost = 0
+        /// Batches the store refused since the streamer started.
+        public var failedWrites = 0
+        /// The store's last refusal; nil once a write succeeds again.
+        public var lastError: StoreError?
+
+        /// Nothing waiting, nothing lost.
+        public init() {}
+
+        /// Whether every sample submitted so far is stored.
+        public var isCaughtUp: Bool { waiting == 0 && spilled == 0 }
+    }
+
+    private struct State {
+        var pending: [QuantitySample] = []
+        var health = Health()
+        /// Bytes at the start of the spill file that are stored already.
+        var spillStored: Int64 = 0
+    }
+
     private let store: WorkoutStore
     private let workout: UUID
     /// The workout the samples belong to.
     public var workoutID: UUID { workout }
+    /// The spill file of this workout.
+    public let spillPath: String
+    private let memoryLimit: Int
     private let logger: Logger
-    private let buffer = Mutex<[QuantitySample]>([])
-    private let failures = Mutex(0)
+    private let state = Mutex(State())
+    /// Held for a whole flush: the timer and ``finish()`` never write at once.
+    private let flushing = Mutex(())
     private let task = Mutex<Task<Void, Never>?>(nil)
 
-    /// Starts streaming; `interval` is the longest time a sample waits in memory.
-    public init(store: WorkoutStore, workout: UUID, interval: Duration = .seconds(1), logger: Logger) {
+    /// Samples read back from the spill file per store transaction.
+    static let spillBatch = 4096
+
+    /// Where spill files go when no directory is given: systemd's `$RUNTIME_DIRECTORY`, else
+    /// `$XDG_RUNTIME_DIR/hrbridge`, else the store's directory. The first two are RAM-backed, so
+    /// a full data disk does not stop spilling.
+    public static func defaultSpillDirectory(forStoreAt path: String) -> String {
+        let environment = ProcessInfo.processInfo.environment
+        if let runtime = environment["RUNTIME_DIRECTORY"]?.split(separator: ":").first, !runtime.isEmpty {
+            return String(runtime)
+        }
+        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { return runtime + "/hrbridge" }
+        return (path as NSString).deletingLastPathComponent
+    }
+
+    /// Starts streaming; `interval` is the longest time a sample waits in memory while the store
+    /// accepts writes; `memoryLimit` bounds the samples kept in memory while it does not.
+    public init(
+        store: WorkoutStore, workout: UUID, interval: Duration = .seconds(1), memoryLimit: Int = 100_000,
+        spillDirectory: String? = nil, logger: Logger
+    ) {
         self.store = store
         self.workout = workout
+        self.memoryLimit = max(1, memoryLimit)
         self.logger = logger
+        let directory = spillDirectory ?? Self.defaultSpillDirectory(forStoreAt: store.path)
+        spillPath = directory + "/workout-\(workout.uuidString.lowercased()).spill"
+        // A spill file left by an earlier process (the store was full when it stopped) is picked up.
+        if let data = FileManager.default.contents(atPath: spillPath) {
+            let lines = data.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+            state.withLock { $0.health.spilled = lines }
+        }
         let flusher = Task { [weak self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                self?.flush()
+            while true {
+                // Cancelled (finish, deinit): no flush after that, or two streamers of one
+                // workout could store its spill file twice.
+                do { try await Task.sleep(for: interval) } catch { return }
+                guard let self else { return }
+                self.flush()
             }
         }
         task.withLock { $0 = flusher }
     }
 
+    deinit {
+        task.withLock { $0?.cancel() }
+    }
+
     /// Queues samples; cheap enough to call from the builder's sample sink.
     public func submit(_ samples: [QuantitySample]) {
-        buffer.withLock { $0.append(contentsOf: samples) }
+        state.withLock { $0.pending.append(contentsOf: samples) }
     }
 
-    /// Writes everything queued now.
-    public func flush() {
-        let pending = buffer.withLock { buffer -> [QuantitySample] in
-            defer { buffer.removeAll(keepingCapacity: true) }
-            return buffer
-        }
-        guard !pending.isEmpty else { return }
-        do {
-            try store.append(pending, workout: workout)
-        } catch {
-            failures.withLock { $0 += 1 }
-            logger.error("samples not stored", metadata: ["count": "\(pending.count)", "error": "\(error)"])
-            // Keep them for the next attempt: losing nothing matters more than order of arrival.
-            buffer.withLock { $0.insert(contentsOf: pending, at: 0) }
+    /// Writes everything waiting: the spill file first, then memory. When the store refuses, the
+    /// samples stay (memory up to its limit, the rest spilled) for the next attempt.
+    @discardableResult
+    public func flush() -> Health {
+        flushing.withLock { _ in
+            if state.withLock({ $0.health.spilled }) > 0, !drainSpill() {
+                keepWithinLimit()
+                return health
+            }
+            let pending = state.withLock { state -> [QuantitySample] in
+                defer { state.pending.removeAll(keepingCapacity: true) }
+                return state.pending
+            }
+            guard !pending.isEmpty else { return health }
+            do {
+                try store.append(pending, workout: workout)
+                state.withLock { $0.health.lastError = nil }
+            } catch {
+                refused(error as? StoreError ?? .database("\(error)"), count: pending.count)
+                // Older samples go back in front of any that arrived meanwhile.
+                state.withLock { $0.pending.insert(contentsOf: pending, at: 0) }
+                keepWithinLimit()
+            }
+            return health
         }
     }
 
-    /// Stops the timer and writes what is left.
-    public func finish() {
+    /// Stops the timer and writes what is left; throws the store's refusal while anything is
+    /// still unstored, and may be called again (after space is freed) until it succeeds.
+    public func finish() throws(StoreError) {
         task.withLock { $0?.cancel() }
-        flush()
+        let health = flush()
+        guard health.isCaughtUp else {
+            throw health.lastError ?? .database("\(health.waiting + health.spilled) samples are not stored")
+        }
+    }
+
+    /// Moves every sample waiting in memory to the spill file (a process stopping while the store
+    /// refuses), where the next streamer of this workout finds it.
+    public func spillWaiting() throws {
+        try flushing.withLock { _ in
+            let pending = state.withLock { state -> [QuantitySample] in
+                defer { state.pending.removeAll() }
+                return state.pending
+            }
+            guard !pending.isEmpty else { return }
+            do {
+                try appendToSpill(pending)
+                state.withLock { $0.health.spilled += pending.count }
+            } catch {
+                state.withLock { $0.pending.insert(contentsOf: pending, at: 0) }
+                throw error
+            }
+        }
+    }
+
+    /// What is waiting and why.
+    public var health: Health {
+        state.withLock { state in
+            var health = state.health
+            health.waiting = state.pending.count
+            return health
+        }
     }
 
     /// How many batches failed to write.
-    public var failedWrites: Int { failures.withLock { $0 } }
+    public var failedWrites: Int { state.withLock { $0.health.failedWrites } }
+
+    private func refused(_ error: StoreError, count: Int) {
+        let first = state.withLock { state -> Bool in
+            defer {
+                state.health.failedWrites += 1
+                state.health.lastError = error
+            }
+            return state.health.lastError != error
+        }
+        // Once per kind of refusal, not once a second.
+        if first {
+            logger.error(
+                "samples not stored; kept until the store accepts them",
+                metadata: ["count": "\(count)", "error": "\(error)"])
+        }
+    }
+
+    // MARK: Spill file
+
+    /// Moves the oldest samples beyond the memory limit to the spill file (or, when that fails too,
+    /// drops and counts them).
+    private func keepWithinLimit() {
+        let excess = state.withLock { state -> [QuantitySample] in
+            guard state.pending.count > memoryLimit else { return [] }
+            let count = state.pending.count - memoryLimit
+            defer { state.pending.removeFirst(count) }
+            return Array(state.pending.prefix(count))
+        }
+        guard !excess.isEmpty else { return }
+        do {
+            try appendToSpill(excess)
+            state.withLock { $0.health.spilled += excess.count }
+        } catch {
+            state.withLock { $0.health.lost += excess.count }
+            logger.critical(
+                "samples dropped: neither the store nor the spill file takes them",
+                metadata: ["count": "\(excess.count)", "spillFile": "\(spillPath)", "error": "\(error)"])
+        }
+    }
+
+    private func appendToSpill(_ samples: [QuantitySample]) throws {
+        let encoder = JSONEncoder()
+        var bytes = Data()
+        for sample in samples {
+            bytes.append(try encoder.encode(sample))
+            bytes.append(UInt8(ascii: "\n"))
+        }
+        let directory = (spillPath as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let descriptor = open(spillPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(descriptor) }
+        let before = lseek(descriptor, 0, SEEK_END)
+        let written = bytes.withUnsafeBytes { buffer -> Int in
+            var offset = 0
+            while offset < buffer.count {
+                let result = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    return -Int(errno)
+                }
+                offset += result
+            }
+            return offset
+        }
+        if written < 0 {
+            // No half line stays behind: the file ends where it ended.
+            _ = ftruncate(descriptor, before)
+            throw POSIXError(POSIXErrorCode(rawValue: Int32(-written)) ?? .EIO)
+        }
+    }
+
+    /// Stores the spill file's samples, a batch at a time; false when the store refuses (what is
+    /// stored stays stored, the rest stays in the file).
+    private func drainSpill() -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: spillPath) else {
+            state.withLock { $0.health.spilled = 0 }
+            return true
+        }
+        defer { try? handle.close() }
+        let decoder = JSONDecoder()
+        var offset = state.withLock { $0.spillStored }
+        var carry = Data()
+        try? handle.seek(toOffset: UInt64(offset))
+        while true {
+            let chunk = (try? handle.read(upToCount: 1 << 20)) ?? Data()
+            let data = carry + chunk
+            guard !data.isEmpty else { break }
+            var lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+            // A chunk ends inside a line: the rest comes with the next read.
+            carry = chunk.isEmpty ? Data() : Data(lines.removeLast())
+            var index = 0
+            while index < lines.count {
+                let batch = lines[index..<min(index + Self.spillBatch, lines.count)]
+                var samples: [QuantitySample] = []
+                var unreadable = 0
+                for line in batch where !line.isEmpty {
+                    if let sample = try? decoder.decode(QuantitySample.self, from: Data(line)) {
+                        samples.append(sample)
+                    } else {
+                        unreadable += 1
+                    }
+                }
+                do {
+                    try store.append(samples, workout: workout)
+                } catch {
+                    refused(error, count: samples.count)
+                    return false
+                }
+                if unreadable > 0 {
+                    logger.error("unreadable lines in the spill file", metadata: ["count": "\(unreadable)"])
+                }
+                offset += Int64(batch.reduce(0) { $0 + $1.count + 1 })
+                state.withLock {
+                    $0.spillStored = offset
+                    $0.health.spilled = max(0, $0.health.spilled - batch.count)
+                    $0.health.lost += unreadable
+                    $0.health.lastError = nil
+                }
+                index += batch.count
+            }
+            if chunk.isEmpty { break }
+        }
+        unlink(spillPath)
+        state.withLock {
+            $0.spillStored = 0
+            $0.health.spilled = 0
+        }
+        return true
+    }
 }

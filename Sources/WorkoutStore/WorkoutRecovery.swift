@@ -1,4 +1,5 @@
 import Foundation
+public import Logging
 import Samples
 public import Workouts
 
@@ -6,7 +7,19 @@ public import Workouts
 public enum WorkoutRecovery {
     /// A collector in the state the workout had: zones and primary sources as journaled, events and
     /// activities replayed, statistics, zones, HRV and energy recomputed from the stored samples.
-    public static func rebuild(_ record: ActiveSessionRecord, store: WorkoutStore) throws -> WorkoutCollector {
+    ///
+    /// Samples an earlier process left in the workout's spill file (it stopped while the store
+    /// refused them) are stored first; while the store still refuses, this throws its error.
+    public static func rebuild(
+        _ record: ActiveSessionRecord, store: WorkoutStore, spillDirectory: String? = nil, logger: Logger
+    ) throws -> WorkoutCollector {
+        let spilled = SampleStreamer(
+            store: store, workout: record.workoutID, spillDirectory: spillDirectory, logger: logger)
+        if spilled.health.spilled > 0 {
+            logger.notice(
+                "storing samples from the spill file", metadata: ["count": "\(spilled.health.spilled)"])
+        }
+        try spilled.finish()
         var collector = WorkoutCollector(
             configuration: record.configuration, profile: record.profile, id: record.workoutID)
         for zones in record.customZones {

@@ -60,18 +60,27 @@ extension WorkoutStore {
         s.id, s.type, s.value, s.start, s.end, s.contact, s.rawRR, src.adapter, src.address, src.name
         """
 
-    static func sample(_ row: Row) -> QuantitySample? {
-        guard let type = QuantityType(rawValue: row["type"]) else { return nil }
-        let raw: Int64? = row["rawRR"]
-        let contact: String? = row["contact"]
-        return try? QuantitySample(
-            type: type, quantity: Quantity(unit: type.canonicalUnit, value: row["value"]),
-            start: Date(timeIntervalSinceReferenceDate: row["start"]),
-            end: Date(timeIntervalSinceReferenceDate: row["end"]),
-            source: SampleSource(adapter: row["adapter"], address: row["address"], name: row["name"]),
-            metadata: SampleMetadata(
-                sensorContact: contact.flatMap(SensorContact.init(rawValue:)),
-                rawRRInterval: raw.map { UInt16(clamping: $0) }))
+    /// The sample a row holds; nil for a type this version does not know (a newer writer's), an
+    /// error for a value of the wrong type.
+    static func sample(_ row: Row) throws -> QuantitySample? {
+        guard let type = QuantityType(rawValue: try row.value("type")) else { return nil }
+        let raw: Int64? = try row.value("rawRR")
+        let contact: String? = try row.value("contact")
+        do {
+            return try QuantitySample(
+                type: type, quantity: Quantity(unit: type.canonicalUnit, value: try row.value("value")),
+                start: Date(timeIntervalSinceReferenceDate: try row.value("start")),
+                end: Date(timeIntervalSinceReferenceDate: try row.value("end")),
+                source: SampleSource(
+                    adapter: try row.value("adapter"), address: try row.value("address"), name: try row.value("name")),
+                metadata: SampleMetadata(
+                    sensorContact: contact.flatMap(SensorContact.init(rawValue:)),
+                    rawRRInterval: raw.map { UInt16(clamping: $0) }))
+        } catch let error as RowDecodingError {
+            throw error
+        } catch {
+            throw StoreError.corrupt("sample \(try row.value("id", as: Int64.self)): \(error)")
+        }
     }
 
     /// Samples of `type` starting in `[from, to)`, optionally from one source and one workout.
@@ -121,25 +130,27 @@ extension WorkoutStore {
                             WHERE type = ? AND start >= ? AND start < ? \(filter)
                             """, arguments: arguments)
                 else { return statistics }
-                statistics.sampleCount = row["count"]
+                statistics.sampleCount = try row.value("count")
                 guard statistics.sampleCount > 0 else { return statistics }
-                statistics.startDate = (row["first"] as Double?).map { Date(timeIntervalSinceReferenceDate: $0) }
-                statistics.endDate = (row["last"] as Double?).map { Date(timeIntervalSinceReferenceDate: $0) }
+                statistics.startDate = (try row.value("first") as Double?).map {
+                    Date(timeIntervalSinceReferenceDate: $0)
+                }
+                statistics.endDate = (try row.value("last") as Double?).map { Date(timeIntervalSinceReferenceDate: $0) }
                 switch type.aggregationStyle {
                 case .cumulative:
-                    statistics.sum = row["sum"]
+                    statistics.sum = try row.value("sum")
                 case .discrete:
-                    statistics.minimum = row["minimum"]
-                    statistics.maximum = row["maximum"]
-                    statistics.average = row["average"]
+                    statistics.minimum = try row.value("minimum")
+                    statistics.maximum = try row.value("maximum")
+                    statistics.average = try row.value("average")
                     let recent = try Row.fetchOne(
                         db,
                         sql: """
                             SELECT value, start FROM sample WHERE type = ? AND start >= ? AND start < ? \(filter)
                             ORDER BY start DESC, id DESC LIMIT 1
                             """, arguments: arguments)
-                    statistics.mostRecent = recent?["value"]
-                    statistics.mostRecentDate = (recent?["start"] as Double?).map {
+                    statistics.mostRecent = try recent?.value("value")
+                    statistics.mostRecentDate = (try recent?.value("start") as Double?).map {
                         Date(timeIntervalSinceReferenceDate: $0)
                     }
                 }
@@ -155,8 +166,10 @@ extension WorkoutStore {
                         """, arguments: range)
                 for source in sources {
                     let identity = SampleSource(
-                        adapter: source["adapter"], address: source["address"], name: source["name"])
-                    result.bySource[identity] = try aggregate("AND sourceId = ?", range + [source["id"] as Int64])
+                        adapter: try source.value("adapter"), address: try source.value("address"),
+                        name: try source.value("name"))
+                    result.bySource[identity] = try aggregate(
+                        "AND sourceId = ?", range + [try source.value("id") as Int64])
                 }
             }
             return result
@@ -201,16 +214,16 @@ extension WorkoutStore {
                         to.timeIntervalSinceReferenceDate,
                     ])
             }
-            return rows.map { row in
-                let bucket: Int64 = row["bucket"]
-                let count: Int = row["count"]
-                let sum: Double = row["sum"]
+            return try rows.map { row in
+                let bucket: Int64 = try row.value("bucket")
+                let count: Int = try row.value("count")
+                let sum: Double = try row.value("sum")
                 let start = Date(timeIntervalSinceReferenceDate: anchorSeconds + Double(bucket) * width)
                 let discrete = type.aggregationStyle == .discrete
                 return StatisticsBucket(
                     start: start, end: start.addingTimeInterval(width), count: count,
-                    average: discrete ? sum / Double(count) : nil, minimum: discrete ? row["minimum"] : nil,
-                    maximum: discrete ? row["maximum"] : nil, sum: discrete ? nil : sum)
+                    average: discrete ? sum / Double(count) : nil, minimum: discrete ? try row.value("minimum") : nil,
+                    maximum: discrete ? try row.value("maximum") : nil, sum: discrete ? nil : sum)
             }
         }
     }
@@ -227,8 +240,11 @@ extension WorkoutStore {
                     SELECT \(Self.sampleColumns) FROM sample s JOIN source src ON src.id = s.sourceId
                     WHERE s.type = ? AND s.id > ? ORDER BY s.id LIMIT ?
                     """, arguments: [type.rawValue, start, limit])
-            let added = rows.compactMap { row in Self.sample(row).map { (id: row["id"] as Int64, sample: $0) } }
-            let ceiling = rows.count == limit ? (rows.last?["id"] as Int64? ?? start) : Int64.max
+            let added = try rows.compactMap { row -> (id: Int64, sample: QuantitySample)? in
+                guard let sample = try Self.sample(row) else { return nil }
+                return (id: try row.value("id"), sample: sample)
+            }
+            let ceiling = try rows.count == limit ? (rows.last?.value("id", as: Int64.self) ?? start) : Int64.max
             let deleted = try Row.fetchAll(
                 db,
                 sql:

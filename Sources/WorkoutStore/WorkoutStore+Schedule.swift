@@ -53,12 +53,12 @@ extension WorkoutStore {
                     now.timeIntervalSinceReferenceDate - 7 * 86_400, now.timeIntervalSinceReferenceDate + 7 * 86_400,
                 ]
             ).compactMap { row in
-                guard let id = UUID(uuidString: row["id"]) else { return nil }
-                let completed: Double? = row["completedAt"]
-                let workout: String? = row["workoutId"]
+                guard let id = UUID(uuidString: try row.value("id")) else { return nil }
+                let completed: Double? = try row.value("completedAt")
+                let workout: String? = try row.value("workoutId")
                 return ScheduledPlan(
-                    id: id, name: row["name"], plan: Data((row["plan"] as String).utf8),
-                    date: Date(timeIntervalSinceReferenceDate: row["date"]),
+                    id: id, name: try row.value("name"), plan: Data((try row.value("plan") as String).utf8),
+                    date: Date(timeIntervalSinceReferenceDate: try row.value("date")),
                     completedAt: completed.map { Date(timeIntervalSinceReferenceDate: $0) },
                     workoutID: workout.flatMap(UUID.init(uuidString:)))
             }

@@ -119,15 +119,16 @@ extension WorkoutStore {
                     SELECT j.*, w.start FROM journal j JOIN workout w ON w.id = j.workoutId ORDER BY w.start
                     """
             ).compactMap { row -> ActiveSessionRecord? in
-                guard let id = UUID(uuidString: row["workoutId"]),
-                    let configuration = decode(WorkoutConfiguration.self, row["configuration"]),
-                    let state = WorkoutSessionState(rawValue: row["sessionState"])
+                guard let id = UUID(uuidString: try row.value("workoutId")),
+                    let configuration = decode(WorkoutConfiguration.self, try row.value("configuration")),
+                    let state = WorkoutSessionState(rawValue: try row.value("sessionState"))
                 else { return nil }
                 return ActiveSessionRecord(
-                    workoutID: id, configuration: configuration, profile: decode(UserProfile.self, row["profile"]),
-                    start: Date(timeIntervalSinceReferenceDate: row["start"]), state: state,
-                    customZones: decode([ZoneConfiguration].self, row["customZones"]) ?? [],
-                    primarySources: decode([String: SampleSource].self, row["primarySources"]) ?? [:])
+                    workoutID: id, configuration: configuration,
+                    profile: decode(UserProfile.self, try row.value("profile")),
+                    start: Date(timeIntervalSinceReferenceDate: try row.value("start")), state: state,
+                    customZones: decode([ZoneConfiguration].self, try row.value("customZones")) ?? [],
+                    primarySources: decode([String: SampleSource].self, try row.value("primarySources")) ?? [:])
             }
         }
     }
@@ -139,13 +140,15 @@ extension WorkoutStore {
             try Row.fetchAll(
                 db, sql: "SELECT j.*, w.start FROM journal j LEFT JOIN workout w ON w.id = j.workoutId"
             ).compactMap { row -> String? in
-                let id: String? = row["workoutId"]
+                let id: String? = try? row.value("workoutId")
                 guard let id, UUID(uuidString: id) != nil else { return "a journal row without a valid workout id" }
                 var wrong: [String] = []
-                let start: Double? = row["start"]
+                let start: Double? = try? row.value("start")
                 if start == nil { wrong.append("its workout row is missing") }
-                if decode(WorkoutConfiguration.self, row["configuration"]) == nil { wrong.append("configuration") }
-                let state: String? = row["sessionState"]
+                if decode(WorkoutConfiguration.self, try? row.value("configuration")) == nil {
+                    wrong.append("configuration")
+                }
+                let state: String? = try? row.value("sessionState")
                 if state.flatMap(WorkoutSessionState.init(rawValue:)) == nil { wrong.append("session state") }
                 return wrong.isEmpty ? nil : "workout \(id): unreadable \(wrong.joined(separator: ", "))"
             }
@@ -184,13 +187,13 @@ extension WorkoutStore {
             try Row.fetchAll(
                 db, sql: "SELECT * FROM event WHERE workoutId = ? ORDER BY start, id", arguments: [workout.uuidString]
             ).compactMap { row in
-                guard let kind = WorkoutEvent.Kind(rawValue: row["kind"]) else { return nil }
+                guard let kind = WorkoutEvent.Kind(rawValue: try row.value("kind")) else { return nil }
                 return WorkoutEvent(
                     kind: kind,
                     dateInterval: DateInterval(
-                        start: Date(timeIntervalSinceReferenceDate: row["start"]),
-                        end: Date(timeIntervalSinceReferenceDate: row["end"])),
-                    metadata: decode([String: String].self, row["metadata"]) ?? [:])
+                        start: Date(timeIntervalSinceReferenceDate: try row.value("start")),
+                        end: Date(timeIntervalSinceReferenceDate: try row.value("end"))),
+                    metadata: decode([String: String].self, try row.value("metadata")) ?? [:])
             }
         }
     }
@@ -201,13 +204,13 @@ extension WorkoutStore {
             try Row.fetchAll(
                 db, sql: "SELECT * FROM activity WHERE workoutId = ? ORDER BY start", arguments: [workout.uuidString]
             ).compactMap { row in
-                guard let type = WorkoutActivityType(rawValue: row["activityType"]),
-                    let location = WorkoutLocation(rawValue: row["location"])
+                guard let type = WorkoutActivityType(rawValue: try row.value("activityType")),
+                    let location = WorkoutLocation(rawValue: try row.value("location"))
                 else { return nil }
-                let end: Double? = row["end"]
+                let end: Double? = try row.value("end")
                 return (
                     WorkoutConfiguration(activityType: type, location: location),
-                    Date(timeIntervalSinceReferenceDate: row["start"]),
+                    Date(timeIntervalSinceReferenceDate: try row.value("start")),
                     end.map { Date(timeIntervalSinceReferenceDate: $0) }
                 )
             }
@@ -260,7 +263,7 @@ extension WorkoutStore {
             // Tombstones first, so anchored queries report the deletions.
             let deleted = try Row.fetchAll(
                 db, sql: "SELECT id, type FROM sample WHERE workoutId = ? ORDER BY id", arguments: [id.uuidString])
-            for row in deleted { try tombstone(sampleID: row["id"], type: row["type"], db) }
+            for row in deleted { try tombstone(sampleID: try row.value("id"), type: try row.value("type"), db) }
             let hours = try Row.fetchAll(
                 db,
                 sql:
@@ -271,7 +274,8 @@ extension WorkoutStore {
             // Minima and maxima cannot be subtracted: recompute the touched hours from what is left.
             for hour in hours {
                 let key: StatementArguments = [
-                    hour["type"] as String, hour["sourceId"] as Int64, hour["hour"] as Int64,
+                    try hour.value("type") as String, try hour.value("sourceId") as Int64,
+                    try hour.value("hour") as Int64,
                 ]
                 try db.execute(sql: "DELETE FROM hourly WHERE type = ? AND sourceId = ? AND hour = ?", arguments: key)
                 try db.execute(
@@ -316,24 +320,26 @@ extension WorkoutStore {
 
     /// One workout.
     public func workout(_ id: UUID) throws(StoreError) -> StoredWorkout {
-        let row = try read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM workout WHERE id = ?", arguments: [id.uuidString])
+        let workout = try read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM workout WHERE id = ?", arguments: [id.uuidString]).flatMap(
+                Self.workout)
         }
-        guard let row, let workout = Self.workout(row) else { throw .unknownWorkout(id) }
+        guard let workout else { throw .unknownWorkout(id) }
         return workout
     }
 
-    private static func workout(_ row: Row) -> StoredWorkout? {
-        guard let id = UUID(uuidString: row["id"]), let type = WorkoutActivityType(rawValue: row["activityType"]),
-            let location = WorkoutLocation(rawValue: row["location"])
+    private static func workout(_ row: Row) throws -> StoredWorkout? {
+        guard let id = UUID(uuidString: try row.value("id")),
+            let type = WorkoutActivityType(rawValue: try row.value("activityType")),
+            let location = WorkoutLocation(rawValue: try row.value("location"))
         else { return nil }
-        let end: Double? = row["end"]
+        let end: Double? = try row.value("end")
         return StoredWorkout(
             id: id, configuration: WorkoutConfiguration(activityType: type, location: location),
-            athlete: row["athlete"],
-            start: Date(timeIntervalSinceReferenceDate: row["start"]),
+            athlete: try row.value("athlete"),
+            start: Date(timeIntervalSinceReferenceDate: try row.value("start")),
             end: end.map { Date(timeIntervalSinceReferenceDate: $0) },
-            elapsedTime: row["elapsedTime"], isActive: row["state"] == "active",
-            summary: decode(Workout.self, row["summary"]))
+            elapsedTime: try row.value("elapsedTime"), isActive: try row.value("state") == "active",
+            summary: decode(Workout.self, try row.value("summary")))
     }
 }

@@ -93,20 +93,28 @@ public final class WorkoutStore: Sendable {
         guard let writer else { throw .notPermissibleForGuestUser }
         do {
             return try writer.write(body)
-        } catch let error as StoreError {
-            throw error
         } catch {
-            throw .database("\(error)")
+            throw storeError(error)
         }
     }
 
     func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
         do {
             return try reader.read(body)
-        } catch let error as StoreError {
-            throw error
         } catch {
-            throw .database("\(error)")
+            throw storeError(error)
+        }
+    }
+
+    /// SQLite's and GRDB's errors as the store's: a full disk and an unreadable value have their own cases.
+    private func storeError(_ error: any Error) -> StoreError {
+        switch error {
+        case let error as StoreError: return error
+        case let error as DatabaseError where error.resultCode == .SQLITE_FULL: return .diskFull(path: path)
+        case let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB:
+            return .corrupt("\(path): \(error.message ?? "\(error)")")
+        case let error as RowDecodingError: return .corrupt("\(error)")
+        default: return .database("\(error)")
         }
     }
 
@@ -145,7 +153,7 @@ public final class WorkoutStore: Sendable {
             let row = try Row.fetchOne(
                 db, sql: "SELECT model, firmware FROM source WHERE adapter = ? AND address = ?",
                 arguments: [source.adapter, source.address])
-            return (row?["model"], row?["firmware"])
+            return (try row?.value("model"), try row?.value("firmware"))
         }
     }
 
@@ -240,6 +248,17 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case notPermissibleForGuestUser
     /// The schedule already holds its maximum of upcoming entries.
     case scheduleFull(Int)
+    /// The file system holding the store has no space left (SQLite's `SQLITE_FULL`): nothing was
+    /// written, and the same write succeeds once space is freed.
+    case diskFull(path: String)
+
+    /// Whether retrying the same write later can succeed without changing it.
+    public var isTransient: Bool {
+        switch self {
+        case .diskFull, .database: true
+        default: false
+        }
+    }
 
     /// One line naming the problem.
     public var description: String {
@@ -250,6 +269,15 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case .corrupt(let what): "store: unreadable \(what)"
         case .notPermissibleForGuestUser: "a guest's workout is not saved"
         case .scheduleFull(let limit): "the schedule already holds \(limit) upcoming plans"
+        case .diskFull(let path): "the disk holding the store \(path) is full"
         }
+    }
+}
+
+extension Row {
+    /// The column's value; a missing column, a NULL where a value is required or a value of
+    /// another type throws (GRDB's subscript traps instead).
+    func value<Value: DatabaseValueConvertible>(_ column: String, as type: Value.Type = Value.self) throws -> Value {
+        try decode(type, forColumn: column)
     }
 }

@@ -1,4 +1,9 @@
 import ArgumentParser
+import WorkoutStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The `hrbridge` command line: thin commands over the modules.
 @main
@@ -12,4 +17,23 @@ struct HRBridge: AsyncParsableCommand {
             PlanCommand.self, DaemonCommand.self, SessionCommand.self,
         ]
     )
+
+    /// ArgumentParser's entry point, with one addition: a store error that reaches the top (a
+    /// corrupt file, a row of the wrong type, a full disk) is one line and exit status 73, as the
+    /// commands' own store errors are.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as StoreError {
+            StandardError.write("hrbridge: \(error)")
+            Glibc.exit(73)
+        } catch {
+            exit(withError: error)
+        }
+    }
 }

@@ -1,6 +1,7 @@
 import BusHarness
 import Foundation
 import GRDB
+import Logging
 import Samples
 import Sensors
 import Testing
@@ -86,7 +87,7 @@ struct CrashRecoveryTests {
             // At most the last second (plus scheduling slack) may be lost.
             let stale = missing.filter { killedAt - $0.value > 1.3 }
             #expect(stale.isEmpty, "point \(point): \(stale.count) of \(seen.count) samples older than 1 s were lost")
-            let collector = try WorkoutRecovery.rebuild(record, store: store)
+            let collector = try WorkoutRecovery.rebuild(record, store: store, logger: Logger(label: "test"))
             let storedHeartRates = try store.samples(type: .heartRate, workout: record.workoutID).count
             #expect(
                 collector.statistics(for: .heartRate)?.sampleCount ?? 0 == storedHeartRates,

@@ -1,6 +1,7 @@
 import Foundation
 public import HTTPTypes
 public import Hummingbird
+public import WorkoutStore
 
 /// An API error: an HTTP status and a JSON body `{"error":{"code":…,"message":…}}`.
 public struct APIError: HTTPResponseError, Sendable {
@@ -38,6 +39,20 @@ public struct APIError: HTTPResponseError, Sendable {
         case .sensorInUse, .athleteBusy: self.init(.conflict, error.code, error.description)
         case .noSensors, .invalid: self.init(.badRequest, error.code, error.description)
         case .notAllowed: self.init(.conflict, error.code, error.description)
+        }
+    }
+
+    /// The answer to a store error: 507 for a full disk, 503 for another passing fault, 500 for a
+    /// corrupt store; `retry` says what to do once the fault is gone.
+    public init(_ error: StoreError, retry: String? = nil) {
+        let message = retry.map { "\(error); \($0)" } ?? "\(error)"
+        switch error {
+        case .diskFull: self.init(.init(code: 507, reasonPhrase: "Insufficient Storage"), "disk_full", message)
+        case .corrupt: self.init(.internalServerError, "store_corrupt", message)
+        case .unknownWorkout: self.init(.notFound, "not_found", message)
+        case .notPermissibleForGuestUser: self.init(.forbidden, "guest", message)
+        case .scheduleFull: self.init(.conflict, "schedule_full", message)
+        case .database, .cannotOpen: self.init(.serviceUnavailable, "store_unavailable", message)
         }
     }
 }

@@ -18,6 +18,7 @@ public enum APIRouter {
         router.middlewares.add(SecurityHeadersMiddleware())
         router.middlewares.add(TokenMiddleware(tokens: core.configuration.tokens, requiresToken: requiresToken))
         router.middlewares.add(MethodMiddleware())
+        router.middlewares.add(StoreErrorMiddleware())
         let v1 = router.group("v1")
         v1.get("openapi.json") { _, _ in
             Response(
@@ -25,10 +26,17 @@ public enum APIRouter {
                 body: ResponseBody(byteBuffer: ByteBuffer(string: EmbeddedFiles.openAPI)))
         }
         v1.get("health") { _, _ in
-            try json([
+            let storage = await core.sessions.storeHealth()
+            var object: [String: Any] = [
                 "status": "ok", "adapter": "\(await core.sensors.availability)",
                 "sensorsStreaming": await core.sensors.readyCount, "sessionsActive": await core.sessions.activeCount,
-            ])
+            ]
+            if let problem = StoreHealthJSON.problem(storage) {
+                object["status"] = "degraded"
+                object["problems"] = [problem]
+                object["store"] = StoreHealthJSON.object(storage)
+            }
+            return try json(object)
         }
         addSensorRoutes(v1, core: core)
         addSessionRoutes(v1, core: core)
@@ -292,6 +300,8 @@ public enum APIRouter {
                     throw error
                 } catch let error as WorkoutSessionError {
                     throw APIError(.conflict, "invalid_state", "\(error)")
+                } catch let error as StoreError {
+                    throw APIError(error, retry: "the session has ended; stop it again to save it")
                 } catch {
                     throw APIError(.conflict, "session_failed", "\(error)")
                 }

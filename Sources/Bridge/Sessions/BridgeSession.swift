@@ -4,7 +4,7 @@ import Samples
 public import Sensors
 import Synchronization
 import WorkoutPlans
-import WorkoutStore
+public import WorkoutStore
 public import Workouts
 
 /// One live session of the daemon: a workout session, its builder and a data source that takes
@@ -34,8 +34,10 @@ public actor BridgeSession {
     private var lapStart: Date
     private var updatesTask: Task<Void, Never>?
     private var stateTask: Task<Void, Never>?
-    /// The finished workout, once stopped.
+    /// The finished workout, once stopped and saved.
     public private(set) var finished: Workout?
+    /// The ended workout while the store refuses it; the next ``stop()`` saves it.
+    private var unsaved: Workout?
     /// The structured workout being run, when there is one.
     private var runner: PlanRunner?
     private var planTask: Task<Void, Never>?
@@ -250,17 +252,27 @@ public actor BridgeSession {
     }
 
     /// Ends the session, finishes the workout and saves it (unless a guest's).
+    ///
+    /// When the store refuses (a full disk) the session has ended but its workout is not saved:
+    /// this throws the ``StoreError`` and a later call (once space is freed) saves it.
     @discardableResult
     public func stop() async throws -> Workout {
         if let finished { return finished }
-        planTask?.cancel()
-        // A completed plan ends the workout at its last step's end, not at the tick that noticed it.
-        let now = min(await runner?.completionDate ?? clock.now(), clock.now())
-        await dataSource.detach()
-        try await session.end(at: now)
-        let workout = try await builder.finishWorkout()
-        streamer?.finish()
+        let workout: Workout
+        if let unsaved {
+            workout = unsaved
+        } else {
+            planTask?.cancel()
+            // A completed plan ends the workout at its last step's end, not at the tick that noticed it.
+            let now = min(await runner?.completionDate ?? clock.now(), clock.now())
+            await dataSource.detach()
+            try await session.end(at: now)
+            workout = try await builder.finishWorkout()
+            unsaved = workout
+        }
+        try streamer?.finish()
         try store?.finish(workout)
+        unsaved = nil
         finished = workout
         updatesTask?.cancel()
         stateTask?.cancel()
@@ -278,9 +290,13 @@ public actor BridgeSession {
             "activity": configuration.activityType.rawValue, "location": configuration.location.rawValue,
             "sensors": sensors.map(\.address), "start": ISO8601.format(started),
         ]
-        if let finished {
-            object["elapsedTime"] = finished.elapsedTime
-            object["summary"] = WorkoutJSON.summary(finished)
+        if let storage = streamer?.health, !storage.isCaughtUp || storage.lastError != nil || storage.lost > 0 {
+            object["store"] = StoreHealthJSON.object(storage)
+        }
+        if let ended = finished ?? unsaved {
+            object["elapsedTime"] = ended.elapsedTime
+            object["summary"] = WorkoutJSON.summary(ended)
+            if finished == nil { object["saved"] = false }
             return object
         }
         object["elapsedTime"] = await builder.elapsedTime(at: now)
@@ -312,6 +328,19 @@ public actor BridgeSession {
     public var state: WorkoutSessionState {
         get async { finished == nil ? await session.state : .ended }
     }
+
+    /// Moves the samples waiting in memory to the spill file (shutdown with the store refusing),
+    /// so the next start stores them.
+    func spillWaiting() {
+        do {
+            try streamer?.spillWaiting()
+        } catch {
+            logger.critical("samples lost at shutdown", metadata: ["session": "\(id)", "error": "\(error)"])
+        }
+    }
+
+    /// What the session's streamer holds unstored (nil for a guest's session).
+    public var storeHealth: SampleStreamer.Health? { streamer?.health }
 }
 
 /// Publishes a session's figures when samples arrive, at most once a second (the elapsed time,

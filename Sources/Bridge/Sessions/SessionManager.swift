@@ -180,13 +180,28 @@ public actor SessionManager {
         return workout
     }
 
+    /// What the sessions' streamers hold unstored, summed, with the most recent refusal.
+    public func storeHealth() async -> SampleStreamer.Health {
+        var total = SampleStreamer.Health()
+        for session in sessions.values {
+            guard let health = await session.storeHealth else { continue }
+            total.waiting += health.waiting
+            total.spilled += health.spilled
+            total.lost += health.lost
+            total.failedWrites += health.failedWrites
+            total.lastError = health.lastError ?? total.lastError
+        }
+        return total
+    }
+
     /// Ends every session and saves them (shutdown).
     public func stopAll() async {
         for session in active {
             do {
                 try await stop(session.id.uuidString)
             } catch {
-                // Left in the journal: the next start recovers it.
+                // Left in the journal, its waiting samples in the spill file: the next start recovers both.
+                await session.spillWaiting()
                 logger.error("session not saved", metadata: ["session": "\(session.id)", "error": "\(error)"])
             }
         }
@@ -208,7 +223,7 @@ public actor SessionManager {
         }
         for record in records {
             do {
-                let collector = try WorkoutRecovery.rebuild(record, store: store)
+                let collector = try WorkoutRecovery.rebuild(record, store: store, logger: logger)
                 let streamer = SampleStreamer(store: store, workout: record.workoutID, logger: logger)
                 let trigger = SnapshotTrigger()
                 let builder = LiveWorkoutBuilder(

@@ -82,7 +82,8 @@ struct WorkoutsShowCommand: ParsableCommand {
         do {
             stored = try store.workout(uuid)
         } catch {
-            StandardError.write("hrbridge: \(error)")
+            guard case .unknownWorkout = error else { throw error }
+            StandardError.write("hrbridge: no workout \(uuid.uuidString) in \(store.path)")
             throw ExitCode(66)
         }
         guard let workout = stored.summary else {
@@ -116,11 +117,13 @@ struct WorkoutsDeleteCommand: ParsableCommand {
 
     func run() throws {
         guard let uuid = UUID(uuidString: id) else { throw ValidationError("'\(id)' is not a workout identifier") }
+        let store = try storeOptions.open()
         do {
-            try storeOptions.open().deleteWorkout(uuid)
+            try store.deleteWorkout(uuid)
             print("deleted \(uuid.uuidString)")
         } catch {
-            StandardError.write("hrbridge: \(error)")
+            guard case .unknownWorkout = error else { throw error }
+            StandardError.write("hrbridge: no workout \(uuid.uuidString) in \(store.path)")
             throw ExitCode(66)
         }
     }
@@ -179,6 +182,9 @@ enum WorkoutFileExport {
         } catch let error as ExportError where error != .workoutNotFinished {
             StandardError.write("hrbridge: \(error)")
             throw ExitCode(65)
+        } catch let error as StoreError where error != .unknownWorkout(id) {
+            StandardError.write("hrbridge: \(error)")
+            throw ExitCode(73)
         } catch {
             // Not found, or still being recorded.
             StandardError.write("hrbridge: \(error)")

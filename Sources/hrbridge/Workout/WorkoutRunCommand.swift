@@ -243,7 +243,7 @@ struct WorkoutRunCommand: AsyncParsableCommand {
                 recovered = record
             } else {
                 // Never lose it: close it at its last stored sample.
-                let collector = try WorkoutRecovery.rebuild(record, store: storage)
+                let collector = try WorkoutRecovery.rebuild(record, store: storage, logger: logger)
                 try closeUnfinished(collector, store: storage)
                 StandardError.write(
                     "hrbridge: the unfinished workout \(record.workoutID.uuidString) was saved as it stood; --recover continues one instead"
@@ -264,7 +264,7 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         sampleSink = allSinks.isEmpty ? nil : { @Sendable samples in for sink in allSinks { sink(samples) } }
         let session: WorkoutSession
         if let recovered, let storage {
-            let collector = try WorkoutRecovery.rebuild(recovered, store: storage)
+            let collector = try WorkoutRecovery.rebuild(recovered, store: storage, logger: logger)
             let builder = LiveWorkoutBuilder(recovering: collector, clock: clock, sampleSink: sampleSink)
             session = try WorkoutSession(
                 recovering: builder, configuration: recovered.configuration, profile: recovered.profile,
@@ -420,9 +420,18 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         await dataSource.drain()
         try await session.end(at: stop)
         let workout = try await builder.finishWorkout()
-        streamer?.finish()
+        do {
+            try streamer?.finish()
+            try writableStorage?.finish(workout)
+        } catch {
+            // Nothing is dropped: what waits goes to the spill file, the workout stays in the journal.
+            try? streamer?.spillWaiting()
+            StandardError.write(
+                "hrbridge: the workout is not saved: \(error); its samples wait in \(streamer?.spillPath ?? "the store"). "
+                    + "Free space, then `hrbridge workout run --recover` stores them and continues it (q ends it).")
+            throw ExitCode(73)
+        }
         let saved = writableStorage != nil
-        try writableStorage?.finish(workout)
         if let planFile, let writableStorage, await runner?.isComplete == true,
             let entry = try? writableStorage.completeScheduledPlan(plan: planFile.data, workout: workout.id, at: stop)
         {

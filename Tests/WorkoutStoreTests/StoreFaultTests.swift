@@ -1,0 +1,218 @@
+import BusHarness
+import Foundation
+import GRDB
+import Logging
+import Samples
+import Sensors
+import Testing
+import Workouts
+
+@testable import WorkoutStore
+
+private let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+    .appendingPathComponent("hrbridge").path
+private let strap = SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:01", name: "Strap")
+private let origin = Date(timeIntervalSinceReferenceDate: 800_006_400)
+
+/// `count` heart rates at 4 Hz.
+private func heartRates(_ count: Int, from offset: Int = 0) -> [QuantitySample] {
+    (offset..<offset + count).map { (index: Int) -> QuantitySample in
+        let date = origin.addingTimeInterval(Double(index) / 4)
+        let value = Double(100 + index % 60)
+        return try! QuantitySample(
+            type: .heartRate, quantity: Quantity(unit: .countPerMinute, value: value), start: date, end: date,
+            source: strap)
+    }
+}
+
+private func temporaryDirectory(_ name: String) throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+/// A store with one running workout.
+private func storeWithWorkout(at path: String) throws -> (WorkoutStore, UUID) {
+    let store = try WorkoutStore(path: path)
+    let id = UUID()
+    try store.beginWorkout(
+        ActiveSessionRecord(
+            workoutID: id, configuration: WorkoutConfiguration(activityType: .running), profile: nil, start: origin,
+            state: .running))
+    return (store, id)
+}
+
+private func storedStarts(_ store: WorkoutStore, _ workout: UUID) throws -> [Date] {
+    try store.samples(type: .heartRate, workout: workout).map(\.start).sorted()
+}
+
+@Suite("Store faults: a full disk, a corrupt file, a row of the wrong type", .serialized)
+struct StoreFaultTests {
+    let logger = Logger(label: "test")
+
+    @Test(
+        "a full disk: nothing is dropped (memory up to its limit, the rest spilled), finish fails until space is freed, then every sample is stored",
+        .enabled(if: SmallDisk.isAvailable, "mounting a tmpfs needs root")
+    )
+    func diskFull() throws {
+        let disk = try SmallDisk(size: 4 << 20)
+        defer { disk.remove() }
+        let spill = try temporaryDirectory("spill")
+        defer { try? FileManager.default.removeItem(atPath: spill) }
+        let (store, workout) = try storeWithWorkout(at: disk.path + "/store.sqlite")
+        try disk.fill()
+        #expect(disk.available == 0)
+
+        let streamer = SampleStreamer(
+            store: store, workout: workout, interval: .seconds(3600), memoryLimit: 1000, spillDirectory: spill,
+            logger: logger)
+        let samples = heartRates(10_000)
+        streamer.submit(samples)
+        let health = streamer.flush()
+        #expect(health.lastError == .diskFull(path: store.path))
+        #expect(health.waiting == 1000, "memory holds its limit")
+        #expect(health.spilled == 9000, "the older samples went to the spill file")
+        #expect(health.lost == 0)
+        #expect(FileManager.default.fileExists(atPath: streamer.spillPath))
+        #expect(throws: StoreError.diskFull(path: store.path)) { try streamer.finish() }
+        #expect(throws: StoreError.diskFull(path: store.path)) { try streamer.finish() }
+        #expect(try storedStarts(store, workout).isEmpty, "a refused batch leaves nothing half-written")
+
+        disk.free()
+        try streamer.finish()
+        #expect(streamer.health.isCaughtUp)
+        #expect(streamer.health.lastError == nil)
+        #expect(try storedStarts(store, workout) == samples.map(\.start), "every sample, once")
+        #expect(!FileManager.default.fileExists(atPath: streamer.spillPath), "the spill file is gone once stored")
+        #expect(try store.integrityCheck() == "ok")
+    }
+
+    @Test(
+        "samples are dropped only when the spill file cannot be written either, and then they are counted",
+        .enabled(if: SmallDisk.isAvailable, "mounting a tmpfs needs root")
+    )
+    func spillUnwritable() throws {
+        let disk = try SmallDisk(size: 4 << 20)
+        defer { disk.remove() }
+        let (store, workout) = try storeWithWorkout(at: disk.path + "/store.sqlite")
+        // A directory that cannot exist: its parent is a file.
+        let blocker = disk.path + "/not-a-directory"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: blocker))
+        try disk.fill()
+        let streamer = SampleStreamer(
+            store: store, workout: workout, interval: .seconds(3600), memoryLimit: 500,
+            spillDirectory: blocker + "/spill", logger: logger)
+        streamer.submit(heartRates(2000))
+        let health = streamer.flush()
+        #expect(health.waiting == 500)
+        #expect(health.spilled == 0)
+        #expect(health.lost == 1500)
+        disk.free()
+        try streamer.finish()
+        #expect(try storedStarts(store, workout) == heartRates(500, from: 1500).map(\.start), "the newest 500 kept")
+    }
+
+    @Test(
+        "a process that stops while the disk is full leaves its samples in the spill file; recovery stores them first",
+        .enabled(if: SmallDisk.isAvailable, "mounting a tmpfs needs root")
+    )
+    func spillSurvivesTheProcess() throws {
+        let disk = try SmallDisk(size: 4 << 20)
+        defer { disk.remove() }
+        let spill = try temporaryDirectory("spill")
+        defer { try? FileManager.default.removeItem(atPath: spill) }
+        let (store, workout) = try storeWithWorkout(at: disk.path + "/store.sqlite")
+        try disk.fill()
+        do {
+            let streamer = SampleStreamer(
+                store: store, workout: workout, interval: .seconds(3600), spillDirectory: spill, logger: logger)
+            streamer.submit(heartRates(3000))
+            #expect(streamer.flush().lastError == .diskFull(path: store.path))
+            try streamer.spillWaiting()
+            #expect(streamer.health.spilled == 3000)
+            let lines = try String(contentsOfFile: streamer.spillPath, encoding: .utf8).split(separator: "\n")
+            #expect(lines.count == 3000)
+            #expect(streamer.health.waiting == 0)
+        }
+        let record = try #require(try store.activeSessions().first)
+        #expect(throws: StoreError.diskFull(path: store.path)) {
+            try WorkoutRecovery.rebuild(record, store: store, spillDirectory: spill, logger: logger)
+        }
+        disk.free()
+        let collector = try WorkoutRecovery.rebuild(record, store: store, spillDirectory: spill, logger: logger)
+        #expect(collector.statistics(for: .heartRate)?.sampleCount == 3000)
+        #expect(try storedStarts(store, workout) == heartRates(3000).map(\.start))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: spill)
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test("a row of the wrong type is a typed error from the library and exit 73 from the CLI, never a trap")
+    func wrongTypeRow() async throws {
+        let (path, workout) = try corruptStore()
+        for arguments in [
+            ["workouts", "list"], ["samples", "--type", "heart-rate"], ["workouts", "show", workout.uuidString],
+        ] {
+            let run = try Spawned(binary, arguments + ["--store", path], label: arguments.joined(separator: " "))
+            #expect(await run.wait() == 73, "\(arguments): \(run.output.suffix(3))")
+            let errors = run.output.filter { $0.hasPrefix("hrbridge: ") }
+            #expect(errors.count == 1, "one clear line: \(run.output.suffix(3))")
+            #expect(errors.first?.contains("unreadable") == true, "\(errors)")
+        }
+    }
+
+    @Test("a file that is not a database: one line and exit 73 from the CLI and the daemon")
+    func notADatabase() async throws {
+        let directory = try temporaryDirectory("garbage")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/store.sqlite"
+        try Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7919) }).write(to: URL(fileURLWithPath: path))
+        let list = try Spawned(binary, ["workouts", "list", "--store", path], label: "workouts list")
+        #expect(await list.wait() == 73)
+        #expect(list.output.contains { $0.hasPrefix("hrbridge: cannot open the store") }, "\(list.output.suffix(3))")
+        try Data(
+            """
+            [adapter]
+            kind = "mock"
+
+            [store]
+            path = "\(path)"
+
+            [api]
+            socket = "\(directory)/api.sock"
+            """.utf8
+        ).write(to: URL(fileURLWithPath: directory + "/config.toml"))
+        let daemon = try Spawned(binary, ["daemon", "--config", directory + "/config.toml"], label: "daemon")
+        #expect(await daemon.wait() == 73, "\(daemon.output.suffix(3))")
+        #expect(daemon.output.contains { $0.contains("cannot open the store") }, "\(daemon.output.suffix(3))")
+    }
+
+    /// A store with text where numbers belong, as another program (or a damaged page) may leave;
+    /// the library throws a typed error for it.
+    func corruptStore() throws -> (String, UUID) {
+        let directory = try temporaryDirectory("corrupt")
+        let path = directory + "/store.sqlite"
+        let (store, workout) = try storeWithWorkout(at: path)
+        try store.append(heartRates(10), workout: workout)
+        // What another program (or a damaged page) may leave: text where a number belongs.
+        let queue = try DatabaseQueue(path: path)
+        try queue.write { db in
+            try db.execute(sql: "UPDATE sample SET value = 'high' WHERE id = (SELECT MIN(id) FROM sample)")
+            try db.execute(sql: "UPDATE workout SET athlete = x'ff'")
+        }
+        try queue.close()
+        #expect {
+            try store.samples(type: .heartRate, workout: workout)
+        } throws: { error in
+            guard case .corrupt(let what) = error as? StoreError else { return false }
+            return what.contains("value")
+        }
+        #expect {
+            try store.workouts()
+        } throws: { error in
+            guard case .corrupt = error as? StoreError else { return false }
+            return true
+        }
+
+        return (path, workout)
+    }
+}
