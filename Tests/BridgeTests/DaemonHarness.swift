@@ -24,7 +24,7 @@ final class DaemonUnderTest: Sendable {
     let process: Spawned
 
     var socketPath: String { directory.appendingPathComponent("api.sock").path }
-    var storePath: String { directory.appendingPathComponent("store.sqlite").path }
+    let storePath: String
     var unix: APIClient { APIClient(endpoint: .unix(socketPath)) }
     func tcp(_ token: String?) -> APIClient { APIClient(endpoint: .tcp(host: "127.0.0.1", port: port), token: token) }
 
@@ -72,19 +72,22 @@ final class DaemonUnderTest: Sendable {
     }
 
     /// Starts a daemon; `reusing` keeps an earlier daemon's directory (store, config) and port;
-    /// `apiSettings` are more lines for its `[api]` table.
+    /// `apiSettings` are more lines for its `[api]` table; `storeDirectory` holds the store
+    /// elsewhere (a small disk).
     init(
         reusing previous: DaemonUnderTest? = nil, environment: [String: String] = [:], speed: Double = 5,
-        classBoard: Bool = false, apiSettings: String = ""
+        classBoard: Bool = false, apiSettings: String = "", storeDirectory: String? = nil
     ) async throws {
         if let previous {
             directory = previous.directory
             port = previous.port
+            storePath = previous.storePath
         } else {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "hrbridge-daemon-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             port = Self.freePort()
+            storePath = (storeDirectory ?? directory.path) + "/store.sqlite"
             try Data(Self.scenario(dropouts: classBoard).utf8).write(
                 to: directory.appendingPathComponent("scenario.json"))
             try Data(
@@ -95,7 +98,7 @@ final class DaemonUnderTest: Sendable {
                 speed = \(speed)
 
                 [store]
-                path = "\(directory.path)/store.sqlite"
+                path = "\(storePath)"
 
                 [api]
                 socket = "\(directory.path)/api.sock"

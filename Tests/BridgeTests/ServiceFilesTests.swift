@@ -56,7 +56,7 @@ struct ServiceFilesTests {
             "WantedBy=bluetooth.target", "User=hrbridge", "RuntimeDirectory=hrbridge", "StateDirectory=hrbridge",
             "CapabilityBoundingSet=", "NoNewPrivileges=yes", "UMask=0077", "StateDirectoryMode=0700",
             "RestartPreventExitStatus=73 78", "RestrictAddressFamilies=AF_UNIX AF_INET", "MemoryMax=512M",
-            "TasksMax=64", "LimitNOFILE=2048",
+            "TasksMax=64", "LimitNOFILE=2048", "RuntimeDirectoryPreserve=restart",
         ] {
             #expect(lines.contains(expected), "missing \(expected)")
         }
