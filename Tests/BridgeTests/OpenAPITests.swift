@@ -27,23 +27,35 @@ struct OpenAPITests {
         }
     }
 
-    @Test("schemathesis fuzzes every operation from the document: no 5xx, no crash, responses conform")
+    @Test(
+        "schemathesis: stateful runs follow the document's links (sensors → session → stop → workout), then every operation is fuzzed; no 5xx, responses conform"
+    )
     func fuzzed() async throws {
         let daemon = try await DaemonUnderTest()
         defer { daemon.stop() }
         let base = "http://127.0.0.1:\(daemon.port)"
-        let report = daemon.directory.appendingPathComponent("schemathesis").path
-        // Ready once it prints its first line: the interpreter is up and has read the document.
-        let fuzz = try await Spawned.startPeer(
-            packageRoot.appendingPathComponent(".venv/bin/schemathesis").path,
-            [
-                "run", "\(base)/v1/openapi.json", "--url", base, "-H",
-                "Authorization: Bearer \(DaemonUnderTest.controlToken)", "--checks", "all", "--exclude-path",
-                "/v1/events", "--exclude-path", "/v1/ws", "--max-examples", "25", "--seed", "20261122",
-                "--report-dir", report, "--no-color",
-            ], label: "schemathesis", readyLine: { _ in true })
-        let status = await fuzz.wait(timeout: .seconds(300))
-        #expect(status == 0, "\(fuzz.output.suffix(40).joined(separator: "\n"))")
+        func schemathesis(_ phases: String, examples: Int) async throws -> Spawned {
+            let report = daemon.directory.appendingPathComponent("schemathesis-\(phases)").path
+            // Ready once it prints its first line: the interpreter is up and has read the document.
+            let run = try await Spawned.startPeer(
+                packageRoot.appendingPathComponent(".venv/bin/schemathesis").path,
+                [
+                    "run", "\(base)/v1/openapi.json", "--url", base, "-H",
+                    "Authorization: Bearer \(DaemonUnderTest.controlToken)", "--checks", "all", "--exclude-path",
+                    "/v1/events", "--exclude-path", "/v1/ws", "--phases", phases, "--max-examples", "\(examples)",
+                    "--seed", "20261122", "--report-dir", report, "--no-color",
+                ], label: "schemathesis \(phases)", readyLine: { _ in true })
+            let status = await run.wait(timeout: .seconds(300))
+            #expect(status == 0, "\(run.output.suffix(40).joined(separator: "\n"))")
+            return run
+        }
+        // Stateful first, while the straps are there (the fuzzing phases forget them with DELETE).
+        let stateful = try await schemathesis("stateful", examples: 100)
+        let links = stateful.output.first { $0.contains("API Links:") } ?? ""
+        let covered = Int(links.split(separator: ":").last?.split(separator: " ").first ?? "") ?? 0
+        #expect(covered >= 5, "links followed: \(links)")
+        #expect(stateful.output.contains { $0.contains("passed") })
+        let fuzz = try await schemathesis("examples,coverage,fuzzing", examples: 25)
         #expect(fuzz.output.contains { $0.contains("passed") })
         #expect(daemon.process.isRunning, "the daemon survived the fuzzing")
         let health = try await daemon.unix.send(.GET, "/v1/health")
