@@ -9,6 +9,11 @@ adapter, 50 configured straps, TCP listener with a read token) connects them; 20
 Daemon CPU comes from /proc/PID/stat (utime + stime), RSS from /proc/PID/status (VmHWM, VmRSS).
 
 usage: bench_daemon.py --hrbridge PATH --producer PATH [--seconds 20] [--clients 20] [--straps 50]
+
+With --stalled-sse N [--minutes 10] [--straps 10] it measures the other end instead: N clients
+open /v1/events and never read (a 4 KiB receive buffer, so the daemon's writes stall early)
+while the straps send at 4 Hz; one WebSocket client does read, to show the stream still flows.
+The daemon's RSS is sampled every 10 s.
 """
 import argparse
 import asyncio
@@ -96,6 +101,68 @@ async def run(arguments, port, pid, producer):
     return latencies, cpu, wall, sum(counts.values())
 
 
+def stalled_sse(arguments, port, pid, producer):
+    """N SSE clients that never read, M minutes of 4 Hz frames; RSS every 10 s."""
+    request = ("GET /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
+               "Accept: text/event-stream\r\n\r\n" % TOKEN).encode()
+    sockets = []
+    for _ in range(arguments.stalled_sse):
+        stalled = socket.socket()
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stalled.connect(("127.0.0.1", port))
+        stalled.sendall(request)
+        sockets.append(stalled)
+    reader_counts = {}
+    stop = asyncio.Event()
+
+    async def follow():
+        task = asyncio.create_task(client(port, stop, [], reader_counts, 0))
+        seconds = 60 * arguments.minutes
+        producer.stdin.write("burst %d 4\n" % (4 * seconds))
+        producer.stdin.flush()
+        samples = []
+        start = time.monotonic()
+        done = asyncio.get_running_loop().run_in_executor(None, producer.stdout.readline)
+        while not done.done():
+            samples.append((time.monotonic() - start, memory(pid)["VmRSS"], reader_counts.get(0, 0)))
+            await asyncio.wait([done], timeout=10)
+        stop.set()
+        await task
+        return samples
+
+    before = memory(pid)["VmRSS"]
+    cpu_before = cpu_seconds(pid)
+    samples = asyncio.run(follow())
+    cpu = cpu_seconds(pid) - cpu_before
+    mem = memory(pid)
+    open_now = 0
+    for stalled in sockets:
+        stalled.setblocking(False)
+        try:
+            open_now += 1 if stalled.recv(1, socket.MSG_PEEK) else 0
+        except BlockingIOError:
+            open_now += 1
+        except OSError:
+            pass
+        stalled.close()
+    rss = sorted(value for _, value, _ in samples)
+    print("| measurement | result |")
+    print("|---|---|")
+    print("| stalled SSE clients | %d (still connected at the end: %d) |" % (arguments.stalled_sse, open_now))
+    print("| load | %d straps × 4 Hz for %d min |" % (arguments.straps, arguments.minutes))
+    print("| RSS before the load | %.1f MB |" % before)
+    print("| RSS during the load: median / max (every 10 s) | %.1f MB / %.1f MB |" % (rss[len(rss) // 2], rss[-1]))
+    print("| RSS at the end / peak (VmHWM) | %.1f MB / %.1f MB |" % (mem["VmRSS"], mem["VmHWM"]))
+    print("| messages the reading WebSocket client got | %d |" % samples[-1][2])
+    print("| daemon CPU over the load | %.1f s |" % cpu)
+    print()
+    print("| minute | RSS MB | messages read |")
+    print("|---|---|---|")
+    for seconds, value, read in samples:
+        if int(seconds) % 60 < 10:
+            print("| %.0f | %.1f | %d |" % (seconds / 60, value, read))
+
+
 def unit_environment():
     """The Environment= assignments of systemd/hrbridge.service."""
     unit = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "systemd", "hrbridge.service")
@@ -116,6 +183,8 @@ def main():
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--straps", type=int, default=50)
     parser.add_argument("--idle", type=int, default=10)
+    parser.add_argument("--stalled-sse", type=int, default=0)
+    parser.add_argument("--minutes", type=int, default=10)
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="hrbridge-bench-daemon-") as directory:
         config = os.path.join(directory, "bus.conf")
@@ -162,6 +231,9 @@ def main():
                 if time.monotonic() > deadline:
                     raise RuntimeError("the daemon did not connect every strap")
                 time.sleep(0.2)
+            if arguments.stalled_sse:
+                stalled_sse(arguments, port, daemon.pid, producer)
+                return
             idle_before = cpu_seconds(daemon.pid)
             time.sleep(arguments.idle)
             idle_cpu = cpu_seconds(daemon.pid) - idle_before

@@ -11,7 +11,7 @@ import Testing
 @Suite("The daemon on a full disk", .serialized)
 struct DaemonStoreFaultTests {
     @Test(
-        "the store's disk fills during a session: health and STATUS= say so, stop answers 507 and can be retried, and once space is freed the session stops with every sample stored",
+        "the store's disk fills during a session: health and STATUS= say so, a new session and stop answer 507 and stop can be retried, and once space is freed the session stops with every sample stored",
         .enabled(if: SmallDisk.isAvailable, "mounting a tmpfs needs root")
     )
     func diskFull() async throws {
@@ -52,6 +52,10 @@ struct DaemonStoreFaultTests {
         try await eventually("STATUS= to say the disk is full") {
             datagrams.all.contains { $0.hasPrefix("STATUS=degraded: disk full") }
         }
+        let notStarted = try await daemon.unix.send(
+            .POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[1]]])
+        #expect(notStarted.status == 507, "\(String(decoding: notStarted.body, as: UTF8.self))")
+        #expect((notStarted.object?["error"] as? [String: Any])?["code"] as? String == "disk_full")
         let refused = try await daemon.unix.send(.POST, "/v1/sessions/\(id)/stop")
         #expect(refused.status == 507)
         let error = refused.object?["error"] as? [String: Any]
@@ -78,5 +82,8 @@ struct DaemonStoreFaultTests {
         let health = try #require(try await daemon.unix.send(.GET, "/v1/health").object)
         #expect(health["status"] as? String == "ok")
         #expect(health["problems"] == nil)
+        let started = try await daemon.unix.send(
+            .POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[1]]])
+        #expect(started.status == 201, "the strap was not left reserved by the refused start")
     }
 }

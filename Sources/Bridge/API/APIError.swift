@@ -39,6 +39,7 @@ public struct APIError: HTTPResponseError, Sendable {
         case .sensorInUse, .athleteBusy: self.init(.conflict, error.code, error.description)
         case .noSensors, .invalid: self.init(.badRequest, error.code, error.description)
         case .notAllowed: self.init(.conflict, error.code, error.description)
+        case .storage(let storeError): self.init(storeError, retry: "nothing started; try again once it accepts")
         }
     }
 

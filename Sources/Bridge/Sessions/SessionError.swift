@@ -1,3 +1,5 @@
+public import WorkoutStore
+
 /// Why a session request was refused: each maps to a 4xx answer with a stable code.
 public enum SessionError: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownSession(String)
@@ -8,6 +10,8 @@ public enum SessionError: Error, Sendable, Equatable, CustomStringConvertible {
     case athleteBusy(String)
     case invalid(String)
     case notAllowed(String)
+    /// The store refused to begin the workout (a full disk): nothing started.
+    case storage(StoreError)
 
     /// A stable machine-readable code.
     public var code: String {
@@ -20,6 +24,7 @@ public enum SessionError: Error, Sendable, Equatable, CustomStringConvertible {
         case .athleteBusy: "athlete_busy"
         case .invalid: "invalid_request"
         case .notAllowed: "not_allowed"
+        case .storage(let error): APIError(error).code
         }
     }
 
@@ -34,6 +39,7 @@ public enum SessionError: Error, Sendable, Equatable, CustomStringConvertible {
         case .athleteBusy(let id): "athlete '\(id)' already has a running session"
         case .invalid(let why): why
         case .notAllowed(let why): why
+        case .storage(let error): "the session could not start: \(error)"
         }
     }
 }

@@ -152,6 +152,7 @@ public actor SessionManager {
             try await session.begin()
         } catch {
             _ = try? await session.stop()
+            if let error = error as? StoreError { throw .storage(error) }
             throw .invalid("the session could not start: \(error)")
         }
         sessions[id] = session
