@@ -107,7 +107,7 @@ let package = Package(
         ),
         .testTarget(name: "GATTTests", dependencies: ["GATT"]),
         .testTarget(name: "SamplesTests", dependencies: ["Samples", "GATT", "Sensors"]),
-        .testTarget(name: "WorkoutsTests", dependencies: ["Workouts", "Samples", "Sensors", "GATT"]),
+        .testTarget(name: "WorkoutsTests", dependencies: ["Workouts", "Samples", "Sensors", "GATT", "BusHarness"]),
         .testTarget(
             name: "SensorSimulatorTests",
             dependencies: ["SensorSimulator", "Sensors", "GATT", "Workouts", "Samples"]

@@ -215,6 +215,8 @@ def main():
                 out.write('[[api.tokens]]\ntoken = "%s"\nrole = "read"\n' % TOKEN)
                 for index in range(1, arguments.straps + 1):
                     out.write('[[sensors]]\naddress = "%s"\n' % address(index))
+            # It holds a token: private, or the daemon refuses it.
+            os.chmod(os.path.join(directory, "config.toml"), 0o600)
             daemon = subprocess.Popen([arguments.hrbridge, "daemon", "--config", os.path.join(directory, "config.toml"),
                                        "--log-level", "warning"], env=environment)
             import urllib.request
@@ -228,6 +230,8 @@ def main():
                         break
                 except OSError:
                     pass
+                if daemon.poll() is not None:
+                    raise RuntimeError("the daemon exited with status %d" % daemon.returncode)
                 if time.monotonic() > deadline:
                     raise RuntimeError("the daemon did not connect every strap")
                 time.sleep(0.2)

@@ -1,0 +1,111 @@
+import Foundation
+
+/// Heart-rate-variability thresholds from DFA α1: HRVT1 where α1 falls through 0.75 (Rogers et
+/// al. 2020, the aerobic threshold) and HRVT2 where it falls through 0.5, read off a least-squares
+/// line of α1 against heart rate (and power, when there is any) over the declining part.
+public struct HRVThresholds: Hashable, Sendable, Codable {
+    /// One threshold.
+    public struct Threshold: Hashable, Sendable, Codable {
+        /// The α1 that defines it.
+        public var alpha1: Double
+        /// The heart rate where the fitted line crosses it.
+        public var heartRate: Double
+        /// The power there, when power was recorded.
+        public var power: Double?
+    }
+
+    /// α1 = 0.75, or nil when the data do not reach it.
+    public var hrvt1: Threshold?
+    /// α1 = 0.5, or nil when the data do not reach it.
+    public var hrvt2: Threshold?
+    /// Windows the line was fitted to.
+    public var points: Int
+    /// How well the line fits (heart rate), when fitted.
+    public var rSquared: Double?
+    /// Whether the estimate rests on enough, well-fitting data.
+    public var confident: Bool
+    /// What a reader should know, in words.
+    public var note: String
+
+    /// α1 values used for the line: the declining band around both thresholds.
+    static let band = 0.35...1.05
+    static let minimumPoints = 6
+    static let confidentPoints = 12
+    static let confidentRSquared = 0.6
+
+    /// Estimates the thresholds from reliable windows (α1 with heart rate, optionally power).
+    public static func estimate(_ windows: [HRVWindow]) -> HRVThresholds {
+        let used = windows.filter { window in
+            guard window.isReliable, let alpha1 = window.alpha1 else { return false }
+            return band.contains(alpha1)
+        }
+        let honesty =
+            "α1 thresholds estimate the ventilatory ones with error (Kubios' VT1 from α1: −10 ± 16 bpm against gas exchange)"
+        guard used.count >= minimumPoints else {
+            return HRVThresholds(
+                hrvt1: nil, hrvt2: nil, points: used.count, rSquared: nil, confident: false,
+                note:
+                    "too few reliable windows with α1 between 0.35 and 1.05 (\(used.count), need \(minimumPoints)); \(honesty)"
+            )
+        }
+        let alphas = used.compactMap(\.alpha1)
+        let heartRates = used.map(\.heartRate)
+        let heartRateLine = Line(x: heartRates, y: alphas)
+        let powered = used.filter { $0.power != nil }
+        let powerLine =
+            powered.count >= minimumPoints ? Line(x: powered.compactMap(\.power), y: powered.compactMap(\.alpha1)) : nil
+        let lowest = alphas.min() ?? 1
+        let highest = alphas.max() ?? 0
+        func threshold(_ alpha1: Double) -> Threshold? {
+            // Only where the data go: a threshold is never extrapolated past what was seen.
+            guard heartRateLine.slope < 0, lowest <= alpha1, highest >= alpha1,
+                let heartRate = heartRateLine.x(at: alpha1)
+            else { return nil }
+            let power = powerLine.flatMap { $0.slope < 0 ? $0.x(at: alpha1) : nil }
+            return Threshold(alpha1: alpha1, heartRate: heartRate, power: power)
+        }
+        let first = threshold(0.75)
+        let second = threshold(0.5)
+        let confident =
+            used.count >= confidentPoints && heartRateLine.rSquared >= confidentRSquared && heartRateLine.slope < 0
+        var notes: [String] = []
+        if first == nil { notes.append("α1 did not cross 0.75") }
+        if second == nil { notes.append("α1 did not cross 0.5") }
+        if !confident {
+            notes.append(
+                "thin data (\(used.count) windows, r² \(String(format: "%.2f", heartRateLine.rSquared))): treat as a rough guide"
+            )
+        }
+        notes.append(honesty)
+        return HRVThresholds(
+            hrvt1: first, hrvt2: second, points: used.count, rSquared: heartRateLine.rSquared, confident: confident,
+            note: notes.joined(separator: "; "))
+    }
+
+    /// A least-squares line y = intercept + slope · x.
+    struct Line {
+        var slope = 0.0
+        var intercept = 0.0
+        var rSquared = 0.0
+
+        init(x: [Double], y: [Double]) {
+            let count = Double(x.count)
+            let meanX = x.reduce(0, +) / count
+            let meanY = y.reduce(0, +) / count
+            var sxy = 0.0
+            var sxx = 0.0
+            var syy = 0.0
+            for index in x.indices {
+                sxy += (x[index] - meanX) * (y[index] - meanY)
+                sxx += (x[index] - meanX) * (x[index] - meanX)
+                syy += (y[index] - meanY) * (y[index] - meanY)
+            }
+            guard sxx > 0 else { return }
+            slope = sxy / sxx
+            intercept = meanY - slope * meanX
+            rSquared = syy > 0 ? (sxy * sxy) / (sxx * syy) : 0
+        }
+
+        func x(at y: Double) -> Double? { slope == 0 ? nil : (y - intercept) / slope }
+    }
+}
