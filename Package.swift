@@ -145,7 +145,7 @@ let package = Package(
         .testTarget(
             name: "WorkoutPlansTests",
             dependencies: ["WorkoutPlans", "Workouts", "Samples", "Sensors", "SensorSimulator"]),
-        .testTarget(name: "hrbridgeTests", dependencies: ["hrbridge", "BusHarness"]),
+        .testTarget(name: "hrbridgeTests", dependencies: ["hrbridge", "BusHarness", "Workouts"]),
         .testTarget(
             name: "BridgeTests",
             dependencies: [

@@ -14,7 +14,7 @@ struct HRBridge: AsyncParsableCommand {
         subcommands: [
             DecodeCommand.self, WorkoutCommand.self, ScanCommand.self, DevicesCommand.self, PairCommand.self,
             ForgetCommand.self, MonitorCommand.self, DoctorCommand.self, WorkoutsCommand.self, SamplesCommand.self,
-            PlanCommand.self, DaemonCommand.self, SessionCommand.self,
+            PlanCommand.self, DaemonCommand.self, SessionCommand.self, HRVCommand.self,
         ]
     )
 

@@ -32,6 +32,8 @@ public struct HRVThresholds: Hashable, Sendable, Codable {
     static let minimumPoints = 6
     static let confidentPoints = 12
     static let confidentRSquared = 0.6
+    /// Below this the line says nothing: no threshold at all.
+    static let minimumRSquared = 0.3
 
     /// Estimates the thresholds from reliable windows (α1 with heart rate, optionally power).
     public static func estimate(_ windows: [HRVWindow]) -> HRVThresholds {
@@ -58,7 +60,8 @@ public struct HRVThresholds: Hashable, Sendable, Codable {
         let highest = alphas.max() ?? 0
         func threshold(_ alpha1: Double) -> Threshold? {
             // Only where the data go: a threshold is never extrapolated past what was seen.
-            guard heartRateLine.slope < 0, lowest <= alpha1, highest >= alpha1,
+            guard heartRateLine.slope < 0, heartRateLine.rSquared >= minimumRSquared, lowest <= alpha1,
+                highest >= alpha1,
                 let heartRate = heartRateLine.x(at: alpha1)
             else { return nil }
             let power = powerLine.flatMap { $0.slope < 0 ? $0.x(at: alpha1) : nil }
@@ -69,9 +72,15 @@ public struct HRVThresholds: Hashable, Sendable, Codable {
         let confident =
             used.count >= confidentPoints && heartRateLine.rSquared >= confidentRSquared && heartRateLine.slope < 0
         var notes: [String] = []
-        if first == nil { notes.append("α1 did not cross 0.75") }
-        if second == nil { notes.append("α1 did not cross 0.5") }
-        if !confident {
+        if heartRateLine.slope >= 0 || heartRateLine.rSquared < minimumRSquared {
+            notes.append(
+                "α1 does not fall with heart rate here (r² \(String(format: "%.2f", heartRateLine.rSquared))): no threshold"
+            )
+        } else {
+            if first == nil { notes.append("α1 did not cross 0.75") }
+            if second == nil { notes.append("α1 did not cross 0.5") }
+        }
+        if !confident, first != nil || second != nil {
             notes.append(
                 "thin data (\(used.count) windows, r² \(String(format: "%.2f", heartRateLine.rSquared))): treat as a rough guide"
             )

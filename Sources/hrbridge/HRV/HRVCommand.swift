@@ -1,0 +1,213 @@
+import ArgumentParser
+import Foundation
+import Samples
+import WorkoutStore
+import Workouts
+
+/// `hrbridge hrv …`: heart-rate variability beyond the live figures.
+struct HRVCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hrv", abstract: "Heart-rate variability: artefacts, time domain, DFA α1, thresholds.",
+        subcommands: [HRVAnalyzeCommand.self])
+}
+
+/// `hrbridge hrv analyze FILE|WORKOUT-ID`: the whole analysis as one JSON object.
+struct HRVAnalyzeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "analyze",
+        abstract: "Analyse an RR series (a file of milliseconds, or a stored workout) and print JSON.",
+        discussion: """
+            SOURCE is a file with one RR interval in milliseconds per line (blank lines and lines
+            starting with # are skipped; `-` reads standard input), or the identifier of a stored
+            workout, whose RR intervals (and power, when a power meter was used) are read from the store.
+
+            Output: one JSON object: intervals, artefacts (by kind, with their percentage of the
+            intervals; Lipponen & Tarvainen 2019, as NeuroKit2's kubios method), timeDomain of the
+            corrected series (meanRR, meanHeartRate, rmssd, sdnn in ms, pnn50 in %), dfaAlpha1 (one
+            entry per 2-minute window every 5 s: end in seconds from the first beat, alpha1 or null
+            under 100 beats, artefactPercent, reliable = at most 5 % artefacts, heartRate, power) and
+            thresholds (hrvt1 at α1 0.75, hrvt2 at 0.5, each null or with heartRate, and power when recorded; points,
+            rSquared, confident, note).
+
+            Exit status: 0 analysed; 65 a line that is not an interval (named with its line number);
+            66 no such file or workout; 73 store error.
+            """)
+
+    @Argument(help: "A file of RR intervals in ms (one per line), - for standard input, or a workout identifier.")
+    var source: String
+
+    @Option(help: "The store file, for a workout identifier (default: $XDG_DATA_HOME/hrbridge/store.sqlite).")
+    var store: String?
+
+    /// Files larger than this are refused: 16 MiB holds over a million intervals.
+    static let maximumFileSize = 16 << 20
+    /// The intervals accepted, ms: 12–600 bpm, wider than any heart, narrower than nonsense.
+    static let intervalRange = 100.0...5000.0
+
+    func run() throws {
+        let intervals: [Double]
+        var power: ((Double, Double) -> Double?)?
+        if let workout = UUID(uuidString: source), !FileManager.default.fileExists(atPath: source) {
+            (intervals, power) = try Self.workoutSeries(workout, store: store)
+        } else {
+            intervals = try Self.read(source)
+        }
+        let analysis = HRVAnalysis(intervals: intervals, power: power)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
+        print(String(decoding: try encoder.encode(HRVReport(analysis)), as: UTF8.self))
+    }
+
+    /// Intervals from a file (or standard input), each line checked.
+    static func read(_ path: String) throws -> [Double] {
+        let data: Data
+        if path == "-" {
+            data = FileHandle.standardInput.readData(ofLength: maximumFileSize + 1)
+        } else {
+            guard let handle = FileHandle(forReadingAtPath: path) else {
+                StandardError.write("hrbridge: cannot read \(path)")
+                throw ExitCode(66)
+            }
+            data = (try? handle.read(upToCount: maximumFileSize + 1)) ?? Data()
+        }
+        guard data.count <= maximumFileSize else {
+            StandardError.write("hrbridge: \(path) is larger than \(maximumFileSize >> 20) MiB")
+            throw ExitCode(65)
+        }
+        var intervals: [Double] = []
+        for (number, line) in String(decoding: data, as: UTF8.self).split(
+            separator: "\n", omittingEmptySubsequences: false
+        ).enumerated() {
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if text.isEmpty || text.hasPrefix("#") { continue }
+            guard let value = Double(text), value.isFinite, intervalRange.contains(value) else {
+                StandardError.write(
+                    "hrbridge: \(path):\(number + 1): '\(text.prefix(40))' is not an RR interval in ms (\(Int(intervalRange.lowerBound))–\(Int(intervalRange.upperBound)))"
+                )
+                throw ExitCode(65)
+            }
+            intervals.append(value)
+        }
+        return intervals
+    }
+
+    /// A stored workout's RR intervals (ms, from the raw 1/1024 s values when stored) and a power
+    /// lookup over its windows.
+    static func workoutSeries(_ id: UUID, store path: String?) throws -> ([Double], ((Double, Double) -> Double?)?) {
+        let store: WorkoutStore
+        do {
+            store = try WorkoutStore(path: path ?? WorkoutStore.defaultPath, guest: true)
+            _ = try store.workout(id)
+        } catch .unknownWorkout {
+            StandardError.write("hrbridge: no workout \(id.uuidString)")
+            throw ExitCode(66)
+        } catch {
+            StandardError.write("hrbridge: \(error)")
+            throw ExitCode(73)
+        }
+        let beats = try store.samples(type: .heartbeatSeries, workout: id)
+        let intervals = beats.map { sample in
+            sample.metadata.rawRRInterval.map { Double($0) * 1000 / 1024 } ?? sample.canonicalValue * 1000
+        }
+        let watts = try store.samples(type: .cyclingPower, workout: id)
+        guard let first = beats.first, !watts.isEmpty else { return (intervals, nil) }
+        // The first interval ends at the first beat's sample time: windows count from the first beat.
+        let origin = first.end.addingTimeInterval(-intervals[0] / 1000)
+        let points = watts.map { ($0.start.timeIntervalSince(origin), $0.canonicalValue) }
+        let power: (Double, Double) -> Double? = { from, to in
+            let inside = points.filter { $0.0 > from && $0.0 <= to }.map(\.1)
+            return inside.isEmpty ? nil : inside.reduce(0, +) / Double(inside.count)
+        }
+        return (intervals, power)
+    }
+}
+
+/// The JSON of `hrbridge hrv analyze` (printed with sorted keys: a stable order).
+struct HRVReport: Encodable {
+    struct Artefacts: Encodable {
+        var ectopic: Int
+        var missed: Int
+        var extra: Int
+        var longShort: Int
+        var total: Int
+        var percent: Double
+    }
+
+    struct Window: Encodable {
+        var end: Double
+        var beats: Int
+        var alpha1: Double?
+        var artefactPercent: Double
+        var reliable: Bool
+        var heartRate: Double
+        var power: Double?
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(end, forKey: .end)
+            try container.encode(beats, forKey: .beats)
+            try container.encode(alpha1, forKey: .alpha1)
+            try container.encode(artefactPercent, forKey: .artefactPercent)
+            try container.encode(reliable, forKey: .reliable)
+            try container.encode(heartRate, forKey: .heartRate)
+            try container.encode(power, forKey: .power)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case end, beats, alpha1, artefactPercent, reliable, heartRate, power
+        }
+    }
+
+    var intervals: Int
+    var artefacts: Artefacts
+    var timeDomain: TimeDomainHRV?
+    var dfaAlpha1: [Window]
+    var thresholds: Thresholds
+
+    /// The thresholds with explicit nulls.
+    struct Thresholds: Encodable {
+        var value: HRVThresholds
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(value.hrvt1, forKey: .hrvt1)
+            try container.encode(value.hrvt2, forKey: .hrvt2)
+            try container.encode(value.points, forKey: .points)
+            try container.encode(value.rSquared, forKey: .rSquared)
+            try container.encode(value.confident, forKey: .confident)
+            try container.encode(value.note, forKey: .note)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case hrvt1, hrvt2, points, rSquared, confident, note
+        }
+    }
+
+    init(_ analysis: HRVAnalysis) {
+        let found = analysis.correction.artefacts
+        intervals = analysis.correction.inputCount
+        artefacts = Artefacts(
+            ectopic: found.ectopic.count, missed: found.missed.count, extra: found.extra.count,
+            longShort: found.longShort.count, total: found.count, percent: analysis.correction.artefactPercent)
+        timeDomain = analysis.timeDomain
+        dfaAlpha1 = analysis.windows.map {
+            Window(
+                end: $0.end, beats: $0.beats, alpha1: $0.alpha1, artefactPercent: $0.artefactPercent,
+                reliable: $0.isReliable, heartRate: $0.heartRate, power: $0.power)
+        }
+        thresholds = Thresholds(value: analysis.thresholds)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(intervals, forKey: .intervals)
+        try container.encode(artefacts, forKey: .artefacts)
+        try container.encode(timeDomain, forKey: .timeDomain)
+        try container.encode(dfaAlpha1, forKey: .dfaAlpha1)
+        try container.encode(thresholds, forKey: .thresholds)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case intervals, artefacts, timeDomain, dfaAlpha1, thresholds
+    }
+}
