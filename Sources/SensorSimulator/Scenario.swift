@@ -35,6 +35,10 @@ public struct StrapScenario: Hashable, Sendable {
     public var energyExpended: Bool
     /// Whether frames carry RR intervals.
     public var rrIntervals: Bool
+    /// Share of beats reported as ectopic (premature, then a compensatory pause), 0–0.2.
+    public var ectopicBeats: Double
+    /// Share of beats the strap misses (the interval reported spans two beats), 0–0.2.
+    public var missedBeats: Double
     /// Age, weight and sex of the wearer, for the energy model.
     public var age: Double
     /// Body mass in kilograms.
@@ -50,7 +54,8 @@ public struct StrapScenario: Hashable, Sendable {
     public init(
         name: String, address: String, restingHeartRate: Double = 60, maximumHeartRate: Double = 185,
         battery: Double = 100, contactSupported: Bool = true, energyExpended: Bool = true, rrIntervals: Bool = true,
-        age: Double = 35, weight: Double = 75, isMale: Bool = true, segments: [WorkloadSegment], faults: [Fault] = []
+        age: Double = 35, weight: Double = 75, isMale: Bool = true, segments: [WorkloadSegment], faults: [Fault] = [],
+        ectopicBeats: Double = 0, missedBeats: Double = 0
     ) {
         self.name = name
         self.address = address
@@ -60,6 +65,8 @@ public struct StrapScenario: Hashable, Sendable {
         self.contactSupported = contactSupported
         self.energyExpended = energyExpended
         self.rrIntervals = rrIntervals
+        self.ectopicBeats = ectopicBeats
+        self.missedBeats = missedBeats
         self.age = age
         self.weight = weight
         self.isMale = isMale

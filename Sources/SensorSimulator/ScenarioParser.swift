@@ -221,7 +221,8 @@ private struct Reader {
     mutating func strap(_ value: JSONValue, _ path: String) -> StrapScenario? {
         let allowed: Set<String> = [
             "name", "address", "restingHeartRate", "maximumHeartRate", "battery", "contactSupported",
-            "energyExpended", "rrIntervals", "age", "weight", "sex", "segments", "faults",
+            "energyExpended", "rrIntervals", "age", "weight", "sex", "segments", "faults", "ectopicBeats",
+            "missedBeats",
         ]
         guard let members = object(value, path, allowed: allowed) else { return nil }
         let name = string(members, "name", path)
@@ -253,6 +254,8 @@ private struct Reader {
         let contact = bool(members, "contactSupported", path, default: true)
         let energy = bool(members, "energyExpended", path, default: true)
         let rr = bool(members, "rrIntervals", path, default: true)
+        let ectopic = number(members, "ectopicBeats", path, range: 0...0.2, default: 0)
+        let missed = number(members, "missedBeats", path, range: 0...0.2, default: 0)
         var segments: [WorkloadSegment] = []
         if let raw = members["segments"] {
             if case .array(let list) = raw, list.count > ScenarioParser.limits.segments {
@@ -285,7 +288,8 @@ private struct Reader {
         return StrapScenario(
             name: name, address: address.uppercased(), restingHeartRate: resting, maximumHeartRate: maximum,
             battery: battery, contactSupported: contact, energyExpended: energy, rrIntervals: rr, age: age,
-            weight: weight, isMale: isMale, segments: segments, faults: faults.sorted { $0.start < $1.start })
+            weight: weight, isMale: isMale, segments: segments, faults: faults.sorted { $0.start < $1.start },
+            ectopicBeats: ectopic ?? 0, missedBeats: missed ?? 0)
     }
 
     mutating func segment(_ value: JSONValue, _ path: String) -> WorkloadSegment? {

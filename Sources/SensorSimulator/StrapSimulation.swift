@@ -34,7 +34,8 @@ public struct StrapSimulation: Sendable {
     public init(scenario: StrapScenario, seed: UInt64) {
         self.scenario = scenario
         self.heart = HeartModel(
-            restingHeartRate: scenario.restingHeartRate, maximumHeartRate: scenario.maximumHeartRate)
+            restingHeartRate: scenario.restingHeartRate, maximumHeartRate: scenario.maximumHeartRate,
+            ectopicRate: scenario.ectopicBeats, missedBeatRate: scenario.missedBeats)
         self.generator = SeededGenerator(seed: seed)
     }
 
@@ -42,6 +43,8 @@ public struct StrapSimulation: Sendable {
     public var currentTime: Double { time }
     /// The model's heart rate now.
     public var modelHeartRate: Double { heart.heartRate }
+    /// The heart rate at which the model's beats have DFA α1 = 0.75 (its built-in HRVT1).
+    public var modelThresholdHeartRate: Double { heart.thresholdHeartRate }
 
     /// Resets the strap's Energy Expended counter, as the control point does.
     public mutating func resetEnergyExpended() { energyKilojoules = 0 }
@@ -64,7 +67,7 @@ public struct StrapSimulation: Sendable {
         pendingBeats = []
         while heart.lastBeatEnd < time {
             let intensity = scenario.intensity(at: heart.lastBeatEnd)
-            let rr = heart.nextBeat(intensity: intensity, using: &generator)
+            let rr = heart.nextReportedBeat(intensity: intensity, using: &generator)
             if heart.lastBeatEnd <= time { beatsThisSecond.append(rr) } else { pendingBeats.append(rr) }
         }
         energyKilojoules += energyRate(heartRate: heart.heartRate) / 60

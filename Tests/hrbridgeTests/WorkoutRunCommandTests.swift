@@ -19,7 +19,9 @@ struct WorkoutRunCommandTests {
         let objects = try lines(result.stdout)
         let summary = try #require(objects.last)
         #expect(
-            Set(summary.keys) == ["elapsedTime", "statistics", "zones", "events", "activities", "hrv", "activeEnergy"])
+            Set(summary.keys) == [
+                "elapsedTime", "statistics", "zones", "events", "activities", "hrv", "dfaAlpha1", "activeEnergy",
+            ])
         #expect(summary["elapsedTime"] as? Double == 240)
         let statistics = try #require(summary["statistics"] as? [String: [String: Any]])
         let heartRate = try #require(statistics["heartRate"])

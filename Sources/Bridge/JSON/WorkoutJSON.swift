@@ -42,6 +42,39 @@ public enum WorkoutJSON {
         ]
     }
 
+    /// The JSON object of a DFA α1 window.
+    public static func hrvWindow(_ window: HRVWindow) -> [String: Any] {
+        [
+            "end": window.end, "beats": window.beats, "alpha1": window.alpha1.map { $0 as Any } ?? NSNull(),
+            "artefactPercent": window.artefactPercent, "reliable": window.isReliable, "heartRate": window.heartRate,
+            "power": window.power.map { $0 as Any } ?? NSNull(),
+        ]
+    }
+
+    /// The JSON object of a threshold, or null.
+    static func threshold(_ threshold: HRVThresholds.Threshold?) -> Any {
+        guard let threshold else { return NSNull() }
+        return [
+            "alpha1": threshold.alpha1, "heartRate": threshold.heartRate,
+            "power": threshold.power.map { $0 as Any } ?? NSNull(),
+        ]
+    }
+
+    /// The DFA α1 part of a summary: windows, artefacts, the last value and the thresholds (the
+    /// whole series: `hrbridge hrv analyze ID`).
+    public static func alpha1(_ workout: Workout) -> [String: Any] {
+        let windows = workout.dfaAlpha1 ?? []
+        let thresholds = workout.hrvThresholds
+        return [
+            "windows": windows.count, "reliableWindows": windows.filter(\.isReliable).count,
+            "artefactPercent": workout.artefactPercent.map { $0 as Any } ?? NSNull(),
+            "last": windows.last?.alpha1.map { $0 as Any } ?? NSNull(),
+            "hrvt1": threshold(thresholds?.hrvt1), "hrvt2": threshold(thresholds?.hrvt2),
+            "confident": thresholds?.confident ?? false,
+            "note": thresholds?.note ?? "no α1 window: under 2 minutes of beats, or no RR intervals",
+        ]
+    }
+
     /// The JSON object of a finished workout.
     public static func summary(_ workout: Workout) -> [String: Any] {
         let hrv = workout.heartRateVariability
@@ -57,6 +90,7 @@ public enum WorkoutJSON {
                 "rmssd": hrv.rmssd.map { $0 as Any } ?? NSNull(), "sdnn": hrv.sdnn.map { $0 as Any } ?? NSNull(),
                 "acceptedIntervals": hrv.acceptedIntervals, "rejectedIntervals": hrv.rejectedIntervals,
             ],
+            "dfaAlpha1": alpha1(workout),
             "activeEnergy": [
                 "kilojoules": workout.activeEnergy.kilojoules.map { $0 as Any } ?? NSNull(),
                 "kilocalories": workout.activeEnergy.kilocalories.map { $0 as Any } ?? NSNull(),

@@ -130,6 +130,8 @@ public actor BridgeSession {
                             ]))
                 case .activityBegan(let activity), .activityEnded(let activity):
                     try? store?.upsert(activity: activity, workout: workoutID)
+                case .heartRateVariability(let window):
+                    hub.publish(LiveMessage(kind: "hrv", session: workoutID, fields: WorkoutJSON.hrvWindow(window)))
                 case .collected:
                     break
                 }
@@ -318,6 +320,7 @@ public actor BridgeSession {
         }
         let hrv = await builder.heartRateVariability
         object["rmssd"] = hrv.rmssd.map { $0 as Any } ?? NSNull()
+        object["alpha1"] = await builder.latestAlpha1.map { WorkoutJSON.hrvWindow($0) as Any } ?? NSNull()
         object["activeEnergy"] = (await builder.activeEnergy).kilocalories.map { $0 as Any } ?? NSNull()
         object["laps"] = await builder.events.filter { $0.kind == .lap }.count
         if let runner { object["plan"] = PlanJSON.status(await runner.status(at: now)) }

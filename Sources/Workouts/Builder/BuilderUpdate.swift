@@ -12,4 +12,6 @@ public enum BuilderUpdate: Hashable, Sendable {
     case activityBegan(WorkoutActivity)
     /// An activity ended.
     case activityEnded(WorkoutActivity)
+    /// A DFA α1 window of the primary strap was evaluated (every 5 s).
+    case heartRateVariability(HRVWindow)
 }

@@ -131,6 +131,9 @@ public actor LiveWorkoutBuilder {
     public var events: [WorkoutEvent] { collector.events }
     /// HRV so far.
     public var heartRateVariability: HeartRateVariability { collector.workoutHeartRateVariability }
+
+    /// The latest DFA α1 window of the primary strap.
+    public var latestAlpha1: HRVWindow? { collector.latestAlpha1 }
     /// HRV over the last 60 s.
     public func rollingHeartRateVariability(at date: Date) -> HeartRateVariability {
         collector.rollingHeartRateVariability(at: date)

@@ -55,6 +55,7 @@ public struct WorkoutCollector: Sendable {
     private var zoneConfigurations: [QuantityType: ZoneConfiguration] = [:]
     private var zoneSeries: [QuantityType: ZoneSeries] = [:]
     private var heartRateVariability = HeartRateVariabilityAccumulator()
+    private var alpha1 = DFAAlpha1Tracker()
     private var energyEstimator: EnergyEstimator?
     private var estimatedKilojoules = 0.0
     private var sourcesSeen: [SampleSource] = []
@@ -120,6 +121,11 @@ public struct WorkoutCollector: Sendable {
             guard sample.source == primary else { continue }
             if sample.type == .heartbeatSeries {
                 heartRateVariability.add(interval: sample.canonicalValue, end: sample.end)
+                if let window = alpha1.add(interval: sample.canonicalValue, end: sample.end) {
+                    updates.append(.heartRateVariability(window))
+                }
+            } else if sample.type == .cyclingPower {
+                alpha1.add(power: sample.canonicalValue, at: sample.start)
             }
             if zoneSeries[sample.type] != nil || (sample.type == .heartRate && energyEstimator != nil) {
                 if let update = addZoneSample(sample) { updates.append(.zone(update)) }
@@ -304,7 +310,8 @@ public struct WorkoutCollector: Sendable {
             id: id, configuration: configuration, profile: profile, start: startDate, end: endDate,
             elapsedTime: elapsedTime(at: endDate), events: events, activities: allActivities,
             statistics: allStatistics, zoneGroups: zoneGroups, heartRateVariability: heartRateVariability.workout,
-            activeEnergy: activeEnergy, sources: sourcesSeen, metadata: metadata)
+            activeEnergy: activeEnergy, sources: sourcesSeen, metadata: metadata, dfaAlpha1: alpha1.windows,
+            hrvThresholds: alpha1.windows.isEmpty ? nil : alpha1.thresholds)
     }
 
     /// Discards the workout.
@@ -341,6 +348,12 @@ public struct WorkoutCollector: Sendable {
 
     /// HRV of the whole workout so far.
     public var workoutHeartRateVariability: HeartRateVariability { heartRateVariability.workout }
+
+    /// The latest DFA α1 window of the primary strap (every 5 s once 2 minutes of beats are in).
+    public var latestAlpha1: HRVWindow? { alpha1.latest }
+
+    /// Every DFA α1 window so far.
+    public var alpha1Windows: [HRVWindow] { alpha1.windows }
 
     /// HRV over the rolling window ending at `date`.
     public func rollingHeartRateVariability(at date: Date) -> HeartRateVariability {

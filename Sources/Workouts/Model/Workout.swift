@@ -59,6 +59,16 @@ public struct Workout: Hashable, Sendable, Codable, Identifiable {
     public var heartRateVariability: HeartRateVariability
     /// Active energy and its origin.
     public var activeEnergy: ActiveEnergy
+    /// DFA α1 of the primary strap's beats, a 2-minute window every 5 s (nil in workouts stored
+    /// before it was computed).
+    public var dfaAlpha1: [HRVWindow]?
+    /// HRVT1 and HRVT2 read off the α1 windows.
+    public var hrvThresholds: HRVThresholds?
+    /// Artefacts found in the primary strap's beats, percent (the mean over the α1 windows).
+    public var artefactPercent: Double? {
+        guard let windows = dfaAlpha1, !windows.isEmpty else { return nil }
+        return windows.map(\.artefactPercent).reduce(0, +) / Double(windows.count)
+    }
     /// The sensors that contributed samples.
     public var sources: [SampleSource]
     /// Free-form metadata.
@@ -69,7 +79,8 @@ public struct Workout: Hashable, Sendable, Codable, Identifiable {
         id: UUID, configuration: WorkoutConfiguration, profile: UserProfile?, start: Date, end: Date,
         elapsedTime: TimeInterval, events: [WorkoutEvent], activities: [WorkoutActivity],
         statistics: [QuantityType: Statistics], zoneGroups: [ZoneGroup], heartRateVariability: HeartRateVariability,
-        activeEnergy: ActiveEnergy, sources: [SampleSource], metadata: [String: String]
+        activeEnergy: ActiveEnergy, sources: [SampleSource], metadata: [String: String],
+        dfaAlpha1: [HRVWindow]? = nil, hrvThresholds: HRVThresholds? = nil
     ) {
         self.id = id
         self.configuration = configuration
@@ -83,6 +94,8 @@ public struct Workout: Hashable, Sendable, Codable, Identifiable {
         self.zoneGroups = zoneGroups
         self.heartRateVariability = heartRateVariability
         self.activeEnergy = activeEnergy
+        self.dfaAlpha1 = dfaAlpha1
+        self.hrvThresholds = hrvThresholds
         self.sources = sources
         self.metadata = metadata
     }

@@ -41,6 +41,8 @@ final class JSONLineWriter: Sendable {
             write(["kind": "activityBegan", "activity": WorkoutJSON.activity(activity)])
         case .activityEnded(let activity):
             write(["kind": "activityEnded", "activity": WorkoutJSON.activity(activity)])
+        case .heartRateVariability(let window):
+            write(["kind": "hrv"].merging(WorkoutJSON.hrvWindow(window)) { $1 })
         }
     }
 

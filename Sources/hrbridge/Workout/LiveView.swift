@@ -60,8 +60,10 @@ final class LiveView {
         }
         let hrv = snapshot.rollingHeartRateVariability(at: now)
         let energy = snapshot.activeEnergy
+        let rmssd = hrv.rmssd.map { String(format: "%.0f ms", $0 * 1000) } ?? "-"
+        let alpha1 = Format.alpha1Text(snapshot.latestAlpha1)
         lines.append(
-            "  RMSSD (60 s) \(hrv.rmssd.map { String(format: "%.0f ms", $0 * 1000) } ?? "-")"
+            "  RMSSD (60 s) \(rmssd)  α1 \(alpha1)"
                 + "  energy \(energy.kilojoules.map { String(format: "%.0f kJ (%.0f kcal)", $0, $0 / 4.184) } ?? "-")"
                 + " [\(energy.source.rawValue)]")
         if let group = snapshot.zoneGroups.first(where: { $0.configuration.quantityType == .heartRate }) {
@@ -113,5 +115,12 @@ enum Format {
     static func bar(fraction: Double, width: Int = 30) -> String {
         let filled = Int((min(max(fraction, 0), 1) * Double(width)).rounded())
         return String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
+    }
+
+    /// "0.82 (1.2 % artefacts)", "0.82? (7.0 % artefacts)" when unreliable, "-" in the first 2 minutes.
+    static func alpha1Text(_ window: HRVWindow?) -> String {
+        guard let window, let alpha1 = window.alpha1 else { return "-" }
+        return String(format: "%.2f", alpha1) + (window.isReliable ? "" : "?")
+            + String(format: " (%.1f %% artefacts)", window.artefactPercent)
     }
 }

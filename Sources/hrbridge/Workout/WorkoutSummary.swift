@@ -75,6 +75,7 @@ enum WorkoutSummary {
             "HRV: RMSSD \(hrv.rmssd.map { String(format: "%.1f ms", $0 * 1000) } ?? "-"), "
                 + "SDNN \(hrv.sdnn.map { String(format: "%.1f ms", $0 * 1000) } ?? "-") "
                 + "(\(hrv.acceptedIntervals) intervals, \(hrv.rejectedIntervals) rejected as artefacts)")
+        lines.append(contentsOf: alpha1Lines(workout))
         let energy = workout.activeEnergy
         lines.append(
             "Active energy: "
@@ -92,5 +93,27 @@ enum WorkoutSummary {
             lines.append("  \(source.name ?? source.address) (\(source.address))")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// DFA α1: the windows, artefacts and thresholds, with the honesty note.
+    static func alpha1Lines(_ workout: Workout) -> [String] {
+        guard let windows = workout.dfaAlpha1, let last = windows.last else {
+            return ["DFA α1: none (under 2 minutes of beats, or no RR intervals)"]
+        }
+        var lines = [
+            "DFA α1: \(windows.count) windows (\(windows.filter(\.isReliable).count) reliable), last "
+                + "\(last.alpha1.map { String(format: "%.2f", $0) } ?? "-"), artefacts "
+                + String(format: "%.1f %%", workout.artefactPercent ?? 0)
+        ]
+        if let thresholds = workout.hrvThresholds {
+            func text(_ name: String, _ threshold: HRVThresholds.Threshold?) -> String {
+                guard let threshold else { return "\(name) not reached" }
+                return "\(name) \(String(format: "%.0f", threshold.heartRate)) bpm"
+                    + (threshold.power.map { String(format: " / %.0f W", $0) } ?? "")
+            }
+            lines.append("  \(text("HRVT1 (α1 0.75)", thresholds.hrvt1)), \(text("HRVT2 (α1 0.5)", thresholds.hrvt2))")
+            lines.append("  \(thresholds.note)")
+        }
+        return lines
     }
 }
