@@ -23,6 +23,11 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .executableTarget(
+            name: "HRVBenchmark",
+            dependencies: [.product(name: "Workouts", package: "hrbridge")],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .executableTarget(
             name: "StoreBenchmark",
             dependencies: [
                 .product(name: "WorkoutStore", package: "hrbridge"), .product(name: "Samples", package: "hrbridge"),

@@ -29,6 +29,9 @@ echo "== builder ingest, 24 h at 4 Hz (heart rate + RR), statistics, zones, HRV 
 .build/release/BuilderBenchmark --hours 24 --hz 4 --runs 5 --batch 4
 .build/release/BuilderBenchmark --hours 24 --hz 4 --runs 5 --batch 1
 
+echo "== DFA α1 window update (artefact correction + DFA of 2 minutes of beats), 2,000 runs each"
+.build/release/HRVBenchmark --runs 2000
+
 echo "== BlueZ notifications: emit on the bus -> decoded measurement (10,000 paced at 2,000/s, then 20,000 unpaced)"
 .build/release/NotifyBenchmark --count 10000 --rate 2000
 .build/release/NotifyBenchmark --count 20000 --rate 0
