@@ -32,3 +32,32 @@ function drawChart(svg, points, from, to, zones) {
     ...points.map((p) => el("svg:circle", { cx: x(p.t).toFixed(1), cy: y(p.v).toFixed(1), r: 1, fill: "#c92a2a" }))));
   svg.replaceChildren(...nodes);
 }
+
+/**
+ * Draws DFA α1 `points` ([{t: seconds, v: α1, reliable}]) into `svg`, with dashed lines at 0.75
+ * (HRVT1) and 0.5 (HRVT2); unreliable windows (over 5 % artefacts) are hollow.
+ */
+function drawAlpha1Chart(svg, points) {
+  const width = 600, height = 220, left = 36, bottom = 20, low = 0.2, high = 1.6;
+  const from = points.length ? points[0].t : 0, to = points.length ? points[points.length - 1].t : 1;
+  const x = (t) => left + ((t - from) / Math.max(1, to - from)) * (width - left - 4);
+  const y = (v) => (height - bottom) - ((Math.min(high, Math.max(low, v)) - low) / (high - low)) * (height - bottom - 6);
+  const nodes = [];
+  for (const v of [0.4, 0.8, 1.2, 1.6]) {
+    nodes.push(el("svg:text", { x: 2, y: y(v) + 4, "font-size": 11, fill: "currentColor", text: v.toFixed(1) }));
+    nodes.push(el("svg:line", { x1: left, x2: width - 4, y1: y(v), y2: y(v), stroke: "currentColor", opacity: 0.1 }));
+  }
+  for (const [v, label] of [[0.75, "HRVT1 0.75"], [0.5, "HRVT2 0.5"]]) {
+    nodes.push(el("svg:line", { class: "threshold", "data-alpha1": v, x1: left, x2: width - 4, y1: y(v), y2: y(v), stroke: "#e67700", "stroke-dasharray": "6 4" }));
+    nodes.push(el("svg:text", { x: width - 90, y: y(v) - 4, "font-size": 11, fill: "#e67700", text: label }));
+  }
+  const shown = points.filter((p) => p.v != null);
+  if (shown.length > 1) {
+    const path = shown.map((p, i) => (i ? "L" : "M") + x(p.t).toFixed(1) + "," + y(p.v).toFixed(1)).join("");
+    nodes.push(el("svg:path", { d: path, fill: "none", stroke: "#1864ab", "stroke-width": 2 }));
+  }
+  nodes.push(el("svg:g", { class: "points" },
+    ...shown.map((p) => el("svg:circle", { cx: x(p.t).toFixed(1), cy: y(p.v).toFixed(1), r: 2.5,
+      fill: p.reliable ? "#1864ab" : "none", stroke: "#1864ab", "data-reliable": p.reliable ? "true" : "false" }))));
+  svg.replaceChildren(...nodes);
+}

@@ -4,6 +4,7 @@
 const sensors = new Map();    // address → sensor status
 const sessions = new Map();   // id → session object
 const history = new Map();    // address → [{t, v}] heart rate, last 10 minutes
+const alphaHistory = new Map(); // session id → [{t, v, reliable}] DFA α1 windows
 let selected = params.get("sensor");
 let drawPending = false;
 let renderedOptions = "";   // the sensor choices as last written
@@ -56,6 +57,9 @@ function render() {
     $("average").textContent = stats.average == null ? "–" : Math.round(stats.average) + " bpm";
     $("maximum").textContent = stats.max == null ? "–" : Math.round(stats.max) + " bpm";
     $("rmssd").textContent = session.rmssd == null ? "–" : Math.round(session.rmssd * 1000) + " ms";
+    const alpha1 = session.alpha1;
+    $("alpha1").textContent = alpha1 == null || alpha1.alpha1 == null ? "–" : Number(alpha1.alpha1).toFixed(2) + (alpha1.reliable ? "" : "?");
+    $("artefacts").textContent = alpha1 == null ? "–" : Number(alpha1.artefactPercent).toFixed(1) + " %";
     $("energy").textContent = session.activeEnergy == null ? "–" : Math.round(session.activeEnergy) + " kcal";
     $("laps").textContent = session.laps || 0;
     const zone = session.zone;
@@ -88,6 +92,9 @@ function render() {
     $("resume").disabled = session.state !== "paused";
     $("lap").disabled = session.state !== "running";
   }
+  const alphaPoints = session ? alphaHistory.get(session.id) || [] : [];
+  $("alpha1-section").hidden = alphaPoints.length === 0;
+  if (alphaPoints.length) drawAlpha1Chart($("alpha1-chart"), alphaPoints);
   const points = history.get(selected) || [];
   if (points.length) {
     const to = points[points.length - 1].t;
@@ -107,6 +114,15 @@ function onMessage(message) {
       break;
     case "plan":
       break;
+    case "hrv": {
+      const points = alphaHistory.get(message.session) || [];
+      points.push({ t: Number(message.end), v: message.alpha1, reliable: message.reliable === true });
+      if (points.length > 2000) points.shift();
+      alphaHistory.set(message.session, points);
+      const session = sessions.get(message.session);
+      if (session) session.alpha1 = message;
+      break;
+    }
     case "session":
       sessions.set(message.id, message);
       if (message.state === "ended") loadWorkouts();

@@ -142,6 +142,18 @@ try:
         return zone is not None and shown == str(zone["index"])
     wait("the page's zone to match the API's", zones_agree)
     ok("zone shown = API zone (" + read(lambda: driver.find_element(By.ID, "zone-label").text) + ")")
+    # DFA α1: once the session has 2 minutes of beats (24 s at speed 5), the figure, and the chart
+    # with its two threshold lines; the API's session carries the same window.
+    shown = wait("an α1 value", lambda: driver.find_element(By.ID, "alpha1").text not in ("", "–") and driver.find_element(By.ID, "alpha1").text, timeout=90)
+    float(shown.rstrip("?"))
+    assert read(lambda: driver.find_element(By.ID, "artefacts").text).endswith(" %")
+    wait("the α1 chart", lambda: driver.find_element(By.ID, "alpha1-section").is_displayed())
+    lines = read(lambda: sorted(line.get_attribute("data-alpha1") for line in driver.find_elements(By.CSS_SELECTOR, "#alpha1-chart line.threshold")))
+    assert lines == ["0.5", "0.75"], lines
+    wait("α1 points", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#alpha1-chart circle")) >= 1)
+    window = api("/v1/sessions/" + session["id"]).get("alpha1")
+    assert window is not None and window["beats"] >= 100 and "artefactPercent" in window, window
+    ok("α1 shown (%s), chart with threshold lines at 0.75 and 0.5" % shown)
     driver.save_screenshot(os.path.join(SHOTS, "dashboard.png"))
     # On a phone: one column, nothing wider than the screen.
     driver.set_window_size(390, 844)
