@@ -4,7 +4,9 @@ import Sensors
 public import Workouts
 
 /// Writes a FIT activity file: file_id, device_info per sensor, timer events, records, hrv (RR),
-/// a lap per lap event (or per session), a session per activity, and the activity.
+/// a lap per lap event (or per session), a session per activity, and the activity. With DFA α1
+/// windows, records carry two developer fields (`dfa_alpha1`, `hrv_artefacts` in %) at the
+/// seconds the windows ended, described by a developer_data_id and two field_description messages.
 public enum FITExporter {
     /// The FIT bytes of `workout` with its `samples`.
     public static func export(_ workout: Workout, samples: [QuantitySample]) throws(ExportError) -> [UInt8] {
@@ -34,6 +36,13 @@ public enum FITExporter {
                     (.init(27, .string, count: 20), .text(source.name ?? source.address)),
                 ])
         }
+
+        // DFA α1 as developer fields of the records, at the seconds its windows ended.
+        var alpha1BySecond: [Int64: HRVWindow] = [:]
+        for window in workout.dfaAlpha1 ?? [] {
+            if let date = window.date, window.alpha1 != nil { alpha1BySecond[timestamp(date)] = window }
+        }
+        if !alpha1BySecond.isEmpty { describeDeveloperFields(&writer) }
 
         // Timer events, records and RR intervals in time order.
         writeEvent(&writer, at: workout.start, type: 0)  // timer start
@@ -69,7 +78,13 @@ public enum FITExporter {
                         ),
                         (.init(6, .uint16), .integer(speed.map { Int64(min(($0 * 1000).rounded(), 65534)) })),
                         (.init(7, .uint16), .integer(power.map { Int64(max(0, min($0.rounded(), 65534))) })),
-                    ])
+                    ],
+                    developer: alpha1BySecond.isEmpty
+                        ? []
+                        : [
+                            (Self.alpha1Field, .real(alpha1BySecond[second]?.alpha1)),
+                            (Self.artefactField, .real(alpha1BySecond[second]?.artefactPercent)),
+                        ])
             }
             for interval in group where interval.type == .heartbeatSeries {
                 rr.append(Int64((interval.canonicalValue * 1000).rounded()))
@@ -112,6 +127,34 @@ public enum FITExporter {
                 (.init(5, .uint32), .integer(end + Int64(TimeZone.current.secondsFromGMT(for: workout.end)))),
             ])
         return writer.file()
+    }
+
+    static let alpha1Field = FITWriter.DeveloperField(number: 0, type: .float32, developerIndex: 0)
+    static let artefactField = FITWriter.DeveloperField(number: 1, type: .float32, developerIndex: 0)
+
+    /// hrbridge's developer data id and the descriptions of its two record fields.
+    private static func describeDeveloperFields(_ writer: inout FITWriter) {
+        // "hrbridge" padded: the application id is 16 bytes.
+        let application = Array("hrbridge.hrv.dfa".utf8).map { Int64($0) }
+        writer.write(
+            global: 207,
+            [
+                (.init(1, .byte, count: 16), .array(application)),  // application_id
+                (.init(3, .uint8), .integer(0)),  // developer_data_index
+                (.init(4, .uint32), .integer(1)),  // application_version
+            ])
+        for (field, name, units) in [(alpha1Field, "dfa_alpha1", ""), (artefactField, "hrv_artefacts", "%")] {
+            writer.write(
+                global: 206,
+                [
+                    (.init(0, .uint8), .integer(Int64(field.developerIndex))),
+                    (.init(1, .uint8), .integer(Int64(field.number))),  // field_definition_number
+                    (.init(2, .uint8), .integer(Int64(field.type.rawValue))),  // fit_base_type_id
+                    (.init(3, .string, count: 16), .text(name)),  // field_name
+                    (.init(8, .string, count: 8), .text(units)),  // units
+                    (.init(14, .uint16), .integer(20)),  // native_mesg_num: record
+                ])
+        }
     }
 
     /// Seconds since the FIT epoch.

@@ -11,19 +11,22 @@ struct FITWriter {
         case uint32 = 0x86
         case string = 0x07
         case uint32z = 0x8C
+        case byte = 0x0D
+        case float32 = 0x88
 
         var size: Int {
             switch self {
-            case .enumeration, .uint8, .string: 1
+            case .enumeration, .uint8, .string, .byte: 1
             case .uint16, .sint16: 2
-            case .uint32, .uint32z: 4
+            case .uint32, .uint32z, .float32: 4
             }
         }
 
         /// The value meaning "invalid" for the type.
         var invalid: UInt64 {
             switch self {
-            case .enumeration, .uint8: 0xFF
+            case .enumeration, .uint8, .byte: 0xFF
+            case .float32: 0xFFFF_FFFF
             case .uint16: 0xFFFF
             case .sint16: 0x7FFF
             case .uint32: 0xFFFF_FFFF
@@ -46,31 +49,45 @@ struct FITWriter {
         }
     }
 
+    /// A developer field of a message: its number in the field description, its type, and the
+    /// developer data index it belongs to.
+    struct DeveloperField: Hashable {
+        let number: UInt8
+        let type: BaseType
+        let developerIndex: UInt8
+    }
+
     /// A value for a field.
     enum Value {
         case integer(Int64?)
         case array([Int64])
         case text(String)
+        /// A float32 (nil: invalid).
+        case real(Double?)
     }
 
     private(set) var data: [UInt8] = []
-    private var definitions: [UInt16: (local: UInt8, fields: [Field])] = [:]
+    private var definitions: [UInt16: (local: UInt8, fields: [Field], developer: [DeveloperField])] = [:]
     private var nextLocal: UInt8 = 0
 
     /// 631065600: seconds from the Unix epoch to the FIT epoch (1989-12-31T00:00:00Z).
     static let epochOffset: Double = 631_065_600
 
-    /// Writes a message, defining (or redefining) its local type when its fields differ.
-    mutating func write(global: UInt16, _ fields: [(Field, Value)]) {
+    /// Writes a message, defining (or redefining) its local type when its fields differ;
+    /// `developer` fields follow the standard ones (the definition then carries the developer flag).
+    mutating func write(
+        global: UInt16, _ fields: [(Field, Value)], developer: [(DeveloperField, Value)] = []
+    ) {
         let layout = fields.map(\.0)
+        let developerLayout = developer.map(\.0)
         let local: UInt8
-        if let existing = definitions[global], existing.fields == layout {
+        if let existing = definitions[global], existing.fields == layout, existing.developer == developerLayout {
             local = existing.local
         } else {
             local = definitions[global]?.local ?? nextLocal
             if definitions[global] == nil { nextLocal = (nextLocal + 1) % 16 }
-            definitions[global] = (local, layout)
-            data.append(0x40 | local)
+            definitions[global] = (local, layout, developerLayout)
+            data.append(0x40 | (developerLayout.isEmpty ? 0 : 0x20) | local)
             data.append(0)  // reserved
             data.append(0)  // little-endian architecture
             append(UInt64(global), size: 2)
@@ -80,23 +97,36 @@ struct FITWriter {
                 data.append(UInt8(field.type.size * field.count))
                 data.append(field.type.rawValue)
             }
+            if !developerLayout.isEmpty {
+                data.append(UInt8(developerLayout.count))
+                for field in developerLayout {
+                    data.append(field.number)
+                    data.append(UInt8(field.type.size))
+                    data.append(field.developerIndex)
+                }
+            }
         }
         data.append(local)
-        for (field, value) in fields {
-            switch value {
-            case .integer(let number):
-                let raw = number.map { UInt64(bitPattern: $0) } ?? field.type.invalid
-                append(raw, size: field.type.size)
-            case .array(let numbers):
-                for index in 0..<field.count {
-                    let raw = index < numbers.count ? UInt64(bitPattern: numbers[index]) : field.type.invalid
-                    append(raw, size: field.type.size)
-                }
-            case .text(let text):
-                var bytes = Array(text.utf8.prefix(field.count - 1))
-                bytes += Array(repeating: 0, count: field.count - bytes.count)
-                data.append(contentsOf: bytes)
+        for (field, value) in fields { append(value, type: field.type, count: field.count) }
+        for (field, value) in developer { append(value, type: field.type, count: 1) }
+    }
+
+    private mutating func append(_ value: Value, type: BaseType, count: Int) {
+        switch value {
+        case .integer(let number):
+            let raw = number.map { UInt64(bitPattern: $0) } ?? type.invalid
+            append(raw, size: type.size)
+        case .array(let numbers):
+            for index in 0..<count {
+                let raw = index < numbers.count ? UInt64(bitPattern: numbers[index]) : type.invalid
+                append(raw, size: type.size)
             }
+        case .text(let text):
+            var bytes = Array(text.utf8.prefix(count - 1))
+            bytes += Array(repeating: 0, count: count - bytes.count)
+            data.append(contentsOf: bytes)
+        case .real(let number):
+            append(number.map { UInt64(Float($0).bitPattern) } ?? type.invalid, size: 4)
         }
     }
 

@@ -108,6 +108,19 @@ struct ExportTests {
         let events = (decoded["events"] as? [[String]]) ?? []
         #expect(events == [["timer", "start"], ["timer", "stop_all"], ["timer", "start"], ["timer", "stop_all"]])
         #expect(decoded["devices"] as? Int == 1)
+        // DFA α1 and the artefact share as developer fields of the records, where windows ended.
+        let fields = try #require(decoded["developerFields"] as? [[String: Any]])
+        #expect(fields.map { $0["name"] as? String } == ["dfa_alpha1", "hrv_artefacts"])
+        #expect(fields.map { $0["units"] as? String } == [nil, "%"], "α1 has no unit")
+        let windows = (workout.dfaAlpha1 ?? []).filter { $0.alpha1 != nil }
+        #expect(windows.count > 100, "\(windows.count) α1 windows in 20 minutes")
+        let carried = try #require(decoded["developerRecords"] as? [[String: Any]])
+        #expect(carried.count == windows.count)
+        for (record, window) in zip(carried, windows) {
+            #expect(record["timestamp"] as? Int == Int(window.date?.timeIntervalSince1970.rounded(.down) ?? 0))
+            #expect(abs((record["dfa_alpha1"] as? Double ?? .nan) - (window.alpha1 ?? 0)) < 1e-5)
+            #expect(abs((record["hrv_artefacts"] as? Double ?? .nan) - window.artefactPercent) < 1e-4)
+        }
     }
 
     @Test("a heart-rate-only indoor workout is a valid FIT file")

@@ -253,7 +253,7 @@ struct HRVTests {
         // α1 = 1.25 − 0.01 × (HR − 100): 0.75 at 150 bpm, 0.5 at 175 bpm.
         let windows = stride(from: 100.0, through: 185, by: 2.5).map { heartRate in
             HRVWindow(
-                end: heartRate, beats: 200, alpha1: 1.25 - 0.01 * (heartRate - 100), artefactPercent: 0,
+                end: heartRate, date: nil, beats: 200, alpha1: 1.25 - 0.01 * (heartRate - 100), artefactPercent: 0,
                 isReliable: true,
                 heartRate: heartRate, power: 2 * heartRate)
         }

@@ -51,9 +51,10 @@ public struct DFAAlpha1Tracker: Hashable, Sendable {
         while firstPower < powers.count, powers[firstPower].date <= windowStart { firstPower += 1 }
         let raw = beats[first...].filter { $0.end <= due }.map(\.milliseconds)
         let watts = powers[firstPower...].filter { $0.date <= due }.map(\.watts)
-        let window = HRVAnalysis.window(
+        var window = HRVAnalysis.window(
             raw, end: due.timeIntervalSince(origin),
             power: watts.isEmpty ? nil : watts.reduce(0, +) / Double(watts.count))
+        window.date = due
         windows.append(window)
         // The next window ends 5 s later, or at the next beat after a gap.
         var next = due.addingTimeInterval(HRVAnalysis.step)

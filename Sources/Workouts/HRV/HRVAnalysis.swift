@@ -1,7 +1,11 @@
+public import Foundation
+
 /// One DFA α1 window: the beats of the 120 s before `end`.
 public struct HRVWindow: Hashable, Sendable, Codable {
     /// Seconds from the first beat to the window's end.
     public var end: Double
+    /// When the window ended, for a live or stored workout (nil for a series without dates).
+    public var date: Date?
     /// Beats in the window after correction.
     public var beats: Int
     /// DFA α1 of the corrected window; nil with fewer than ``HRVAnalysis/minimumBeats`` beats.
@@ -78,7 +82,7 @@ public struct HRVAnalysis: Hashable, Sendable {
         let mean = corrected.isEmpty ? 0 : corrected.reduce(0, +) / Double(corrected.count)
         let alpha1 = corrected.count >= minimumBeats ? DetrendedFluctuation.alpha(corrected) : nil
         return HRVWindow(
-            end: end, beats: corrected.count, alpha1: alpha1, artefactPercent: correction.artefactPercent,
+            end: end, date: nil, beats: corrected.count, alpha1: alpha1, artefactPercent: correction.artefactPercent,
             isReliable: alpha1 != nil && correction.artefactPercent <= reliableArtefactPercent,
             heartRate: mean > 0 ? 60_000 / mean : 0, power: power)
     }

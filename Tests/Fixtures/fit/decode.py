@@ -2,6 +2,7 @@
 """Decodes a FIT file with Garmin's own FIT SDK (PyPI garmin-fit-sdk), integrity check on, and
 prints what the tests compare as one JSON object."""
 import json
+import math
 import sys
 
 from garmin_fit_sdk import Decoder, Stream
@@ -23,6 +24,18 @@ def main():
         apply_scale_and_offset=True, convert_datetimes_to_dates=False, convert_types_to_strings=True,
         enable_crc_check=True, expand_sub_fields=True, expand_components=True, merge_heart_rates=False)
     records = messages.get("record_mesgs", [])
+    # Developer fields are keyed by their field description's key: name them.
+    names = {description.get("key"): description.get("field_name")
+             for description in messages.get("field_description_mesgs", [])}
+    def present(value):
+        # An invalid float32 (all bits set) reads back as NaN: the field is absent there.
+        return value is not None and not (isinstance(value, float) and math.isnan(value))
+    developer = []
+    for record in records:
+        fields = {names.get(key, str(key)): value
+                  for key, value in record.get("developer_fields", {}).items() if present(value)}
+        if fields:
+            developer.append({"timestamp": seconds(record.get("timestamp")), **fields})
     hrv = [value for message in messages.get("hrv_mesgs", []) for value in message.get("time", []) if value is not None]
     result = {
         "isFit": is_fit,
@@ -61,6 +74,12 @@ def main():
         ],
         "events": [(event.get("event"), event.get("event_type")) for event in messages.get("event_mesgs", [])],
         "devices": len(messages.get("device_info_mesgs", [])),
+        "developerFields": [
+            {"name": description.get("field_name"), "units": description.get("units"),
+             "nativeMessage": description.get("native_mesg_num")}
+            for description in messages.get("field_description_mesgs", [])
+        ],
+        "developerRecords": developer,
     }
     print(json.dumps(result))
 
