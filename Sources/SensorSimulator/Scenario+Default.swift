@@ -1,7 +1,8 @@
 import Foundation
 
 extension Scenario {
-    /// The built-in scenario: an 18-minute interval session with two virtual straps; the second one
+    /// The built-in scenario: 18 minutes with two virtual straps. The first ramps from easy to
+    /// nearly all-out, so its DFA α1 falls through both thresholds; the second does intervals and
     /// loses contact, drops out, disconnects and reconnects, sends one malformed frame and drains
     /// its battery, so every fault path shows in a demo.
     public static let defaultJSON = """
@@ -18,10 +19,8 @@ extension Scenario {
               "age": 35, "weight": 72, "sex": "male",
               "segments": [
                 {"type": "steady", "duration": "3m", "intensity": 0.3},
-                {"type": "ramp", "duration": "2m", "from": 0.3, "to": 0.6},
-                {"type": "intervals", "repeat": 5,
-                 "work": {"duration": "1m", "intensity": 0.9},
-                 "recovery": {"duration": "1m", "intensity": 0.4}},
+                {"type": "ramp", "duration": "10m", "from": 0.3, "to": 0.95},
+                {"type": "steady", "duration": "2m", "intensity": 0.5},
                 {"type": "steady", "duration": "3m", "intensity": 0.2}
               ]
             },

@@ -37,7 +37,7 @@ struct HRVCommandTests {
         #expect(windows.count == analysis.windows.count)
         #expect(
             windows.first.map { Set($0.keys) } == [
-                "end", "beats", "alpha1", "artefactPercent", "reliable", "heartRate", "power",
+                "end", "beats", "alpha1", "artefactPercent", "artefacts", "reliable", "heartRate", "power",
             ])
         let printed = windows.map { $0["alpha1"] as? Double ?? .nan }
         let computed = analysis.windows.map { $0.alpha1 ?? .nan }

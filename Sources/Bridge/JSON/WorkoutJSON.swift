@@ -46,7 +46,14 @@ public enum WorkoutJSON {
     public static func hrvWindow(_ window: HRVWindow) -> [String: Any] {
         [
             "end": window.end, "beats": window.beats, "alpha1": window.alpha1.map { $0 as Any } ?? NSNull(),
-            "artefactPercent": window.artefactPercent, "reliable": window.isReliable, "heartRate": window.heartRate,
+            "artefactPercent": window.artefactPercent,
+            "artefacts": window.artefacts.map { counts -> Any in
+                [
+                    "ectopic": counts.ectopic, "missed": counts.missed, "extra": counts.extra,
+                    "longShort": counts.longShort,
+                ]
+            } ?? NSNull(),
+            "reliable": window.isReliable, "heartRate": window.heartRate,
             "power": window.power.map { $0 as Any } ?? NSNull(),
         ]
     }

@@ -12,6 +12,8 @@ public struct HRVWindow: Hashable, Sendable, Codable {
     public var alpha1: Double?
     /// Artefacts found in the window, percent of its intervals.
     public var artefactPercent: Double
+    /// Artefacts found in the window, by kind (nil in windows stored before they were counted).
+    public var artefacts: RRArtefactCounts?
     /// At most ``HRVAnalysis/reliableArtefactPercent`` artefacts: the value can be trusted.
     public var isReliable: Bool
     /// Mean heart rate of the corrected window, bpm.
@@ -83,6 +85,7 @@ public struct HRVAnalysis: Hashable, Sendable {
         let alpha1 = corrected.count >= minimumBeats ? DetrendedFluctuation.alpha(corrected) : nil
         return HRVWindow(
             end: end, date: nil, beats: corrected.count, alpha1: alpha1, artefactPercent: correction.artefactPercent,
+            artefacts: correction.artefacts.counts,
             isReliable: alpha1 != nil && correction.artefactPercent <= reliableArtefactPercent,
             heartRate: mean > 0 ? 60_000 / mean : 0, power: power)
     }

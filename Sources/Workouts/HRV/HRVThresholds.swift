@@ -36,9 +36,16 @@ public struct HRVThresholds: Hashable, Sendable, Codable {
     static let minimumRSquared = 0.3
 
     /// Estimates the thresholds from reliable windows (α1 with heart rate, optionally power).
+    ///
+    /// Only the windows up to the highest heart rate count, as in a ramp test: after the peak the
+    /// heart rate lags the falling load, and a recovering heart (high rate, correlation back
+    /// already) would flatten the line.
     public static func estimate(_ windows: [HRVWindow]) -> HRVThresholds {
-        let used = windows.filter { window in
-            guard window.isReliable, let alpha1 = window.alpha1 else { return false }
+        let reliable = windows.filter(\.isReliable)
+        let peak = reliable.indices.max { reliable[$0].heartRate < reliable[$1].heartRate }
+        let ascending = peak.map { Array(reliable[...$0]) } ?? []
+        let used = ascending.filter { window in
+            guard let alpha1 = window.alpha1 else { return false }
             return band.contains(alpha1)
         }
         let honesty =

@@ -10,6 +10,18 @@ public enum RRArtefactKind: String, Hashable, Sendable, Codable, CaseIterable {
     case longShort
 }
 
+/// How many artefacts of each kind.
+public struct RRArtefactCounts: Hashable, Sendable, Codable {
+    /// Ectopic beats.
+    public var ectopic: Int
+    /// Missed beats.
+    public var missed: Int
+    /// Extra beats.
+    public var extra: Int
+    /// Long or short intervals.
+    public var longShort: Int
+}
+
 /// Artefacts found in an RR series, by kind: indices of the beats (the interval ending at beat
 /// `i` is the series' `i − 1`th).
 public struct RRArtefacts: Hashable, Sendable, Codable {
@@ -27,6 +39,11 @@ public struct RRArtefacts: Hashable, Sendable, Codable {
 
     /// How many of every kind.
     public var count: Int { ectopic.count + missed.count + extra.count + longShort.count }
+
+    /// How many of each kind.
+    public var counts: RRArtefactCounts {
+        RRArtefactCounts(ectopic: ectopic.count, missed: missed.count, extra: extra.count, longShort: longShort.count)
+    }
 
     /// How many of `kind`.
     public func count(of kind: RRArtefactKind) -> Int {

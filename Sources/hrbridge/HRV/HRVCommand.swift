@@ -24,8 +24,9 @@ struct HRVAnalyzeCommand: ParsableCommand {
             Output: one JSON object: intervals, artefacts (by kind, with their percentage of the
             intervals; Lipponen & Tarvainen 2019, as NeuroKit2's kubios method), timeDomain of the
             corrected series (meanRR, meanHeartRate, rmssd, sdnn in ms, pnn50 in %), dfaAlpha1 (one
-            entry per 2-minute window every 5 s: end in seconds from the first beat, alpha1 or null
-            under 100 beats, artefactPercent, reliable = at most 5 % artefacts, heartRate, power) and
+            entry per 2-minute window every 5 s: end in seconds from the first beat, beats, alpha1 or
+            null under 100 beats, artefactPercent, artefacts by kind, reliable = at most 5 % artefacts,
+            heartRate, power) and
             thresholds (hrvt1 at α1 0.75, hrvt2 at 0.5, each null or with heartRate, and power when recorded; points,
             rSquared, confident, note).
 
@@ -138,6 +139,7 @@ struct HRVReport: Encodable {
         var beats: Int
         var alpha1: Double?
         var artefactPercent: Double
+        var artefacts: RRArtefactCounts?
         var reliable: Bool
         var heartRate: Double
         var power: Double?
@@ -148,13 +150,14 @@ struct HRVReport: Encodable {
             try container.encode(beats, forKey: .beats)
             try container.encode(alpha1, forKey: .alpha1)
             try container.encode(artefactPercent, forKey: .artefactPercent)
+            try container.encode(artefacts, forKey: .artefacts)
             try container.encode(reliable, forKey: .reliable)
             try container.encode(heartRate, forKey: .heartRate)
             try container.encode(power, forKey: .power)
         }
 
         enum CodingKeys: String, CodingKey {
-            case end, beats, alpha1, artefactPercent, reliable, heartRate, power
+            case end, beats, alpha1, artefactPercent, artefacts, reliable, heartRate, power
         }
     }
 
@@ -193,6 +196,7 @@ struct HRVReport: Encodable {
         dfaAlpha1 = analysis.windows.map {
             Window(
                 end: $0.end, beats: $0.beats, alpha1: $0.alpha1, artefactPercent: $0.artefactPercent,
+                artefacts: $0.artefacts,
                 reliable: $0.isReliable, heartRate: $0.heartRate, power: $0.power)
         }
         thresholds = Thresholds(value: analysis.thresholds)
