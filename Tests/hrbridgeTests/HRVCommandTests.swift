@@ -24,15 +24,19 @@ struct HRVCommandTests {
         let result = try runHRBridge(["hrv", "analyze", path])
         #expect(result.status == 0, "\(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-        #expect(Set(object.keys) == ["intervals", "artefacts", "timeDomain", "dfaAlpha1", "thresholds"])
+        #expect(
+            Set(object.keys) == [
+                "intervals", "artefacts", "meanRR", "meanHeartRate", "rmssd", "sdnn", "pnn50", "dfaAlpha1",
+                "thresholds",
+            ])
         #expect(object["intervals"] as? Int == series.count)
         let artefacts = try #require(object["artefacts"] as? [String: Any])
         #expect(artefacts["missed"] as? Int == 1)
         #expect(artefacts["extra"] as? Int == 1)
         let analysis = HRVAnalysis(intervals: series)
-        let time = try #require(object["timeDomain"] as? [String: Any])
-        #expect(abs((time["rmssd"] as? Double ?? 0) - (analysis.timeDomain?.rmssd ?? .nan)) < 1e-9)
-        #expect(Set(time.keys) == ["count", "meanRR", "meanHeartRate", "rmssd", "sdnn", "pnn50"])
+        #expect(abs((object["rmssd"] as? Double ?? 0) - (analysis.timeDomain?.rmssd ?? .nan)) < 1e-9)
+        #expect(abs((object["sdnn"] as? Double ?? 0) - (analysis.timeDomain?.sdnn ?? .nan)) < 1e-9)
+        #expect(abs((object["pnn50"] as? Double ?? -1) - (analysis.timeDomain?.pnn50 ?? .nan)) < 1e-9)
         let windows = try #require(object["dfaAlpha1"] as? [[String: Any]])
         #expect(windows.count == analysis.windows.count)
         #expect(

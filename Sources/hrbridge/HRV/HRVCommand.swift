@@ -22,8 +22,9 @@ struct HRVAnalyzeCommand: ParsableCommand {
             workout, whose RR intervals (and power, when a power meter was used) are read from the store.
 
             Output: one JSON object: intervals, artefacts (by kind, with their percentage of the
-            intervals; Lipponen & Tarvainen 2019, as NeuroKit2's kubios method), timeDomain of the
-            corrected series (meanRR, meanHeartRate, rmssd, sdnn in ms, pnn50 in %), dfaAlpha1 (one
+            intervals; Lipponen & Tarvainen 2019, as NeuroKit2's kubios method), the time domain of
+            the corrected series (meanRR, rmssd, sdnn in ms, meanHeartRate in bpm, pnn50 in %; null
+            under 3 intervals), dfaAlpha1 (one
             entry per 2-minute window every 5 s: end in seconds from the first beat, beats, alpha1 or
             null under 100 beats, artefactPercent, artefacts by kind, reliable = at most 5 % artefacts,
             heartRate, power) and
@@ -206,12 +207,16 @@ struct HRVReport: Encodable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(intervals, forKey: .intervals)
         try container.encode(artefacts, forKey: .artefacts)
-        try container.encode(timeDomain, forKey: .timeDomain)
+        try container.encode(timeDomain?.meanRR, forKey: .meanRR)
+        try container.encode(timeDomain?.meanHeartRate, forKey: .meanHeartRate)
+        try container.encode(timeDomain?.rmssd, forKey: .rmssd)
+        try container.encode(timeDomain?.sdnn, forKey: .sdnn)
+        try container.encode(timeDomain?.pnn50, forKey: .pnn50)
         try container.encode(dfaAlpha1, forKey: .dfaAlpha1)
         try container.encode(thresholds, forKey: .thresholds)
     }
 
     enum CodingKeys: String, CodingKey {
-        case intervals, artefacts, timeDomain, dfaAlpha1, thresholds
+        case intervals, artefacts, meanRR, meanHeartRate, rmssd, sdnn, pnn50, dfaAlpha1, thresholds
     }
 }
