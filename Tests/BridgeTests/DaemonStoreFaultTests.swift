@@ -21,12 +21,7 @@ struct DaemonStoreFaultTests {
         try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: runtime) }
         let listener = try NotifyListener()
-        let datagrams = ReceivedDatagrams()
-        let reader = Task {
-            while !Task.isCancelled {
-                if let datagram = await listener.receive(timeout: .seconds(1)) { datagrams.append(datagram) }
-            }
-        }
+        let (datagrams, reader) = listener.collect()
         defer { reader.cancel() }
         let daemon = try await DaemonUnderTest(
             environment: ["NOTIFY_SOCKET": listener.address, "RUNTIME_DIRECTORY": runtime.path],
@@ -76,7 +71,10 @@ struct DaemonStoreFaultTests {
         let counted = ((summary["statistics"] as? [String: Any])?["heartRate"] as? [String: Any])?["count"] as? Int
         let stored = try await daemon.unix.send(.GET, "/v1/workouts/\(id)/samples?type=heartRate")
         let storedCount = (stored.object?["samples"] as? [Any])?.count
-        #expect(counted != nil && storedCount == counted, "every heart rate the session counted is stored")
+        #expect(
+            counted != nil && storedCount == counted,
+            "every heart rate the session counted is stored: \(String(describing: storedCount)) stored, \(String(describing: counted)) counted"
+        )
         let workout = try #require(try await daemon.unix.send(.GET, "/v1/workouts/\(id)").object)
         #expect(workout["active"] as? Bool == false)
         let health = try #require(try await daemon.unix.send(.GET, "/v1/health").object)

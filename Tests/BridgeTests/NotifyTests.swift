@@ -60,6 +60,19 @@ final class NotifyListener: Sendable {
         }
     }
 
+    /// Reads all along, as systemd does (the socket's queue holds only 10 datagrams, and the daemon
+    /// drops what does not fit rather than block): the datagrams so far, and the reading task to
+    /// cancel.
+    func collect() -> (ReceivedDatagrams, Task<Void, Never>) {
+        let datagrams = ReceivedDatagrams()
+        let reader = Task {
+            while !Task.isCancelled {
+                if let datagram = await receive(timeout: .seconds(1)) { datagrams.append(datagram) }
+            }
+        }
+        return (datagrams, reader)
+    }
+
     /// A datagram already queued, if any.
     private func receiveNow() -> String? {
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -97,14 +110,7 @@ struct NotifyTests {
     @Test("the daemon: READY with STATUS once up, WATCHDOG every half period, STOPPING on SIGTERM, exit 0")
     func daemonLifecycle() async throws {
         let listener = try NotifyListener()
-        // Read all along, as systemd does: the socket's queue holds only 10 datagrams, and the
-        // daemon drops what does not fit rather than block.
-        let datagrams = ReceivedDatagrams()
-        let reader = Task {
-            while !Task.isCancelled {
-                if let datagram = await listener.receive(timeout: .seconds(1)) { datagrams.append(datagram) }
-            }
-        }
+        let (datagrams, reader) = listener.collect()
         defer { reader.cancel() }
         func all() -> [String] { datagrams.all }
         let born = ContinuousClock.now

@@ -46,6 +46,29 @@ private func storedStarts(_ store: WorkoutStore, _ workout: UUID) throws -> [Dat
     try store.samples(type: .heartRate, workout: workout).map(\.start).sorted()
 }
 
+/// A store with one running workout on a small disk filled to its last byte, and a spill
+/// directory elsewhere.
+private final class FullDisk {
+    let disk: SmallDisk
+    let spill: String
+    let store: WorkoutStore
+    let workout: UUID
+
+    /// `beforeFilling` runs while there is still room (to leave files on the disk).
+    init(beforeFilling: (String) throws -> Void = { _ in }) throws {
+        disk = try SmallDisk(size: 4 << 20)
+        spill = try temporaryDirectory("spill")
+        (store, workout) = try storeWithWorkout(at: disk.path + "/store.sqlite")
+        try beforeFilling(disk.path)
+        try disk.fill()
+    }
+
+    func remove() {
+        disk.remove()
+        try? FileManager.default.removeItem(atPath: spill)
+    }
+}
+
 @Suite("Store faults: a full disk, a corrupt file, a row of the wrong type", .serialized)
 struct StoreFaultTests {
     let logger = Logger(label: "test")
@@ -55,12 +78,9 @@ struct StoreFaultTests {
         .enabled(if: SmallDisk.isAvailable, "mounting a tmpfs needs root")
     )
     func diskFull() throws {
-        let disk = try SmallDisk(size: 4 << 20)
-        defer { disk.remove() }
-        let spill = try temporaryDirectory("spill")
-        defer { try? FileManager.default.removeItem(atPath: spill) }
-        let (store, workout) = try storeWithWorkout(at: disk.path + "/store.sqlite")
-        try disk.fill()
+        let full = try FullDisk()
+        defer { full.remove() }
+        let (disk, spill, store, workout) = (full.disk, full.spill, full.store, full.workout)
         #expect(disk.available == 0)
 
         let streamer = SampleStreamer(
@@ -92,13 +112,11 @@ struct StoreFaultTests {
         .enabled(if: SmallDisk.isAvailable, "mounting a tmpfs needs root")
     )
     func spillUnwritable() throws {
-        let disk = try SmallDisk(size: 4 << 20)
-        defer { disk.remove() }
-        let (store, workout) = try storeWithWorkout(at: disk.path + "/store.sqlite")
         // A directory that cannot exist: its parent is a file.
+        let full = try FullDisk { try Data("x".utf8).write(to: URL(fileURLWithPath: $0 + "/not-a-directory")) }
+        defer { full.remove() }
+        let (disk, store, workout) = (full.disk, full.store, full.workout)
         let blocker = disk.path + "/not-a-directory"
-        try Data("x".utf8).write(to: URL(fileURLWithPath: blocker))
-        try disk.fill()
         let streamer = SampleStreamer(
             store: store, workout: workout, interval: .seconds(3600), memoryLimit: 500,
             spillDirectory: blocker + "/spill", logger: logger)
@@ -117,12 +135,9 @@ struct StoreFaultTests {
         .enabled(if: SmallDisk.isAvailable, "mounting a tmpfs needs root")
     )
     func spillSurvivesTheProcess() throws {
-        let disk = try SmallDisk(size: 4 << 20)
-        defer { disk.remove() }
-        let spill = try temporaryDirectory("spill")
-        defer { try? FileManager.default.removeItem(atPath: spill) }
-        let (store, workout) = try storeWithWorkout(at: disk.path + "/store.sqlite")
-        try disk.fill()
+        let full = try FullDisk()
+        defer { full.remove() }
+        let (disk, spill, store, workout) = (full.disk, full.spill, full.store, full.workout)
         do {
             let streamer = SampleStreamer(
                 store: store, workout: workout, interval: .seconds(3600), spillDirectory: spill, logger: logger)

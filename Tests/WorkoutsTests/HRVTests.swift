@@ -7,15 +7,11 @@ import Testing
 /// Deterministic RR series (ms, whole milliseconds as straps report them after rounding): a mean
 /// interval with a mix of white noise (α1 ≈ 0.5) and a slowly wandering AR(1) part (α1 ≈ 1.5).
 struct RRSeries {
-    var state: UInt64
+    var generator: TestGenerator
 
-    mutating func uniform() -> Double {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
-    }
+    init(state: UInt64) { generator = TestGenerator(state: state) }
+
+    mutating func uniform() -> Double { Double(generator.next() >> 11) / Double(1 << 53) }
 
     mutating func gaussian() -> Double {
         let u = max(uniform(), 1e-12)

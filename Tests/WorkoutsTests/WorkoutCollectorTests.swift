@@ -1,5 +1,7 @@
 import Foundation
 import Samples
+import Sensors
+import Synchronization
 import Testing
 
 @testable import Workouts
@@ -17,6 +19,25 @@ private func collector(zones: [Double]? = nil, profile: UserProfile? = nil) -> W
 
 @Suite("Live builder: order, statistics, events, elapsed time")
 struct WorkoutCollectorTests {
+    @Test("a batch is all or nothing: one sample before the start refuses it without counting the rest")
+    func atomicBatch() async throws {
+        var builder = collector()
+        try builder.begin(at: t0)
+        // A first frame: its heart rate now, an RR interval of a beat before the start.
+        let frame = [sample(.heartRate, 90, at: 1), sample(.heartbeatSeries, 0.7, at: -1, length: 0.7)]
+        #expect(throws: WorkoutBuilderError.dateBeforeStart(date(-0.3))) { _ = try builder.add(frame) }
+        #expect(builder.statistics(for: .heartRate) == nil, "nothing of the refused batch counted")
+        // A live source keeps what is current and leaves out the rest, and every kept sample reaches the sink.
+        let received = Mutex<[QuantitySample]>([])
+        let live = LiveWorkoutBuilder(
+            configuration: WorkoutConfiguration(activityType: .running), clock: ManualWallClock(now: t0),
+            sampleSink: { samples in received.withLock { $0 += samples } })
+        try await live.beginCollection(at: t0)
+        #expect(try await live.addLive(frame) == 1)
+        #expect(await live.statistics(for: .heartRate)?.sampleCount == 1)
+        #expect(received.withLock { $0 } == [frame[0]])
+    }
+
     @Test("begin → add → end → finish is enforced with typed errors")
     func order() throws {
         var builder = collector()

@@ -68,6 +68,17 @@ public actor LiveWorkoutBuilder {
         for update in updates { updatesBroadcaster.yield(update) }
     }
 
+    /// Adds what a live source delivers: samples that end before the start of collection (the RR
+    /// intervals of beats before it, in the first frame) are left out rather than refusing the
+    /// batch; returns how many were left out.
+    @discardableResult
+    public func addLive(_ samples: [QuantitySample]) throws(WorkoutBuilderError) -> Int {
+        guard let start = collector.startDate else { throw .collectionNotStarted }
+        let current = samples.filter { $0.end >= start }
+        if !current.isEmpty { try add(current) }
+        return samples.count - current.count
+    }
+
     /// Adds events; returns those accepted.
     @discardableResult
     public func addEvents(_ events: [WorkoutEvent]) throws(WorkoutBuilderError) -> [WorkoutEvent] {

@@ -105,10 +105,11 @@ public struct WorkoutCollector: Sendable {
     /// Adds samples; returns the updates they cause (types collected, zone changes).
     public mutating func add(_ samples: [QuantitySample]) throws(WorkoutBuilderError) -> [BuilderUpdate] {
         let start = try requireCollecting()
+        // All or nothing: a refused batch must not leave some of its samples counted.
+        if let early = samples.first(where: { $0.end < start }) { throw .dateBeforeStart(early.end) }
         var types: Set<QuantityType> = []
         var updates: [BuilderUpdate] = []
         for sample in samples {
-            guard sample.end >= start else { throw .dateBeforeStart(sample.end) }
             types.insert(sample.type)
             if !sourcesSeen.contains(sample.source) { sourcesSeen.append(sample.source) }
             statisticsByType[sample.type, default: StatisticsAccumulator(type: sample.type)].add(sample)

@@ -148,8 +148,9 @@ public actor LiveDataSource {
         counters.samplesDropped += produced.count - accepted.count
         guard !accepted.isEmpty, let builder else { return }
         do {
-            try await builder.add(accepted)
-            counters.samplesDelivered += accepted.count
+            let early = try await builder.addLive(accepted)
+            counters.samplesDelivered += accepted.count - early
+            counters.samplesDropped += early
         } catch {
             counters.samplesDropped += accepted.count
             logger.debug("samples refused by the builder", metadata: ["error": "\(error)"])
