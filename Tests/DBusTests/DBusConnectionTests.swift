@@ -427,10 +427,16 @@ struct DBusConnectionTests {
             // The owner leaves and another takes the name (bluetoothd restarting): the bus's own
             // NameOwnerChanged is seen, and the new owner's signals are delivered.
             await strap.close()
+            var changes: [NameOwnerChange] = []
+            var ownerChanges = owners.makeAsyncIterator()
+            // The bus releases the name when it has processed the disconnection, not before.
+            while let change = await ownerChanges.next() {
+                changes.append(change)
+                if change.newOwner == nil { break }
+            }
             let successor = try DBusConnection(bus: .address(bus.address), logger: logger)
             try await successor.requestName("org.hrbridge.Strap")
-            var changes: [NameOwnerChange] = []
-            for await change in owners {
+            while let change = await ownerChanges.next() {
                 changes.append(change)
                 if change.newOwner == successor.uniqueName { break }
             }
