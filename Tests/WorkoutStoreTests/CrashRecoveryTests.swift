@@ -177,6 +177,32 @@ struct CrashRecoveryTests {
         #expect(await recover.wait() == 0, "\(recover.report)")
     }
 
+    @Test(
+        "Ctrl-C and SIGTERM are a stop, not a crash: the workout ends where it stands, is saved, exit 0, nothing to recover",
+        arguments: [SIGINT, SIGTERM])
+    func interruptSaves(signal: Int32) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stop-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("store.sqlite").path
+        let run = try Spawned(
+            binary, ["workout", "run", "--json", "--speed", "60", "--duration", "30m", "--store", path], label: "run")
+        defer { run.stop() }
+        try await eventually("the workout to record") { run.output.contains { $0.contains("\"kind\":\"sample\"") } }
+        kill(run.pid, signal)
+        #expect(await run.wait() == 0, "\(run.report)")
+        let summary = try #require(
+            run.output.last.flatMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+        let elapsed = try #require(summary["elapsedTime"] as? Double)
+        #expect(elapsed > 0 && elapsed < 1800, "ended where it stood: \(elapsed) s")
+        let store = try WorkoutStore(path: path, guest: true)
+        #expect(try store.activeSessions().isEmpty, "nothing left for --recover")
+        let workouts = try store.workouts()
+        #expect(workouts.count == 1)
+        #expect(workouts.first?.isActive == false)
+        #expect(workouts.first?.summary != nil)
+    }
+
     @Test("an unreadable journal row is reported, not skipped silently")
     func unreadableJournalRow() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(UUID().uuidString)")

@@ -6,6 +6,7 @@ import Logging
 import Samples
 import SensorSimulator
 import Sensors
+import Synchronization
 import WorkoutExport
 import WorkoutPlans
 import WorkoutStore
@@ -369,9 +370,20 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         if let runner { planDisplay.note(await runner.start(at: start), output: output) }
         let end = start.addingTimeInterval(workoutLength)
         var lapStart = start
+        // Ctrl-C (SIGINT) or SIGTERM is a stop, as `q` is: the workout ends where it stands and is
+        // saved; only SIGKILL or a crash leaves it to recovery.
+        let stopRequested = Mutex(false)
+        let interrupts = Interrupt.signals()
+        let interruptWatcher = Task {
+            for await _ in interrupts {
+                stopRequested.withLock { $0 = true }
+                return
+            }
+        }
+        defer { interruptWatcher.cancel() }
         loop: while true {
             let now = clock.now()
-            if now >= end { break }
+            if now >= end || stopRequested.withLock({ $0 }) { break }
             if let runner {
                 planDisplay.note(await runner.tick(at: now), output: output)
                 if let openStepLength, await runner.status(at: now).current?.step.goal == .open,
