@@ -84,8 +84,13 @@ public final class SampleStreamer: Sendable {
         let directory = spillDirectory ?? Self.defaultSpillDirectory(forStoreAt: store.path)
         spillPath = directory + "/workout-\(workout.uuidString.lowercased()).spill"
         // A spill file left by an earlier process (the store was full when it stopped) is picked up.
-        if let data = FileManager.default.contents(atPath: spillPath) {
-            let lines = data.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+        // Counted a megabyte at a time: a spill file can hold hours of samples.
+        if let handle = FileHandle(forReadingAtPath: spillPath) {
+            var lines = 0
+            while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+                lines += chunk.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+            }
+            try? handle.close()
             state.withLock { $0.health.spilled = lines }
         }
         let flusher = Task { [weak self] in
