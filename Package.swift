@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "Workouts", targets: ["Workouts"]),
         .library(name: "SensorSimulator", targets: ["SensorSimulator"]),
         .library(name: "Bridge", targets: ["Bridge"]),
+        .library(name: "JSONSupport", targets: ["JSONSupport"]),
         .executable(name: "hrbridge", targets: ["hrbridge"]),
     ],
     dependencies: [
@@ -53,9 +54,13 @@ let package = Package(
             dependencies: ["Workouts", "Samples", "Sensors", "GATT", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // Structured workouts: plans, their file format, validation, live execution.
-        .target(name: "WorkoutPlans", dependencies: ["Workouts", "Samples"], exclude: ["plan.schema.json"]),
+        .target(
+            name: "WorkoutPlans", dependencies: ["Workouts", "Samples", "JSONSupport"], exclude: ["plan.schema.json"]),
         // FIT, TCX and CSV writers.
         .target(name: "WorkoutExport", dependencies: ["Workouts", "Samples", "Sensors"]),
+        // How the project writes and reads JSON: one encoder setup, `null`-keeping optionals, a
+        // value type for documents of unknown shape, and a hand writer for per-frame lines.
+        .target(name: "JSONSupport"),
         // Pure frame decoders/encoders, UUIDs and stateful derivers. Foundation-free.
         .target(name: "GATT"),
         // Quantity types, units, samples, and the turn of decoded frames into samples.
@@ -65,7 +70,7 @@ let package = Package(
         // The mock adapter: simulated straps emitting raw frames through the same decoders.
         .target(
             name: "SensorSimulator",
-            dependencies: ["GATT", "Sensors", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["GATT", "Sensors", "JSONSupport", .product(name: "Logging", package: "swift-log")]
         ),
         // Workout session, live builder, data source, statistics, zones, HRV and energy.
         .target(
@@ -77,7 +82,7 @@ let package = Package(
             name: "Bridge",
             dependencies: [
                 "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus", "WorkoutStore",
-                "WorkoutExport", "WorkoutPlans",
+                "WorkoutExport", "WorkoutPlans", "JSONSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -99,7 +104,7 @@ let package = Package(
             name: "hrbridge",
             dependencies: [
                 "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus", "Doctor", "WorkoutStore",
-                "WorkoutExport", "WorkoutPlans", "Bridge",
+                "WorkoutExport", "WorkoutPlans", "Bridge", "JSONSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -145,11 +150,13 @@ let package = Package(
         .testTarget(
             name: "WorkoutPlansTests",
             dependencies: ["WorkoutPlans", "Workouts", "Samples", "Sensors", "SensorSimulator"]),
-        .testTarget(name: "hrbridgeTests", dependencies: ["hrbridge", "BusHarness", "Workouts"]),
+        .testTarget(
+            name: "hrbridgeTests", dependencies: ["hrbridge", "BusHarness", "Workouts", "Bridge", "JSONSupport"]),
         .testTarget(
             name: "BridgeTests",
             dependencies: [
-                "Bridge", "BusHarness", "Workouts", "Sensors", "SensorSimulator", "GATT", "hrbridge",
+                "Bridge", "BusHarness", "Workouts", "Sensors", "SensorSimulator", "GATT", "hrbridge", "JSONSupport",
+                "Samples", "WorkoutStore",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -33,9 +33,9 @@ public final class BridgeCore: Sendable {
 
     /// The messages a late subscriber gets first: every sensor's status and every active session.
     public func currentState() async -> [LiveMessage] {
-        var messages = await sensors.list().map { LiveMessage(kind: "sensor", sensor: $0.address, fields: $0.fields) }
+        var messages = await sensors.list().map { LiveMessage(kind: "sensor", sensor: $0.address, payload: $0) }
         for session in await sessions.active {
-            messages.append(LiveMessage(kind: "session", session: session.id, fields: await session.snapshot()))
+            messages.append(LiveMessage(kind: "session", session: session.id, payload: await session.snapshot()))
         }
         return messages
     }

@@ -1,4 +1,5 @@
 public import Foundation
+import JSONSupport
 
 /// One problem in a scenario file, with where it is.
 public struct ScenarioProblem: Hashable, Sendable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 public import Foundation
+public import JSONSupport
 import Workouts
 
 /// The plan file format (JSON, version 1), documented in the README and in
@@ -12,12 +13,18 @@ public enum PlanFormat {
                 PlanProblem(location: "plan", path: "$", kind: .tooLarge("bytes", limit: PlanLimits.fileBytes))
             ])
         }
-        let root: Any
+        let root: JSONValue
         do {
-            root = try JSONSerialization.jsonObject(with: data)
+            root = try JSONText.decode(JSONValue.self, from: data)
         } catch {
             throw PlanError(problems: [PlanProblem(location: "plan", path: "$", kind: .format("not valid JSON"))])
         }
+        return try decode(root, context: context)
+    }
+
+    /// Reads and validates a plan already parsed as JSON (a session request's `plan`).
+    public static func decode(_ root: JSONValue, context: PlanContext = PlanContext()) throws(PlanError) -> WorkoutPlan
+    {
         var reader = Reader()
         let plan = reader.plan(root)
         if let plan { reader.problems += PlanValidator.problems(in: plan, context: context) }
@@ -28,65 +35,66 @@ public enum PlanFormat {
     /// Validates and writes a plan (sorted keys, so the output is stable).
     public static func encode(_ plan: WorkoutPlan, context: PlanContext = PlanContext()) throws(PlanError) -> Data {
         try PlanValidator.validate(plan, context: context)
-        var object: [String: Any] = [
-            "version": 1, "name": plan.name, "activity": plan.activity.rawValue, "location": plan.location.rawValue,
+        var object: [String: JSONValue] = [
+            "version": .number(1), "name": .string(plan.name), "activity": .string(plan.activity.rawValue),
+            "location": .string(plan.location.rawValue),
         ]
         switch plan.kind {
         case .custom(let warmup, let blocks, let cooldown):
-            var custom: [String: Any] = [
-                "blocks": blocks.map { block in
-                    [
-                        "iterations": block.iterations,
-                        "steps": block.steps.map { step -> [String: Any] in
-                            var object = Self.step(step.step)
-                            object["purpose"] = step.purpose.rawValue
-                            return object
-                        },
-                    ] as [String: Any]
-                }
+            var custom: [String: JSONValue] = [
+                "blocks": .array(
+                    blocks.map { block in
+                        .object([
+                            "iterations": .number(Double(block.iterations)),
+                            "steps": .array(
+                                block.steps.map { step in
+                                    var object = Self.step(step.step)
+                                    object["purpose"] = .string(step.purpose.rawValue)
+                                    return .object(object)
+                                }),
+                        ])
+                    })
             ]
-            if let warmup { custom["warmup"] = step(warmup) }
-            if let cooldown { custom["cooldown"] = step(cooldown) }
-            object["custom"] = custom
+            if let warmup { custom["warmup"] = .object(step(warmup)) }
+            if let cooldown { custom["cooldown"] = .object(step(cooldown)) }
+            object["custom"] = .object(custom)
         case .singleGoal(let goal):
             object["singleGoal"] = self.goal(goal)
         case .pacer(let distance, let time):
-            object["pacer"] = ["distance": distance.description, "time": time.description]
+            object["pacer"] = .object(["distance": .string(distance.description), "time": .string(time.description)])
         }
-        // Every value is a string, number or container: serialisation cannot fail.
-        return
-            (try? JSONSerialization.data(
-                withJSONObject: object, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])) ?? Data()
+        // Every number in a validated plan is finite: encoding cannot fail.
+        return (try? JSONText.pretty(JSONValue.object(object))) ?? Data()
     }
 
-    private static func step(_ step: WorkoutStep) -> [String: Any] {
-        var object: [String: Any] = ["goal": goal(step.goal)]
-        if let name = step.displayName { object["name"] = name }
-        if let alert = step.alert { object["alert"] = self.alert(alert) }
+    private static func step(_ step: WorkoutStep) -> [String: JSONValue] {
+        var object: [String: JSONValue] = ["goal": goal(step.goal)]
+        if let name = step.displayName { object["name"] = .string(name) }
+        if let alert = step.alert { object["alert"] = .object(self.alert(alert)) }
         return object
     }
 
-    private static func goal(_ goal: WorkoutGoal) -> Any {
+    private static func goal(_ goal: WorkoutGoal) -> JSONValue {
         switch goal {
-        case .open: "open"
-        case .time(let value): ["time": value.description]
-        case .distance(let value): ["distance": value.description]
-        case .energy(let value): ["energy": value.description]
+        case .open: .string("open")
+        case .time(let value): .object(["time": .string(value.description)])
+        case .distance(let value): .object(["distance": .string(value.description)])
+        case .energy(let value): .object(["energy": .string(value.description)])
         }
     }
 
-    private static func alert(_ alert: WorkoutAlert) -> [String: Any] {
-        var object: [String: Any] = ["metric": alert.metric.rawValue]
+    private static func alert(_ alert: WorkoutAlert) -> [String: JSONValue] {
+        var object: [String: JSONValue] = ["metric": .string(alert.metric.rawValue)]
         switch alert {
-        case .heartRateRange(let range, _): object["heartRate"] = range.description
-        case .heartRateZone(let index, _): object["heartRateZone"] = index
-        case .powerRange(let range, _): object["power"] = range.description
-        case .powerThreshold(let value, _): object["powerThreshold"] = value.description
-        case .powerZone(let index, _): object["powerZone"] = index
-        case .cadenceRange(let range, _): object["cadence"] = range.description
-        case .cadenceThreshold(let value, _): object["cadenceThreshold"] = value.description
-        case .speedRange(let range, _): object["speed"] = range.description
-        case .speedThreshold(let value, _): object["speedThreshold"] = value.description
+        case .heartRateRange(let range, _): object["heartRate"] = .string(range.description)
+        case .heartRateZone(let index, _): object["heartRateZone"] = .number(Double(index))
+        case .powerRange(let range, _): object["power"] = .string(range.description)
+        case .powerThreshold(let value, _): object["powerThreshold"] = .string(value.description)
+        case .powerZone(let index, _): object["powerZone"] = .number(Double(index))
+        case .cadenceRange(let range, _): object["cadence"] = .string(range.description)
+        case .cadenceThreshold(let value, _): object["cadenceThreshold"] = .string(value.description)
+        case .speedRange(let range, _): object["speed"] = .string(range.description)
+        case .speedThreshold(let value, _): object["speedThreshold"] = .string(value.description)
         }
         return object
     }
@@ -99,18 +107,18 @@ private struct Reader {
         problems.append(PlanProblem(location: location, path: path, kind: .format(message)))
     }
 
-    mutating func plan(_ root: Any) -> WorkoutPlan? {
-        guard let object = root as? [String: Any] else {
+    mutating func plan(_ root: JSONValue) -> WorkoutPlan? {
+        guard let object = root.object else {
             fail("plan", "$", "expected an object")
             return nil
         }
         let known: Set<String> = ["version", "name", "activity", "location", "custom", "singleGoal", "pacer"]
         for key in object.keys.sorted() where !known.contains(key) { fail("plan", "$.\(key)", "unknown key") }
-        if let version = object["version"] as? Int, version != 1 {
+        if let version = object["version"], version != .number(1) {
             fail("plan", "$.version", "only version 1 is supported")
         }
-        let name = object["name"] as? String ?? "Workout"
-        guard let activityText = object["activity"] as? String,
+        let name = object["name"]?.string ?? "Workout"
+        guard let activityText = object["activity"]?.string,
             let activity = WorkoutActivityType(rawValue: activityText)
         else {
             fail(
@@ -118,7 +126,7 @@ private struct Reader {
                 "required: one of \(WorkoutActivityType.allCases.map(\.rawValue).joined(separator: ", "))")
             return nil
         }
-        let location = (object["location"] as? String).flatMap(WorkoutLocation.init(rawValue:)) ?? .unknown
+        let location = object["location"]?.string.flatMap(WorkoutLocation.init(rawValue:)) ?? .unknown
         let kinds = ["custom", "singleGoal", "pacer"].filter { object[$0] != nil }
         guard kinds.count == 1 else {
             fail("plan", "$", "exactly one of custom, singleGoal or pacer is required")
@@ -129,7 +137,7 @@ private struct Reader {
         case "custom": kind = custom(object["custom"])
         case "singleGoal": kind = goal(object["singleGoal"], "plan", "$.singleGoal").map { .singleGoal($0) }
         default:
-            let pacer = object["pacer"] as? [String: Any]
+            let pacer = object["pacer"]?.object
             let distance = value(pacer?["distance"], "plan", "$.pacer.distance")
             let time = value(pacer?["time"], "plan", "$.pacer.time")
             kind = distance.flatMap { distance in time.map { .pacer(distance: distance, time: $0) } }
@@ -137,25 +145,25 @@ private struct Reader {
         return kind.map { WorkoutPlan(name: name, activity: activity, location: location, kind: $0) }
     }
 
-    mutating func custom(_ any: Any?) -> WorkoutPlan.Kind? {
-        guard let object = any as? [String: Any] else {
+    mutating func custom(_ any: JSONValue?) -> WorkoutPlan.Kind? {
+        guard let object = any?.object else {
             fail("plan", "$.custom", "expected an object with warmup, blocks and cooldown")
             return nil
         }
         let warmup = object["warmup"].flatMap { step($0, "warm-up", "$.custom.warmup") }
         let cooldown = object["cooldown"].flatMap { step($0, "cool-down", "$.custom.cooldown") }
         var blocks: [IntervalBlock] = []
-        for (index, any) in (object["blocks"] as? [Any] ?? []).enumerated() {
+        for (index, any) in (object["blocks"]?.array ?? []).enumerated() {
             let path = "$.custom.blocks[\(index)]"
-            guard let block = any as? [String: Any] else {
+            guard let block = any.object else {
                 fail("block \(index + 1)", path, "expected an object")
                 continue
             }
             var steps: [IntervalStep] = []
-            for (stepIndex, stepAny) in (block["steps"] as? [Any] ?? []).enumerated() {
+            for (stepIndex, stepAny) in (block["steps"]?.array ?? []).enumerated() {
                 let location = "block \(index + 1), step \(stepIndex + 1)"
                 let stepPath = path + ".steps[\(stepIndex)]"
-                let purposeText = (stepAny as? [String: Any])?["purpose"] as? String ?? "work"
+                let purposeText = stepAny.object?["purpose"]?.string ?? "work"
                 guard let purpose = IntervalStep.Purpose(rawValue: purposeText) else {
                     fail(location, stepPath + ".purpose", "work or recovery")
                     continue
@@ -167,7 +175,7 @@ private struct Reader {
             var iterations = 1
             if let raw = block["iterations"] {
                 // A whole number (the validator bounds it); anything else is an error, never a default.
-                if let number = raw as? NSNumber, let whole = Int(exactly: number.doubleValue) {
+                if let whole = raw.integer {
                     iterations = whole
                 } else {
                     fail(
@@ -180,31 +188,31 @@ private struct Reader {
         return .custom(warmup: warmup, blocks: blocks, cooldown: cooldown)
     }
 
-    mutating func step(_ any: Any, _ location: String, _ path: String) -> WorkoutStep? {
-        guard let object = any as? [String: Any] else {
+    mutating func step(_ any: JSONValue, _ location: String, _ path: String) -> WorkoutStep? {
+        guard let object = any.object else {
             fail(location, path, "expected an object with a goal")
             return nil
         }
-        guard let goal = goal(object["goal"] ?? "open", location, path + ".goal") else { return nil }
+        guard let goal = goal(object["goal"] ?? .string("open"), location, path + ".goal") else { return nil }
         var alert: WorkoutAlert?
         if let alertObject = object["alert"] {
             guard let parsed = self.alert(alertObject, location, path + ".alert") else { return nil }
             alert = parsed
         }
-        return WorkoutStep(goal: goal, alert: alert, displayName: object["name"] as? String)
+        return WorkoutStep(goal: goal, alert: alert, displayName: object["name"]?.string)
     }
 
-    mutating func value(_ any: Any?, _ location: String, _ path: String) -> PlanValue? {
-        guard let text = any as? String, let value = PlanValue.parse(text) else {
+    mutating func value(_ any: JSONValue?, _ location: String, _ path: String) -> PlanValue? {
+        guard let text = any?.string, let value = PlanValue.parse(text) else {
             fail(location, path, "expected a value with a unit, such as \"5 min\", \"2 mi\" or \"250 W\"")
             return nil
         }
         return value
     }
 
-    mutating func goal(_ any: Any?, _ location: String, _ path: String) -> WorkoutGoal? {
-        if let text = any as? String, text == "open" { return .open }
-        guard let object = any as? [String: Any], object.count == 1, let (key, raw) = object.first else {
+    mutating func goal(_ any: JSONValue?, _ location: String, _ path: String) -> WorkoutGoal? {
+        if any?.string == "open" { return .open }
+        guard let object = any?.object, object.count == 1, let (key, raw) = object.first else {
             fail(location, path, "expected \"open\" or one of {\"time\"|\"distance\"|\"energy\": value}")
             return nil
         }
@@ -219,12 +227,12 @@ private struct Reader {
         }
     }
 
-    mutating func alert(_ any: Any, _ location: String, _ path: String) -> WorkoutAlert? {
-        guard let object = any as? [String: Any] else {
+    mutating func alert(_ any: JSONValue, _ location: String, _ path: String) -> WorkoutAlert? {
+        guard let object = any.object else {
             fail(location, path, "expected an object such as {\"heartRateZone\": 2}")
             return nil
         }
-        let metric = AlertMetric(rawValue: object["metric"] as? String ?? "current")
+        let metric = AlertMetric(rawValue: object["metric"]?.string ?? "current")
         guard let metric else {
             fail(location, path + ".metric", "current or average")
             return nil
@@ -236,14 +244,14 @@ private struct Reader {
         }
         let raw = object[key]
         func range() -> PlanRange? {
-            guard let text = raw as? String, let range = PlanRange.parse(text) else {
+            guard let text = raw?.string, let range = PlanRange.parse(text) else {
                 fail(location, path + ".\(key)", "expected a range with a unit, such as \"250-275 W\"")
                 return nil
             }
             return range
         }
         func zone() -> Int? {
-            guard let index = raw as? Int else {
+            guard let index = raw?.integer else {
                 fail(location, path + ".\(key)", "expected a zone number")
                 return nil
             }

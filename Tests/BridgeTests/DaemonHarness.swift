@@ -192,3 +192,16 @@ final class EventCollector: Sendable {
 
     func cancel() { task.withLock { $0?.cancel() } }
 }
+
+// Tests read and write free-form JSON to probe the API from outside; the sources use typed values.
+extension APIClient.Reply {
+    /// The body as a JSON object.
+    var object: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
+}
+
+extension APIClient {
+    /// Sends `json` (any JSON object, including ones the API must refuse).
+    func send(_ method: HTTPMethod, _ path: String, json: [String: Any]) async throws -> Reply {
+        try await sendRaw(method, path, body: try JSONSerialization.data(withJSONObject: json))
+    }
+}

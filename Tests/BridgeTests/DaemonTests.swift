@@ -206,7 +206,12 @@ struct DaemonTests {
             (.DELETE, "/v1/sensors/\(straps[0])", nil, 409, "sensor_in_use"),
         ]
         for item in cases {
-            let reply = try await client.send(item.method, item.path, json: item.body)
+            let reply =
+                if let body = item.body {
+                    try await client.send(item.method, item.path, json: body)
+                } else {
+                    try await client.send(item.method, item.path)
+                }
             #expect(reply.status == item.status, "\(item.method) \(item.path) \(item.body ?? [:])")
             #expect((reply.object?["error"] as? [String: Any])?["code"] as? String == item.code, "\(item.path)")
             #expect(reply.errorMessage?.isEmpty == false)

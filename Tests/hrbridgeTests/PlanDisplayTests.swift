@@ -1,4 +1,6 @@
+import Bridge
 import Foundation
+import JSONSupport
 import Testing
 
 @testable import WorkoutPlans
@@ -34,15 +36,20 @@ struct PlanDisplayTests {
     }
 
     @Test("plan events as JSON objects: steps with where they are, alerts with value and target")
-    func events() {
+    func events() throws {
         let at = Date(timeIntervalSinceReferenceDate: 0)
-        let started = PlanDisplay.object(.stepStarted(work, at: at))
+        let started = try object(PlanJSON.Event(.stepStarted(work, at: at)))
         #expect(started["event"] as? String == "stepStarted")
         #expect(started["step"] as? String == "block 1 (2/4), step 1")
         #expect(started["alert"] as? String == "heart rate 140-175 bpm")
-        let alert = PlanDisplay.object(.alertOutOfRange(work, value: 131, target: 140...175, at: at))
+        #expect(started["time"] as? String == "2001-01-01T00:00:00.000Z")
+        let alert = try object(PlanJSON.Event(.alertOutOfRange(work, value: 131, target: 140...175, at: at)))
         #expect(alert["event"] as? String == "alertOutOfRange")
         #expect(alert["value"] as? Double == 131)
         #expect(alert["target"] as? [Double] == [140, 175])
+    }
+
+    func object(_ value: some Encodable) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(JSONText.line(value).utf8)) as? [String: Any])
     }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+import JSONSupport
 import NIOCore
 public import NIOHTTP1
 import NIOPosix
@@ -21,10 +22,10 @@ public struct APIClient: Sendable {
         /// The response body.
         public var body: Data
 
-        /// The body as a JSON object.
-        public var object: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
+        /// The body as `Value`, or nil when it is not one.
+        public func decode<Value: Decodable>(_ type: Value.Type) -> Value? { try? JSONText.decode(type, from: body) }
         /// The error message of an error body.
-        public var errorMessage: String? { (object?["error"] as? [String: Any])?["message"] as? String }
+        public var errorMessage: String? { decode(APIError.Body.self)?.error.message }
     }
 
     /// Where the daemon listens.
@@ -87,8 +88,13 @@ public struct APIClient: Sendable {
     }
 
     /// Sends one request and collects the whole response.
-    public func send(_ method: HTTPMethod, _ path: String, json: [String: Any]? = nil) async throws -> Reply {
-        try await sendRaw(method, path, body: try json.map { try JSONSerialization.data(withJSONObject: $0) } ?? Data())
+    public func send(_ method: HTTPMethod, _ path: String) async throws -> Reply {
+        try await sendRaw(method, path, body: Data())
+    }
+
+    /// Sends one request with `body` as JSON.
+    public func send(_ method: HTTPMethod, _ path: String, json body: some Encodable) async throws -> Reply {
+        try await sendRaw(method, path, body: Data(try JSONText.line(body).utf8))
     }
 
     /// Sends one request with `body` as it is (JSON content type when not empty).

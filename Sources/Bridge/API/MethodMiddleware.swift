@@ -1,5 +1,6 @@
 import Foundation
 public import Hummingbird
+import JSONSupport
 
 /// Answers 405 with an `Allow` header for a known path asked with a method it does not have (the
 /// router alone would say 404). The table of paths and methods is read from the OpenAPI document,
@@ -10,10 +11,10 @@ public struct MethodMiddleware: RouterMiddleware {
 
     /// Path templates split into segments (`{…}` matches any one segment), with their methods.
     static let routes: [(segments: [String], methods: [String])] = {
-        guard
-            let document = try? JSONSerialization.jsonObject(with: Data(EmbeddedFiles.openAPI.utf8)) as? [String: Any],
-            let paths = document["paths"] as? [String: [String: Any]]
-        else { return [] }
+        struct Document: Decodable { var paths: [String: [String: JSONValue]] }
+        guard let paths = try? JSONText.decode(Document.self, from: Data(EmbeddedFiles.openAPI.utf8)).paths else {
+            return []
+        }
         let verbs: Set<String> = ["get", "put", "post", "delete", "patch", "head", "options", "trace"]
         return paths.map { path, item in
             (

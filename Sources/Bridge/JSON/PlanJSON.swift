@@ -34,52 +34,134 @@ public enum PlanJSON {
     }
 
     /// A planned step: index, location ("block 1 (2/3), step 1"), purpose, goal, alert, name.
-    public static func step(_ step: PlannedStep) -> [String: Any] {
-        var object: [String: Any] = [
-            "index": step.index, "step": step.location, "purpose": step.purpose, "goal": goal(step.step.goal),
-        ]
-        if let alert = step.step.alert { object["alert"] = self.alert(alert) }
-        if let name = step.step.displayName { object["name"] = name }
-        return object
-    }
+    public struct Step: Codable, Sendable, Equatable {
+        public var index: Int
+        /// Where it is in the plan: `block 1 (2/3), step 1`.
+        public var step: String
+        public var purpose: String
+        public var goal: String
+        public var alert: String?
+        public var name: String?
 
-    /// A plan event: `{"event":"stepStarted",…}`.
-    public static func event(_ event: PlanEvent) -> [String: Any] {
-        switch event {
-        case .stepStarted(let planned, let date):
-            return ["event": "stepStarted", "time": ISO8601.format(date)].merging(step(planned)) { $1 }
-        case .stepEnded(let planned, let segment):
-            return [
-                "event": "stepEnded", "start": ISO8601.format(segment.start), "end": ISO8601.format(segment.end),
-            ].merging(step(planned)) { $1 }
-        case .lap(let block, let iteration, let interval):
-            return [
-                "event": "lap", "block": block + 1, "iteration": iteration, "start": ISO8601.format(interval.start),
-                "end": ISO8601.format(interval.end),
-            ]
-        case .alertOutOfRange(let planned, let value, let target, let date),
-            .alertBackInRange(let planned, let value, let target, let date):
-            let out: Bool = if case .alertOutOfRange = event { true } else { false }
-            return [
-                "event": out ? "alertOutOfRange" : "alertBackInRange", "time": ISO8601.format(date), "value": value,
-                "target": [target.lowerBound, target.upperBound],
-            ].merging(step(planned)) { $1 }
-        case .completed(let date):
-            return ["event": "completed", "time": ISO8601.format(date)]
+        /// The step's JSON.
+        public init(_ planned: PlannedStep) {
+            index = planned.index
+            step = planned.location
+            purpose = planned.purpose
+            goal = PlanJSON.goal(planned.step.goal)
+            alert = planned.step.alert.map(PlanJSON.alert)
+            name = planned.step.displayName
         }
     }
 
-    /// What a dashboard shows: the current step, goal progress 0…1, the alert's target, value and state, the next step.
-    public static func status(_ status: PlanStatus) -> [String: Any] {
-        guard let current = status.current else { return ["complete": true] }
-        var object: [String: Any] = ["complete": false, "current": step(current)]
-        object["progress"] = status.goalProgress.map { $0 as Any } ?? NSNull()
-        if let target = status.alertTarget {
-            object["alertTarget"] = [target.lowerBound, target.upperBound]
-            object["alertValue"] = status.alertValue.map { $0 as Any } ?? NSNull()
-            object["alertInRange"] = status.alertInRange
+    /// A plan event: `{"event":"stepStarted",…}`; the step's keys are among its own.
+    public struct Event: Encodable, Sendable, Equatable {
+        /// `stepStarted`, `stepEnded`, `lap`, `alertOutOfRange`, `alertBackInRange`, `completed`.
+        public var event: String
+        public var time: String?
+        public var start: String?
+        public var end: String?
+        /// 1-based, for laps.
+        public var block: Int?
+        public var iteration: Int?
+        public var value: Double?
+        /// `[lower, upper]`.
+        public var target: [Double]?
+        /// The step it concerns.
+        public var step: Step?
+
+        private enum Key: String, CodingKey { case event, time, start, end, block, iteration, value, target }
+
+        /// The event's JSON.
+        public init(_ event: PlanEvent) {
+            switch event {
+            case .stepStarted(let planned, let date):
+                self.event = "stepStarted"
+                time = ISO8601.format(date)
+                step = Step(planned)
+            case .stepEnded(let planned, let segment):
+                self.event = "stepEnded"
+                start = ISO8601.format(segment.start)
+                end = ISO8601.format(segment.end)
+                step = Step(planned)
+            case .lap(let block, let iteration, let interval):
+                self.event = "lap"
+                self.block = block + 1
+                self.iteration = iteration
+                start = ISO8601.format(interval.start)
+                end = ISO8601.format(interval.end)
+            case .alertOutOfRange(let planned, let value, let target, let date),
+                .alertBackInRange(let planned, let value, let target, let date):
+                if case .alertOutOfRange = event {
+                    self.event = "alertOutOfRange"
+                } else {
+                    self.event = "alertBackInRange"
+                }
+                time = ISO8601.format(date)
+                self.value = value
+                self.target = [target.lowerBound, target.upperBound]
+                step = Step(planned)
+            case .completed(let date):
+                self.event = "completed"
+                time = ISO8601.format(date)
+            }
         }
-        object["next"] = status.next.map { step($0) as Any } ?? NSNull()
-        return object
+
+        /// The step's keys, then the event's own.
+        public func encode(to encoder: any Encoder) throws {
+            try step?.encode(to: encoder)
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(event, forKey: .event)
+            try container.encodeIfPresent(time, forKey: .time)
+            try container.encodeIfPresent(start, forKey: .start)
+            try container.encodeIfPresent(end, forKey: .end)
+            try container.encodeIfPresent(block, forKey: .block)
+            try container.encodeIfPresent(iteration, forKey: .iteration)
+            try container.encodeIfPresent(value, forKey: .value)
+            try container.encodeIfPresent(target, forKey: .target)
+        }
+    }
+
+    /// What a dashboard shows: the current step, goal progress 0…1, the alert's target, value and
+    /// state, the next step; `{"complete":true}` once the plan is done.
+    public struct Status: Encodable, Sendable, Equatable {
+        public var complete: Bool
+        public var current: Step?
+        public var progress: Double?
+        public var alertTarget: [Double]?
+        public var alertValue: Double?
+        public var alertInRange: Bool?
+        public var next: Step?
+
+        private enum Key: String, CodingKey {
+            case complete, current, progress, alertTarget, alertValue, alertInRange, next
+        }
+
+        /// The status' JSON.
+        public init(_ status: PlanStatus) {
+            complete = status.current == nil
+            current = status.current.map(Step.init)
+            progress = status.goalProgress
+            alertTarget = status.alertTarget.map { [$0.lowerBound, $0.upperBound] }
+            alertValue = status.alertValue
+            alertInRange = status.alertTarget == nil ? nil : status.alertInRange
+            next = status.next.map(Step.init)
+        }
+
+        /// Only `complete` once done; `progress` and `next` are null rather than absent while running,
+        /// and the alert's keys appear when the step has one.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(complete, forKey: .complete)
+            guard let current else { return }
+            try container.encode(current, forKey: .current)
+            try container.encode(progress, forKey: .progress)
+            if let alertTarget {
+                try container.encode(alertTarget, forKey: .alertTarget)
+                try container.encode(alertValue, forKey: .alertValue)
+                try container.encode(alertInRange, forKey: .alertInRange)
+            }
+            try container.encode(next, forKey: .next)
+        }
     }
 }

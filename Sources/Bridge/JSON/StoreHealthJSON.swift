@@ -1,14 +1,21 @@
 import Foundation
+public import JSONSupport
 public import WorkoutStore
 
-/// The JSON shape of what a streamer holds unstored: `{"waiting","spilled","lost","error"}`.
-public enum StoreHealthJSON {
-    /// The JSON object of a streamer's health.
-    public static func object(_ health: SampleStreamer.Health) -> [String: Any] {
-        [
-            "waiting": health.waiting, "spilled": health.spilled, "lost": health.lost,
-            "error": health.lastError.map { "\($0)" as Any } ?? NSNull(),
-        ]
+/// What a streamer holds unstored: `{"error","lost","spilled","waiting"}`.
+public struct StoreHealthJSON: Codable, Sendable, Equatable {
+    public var waiting: Int
+    public var spilled: Int
+    public var lost: Int
+    /// Why the store refuses, while it does.
+    @Nullable public var error: String?
+
+    /// The health's JSON.
+    public init(_ health: SampleStreamer.Health) {
+        waiting = health.waiting
+        spilled = health.spilled
+        lost = health.lost
+        error = health.lastError.map { "\($0)" }
     }
 
     /// The short problem a health line names: `disk full`, `store unwritable`, `samples lost`.

@@ -1,4 +1,5 @@
 public import Foundation
+import JSONSupport
 
 /// One message of the live stream, rendered to JSON once and fanned out to every subscriber.
 ///
@@ -33,13 +34,15 @@ public struct LiveMessage: Sendable, Equatable {
     /// The whole message as one line of JSON (it carries `kind`, `session` and `sensor` too).
     public var json: String { storage.json }
 
-    /// Renders `fields` with the routing keys added.
-    public init(kind: String, session: UUID? = nil, sensor: String? = nil, fields: [String: Any]) {
-        var object = fields
-        object["kind"] = kind
-        if let session { object["session"] = session.uuidString.lowercased() }
-        if let sensor { object["sensor"] = sensor }
-        let json = (try? JSONText.render(object)) ?? #"{"kind":"error","message":"unencodable message"}"#
+    /// Renders `payload` with the routing keys added among its own.
+    public init(kind: String, session: UUID? = nil, sensor: String? = nil, payload: some Encodable) {
+        let routed = TaggedJSON(kind: kind, session: session, sensor: sensor, payload: payload)
+        let json = (try? JSONText.line(routed)) ?? #"{"kind":"error","message":"unencodable message"}"#
+        storage = Storage(kind: kind, session: session, sensor: sensor, json: json)
+    }
+
+    /// A message whose line was written by hand (the per-frame ones); `json` must carry the routing keys.
+    public init(kind: String, session: UUID?, sensor: String?, json: String) {
         storage = Storage(kind: kind, session: session, sensor: sensor, json: json)
     }
 

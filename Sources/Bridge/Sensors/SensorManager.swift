@@ -145,7 +145,7 @@ public actor SensorManager {
     }
 
     private func publish(_ status: SensorStatus) {
-        hub.publish(LiveMessage(kind: "sensor", sensor: status.address, fields: status.fields))
+        hub.publish(LiveMessage(kind: "sensor", sensor: status.address, payload: status))
     }
 
     /// How many sensors that are neither configured nor connected are followed at once (a flood of
@@ -160,7 +160,7 @@ public actor SensorManager {
     /// Forgets a sensor that is only seen, telling subscribers it is gone.
     private func drop(_ address: String) {
         guard !isKept(address), statuses.removeValue(forKey: address) != nil else { return }
-        hub.publish(LiveMessage(kind: "sensor", sensor: address, fields: ["address": address, "state": "gone"]))
+        hub.publish(LiveMessage(kind: "sensor", sensor: address, payload: ["address": address, "state": "gone"]))
     }
 
     private func update(_ identity: SensorIdentity, _ change: (inout SensorStatus) -> Void) {
@@ -232,11 +232,8 @@ public actor SensorManager {
             hub.publish(
                 LiveMessage(
                     kind: "measurement", session: status.session, sensor: address,
-                    fields: [
-                        "time": ISO8601.format(measurement.receivedAt), "heartRate": Int(frame.heartRate),
-                        "sensorContact": frame.sensorContact.rawValue,
-                        "rrIntervals": frame.rrIntervals.map(\.seconds),
-                    ]))
+                    json: MeasurementJSON.line(
+                        frame, receivedAt: measurement.receivedAt, sensor: address, session: status.session)))
         case .decodingFailed(let sensor, let error, let bytes):
             update(sensor) { $0.framesRefused += 1 }
             guard !guests.contains(sensor.address) else {
@@ -252,7 +249,7 @@ public actor SensorManager {
                 ])
         case .adapterChanged(_, let state):
             availability = state
-            hub.publish(LiveMessage(kind: "adapter", fields: ["state": "\(state)"]))
+            hub.publish(LiveMessage(kind: "adapter", payload: ["state": "\(state)"]))
             if state == .ready, let findOffered {
                 Task { [weak self] in
                     let found = await findOffered()

@@ -46,23 +46,52 @@ public struct SensorStatus: Sendable, Codable, Equatable {
         self.athlete = athlete
     }
 
-    /// The JSON object of this status.
-    public var fields: [String: Any] {
-        var object: [String: Any] = [
-            "address": address, "adapter": adapter, "state": state, "framesDecoded": framesDecoded,
-            "framesRefused": framesRefused, "disconnections": disconnections,
-        ]
-        object["name"] = name ?? NSNull()
-        object["reason"] = reason ?? NSNull()
-        object["athlete"] = athlete ?? NSNull()
-        object["heartRate"] = heartRate ?? NSNull()
-        object["batteryLevel"] = batteryLevel ?? NSNull()
-        object["rssi"] = rssi ?? NSNull()
-        object["lastMeasurement"] = lastMeasurement.map(ISO8601.format) ?? NSNull()
-        object["session"] = session?.uuidString.lowercased() ?? NSNull()
-        object["athleteName"] = athleteName ?? NSNull()
-        object["zone"] = zone ?? NSNull()
-        object["percentOfMax"] = percentOfMax ?? NSNull()
-        return object
+    private enum CodingKeys: String, CodingKey {
+        case address, adapter, name, state, reason, athlete, heartRate, batteryLevel, rssi, lastMeasurement
+        case framesDecoded, framesRefused, disconnections, session, athleteName, zone, percentOfMax
+    }
+
+    /// Every key is present: what is unknown is `null`; times are ISO 8601, the session id lower case.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(address, forKey: .address)
+        try container.encode(adapter, forKey: .adapter)
+        try container.encode(name, forKey: .name)
+        try container.encode(state, forKey: .state)
+        try container.encode(reason, forKey: .reason)
+        try container.encode(athlete, forKey: .athlete)
+        try container.encode(heartRate, forKey: .heartRate)
+        try container.encode(batteryLevel, forKey: .batteryLevel)
+        try container.encode(rssi, forKey: .rssi)
+        try container.encode(lastMeasurement.map(ISO8601.format), forKey: .lastMeasurement)
+        try container.encode(framesDecoded, forKey: .framesDecoded)
+        try container.encode(framesRefused, forKey: .framesRefused)
+        try container.encode(disconnections, forKey: .disconnections)
+        try container.encode(session?.uuidString.lowercased(), forKey: .session)
+        try container.encode(athleteName, forKey: .athleteName)
+        try container.encode(zone, forKey: .zone)
+        try container.encode(percentOfMax, forKey: .percentOfMax)
+    }
+
+    /// Reads what ``encode(to:)`` writes (the API client's side).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        address = try container.decode(String.self, forKey: .address)
+        adapter = try container.decode(String.self, forKey: .adapter)
+        name = try container.decodeIfPresent(String.self, forKey: .name)
+        state = try container.decode(String.self, forKey: .state)
+        reason = try container.decodeIfPresent(String.self, forKey: .reason)
+        athlete = try container.decodeIfPresent(String.self, forKey: .athlete)
+        heartRate = try container.decodeIfPresent(Int.self, forKey: .heartRate)
+        batteryLevel = try container.decodeIfPresent(Int.self, forKey: .batteryLevel)
+        rssi = try container.decodeIfPresent(Int.self, forKey: .rssi)
+        lastMeasurement = try container.decodeIfPresent(String.self, forKey: .lastMeasurement).flatMap(ISO8601.parse)
+        framesDecoded = try container.decodeIfPresent(Int.self, forKey: .framesDecoded) ?? 0
+        framesRefused = try container.decodeIfPresent(Int.self, forKey: .framesRefused) ?? 0
+        disconnections = try container.decodeIfPresent(Int.self, forKey: .disconnections) ?? 0
+        session = try container.decodeIfPresent(String.self, forKey: .session).flatMap(UUID.init(uuidString:))
+        athleteName = try container.decodeIfPresent(String.self, forKey: .athleteName)
+        zone = try container.decodeIfPresent(Int.self, forKey: .zone)
+        percentOfMax = try container.decodeIfPresent(Int.self, forKey: .percentOfMax)
     }
 }

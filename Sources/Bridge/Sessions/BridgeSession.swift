@@ -85,9 +85,11 @@ public actor BridgeSession {
         { samples in
             streamer?.submit(samples)
             for sample in samples {
+                let address = sample.source.address
                 hub.publish(
                     LiveMessage(
-                        kind: "sample", session: id, sensor: sample.source.address, fields: SampleJSON.object(sample)))
+                        kind: "sample", session: id, sensor: address,
+                        json: SampleJSON.line(sample, kind: "sample", session: id, sensor: address)))
             }
             trigger.poke()
         }
@@ -115,23 +117,13 @@ public actor BridgeSession {
                 switch update {
                 case .event(let event):
                     try? store?.append(event: event, workout: workoutID)
-                    hub.publish(LiveMessage(kind: "event", session: workoutID, fields: WorkoutJSON.event(event)))
+                    hub.publish(LiveMessage(kind: "event", session: workoutID, payload: WorkoutJSON.Event(event)))
                 case .zone(let zone):
-                    hub.publish(
-                        LiveMessage(
-                            kind: "zone", session: workoutID,
-                            fields: [
-                                "type": zone.type.rawValue, "current": zone.current.zone.index,
-                                "previous": zone.previous.map { $0.zone.index as Any } ?? NSNull(),
-                                "lower": zone.current.zone.lower.map { $0 as Any } ?? NSNull(),
-                                "upper": zone.current.zone.upper.map { $0 as Any } ?? NSNull(),
-                                "date": ISO8601.format(zone.lastSampleProcessedDate),
-                                "durations": zone.group.durations.map(WorkoutJSON.zoneDuration),
-                            ]))
+                    hub.publish(LiveMessage(kind: "zone", session: workoutID, payload: WorkoutJSON.ZoneChange(zone)))
                 case .activityBegan(let activity), .activityEnded(let activity):
                     try? store?.upsert(activity: activity, workout: workoutID)
                 case .heartRateVariability(let window):
-                    hub.publish(LiveMessage(kind: "hrv", session: workoutID, fields: WorkoutJSON.hrvWindow(window)))
+                    hub.publish(LiveMessage(kind: "hrv", session: workoutID, payload: WorkoutJSON.HRVWindow(window)))
                 case .collected:
                     break
                 }
@@ -146,7 +138,7 @@ public actor BridgeSession {
 
     /// Publishes the session's state to the live hub.
     func publishState() async {
-        hub.publish(LiveMessage(kind: "session", session: id, fields: await snapshot()))
+        hub.publish(LiveMessage(kind: "session", session: id, payload: await snapshot()))
     }
 
     /// Runs `plan` once the session begins: its steps become segments, block iterations laps,
@@ -167,7 +159,7 @@ public actor BridgeSession {
     }
 
     private func publish(_ events: [PlanEvent]) {
-        for event in events { hub.publish(LiveMessage(kind: "plan", session: id, fields: PlanJSON.event(event))) }
+        for event in events { hub.publish(LiveMessage(kind: "plan", session: id, payload: PlanJSON.Event(event))) }
     }
 
     private func startPlan() async {
@@ -284,47 +276,39 @@ public actor BridgeSession {
     }
 
     /// The session as the API shows it.
-    public func snapshot() async -> sending [String: Any] {
+    public func snapshot() async -> SessionJSON {
         let now = clock.now()
         let state = finished == nil ? await session.state : .ended
-        var object: [String: Any] = [
-            "id": id.uuidString.lowercased(), "athlete": profile.id, "guest": guest, "state": state.rawValue,
-            "activity": configuration.activityType.rawValue, "location": configuration.location.rawValue,
-            "sensors": sensors.map(\.address), "start": ISO8601.format(started),
-        ]
+        var snapshot = SessionJSON(
+            id: id, athlete: profile.id, guest: guest, state: state.rawValue,
+            activity: configuration.activityType.rawValue, location: configuration.location.rawValue,
+            sensors: sensors.map(\.address), start: started, elapsedTime: 0)
         if let storage = streamer?.health, !storage.isCaughtUp || storage.lastError != nil || storage.lost > 0 {
-            object["store"] = StoreHealthJSON.object(storage)
+            snapshot.store = StoreHealthJSON(storage)
         }
         if let ended = finished ?? unsaved {
-            object["elapsedTime"] = ended.elapsedTime
-            object["summary"] = WorkoutJSON.summary(ended)
-            if finished == nil { object["saved"] = false }
-            return object
+            snapshot.elapsedTime = ended.elapsedTime
+            snapshot.summary = WorkoutJSON.Summary(ended)
+            if finished == nil { snapshot.saved = false }
+            return snapshot
         }
-        object["elapsedTime"] = await builder.elapsedTime(at: now)
+        snapshot.elapsedTime = await builder.elapsedTime(at: now)
         let statistics = await builder.allStatistics
-        object["statistics"] = Dictionary(
-            uniqueKeysWithValues: statistics.map { ($0.key.rawValue, WorkoutJSON.statistics($0.value)) })
-        let heartRateZones = await builder.zoneGroups.first { $0.configuration.quantityType == .heartRate }
-        object["zones"] = heartRateZones?.durations.map(WorkoutJSON.zoneDuration) ?? []
+        var zone: WorkoutJSON.Zone?
         if let current = statistics[.heartRate]?.mostRecent,
             let configuration = await builder.zoneConfiguration(for: .heartRate)
         {
-            let zone = configuration.zones[configuration.position(of: current)]
-            object["zone"] = [
-                "index": zone.index, "lower": zone.lower.map { $0 as Any } ?? NSNull(),
-                "upper": zone.upper.map { $0 as Any } ?? NSNull(),
-            ]
-        } else {
-            object["zone"] = NSNull()
+            zone = WorkoutJSON.Zone(configuration.zones[configuration.position(of: current)])
         }
-        let hrv = await builder.heartRateVariability
-        object["rmssd"] = hrv.rmssd.map { $0 as Any } ?? NSNull()
-        object["alpha1"] = await builder.latestAlpha1.map { WorkoutJSON.hrvWindow($0) as Any } ?? NSNull()
-        object["activeEnergy"] = (await builder.activeEnergy).kilocalories.map { $0 as Any } ?? NSNull()
-        object["laps"] = await builder.events.filter { $0.kind == .lap }.count
-        if let runner { object["plan"] = PlanJSON.status(await runner.status(at: now)) }
-        return object
+        snapshot.live = SessionJSON.Live(
+            statistics: WorkoutJSON.Statistics.byType(statistics),
+            zones: WorkoutJSON.heartRateZones(await builder.zoneGroups), zone: zone,
+            rmssd: await builder.heartRateVariability.rmssd,
+            alpha1: await builder.latestAlpha1.map(WorkoutJSON.HRVWindow.init),
+            activeEnergy: (await builder.activeEnergy).kilocalories,
+            laps: await builder.events.filter { $0.kind == .lap }.count,
+            plan: (await runner?.status(at: now)).map(PlanJSON.Status.init))
+        return snapshot
     }
 
     /// The session's current state.

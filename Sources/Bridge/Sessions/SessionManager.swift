@@ -106,14 +106,14 @@ public actor SessionManager {
             }
         }
         var runnerPlan: WorkoutPlan?
-        if let data = request.plan {
+        if let planValue = request.plan {
             // Zone alerts are judged against the zones this session will use.
             var context = PlanContext()
             if let zonesInForce = zones ?? athlete.profile.preferredZoneConfiguration(for: .heartRate) {
                 context.zones[.heartRate] = zonesInForce
             }
             do {
-                let plan = try PlanFormat.decode(data, context: context)
+                let plan = try PlanFormat.decode(planValue, context: context)
                 let problems = PlanValidator.problems(in: plan, context: context)
                 guard problems.isEmpty else { throw PlanError(problems: problems) }
                 runnerPlan = plan

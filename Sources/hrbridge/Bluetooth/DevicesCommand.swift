@@ -3,6 +3,7 @@ import BlueZ
 import Bridge
 import DBus
 import Foundation
+import JSONSupport
 import Sensors
 
 /// `hrbridge devices`: sensors BlueZ knows, with their state.
@@ -19,15 +20,12 @@ struct DevicesCommand: AsyncParsableCommand {
         let (connection, adapter) = try await bluetooth.open()
         for device in await adapter.knownDevices() {
             if json {
-                let object: [String: Any] = [
-                    "address": device.identity.address, "adapter": device.identity.adapter,
-                    "name": device.identity.name.map { $0 as Any } ?? NSNull(),
-                    "rssi": device.rssi.map { $0 as Any } ?? NSNull(),
-                    "services": device.services.map(\.commandLineName).sorted(), "paired": device.paired,
-                    "trusted": device.trusted, "bonded": device.bonded, "connected": device.connected,
-                    "servicesResolved": device.servicesResolved,
-                ]
-                if let text = try? JSONText.render(object) { print(text) }
+                let line = DeviceJSON(
+                    address: device.identity.address, adapter: device.identity.adapter, name: device.identity.name,
+                    rssi: device.rssi, services: device.services.map(\.commandLineName).sorted(), paired: device.paired,
+                    trusted: device.trusted, bonded: device.bonded, connected: device.connected,
+                    servicesResolved: device.servicesResolved)
+                if let text = try? JSONText.line(line) { print(text) }
             } else {
                 var flags: [String] = []
                 if device.paired { flags.append("paired") }
@@ -127,4 +125,18 @@ struct ForgetCommand: AsyncParsableCommand {
         await adapter.shutdown()
         await connection.close()
     }
+}
+
+/// A line of `devices --json`: what BlueZ knows of a device; unknown name and RSSI are `null`.
+struct DeviceJSON: Codable {
+    var address: String
+    var adapter: String
+    @Nullable var name: String?
+    @Nullable var rssi: Int?
+    var services: [String]
+    var paired: Bool
+    var trusted: Bool
+    var bonded: Bool
+    var connected: Bool
+    var servicesResolved: Bool
 }

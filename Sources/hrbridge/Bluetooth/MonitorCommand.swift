@@ -4,6 +4,7 @@ import Bridge
 import DBus
 import Foundation
 import GATT
+import JSONSupport
 import Sensors
 import Synchronization
 
@@ -144,6 +145,35 @@ final class MonitorStatistics: Sendable {
     }
 
     var snapshot: [String: Counters] { counters.withLock { $0 } }
+
+    /// The last line of `monitor --json`: `{"event":"stats","sensors":{address: counters}}`.
+    struct Report: Encodable {
+        struct Sensor: Encodable {
+            var framesDecoded: Int
+            var framesRejected: Int
+            var connections: Int
+            var disconnections: Int
+            var reconnects: Int
+            var refusedByReason: [String: Int]
+            var disconnectionsByReason: [String: Int]
+            var totalGapSeconds: Double
+            var longestGapSeconds: Double
+        }
+
+        var event = "stats"
+        var sensors: [String: Sensor]
+
+        init(sensors counters: [String: Counters]) {
+            sensors = counters.mapValues { counter in
+                Sensor(
+                    framesDecoded: counter.framesDecoded, framesRejected: counter.framesRejected,
+                    connections: counter.connections, disconnections: counter.disconnections,
+                    reconnects: counter.reconnects, refusedByReason: counter.refusedByReason,
+                    disconnectionsByReason: counter.disconnectionsByReason, totalGapSeconds: counter.totalGap,
+                    longestGapSeconds: counter.longestGap)
+            }
+        }
+    }
 }
 
 /// Output of `hrbridge monitor`: JSON lines, or one live line per strap on a terminal.
@@ -158,19 +188,21 @@ final class MonitorView: @unchecked Sendable {
 
     init(json: Bool) { self.json = json }
 
-    private func write(_ object: [String: Any]) {
-        guard let text = try? JSONText.render(object) else { return }
-        print(text)
+    private func write(_ line: String) {
+        print(line)
         fflush(nil)
+    }
+
+    private func write(_ value: some Encodable) {
+        guard let line = try? JSONText.line(value) else { return }
+        write(line)
     }
 
     func status(_ event: String, sensor: String, detail: String? = nil) {
         lock.lock()
         defer { lock.unlock() }
         if json {
-            var object: [String: Any] = ["event": event, "sensor": sensor, "time": ISO8601.format(Date())]
-            if let detail { object["detail"] = detail }
-            write(object)
+            write(SensorEventJSON(event: event, sensor: sensor, detail: detail, time: Date()))
         } else {
             update(sensor, "\(sensor)  \(event)\(detail.map { ": \($0)" } ?? "")")
         }
@@ -181,12 +213,9 @@ final class MonitorView: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if json {
-            var object: [String: Any] = [
-                "event": "adapter", "state": Self.key(state), "detail": state.description,
-                "time": ISO8601.format(Date()),
-            ]
-            if let name { object["adapter"] = name }
-            write(object)
+            write(
+                SensorEventJSON(
+                    event: "adapter", adapter: name, state: Self.key(state), detail: state.description, time: Date()))
         } else {
             let waiting = state == .ready ? "" : "; waiting"
             update("adapter", "adapter \(name ?? "-"): \(state)\(waiting)")
@@ -211,12 +240,9 @@ final class MonitorView: @unchecked Sendable {
             lock.lock()
             defer { lock.unlock() }
             if json {
-                write([
-                    "time": ISO8601.format(measurement.receivedAt), "sensor": measurement.sensor.address,
-                    "heartRate": Int(frame.heartRate), "sensorContact": frame.sensorContact.rawValue,
-                    "energyExpended": frame.energyExpended.map { Int($0) as Any } ?? NSNull(),
-                    "rrIntervals": frame.rrIntervals.map(\.seconds),
-                ])
+                write(
+                    MeasurementJSON.line(
+                        frame, receivedAt: measurement.receivedAt, sensor: measurement.sensor.address, kind: nil))
             } else {
                 let rr = frame.rrIntervals.map { String(format: "%.3f", $0.seconds) }.joined(separator: " ")
                 update(
@@ -243,21 +269,19 @@ final class MonitorView: @unchecked Sendable {
         case .batteryLevel(let sensor, let percent):
             if json {
                 lock.withLock {
-                    write([
-                        "event": "battery", "sensor": sensor.address, "batteryLevel": Int(percent),
-                        "time": ISO8601.format(Date()),
-                    ])
+                    write(
+                        SensorEventJSON(
+                            event: "battery", sensor: sensor.address, batteryLevel: Int(percent), time: Date()))
                 }
             }
         case .decodingFailed(let sensor, let error, let bytes):
             lock.lock()
             defer { lock.unlock() }
             if json {
-                write([
-                    "event": "frameRefused", "sensor": sensor.address, "error": error.description,
-                    "bytes": bytes.map { String(format: "%02x", $0) }.joined(separator: " "),
-                    "time": ISO8601.format(Date()),
-                ])
+                write(
+                    SensorEventJSON(
+                        event: "frameRefused", sensor: sensor.address, error: error.description, bytes: bytes,
+                        time: Date()))
             }
         default:
             break
@@ -280,22 +304,7 @@ final class MonitorView: @unchecked Sendable {
     func finish(statistics: MonitorStatistics) {
         let counters = statistics.snapshot
         if json {
-            write([
-                "event": "stats",
-                "sensors": Dictionary(
-                    uniqueKeysWithValues: counters.map { address, counter in
-                        (
-                            address,
-                            [
-                                "framesDecoded": counter.framesDecoded, "framesRejected": counter.framesRejected,
-                                "connections": counter.connections, "disconnections": counter.disconnections,
-                                "reconnects": counter.reconnects, "refusedByReason": counter.refusedByReason,
-                                "disconnectionsByReason": counter.disconnectionsByReason,
-                                "totalGapSeconds": counter.totalGap, "longestGapSeconds": counter.longestGap,
-                            ]
-                        )
-                    }),
-            ])
+            write(MonitorStatistics.Report(sensors: counters))
         } else {
             for (address, counter) in counters.sorted(by: { $0.key < $1.key }) {
                 StandardError.write(

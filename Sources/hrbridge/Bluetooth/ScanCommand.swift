@@ -4,6 +4,7 @@ import Bridge
 import DBus
 import Foundation
 import GATT
+import JSONSupport
 import Sensors
 
 /// `hrbridge scan`: heart-rate straps and fitness sensors in range.
@@ -63,14 +64,23 @@ struct ScanCommand: AsyncParsableCommand {
         await connection.close()
     }
 
+    /// A line of `scan --json`: `found`, `updated` or `lost`; unknown name and RSSI are `null`,
+    /// `services` only when known.
+    struct Line: Codable {
+        var event: String
+        var address: String
+        var adapter: String
+        @Nullable var name: String?
+        @Nullable var rssi: Int?
+        var services: [String]?
+    }
+
     private func report(_ event: String, _ identity: SensorIdentity, rssi: Int?, services: Set<GATTService>?) {
         if json {
-            var object: [String: Any] = [
-                "event": event, "address": identity.address, "adapter": identity.adapter,
-                "name": identity.name.map { $0 as Any } ?? NSNull(), "rssi": rssi.map { $0 as Any } ?? NSNull(),
-            ]
-            if let services { object["services"] = services.map(\.commandLineName).sorted() }
-            if let text = try? JSONText.render(object) { print(text) }
+            let line = Line(
+                event: event, address: identity.address, adapter: identity.adapter, name: identity.name, rssi: rssi,
+                services: services?.map(\.commandLineName).sorted())
+            if let text = try? JSONText.line(line) { print(text) }
         } else if event == "found" {
             let serviceText = (services ?? []).map(\.commandLineName).sorted().joined(separator: ", ")
             print(

@@ -2,6 +2,7 @@ import ArgumentParser
 import Bridge
 import Foundation
 import NIOHTTP1
+import Workouts
 
 /// `hrbridge session …`: drives a running daemon through its API socket.
 struct SessionCommand: AsyncParsableCommand {
@@ -31,10 +32,14 @@ struct SessionCommand: AsyncParsableCommand {
         }
 
         /// Sends the request; prints the JSON body, or the error and exits 65 (69 without a daemon).
-        func send(_ method: HTTPMethod, _ path: String, json: [String: Any]? = nil) async throws -> [String: Any] {
+        func send(_ method: HTTPMethod, _ path: String, json: SessionRequest? = nil) async throws {
             let reply: APIClient.Reply
             do {
-                reply = try await client.send(method, path, json: json)
+                if let json {
+                    reply = try await client.send(method, path, json: json)
+                } else {
+                    reply = try await client.send(method, path)
+                }
             } catch {
                 StandardError.write(
                     "hrbridge: no daemon answers on \(client.endpoint) (\(error)); is `hrbridge daemon` running?")
@@ -45,7 +50,6 @@ struct SessionCommand: AsyncParsableCommand {
                 throw ExitCode(65)
             }
             if !reply.body.isEmpty { print(String(decoding: reply.body, as: UTF8.self)) }
-            return reply.object ?? [:]
         }
     }
 
@@ -63,22 +67,31 @@ struct SessionCommand: AsyncParsableCommand {
         func run() async throws {
             var chosen = sensors
             if chosen.isEmpty {
-                let list = try await connection.client.send(.GET, "/v1/sensors").object?["sensors"] as? [[String: Any]]
-                let free = list?.first { $0["state"] as? String == "ready" && $0["session"] is NSNull }
-                guard let address = free?["address"] as? String else {
+                let list = try await connection.client.send(.GET, "/v1/sensors").decode([String: [SensorStatus]].self)
+                let free = list?["sensors"]?.first { $0.state == "ready" && $0.session == nil }
+                guard let address = free?.address else {
                     StandardError.write("hrbridge: no free streaming sensor; name one with --sensor")
                     throw ExitCode(65)
                 }
                 chosen = [address]
             }
-            var body: [String: Any] = ["sensors": chosen, "activity": activity, "location": location, "guest": guest]
-            if let athlete { body["athlete"] = athlete }
-            if let zones {
-                body["zones"] = zones.split(separator: ",").compactMap {
-                    Double($0.trimmingCharacters(in: .whitespaces))
-                }
+            guard let activityType = WorkoutActivityType(rawValue: activity) else {
+                StandardError.write(
+                    "hrbridge: '\(activity)' is not an activity; one of \(WorkoutActivityType.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
+                throw ExitCode(65)
             }
-            _ = try await connection.send(.POST, "/v1/sessions", json: body)
+            guard let locationValue = WorkoutLocation(rawValue: location), locationValue != .unknown else {
+                StandardError.write("hrbridge: the location is indoor or outdoor, not '\(location)'")
+                throw ExitCode(65)
+            }
+            let body = SessionRequest(
+                activity: activityType, location: locationValue, sensors: chosen, athlete: athlete,
+                zones: zones.map {
+                    $0.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+                },
+                guest: guest)
+            try await connection.send(.POST, "/v1/sessions", json: body)
         }
     }
 
@@ -110,7 +123,7 @@ struct SessionCommand: AsyncParsableCommand {
 
         static func perform(_ action: String, _ id: String?, _ connection: Connection) async throws {
             let session = try await SessionCommand.resolve(id, connection)
-            _ = try await connection.send(.POST, "/v1/sessions/\(session)/\(action)")
+            try await connection.send(.POST, "/v1/sessions/\(session)/\(action)")
         }
     }
 
@@ -124,8 +137,9 @@ struct SessionCommand: AsyncParsableCommand {
             StandardError.write("hrbridge: no daemon answers on \(connection.client.endpoint) (\(error))")
             throw ExitCode(69)
         }
-        let sessions = reply.object?["sessions"] as? [[String: Any]] ?? []
-        guard sessions.count == 1, let only = sessions[0]["id"] as? String else {
+        struct Listed: Decodable { var id: String }
+        let sessions = reply.decode([String: [Listed]].self)?["sessions"] ?? []
+        guard sessions.count == 1, let only = sessions.first?.id else {
             StandardError.write(
                 "hrbridge: \(sessions.isEmpty ? "no active session" : "\(sessions.count) active sessions"); give a session id"
             )
@@ -139,7 +153,7 @@ struct SessionCommand: AsyncParsableCommand {
         @OptionGroup var connection: Connection
         @Argument(help: "Session id.") var id: String?
         func run() async throws {
-            _ = try await connection.send(.GET, id.map { "/v1/sessions/\($0)" } ?? "/v1/sessions")
+            try await connection.send(.GET, id.map { "/v1/sessions/\($0)" } ?? "/v1/sessions")
         }
     }
 

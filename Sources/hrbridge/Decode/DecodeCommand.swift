@@ -2,6 +2,7 @@ import ArgumentParser
 import Bridge
 import Foundation
 import GATT
+import JSONSupport
 import Samples
 import Sensors
 
@@ -68,15 +69,13 @@ struct DecodeCommand: ParsableCommand {
             StandardError.write("hrbridge: \(error)")
             throw ExitCode(65)
         }
-        let output: Any
         if samples {
             let source = SampleSource(adapter: "cli", address: address)
             var sampler = MeasurementSampler(source: source)
             let date = receivedAt.flatMap(ISO8601.parse) ?? Date()
-            output = sampler.samples(from: value, receivedAt: date).map(SampleJSON.object)
+            print(try JSONText.line(sampler.samples(from: value, receivedAt: date).map(SampleJSON.init)))
         } else {
-            output = GATTValueJSON.object(value)
+            print(try JSONText.line(GATTValueJSON.object(value)))
         }
-        print(try JSONText.render(output))
     }
 }

@@ -1,37 +1,38 @@
 import Foundation
 import GATT
+import JSONSupport
 
 /// The JSON shape of decoded values: camelCase fields in SI units, `null` for absent fields.
 enum GATTValueJSON {
-    static func object(_ value: GATTValue) -> [String: Any] {
+    static func object(_ value: GATTValue) -> [String: JSONValue] {
         switch value {
         case .heartRateMeasurement(let measurement):
             return [
-                "heartRate": Int(measurement.heartRate),
-                "sensorContact": measurement.sensorContact.rawValue,
+                "heartRate": json(Int(measurement.heartRate)),
+                "sensorContact": json(measurement.sensorContact.rawValue),
                 "energyExpended": json(measurement.energyExpended.map(Int.init)),
-                "energySaturated": measurement.isEnergySaturated,
-                "rrIntervals": measurement.rrIntervals.map(\.seconds),
+                "energySaturated": json(measurement.isEnergySaturated),
+                "rrIntervals": json(measurement.rrIntervals.map(\.seconds)),
             ]
         case .bodySensorLocation(let location):
-            return ["bodySensorLocation": location.name, "rawValue": Int(location.rawValue)]
+            return ["bodySensorLocation": json(location.name), "rawValue": json(Int(location.rawValue))]
         case .heartRateControlPoint(let command):
-            return ["opCode": Int(command.rawValue), "command": "resetEnergyExpended"]
+            return ["opCode": json(Int(command.rawValue)), "command": json("resetEnergyExpended")]
         case .batteryLevel(let level):
-            return ["batteryLevel": Int(level.percent)]
+            return ["batteryLevel": json(Int(level.percent))]
         case .deviceInformation(let characteristic, let text):
-            return [characteristic.fieldName: text]
+            return [characteristic.fieldName: json(text)]
         case .cyclingPowerMeasurement(let measurement):
             return cyclingPower(measurement)
         case .cscMeasurement(let measurement):
             return revolutions(wheel: measurement.wheel, wheelTicks: 1024, crank: measurement.crank)
         case .rscMeasurement(let measurement):
             return [
-                "speed": measurement.speedMetersPerSecond,
-                "cadence": Int(measurement.cadence),
+                "speed": json(measurement.speedMetersPerSecond),
+                "cadence": json(Int(measurement.cadence)),
                 "strideLength": json(measurement.strideLengthMeters),
                 "totalDistance": json(measurement.totalDistanceMeters),
-                "running": measurement.isRunning,
+                "running": json(measurement.isRunning),
             ]
         case .indoorBikeData(let data):
             return indoorBike(data)
@@ -40,9 +41,14 @@ enum GATTValueJSON {
         }
     }
 
-    private static func json(_ value: (some Any)?) -> Any { value.map { $0 as Any } ?? NSNull() }
+    private static func json(_ value: Int?) -> JSONValue { value.map { .number(Double($0)) } ?? .null }
+    private static func json(_ value: Double?) -> JSONValue { value.map { .number($0) } ?? .null }
+    private static func json(_ value: Bool) -> JSONValue { .bool(value) }
+    private static func json(_ value: String) -> JSONValue { .string(value) }
+    private static func json(_ value: [Double]) -> JSONValue { .array(value.map { .number($0) }) }
 
-    private static func revolutions(wheel: RevolutionData?, wheelTicks: Double, crank: RevolutionData?) -> [String: Any]
+    private static func revolutions(wheel: RevolutionData?, wheelTicks: Double, crank: RevolutionData?) -> [String:
+        JSONValue]
     {
         [
             "wheelRevolutions": json(wheel.map { Int($0.revolutions) }),
@@ -52,16 +58,16 @@ enum GATTValueJSON {
         ]
     }
 
-    private static func cyclingPower(_ measurement: CyclingPowerMeasurement) -> [String: Any] {
+    private static func cyclingPower(_ measurement: CyclingPowerMeasurement) -> [String: JSONValue] {
         var object = revolutions(
             wheel: measurement.wheel, wheelTicks: CyclingPowerMeasurement.wheelTicksPerSecond, crank: measurement.crank)
         object.merge(
             [
-                "instantaneousPower": Int(measurement.instantaneousPower),
+                "instantaneousPower": json(Int(measurement.instantaneousPower)),
                 "pedalPowerBalance": json(measurement.pedalPowerBalancePercent),
-                "pedalPowerBalanceReference": measurement.pedalPowerBalanceReferenceIsLeft ? "left" : "unknown",
+                "pedalPowerBalanceReference": json(measurement.pedalPowerBalanceReferenceIsLeft ? "left" : "unknown"),
                 "accumulatedTorque": json(measurement.accumulatedTorqueNewtonMetres),
-                "accumulatedTorqueSource": measurement.accumulatedTorqueSourceIsCrank ? "crank" : "wheel",
+                "accumulatedTorqueSource": json(measurement.accumulatedTorqueSourceIsCrank ? "crank" : "wheel"),
                 "extremeForceMaximum": json(measurement.extremeForce.map { Int($0.maximum) }),
                 "extremeForceMinimum": json(measurement.extremeForce.map { Int($0.minimum) }),
                 "extremeTorqueMaximum": json(measurement.extremeTorque.map { Double($0.maximum) / 32 }),
@@ -71,14 +77,14 @@ enum GATTValueJSON {
                 "topDeadSpotAngle": json(measurement.topDeadSpotAngle.map(Int.init)),
                 "bottomDeadSpotAngle": json(measurement.bottomDeadSpotAngle.map(Int.init)),
                 "accumulatedEnergy": json(measurement.accumulatedEnergy.map(Int.init)),
-                "offsetCompensationIndicator": measurement.offsetCompensationIndicator,
+                "offsetCompensationIndicator": json(measurement.offsetCompensationIndicator),
             ], uniquingKeysWith: { first, _ in first })
         return object
     }
 
-    private static func speed(_ raw: UInt16?) -> Any { json(raw.map { Double($0) / 360 }) }
+    private static func speed(_ raw: UInt16?) -> JSONValue { json(raw.map { Double($0) / 360 }) }
 
-    private static func energy(_ energy: FitnessMachineEnergy?) -> [String: Any] {
+    private static func energy(_ energy: FitnessMachineEnergy?) -> [String: JSONValue] {
         [
             "totalEnergy": json(energy.map { Int($0.total) }),
             "energyPerHour": json(energy.map { Int($0.perHour) }),
@@ -86,9 +92,9 @@ enum GATTValueJSON {
         ]
     }
 
-    private static func indoorBike(_ data: IndoorBikeData) -> [String: Any] {
-        var object: [String: Any] = [
-            "moreData": data.moreData,
+    private static func indoorBike(_ data: IndoorBikeData) -> [String: JSONValue] {
+        var object: [String: JSONValue] = [
+            "moreData": json(data.moreData),
             "speed": speed(data.instantaneousSpeed),
             "averageSpeed": speed(data.averageSpeed),
             "cadence": json(data.instantaneousCadenceRPM),
@@ -106,9 +112,9 @@ enum GATTValueJSON {
         return object
     }
 
-    private static func treadmill(_ data: TreadmillData) -> [String: Any] {
-        var object: [String: Any] = [
-            "moreData": data.moreData,
+    private static func treadmill(_ data: TreadmillData) -> [String: JSONValue] {
+        var object: [String: JSONValue] = [
+            "moreData": json(data.moreData),
             "speed": speed(data.instantaneousSpeed),
             "averageSpeed": speed(data.averageSpeed),
             "totalDistance": json(data.totalDistance.map(Int.init)),

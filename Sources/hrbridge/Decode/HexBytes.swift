@@ -17,4 +17,17 @@ enum HexBytes {
         }
         return bytes
     }
+
+    /// `1e 55 32 00`: lower-case pairs separated by spaces.
+    static func format(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 3)
+        for (index, byte) in bytes.enumerated() {
+            if index > 0 { text.append(UInt8(ascii: " ")) }
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
 }

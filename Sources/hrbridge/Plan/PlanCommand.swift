@@ -1,6 +1,7 @@
 import ArgumentParser
 import Bridge
 import Foundation
+import JSONSupport
 import Samples
 import WorkoutPlans
 import WorkoutStore
@@ -236,12 +237,10 @@ struct PlanListCommand: ParsableCommand {
             let status = entry.completedAt != nil ? "done" : entry.date < now ? "missed" : "upcoming"
             if json {
                 print(
-                    try JSONText.render([
-                        "id": entry.id.uuidString, "name": entry.name, "date": ISO8601.format(entry.date),
-                        "status": status,
-                        "completedAt": entry.completedAt.map { ISO8601.format($0) as Any } ?? NSNull(),
-                        "workout": entry.workoutID.map { $0.uuidString as Any } ?? NSNull(),
-                    ]))
+                    try JSONText.line(
+                        ScheduledLine(
+                            id: entry.id.uuidString, name: entry.name, date: ISO8601.format(entry.date), status: status,
+                            completedAt: entry.completedAt.map(ISO8601.format), workout: entry.workoutID?.uuidString)))
             } else {
                 var line =
                     "\(ISO8601.format(entry.date))  \(status.padding(toLength: 8, withPad: " ", startingAt: 0))  \(entry.name)"
@@ -272,4 +271,14 @@ enum LocalDate {
         guard components.isValidDate(in: calendar) else { return nil }
         return calendar.date(from: components)
     }
+}
+
+/// A line of `plan scheduled --json`: `status` is `upcoming`, `done` or `missed`.
+struct ScheduledLine: Codable {
+    var id: String
+    var name: String
+    var date: String
+    var status: String
+    @Nullable var completedAt: String?
+    @Nullable var workout: String?
 }

@@ -10,11 +10,9 @@ struct PlanDisplay {
     mutating func note(_ events: [PlanEvent], output: JSONLineWriter) {
         for event in events {
             if case .stepStarted(_, let date) = event { stepStart = date }
-            output.plan(Self.object(event))
+            output.plan(event)
         }
     }
-
-    static func object(_ event: PlanEvent) -> [String: Any] { PlanJSON.event(event) }
 
     /// `plan: block 1 (2/4), step 1 work · 2 mi 45% █████······· · speed target 7.7–8.9 m/s now 8.1 ✓ · next: recovery 0.5 mi`.
     static func line(_ status: PlanStatus) -> String {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Bridge
 import Foundation
+import JSONSupport
 import Samples
 import Sensors
 import WorkoutExport
@@ -44,14 +45,13 @@ struct WorkoutsListCommand: ParsableCommand {
         for workout in try store.workouts() {
             let heartRate = workout.summary?.statistics[.heartRate]
             if json {
-                let object: [String: Any] = [
-                    "id": workout.id.uuidString, "activityType": workout.configuration.activityType.rawValue,
-                    "start": ISO8601.format(workout.start),
-                    "end": workout.end.map { ISO8601.format($0) as Any } ?? NSNull(),
-                    "elapsedTime": workout.elapsedTime.map { $0 as Any } ?? NSNull(), "active": workout.isActive,
-                    "averageHeartRate": heartRate?.average.map { $0 as Any } ?? NSNull(),
-                ]
-                print(try JSONText.render(object))
+                print(
+                    try JSONText.line(
+                        ListLine(
+                            id: workout.id.uuidString, activityType: workout.configuration.activityType.rawValue,
+                            start: ISO8601.format(workout.start), end: workout.end.map(ISO8601.format),
+                            elapsedTime: workout.elapsedTime, active: workout.isActive,
+                            averageHeartRate: heartRate?.average)))
             } else {
                 print(
                     "\(workout.id.uuidString)  \(ISO8601.format(workout.start))  "
@@ -92,7 +92,7 @@ struct WorkoutsShowCommand: ParsableCommand {
             throw ExitCode(66)
         }
         if json {
-            print(try JSONText.render(WorkoutJSON.summary(workout)))
+            print(try JSONText.line(WorkoutJSON.Summary(workout)))
             return
         }
         print(WorkoutSummary.text(workout, counters: nil, tracker: nil))
@@ -260,15 +260,13 @@ struct SamplesCommand: ParsableCommand {
                 to: end == .distantFuture ? Date.distantFuture : end,
                 anchor: start == .distantPast ? anchor : start, interval: interval)
             {
-                let object: [String: Any] = [
-                    "start": ISO8601.format(bucket.start), "end": ISO8601.format(bucket.end), "count": bucket.count,
-                    "average": bucket.average.map { $0 as Any } ?? NSNull(),
-                    "min": bucket.minimum.map { $0 as Any } ?? NSNull(),
-                    "max": bucket.maximum.map { $0 as Any } ?? NSNull(),
-                    "sum": bucket.sum.map { $0 as Any } ?? NSNull(),
-                ]
                 if json {
-                    print(try JSONText.render(object))
+                    print(
+                        try JSONText.line(
+                            BucketLine(
+                                start: ISO8601.format(bucket.start), end: ISO8601.format(bucket.end),
+                                count: bucket.count,
+                                average: bucket.average, min: bucket.minimum, max: bucket.maximum, sum: bucket.sum)))
                 } else {
                     print(
                         "\(ISO8601.format(bucket.start))  n=\(bucket.count)  "
@@ -281,7 +279,7 @@ struct SamplesCommand: ParsableCommand {
         }
         for sample in try store.samples(type: quantityType, from: start, to: end, limit: limit) {
             if json {
-                print(try JSONText.render(SampleJSON.object(sample)))
+                print(try JSONText.line(SampleJSON(sample)))
             } else {
                 print(
                     "\(ISO8601.format(sample.start))  \(Format.number(sample.quantity.value)) \(sample.quantity.unit.symbol)  \(sample.source.address)"
@@ -307,4 +305,26 @@ extension QuantityType {
         else { return nil }
         self = match
     }
+}
+
+/// A line of `workouts list --json`.
+struct ListLine: Codable {
+    var id: String
+    var activityType: String
+    var start: String
+    @Nullable var end: String?
+    @Nullable var elapsedTime: Double?
+    var active: Bool
+    @Nullable var averageHeartRate: Double?
+}
+
+/// A line of `workouts samples --interval … --json`: one bucket's statistics.
+struct BucketLine: Codable {
+    var start: String
+    var end: String
+    var count: Int
+    @Nullable var average: Double?
+    @Nullable var min: Double?
+    @Nullable var max: Double?
+    @Nullable var sum: Double?
 }

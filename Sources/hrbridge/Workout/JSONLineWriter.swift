@@ -1,81 +1,84 @@
 import Bridge
 import Foundation
 import GATT
+import JSONSupport
 import Samples
 import Sensors
 import Synchronization
+import WorkoutPlans
 import Workouts
 
-/// Prints JSON lines for `workout run --json`, one whole line at a time from any task.
+/// Prints JSON lines for `workout run --json`, one whole line at a time from any task; each line
+/// carries `kind` (`sample`, `event`, `zone`, `activityBegan`, `activityEnded`, `hrv`, `sensor`, `plan`),
+/// the last one is the summary.
 final class JSONLineWriter: Sendable {
     private let enabled: Bool
     private let lock = Mutex(())
 
     init(enabled: Bool) { self.enabled = enabled }
 
-    private func write(_ object: [String: Any]) {
-        guard enabled, let text = try? JSONText.render(object) else { return }
-        lock.withLock { _ in FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
+    private func write(line: String) {
+        lock.withLock { _ in FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+    }
+
+    private func write(_ value: some Encodable) {
+        guard enabled, let line = try? JSONText.line(value) else { return }
+        write(line: line)
     }
 
     func samples(_ samples: [QuantitySample]) {
-        for sample in samples {
-            var object = SampleJSON.object(sample)
-            object["kind"] = "sample"
-            write(object)
-        }
+        guard enabled else { return }
+        for sample in samples { write(line: SampleJSON.line(sample, kind: "sample", session: nil, sensor: nil)) }
+    }
+
+    private struct ActivityChange: Encodable {
+        var activity: WorkoutJSON.Activity
     }
 
     func builderUpdate(_ update: BuilderUpdate) {
         switch update {
         case .collected: break
-        case .event(let event): write(["kind": "event"].merging(WorkoutJSON.event(event)) { $1 })
-        case .zone(let zone):
-            write([
-                "kind": "zone", "type": zone.type.rawValue, "current": zone.current.zone.index,
-                "previous": zone.previous.map { $0.zone.index as Any } ?? NSNull(),
-                "date": ISO8601.format(zone.lastSampleProcessedDate),
-                "durations": zone.group.durations.map(WorkoutJSON.zoneDuration),
-            ])
+        case .event(let event): write(TaggedJSON(kind: "event", payload: WorkoutJSON.Event(event)))
+        case .zone(let zone): write(TaggedJSON(kind: "zone", payload: WorkoutJSON.ZoneChange(zone)))
         case .activityBegan(let activity):
-            write(["kind": "activityBegan", "activity": WorkoutJSON.activity(activity)])
+            write(TaggedJSON(kind: "activityBegan", payload: ActivityChange(activity: WorkoutJSON.Activity(activity))))
         case .activityEnded(let activity):
-            write(["kind": "activityEnded", "activity": WorkoutJSON.activity(activity)])
+            write(TaggedJSON(kind: "activityEnded", payload: ActivityChange(activity: WorkoutJSON.Activity(activity))))
         case .heartRateVariability(let window):
-            write(["kind": "hrv"].merging(WorkoutJSON.hrvWindow(window)) { $1 })
+            write(TaggedJSON(kind: "hrv", payload: WorkoutJSON.HRVWindow(window)))
         }
     }
 
     func sensorEvent(_ event: SensorEvent, at date: Date) {
-        var object: [String: Any] = ["kind": "sensor", "time": ISO8601.format(date)]
+        let line: SensorEventJSON
         switch event {
         case .connectionChanged(let sensor, let state):
-            object["sensor"] = sensor.address
             switch state {
-            case .connecting: object["event"] = "connecting"
-            case .connected: object["event"] = "connected"
-            case .ready: object["event"] = "ready"
+            case .connecting:
+                line = SensorEventJSON(kind: "sensor", event: "connecting", sensor: sensor.address, time: date)
+            case .connected:
+                line = SensorEventJSON(kind: "sensor", event: "connected", sensor: sensor.address, time: date)
+            case .ready: line = SensorEventJSON(kind: "sensor", event: "ready", sensor: sensor.address, time: date)
             case .disconnected(let reason):
-                object["event"] = "disconnected"
-                object["reason"] = reason.description
+                line = SensorEventJSON(
+                    kind: "sensor", event: "disconnected", sensor: sensor.address, reason: reason.description,
+                    time: date)
             }
         case .batteryLevel(let sensor, let percent):
-            object["sensor"] = sensor.address
-            object["event"] = "battery"
-            object["batteryLevel"] = Int(percent)
+            line = SensorEventJSON(
+                kind: "sensor", event: "battery", sensor: sensor.address, batteryLevel: Int(percent), time: date)
         case .decodingFailed(let sensor, let error, let bytes):
-            object["sensor"] = sensor.address
-            object["event"] = "frameRefused"
-            object["error"] = error.description
-            object["bytes"] = bytes.map { String(format: "%02x", $0) }.joined(separator: " ")
+            line = SensorEventJSON(
+                kind: "sensor", event: "frameRefused", sensor: sensor.address, error: error.description, bytes: bytes,
+                time: date)
         default:
             return
         }
-        write(object)
+        write(line)
     }
 
     /// A plan event: `{"kind":"plan","event":"stepStarted",…}`.
-    func plan(_ object: [String: Any]) { write(["kind": "plan"].merging(object) { $1 }) }
+    func plan(_ event: PlanEvent) { write(TaggedJSON(kind: "plan", payload: PlanJSON.Event(event))) }
 
-    func summary(_ workout: Workout) { write(WorkoutJSON.summary(workout)) }
+    func summary(_ workout: Workout) { write(WorkoutJSON.Summary(workout)) }
 }

@@ -1,0 +1,65 @@
+import Foundation
+import Hummingbird
+import JSONSupport
+import NIOCore
+
+/// A request body that is not what the API expects; the message names the field and what it must be.
+struct RequestBodyError: Error, Sendable {
+    var message: String
+}
+
+/// Any key of a JSON object, so a body's unknown fields can be named.
+struct AnyKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+    init(_ name: String) { stringValue = name }
+}
+
+extension KeyedDecodingContainer where Key == AnyKey {
+    /// Refuses a key not in `known`.
+    func refuseUnknown(_ known: [String]) throws {
+        if let unknown = allKeys.map(\.stringValue).sorted().first(where: { !known.contains($0) }) {
+            throw RequestBodyError(message: "unknown field '\(unknown)'; known: \(known.joined(separator: ", "))")
+        }
+    }
+
+    /// The field's value when present; `null` or a value of the wrong type is `message`.
+    func field<Value: Decodable>(_ name: String, _ type: Value.Type, _ message: String) throws -> Value? {
+        let key = AnyKey(name)
+        guard contains(key) else { return nil }
+        do {
+            guard try !decodeNil(forKey: key) else { throw RequestBodyError(message: message) }
+            return try decode(type, forKey: key)
+        } catch {
+            throw RequestBodyError(message: message)
+        }
+    }
+}
+
+enum RequestBody {
+    /// The request's JSON object body as `Body` (an empty body is an empty object), at most 64 KiB.
+    static func decode<Body: Decodable>(_ type: Body.Type, from request: Request) async throws -> Body {
+        var request = request
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: 64 * 1024)
+        } catch {
+            throw APIError(.contentTooLarge, "too_large", "the body is larger than 64 KiB")
+        }
+        let data = buffer.readableBytes > 0 ? Data(buffer.readableBytesView) : Data("{}".utf8)
+        do {
+            return try JSONText.decode(type, from: data)
+        } catch let error as RequestBodyError {
+            throw APIError.badRequest(error.message)
+        } catch {
+            throw APIError.badRequest("the body must be a JSON object")
+        }
+    }
+}
+
+/// A body the endpoint does not read: any JSON object.
+struct IgnoredBody: Decodable {
+    init(from decoder: any Decoder) throws { _ = try decoder.container(keyedBy: AnyKey.self) }
+}

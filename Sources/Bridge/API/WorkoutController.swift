@@ -1,0 +1,101 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import Samples
+import WorkoutExport
+import WorkoutStore
+
+/// `/v1/workouts`: the stored workouts, their samples and exports (FIT, TCX, CSV), and deletion.
+struct WorkoutController {
+    let core: BridgeCore
+
+    func addRoutes(to v1: RouterGroup<BridgeRequestContext>) {
+        let core = core
+        v1.get("workouts") { request, _ in
+            let store = try Self.store(core)
+            let parameters = request.uri.queryParameters
+            var limit = 50
+            if let text = parameters.get("limit") {
+                guard let value = Int(text), (1...1000).contains(value) else {
+                    throw APIError.badRequest("'limit' must be 1–1000")
+                }
+                limit = value
+            }
+            let athlete = parameters.get("athlete")
+            let workouts = try store.workouts().filter { athlete == nil || $0.athlete == athlete }
+            return try APIRouter.json(["workouts": workouts.suffix(limit).reversed().map(WorkoutListingJSON.init)])
+        }
+        v1.get("workouts/:id") { _, context in
+            let stored = try Self.stored(context, core)
+            return try APIRouter.json(WorkoutDetailJSON(stored))
+        }
+        v1.get("workouts/:id/export") { request, context in
+            let text = request.uri.queryParameters.get("format") ?? "fit"
+            guard let format = ExportFormat(rawValue: text) else {
+                throw APIError.badRequest("'format' must be fit, tcx or csv")
+            }
+            let stored = try Self.stored(context, core)
+            guard stored.summary != nil else {
+                throw APIError(.conflict, "workout_active", "the workout is still being recorded")
+            }
+            let bytes: [UInt8]
+            do {
+                bytes = try WorkoutFile.bytes(workout: stored.id, format: format, store: try Self.store(core))
+            } catch {
+                throw APIError(.conflict, "export_failed", "\(error)")
+            }
+            return Response(
+                status: .ok,
+                headers: [
+                    .contentType: WorkoutFile.contentType(format),
+                    .contentDisposition:
+                        "attachment; filename=\"workout-\(stored.id.uuidString.lowercased()).\(format.rawValue)\"",
+                ],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
+        v1.delete("workouts/:id") { _, context in
+            try context.require(.control)
+            let stored = try Self.stored(context, core)
+            guard !stored.isActive else {
+                throw APIError(.conflict, "workout_active", "stop the session before deleting its workout")
+            }
+            do {
+                try Self.store(core).deleteWorkout(stored.id)
+            } catch {
+                throw APIError(.conflict, "delete_failed", "\(error)")
+            }
+            return Response(status: .noContent)
+        }
+        v1.get("workouts/:id/samples") { request, context in
+            let name = request.uri.queryParameters.get("type") ?? QuantityType.heartRate.rawValue
+            guard let type = QuantityType(rawValue: name) else {
+                throw APIError.badRequest(
+                    "'type' must be one of \(QuantityType.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            let stored = try Self.stored(context, core)
+            let samples: [QuantitySample]
+            do {
+                samples = try Self.store(core).samples(type: type, workout: stored.id)
+            } catch {
+                throw APIError(.conflict, "store_failed", "\(error)")
+            }
+            return try APIRouter.json(["samples": samples.map(SampleJSON.init)])
+        }
+    }
+
+    static func store(_ core: BridgeCore) throws -> WorkoutStore {
+        guard let store = core.store else { throw APIError(.notFound, "no_store", "this bridge keeps no store") }
+        return store
+    }
+
+    /// The workout the path names: 400 for a malformed id, 404 for an unknown one.
+    static func stored(_ context: BridgeRequestContext, _ core: BridgeCore) throws -> StoredWorkout {
+        let text = try context.parameters.require("id")
+        guard let id = UUID(uuidString: text) else { throw APIError.badRequest("'\(text)' is not a workout id") }
+        let store = try store(core)
+        guard let stored = try? store.workout(id) else {
+            throw APIError(.notFound, "unknown_workout", "no workout \(id.uuidString.lowercased())")
+        }
+        return stored
+    }
+}

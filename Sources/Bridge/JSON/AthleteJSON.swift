@@ -1,0 +1,32 @@
+public import JSONSupport
+import Samples
+import Workouts
+
+/// A configured athlete as the API shows it: profile, the maximum in force, and the zones in force.
+public struct AthleteJSON: Codable, Sendable, Equatable {
+    public var id: String
+    @Nullable public var name: String?
+    @Nullable public var age: Int?
+    @Nullable public var sex: String?
+    /// kg.
+    @Nullable public var weight: Double?
+    @Nullable public var restingHeartRate: Double?
+    /// Configured, else estimated from age.
+    @Nullable public var maximumHeartRate: Double?
+    public var zones: [WorkoutJSON.Zone]
+
+    /// The athlete's JSON.
+    public init(_ athlete: BridgeConfiguration.Athlete) {
+        let profile = athlete.profile
+        id = profile.id
+        name = profile.name
+        age = profile.age
+        sex = profile.sex?.rawValue
+        weight = profile.weightKilograms
+        restingHeartRate = profile.restingHeartRate
+        maximumHeartRate = profile.effectiveMaximumHeartRate
+        zones =
+            (athlete.zones ?? profile.preferredZoneConfiguration(for: .heartRate))?.zones.map(WorkoutJSON.Zone.init)
+            ?? []
+    }
+}

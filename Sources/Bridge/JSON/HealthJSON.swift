@@ -1,0 +1,14 @@
+import Foundation
+
+/// `GET /v1/health`: `ok`, or `degraded` with the problems and what the store holds back.
+public struct HealthJSON: Codable, Sendable, Equatable {
+    /// `ok` or `degraded`.
+    public var status: String
+    /// The adapter's availability.
+    public var adapter: String
+    public var sensorsStreaming: Int
+    public var sessionsActive: Int
+    /// When degraded: `disk full`, `store unwritable`, `samples lost`.
+    public var problems: [String]?
+    public var store: StoreHealthJSON?
+}

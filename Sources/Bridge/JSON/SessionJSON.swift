@@ -1,0 +1,68 @@
+public import Foundation
+import JSONSupport
+
+/// A session as the API and the live stream show it: who, what, since when, and either its live
+/// figures (statistics, zone, HRV, energy, laps, plan) or, once ended, its summary.
+public struct SessionJSON: Encodable, Sendable {
+    /// The figures of a session that is still recording; `null` where nothing is known yet.
+    public struct Live: Sendable {
+        public var statistics: [String: WorkoutJSON.Statistics]
+        public var zones: [WorkoutJSON.ZoneDuration]
+        public var zone: WorkoutJSON.Zone?
+        public var rmssd: Double?
+        public var alpha1: WorkoutJSON.HRVWindow?
+        /// kcal.
+        public var activeEnergy: Double?
+        public var laps: Int
+        public var plan: PlanJSON.Status?
+    }
+
+    public var id: UUID
+    public var athlete: String
+    public var guest: Bool
+    public var state: String
+    public var activity: String
+    public var location: String
+    public var sensors: [String]
+    public var start: Date
+    public var elapsedTime: Double
+    /// What the store has not taken yet, when anything waits or was lost.
+    public var store: StoreHealthJSON?
+    /// While recording.
+    public var live: Live?
+    /// Once ended.
+    public var summary: WorkoutJSON.Summary?
+    /// False while an ended session's workout waits for the store.
+    public var saved: Bool?
+
+    private enum Key: String, CodingKey {
+        case id, athlete, guest, state, activity, location, sensors, start, elapsedTime, store, summary, saved
+        case statistics, zones, zone, rmssd, alpha1, activeEnergy, laps, plan
+    }
+
+    /// The common keys, then the live figures (nulls kept) or the summary.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(id.uuidString.lowercased(), forKey: .id)
+        try container.encode(athlete, forKey: .athlete)
+        try container.encode(guest, forKey: .guest)
+        try container.encode(state, forKey: .state)
+        try container.encode(activity, forKey: .activity)
+        try container.encode(location, forKey: .location)
+        try container.encode(sensors, forKey: .sensors)
+        try container.encode(ISO8601.format(start), forKey: .start)
+        try container.encode(elapsedTime, forKey: .elapsedTime)
+        try container.encodeIfPresent(store, forKey: .store)
+        try container.encodeIfPresent(summary, forKey: .summary)
+        try container.encodeIfPresent(saved, forKey: .saved)
+        guard let live else { return }
+        try container.encode(live.statistics, forKey: .statistics)
+        try container.encode(live.zones, forKey: .zones)
+        try container.encode(live.zone, forKey: .zone)
+        try container.encode(live.rmssd, forKey: .rmssd)
+        try container.encode(live.alpha1, forKey: .alpha1)
+        try container.encode(live.activeEnergy, forKey: .activeEnergy)
+        try container.encode(live.laps, forKey: .laps)
+        try container.encodeIfPresent(live.plan, forKey: .plan)
+    }
+}

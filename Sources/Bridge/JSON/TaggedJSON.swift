@@ -1,0 +1,28 @@
+public import Foundation
+
+/// A payload's own keys plus `kind` (and `session`, `sensor` on the live stream), in one object:
+/// how a stream of mixed lines says what each line is.
+public struct TaggedJSON<Payload: Encodable>: Encodable {
+    private enum Key: String, CodingKey { case kind, session, sensor }
+
+    public var kind: String
+    public var session: UUID?
+    public var sensor: String?
+    public var payload: Payload
+
+    public init(kind: String, session: UUID? = nil, sensor: String? = nil, payload: Payload) {
+        self.kind = kind
+        self.session = session
+        self.sensor = sensor
+        self.payload = payload
+    }
+
+    /// The payload's keys, then the tags.
+    public func encode(to encoder: any Encoder) throws {
+        try payload.encode(to: encoder)
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(kind, forKey: .kind)
+        try container.encodeIfPresent(session?.uuidString.lowercased(), forKey: .session)
+        try container.encodeIfPresent(sensor, forKey: .sensor)
+    }
+}
