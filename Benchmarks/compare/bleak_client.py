@@ -2,9 +2,13 @@
 start_notify on the Heart Rate Measurement, and only record the emit time each frame carries
 (bytes 3..10, little-endian CLOCK_BOOTTIME nanoseconds). Prints "ready", then one JSON result.
 
-usage: bleak_client.py STRAPS EXPECTED_TOTAL
+usage: bleak_client.py STRAPS EXPECTED_TOTAL [PRINT_FILE]
+
+With PRINT_FILE it also decodes each frame (heart rate, contact, energy, RR intervals) and writes
+one JSON line per frame with json.dumps, flushed, as a monitor script would.
 """
 import asyncio
+import datetime
 import json
 import resource
 import sys
@@ -28,7 +32,30 @@ def usage():
     return own.ru_utime + own.ru_stime, peak
 
 
-async def main(straps, expected):
+def decode(data):
+    flags = data[0]
+    index = 1
+    if flags & 0x01:
+        heart_rate = int.from_bytes(data[1:3], "little")
+        index = 3
+    else:
+        heart_rate = data[1]
+        index = 2
+    contact = ("detected" if flags & 0x02 else "notDetected") if flags & 0x04 else "notSupported"
+    energy = None
+    if flags & 0x08:
+        energy = int.from_bytes(data[index:index + 2], "little")
+        index += 2
+    intervals = []
+    if flags & 0x10:
+        while index + 1 < len(data):
+            intervals.append(int.from_bytes(data[index:index + 2], "little") / 1024)
+            index += 2
+    return {"heartRate": heart_rate, "sensorContact": contact, "energyExpended": energy, "rrIntervals": intervals}
+
+
+async def main(straps, expected, print_path=None):
+    out = open(print_path, "w") if print_path else None
     wanted = {address(index) for index in range(1, straps + 1)}
     found = {}
     all_found = asyncio.Event()
@@ -48,15 +75,24 @@ async def main(straps, expected):
     done = asyncio.Event()
     last = [0]
 
-    def notified(_characteristic, data):
+    def handler(sensor):
+        return lambda characteristic, data: notified(sensor, data)
+
+    def notified(sensor, data):
         now = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
         latencies.append((now - int.from_bytes(data[3:11], "little")) / 1000)
+        if out is not None:
+            line = decode(data)
+            line["time"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
+            line["sensor"] = sensor
+            out.write(json.dumps(line) + "\n")
+            out.flush()
         last[0] = now
         if len(latencies) >= expected:
             done.set()
 
     for client in clients:
-        await client.start_notify(MEASUREMENT, notified)
+        await client.start_notify(MEASUREMENT, handler(client.address))
     cpu_before, _ = usage()
     print("ready", flush=True)
     started = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
@@ -88,4 +124,4 @@ async def main(straps, expected):
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]), int(sys.argv[2])))
+    asyncio.run(main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else None))

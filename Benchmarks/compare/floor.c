@@ -86,11 +86,13 @@ static int compare(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: floor STRAPS EXPECTED_TOTAL\n");
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: floor STRAPS EXPECTED_TOTAL [PRINT_FILE]\n");
         return 64;
     }
     int straps = atoi(argv[1]), expected = atoi(argv[2]);
+    /* With PRINT_FILE: one line per frame, its bytes in hex, flushed (the print-to-file scenario). */
+    FILE *out = argc == 4 ? fopen(argv[3], "w") : NULL;
     DBusError error;
     dbus_error_init(&error);
     DBusConnection *bus = dbus_bus_get(DBUS_BUS_SYSTEM, &error);
@@ -125,6 +127,11 @@ int main(int argc, char **argv) {
                 if (value != NULL && length >= 11) {
                     uint64_t stamp = 0;
                     for (int byte = 0; byte < 8; byte++) stamp |= (uint64_t)value[3 + byte] << (8 * byte);
+                    if (out != NULL) {
+                        for (int byte = 0; byte < length; byte++) fprintf(out, byte ? " %02x" : "%02x", value[byte]);
+                        fputc('\n', out);
+                        fflush(out);
+                    }
                     last = now_ns();
                     latencies[received++] = (double)(last - stamp) / 1000.0;
                 }
