@@ -5,7 +5,7 @@ SYSTEM_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev libsqlite3-dev
 TEST_PACKAGES := bluez dbus python3-venv python3-dbus python3-gi systemd chromium chromium-driver
 BIN := .build/debug/hrbridge
 
-.PHONY: demo test setup test-setup python-peers build format check-format bench bench-compare bench-daemon release install install-files uninstall fuzz stress
+.PHONY: demo test setup test-setup python-peers build format check-format check-docs bench bench-compare bench-daemon release install install-files uninstall fuzz stress
 
 # Install locations: `make install PREFIX=/usr DESTDIR=/tmp/stage` stages a package; unit, udev and
 # sysusers directories come from pkg-config when systemd's and udev's .pc files are installed.
@@ -35,13 +35,16 @@ build: setup
 demo: build
 	$(BIN) workout run --activity running --speed 60 --age 35 --sex male --weight 72 --resting-hr 55
 
+check-docs:
+	@scripts/check-docs.sh
+
 check-format:
 	@scripts/check-format.sh
 
 format:
 	$(SWIFT) format format --in-place --parallel $$(git ls-files -co --exclude-standard '*.swift')
 
-test: python-peers check-format
+test: python-peers check-format check-docs
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 

@@ -1160,13 +1160,10 @@ public struct KnownDevice: Hashable, Sendable {
     public var rssi: Int?
     /// Fitness services it advertises or exposes.
     public var services: Set<GATTService>
-    /// Paired.
     public var paired: Bool
-    /// Trusted.
     public var trusted: Bool
     /// Bonded (keys stored).
     public var bonded: Bool
-    /// Connected.
     public var connected: Bool
     /// GATT services resolved.
     public var servicesResolved: Bool

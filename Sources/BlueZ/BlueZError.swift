@@ -1,7 +1,7 @@
 public import DBus
 import FoundationEssentials
 
-/// A BlueZ error, classified by the action it calls for (bluez.md, "What a well-behaved client does").
+/// A BlueZ error, classified by the action it calls for (retry, wait, re-pair or give up).
 public struct BlueZError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What kind of failure it is.
     public enum Code: Hashable, Sendable {

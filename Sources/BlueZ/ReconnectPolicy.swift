@@ -1,5 +1,5 @@
 /// What to do after each connection outcome, as a pure value: bounded exponential backoff with
-/// jitter, reset on success, and the special cases of bluez.md's error table.
+/// jitter, reset on success, and the special cases of BlueZ's errors (see `BlueZError.Code`).
 public struct ReconnectPolicy: Hashable, Sendable {
     /// Tunables.
     public struct Configuration: Hashable, Sendable {
@@ -41,7 +41,6 @@ public struct ReconnectPolicy: Hashable, Sendable {
         case removeAndRepair
     }
 
-    /// The configuration.
     public let configuration: Configuration
     /// Failed attempts since the last success.
     public private(set) var failures = 0

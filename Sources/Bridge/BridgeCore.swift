@@ -7,9 +7,7 @@ public import WorkoutStore
 public final class BridgeCore: Sendable {
     /// The daemon's configuration.
     public let configuration: BridgeConfiguration
-    /// The sensors.
     public let sensors: SensorManager
-    /// The sessions.
     public let sessions: SessionManager
     /// The store (nil when none could be opened).
     public let store: WorkoutStore?
@@ -18,7 +16,6 @@ public final class BridgeCore: Sendable {
     /// Where the daemon logs.
     public let logger: Logger
 
-    /// Creates it from its parts.
     public init(
         configuration: BridgeConfiguration, sensors: SensorManager, sessions: SessionManager, store: WorkoutStore?,
         hub: LiveHub, logger: Logger

@@ -91,7 +91,6 @@ public indirect enum DBusValue: Hashable, Sendable, CustomStringConvertible {
 public struct DBusDictionaryEntry: Hashable, Sendable {
     /// The key (a basic type).
     public var key: DBusValue
-    /// The value.
     public var value: DBusValue
 
     /// Creates an entry.

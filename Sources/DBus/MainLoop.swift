@@ -6,10 +6,10 @@ import Synchronization
 #endif
 
 /// Drives one libdbus connection on a thread of its own: polls the connection's watches and an
-/// eventfd for wake-ups, fires its timeouts (method-call timeouts live there), and dispatches.
+/// self-pipe for wake-ups, fires its timeouts (method-call timeouts live there), and dispatches.
 ///
 /// libdbus calls the watch, timeout and wake-up functions from any thread with its connection
-/// lock held; they only touch this loop's lists under a mutex and poke the eventfd. Dispatch
+/// lock held; they only touch this loop's lists under a mutex and poke the pipe. Dispatch
 /// happens only on the loop thread, never re-entrantly from a libdbus callback.
 ///
 /// It is also a `TaskExecutor`: a task that prefers it runs its jobs on the loop thread, between

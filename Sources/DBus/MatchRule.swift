@@ -6,7 +6,6 @@ public struct MatchRule: Hashable, Sendable, CustomStringConvertible {
     public var path: String?
     /// The object path or any path below it.
     public var pathNamespace: String?
-    /// The interface.
     public var interface: String?
     /// The signal name.
     public var member: String?
@@ -60,11 +59,9 @@ public struct DBusSignal: Hashable, Sendable {
     public var sender: String
     /// The emitting object's path.
     public var path: String
-    /// The interface.
     public var interface: String
     /// The signal name.
     public var member: String
-    /// The arguments.
     public var arguments: [DBusValue]
 
     /// Creates a signal value.
@@ -79,7 +76,6 @@ public struct DBusSignal: Hashable, Sendable {
 
 /// A change of a bus name's owner (`NameOwnerChanged`).
 public struct NameOwnerChange: Hashable, Sendable {
-    /// The name.
     public var name: String
     /// The previous owner's unique name, or `nil` when it had none.
     public var oldOwner: String?
@@ -104,7 +100,6 @@ public struct DBusMethodCall: Sendable {
     public var interface: String?
     /// The method name.
     public var member: String
-    /// The arguments.
     public var arguments: [DBusValue]
 }
 

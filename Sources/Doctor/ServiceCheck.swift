@@ -22,7 +22,7 @@ enum ServiceCheck {
                 checks.append(
                     DoctorCheck(
                         name: "service", status: .warn, detail: "\(unit) is not installed",
-                        fix: "install it: see the README, \"The service\""))
+                        fix: "install it: see docs/service.md, \"Installing\""))
             } else if properties["ActiveState"] == "active" {
                 checks.append(
                     DoctorCheck(name: "service", status: .ok, detail: "\(unit) \(properties["SubState"] ?? "running")"))

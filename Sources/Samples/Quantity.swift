@@ -1,6 +1,5 @@
 /// A value with its unit.
 public struct Quantity: Hashable, Sendable, CustomStringConvertible, Codable {
-    /// The unit.
     public let unit: QuantityUnit
     /// The value in ``unit``.
     public let value: Double

@@ -35,7 +35,6 @@ public struct QuantityUnit: Hashable, Sendable, CustomStringConvertible, Codable
 
     /// Beats or steps per minute.
     public static let countPerMinute = QuantityUnit("count/min", .frequency, 1)
-    /// Revolutions per minute.
     public static let revolutionsPerMinute = QuantityUnit("rpm", .frequency, 1)
     /// Seconds.
     public static let second = QuantityUnit("s", .time, 1)
@@ -55,7 +54,6 @@ public struct QuantityUnit: Hashable, Sendable, CustomStringConvertible, Codable
     public static let meter = QuantityUnit("m", .length, 1)
     /// Kilometres.
     public static let kilometer = QuantityUnit("km", .length, 1000)
-    /// Percent.
     public static let percent = QuantityUnit("%", .fraction, 0.01)
 
     /// Every unit hrbridge knows.

@@ -1,6 +1,6 @@
 /// A simulation script: virtual straps, each with a workload profile and faults.
 ///
-/// The JSON schema is documented in the README ("Scenario files"); ``ScenarioParser`` reads it.
+/// The JSON schema is documented in docs/workouts.md ("Scenario files"); ``ScenarioParser`` reads it.
 public struct Scenario: Hashable, Sendable {
     /// The seed used when none is given on the command line.
     public var seed: UInt64
@@ -23,9 +23,7 @@ public struct StrapScenario: Hashable, Sendable {
     public var name: String
     /// Bluetooth address.
     public var address: String
-    /// Resting heart rate.
     public var restingHeartRate: Double
-    /// Maximum heart rate.
     public var maximumHeartRate: Double
     /// Battery at the start, in percent.
     public var battery: Double

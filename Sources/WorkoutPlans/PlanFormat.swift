@@ -2,7 +2,7 @@ public import Foundation
 public import JSONSupport
 import Workouts
 
-/// The plan file format (JSON, version 1), documented in the README and in
+/// The plan file format (JSON, version 1), documented in docs/workouts.md and in
 /// `Sources/WorkoutPlans/plan.schema.json`: human-friendly values such as `"5 min"`, `"2 mi"`, `"250-275 W"`,
 /// `"4:30-5:00 /km"`; every plan is validated when it is read and before it is written.
 public enum PlanFormat {

@@ -18,7 +18,6 @@ public struct PlanValue: Hashable, Sendable, CustomStringConvertible {
         case kilojoule = "kJ"
         /// Kilocalories.
         case kilocalorie = "kcal"
-        /// Beats per minute.
         case beatsPerMinute = "bpm"
         /// Watts.
         case watt = "W"
@@ -28,7 +27,6 @@ public struct PlanValue: Hashable, Sendable, CustomStringConvertible {
         case metersPerSecond = "m/s"
         /// Kilometres per hour.
         case kilometersPerHour = "km/h"
-        /// Miles per hour.
         case milesPerHour = "mph"
         /// Pace, minutes per kilometre (written m:ss /km).
         case perKilometer = "/km"

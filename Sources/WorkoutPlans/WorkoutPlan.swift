@@ -91,7 +91,6 @@ public enum WorkoutGoal: Hashable, Sendable {
     case open
     /// Active time (pauses do not count).
     case time(PlanValue)
-    /// Distance.
     case distance(PlanValue)
     /// Active energy.
     case energy(PlanValue)
@@ -149,11 +148,8 @@ public enum WorkoutAlert: Hashable, Sendable {
 
 /// The quantities alerts measure.
 public enum AlertMeasure: String, Hashable, Sendable {
-    /// Heart rate.
     case heartRate
-    /// Power.
     case power
-    /// Cadence.
     case cadence
     /// Speed (or pace).
     case speed

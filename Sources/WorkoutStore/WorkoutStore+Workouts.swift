@@ -8,7 +8,6 @@ public import Workouts
 public struct ActiveSessionRecord: Hashable, Sendable, Codable {
     /// The workout's identifier.
     public var workoutID: UUID
-    /// The configuration.
     public var configuration: WorkoutConfiguration
     /// The athlete.
     public var profile: UserProfile?
@@ -40,7 +39,6 @@ public struct ActiveSessionRecord: Hashable, Sendable, Codable {
 public struct StoredWorkout: Hashable, Sendable {
     /// The identifier.
     public var id: UUID
-    /// The configuration.
     public var configuration: WorkoutConfiguration
     /// The athlete key.
     public var athlete: String

@@ -45,10 +45,13 @@ public final class WorkoutStore: Sendable {
                 throw .cannotOpen(path: path, reason: "\(error)")
             }
         }
+        // A bare file name ("store.sqlite") lives in the current directory, which exists.
         let directory = (path as NSString).deletingLastPathComponent
         do {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            if !directory.isEmpty {
+                try FileManager.default.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
         } catch {
             throw .cannotOpen(path: path, reason: "cannot create \(directory): \(error.localizedDescription)")
         }

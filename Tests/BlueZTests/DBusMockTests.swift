@@ -635,7 +635,7 @@ struct DBusMockTests {
 @Suite("BlueZ error classification")
 struct BlueZErrorTests {
     @Test(
-        "the error table of bluez.md",
+        "BlueZ's error names",
         arguments: [
             ("org.bluez.Error.Failed", "le-connection-abort-by-local", BlueZError.Code.connectionAbortedByLocal),
             ("org.bluez.Error.Failed", "Software caused connection abort", .connectionAbortedByLocal),

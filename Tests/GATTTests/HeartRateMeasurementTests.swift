@@ -2,7 +2,7 @@ import Testing
 
 @testable import GATT
 
-/// A gatt.md §5 Heart Rate Measurement vector that decodes.
+/// A Heart Rate Measurement test vector that decodes.
 struct HeartRateVector: CustomTestStringConvertible, Sendable {
     let id: String
     let hex: String
@@ -81,7 +81,7 @@ let heartRateErrorVectors: [HeartRateErrorVector] = [
 
 @Suite("Heart Rate Measurement 0x2A37")
 struct HeartRateMeasurementTests {
-    @Test("decodes gatt.md vectors", arguments: heartRateVectors)
+    @Test("decodes the test vectors", arguments: heartRateVectors)
     func decodesVector(_ vector: HeartRateVector) throws {
         let measurement = try HeartRateMeasurement(bytes: hex(vector.hex))
         #expect(measurement.heartRate == vector.heartRate)

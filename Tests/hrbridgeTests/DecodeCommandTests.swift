@@ -8,12 +8,13 @@ struct CommandResult {
     let stderr: String
 }
 
-func runHRBridge(_ arguments: [String]) throws -> CommandResult {
+func runHRBridge(_ arguments: [String], in directory: URL? = nil) throws -> CommandResult {
     let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         .deletingLastPathComponent().appendingPathComponent("hrbridge")
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
+    if let directory { process.currentDirectoryURL = directory }
     // Each run its own default store: tests never write the user's store, nor share one.
     var environment = ProcessInfo.processInfo.environment
     environment["XDG_DATA_HOME"] =

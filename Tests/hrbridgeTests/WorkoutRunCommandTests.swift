@@ -73,6 +73,22 @@ struct WorkoutRunCommandTests {
         #expect(check.status == 65)
     }
 
+    @Test("--store with a bare file name keeps the store in the current directory")
+    func bareStoreName() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hrbridge-cwd-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let run = try runHRBridge(
+            ["workout", "run", "--speed", "600", "--duration", "20s", "--json", "--store", "store.sqlite"],
+            in: directory)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("store.sqlite").path))
+        let list = try runHRBridge(["workouts", "list", "--store", "store.sqlite"], in: directory)
+        #expect(list.status == 0, "\(list.stderr)")
+        #expect(list.stdout.contains("running"))
+    }
+
     @Test("bad options exit 64")
     func badOptions() throws {
         for arguments in [

@@ -15,7 +15,6 @@ public struct APIError: HTTPResponseError, Sendable {
     /// Extra response headers.
     public var headers: HTTPFields = [:]
 
-    /// Creates it from its parts.
     public init(_ status: HTTPResponse.Status, _ code: String, _ message: String) {
         self.status = status
         self.code = code

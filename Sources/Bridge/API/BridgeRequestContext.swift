@@ -10,7 +10,6 @@ public struct BridgeRequestContext: RequestContext, WebSocketRequestContext {
     /// What the caller may do.
     public var role: BridgeConfiguration.Role = .read
 
-    /// Creates it from its parts.
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         webSocket = .init()

@@ -8,7 +8,6 @@ public struct StoreErrorMiddleware: RouterMiddleware {
     /// The request context this middleware works on.
     public typealias Context = BridgeRequestContext
 
-    /// Creates it.
     public init() {}
 
     /// Passes the request on and maps a thrown ``StoreError``.

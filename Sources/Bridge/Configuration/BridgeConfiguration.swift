@@ -29,7 +29,6 @@ public struct BridgeConfiguration: Sendable {
         public var value: String
         /// What the token may do.
         public var role: Role
-        /// Creates it from its parts.
         public init(value: String, role: Role) {
             self.value = value
             self.role = role
@@ -42,7 +41,6 @@ public struct BridgeConfiguration: Sendable {
         public var profile: UserProfile
         /// Custom heart-rate zones, overriding the profile's.
         public var zones: ZoneConfiguration?
-        /// Creates it from its parts.
         public init(profile: UserProfile, zones: ZoneConfiguration? = nil) {
             self.profile = profile
             self.zones = zones
@@ -57,7 +55,6 @@ public struct BridgeConfiguration: Sendable {
         public var athlete: String?
         /// A display name.
         public var name: String?
-        /// Creates it from its parts.
         public init(address: String, athlete: String? = nil, name: String? = nil) {
             self.address = address
             self.athlete = athlete
@@ -83,7 +80,6 @@ public struct BridgeConfiguration: Sendable {
     public var tokens: [Token] = []
     /// Athletes and their profiles.
     public var athletes: [Athlete] = []
-    /// The sensors.
     public var sensors: [KnownSensor] = []
 
     /// The default configuration: the simulator, default paths, no TCP listener.

@@ -9,7 +9,6 @@ public struct ConfigurationProblem: Error, Sendable, Equatable, CustomStringConv
     /// What is wrong, in words.
     public var message: String
 
-    /// Creates it from its parts.
     public init(line: Int, message: String) {
         self.line = line
         self.message = message

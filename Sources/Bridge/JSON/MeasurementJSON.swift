@@ -32,6 +32,13 @@ public struct MeasurementJSON: Codable, Sendable, Equatable {
         _ frame: HeartRateMeasurement, receivedAt: Date, sensor: String, kind: String? = "measurement",
         session: UUID? = nil
     ) -> String {
+        writer(frame, receivedAt: receivedAt, sensor: sensor, kind: kind, session: session).text()
+    }
+
+    /// The line's writer, for a caller that wants its bytes (`monitor --json` writes them to stdout as they are).
+    public static func writer(
+        _ frame: HeartRateMeasurement, receivedAt: Date, sensor: String, kind: String?, session: UUID? = nil
+    ) -> JSONObjectWriter {
         var object = JSONObjectWriter(capacity: 160)
         object.add("energyExpended", frame.energyExpended.map(Int.init))
         object.add("heartRate", Int(frame.heartRate))
@@ -41,6 +48,6 @@ public struct MeasurementJSON: Codable, Sendable, Equatable {
         object.add("sensorContact", frame.sensorContact.rawValue)
         if let session { object.add("session", session.uuidString.lowercased()) }
         object.add("time", ISO8601.format(receivedAt))
-        return object.text()
+        return object
     }
 }

@@ -8,7 +8,6 @@ import Synchronization
 public final class LiveSubscription: AsyncSequence, Sendable {
     /// What a reader gets.
     public enum Delivery: Sendable, Equatable {
-        /// A message.
         case message(LiveMessage)
         /// This many messages were dropped because the reader fell behind.
         case dropped(Int)

@@ -28,7 +28,6 @@ public actor SensorManager {
     /// Sensors asked to connect so far.
     private var targeted: Set<String> = []
 
-    /// Creates it from its parts.
     public init(
         adapter: any SensorAdapter, known: [BridgeConfiguration.KnownSensor],
         athletes: [BridgeConfiguration.Athlete] = [], hub: LiveHub, logger: Logger

@@ -22,7 +22,6 @@ public struct SensorStatus: Sendable, Codable, Equatable {
     public var rssi: Int?
     /// When the last measurement arrived.
     public var lastMeasurement: Date?
-    /// Frames decoded.
     public var framesDecoded = 0
     /// Frames the decoder refused.
     public var framesRefused = 0
@@ -37,7 +36,6 @@ public struct SensorStatus: Sendable, Codable, Equatable {
     /// The last heart rate as a percentage of the athlete's maximum.
     public var percentOfMax: Int?
 
-    /// Creates it from its parts.
     public init(address: String, adapter: String, name: String? = nil, state: String = "seen", athlete: String? = nil) {
         self.address = address
         self.adapter = adapter

@@ -15,7 +15,6 @@ public actor BridgeSession {
     public nonisolated let id: UUID
     /// The athlete's profile.
     public nonisolated let profile: UserProfile
-    /// The sensors.
     public nonisolated let sensors: [SensorIdentity]
     /// Whether it is a guest session (never stored).
     public nonisolated let guest: Bool

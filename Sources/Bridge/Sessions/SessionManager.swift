@@ -29,7 +29,6 @@ public actor SessionManager {
     /// How many ended sessions stay readable through the API.
     public static let endedLimit = 100
 
-    /// Creates it from its parts.
     public init(
         configuration: BridgeConfiguration, sensors: SensorManager, store: WorkoutStore?, clock: any WallClock,
         hub: LiveHub, logger: Logger

@@ -12,7 +12,6 @@ public struct SystemdNotifier: Sendable {
     /// The watchdog ping period (half of `WATCHDOG_USEC`), when systemd asks for pings from us.
     public let watchdogInterval: Duration?
 
-    /// Creates it from its parts.
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         socketAddress = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
         let forUs = environment["WATCHDOG_PID"].map { Int32($0) == getpid() } ?? true

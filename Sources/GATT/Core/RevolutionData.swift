@@ -14,9 +14,7 @@ public struct RevolutionData: Hashable, Sendable {
 
 /// A maximum and minimum pair, as Cycling Power's extreme-value fields send them.
 public struct ExtremeValues<Value: Hashable & Sendable>: Hashable, Sendable {
-    /// The maximum.
     public var maximum: Value
-    /// The minimum.
     public var minimum: Value
 
     /// Creates a pair.

@@ -31,7 +31,6 @@ public enum BodySensorLocation: Hashable, Sendable {
         }
     }
 
-    /// The raw value.
     public var rawValue: UInt8 {
         switch self {
         case .other: 0

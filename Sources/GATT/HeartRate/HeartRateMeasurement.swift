@@ -1,6 +1,6 @@
 /// A decoded Heart Rate Measurement (0x2A37) frame.
 ///
-/// Decoding is strict (see `gatt.md` §1.1): a frame cut short, an RR flag with no RR bytes, or a
+/// Decoding is strict (docs/formats.md, "Decoder policy"): a frame cut short, an RR flag with no RR bytes, or a
 /// byte left over throws a ``GATTDecodingError`` naming the field and offset. Reserved flag bits are ignored.
 public struct HeartRateMeasurement: Hashable, Sendable {
     /// The width of the heart-rate field, chosen by flag bit 0.

@@ -8,9 +8,7 @@ public enum BuilderUpdate: Hashable, Sendable {
     case event(WorkoutEvent)
     /// The current zone changed.
     case zone(ZoneUpdate)
-    /// An activity began.
     case activityBegan(WorkoutActivity)
-    /// An activity ended.
     case activityEnded(WorkoutActivity)
     /// A DFA α1 window of the primary strap was evaluated (every 5 s).
     case heartRateVariability(HRVWindow)

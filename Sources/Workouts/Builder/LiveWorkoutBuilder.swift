@@ -134,7 +134,6 @@ public actor LiveWorkoutBuilder {
     public var elapsedTime: TimeInterval { collector.elapsedTime(at: clock.now()) }
     /// Time in zone.
     public var zoneGroups: [ZoneGroup] { collector.zoneGroups }
-    /// The current activity.
     public var currentActivity: WorkoutActivity? { collector.currentActivity }
     /// Every activity.
     public var activities: [WorkoutActivity] { collector.allActivities }

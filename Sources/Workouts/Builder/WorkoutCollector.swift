@@ -23,7 +23,6 @@ public struct WorkoutCollector: Sendable {
         case ended
         /// Finished into a ``Workout``.
         case finished
-        /// Discarded.
         case discarded
     }
 

@@ -41,7 +41,6 @@ public struct HRVAnalysis: Hashable, Sendable {
     public var timeDomain: TimeDomainHRV?
     /// The α1 windows, in time order.
     public var windows: [HRVWindow]
-    /// The thresholds.
     public var thresholds: HRVThresholds
 
     /// Analyses `intervals` (ms, in order); `power(t)` is the mean power over the window ending t

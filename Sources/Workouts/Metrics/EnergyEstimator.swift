@@ -53,7 +53,6 @@ public enum EnergySource: String, Hashable, Sendable, Codable {
 
 /// A workout's active energy and how it was obtained.
 public struct ActiveEnergy: Hashable, Sendable, Codable {
-    /// Kilojoules.
     public var kilojoules: Double?
     /// Where the figure came from.
     public var source: EnergySource
@@ -64,6 +63,5 @@ public struct ActiveEnergy: Hashable, Sendable, Codable {
         self.source = source
     }
 
-    /// Kilocalories.
     public var kilocalories: Double? { kilojoules.map { $0 / 4.184 } }
 }

@@ -1,8 +1,6 @@
 /// Sex as the energy equations use it.
 public enum BiologicalSex: String, Hashable, Sendable, Codable {
-    /// Female.
     case female
-    /// Male.
     case male
 }
 

@@ -2,13 +2,9 @@ public import Samples
 
 /// What kind of workout it is.
 public enum WorkoutActivityType: String, Hashable, Sendable, Codable, CaseIterable {
-    /// Running.
     case running
-    /// Cycling.
     case cycling
-    /// Walking.
     case walking
-    /// Rowing.
     case rowing
     /// High-intensity interval training.
     case hiit
@@ -16,7 +12,6 @@ public enum WorkoutActivityType: String, Hashable, Sendable, Codable, CaseIterab
     case strength
     /// Elliptical trainer.
     case elliptical
-    /// Swimming.
     case swimming
     /// Anything else.
     case other
@@ -46,9 +41,7 @@ public enum WorkoutLocation: String, Hashable, Sendable, Codable {
 
 /// The activity type and location of a workout or of one of its activities.
 public struct WorkoutConfiguration: Hashable, Sendable, Codable {
-    /// The activity type.
     public var activityType: WorkoutActivityType
-    /// The location.
     public var location: WorkoutLocation
 
     /// Creates a configuration.

@@ -21,7 +21,6 @@ public struct WorkoutZone: Hashable, Sendable, Codable {
 
 /// Time spent in one zone.
 public struct ZoneDuration: Hashable, Sendable, Codable {
-    /// The zone.
     public var zone: WorkoutZone
     /// Seconds attributed to it.
     public var duration: Double

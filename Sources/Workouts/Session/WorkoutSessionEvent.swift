@@ -6,9 +6,7 @@ public enum WorkoutSessionEvent: Hashable, Sendable {
     case stateChanged(to: WorkoutSessionState, from: WorkoutSessionState, date: Date)
     /// Something failed; any state change it causes follows.
     case failed(WorkoutSessionError, date: Date)
-    /// An activity began.
     case activityBegan(WorkoutActivity, date: Date)
-    /// An activity ended.
     case activityEnded(WorkoutActivity, date: Date)
     /// An event (pause, resume, lap…) was added to the workout.
     case generated(WorkoutEvent)

@@ -49,7 +49,9 @@ struct MonitorCommand: AsyncParsableCommand {
         let (connection, adapter) = try await bluetooth.open(waiting: { view.adapter(nil, $0) })
         let events = adapter.events()
         if await adapter.currentAvailability == .ready { view.adapter(adapter.name, .ready) }
-        let printer = Task {
+        // On the thread that reads the bus: a frame is decoded, counted and printed without
+        // waking another thread (Benchmarks/README.md, "print to file").
+        let printer = Task(executorPreference: connection.executor) {
             for await event in events {
                 statistics.record(event)
                 view.show(event, statistics: statistics)
@@ -188,9 +190,26 @@ final class MonitorView: @unchecked Sendable {
 
     init(json: Bool) { self.json = json }
 
-    private func write(_ line: String) {
-        print(line)
-        fflush(nil)
+    private func write(_ line: String) { write(bytes: Array(line.utf8)) }
+
+    /// One line straight to standard output with one `write(2)`: no stdio buffer to flush, so a
+    /// reader of the pipe sees each line as it is printed.
+    private func write(bytes: [UInt8]) {
+        var line = bytes
+        line.append(UInt8(ascii: "\n"))
+        line.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(STDOUT_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return
+                }
+            }
+        }
     }
 
     private func write(_ value: some Encodable) {
@@ -241,8 +260,9 @@ final class MonitorView: @unchecked Sendable {
             defer { lock.unlock() }
             if json {
                 write(
-                    MeasurementJSON.line(
-                        frame, receivedAt: measurement.receivedAt, sensor: measurement.sensor.address, kind: nil))
+                    bytes: MeasurementJSON.writer(
+                        frame, receivedAt: measurement.receivedAt, sensor: measurement.sensor.address, kind: nil
+                    ).finish())
             } else {
                 let rr = frame.rrIntervals.map { String(format: "%.3f", $0.seconds) }.joined(separator: " ")
                 update(
