@@ -140,10 +140,11 @@ def run_print_once(address, arguments, participant, per_strap, directory):
     try:
         if read_line(producer, "producer", 30) != "ready":
             raise RuntimeError("producer did not start")
-        if participant == "hrbridge":
+        if participant in ("hrbridge", "before"):
             sink = open(output, "w")
+            binary = arguments.hrbridge if participant == "hrbridge" else arguments.hrbridge_before
             consumer = subprocess.Popen(
-                [arguments.hrbridge, "monitor", "--json", "C0:FF:EE:00:00:01"], stdout=sink,
+                [binary, "monitor", "--json", "C0:FF:EE:00:00:01"], stdout=sink,
                 stderr=subprocess.DEVNULL, env=environment)
             # Ready once it says the strap is connected (its own status line).
             if wait_for_lines(output, b'"event":"connected"', 1, 120, 120) < 1:
@@ -163,7 +164,7 @@ def run_print_once(address, arguments, participant, per_strap, directory):
         producer.stdin.write("burst %d 0\n" % per_strap)
         producer.stdin.flush()
         read_line(producer, "producer burst", 600)
-        if participant == "hrbridge":
+        if participant in ("hrbridge", "before"):
             received = wait_for_lines(output, marker, per_strap, 5, 600)
             cpu = process_cpu_seconds(consumer.pid) - cpu_before
         else:
@@ -188,6 +189,7 @@ def main():
     parser.add_argument("--consumer", required=True, help="NotifyConsumer, the hrbridge participant")
     parser.add_argument("--floor", required=True)
     parser.add_argument("--hrbridge", help="the hrbridge CLI (release build) for the print-to-file scenario")
+    parser.add_argument("--hrbridge-before", help="an earlier hrbridge build, printed beside it as \"before\"")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--only-print", action="store_true", help="only the print-to-file scenario")
     parser.add_argument("--quick", action="store_true", help="shorter scenarios, one run")
@@ -208,9 +210,10 @@ def main():
         try:
             results = {}
             printed = {}
+            print_participants = participants + (["before"] if arguments.hrbridge_before else [])
             if arguments.hrbridge:
                 for run in range(arguments.runs):
-                    for participant in participants:
+                    for participant in print_participants:
                         result = run_print_once(address, arguments, participant, print_frames, directory)
                         printed.setdefault(participant, []).append(result)
                         print("# print to file, %s, run %d: %s" % (participant, run + 1, json.dumps(result)),
@@ -227,7 +230,7 @@ def main():
     if scenarios:
         report(results, scenarios, participants, arguments.runs)
     if printed:
-        report_print(printed, participants, arguments.runs)
+        report_print(printed, list(printed), arguments.runs)
 
 
 def median(results, key):

@@ -45,4 +45,43 @@ struct SensorManagerTests {
         #expect(listed.count == SensorManager.seenLimit + 1)
         #expect(listed.contains("C0:FF:EE:00:00:01"), "a configured sensor is never evicted")
     }
+
+    @Test(
+        "a heart-rate change alone is published at most once a second of frame time, and the last value always goes out"
+    )
+    func heartRateStatusIsPaced() async throws {
+        let hub = LiveHub()
+        let manager = SensorManager(
+            adapter: MockSensorAdapter(scenario: .default, clock: SystemWallClock(), logger: Logger(label: "test")),
+            known: [BridgeConfiguration.KnownSensor(address: "C0:FF:EE:00:00:01")], hub: hub,
+            logger: Logger(label: "test"))
+        let messages = hub.subscribe(sensor: "C0:FF:EE:00:00:01")
+        let strap = SensorIdentity(adapter: "mock", address: "C0:FF:EE:00:00:01", name: "Strap")
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        func frame(_ heartRate: UInt16, at seconds: Double) async {
+            await manager.handle(
+                .measurement(
+                    SensorMeasurement(
+                        sensor: strap, characteristic: .heartRateMeasurement,
+                        value: .heartRateMeasurement(HeartRateMeasurement(heartRate: heartRate)),
+                        receivedAt: start.addingTimeInterval(seconds))))
+        }
+        // 10 s at 4 Hz, a new heart rate every frame; then the last one held for 2 s.
+        for index in 0..<40 { await frame(UInt16(100 + index), at: Double(index) * 0.25) }
+        for index in 40..<48 { await frame(139, at: Double(index) * 0.25) }
+        hub.publish(LiveMessage(kind: "end", session: nil, sensor: "C0:FF:EE:00:00:01", json: "{}"))
+        var statuses: [[String: Any]] = []
+        var measurements = 0
+        for await message in messages {
+            if message.kind == "end" { break }
+            if message.kind == "measurement" { measurements += 1 }
+            if message.kind == "sensor" {
+                statuses.append(
+                    try #require(try JSONSerialization.jsonObject(with: Data(message.json.utf8)) as? [String: Any]))
+            }
+        }
+        #expect(measurements == 48, "every frame's heart rate is on the stream as a measurement")
+        #expect((10...12).contains(statuses.count), "about one status a second, not one a frame: \(statuses.count)")
+        #expect(statuses.last?["heartRate"] as? Int == 139, "the last heart rate went out")
+    }
 }

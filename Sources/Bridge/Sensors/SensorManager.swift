@@ -19,6 +19,10 @@ public actor SensorManager {
     private let hub: LiveHub
     private let logger: Logger
     private var statuses: [String: SensorStatus] = [:]
+    /// When each sensor's status was last published for a heart-rate change alone, and whether a
+    /// newer heart rate waits: such changes go out at most once a second of frame time
+    /// (`measurement` messages carry every frame's heart rate); anything else goes out at once.
+    private var heartRatePublished: [String: (at: Date, pending: Bool)] = [:]
     private var followTask: Task<Void, Never>?
     /// Adapter availability, for the systemd status line.
     public private(set) var availability: AdapterAvailability = .ready
@@ -147,6 +151,24 @@ public actor SensorManager {
         hub.publish(LiveMessage(kind: "sensor", sensor: status.address, payload: status))
     }
 
+    /// A new frame's status: a zone change goes out at once; a heart-rate change at most once a
+    /// second, and one held back goes out with the first frame after that second, so the last
+    /// value is never left unpublished while frames flow.
+    private func publishMeasured(_ status: SensorStatus, before: SensorStatus, at date: Date) {
+        let address = status.address
+        let heartRateChanged = before.heartRate != status.heartRate || before.percentOfMax != status.percentOfMax
+        var last = heartRatePublished[address] ?? (at: .distantPast, pending: false)
+        let zoneChanged = before.zone != status.zone
+        let due = date.timeIntervalSince(last.at) >= 1 || date < last.at
+        if zoneChanged || ((heartRateChanged || last.pending) && due) {
+            publish(status)
+            last = (at: date, pending: false)
+        } else if heartRateChanged {
+            last.pending = true
+        }
+        heartRatePublished[address] = last
+    }
+
     /// How many sensors that are neither configured nor connected are followed at once (a flood of
     /// advertisers must not grow the daemon or the API's list without bound).
     public static let seenLimit = 256
@@ -159,6 +181,7 @@ public actor SensorManager {
     /// Forgets a sensor that is only seen, telling subscribers it is gone.
     private func drop(_ address: String) {
         guard !isKept(address), statuses.removeValue(forKey: address) != nil else { return }
+        heartRatePublished[address] = nil
         hub.publish(LiveMessage(kind: "sensor", sensor: address, payload: ["address": address, "state": "gone"]))
     }
 
@@ -213,7 +236,7 @@ public actor SensorManager {
             guard case .heartRateMeasurement(let frame) = measurement.value else { return }
             let address = measurement.sensor.address
             var status = statuses[address] ?? SensorStatus(address: address, adapter: measurement.sensor.adapter)
-            let changed = status.heartRate != Int(frame.heartRate)
+            let before = status
             status.heartRate = Int(frame.heartRate)
             if let athlete = athletes[address] {
                 let heartRate = Double(frame.heartRate)
@@ -227,7 +250,7 @@ public actor SensorManager {
             status.lastMeasurement = measurement.receivedAt
             status.framesDecoded += 1
             statuses[address] = status
-            if changed { publish(status) }
+            publishMeasured(status, before: before, at: measurement.receivedAt)
             hub.publish(
                 LiveMessage(
                     kind: "measurement", session: status.session, sensor: address,
