@@ -1,10 +1,11 @@
 import Foundation
 
 extension Scenario {
-    /// The built-in scenario: 18 minutes with two virtual straps. The first ramps from easy to
-    /// nearly all-out, so its DFA α1 falls through both thresholds; the second does intervals and
-    /// loses contact, drops out, disconnects and reconnects, sends one malformed frame and drains
-    /// its battery, so every fault path shows in a demo.
+    /// The built-in scenario: 18 minutes of one runner wearing two sensors, a chest strap and an
+    /// arm band (a workout is one person's). The effort ramps from easy to nearly all-out, so DFA α1
+    /// falls through both thresholds; the arm band loses contact, drops out, disconnects and
+    /// reconnects, sends one malformed frame and drains its battery, so every fault path shows in a
+    /// demo while the chest strap, the primary source, carries the workout.
     public static let defaultJSON = """
         {
           "version": 1,
@@ -25,19 +26,17 @@ extension Scenario {
               ]
             },
             {
-              "name": "Virtual Strap B",
+              "name": "Virtual Arm Band B",
               "address": "C0:FF:EE:00:00:02",
-              "restingHeartRate": 62,
-              "maximumHeartRate": 178,
+              "restingHeartRate": 55,
+              "maximumHeartRate": 186,
               "battery": 34,
-              "age": 41, "weight": 64, "sex": "female",
+              "age": 35, "weight": 72, "sex": "male",
               "segments": [
-                {"type": "steady", "duration": "3m", "intensity": 0.25},
-                {"type": "ramp", "duration": "2m", "from": 0.25, "to": 0.55},
-                {"type": "intervals", "repeat": 5,
-                 "work": {"duration": "1m", "intensity": 0.85},
-                 "recovery": {"duration": "1m", "intensity": 0.35}},
-                {"type": "steady", "duration": "3m", "intensity": 0.15}
+                {"type": "steady", "duration": "3m", "intensity": 0.3},
+                {"type": "ramp", "duration": "10m", "from": 0.3, "to": 0.95},
+                {"type": "steady", "duration": "2m", "intensity": 0.5},
+                {"type": "steady", "duration": "3m", "intensity": 0.2}
               ],
               "faults": [
                 {"type": "contactLost", "at": "4m", "duration": "15s"},

@@ -72,8 +72,15 @@ struct StatisticsAccumulator: Sendable {
         bySource[sample.source] = source
     }
 
-    var statistics: Statistics {
+    /// The statistics over every source; for a cumulative type, the amount of one source only —
+    /// `primary` (the workout's source for the type), never a sum over sources: a chest strap and an
+    /// arm band on one person both count the same kilojoules (HealthKit's rule: one source per
+    /// interval, by priority). Each source's own figures stay in `bySource`.
+    func statistics(primary: SampleSource?) -> Statistics {
         var result = overall.statistics(type: type)
+        if type.aggregationStyle == .cumulative, let primary, let counted = bySource[primary], counted.count > 0 {
+            result = counted.statistics(type: type)
+        }
         result.bySource = bySource.mapValues { $0.statistics(type: type) }
         return result
     }

@@ -274,7 +274,10 @@ public struct WorkoutCollector: Sendable {
             id: record.id, configuration: record.configuration, start: record.start, end: record.end,
             elapsedTime: max(0, reference.timeIntervalSince(record.start))
                 - timeline.pausedDuration(from: record.start, to: reference),
-            statistics: record.statistics.mapValues(\.statistics),
+            statistics: Dictionary(
+                uniqueKeysWithValues: record.statistics.map {
+                    ($0.key, $0.value.statistics(primary: primarySources[$0.key]))
+                }),
             zoneGroups: zoneSeries.keys.sorted { $0.rawValue < $1.rawValue }.compactMap {
                 zoneSeries[$0]?.configuration == nil ? nil : zoneSeries[$0]?.group(activity: index)
             })
@@ -323,10 +326,17 @@ public struct WorkoutCollector: Sendable {
     // MARK: Queries
 
     /// Statistics for `type`, or `nil` before its first sample.
-    public func statistics(for type: QuantityType) -> Statistics? { statisticsByType[type]?.statistics }
+    public func statistics(for type: QuantityType) -> Statistics? {
+        statisticsByType[type]?.statistics(primary: primarySources[type])
+    }
 
     /// Statistics for every type collected.
-    public var allStatistics: [QuantityType: Statistics] { statisticsByType.mapValues(\.statistics) }
+    public var allStatistics: [QuantityType: Statistics] {
+        Dictionary(
+            uniqueKeysWithValues: statisticsByType.map {
+                ($0.key, $0.value.statistics(primary: primarySources[$0.key]))
+            })
+    }
 
     /// Elapsed time at `date`, excluding pauses: exact, even with backdated pauses.
     public func elapsedTime(at date: Date) -> TimeInterval {
