@@ -1,4 +1,5 @@
 import ArgumentParser
+import Bridge
 import Foundation
 import Samples
 import WorkoutStore
@@ -135,37 +136,10 @@ struct HRVReport: Encodable {
         var percent: Double
     }
 
-    struct Window: Encodable {
-        var end: Double
-        var beats: Int
-        var alpha1: Double?
-        var artefactPercent: Double
-        var artefacts: RRArtefactCounts?
-        var reliable: Bool
-        var heartRate: Double
-        var power: Double?
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(end, forKey: .end)
-            try container.encode(beats, forKey: .beats)
-            try container.encode(alpha1, forKey: .alpha1)
-            try container.encode(artefactPercent, forKey: .artefactPercent)
-            try container.encode(artefacts, forKey: .artefacts)
-            try container.encode(reliable, forKey: .reliable)
-            try container.encode(heartRate, forKey: .heartRate)
-            try container.encode(power, forKey: .power)
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case end, beats, alpha1, artefactPercent, artefacts, reliable, heartRate, power
-        }
-    }
-
     var intervals: Int
     var artefacts: Artefacts
     var timeDomain: TimeDomainHRV?
-    var dfaAlpha1: [Window]
+    var dfaAlpha1: [WorkoutJSON.HRVWindow]
     var thresholds: Thresholds
 
     /// The thresholds with explicit nulls.
@@ -194,12 +168,7 @@ struct HRVReport: Encodable {
             ectopic: found.ectopic.count, missed: found.missed.count, extra: found.extra.count,
             longShort: found.longShort.count, total: found.count, percent: analysis.correction.artefactPercent)
         timeDomain = analysis.timeDomain
-        dfaAlpha1 = analysis.windows.map {
-            Window(
-                end: $0.end, beats: $0.beats, alpha1: $0.alpha1, artefactPercent: $0.artefactPercent,
-                artefacts: $0.artefacts,
-                reliable: $0.isReliable, heartRate: $0.heartRate, power: $0.power)
-        }
+        dfaAlpha1 = analysis.windows.map(WorkoutJSON.HRVWindow.init)
         thresholds = Thresholds(value: analysis.thresholds)
     }
 
