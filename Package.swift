@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "SensorSimulator", targets: ["SensorSimulator"]),
         .library(name: "Bridge", targets: ["Bridge"]),
         .library(name: "JSONSupport", targets: ["JSONSupport"]),
+        .library(name: "WorkoutRecording", targets: ["WorkoutRecording"]),
         .executable(name: "hrbridge", targets: ["hrbridge"]),
     ],
     dependencies: [
@@ -56,6 +57,15 @@ let package = Package(
         // Structured workouts: plans, their file format, validation, live execution.
         .target(
             name: "WorkoutPlans", dependencies: ["Workouts", "Samples", "JSONSupport"], exclude: ["plan.schema.json"]),
+        // One workout being recorded, for the CLI and the daemon alike: session, builder, data
+        // source, streamer, journal, plan runner, finish.
+        .target(
+            name: "WorkoutRecording",
+            dependencies: [
+                "Workouts", "WorkoutStore", "WorkoutPlans", "Samples", "Sensors",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // FIT, TCX and CSV writers.
         .target(name: "WorkoutExport", dependencies: ["Workouts", "Samples", "Sensors"]),
         // How the project writes and reads JSON: one encoder setup, `null`-keeping optionals, a
@@ -82,7 +92,7 @@ let package = Package(
             name: "Bridge",
             dependencies: [
                 "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus", "WorkoutStore",
-                "WorkoutExport", "WorkoutPlans", "JSONSupport",
+                "WorkoutExport", "WorkoutPlans", "JSONSupport", "WorkoutRecording",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
@@ -104,7 +114,7 @@ let package = Package(
             name: "hrbridge",
             dependencies: [
                 "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus", "Doctor", "WorkoutStore",
-                "WorkoutExport", "WorkoutPlans", "Bridge", "JSONSupport",
+                "WorkoutExport", "WorkoutPlans", "Bridge", "JSONSupport", "WorkoutRecording",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -9,6 +9,7 @@ import Sensors
 import Synchronization
 import WorkoutExport
 import WorkoutPlans
+import WorkoutRecording
 import WorkoutStore
 import Workouts
 
@@ -213,7 +214,6 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             sensorsSource = try WorkoutSensors.mock(mock, addresses: sensors)
         }
         let output = JSONLineWriter(enabled: json)
-        var sampleSink: (@Sendable ([QuantitySample]) -> Void)?
         let storage = try openStore()
         // One process records into (and recovers from) a store at a time: a daemon on the same
         // store waits (exit 75, retried by systemd) instead of continuing this workout too.
@@ -255,83 +255,29 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             throw ExitCode(66)
         }
         let writableStorage = storage.flatMap { $0.isGuest ? nil : $0 }
-        let streamer = writableStorage.map { storage in
-            SampleStreamer(store: storage, workout: recovered?.workoutID ?? UUID(), logger: logger)
+        let chosen = sensorsSource.sensors
+        var setup = WorkoutRecorder.Setup(
+            configuration: configuration, profile: profile, sensors: chosen, zones: try zones.map(parseZones),
+            plan: planFile?.plan, planFile: planFile?.data, store: writableStorage, recovering: recovered)
+        setup.logsRefusedFrames = true
+        let recorder: WorkoutRecorder
+        do {
+            recorder = try await WorkoutRecorder(
+                setup, adapter: sensorsSource.adapter, clock: clock, registry: WorkoutSessionRegistry(),
+                sampleSink: json ? { @Sendable samples in output.samples(samples) } : nil, logger: logger)
+        } catch let error as PlanError {
+            for problem in error.problems { StandardError.write("\(plan ?? "plan"): \(problem)") }
+            throw ExitCode(65)
         }
-        var sinks: [@Sendable ([QuantitySample]) -> Void] = []
-        if json { sinks.append { @Sendable samples in output.samples(samples) } }
-        if let streamer { sinks.append { @Sendable samples in streamer.submit(samples) } }
-        let allSinks = sinks
-        sampleSink = allSinks.isEmpty ? nil : { @Sendable samples in for sink in allSinks { sink(samples) } }
-        let session: WorkoutSession
-        if let recovered, let storage {
-            let collector = try WorkoutRecovery.rebuild(recovered, store: storage, logger: logger)
-            let builder = LiveWorkoutBuilder(recovering: collector, clock: clock, sampleSink: sampleSink)
-            session = try WorkoutSession(
-                recovering: builder, configuration: recovered.configuration, profile: recovered.profile,
-                state: recovered.state, clock: clock, registry: WorkoutSessionRegistry())
-        } else {
-            session = WorkoutSession(
-                configuration: configuration, profile: profile, clock: clock, registry: WorkoutSessionRegistry(),
-                sampleSink: sampleSink, id: streamer?.workoutID)
-        }
-        let builder = session.associatedWorkoutBuilder()
-        if let zones, recovered == nil {
-            let custom = try parseZones(zones)
-            try await builder.setCustomZoneConfiguration(custom, for: .heartRate)
-        }
-        var runner: PlanRunner?
-        if let planFile, let path = plan {
-            // Zone alerts are judged against the zones in force now (custom or the profile's).
-            var zonesInForce: [QuantityType: ZoneConfiguration] = [:]
-            if let heartRateZones = await builder.zoneConfiguration(for: .heartRate) {
-                zonesInForce[.heartRate] = heartRateZones
-            }
-            let problems = PlanValidator.problems(in: planFile.plan, context: PlanContext(zones: zonesInForce))
-            guard problems.isEmpty else {
-                for problem in problems { StandardError.write("\(path): \(problem)") }
-                throw ExitCode(65)
-            }
-            runner = PlanRunner(plan: planFile.plan, session: session, zones: zonesInForce)
-        }
-        let dataSource = LiveDataSource(
-            adapters: [sensorsSource.adapter], configuration: configuration, clock: clock, logger: logger)
-        await dataSource.attach(to: builder)
-
         let tracker = SensorTracker()
-        let sensorEvents = dataSource.sensorEvents()
-        let trackerTask = Task {
-            for await event in sensorEvents {
+        await recorder.attach(
+            onUpdate: { update in output.builderUpdate(update) },
+            onSensorEvent: { event in
                 tracker.record(event)
                 output.sensorEvent(event, at: clock.now())
-                if case .deviceInformation(let sensor, let information) = event {
-                    try? writableStorage?.updateSource(
-                        sensor, model: information.modelNumber, firmware: information.firmwareRevision)
-                }
-            }
-        }
-        let updates = builder.updates()
-        let workoutID = builder.workoutID
-        let updatesTask = Task {
-            for await update in updates {
-                output.builderUpdate(update)
-                // Events and activities go to the store as they happen, for crash recovery.
-                switch update {
-                case .event(let event): try? writableStorage?.append(event: event, workout: workoutID)
-                case .activityBegan(let activity), .activityEnded(let activity):
-                    try? writableStorage?.upsert(activity: activity, workout: workoutID)
-                default: break
-                }
-            }
-        }
-
-        let chosen = sensorsSource.sensors
-        // The first chosen strap is primary: zones, HRV and energy follow it; the rest are kept per source.
-        let primary = SampleSource(adapter: chosen[0].adapter, address: chosen[0].address, name: chosen[0].name)
-        for type in [QuantityType.heartRate, .heartbeatSeries, .activeEnergyBurned] {
-            await builder.setPrimarySource(primary, for: type)
-        }
-        if recovered == nil { try await session.prepare() }
+            })
+        let builder = recorder.builder
+        let session = recorder.session
         for sensor in chosen {
             do {
                 try await sensorsSource.adapter.connect(sensor)
@@ -341,35 +287,18 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             }
         }
         let start = clock.now()
+        var firstPlanEvents: [PlanEvent] = []
         if let recovered {
             StandardError.write("hrbridge: continuing the workout \(recovered.workoutID.uuidString)")
         } else {
-            try await session.startActivity(at: start)
-            try await session.beginNewActivity(configuration: configuration, at: start)
-            let zonesSet = await builder.zoneConfiguration(for: .heartRate).map { [$0] } ?? []
-            try writableStorage?.beginWorkout(
-                ActiveSessionRecord(
-                    workoutID: workoutID, configuration: configuration, profile: profile, start: start, state: .running,
-                    customZones: zones == nil ? [] : zonesSet,
-                    primarySources: Dictionary(
-                        uniqueKeysWithValues: await builder.primarySources.map { ($0.key.rawValue, $0.value) })))
-            if let activity = await builder.currentActivity {
-                try writableStorage?.upsert(activity: activity, workout: workoutID)
-            }
-        }
-        let journal = { @Sendable (state: WorkoutSessionState) async in
-            guard let storage, var record = try? storage.activeSessions().first(where: { $0.workoutID == workoutID })
-            else { return }
-            record.state = state
-            try? storage.updateJournal(record)
+            firstPlanEvents = try await recorder.begin(at: start)
         }
 
         let keyboard = json ? nil : KeyboardInput()
         let view = json ? nil : LiveView(sensors: chosen, configuration: configuration, speed: speed)
         var planDisplay = PlanDisplay(stepStart: start)
-        if let runner { planDisplay.note(await runner.start(at: start), output: output) }
+        planDisplay.note(firstPlanEvents, output: output)
         let end = start.addingTimeInterval(workoutLength)
-        var lapStart = start
         // Ctrl-C (SIGINT) or SIGTERM is a stop, as `q` is: the workout ends where it stands and is
         // saved; only SIGKILL or a crash leaves it to recovery.
         let stopRequested = Mutex(false)
@@ -381,72 +310,56 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             }
         }
         defer { interruptWatcher.cancel() }
+        let runsPlan = recorder.runsPlan
         loop: while true {
             let now = clock.now()
             if now >= end || stopRequested.withLock({ $0 }) { break }
-            if let runner {
-                planDisplay.note(await runner.tick(at: now), output: output)
-                if let openStepLength, await runner.status(at: now).current?.step.goal == .open,
+            if runsPlan {
+                planDisplay.note(await recorder.tickPlan(at: now), output: output)
+                if let openStepLength, await recorder.planStatus(at: now)?.current?.step.goal == .open,
                     now.timeIntervalSince(planDisplay.stepStart) >= openStepLength
                 {
-                    planDisplay.note(await runner.next(at: now), output: output)
+                    planDisplay.note(await recorder.nextStep(at: now), output: output)
                 }
-                if await runner.isComplete { break }
+                if await recorder.planIsComplete { break }
             }
             if let view {
                 var planLine: String?
-                if let runner { planLine = PlanDisplay.line(await runner.status(at: now)) }
+                if let status = await recorder.planStatus(at: now) { planLine = PlanDisplay.line(status) }
                 await view.render(
                     builder: builder, tracker: tracker, state: await session.state, at: now, planLine: planLine)
             }
             if let key = keyboard?.poll() {
                 switch key {
-                case "p":
-                    try? await session.pause(at: now)
-                    await journal(await session.state)
-                case "r":
-                    try? await session.resume(at: now)
-                    await journal(await session.state)
-                case "l":
-                    try? await session.addEvent(
-                        WorkoutEvent(kind: .lap, dateInterval: DateInterval(start: lapStart, end: now)))
-                    lapStart = now
-                case "n" where runner != nil:
-                    planDisplay.note(await runner!.next(at: now), output: output)
-                case "n":
-                    try? await session.endCurrentActivity(at: now)
-                    try? await session.beginNewActivity(configuration: configuration, at: now)
+                case "p": try? await recorder.pause(at: now)
+                case "r": try? await recorder.resume(at: now)
+                case "l": try? await recorder.lap(at: now)
+                case "n" where runsPlan: planDisplay.note(await recorder.nextStep(at: now), output: output)
+                case "n": try? await recorder.newActivity(configuration, at: now)
                 case "q": break loop
                 default: break
                 }
             }
             // A plan is judged every workout second, so steps end on time at any --speed.
-            let step = runner == nil ? max(speed / 10, 0.05) : min(max(speed / 10, 0.05), 1)
+            let step = runsPlan ? min(max(speed / 10, 0.05), 1) : max(speed / 10, 0.05)
             try await clock.sleep(until: min(end, now.addingTimeInterval(step)))
         }
-        // A completed plan ends the workout at its last step's end, not at the tick that noticed it.
-        let stop = min(await runner?.completionDate ?? clock.now(), clock.now(), end)
         keyboard?.restore()
-        // Deliver every frame up to the stop, however far the consumers lag at high --speed.
-        await sensorsSource.finish(stop)
-        await dataSource.drain()
-        try await session.end(at: stop)
-        let workout = try await builder.finishWorkout()
+        let workout: Workout
         do {
-            try streamer?.finish()
-            try writableStorage?.finish(workout)
-        } catch {
+            // Deliver every frame up to the stop, however far the consumers lag at high --speed.
+            workout = try await recorder.finish(
+                at: min(clock.now(), end), settle: .drain(deliver: { stop in await sensorsSource.finish(stop) }))
+        } catch let error as StoreError {
             // Nothing is dropped: what waits goes to the spill file, the workout stays in the journal.
-            try? streamer?.spillWaiting()
+            try? recorder.spillWaiting()
             StandardError.write(
-                "hrbridge: the workout is not saved: \(error); its samples wait in \(streamer?.spillPath ?? "the store"). "
+                "hrbridge: the workout is not saved: \(error); its samples wait in \(recorder.streamer?.spillPath ?? "the store"). "
                     + "Free space, then `hrbridge workout run --recover` stores them and continues it (q ends it).")
             throw ExitCode(73)
         }
         let saved = writableStorage != nil
-        if let planFile, let writableStorage, await runner?.isComplete == true,
-            let entry = try? writableStorage.completeScheduledPlan(plan: planFile.data, workout: workout.id, at: stop)
-        {
+        if let entry = await recorder.completedSchedule {
             StandardError.write("hrbridge: marked the scheduled '\(entry.name)' of \(ISO8601.format(entry.date)) done")
         }
         if let export, let format = ExportFormat(rawValue: export), let writableStorage {
@@ -455,9 +368,8 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             StandardError.write("hrbridge: exported \(path)")
         }
         // Both streams have finished: wait for them so the summary comes last.
-        await updatesTask.value
-        await trackerTask.value
-        let counters = await dataSource.counters
+        await recorder.streamsEnded()
+        let counters = await recorder.dataSource.counters
         if json {
             if !saved { StandardError.write("hrbridge: not saved (\(guest ? "guest workout" : "no store"))") }
             output.summary(workout)

@@ -1,0 +1,326 @@
+public import Foundation
+public import Logging
+public import Samples
+public import Sensors
+public import WorkoutPlans
+public import WorkoutStore
+public import Workouts
+
+/// One workout being recorded, the same way for `hrbridge workout run` and the daemon's sessions:
+/// the session and its builder, a data source on the chosen sensors, the store's sample streamer,
+/// the recovery journal, events and activities stored as they happen, a structured workout's
+/// runner, and the finish that saves it all (and can be retried while the store refuses).
+///
+/// The CLI and the daemon are views over it: they choose what to show and when to tick; what is
+/// recorded, and how, is decided here.
+public actor WorkoutRecorder {
+    /// What to record.
+    public struct Setup: Sendable {
+        public var configuration: WorkoutConfiguration
+        public var profile: UserProfile
+        /// The sensors, primary first: zones, HRV and energy follow the primary.
+        public var sensors: [SensorIdentity]
+        /// Custom heart-rate zones (else the profile's).
+        public var zones: ZoneConfiguration?
+        /// A structured workout to run; validated against the zones in force.
+        public var plan: WorkoutPlan?
+        /// The plan file as scheduled, so finishing the plan marks the schedule entry done.
+        public var planFile: Data?
+        /// Where it is stored; nil for a guest's workout or without a store.
+        public var store: WorkoutStore?
+        /// A workout a crash interrupted, to continue.
+        public var recovering: ActiveSessionRecord?
+        /// The workout's identifier (a new one when nil).
+        public var id: UUID?
+        /// Take samples only from `sensors` (the daemon shares one adapter between sessions).
+        public var onlyTheseSensors = false
+        /// Log refused frames here (false: the caller does, as the daemon's sensor manager).
+        public var logsRefusedFrames = true
+
+        public init(
+            configuration: WorkoutConfiguration, profile: UserProfile, sensors: [SensorIdentity],
+            zones: ZoneConfiguration? = nil, plan: WorkoutPlan? = nil, planFile: Data? = nil,
+            store: WorkoutStore? = nil, recovering: ActiveSessionRecord? = nil, id: UUID? = nil
+        ) {
+            self.configuration = configuration
+            self.profile = profile
+            self.sensors = sensors
+            self.zones = zones
+            self.plan = plan
+            self.planFile = planFile
+            self.store = store
+            self.recovering = recovering
+            self.id = id
+        }
+    }
+
+    public nonisolated let id: UUID
+    public nonisolated let configuration: WorkoutConfiguration
+    public nonisolated let profile: UserProfile
+    public nonisolated let sensors: [SensorIdentity]
+    public nonisolated let session: WorkoutSession
+    public nonisolated let builder: LiveWorkoutBuilder
+    public nonisolated let dataSource: LiveDataSource
+    /// What the store has not taken yet; nil without a store.
+    public nonisolated let streamer: SampleStreamer?
+    /// When recording began (a recovered workout's original start); set by ``begin(at:)``.
+    public private(set) var started: Date
+    private let store: WorkoutStore?
+    private let planFile: Data?
+    private let clock: any WallClock
+    private let logger: Logger
+    private let runner: PlanRunner?
+    private var lapStart: Date
+    private var streamTasks: [Task<Void, Never>] = []
+    /// The ended workout while the store refuses it; the next ``finish(at:settle:)`` saves it.
+    private var unsaved: Workout?
+    /// The finished workout, once saved.
+    public private(set) var finished: Workout?
+    /// The schedule entry a completed plan marked done.
+    public private(set) var completedSchedule: ScheduledPlan?
+
+    /// Builds the recorder: the streamer, the session (new, or continuing `setup.recovering`),
+    /// custom zones and the plan's runner. Throws a `PlanError` for a plan the zones in force
+    /// cannot judge, and the store's or the session's errors.
+    public init(
+        _ setup: Setup, adapter: any SensorAdapter, clock: any WallClock,
+        registry: WorkoutSessionRegistry = .shared, sampleSink: (@Sendable ([QuantitySample]) -> Void)? = nil,
+        logger: Logger
+    ) async throws {
+        let id = setup.recovering?.workoutID ?? setup.id ?? UUID()
+        let streamer = setup.store.map { SampleStreamer(store: $0, workout: id, logger: logger) }
+        let sink: (@Sendable ([QuantitySample]) -> Void)?
+        switch (streamer, sampleSink) {
+        case (nil, nil): sink = nil
+        case (let streamer?, nil): sink = { streamer.submit($0) }
+        case (nil, let other?): sink = other
+        case (let streamer?, let other?):
+            sink = { samples in
+                streamer.submit(samples)
+                other(samples)
+            }
+        }
+        let session: WorkoutSession
+        if let record = setup.recovering, let store = setup.store {
+            let collector = try WorkoutRecovery.rebuild(record, store: store, logger: logger)
+            let builder = LiveWorkoutBuilder(recovering: collector, clock: clock, sampleSink: sink)
+            session = try WorkoutSession(
+                recovering: builder, configuration: record.configuration, profile: record.profile,
+                state: record.state, clock: clock, registry: registry)
+            self.configuration = record.configuration
+            self.profile = record.profile ?? UserProfile(id: UserProfile.anonymousID)
+            self.started = record.start
+        } else {
+            session = WorkoutSession(
+                configuration: setup.configuration, profile: setup.profile, clock: clock, registry: registry,
+                sampleSink: sink, id: id)
+            self.configuration = setup.configuration
+            self.profile = setup.profile
+            self.started = clock.now()
+        }
+        let builder = session.associatedWorkoutBuilder()
+        if let zones = setup.zones, setup.recovering == nil {
+            try await builder.setCustomZoneConfiguration(zones, for: .heartRate)
+        }
+        if let plan = setup.plan {
+            // Zone alerts are judged against the zones in force now (custom or the profile's).
+            var zonesInForce: [QuantityType: ZoneConfiguration] = [:]
+            if let heartRateZones = await builder.zoneConfiguration(for: .heartRate) {
+                zonesInForce[.heartRate] = heartRateZones
+            }
+            let problems = PlanValidator.problems(in: plan, context: PlanContext(zones: zonesInForce))
+            guard problems.isEmpty else { throw PlanError(problems: problems) }
+            runner = PlanRunner(plan: plan, session: session, zones: zonesInForce)
+        } else {
+            runner = nil
+        }
+        self.id = id
+        self.sensors = setup.sensors
+        self.session = session
+        self.builder = builder
+        self.streamer = streamer
+        self.store = setup.store
+        self.planFile = setup.planFile
+        self.clock = clock
+        self.logger = logger
+        self.lapStart = started
+        self.dataSource = LiveDataSource(
+            adapters: [adapter], configuration: configuration, clock: clock,
+            logsRefusedFrames: setup.logsRefusedFrames, logger: logger)
+        if setup.onlyTheseSensors {
+            let addresses = Set(setup.sensors.map(\.address))
+            for type in await dataSource.typesToCollect.union([.heartRate, .heartbeatSeries, .activeEnergyBurned]) {
+                await dataSource.enableCollection(for: type) { addresses.contains($0.address) }
+            }
+        }
+    }
+
+    /// Starts taking samples: builder updates are stored (events, activities) and passed to
+    /// `onUpdate`; with `onSensorEvent`, sensor events are too (device information is stored).
+    public func attach(
+        onUpdate: (@Sendable (BuilderUpdate) -> Void)? = nil, onSensorEvent: (@Sendable (SensorEvent) -> Void)? = nil
+    ) async {
+        let updates = builder.updates()
+        let store = store
+        let id = id
+        streamTasks.append(
+            Task {
+                for await update in updates {
+                    // Events and activities go to the store as they happen, for crash recovery.
+                    switch update {
+                    case .event(let event): try? store?.append(event: event, workout: id)
+                    case .activityBegan(let activity), .activityEnded(let activity):
+                        try? store?.upsert(activity: activity, workout: id)
+                    default: break
+                    }
+                    onUpdate?(update)
+                }
+            })
+        if let onSensorEvent {
+            let events = dataSource.sensorEvents()
+            streamTasks.append(
+                Task {
+                    for await event in events {
+                        if case .deviceInformation(let sensor, let information) = event {
+                            try? store?.updateSource(
+                                sensor, model: information.modelNumber, firmware: information.firmwareRevision)
+                        }
+                        onSensorEvent(event)
+                    }
+                })
+        }
+        await dataSource.attach(to: builder)
+        if let primary = sensors.first {
+            let source = SampleSource(adapter: primary.adapter, address: primary.address, name: primary.name)
+            for type in [QuantityType.heartRate, .heartbeatSeries, .activeEnergyBurned] {
+                await builder.setPrimarySource(source, for: type)
+            }
+        }
+    }
+
+    /// Begins recording a new workout at `date` and writes the recovery journal; returns the
+    /// plan's first events. A recovered workout is already under way: nothing to begin.
+    public func begin(at date: Date) async throws -> [PlanEvent] {
+        started = date
+        lapStart = date
+        try await session.prepare()
+        try await session.startActivity(at: started)
+        try await session.beginNewActivity(configuration: configuration, at: started)
+        let zones = await builder.zoneConfiguration(for: .heartRate)
+        try store?.beginWorkout(
+            ActiveSessionRecord(
+                workoutID: id, configuration: configuration, profile: profile, start: started, state: .running,
+                customZones: zones.map { [$0] } ?? [],
+                primarySources: Dictionary(
+                    uniqueKeysWithValues: await builder.primarySources.map { ($0.key.rawValue, $0.value) })))
+        if let activity = await builder.currentActivity { try? store?.upsert(activity: activity, workout: id) }
+        return await runner?.start(at: started) ?? []
+    }
+
+    /// The state the journal keeps (running or paused), so a restart continues where it was.
+    private func journal() async {
+        guard let store, var record = try? store.activeSessions().first(where: { $0.workoutID == id }) else { return }
+        record.state = await session.state
+        try? store.updateJournal(record)
+    }
+
+    public func pause(at date: Date) async throws(WorkoutSessionError) {
+        try await session.pause(at: date)
+        await journal()
+    }
+
+    public func resume(at date: Date) async throws(WorkoutSessionError) {
+        try await session.resume(at: date)
+        await journal()
+    }
+
+    /// Marks a lap from the previous lap (or the start) to `date`.
+    public func lap(at date: Date) async throws(WorkoutSessionError) {
+        try await session.addEvent(WorkoutEvent(kind: .lap, dateInterval: DateInterval(start: lapStart, end: date)))
+        lapStart = date
+    }
+
+    /// Ends the current activity and begins another (a triathlon's next leg).
+    public func newActivity(_ configuration: WorkoutConfiguration, at date: Date) async throws(WorkoutSessionError) {
+        try await session.endCurrentActivity(at: date)
+        try await session.beginNewActivity(configuration: configuration, at: date)
+    }
+
+    // MARK: The plan
+
+    /// Whether a structured workout runs.
+    public nonisolated var runsPlan: Bool { runner != nil }
+
+    /// Judges the plan at `date` (call it at least every workout second): its events.
+    public func tickPlan(at date: Date) async -> [PlanEvent] { await runner?.tick(at: date) ?? [] }
+
+    /// The plan's "next": ends the current step (open goals end only this way).
+    public func nextStep(at date: Date) async -> [PlanEvent] { await runner?.next(at: date) ?? [] }
+
+    /// The plan's current step, progress and alert; nil without a plan.
+    public func planStatus(at date: Date) async -> PlanStatus? { await runner?.status(at: date) }
+
+    /// Whether the plan has completed.
+    public var planIsComplete: Bool { get async { await runner?.isComplete ?? false } }
+
+    /// When the plan's last step ended.
+    public var planCompletionDate: Date? { get async { await runner?.completionDate } }
+
+    // MARK: Finishing
+
+    /// How the data source stops before the session ends.
+    public enum Settle: Sendable {
+        /// Stop taking samples at once (the daemon: the strap stays connected for others).
+        case detach
+        /// Let the adapter deliver every frame up to the end (`deliver` is told the end date),
+        /// then take them all: the CLI's simulator runs ahead of its consumers at high speed.
+        case drain(deliver: @Sendable (Date) async -> Void)
+    }
+
+    /// Ends the workout at `date` (or at a completed plan's end, if earlier), finishes it and saves
+    /// it. When the store refuses (a full disk) the workout has ended but is not saved: this throws
+    /// the ``StoreError`` and a later call saves it.
+    @discardableResult
+    public func finish(at date: Date, settle: Settle = .detach) async throws -> Workout {
+        if let finished { return finished }
+        let workout: Workout
+        if let unsaved {
+            workout = unsaved
+        } else {
+            // A completed plan ends the workout at its last step's end, not at the tick that noticed it.
+            let stop = min(await runner?.completionDate ?? date, date)
+            switch settle {
+            case .detach: await dataSource.detach()
+            case .drain(let deliver):
+                await deliver(stop)
+                await dataSource.drain()
+            }
+            try await session.end(at: stop)
+            workout = try await builder.finishWorkout()
+            unsaved = workout
+        }
+        try streamer?.finish()
+        try store?.finish(workout)
+        unsaved = nil
+        finished = workout
+        if let planFile, let store, await runner?.isComplete == true {
+            completedSchedule = try? store.completeScheduledPlan(
+                plan: planFile, workout: workout.id, at: await runner?.completionDate ?? workout.end)
+        }
+        return workout
+    }
+
+    /// Waits until the update and sensor streams have delivered everything (after ``finish(at:settle:)``).
+    public func streamsEnded() async {
+        for task in streamTasks { await task.value }
+    }
+
+    /// Stops following the update and sensor streams.
+    public func stopStreams() {
+        for task in streamTasks { task.cancel() }
+    }
+
+    /// Moves the samples waiting in memory to the spill file (the store refuses and the process
+    /// is ending), so the next start stores them.
+    public nonisolated func spillWaiting() throws { try streamer?.spillWaiting() }
+}
