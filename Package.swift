@@ -121,6 +121,13 @@ let package = Package(
             ]
         ),
         .testTarget(name: "GATTTests", dependencies: ["GATT"]),
+        .testTarget(
+            name: "WorkoutRecordingTests",
+            dependencies: [
+                "WorkoutRecording", "WorkoutStore", "WorkoutPlans", "Workouts", "Sensors", "SensorSimulator", "Samples",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "SamplesTests", dependencies: ["Samples", "GATT", "Sensors"]),
         .testTarget(name: "WorkoutsTests", dependencies: ["Workouts", "Samples", "Sensors", "GATT", "BusHarness"]),
         .testTarget(

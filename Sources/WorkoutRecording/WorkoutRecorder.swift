@@ -76,6 +76,8 @@ public actor WorkoutRecorder {
     private var unsaved: Workout?
     /// The finished workout, once saved.
     public private(set) var finished: Workout?
+    /// The ended workout, saved or not (nil while recording).
+    public var ended: Workout? { finished ?? unsaved }
     /// The schedule entry a completed plan marked done.
     public private(set) var completedSchedule: ScheduledPlan?
 

@@ -4,85 +4,56 @@ import Samples
 public import Sensors
 import Synchronization
 import WorkoutPlans
+import WorkoutRecording
 public import WorkoutStore
 public import Workouts
 
-/// One live session of the daemon: a workout session, its builder and a data source that takes
-/// only this session's sensors; samples stream to the live hub and (unless a guest's) to the store,
-/// with the recovery journal kept up to date.
+/// One live session of the daemon: a `WorkoutRecorder` taking only this session's sensors, whose
+/// samples, events, zone changes, α1 windows, plan events and state this publishes on the live hub.
 public actor BridgeSession {
-    /// The identifier.
     public nonisolated let id: UUID
     /// The athlete's profile.
     public nonisolated let profile: UserProfile
     public nonisolated let sensors: [SensorIdentity]
     /// Whether it is a guest session (never stored).
     public nonisolated let guest: Bool
-    /// The daemon's configuration.
     public nonisolated let configuration: WorkoutConfiguration
     /// When recording began.
     public nonisolated let started: Date
-    private let session: WorkoutSession
-    private let builder: LiveWorkoutBuilder
-    private let dataSource: LiveDataSource
-    private let store: WorkoutStore?
-    private let streamer: SampleStreamer?
+    private let recorder: WorkoutRecorder
     private let clock: any WallClock
     private let hub: LiveHub
     private let logger: Logger
-    private var lapStart: Date
-    private var updatesTask: Task<Void, Never>?
-    private var stateTask: Task<Void, Never>?
-    /// The finished workout, once stopped and saved.
-    public private(set) var finished: Workout?
-    /// The ended workout while the store refuses it; the next ``stop()`` saves it.
-    private var unsaved: Workout?
-    /// The structured workout being run, when there is one.
-    private var runner: PlanRunner?
-    private var planTask: Task<Void, Never>?
-    private var whenPlanCompletes: (@Sendable (UUID) async -> Void)?
-
-    struct Parts {
-        var session: WorkoutSession
-        var builder: LiveWorkoutBuilder
-        var streamer: SampleStreamer?
-        var started: Date
-        var trigger: SnapshotTrigger
-    }
-
     private let trigger: SnapshotTrigger
+    private var stateTask: Task<Void, Never>?
+    private var planTask: Task<Void, Never>?
+    private let whenPlanCompletes: (@Sendable (UUID) async -> Void)?
+    private var session: WorkoutSession { recorder.session }
+    private var builder: LiveWorkoutBuilder { recorder.builder }
+    private var streamer: SampleStreamer? { recorder.streamer }
 
     init(
-        id: UUID, profile: UserProfile, sensors: [SensorIdentity], guest: Bool, configuration: WorkoutConfiguration,
-        parts: Parts, adapter: any SensorAdapter, store: WorkoutStore?, clock: any WallClock, hub: LiveHub,
-        logger: Logger
+        recorder: WorkoutRecorder, guest: Bool, started: Date, trigger: SnapshotTrigger, clock: any WallClock,
+        hub: LiveHub, logger: Logger, whenPlanCompletes: (@Sendable (UUID) async -> Void)? = nil
     ) {
-        self.id = id
-        self.profile = profile
-        self.sensors = sensors
+        self.id = recorder.id
+        self.profile = recorder.profile
+        self.sensors = recorder.sensors
         self.guest = guest
-        self.configuration = configuration
-        self.session = parts.session
-        self.builder = parts.builder
-        self.streamer = parts.streamer
-        self.started = parts.started
-        self.trigger = parts.trigger
-        self.store = store
+        self.configuration = recorder.configuration
+        self.started = started
+        self.recorder = recorder
+        self.trigger = trigger
         self.clock = clock
         self.hub = hub
         self.logger = logger
-        self.lapStart = parts.started
-        self.dataSource = LiveDataSource(
-            adapters: [adapter], configuration: configuration, clock: clock, logsRefusedFrames: false, logger: logger)
+        self.whenPlanCompletes = whenPlanCompletes
     }
 
-    /// The sample sink of a session: the live hub and the store's streamer; samples also refresh
-    /// the session's figures on the stream, at most once a second.
-    static func sink(id: UUID, hub: LiveHub, streamer: SampleStreamer?, trigger: SnapshotTrigger)
-        -> @Sendable ([QuantitySample]) -> Void
-    {
+    /// The sample sink of a session: the live hub; samples also refresh the session's figures on
+    /// the stream, at most once a second.
+    static func sink(id: UUID, hub: LiveHub, trigger: SnapshotTrigger) -> @Sendable ([QuantitySample]) -> Void {
         { samples in
-            streamer?.submit(samples)
             for sample in samples {
                 let address = sample.source.address
                 hub.publish(
@@ -94,40 +65,22 @@ public actor BridgeSession {
         }
     }
 
-    /// Wires the data source (only this session's sensors) and the update streams, then publishes the state.
+    /// Wires the recorder's updates to the hub, then publishes the state.
     func attach() async {
-        let addresses = Set(sensors.map(\.address))
-        for type in await dataSource.typesToCollect.union([.heartRate, .heartbeatSeries, .activeEnergyBurned]) {
-            await dataSource.enableCollection(for: type) { addresses.contains($0.address) }
-        }
-        await dataSource.attach(to: builder)
-        if let primary = sensors.first {
-            let source = SampleSource(adapter: primary.adapter, address: primary.address, name: primary.name)
-            for type in [QuantityType.heartRate, .heartbeatSeries, .activeEnergyBurned] {
-                await builder.setPrimarySource(source, for: type)
-            }
-        }
-        let updates = builder.updates()
         let workoutID = id
-        let store = store
         let hub = hub
-        updatesTask = Task {
-            for await update in updates {
-                switch update {
-                case .event(let event):
-                    try? store?.append(event: event, workout: workoutID)
-                    hub.publish(LiveMessage(kind: "event", session: workoutID, payload: WorkoutJSON.Event(event)))
-                case .zone(let zone):
-                    hub.publish(LiveMessage(kind: "zone", session: workoutID, payload: WorkoutJSON.ZoneChange(zone)))
-                case .activityBegan(let activity), .activityEnded(let activity):
-                    try? store?.upsert(activity: activity, workout: workoutID)
-                case .heartRateVariability(let window):
-                    hub.publish(LiveMessage(kind: "hrv", session: workoutID, payload: WorkoutJSON.HRVWindow(window)))
-                case .collected:
-                    break
-                }
+        await recorder.attach(onUpdate: { update in
+            switch update {
+            case .event(let event):
+                hub.publish(LiveMessage(kind: "event", session: workoutID, payload: WorkoutJSON.Event(event)))
+            case .zone(let zone):
+                hub.publish(LiveMessage(kind: "zone", session: workoutID, payload: WorkoutJSON.ZoneChange(zone)))
+            case .heartRateVariability(let window):
+                hub.publish(LiveMessage(kind: "hrv", session: workoutID, payload: WorkoutJSON.HRVWindow(window)))
+            case .activityBegan, .activityEnded, .collected:
+                break
             }
-        }
+        })
         trigger.attach(self)
         let events = session.events()
         stateTask = Task { [weak self] in
@@ -140,20 +93,10 @@ public actor BridgeSession {
         hub.publish(LiveMessage(kind: "session", session: id, payload: await snapshot()))
     }
 
-    /// Runs `plan` once the session begins: its steps become segments, block iterations laps,
-    /// alerts are judged every workout second, and `whenComplete` is called when the last step ends.
-    func run(
-        plan: WorkoutPlan, zones: [QuantityType: ZoneConfiguration],
-        whenComplete: @escaping @Sendable (UUID) async -> Void
-    ) {
-        runner = PlanRunner(plan: plan, session: session, zones: zones)
-        whenPlanCompletes = whenComplete
-    }
-
     /// The plan's "next": ends the current step (open goals end only this way).
     public func nextStep() async throws(SessionError) {
-        guard let runner else { throw .notAllowed("this session runs no plan") }
-        publish(await runner.next(at: clock.now()))
+        guard recorder.runsPlan else { throw .notAllowed("this session runs no plan") }
+        publish(await recorder.nextStep(at: clock.now()))
         await publishState()
     }
 
@@ -161,11 +104,11 @@ public actor BridgeSession {
         for event in events { hub.publish(LiveMessage(kind: "plan", session: id, payload: PlanJSON.Event(event))) }
     }
 
-    private func startPlan() async {
-        guard let runner else { return }
-        publish(await runner.start(at: started))
+    private func startPlan() {
+        guard recorder.runsPlan else { return }
         let clock = clock
         let id = id
+        let recorder = recorder
         planTask = Task { [weak self] in
             // Judged every workout second, so steps end on time whatever the clock's speed.
             while !Task.isCancelled {
@@ -175,10 +118,10 @@ public actor BridgeSession {
                     return
                 }
                 guard let self else { return }
-                let events = await runner.tick(at: clock.now())
+                let events = await recorder.tickPlan(at: clock.now())
                 await self.publish(events)
                 if !events.isEmpty { await self.publishState() }
-                if await runner.isComplete {
+                if await recorder.planIsComplete {
                     await self.whenPlanCompletes?(id)
                     return
                 }
@@ -188,47 +131,24 @@ public actor BridgeSession {
 
     /// Starts recording now and writes the recovery journal.
     func begin() async throws {
-        try await session.prepare()
-        try await session.startActivity(at: started)
-        try await session.beginNewActivity(configuration: configuration, at: started)
-        let zones = await builder.zoneConfiguration(for: .heartRate)
-        try store?.beginWorkout(
-            ActiveSessionRecord(
-                workoutID: id, configuration: configuration, profile: profile, start: started, state: .running,
-                customZones: zones.map { [$0] } ?? [],
-                primarySources: Dictionary(
-                    uniqueKeysWithValues: await builder.primarySources.map { ($0.key.rawValue, $0.value) })))
-        if let activity = await builder.currentActivity { try? store?.upsert(activity: activity, workout: id) }
-        await startPlan()
+        publish(try await recorder.begin(at: started))
+        startPlan()
         await publishState()
     }
 
-    /// The state the journal keeps (running or paused), so a restart continues where it was.
-    private func journal() async {
-        guard let store, var record = try? store.activeSessions().first(where: { $0.workoutID == id }) else { return }
-        record.state = await session.state
-        try? store.updateJournal(record)
-    }
-
-    /// Pauses recording.
     public func pause() async throws(WorkoutSessionError) {
-        try await session.pause(at: clock.now())
-        await journal()
+        try await recorder.pause(at: clock.now())
         await publishState()
     }
 
-    /// Resumes recording.
     public func resume() async throws(WorkoutSessionError) {
-        try await session.resume(at: clock.now())
-        await journal()
+        try await recorder.resume(at: clock.now())
         await publishState()
     }
 
     /// Marks a lap from the previous lap (or the start) to now.
     public func lap() async throws(WorkoutSessionError) {
-        let now = clock.now()
-        try await session.addEvent(WorkoutEvent(kind: .lap, dateInterval: DateInterval(start: lapStart, end: now)))
-        lapStart = now
+        try await recorder.lap(at: clock.now())
         await publishState()
     }
 
@@ -236,11 +156,8 @@ public actor BridgeSession {
     public func newActivity(_ activity: WorkoutActivityType, location: WorkoutLocation?)
         async throws(WorkoutSessionError)
     {
-        let now = clock.now()
-        try await session.endCurrentActivity(at: now)
-        try await session.beginNewActivity(
-            configuration: WorkoutConfiguration(activityType: activity, location: location ?? configuration.location),
-            at: now)
+        try await recorder.newActivity(
+            WorkoutConfiguration(activityType: activity, location: location ?? configuration.location), at: clock.now())
         await publishState()
     }
 
@@ -250,24 +167,10 @@ public actor BridgeSession {
     /// this throws the ``StoreError`` and a later call (once space is freed) saves it.
     @discardableResult
     public func stop() async throws -> Workout {
-        if let finished { return finished }
-        let workout: Workout
-        if let unsaved {
-            workout = unsaved
-        } else {
-            planTask?.cancel()
-            // A completed plan ends the workout at its last step's end, not at the tick that noticed it.
-            let now = min(await runner?.completionDate ?? clock.now(), clock.now())
-            await dataSource.detach()
-            try await session.end(at: now)
-            workout = try await builder.finishWorkout()
-            unsaved = workout
-        }
-        try streamer?.finish()
-        try store?.finish(workout)
-        unsaved = nil
-        finished = workout
-        updatesTask?.cancel()
+        if let finished = await recorder.finished { return finished }
+        planTask?.cancel()
+        let workout = try await recorder.finish(at: clock.now(), settle: .detach)
+        await recorder.stopStreams()
         stateTask?.cancel()
         trigger.detach()
         await publishState()
@@ -277,6 +180,7 @@ public actor BridgeSession {
     /// The session as the API shows it.
     public func snapshot() async -> SessionJSON {
         let now = clock.now()
+        let finished = await recorder.finished
         let state = finished == nil ? await session.state : .ended
         var snapshot = SessionJSON(
             id: id, athlete: profile.id, guest: guest, state: state.rawValue,
@@ -285,7 +189,7 @@ public actor BridgeSession {
         if let storage = streamer?.health, !storage.isCaughtUp || storage.lastError != nil || storage.lost > 0 {
             snapshot.store = StoreHealthJSON(storage)
         }
-        if let ended = finished ?? unsaved {
+        if let ended = await recorder.ended {
             snapshot.elapsedTime = ended.elapsedTime
             snapshot.summary = WorkoutJSON.Summary(ended)
             if finished == nil { snapshot.saved = false }
@@ -306,20 +210,20 @@ public actor BridgeSession {
             alpha1: await builder.latestAlpha1.map(WorkoutJSON.HRVWindow.init),
             activeEnergy: (await builder.activeEnergy).kilocalories,
             laps: await builder.events.filter { $0.kind == .lap }.count,
-            plan: (await runner?.status(at: now)).map(PlanJSON.Status.init))
+            plan: (await recorder.planStatus(at: now)).map(PlanJSON.Status.init))
         return snapshot
     }
 
     /// The session's current state.
     public var state: WorkoutSessionState {
-        get async { finished == nil ? await session.state : .ended }
+        get async { await recorder.finished == nil ? await session.state : .ended }
     }
 
     /// Moves the samples waiting in memory to the spill file (shutdown with the store refusing),
     /// so the next start stores them.
     func spillWaiting() {
         do {
-            try streamer?.spillWaiting()
+            try recorder.spillWaiting()
         } catch {
             logger.critical("samples lost at shutdown", metadata: ["session": "\(id)", "error": "\(error)"])
         }

@@ -3,6 +3,7 @@ public import Logging
 import Samples
 public import Sensors
 import WorkoutPlans
+import WorkoutRecording
 public import WorkoutStore
 public import Workouts
 
@@ -124,29 +125,31 @@ public actor SessionManager {
         for address in addresses { identities.append(await sensors.identity(address)) }
         let workoutConfiguration = WorkoutConfiguration(activityType: request.activity, location: request.location)
         let id = UUID()
-        let writable = request.guest ? nil : store
-        let streamer = writable.map { SampleStreamer(store: $0, workout: id, logger: logger) }
         let trigger = SnapshotTrigger()
-        let workoutSession = WorkoutSession(
-            configuration: workoutConfiguration, profile: athlete.profile, clock: clock, registry: registry,
-            sampleSink: BridgeSession.sink(id: id, hub: hub, streamer: streamer, trigger: trigger), id: id)
-        let builder = workoutSession.associatedWorkoutBuilder()
-        if let zones { try? await builder.setCustomZoneConfiguration(zones, for: .heartRate) }
-        let session = BridgeSession(
-            id: id, profile: athlete.profile, sensors: identities, guest: request.guest,
-            configuration: workoutConfiguration,
-            parts: BridgeSession.Parts(
-                session: workoutSession, builder: builder, streamer: streamer, started: clock.now(), trigger: trigger),
-            adapter: sensors.adapter, store: writable, clock: clock, hub: hub, logger: logger)
-        await session.attach()
-        if let runnerPlan {
-            let zonesInForce = await builder.zoneConfiguration(for: .heartRate)
-            await session.run(
-                plan: runnerPlan, zones: zonesInForce.map { [.heartRate: $0] } ?? [:],
-                whenComplete: { [weak self] id in
-                    _ = try? await self?.stop(id.uuidString)
-                })
+        var setup = WorkoutRecorder.Setup(
+            configuration: workoutConfiguration, profile: athlete.profile, sensors: identities, zones: zones,
+            plan: runnerPlan, store: request.guest ? nil : store, id: id)
+        setup.onlyTheseSensors = true
+        setup.logsRefusedFrames = false
+        let recorder: WorkoutRecorder
+        do {
+            recorder = try await WorkoutRecorder(
+                setup, adapter: sensors.adapter, clock: clock, registry: registry,
+                sampleSink: BridgeSession.sink(id: id, hub: hub, trigger: trigger), logger: logger)
+        } catch let error as StoreError {
+            throw .storage(error)
+        } catch {
+            throw .invalid("the session could not start: \(error)")
         }
+        // A plan ends its session when its last step ends.
+        var whenPlanCompletes: (@Sendable (UUID) async -> Void)?
+        if runnerPlan != nil {
+            whenPlanCompletes = { [weak self] id in _ = try? await self?.stop(id.uuidString) }
+        }
+        let session = BridgeSession(
+            recorder: recorder, guest: request.guest, started: clock.now(), trigger: trigger, clock: clock, hub: hub,
+            logger: logger, whenPlanCompletes: whenPlanCompletes)
+        await session.attach()
         do {
             try await session.begin()
         } catch {
@@ -223,16 +226,6 @@ public actor SessionManager {
         }
         for record in records {
             do {
-                let collector = try WorkoutRecovery.rebuild(record, store: store, logger: logger)
-                let streamer = SampleStreamer(store: store, workout: record.workoutID, logger: logger)
-                let trigger = SnapshotTrigger()
-                let builder = LiveWorkoutBuilder(
-                    recovering: collector, clock: clock,
-                    sampleSink: BridgeSession.sink(id: record.workoutID, hub: hub, streamer: streamer, trigger: trigger)
-                )
-                let workoutSession = try WorkoutSession(
-                    recovering: builder, configuration: record.configuration, profile: record.profile,
-                    state: record.state, clock: clock, registry: registry)
                 var addresses: [String] = []
                 for source in record.primarySources.values.sorted(by: { $0.address < $1.address })
                 where !addresses.contains(source.address) {
@@ -240,13 +233,19 @@ public actor SessionManager {
                 }
                 var identities: [SensorIdentity] = []
                 for address in addresses { identities.append(await sensors.identity(address)) }
+                let trigger = SnapshotTrigger()
+                var setup = WorkoutRecorder.Setup(
+                    configuration: record.configuration,
+                    profile: record.profile ?? UserProfile(id: UserProfile.anonymousID), sensors: identities,
+                    store: store, recovering: record)
+                setup.onlyTheseSensors = true
+                setup.logsRefusedFrames = false
+                let recorder = try await WorkoutRecorder(
+                    setup, adapter: sensors.adapter, clock: clock, registry: registry,
+                    sampleSink: BridgeSession.sink(id: record.workoutID, hub: hub, trigger: trigger), logger: logger)
                 let session = BridgeSession(
-                    id: record.workoutID, profile: record.profile ?? UserProfile(id: UserProfile.anonymousID),
-                    sensors: identities, guest: false, configuration: record.configuration,
-                    parts: BridgeSession.Parts(
-                        session: workoutSession, builder: builder, streamer: streamer, started: record.start,
-                        trigger: trigger),
-                    adapter: sensors.adapter, store: store, clock: clock, hub: hub, logger: logger)
+                    recorder: recorder, guest: false, started: record.start, trigger: trigger, clock: clock, hub: hub,
+                    logger: logger)
                 await session.attach()
                 sessions[record.workoutID] = session
                 for address in addresses { await sensors.bind(address, to: record.workoutID) }

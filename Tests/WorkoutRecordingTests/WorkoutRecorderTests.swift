@@ -1,0 +1,85 @@
+import Foundation
+import Logging
+import Samples
+import SensorSimulator
+import Sensors
+import Testing
+import WorkoutPlans
+import WorkoutRecording
+import WorkoutStore
+import Workouts
+
+/// The recorder both the CLI and the daemon use, on the simulator and a real SQLite store.
+@Suite("WorkoutRecorder: one way to record a workout")
+struct WorkoutRecorderTests {
+    func temporaryStore() throws -> (WorkoutStore, URL) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("recorder-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return (try WorkoutStore(path: directory.appendingPathComponent("store.sqlite").path), directory)
+    }
+
+    @Test(
+        "begin journals the workout, pause and resume keep the journal's state, laps and samples are stored, finish saves once"
+    )
+    func recordsAndSaves() async throws {
+        let (store, directory) = try temporaryStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let clock = AcceleratedWallClock(speed: 120)
+        let logger = Logger(label: "test")
+        let adapter = MockSensorAdapter(scenario: .default, seed: 1, clock: clock, logger: logger)
+        let strap = try #require(adapter.sensors.first)
+        let recorder = try await WorkoutRecorder(
+            WorkoutRecorder.Setup(
+                configuration: WorkoutConfiguration(activityType: .running, location: .indoor),
+                profile: UserProfile(id: "runner", age: 35), sensors: [strap], store: store),
+            adapter: adapter, clock: clock, registry: WorkoutSessionRegistry(), logger: logger)
+        await recorder.attach()
+        try await adapter.connect(strap)
+        let start = clock.now()
+        _ = try await recorder.begin(at: start)
+        #expect(try store.activeSessions().map(\.workoutID) == [recorder.id], "journaled as it begins")
+
+        try await clock.sleep(until: start.addingTimeInterval(60))
+        try await recorder.lap(at: clock.now())
+        try await recorder.pause(at: clock.now())
+        #expect(try store.activeSessions().first?.state == .paused, "the journal follows a pause")
+        try await recorder.resume(at: clock.now())
+        #expect(try store.activeSessions().first?.state == .running)
+        try await clock.sleep(until: start.addingTimeInterval(120))
+
+        let end = clock.now()
+        let workout = try await recorder.finish(
+            at: end, settle: .drain(deliver: { stop in await adapter.finish(at: stop) }))
+        await recorder.streamsEnded()
+        #expect(try store.activeSessions().isEmpty, "the journal entry goes once saved")
+        let stored = try store.workout(recorder.id)
+        #expect(stored.summary != nil)
+        #expect(workout.events.contains { $0.kind == .lap })
+        #expect(workout.events.contains { $0.kind == .pause })
+        let heartRates = try store.samples(type: .heartRate, workout: recorder.id)
+        #expect(heartRates.count == workout.statistics[.heartRate]?.sampleCount, "every counted heart rate stored")
+        #expect(heartRates.allSatisfy { $0.source.address == strap.address }, "only the chosen strap")
+        let again = try await recorder.finish(at: end)
+        #expect(again.id == workout.id, "finishing twice returns the saved workout")
+    }
+
+    @Test("a plan the zones in force cannot judge is refused before anything is recorded")
+    func planNeedsZones() async throws {
+        let clock = AcceleratedWallClock(speed: 1)
+        let logger = Logger(label: "test")
+        let adapter = MockSensorAdapter(scenario: .default, clock: clock, logger: logger)
+        let plan = try PlanFormat.decode(
+            Data(
+                #"{"version":1,"activity":"running","custom":{"blocks":[{"steps":[{"goal":{"time":"1 min"},"alert":{"heartRateZone":2}}]}]}}"#
+                    .utf8),
+            context: PlanContext(
+                zones: [.heartRate: try ZoneConfiguration(quantityType: .heartRate, boundaryValues: [120, 140])]))
+        await #expect(throws: PlanError.self) {
+            _ = try await WorkoutRecorder(
+                WorkoutRecorder.Setup(
+                    configuration: WorkoutConfiguration(activityType: .running, location: .indoor),
+                    profile: UserProfile(id: "no-zones"), sensors: adapter.sensors, plan: plan),
+                adapter: adapter, clock: clock, registry: WorkoutSessionRegistry(), logger: logger)
+        }
+    }
+}
