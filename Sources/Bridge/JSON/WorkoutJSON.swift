@@ -102,14 +102,6 @@ public enum WorkoutJSON {
         }
     }
 
-    /// Artefacts a DFA α1 window's correction found, by kind.
-    public struct ArtefactCounts: Codable, Sendable, Equatable {
-        public var ectopic: Int
-        public var missed: Int
-        public var extra: Int
-        public var longShort: Int
-    }
-
     /// A DFA α1 window (`hrv` live messages, the session's `alpha1`).
     public struct HRVWindow: Codable, Sendable, Equatable {
         /// Seconds into the workout.
@@ -117,7 +109,8 @@ public enum WorkoutJSON {
         public var beats: Int
         @Nullable public var alpha1: Double?
         public var artefactPercent: Double
-        @Nullable public var artefacts: ArtefactCounts?
+        /// Artefacts the window's correction found, by kind: `{"ectopic","extra","longShort","missed"}`.
+        @Nullable public var artefacts: RRArtefactCounts?
         public var reliable: Bool
         public var heartRate: Double
         @Nullable public var power: Double?
@@ -128,9 +121,7 @@ public enum WorkoutJSON {
             beats = window.beats
             alpha1 = window.alpha1
             artefactPercent = window.artefactPercent
-            artefacts = window.artefacts.map {
-                ArtefactCounts(ectopic: $0.ectopic, missed: $0.missed, extra: $0.extra, longShort: $0.longShort)
-            }
+            artefacts = window.artefacts
             reliable = window.isReliable
             heartRate = window.heartRate
             power = window.power
