@@ -31,6 +31,9 @@ public struct BlueZError: Error, Hashable, Sendable, CustomStringConvertible {
         case serviceUnavailable
         /// Authentication failed or the bond is missing: remove, rediscover, re-pair.
         case authenticationFailed
+        /// The controller has no free link slot (`le-connection-concurrent-connection-limit`,
+        /// "Too many links"): another adapter may have one.
+        case connectionLimitReached
         /// An ATT application error such as 0x80 from a characteristic write.
         case attError(UInt8)
         /// Anything else.
@@ -49,6 +52,13 @@ public struct BlueZError: Error, Hashable, Sendable, CustomStringConvertible {
         name = error.name
         message = error.message
         code = Self.classify(name: error.name, message: error.message)
+    }
+
+    /// An error hrbridge itself raises (a timeout, a reply that does not fit), classified as BlueZ's are.
+    init(name: String, message: String) {
+        self.name = name
+        self.message = message
+        code = Self.classify(name: name, message: message)
     }
 
     /// `name: message`.
@@ -81,6 +91,11 @@ public struct BlueZError: Error, Hashable, Sendable, CustomStringConvertible {
             return .connectionAbortedByLocal
         }
         if lowered.contains("key-missing") { return .authenticationFailed }
+        if lowered.contains("concurrent-connection-limit") || lowered.contains("too many links")
+            || lowered.contains("connection limit")
+        {
+            return .connectionLimitReached
+        }
         if lowered.contains("connection-canceled") || lowered.contains("abort-by-remote")
             || lowered.contains("connection-timeout") || lowered.contains("le-connection-busy")
         {

@@ -107,6 +107,27 @@ public actor MockSensorAdapter: SensorAdapter {
         simulations[sensor]?.resetEnergyExpended()
     }
 
+    /// Every virtual strap not forgotten: trusted (the simulator pairs nothing), connected while it streams.
+    public func knownDevices() -> [KnownDevice] {
+        sensors.enumerated().filter { !forgotten.contains($0.element) }.map { index, sensor in
+            KnownDevice(
+                identity: sensor, rssi: -52 - 6 * index, services: [.heartRate, .battery, .deviceInformation],
+                trusted: true, connected: streaming[sensor] != nil, servicesResolved: streaming[sensor] != nil)
+        }
+    }
+
+    /// Always ready: the simulator has no radio to lose.
+    public func availability() -> AdapterAvailability { .ready }
+
+    /// One simulated radio with no link limit.
+    public func adapterStatuses() -> [AdapterStatus] {
+        [
+            AdapterStatus(
+                name: name, availability: .ready, linksInUse: streaming.count,
+                sensors: streaming.keys.map(\.address).sorted())
+        ]
+    }
+
     /// Lets every connected strap deliver its frames up to `date`, then ends the event stream.
     ///
     /// At high `--speed` the consumers may lag behind the clock; this makes the end of a run

@@ -2,7 +2,7 @@
 ///
 /// A bridge keeps running in every state but ``ready`` and says which one it is in: sessions wait
 /// and reconnect by themselves once the adapter is usable again.
-public enum AdapterAvailability: Hashable, Sendable, CustomStringConvertible {
+public enum AdapterAvailability: String, Hashable, Sendable, Codable, CustomStringConvertible {
     /// Present and powered: connections can be made.
     case ready
     /// Present but powered off (or blocked by rfkill).

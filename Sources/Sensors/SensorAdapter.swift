@@ -27,6 +27,13 @@ public protocol SensorAdapter: Sendable {
     func forget(_ sensor: SensorIdentity) async throws(SensorAdapterError)
     /// Writes "reset energy expended" to the sensor's Heart Rate Control Point.
     func resetEnergyExpended(_ sensor: SensorIdentity) async throws(SensorAdapterError)
+
+    /// The devices the adapter knows (seen, paired, cached).
+    func knownDevices() async -> [KnownDevice]
+    /// Whether the adapter (any adapter of a pool) can be used now.
+    func availability() async -> AdapterAvailability
+    /// Each radio behind the adapter with its links and counters.
+    func adapterStatuses() async -> [AdapterStatus]
 }
 
 /// Why an adapter command failed.

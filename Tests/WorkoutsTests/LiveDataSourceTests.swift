@@ -19,6 +19,9 @@ private struct SilentAdapter: SensorAdapter {
     func trust(_ sensor: SensorIdentity) throws(SensorAdapterError) {}
     func forget(_ sensor: SensorIdentity) throws(SensorAdapterError) {}
     func resetEnergyExpended(_ sensor: SensorIdentity) throws(SensorAdapterError) {}
+    func knownDevices() -> [KnownDevice] { [] }
+    func availability() -> AdapterAvailability { .ready }
+    func adapterStatuses() -> [AdapterStatus] { [] }
 }
 
 private let sensorA = SensorIdentity(adapter: "test", address: "C0:FF:EE:00:00:01", name: "A")

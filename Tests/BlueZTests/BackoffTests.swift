@@ -13,16 +13,16 @@ private struct SplitMix: RandomNumberGenerator {
     }
 }
 
-private func delay(_ action: ReconnectPolicy.Action) -> Double? {
+private func delay(_ action: SensorConnection.Backoff.Step) -> Double? {
     guard case .connect(let after) = action else { return nil }
     return after.seconds
 }
 
-@Suite("Reconnect policy (pure)")
-struct ReconnectPolicyTests {
+@Suite("Reconnect backoff (pure)")
+struct BackoffTests {
     @Test("backoff doubles from 0.5 s to the 30 s bound, within the jitter, and resets on success")
     func backoff() throws {
-        var policy = ReconnectPolicy()
+        var policy = SensorConnection.Backoff()
         var random = SplitMix(state: 7)
         var delays: [Double] = []
         for _ in 0..<10 { delays.append(try #require(delay(policy.next(after: .failed(.other), using: &random)))) }
@@ -42,14 +42,14 @@ struct ReconnectPolicyTests {
         var random = SplitMix(state: 1)
         var delays: Set<Double> = []
         for _ in 0..<20 {
-            var policy = ReconnectPolicy()
+            var policy = SensorConnection.Backoff()
             for _ in 0..<3 { _ = policy.next(after: .failed(.other), using: &random) }
             delays.insert(try #require(delay(policy.next(after: .failed(.other), using: &random))))
         }
         #expect(delays.count > 15)
-        var exact = ReconnectPolicy.Configuration()
+        var exact = SensorConnection.Backoff.Configuration()
         exact.jitter = 0
-        var policy = ReconnectPolicy(configuration: exact)
+        var policy = SensorConnection.Backoff(configuration: exact)
         #expect(delay(policy.next(after: .failed(.other), using: &random)) == 0.5)
         #expect(delay(policy.next(after: .failed(.other), using: &random)) == 1)
     }
@@ -57,7 +57,7 @@ struct ReconnectPolicyTests {
     @Test("abort-by-local is retried at once, then backs off; advertising again connects at once")
     func abortAndAdvertise() {
         var random = SplitMix(state: 3)
-        var policy = ReconnectPolicy()
+        var policy = SensorConnection.Backoff()
         #expect(policy.next(after: .failed(.connectionAbortedByLocal), using: &random) == .connect(after: .zero))
         #expect((delay(policy.next(after: .failed(.connectionAbortedByLocal), using: &random)) ?? 0) > 0)
         #expect(policy.next(after: .advertised, using: &random) == .connect(after: .zero))
@@ -69,14 +69,14 @@ struct ReconnectPolicyTests {
     @Test("an expired device object is rediscovered; a missing key re-pairs only when opted in")
     func rediscoverAndRepair() {
         var random = SplitMix(state: 5)
-        var policy = ReconnectPolicy()
+        var policy = SensorConnection.Backoff()
         #expect(policy.next(after: .deviceObjectMissing, using: &random) == .rediscover)
         #expect(policy.next(after: .failed(.unknownObject), using: &random) == .rediscover)
         // By default the bond is not replaced: the failure backs off like any other.
         #expect(delay(policy.next(after: .failed(.authenticationFailed), using: &random)) != nil)
-        var optIn = ReconnectPolicy.Configuration()
+        var optIn = SensorConnection.Backoff.Configuration()
         optIn.repairsOnAuthenticationFailure = true
-        var repairing = ReconnectPolicy(configuration: optIn)
+        var repairing = SensorConnection.Backoff(configuration: optIn)
         #expect(repairing.next(after: .failed(.authenticationFailed), using: &random) == .removeAndRepair)
     }
 }

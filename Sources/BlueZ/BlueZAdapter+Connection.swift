@@ -1,0 +1,269 @@
+import DBus
+import GATT
+import Logging
+import FoundationEssentials
+public import Sensors
+
+extension BlueZAdapter {
+    /// Connects a sensor and keeps it connected until ``disconnect(_:)``, through whichever adapter
+    /// of the pool sees it with a free slot. Returns once it streams; throws the first attempt's
+    /// failure (the adapter keeps trying in the background when it reconnects).
+    public func connect(_ sensor: SensorIdentity) async throws(SensorAdapterError) {
+        let address = sensor.address.uppercased()
+        guard links[address] == nil else { return }
+        let known = !sightings(of: address).isEmpty
+        guard known || (options.connectsUnknownDevices && options.reconnects) else { throw .unknownSensor(sensor) }
+        links[address] = Link(
+            identity: SensorIdentity(adapter: sensor.adapter, address: address, name: sensor.name),
+            machine: SensorConnection(address: address, configuration: options.connection))
+        if !known {
+            // A configured strap not seen yet: discovered, then connected, in the background.
+            feed(address, .start)
+            throw .unknownSensor(sensor)
+        }
+        let outcome = await withCheckedContinuation { continuation in
+            links[address]?.waiters.append(continuation)
+            feed(address, .start)
+        }
+        try outcome.get()
+    }
+
+    /// Disconnects a sensor and stops reconnecting it.
+    public func disconnect(_ sensor: SensorIdentity) async throws(SensorAdapterError) {
+        let address = sensor.address.uppercased()
+        guard var link = links.removeValue(forKey: address) else { throw .notConnected(sensor) }
+        let surroundings = surroundings(for: address)
+        let actions = link.machine.handle(.stop, in: surroundings, using: &random)
+        link.timer?.cancel()
+        for waiter in link.waiters { waiter.resume(returning: .failure(.notConnected(sensor))) }
+        var failure: BlueZError?
+        for action in actions {
+            switch action {
+            case .release(let adapter):
+                failure = await release(link, on: adapter)
+            case .report(let state, let adapter):
+                broadcaster.yield(.connectionChanged(identity(address, on: adapter), state))
+            default:
+                break
+            }
+        }
+        if !actions.contains(where: { if case .release = $0 { true } else { false } }) {
+            // Not linked now: make sure no half-open link stays behind.
+            for socket in link.sockets.values { socket.close() }
+            broadcaster.yield(
+                .connectionChanged(
+                    identity(address, on: link.machine.lastAdapter ?? link.identity.adapter), .disconnected(.requested)))
+        }
+        if let failure { throw Self.failure(failure) }
+    }
+
+    /// Stops the strap's notifications, closes its sockets and disconnects it.
+    private func release(_ link: Link, on adapter: String) async -> BlueZError? {
+        for characteristic in link.subscribed {
+            _ = try? await call(characteristic, ObjectCache.characteristicInterface, "StopNotify")
+        }
+        for socket in link.sockets.values { socket.close() }
+        let devicePath = BlueZPaths.device(adapter: Self.adapterPath(adapter), address: link.machine.address)
+        do {
+            try await call(devicePath, ObjectCache.deviceInterface, "Disconnect")
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// The adapters whose device objects are the strap at `address`, with their last RSSI.
+    func sightings(of address: String) -> [String: Int?] {
+        var sightings: [String: Int?] = [:]
+        for adapter in pool.names {
+            let devicePath = BlueZPaths.device(adapter: Self.adapterPath(adapter), address: address)
+            if let properties = cache.properties(devicePath, ObjectCache.deviceInterface) {
+                sightings[adapter] = properties["RSSI"]?.integer
+            }
+        }
+        return sightings
+    }
+
+    /// What the strap's machine knows of the adapters now.
+    func surroundings(for address: String) -> SensorConnection.Surroundings {
+        let binding = options.bindings[address]
+        let seen = sightings(of: address)
+        var links: [String: Int] = [:]
+        for adapter in seen.keys { links[adapter] = linksInUse(adapter) }
+        let candidates = pool.candidates(sightings: seen, binding: binding) { links[$0] ?? 0 }
+        let usable = binding.map(pool.isUsable) ?? pool.anyUsable
+        let known = seen.keys.contains { (binding == nil || binding == $0) && pool.isUsable($0) }
+        return SensorConnection.Surroundings(
+            now: clock.now(), candidates: candidates, adapterUsable: usable, deviceKnown: known)
+    }
+
+    /// Hands `input` to the strap's machine and performs what it answers.
+    func feed(_ address: String, _ input: SensorConnection.Input) {
+        guard var link = links[address] else { return }
+        let actions = link.machine.handle(input, in: surroundings(for: address), using: &random)
+        links[address] = link
+        for action in actions { perform(action, for: address) }
+        settle(address)
+    }
+
+    /// Hands `input` to every machine.
+    func feedAll(_ input: SensorConnection.Input) {
+        for address in links.keys.sorted() { feed(address, input) }
+    }
+
+    private func perform(_ action: SensorConnection.Action, for address: String) {
+        switch action {
+        case .connect(let adapter, let attempt):
+            links[address]?.identity.adapter = adapter
+            pool.countAttempt(adapter)
+            Task { [weak self] in
+                guard let self else { return }
+                let reply = await self.callConnect(address, on: adapter)
+                await self.feed(address, .connectReplied(attempt: attempt, reply))
+            }
+        case .subscribe(let adapter, let attempt):
+            Task { [weak self] in
+                guard let self else { return }
+                let error = await self.subscribe(address, on: adapter)
+                await self.feed(address, .subscribeReplied(attempt: attempt, error))
+            }
+        case .disconnect(let adapter):
+            let devicePath = BlueZPaths.device(adapter: Self.adapterPath(adapter), address: address)
+            links[address]?.teardown = Task { [weak self] in
+                _ = try? await self?.call(devicePath, ObjectCache.deviceInterface, "Disconnect")
+            }
+        case .release(let adapter):
+            guard let link = links[address] else { return }
+            Task { [weak self] in _ = await self?.release(link, on: adapter) }
+        case .repair(let adapter):
+            Task { [weak self] in
+                await self?.repair(address: address, on: adapter)
+                await self?.feed(address, .repairFinished)
+            }
+        case .markFull(let adapter):
+            let held = linksInUse(adapter)
+            pool.markFull(adapter, linksInUse: held)
+            logger.notice(
+                "adapter out of link slots: trying another",
+                metadata: ["adapter": "\(adapter)", "links": "\(held)", "sensor": "\(address)"])
+        case .schedule(let date, let generation):
+            links[address]?.timer?.cancel()
+            links[address]?.timer = Task { [weak self, clock] in
+                do {
+                    try await clock.sleep(until: date)
+                } catch {
+                    return
+                }
+                await self?.feed(address, .timerFired(generation: generation))
+            }
+        case .cancelTimer:
+            links[address]?.timer?.cancel()
+            links[address]?.timer = nil
+        case .report(let state, let adapter):
+            if case .disconnected(let reason) = state {
+                switch reason {
+                case .linkLost: pool.countLinkLost(adapter)
+                case .failed, .timeout: pool.countFailure(adapter)
+                default: break
+                }
+            }
+            broadcaster.yield(.connectionChanged(identity(address, on: adapter), state))
+        case .attemptEnded(let error):
+            links[address]?.lastError = error
+            // A `connect` caller learns the first attempt's failure; the machine goes on trying.
+            if error != nil, let link = links[address], !link.waiters.isEmpty {
+                links[address]?.waiters = []
+                answer(link.waiters, link, address: address)
+            }
+        }
+    }
+
+    /// After a transition: drop a machine that stopped, check whether its services already
+    /// resolved, answer `connect` callers once the attempt is over, and start or stop discovery.
+    private func settle(_ address: String) {
+        guard let link = links[address] else { return }
+        switch link.machine.state {
+        case .idle:
+            links[address] = nil
+            link.timer?.cancel()
+            answer(link.waiters, link, address: address)
+        case .resolving(let adapter):
+            if servicesResolved(address, on: adapter) {
+                feed(address, .servicesResolved(adapter: adapter))
+                return
+            }
+        case .ready, .connecting, .subscribing:
+            if link.machine.isReady, !link.waiters.isEmpty {
+                links[address]?.waiters = []
+                for waiter in link.waiters { waiter.resume(returning: .success(())) }
+            }
+        default:
+            if !link.waiters.isEmpty {
+                links[address]?.waiters = []
+                answer(link.waiters, link, address: address)
+            }
+        }
+        updateReconnectDiscovery()
+    }
+
+    /// Tells `connect` callers the attempt failed, once a half-open link is torn down.
+    private func answer(
+        _ waiters: [CheckedContinuation<Result<Void, SensorAdapterError>, Never>], _ link: Link, address: String
+    ) {
+        guard !waiters.isEmpty else { return }
+        let error: SensorAdapterError =
+            link.lastError.map(Self.failure)
+            ?? (pool.anyUsable
+                ? .failed(name: "org.hrbridge.Error.NoFreeLinkSlot", message: "no adapter has a free link slot")
+                : .adapterUnavailable("\(pool.availability)"))
+        let teardown = link.teardown
+        Task {
+            await teardown?.value
+            for waiter in waiters { waiter.resume(returning: .failure(error)) }
+        }
+    }
+
+    /// Whether the strap's services resolved on `adapter` with a measurement characteristic
+    /// (`ServicesResolved` can be true with no GATT objects exported yet).
+    func servicesResolved(_ address: String, on adapter: String) -> Bool {
+        let devicePath = BlueZPaths.device(adapter: Self.adapterPath(adapter), address: address)
+        return cache.deviceServicesResolved(devicePath)
+            && Self.measurementCharacteristics.contains { cache.path(of: $0, on: devicePath) != nil }
+    }
+
+    /// One `Connect` call and how it ended, with whether the link was up when the reply came.
+    private func callConnect(_ address: String, on adapter: String) async -> SensorConnection.ConnectReply {
+        let devicePath = BlueZPaths.device(adapter: Self.adapterPath(adapter), address: address)
+        do {
+            try await call(devicePath, ObjectCache.deviceInterface, "Connect", timeout: options.connectTimeout)
+            return .connected
+        } catch  where error.code == .alreadyConnected {
+            return .connected
+        } catch {
+            let linkUp = cache.deviceConnected(devicePath)
+            if linkUp {
+                logger.info("Connect failed but the link is up", metadata: ["sensor": "\(address)", "error": "\(error)"])
+            } else if error.code == .authenticationFailed && !options.repairsOnAuthenticationFailure {
+                logger.warning("the strap's bond is lost", metadata: ["sensor": "\(address)", "error": "\(error)"])
+            } else {
+                logger.info("connect failed", metadata: ["sensor": "\(address)", "error": "\(error)"])
+            }
+            return .failed(error, linkUp: linkUp)
+        }
+    }
+
+    static let measurementCharacteristics: [GATTCharacteristic] = [
+        .heartRateMeasurement, .cyclingPowerMeasurement, .cscMeasurement, .rscMeasurement, .indoorBikeData,
+        .treadmillData,
+    ]
+}
+
+extension ObjectCache {
+    func deviceConnected(_ devicePath: String) -> Bool {
+        properties(devicePath, Self.deviceInterface)?["Connected"]?.bool == true
+    }
+
+    func deviceServicesResolved(_ devicePath: String) -> Bool {
+        properties(devicePath, Self.deviceInterface)?["ServicesResolved"]?.bool == true
+    }
+}

@@ -1,0 +1,275 @@
+import DBus
+import Logging
+import FoundationEssentials
+import GATT
+import Sensors
+import Synchronization
+
+extension BlueZAdapter {
+    /// Applies one `org.bluez` signal to the cache and turns it into the machines' inputs.
+    func handle(_ signal: DBusSignal) {
+        if signal.member == "PropertiesChanged", signal.interface == "org.freedesktop.DBus.Properties",
+            signal.arguments.count >= 2,
+            signal.arguments[0].string == ObjectCache.characteristicInterface,
+            case .dictionary(_, _, let entries) = signal.arguments[1], entries.count == 1,
+            entries[0].key.string == "Value", let bytes = entries[0].value.bytes
+        {
+            // The hot path, a notification: one lookup; Value is not cached (nothing reads it back).
+            characteristicNotified(path: signal.path, bytes: bytes)
+            return
+        }
+        appliedDuringSnapshot?.append(signal)
+        switch (signal.interface, signal.member) {
+        case ("org.freedesktop.DBus.ObjectManager", "InterfacesAdded"):
+            routes = [:]
+            guard signal.arguments.count == 2, let objectPath = signal.arguments[0].string else { return }
+            let interfaces = signal.arguments[1].stringDictionary ?? [:]
+            cache.add(path: objectPath, interfaces: signal.arguments[1])
+            if interfaces[ObjectCache.adapterInterface] != nil {
+                // An adapter plugged in (again): it joins the pool.
+                refreshAdapters()
+            }
+            if interfaces[ObjectCache.deviceInterface] != nil, let adapter = adapterName(ofDevice: objectPath),
+                let address = BlueZPaths.address(ofDevice: objectPath)
+            {
+                announceIfMatching(objectPath)
+                feed(address, .deviceAppeared(adapter: adapter))
+            }
+            // A GATT object may complete a device's services: announce it, and a strap resolving goes on.
+            if interfaces[ObjectCache.deviceInterface] == nil, let devicePath = BlueZPaths.device(containing: objectPath)
+            {
+                if interfaces[ObjectCache.serviceInterface] != nil { announceIfMatching(devicePath) }
+                servicesMayHaveResolved(devicePath)
+            }
+        case ("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"):
+            routes = [:]
+            guard signal.arguments.count == 2, let objectPath = signal.arguments[0].string else { return }
+            let interfaces = signal.arguments[1].arrayElements?.compactMap(\.string) ?? []
+            let adapter = adapterName(ofDevice: objectPath)
+            let address = BlueZPaths.address(ofDevice: objectPath)
+            let lostIdentity = address.flatMap { address in adapter.map { identity(address, on: $0) } }
+            cache.remove(path: objectPath, interfaces: interfaces)
+            if interfaces.contains(ObjectCache.adapterInterface) {
+                // The adapter was unplugged: its links are gone; its straps move or wait for it.
+                refreshAdapters()
+            }
+            if interfaces.contains(ObjectCache.deviceInterface), let adapter, let address, let lostIdentity,
+                pool.allows(adapter), BlueZPaths.device(containing: objectPath) == objectPath
+            {
+                if sightings(of: address).isEmpty {
+                    announced.remove(address)
+                    broadcaster.yield(.lost(lostIdentity))
+                }
+                // Removed while connected (expired, or removed by another client): the link is gone too.
+                feed(address, .deviceRemoved(adapter: adapter))
+                freeSlots()
+            }
+        case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
+            guard let (interface, changed, invalidated) = Self.propertyChange(in: signal) else { return }
+            cache.update(path: signal.path, interface: interface, changed: changed, invalidated: invalidated)
+            propertiesChanged(path: signal.path, interface: interface, changed: changed)
+        default:
+            break
+        }
+    }
+
+    private func propertiesChanged(path objectPath: String, interface: String, changed: [String: DBusValue]) {
+        switch interface {
+        case ObjectCache.characteristicInterface:
+            guard let bytes = changed["Value"]?.bytes else { return }
+            characteristicNotified(path: objectPath, bytes: bytes)
+        case ObjectCache.deviceInterface:
+            guard let adapter = adapterName(ofDevice: objectPath), pool.allows(adapter),
+                let address = BlueZPaths.address(ofDevice: objectPath)
+            else { return }
+            if changed["RSSI"] != nil || changed["UUIDs"] != nil { announceIfMatching(objectPath) }
+            if changed["RSSI"] != nil { feed(address, .advertised(adapter: adapter)) }
+            switch changed["Connected"]?.bool {
+            case true?:
+                feed(address, .linkUp(adapter: adapter))
+            case false?:
+                feed(address, .linkDown(adapter: adapter))
+                freeSlots()
+            case nil:
+                break
+            }
+            if changed["ServicesResolved"]?.bool == true { servicesMayHaveResolved(objectPath) }
+        case ObjectCache.adapterInterface:
+            if changed["Powered"] != nil { refreshAdapters() }
+        case ObjectCache.batteryInterface:
+            guard let percent = changed["Percentage"]?.integer,
+                let devicePath = BlueZPaths.device(containing: objectPath),
+                let adapter = adapterName(ofDevice: devicePath),
+                let address = BlueZPaths.address(ofDevice: devicePath), links[address] != nil
+            else { return }
+            broadcaster.yield(.batteryLevel(identity(address, on: adapter), UInt8(clamping: percent)))
+        default:
+            break
+        }
+    }
+
+    /// A strap resolving on this device's adapter goes on once its services are there.
+    private func servicesMayHaveResolved(_ devicePath: String) {
+        guard let address = BlueZPaths.address(ofDevice: devicePath), let adapter = adapterName(ofDevice: devicePath),
+            case .resolving(adapter)? = links[address]?.machine.state, servicesResolved(address, on: adapter)
+        else { return }
+        feed(address, .servicesResolved(adapter: adapter))
+    }
+
+    /// Adapters that refused a link and now hold fewer: the straps waiting for a slot try them.
+    private func freeSlots() {
+        for adapter in pool.freeSlots(linksInUse: linksInUse) {
+            logger.info("a link slot freed", metadata: ["adapter": "\(adapter)"])
+            feedAll(.slotFreed(adapter: adapter))
+        }
+    }
+
+    /// A `Value` change on a characteristic: delivered when it is one of a wanted strap's subscriptions.
+    private func characteristicNotified(path objectPath: String, bytes: [UInt8]) {
+        let route: (address: String, characteristic: GATTCharacteristic)
+        if let known = routes[objectPath] {
+            route = known
+        } else {
+            guard let devicePath = BlueZPaths.device(containing: objectPath),
+                let address = BlueZPaths.address(ofDevice: devicePath),
+                let characteristic = cache.characteristic(at: objectPath)
+            else { return }
+            route = (address, characteristic)
+            routes[objectPath] = route
+        }
+        guard let link = links[route.address], link.subscribed.contains(objectPath),
+            let adapter = adapterName(ofDevice: objectPath)
+        else { return }
+        Self.deliver(
+            bytes, characteristic: route.characteristic,
+            from: SensorIdentity(adapter: adapter, address: route.address, name: link.identity.name),
+            to: broadcaster, clock: clock, logger: logger)
+    }
+
+    /// The cache changed: rebuild the fast routes and wake the waiters whose condition holds.
+    func cacheChanged() {
+        publishFastRoutes()
+        resumeSatisfiedWaiters()
+    }
+
+    /// Rebuilds the loop thread's routes from the links' subscriptions and the object cache.
+    func publishFastRoutes() {
+        var published: [String: FastRoute] = [:]
+        for link in links.values {
+            for characteristicPath in link.subscribed {
+                guard let characteristic = cache.characteristic(at: characteristicPath),
+                    let adapter = adapterName(ofDevice: characteristicPath)
+                else { continue }
+                published[characteristicPath] = FastRoute(
+                    identity: SensorIdentity(adapter: adapter, address: link.machine.address, name: link.identity.name),
+                    characteristic: characteristic)
+            }
+        }
+        fastRoutes.routes.withLock { $0 = published }
+    }
+
+    /// Brings the pool in line with the cache's adapters, reports each adapter whose availability
+    /// changed, tells the machines which adapters were lost or became usable, and starts a running
+    /// discovery on adapters that joined.
+    func refreshAdapters() {
+        var present: [String: Bool] = [:]
+        for (path, name) in cache.adapters {
+            present[name] = cache.properties(path, ObjectCache.adapterInterface)?["Powered"]?.bool != false
+        }
+        for name in Set(pool.names).union(present.keys) where pool.allows(name) {
+            pool.update(name, present: present[name] != nil, powered: present[name] ?? false)
+        }
+        pool.removeAbsent()
+        for name in Set(reportedAvailability.keys).union(pool.names).sorted() {
+            let now = pool.availability(of: name)
+            guard reportedAvailability[name] != now else { continue }
+            let first = reportedAvailability[name] == nil
+            reportedAvailability[name] = now
+            // Adapters ready when the pool opens are simply there; anything later is news.
+            if first && now == .ready && !opened { continue }
+            logger.notice("adapter \(now)", metadata: ["adapter": "\(name)"])
+            broadcaster.yield(.adapterChanged(name, now))
+        }
+        if reportedAvailability.isEmpty, pool.availability != reportedPoolAvailability {
+            // No adapter to speak for it: the pool reports bluetoothd coming and going itself.
+            reportedPoolAvailability = pool.availability
+            logger.notice("Bluetooth \(pool.availability)")
+            broadcaster.yield(.adapterChanged(self.name, pool.availability))
+        }
+        let before = usableAdapters
+        usableAdapters = Set(pool.names.filter(pool.isUsable))
+        for name in before.union(usableAdapters).sorted() {
+            let was = before.contains(name)
+            let usable = usableAdapters.contains(name)
+            if was && !usable { feedAll(.adapterLost(adapter: name)) }
+            if !was && usable {
+                feedAll(.adapterReady(adapter: name))
+                // (Unless it is being powered on by that very discovery.)
+                if let services = discoveryServices, !discoveryStarting.contains(name) {
+                    Task { try? await discover(on: name, services: services) }
+                }
+            }
+        }
+        updateReconnectDiscovery()
+    }
+
+    /// Loads BlueZ's object tree. The signal stream runs meanwhile, and the reply may predate
+    /// signals applied while it was on its way (a strap's services resolving, a new adapter): those
+    /// are applied again on top of the snapshot, so an older reply never hides them.
+    func loadSnapshot() async throws(SensorAdapterError) {
+        appliedDuringSnapshot = []
+        defer { appliedDuringSnapshot = nil }
+        let snapshot = try await Self.managedObjects(connection)
+        cache.load(snapshot: snapshot)
+        for signal in appliedDuringSnapshot ?? [] { reapply(signal) }
+    }
+
+    /// The interface, changed and invalidated properties of a `PropertiesChanged` signal.
+    private static func propertyChange(in signal: DBusSignal) -> (String, [String: DBusValue], [String])? {
+        guard signal.arguments.count >= 2, let interface = signal.arguments[0].string,
+            let changed = signal.arguments[1].stringDictionary
+        else { return nil }
+        let invalidated =
+            signal.arguments.count > 2 ? signal.arguments[2].arrayElements?.compactMap(\.string) ?? [] : []
+        return (interface, changed, invalidated)
+    }
+
+    /// Applies a signal's change to the cache only (its inputs were fed when it arrived).
+    private func reapply(_ signal: DBusSignal) {
+        switch (signal.interface, signal.member) {
+        case ("org.freedesktop.DBus.ObjectManager", "InterfacesAdded"):
+            guard signal.arguments.count == 2, let objectPath = signal.arguments[0].string else { return }
+            cache.add(path: objectPath, interfaces: signal.arguments[1])
+        case ("org.freedesktop.DBus.ObjectManager", "InterfacesRemoved"):
+            guard signal.arguments.count == 2, let objectPath = signal.arguments[0].string else { return }
+            cache.remove(path: objectPath, interfaces: signal.arguments[1].arrayElements?.compactMap(\.string) ?? [])
+        case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
+            guard let (interface, changed, invalidated) = Self.propertyChange(in: signal) else { return }
+            cache.update(path: signal.path, interface: interface, changed: changed, invalidated: invalidated)
+        default:
+            break
+        }
+    }
+
+    /// bluetoothd left or came back: every link is gone with it; re-snapshot, re-register, re-arm.
+    func ownerChanged(_ change: NameOwnerChange) async {
+        // A new bluetoothd knows no notify session of ours: subscribe again after reconnecting.
+        for address in links.keys {
+            links[address]?.subscribed = []
+            for socket in links[address]?.sockets.values ?? [:].values { socket.close() }
+            links[address]?.sockets = [:]
+        }
+        cache = ObjectCache()
+        announced = []
+        routes = [:]
+        reconnectDiscovery = []
+        pool.serviceRunning = false
+        refreshAdapters()
+        guard change.newOwner != nil else { return }
+        try? await loadSnapshot()
+        pool.serviceRunning = true
+        refreshAdapters()
+        await registerAgent()
+        if let services = discoveryServices { try? await startDiscovery(services: services) }
+    }
+}

@@ -1,0 +1,427 @@
+public import FoundationEssentials
+public import Sensors
+
+/// One wanted sensor's connection as a pure state machine: bus facts, replies and timer fires go
+/// in, actions come out (call `Connect`, subscribe, schedule a timer at a date, report a state).
+///
+/// No bus, no clock, no sleeping: the date arrives with each input in ``Surroundings``, timers are
+/// actions the shell performs and answers with ``Input/timerFired(generation:)``, and the jitter
+/// comes from the generator the caller passes. `BlueZAdapter` owns one machine per wanted strap.
+public struct SensorConnection: Sendable {
+    /// Tunables.
+    public struct Configuration: Hashable, Sendable {
+        /// How long someone else's pending `Connect` (our call answered `InProgress`) is waited for.
+        public var connectTimeout: Duration = .seconds(20)
+        /// How long to wait for `ServicesResolved` and the measurement characteristic.
+        public var servicesTimeout: Duration = .seconds(10)
+        /// Whether a link that drops (or an attempt that fails) is tried again.
+        public var reconnects = true
+        /// Delays between attempts.
+        public var backoff = Backoff.Configuration()
+        /// An advertisement cuts a backoff short at most this often, so a strap that advertises
+        /// but refuses connections is not hammered.
+        public var advertisedRetryInterval: Duration = .seconds(1)
+
+        /// Default configuration.
+        public init() {}
+    }
+
+    /// Where the connection is.
+    public enum State: Hashable, Sendable {
+        /// Not wanted (new, or stopped: the shell drops a machine that returns here).
+        case idle
+        /// Wanted but never seen on a usable adapter: discovery runs until it appears.
+        case discovering
+        /// Our `Connect` through `adapter` is on its way (or someone else's, until its deadline).
+        case connecting(adapter: String)
+        /// Linked; waiting for `ServicesResolved` and the measurement characteristic.
+        case resolving(adapter: String)
+        /// Subscribing to notifications and reading battery, location and device information.
+        case subscribing(adapter: String)
+        /// Streaming.
+        case ready(adapter: String)
+        /// Waiting out a delay after a failure; an advertisement or an adapter coming back cuts it short.
+        case backingOff(until: Date)
+        /// The device object is gone: discovery runs until it is back.
+        case rediscovering
+        /// No allowed adapter is usable, or every one that sees the strap has no free link slot.
+        case waitingForAdapter
+        /// The bond was lost and re-pairing is opted in: remove, rediscover, pair (the shell's action).
+        case repairing(adapter: String)
+    }
+
+    /// What the shell knows of the adapters, at the moment of an input.
+    public struct Surroundings: Hashable, Sendable {
+        /// The date.
+        public var now: Date
+        /// Adapters to connect through, best first: allowed, usable, seeing the device, with a free slot.
+        public var candidates: [String]
+        /// Whether any allowed adapter is usable (present, powered, bluetoothd running).
+        public var adapterUsable: Bool
+        /// Whether a usable allowed adapter has the device object.
+        public var deviceKnown: Bool
+
+        /// Surroundings as given.
+        public init(now: Date, candidates: [String], adapterUsable: Bool, deviceKnown: Bool) {
+            self.now = now
+            self.candidates = candidates
+            self.adapterUsable = adapterUsable
+            self.deviceKnown = deviceKnown
+        }
+    }
+
+    /// How `Connect` answered.
+    public enum ConnectReply: Hashable, Sendable {
+        /// It worked (or the strap was already connected).
+        case connected
+        /// It failed; `linkUp` says whether `Connected` was true when the reply arrived (an error
+        /// does not always mean no link: abort-by-local, some peers).
+        case failed(BlueZError, linkUp: Bool)
+    }
+
+    /// A fact from the bus, a reply, or a timer.
+    public enum Input: Hashable, Sendable {
+        /// hrbridge wants the sensor connected.
+        case start
+        /// hrbridge no longer wants it (the shell releases the link).
+        case stop
+        /// `Connect` answered attempt `attempt`.
+        case connectReplied(attempt: Int, ConnectReply)
+        /// `Device1.Connected` became true on `adapter`.
+        case linkUp(adapter: String)
+        /// `Device1.Connected` became false on `adapter`.
+        case linkDown(adapter: String)
+        /// `ServicesResolved` is true and a measurement characteristic is exported on `adapter`.
+        case servicesResolved(adapter: String)
+        /// Subscribing for attempt `attempt` finished (`nil`: it worked).
+        case subscribeReplied(attempt: Int, BlueZError?)
+        /// The device object appeared on `adapter` (discovered, or back after expiring).
+        case deviceAppeared(adapter: String)
+        /// The device object was removed from `adapter`.
+        case deviceRemoved(adapter: String)
+        /// The strap advertised (an RSSI update) on `adapter`.
+        case advertised(adapter: String)
+        /// `adapter` can no longer be used: powered off, unplugged, or bluetoothd gone.
+        case adapterLost(adapter: String)
+        /// `adapter` became usable: powered on, plugged in, bluetoothd back.
+        case adapterReady(adapter: String)
+        /// A link slot freed on `adapter`, which had none.
+        case slotFreed(adapter: String)
+        /// The shell's remove-and-pair finished (either way).
+        case repairFinished
+        /// The timer scheduled with this generation fired.
+        case timerFired(generation: Int)
+    }
+
+    /// What the shell does for the machine, in order.
+    public enum Action: Hashable, Sendable {
+        /// Call `Device1.Connect` through `adapter`; answer with ``Input/connectReplied(attempt:_:)``.
+        case connect(adapter: String, attempt: Int)
+        /// Subscribe and read the strap's details; answer with ``Input/subscribeReplied(attempt:_:)``.
+        case subscribe(adapter: String, attempt: Int)
+        /// Tear a half-open link down (`Disconnect`), nothing else.
+        case disconnect(adapter: String)
+        /// The sensor is no longer wanted: stop notifications, close sockets, `Disconnect`.
+        case release(adapter: String)
+        /// Remove the device, rediscover it and pair again; answer with ``Input/repairFinished``.
+        case repair(adapter: String)
+        /// `adapter` refused a link for want of slots: mark it full at its links in use.
+        case markFull(adapter: String)
+        /// Fire ``Input/timerFired(generation:)`` at `date`, replacing any earlier timer.
+        case schedule(at: Date, generation: Int)
+        /// Forget the pending timer.
+        case cancelTimer
+        /// Report a connection state of the strap as seen through `adapter`.
+        case report(ConnectionState, adapter: String)
+        /// An attempt asked for by ``Input/start`` ended: `nil` when it reached ready, else its error
+        /// (the shell hands the first one to `connect`'s caller).
+        case attemptEnded(BlueZError?)
+    }
+
+    /// The configuration.
+    public let configuration: Configuration
+    /// The address, for messages.
+    public let address: String
+    /// Where the connection is.
+    public private(set) var state = State.idle
+    /// The backoff's memory of failures.
+    public private(set) var backoff: Backoff
+    /// The current `Connect`/subscribe attempt: replies to older ones are ignored.
+    public private(set) var attempt = 0
+    /// The current timer: fires of older ones are ignored.
+    public private(set) var timerGeneration = 0
+    /// The adapter the last link went through (for reports while not placed).
+    public private(set) var lastAdapter: String?
+    /// Whether our `Connect` was answered `InProgress` and someone else's connection is awaited.
+    private var awaitingOtherConnect = false
+    /// When an advertisement (or an adapter coming back) last cut a backoff short.
+    private var lastEarlyRetry: Date?
+
+    /// A machine in ``State/idle``.
+    public init(address: String, configuration: Configuration = Configuration()) {
+        self.address = address
+        self.configuration = configuration
+        backoff = Backoff(configuration: configuration.backoff)
+    }
+
+    /// The adapter the strap is linked (or linking) through, if any.
+    public var placedAdapter: String? {
+        switch state {
+        case .connecting(let adapter), .resolving(let adapter), .subscribing(let adapter), .ready(let adapter),
+            .repairing(let adapter):
+            adapter
+        default: nil
+        }
+    }
+
+    /// Whether the machine needs discovery running to find its strap.
+    public var wantsDiscovery: Bool {
+        switch state {
+        case .discovering, .rediscovering, .repairing: true
+        default: false
+        }
+    }
+
+    /// Whether the strap streams.
+    public var isReady: Bool { if case .ready = state { true } else { false } }
+
+    /// Applies `input` and returns what the shell must do, in order.
+    public mutating func handle(
+        _ input: Input, in surroundings: Surroundings, using random: inout some RandomNumberGenerator
+    ) -> [Action] {
+        var actions: [Action] = []
+        switch (state, input) {
+        case (.idle, .start):
+            place(surroundings, &actions)
+        case (.idle, _), (_, .start):
+            break
+        case (_, .stop):
+            actions.append(.cancelTimer)
+            if let adapter = placedAdapter {
+                actions.append(.release(adapter: adapter))
+                actions.append(.report(.disconnected(.requested), adapter: adapter))
+            }
+            state = .idle
+            awaitingOtherConnect = false
+
+        case (.connecting(let adapter), .connectReplied(let replied, let reply)) where replied == attempt:
+            connectReplied(reply, adapter: adapter, surroundings, &random, &actions)
+        case (.connecting(let adapter), .linkUp(let up)) where up == adapter && awaitingOtherConnect:
+            linked(adapter, surroundings, &actions)
+        case (.connecting(let adapter), .timerFired(let generation))
+        where generation == timerGeneration && awaitingOtherConnect:
+            actions.append(.disconnect(adapter: adapter))
+            let error = BlueZError(
+                name: "org.bluez.Error.InProgress", message: "a pending connection never completed")
+            fail(error, reason: .failed(error.description), outcome: .failed(.inProgress), adapter, surroundings, &random, &actions)
+        case (.connecting(let adapter), .adapterLost(let lost)) where lost == adapter,
+            (.connecting(let adapter), .deviceRemoved(let lost)) where lost == adapter:
+            // The call in flight fails on its own; its reply is stale once we moved on.
+            actions.append(.cancelTimer)
+            moveOff(adapter, surroundings, &random, &actions)
+
+        case (.resolving(let adapter), .servicesResolved(let resolved)) where resolved == adapter:
+            actions.append(.cancelTimer)
+            state = .subscribing(adapter: adapter)
+            actions.append(.subscribe(adapter: adapter, attempt: attempt))
+        case (.resolving(let adapter), .timerFired(let generation)) where generation == timerGeneration:
+            actions.append(.disconnect(adapter: adapter))
+            let error = BlueZError(
+                name: "org.hrbridge.Error.ServicesNotResolved", message: "services never resolved for \(address)")
+            fail(error, reason: .timeout, outcome: .failed(nil), adapter, surroundings, &random, &actions)
+
+        case (.subscribing(let adapter), .subscribeReplied(let replied, let error)) where replied == attempt:
+            if let error {
+                actions.append(.disconnect(adapter: adapter))
+                fail(
+                    error, reason: .failed("StartNotify: \(error)"), outcome: .failed(error.code), adapter, surroundings,
+                    &random, &actions)
+            } else {
+                state = .ready(adapter: adapter)
+                _ = backoff.next(after: .connected, using: &random)
+                actions.append(.report(.ready, adapter: adapter))
+                actions.append(.attemptEnded(nil))
+            }
+
+        case (.resolving(let adapter), .linkDown(let down)) where down == adapter,
+            (.subscribing(let adapter), .linkDown(let down)) where down == adapter,
+            (.ready(let adapter), .linkDown(let down)) where down == adapter:
+            actions.append(.cancelTimer)
+            let error = BlueZError(name: "org.hrbridge.Error.LinkLost", message: "the link to \(address) dropped")
+            fail(error, reason: .linkLost, outcome: .failed(nil), adapter, surroundings, &random, &actions)
+        case (.resolving(let adapter), .deviceRemoved(let removed)) where removed == adapter,
+            (.subscribing(let adapter), .deviceRemoved(let removed)) where removed == adapter,
+            (.ready(let adapter), .deviceRemoved(let removed)) where removed == adapter:
+            actions.append(.cancelTimer)
+            let error = BlueZError(
+                name: "org.freedesktop.DBus.Error.UnknownObject", message: "the device object of \(address) was removed")
+            fail(error, reason: .linkLost, outcome: .deviceObjectMissing, adapter, surroundings, &random, &actions)
+        case (.resolving(let adapter), .adapterLost(let lost)) where lost == adapter,
+            (.subscribing(let adapter), .adapterLost(let lost)) where lost == adapter,
+            (.ready(let adapter), .adapterLost(let lost)) where lost == adapter:
+            actions.append(.cancelTimer)
+            actions.append(.report(.disconnected(.adapterUnavailable), adapter: adapter))
+            moveOff(adapter, surroundings, &random, &actions)
+
+        case (.backingOff, .timerFired(let generation)) where generation == timerGeneration:
+            place(surroundings, &actions)
+        case (.backingOff, .advertised), (.backingOff, .deviceAppeared), (.backingOff, .adapterReady):
+            // Cut short at most once per interval (an adapter or a strap flapping must not hammer).
+            if let last = lastEarlyRetry,
+                surroundings.now.timeIntervalSince(last) < configuration.advertisedRetryInterval.seconds
+            {
+                break
+            }
+            lastEarlyRetry = surroundings.now
+            _ = backoff.next(after: .advertised, using: &random)
+            place(surroundings, &actions)
+        case (.backingOff, .linkUp(let adapter)), (.waitingForAdapter, .linkUp(let adapter)),
+            (.rediscovering, .linkUp(let adapter)), (.discovering, .linkUp(let adapter)):
+            // The strap connected by itself (BlueZ's auto-connect of a trusted device, another client).
+            attempt += 1
+            linked(adapter, surroundings, &actions)
+
+        case (.discovering, .deviceAppeared), (.discovering, .advertised), (.rediscovering, .deviceAppeared), (.rediscovering, .advertised),
+            (.waitingForAdapter, .deviceAppeared), (.waitingForAdapter, .advertised),
+            (.waitingForAdapter, .adapterReady), (.waitingForAdapter, .slotFreed),
+            (.discovering, .adapterReady), (.rediscovering, .adapterReady):
+            if !surroundings.candidates.isEmpty || !surroundings.deviceKnown { place(surroundings, &actions) }
+        case (.rediscovering, .timerFired(let generation)) where generation == timerGeneration:
+            // Not seen again within the delay: try whatever BlueZ has (the cache may have kept it).
+            place(surroundings, &actions)
+
+        case (.repairing, .repairFinished):
+            place(surroundings, &actions)
+
+        default:
+            // Stale replies and timers, and facts about other adapters, change nothing.
+            break
+        }
+        return actions
+    }
+
+    /// Connects through the best candidate, or waits for one (discovering, or for an adapter).
+    private mutating func place(_ surroundings: Surroundings, _ actions: inout [Action]) {
+        awaitingOtherConnect = false
+        if let adapter = surroundings.candidates.first {
+            attempt += 1
+            state = .connecting(adapter: adapter)
+            lastAdapter = adapter
+            actions.append(.cancelTimer)
+            actions.append(.report(.connecting, adapter: adapter))
+            actions.append(.connect(adapter: adapter, attempt: attempt))
+        } else if surroundings.adapterUsable && !surroundings.deviceKnown {
+            state = backoff.failures == 0 && lastAdapter == nil ? .discovering : .rediscovering
+        } else {
+            state = .waitingForAdapter
+        }
+    }
+
+    /// The link is up through `adapter`: wait for its services.
+    private mutating func linked(_ adapter: String, _ surroundings: Surroundings, _ actions: inout [Action]) {
+        awaitingOtherConnect = false
+        state = .resolving(adapter: adapter)
+        lastAdapter = adapter
+        actions.append(.report(.connected, adapter: adapter))
+        schedule(at: surroundings.now.addingTimeInterval(configuration.servicesTimeout.seconds), &actions)
+    }
+
+    private mutating func schedule(at date: Date, _ actions: inout [Action]) {
+        timerGeneration += 1
+        actions.append(.schedule(at: date, generation: timerGeneration))
+    }
+
+    private mutating func connectReplied(
+        _ reply: ConnectReply, adapter: String, _ surroundings: Surroundings,
+        _ random: inout some RandomNumberGenerator, _ actions: inout [Action]
+    ) {
+        switch reply {
+        case .connected:
+            linked(adapter, surroundings, &actions)
+        case .failed(let error, _) where error.code == .inProgress:
+            // Someone else's Connect is pending: wait for its link, else cancel it at the deadline.
+            awaitingOtherConnect = true
+            schedule(at: surroundings.now.addingTimeInterval(configuration.connectTimeout.seconds), &actions)
+        case .failed(_, linkUp: true):
+            linked(adapter, surroundings, &actions)
+        case .failed(let error, _) where error.code == .connectionLimitReached:
+            // The controller is out of link slots: the next adapter, at once (not a failure of the strap).
+            actions.append(.markFull(adapter: adapter))
+            var others = surroundings
+            others.candidates.removeAll { $0 == adapter }
+            place(others, &actions)
+            if case .waitingForAdapter = state {
+                actions.append(
+                    .report(.disconnected(.failed("no free link slot on \(adapter)")), adapter: adapter))
+                actions.append(.attemptEnded(error))
+            }
+        case .failed(let error, _) where error.code == .notReady:
+            // Powered off under us: another adapter, or wait until it is powered on.
+            actions.append(.report(.disconnected(.adapterUnavailable), adapter: adapter))
+            actions.append(.attemptEnded(error))
+            var others = surroundings
+            others.candidates.removeAll { $0 == adapter }
+            place(others, &actions)
+        case .failed(let error, _):
+            var reason = DisconnectReason.failed(error.description)
+            if error.code == .authenticationFailed && !configuration.backoff.repairsOnAuthenticationFailure {
+                reason = .failed(Self.bondLost(address))
+            }
+            let outcome: Backoff.Outcome = error.code == .unknownObject ? .deviceObjectMissing : .failed(error.code)
+            fail(error, reason: reason, outcome: outcome, adapter, surroundings, &random, &actions)
+        }
+    }
+
+    /// Reports the failure, then backs off, rediscovers or re-pairs as the backoff says.
+    private mutating func fail(
+        _ error: BlueZError, reason: DisconnectReason, outcome: Backoff.Outcome, _ adapter: String,
+        _ surroundings: Surroundings, _ random: inout some RandomNumberGenerator, _ actions: inout [Action]
+    ) {
+        awaitingOtherConnect = false
+        lastAdapter = adapter
+        actions.append(.report(.disconnected(reason), adapter: adapter))
+        actions.append(.attemptEnded(error))
+        guard configuration.reconnects else {
+            actions.append(.cancelTimer)
+            state = .idle
+            return
+        }
+        switch backoff.next(after: outcome, using: &random) {
+        case .none:
+            place(surroundings, &actions)
+        case .connect(let delay) where delay <= .zero:
+            place(surroundings, &actions)
+        case .connect(let delay):
+            let until = surroundings.now.addingTimeInterval(delay.seconds)
+            state = .backingOff(until: until)
+            schedule(at: until, &actions)
+        case .rediscover:
+            state = .rediscovering
+            let wait = max(backoff.nominalDelay, configuration.backoff.initialDelay)
+            schedule(at: surroundings.now.addingTimeInterval(wait.seconds), &actions)
+        case .removeAndRepair:
+            state = .repairing(adapter: adapter)
+            actions.append(.repair(adapter: adapter))
+        }
+    }
+
+    /// The adapter the strap was on is gone: another one at once, else wait (not the strap's failure).
+    private mutating func moveOff(
+        _ adapter: String, _ surroundings: Surroundings, _ random: inout some RandomNumberGenerator,
+        _ actions: inout [Action]
+    ) {
+        guard configuration.reconnects else {
+            state = .idle
+            return
+        }
+        var others = surroundings
+        others.candidates.removeAll { $0 == adapter }
+        place(others, &actions)
+    }
+
+    /// What a strap whose key is gone is reported with, when re-pairing is not opted in.
+    public static func bondLost(_ address: String) -> String {
+        "the bond is lost (the strap was reset, or another device answers with its address): "
+            + "pair it again (hrbridge pair \(address)) or set repair_on_key_loss = true"
+    }
+}
