@@ -12,6 +12,8 @@ the interface org.hrbridge.Faults:
   then org.bluez.Error.Failed "le-connection-abort-by-local"), in-progress (InProgress, the link
   never comes up), br-connection-canceled, no-reply (the call blocks past the client's timeout),
   authentication-failed (AuthenticationFailed: the strap forgot the bond).
+- LimitLinks(s adapter, u count): the adapter's controller holds `count` links; one more Connect
+  fails with org.bluez.Error.Failed "le-connection-concurrent-connection-limit".
 """
 
 import time
@@ -122,3 +124,29 @@ def FailConnect(self, device_path, fault, times):
     device.AddMethod(DEVICE_IFACE, "Connect", "", "", "")
     in_signature, out_signature, _, method = device.methods[DEVICE_IFACE]["Connect"]
     device.methods[DEVICE_IFACE]["Connect"] = (in_signature, out_signature, connect, method)
+
+
+@dbus.service.method(FAULTS_IFACE, in_signature="su", out_signature="")
+def LimitLinks(self, adapter_name, count):
+    """The adapter's controller holds `count` LE links: a Connect beyond them fails as a full
+    controller's does (org.bluez.Error.Failed "le-connection-concurrent-connection-limit").
+    Applies to the devices the adapter has now."""
+    prefix = "/org/bluez/" + str(adapter_name) + "/"
+    limit = int(count)
+
+    def devices():
+        return [obj for path, obj in mockobject.objects.items() if path.startswith(prefix) and path.count("/") == 4]
+
+    def connect(device):
+        if device.connected:
+            raise dbus.exceptions.DBusException("Already Connected", name="org.bluez.Error.AlreadyConnected")
+        if sum(1 for other in devices() if getattr(other, "connected", False)) >= limit:
+            raise dbus.exceptions.DBusException(
+                "le-connection-concurrent-connection-limit", name="org.bluez.Error.Failed"
+            )
+        set_connected(device, True)
+
+    for device in devices():
+        device.AddMethod(DEVICE_IFACE, "Connect", "", "", "")
+        in_signature, out_signature, _, method = device.methods[DEVICE_IFACE]["Connect"]
+        device.methods[DEVICE_IFACE]["Connect"] = (in_signature, out_signature, connect, method)

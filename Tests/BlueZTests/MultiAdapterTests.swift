@@ -1,0 +1,145 @@
+import BlueZ
+import BusHarness
+import DBus
+import Foundation
+import GATT
+import Sensors
+import Testing
+
+private let straps = (1...5).map { "C0:FF:EE:00:00:0\($0)" }
+
+extension EventLog {
+    /// The adapter each strap last became ready through.
+    var readyAdapters: [String: String] {
+        var placed: [String: String] = [:]
+        for event in all {
+            if case .connectionChanged(let sensor, let state) = event, state == .ready { placed[sensor.address] = sensor.adapter }
+        }
+        return placed
+    }
+
+    /// Heart rates delivered per strap, with the adapter each came through.
+    var delivered: [String: [String]] {
+        var result: [String: [String]] = [:]
+        for event in all {
+            guard case .measurement(let measurement) = event, case .heartRateMeasurement(let frame) = measurement.value
+            else { continue }
+            result[measurement.sensor.address, default: []].append("\(measurement.sensor.adapter):\(frame.heartRate)")
+        }
+        return result
+    }
+}
+
+@Suite("Every adapter at once (python-dbusmock with three adapters)", .serialized)
+struct MultiAdapterTests {
+    @Test("straps on different adapters all stream; a full controller's next strap goes to another adapter")
+    func spreadAndFull() async throws {
+        try await withMockBlueZ { mock in
+            try await mock.addAdapter("hci1")
+            try await mock.addAdapter("hci2")
+            // Four straps heard best by hci0 (and faintly by hci1), one heard only by hci2.
+            for address in straps.prefix(4) {
+                try await mock.addStrap(address, on: "hci0", rssi: -40)
+                try await mock.addStrap(address, on: "hci1", rssi: -75)
+            }
+            try await mock.addStrap(straps[4], on: "hci2", rssi: -60)
+            try await mock.limitLinks("hci0", 3)
+            try await withAdapter(mock) { adapter, log in
+                for address in straps { try await adapter.connect(SensorIdentity(adapter: "hci0", address: address)) }
+                await log.wait("all five ready") { _ in log.readyAdapters.count == 5 }
+                #expect(
+                    log.readyAdapters == [
+                        straps[0]: "hci0", straps[1]: "hci0", straps[2]: "hci0", straps[3]: "hci1", straps[4]: "hci2",
+                    ])
+                let hci0Connects = try await mock.calls(on: MockBlueZ.devicePath("hci0", straps[3]))
+                #expect(hci0Connects.filter { $0 == "Connect" }.count == 1, "refused once by the full hci0")
+                for (index, address) in straps.enumerated() {
+                    let through = log.readyAdapters[address] ?? "?"
+                    try await mock.notify(address, on: through, [0x06, UInt8(100 + index)])
+                }
+                await log.wait("a frame from each") { _ in log.delivered.count == 5 }
+                #expect(log.delivered[straps[3]] == ["hci1:103"])
+                #expect(log.delivered[straps[4]] == ["hci2:104"])
+                let statuses = Dictionary(uniqueKeysWithValues: await adapter.adapterStatuses().map { ($0.name, $0) })
+                #expect(statuses["hci0"]?.sensors == Array(straps.prefix(3)))
+                #expect(statuses["hci0"]?.linksInUse == 3)
+                #expect(statuses["hci0"]?.linkLimit == 3 && statuses["hci0"]?.slotRefusals == 1)
+                #expect(statuses["hci1"]?.sensors == [straps[3]])
+                #expect(statuses["hci2"]?.sensors == [straps[4]] && statuses["hci2"]?.slotRefusals == 0)
+            }
+        }
+    }
+
+    @Test("an adapter unplugged: its straps move to another adapter that hears them, and stream there")
+    func unpluggedMoves() async throws {
+        try await withMockBlueZ { mock in
+            try await mock.addAdapter("hci1")
+            for address in straps.prefix(2) {
+                try await mock.addStrap(address, on: "hci0", rssi: -40)
+                try await mock.addStrap(address, on: "hci1", rssi: -70)
+            }
+            try await withAdapter(mock) { adapter, log in
+                for address in straps.prefix(2) {
+                    try await adapter.connect(SensorIdentity(adapter: "hci0", address: address))
+                }
+                #expect(log.readyAdapters == [straps[0]: "hci0", straps[1]: "hci0"])
+                try await mock.call("/", "org.bluez.Mock", "RemoveAdapterWithDevices", [.string("hci0")])
+                await log.wait("both straps on hci1") { _ in
+                    log.readyAdapters == [straps[0]: "hci1", straps[1]: "hci1"]
+                }
+                for address in straps.prefix(2) { try await mock.notify(address, on: "hci1", [0x06, 90]) }
+                await log.wait("their frames through hci1") { _ in
+                    log.delivered == [straps[0]: ["hci1:90"], straps[1]: ["hci1:90"]]
+                }
+                #expect(await adapter.adapterStatuses().map(\.name) == ["hci0", "hci1"])
+                #expect(await adapter.adapterStatuses().first?.availability == .absent)
+            }
+        }
+    }
+
+    @Test("a strap bound to hci1 only ever uses hci1, though hci0 hears it better and hci1 goes off for a while")
+    func bindingRespected() async throws {
+        try await withMockBlueZ { mock in
+            try await mock.addAdapter("hci1")
+            let address = straps[0]
+            try await mock.addStrap(address, on: "hci0", rssi: -30)
+            try await mock.addStrap(address, on: "hci1", rssi: -80)
+            var options = fastOptions
+            options.bindings = [address: "hci1"]
+            try await withAdapter(mock, options: options) { adapter, log in
+                let sensor = SensorIdentity(adapter: "hci1", address: address)
+                try await adapter.connect(sensor)
+                #expect(log.readyAdapters == [address: "hci1"])
+                try await mock.power("hci1", false)
+                await log.wait("the drop") { $0.contains(.connectionChanged(sensor, .disconnected(.adapterUnavailable))) }
+                // hci0 is powered and hears it: a bound strap still waits for hci1.
+                try await mock.power("hci1", true)
+                await log.waitUntilReady(sensor, times: 2, "back on hci1")
+                let hci0Calls = try await mock.calls(on: MockBlueZ.devicePath("hci0", address))
+                #expect(!hci0Calls.contains("Connect"), "\(hci0Calls)")
+                #expect(!log.all.contains { if case .connectionChanged(let s, _) = $0 { s.adapter == "hci0" } else { false } })
+            }
+        }
+    }
+
+    @Test("an adapter plugged in later joins the pool: a strap waiting for a free slot connects through it")
+    func lateAdapterJoins() async throws {
+        try await withMockBlueZ { mock in
+            for address in straps.prefix(2) { try await mock.addStrap(address, on: "hci0", rssi: -50) }
+            try await mock.limitLinks("hci0", 1)
+            try await withAdapter(mock) { adapter, log in
+                try await adapter.connect(SensorIdentity(adapter: "hci0", address: straps[0]))
+                let second = SensorIdentity(adapter: "hci0", address: straps[1])
+                await #expect(throws: SensorAdapterError.self, "no free slot anywhere yet") {
+                    try await adapter.connect(second)
+                }
+                #expect(log.all.contains(.connectionChanged(second, .disconnected(.failed("no free link slot on hci0")))))
+                try await mock.addAdapter("hci2")
+                try await mock.addStrap(straps[1], on: "hci2", rssi: -65)
+                await log.wait("the second strap on hci2") { _ in log.readyAdapters[straps[1]] == "hci2" }
+                try await mock.notify(straps[1], on: "hci2", [0x06, 77])
+                await log.wait("its frame") { _ in log.delivered[straps[1]] == ["hci2:77"] }
+            }
+        }
+    }
+}
