@@ -60,9 +60,9 @@ public enum BridgeDaemon {
         var dbus: DBusConnection?
         let adapter: any SensorAdapter
         let clock: any WallClock
-        var offered: [SensorIdentity] = []
-        var findOffered: (@Sendable () async -> [SensorIdentity])?
-        var availability: (@Sendable () async -> AdapterAvailability)?
+        // Straps to keep connected besides the configured ones: the simulator's when none is
+        // configured; on BlueZ, the user's own (paired or trusted heart-rate straps).
+        let offersKnown: Bool
         switch configuration.adapter {
         case .mock(let scenarioPath, let seed, let speed):
             clock = AcceleratedWallClock(speed: speed)
@@ -74,11 +74,9 @@ public enum BridgeDaemon {
                     throw DaemonError.adapter("\(error)")
                 }
             }
-            let mock = MockSensorAdapter(scenario: scenario, seed: seed, clock: clock, logger: logger)
-            // Without configured sensors, every simulated strap is kept connected.
-            offered = configuration.sensors.isEmpty ? mock.sensors : []
-            adapter = mock
-        case .bluez(let name, let repairOnKeyLoss):
+            adapter = MockSensorAdapter(scenario: scenario, seed: seed, clock: clock, logger: logger)
+            offersKnown = configuration.sensors.isEmpty
+        case .bluez(let names, let repairOnKeyLoss):
             clock = SystemWallClock()
             let connection: DBusConnection
             do {
@@ -89,24 +87,20 @@ public enum BridgeDaemon {
             dbus = connection
             var options = BlueZAdapter.Options()
             // Zero adapters (or no bluetoothd) is a state, not a failure: the daemon comes up, says
-            // "waiting: no Bluetooth adapter", and the adapter starts working when one appears.
+            // "waiting: no Bluetooth adapter", and the pool starts working when one appears.
             options.waitsForAdapter = true
             options.repairsOnAuthenticationFailure = repairOnKeyLoss
             options.connectsUnknownDevices = true
-            let bluez: BlueZAdapter
+            for sensor in configuration.sensors {
+                if let bound = sensor.adapter { options.bindings[sensor.address] = bound }
+            }
             do {
-                bluez = try await BlueZAdapter.open(
-                    adapter: name, connection: connection, options: options, clock: clock, logger: logger)
+                adapter = try await BlueZAdapter.open(
+                    adapters: names, connection: connection, options: options, clock: clock, logger: logger)
             } catch {
                 throw DaemonError.adapter("\(error)")
             }
-            // Paired or trusted straps are kept connected too, configured or not.
-            findOffered = {
-                await bluez.knownDevices().filter { $0.services.contains(.heartRate) && ($0.paired || $0.trusted) }
-                    .map(\.identity)
-            }
-            availability = { await bluez.currentAvailability }
-            adapter = bluez
+            offersKnown = true
         }
         let sensors = SensorManager(
             adapter: adapter, known: configuration.sensors, athletes: configuration.athletes, hub: hub, logger: logger)
@@ -114,7 +108,7 @@ public enum BridgeDaemon {
             configuration: configuration, sensors: sensors, store: store, clock: clock, hub: hub, logger: logger)
         let core = BridgeCore(
             configuration: configuration, sensors: sensors, sessions: sessions, store: store, hub: hub, logger: logger)
-        await sensors.start(offered: offered, findOffered: findOffered, availability: availability)
+        await sensors.start(offersKnown: offersKnown)
         await sessions.recover()
 
         var services: [any Service] = []

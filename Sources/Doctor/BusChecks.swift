@@ -44,9 +44,15 @@ enum BusChecks {
                     fix: "see the kernel and rfkill checks above; then: sudo systemctl restart bluetooth"))
         }
         for path in adapters {
+            // LE links the controller holds now: a controller has ~5–10; the bridge uses every adapter.
+            let links = objects.filter { devicePath, interfaces in
+                devicePath.hasPrefix(path + "/dev_") && !devicePath.dropFirst(path.count + 1).contains("/")
+                    && interfaces.stringDictionary?["org.bluez.Device1"]?.stringDictionary?["Connected"]?.bool == true
+            }.count
             checks.append(
                 adapterCheck(
-                    path: path, properties: objects[path]?.stringDictionary?["org.bluez.Adapter1"]?.stringDictionary))
+                    path: path, properties: objects[path]?.stringDictionary?["org.bluez.Adapter1"]?.stringDictionary,
+                    links: links))
         }
         checks.append(contentsOf: strapChecks(objects))
         return checks
@@ -123,7 +129,7 @@ enum BusChecks {
             name: "dbus-access", status: .ok, detail: "BlueZ objects readable; pairing agent can register")
     }
 
-    static func adapterCheck(path: String, properties: [String: DBusValue]?) -> DoctorCheck {
+    static func adapterCheck(path: String, properties: [String: DBusValue]?, links: Int = 0) -> DoctorCheck {
         let name = "adapter " + (path.split(separator: "/").last.map(String.init) ?? path)
         let properties = properties ?? [:]
         let powered = properties["Powered"]?.bool ?? false
@@ -134,6 +140,7 @@ enum BusChecks {
         if let address = properties["Address"]?.string { facts.insert(address, at: 0) }
         if let powerState { facts.append("PowerState \(powerState)") }
         if let roles { facts.append("roles \(roles.joined(separator: ","))") }
+        facts.append("\(links) link\(links == 1 ? "" : "s") in use")
         let detail = facts.joined(separator: ", ")
         if powerState == "off-blocked" {
             return DoctorCheck(name: name, status: .fail, detail: detail, fix: "rfkill unblock bluetooth")

@@ -192,15 +192,34 @@ struct ConfigurationTests {
 
     @Test("re-pairing on a lost key is opt-in, for BlueZ only")
     func repairOnKeyLoss() throws {
-        #expect(try ConfigurationLoader.parse("[adapter]\nkind = \"bluez\"").adapter == .bluez(adapter: nil))
+        #expect(try ConfigurationLoader.parse("[adapter]\nkind = \"bluez\"").adapter == .bluez())
         #expect(
             try ConfigurationLoader.parse("[adapter]\nkind = \"bluez\"\nrepair_on_key_loss = true").adapter
-                == .bluez(adapter: nil, repairOnKeyLoss: true))
+                == .bluez(adapters: nil, repairOnKeyLoss: true))
         #expect(throws: ConfigurationError.self) {
             try ConfigurationLoader.parse("[adapter]\nkind = \"mock\"\nrepair_on_key_loss = true")
         }
         #expect(throws: ConfigurationError.self) {
             try ConfigurationLoader.parse("[adapter]\nkind = \"bluez\"\nrepair_on_key_loss = \"yes\"")
         }
+    }
+
+    @Test("adapters: names = [...] (the older name = \"…\" still read), bindings among them, bad names refused")
+    func adapterNames() throws {
+        let list = try ConfigurationLoader.parse("[adapter]\nkind = \"bluez\"\nnames = [\"hci0\", \"hci2\", \"hci0\"]")
+        #expect(list.adapter == .bluez(adapters: ["hci0", "hci2"]))
+        #expect(try ConfigurationLoader.parse("[adapter]\nkind = \"bluez\"\nname = \"hci1\"").adapter == .bluez(adapters: ["hci1"]))
+        let bound = try ConfigurationLoader.parse(
+            "[adapter]\nkind = \"bluez\"\nnames = [\"hci0\", \"hci1\"]\n[[sensors]]\naddress = \"C0:FF:EE:00:00:01\"\nadapter = \"hci1\"")
+        #expect(bound.sensors.first?.adapter == "hci1")
+        for bad in [
+            "names = [\"hci0\"]\nname = \"hci0\"", "names = []", "names = [\"../hci0\"]", "names = [1]", "names = \"hci0\"",
+            "names = [\"hci0\"]\n[[sensors]]\naddress = \"C0:FF:EE:00:00:01\"\nadapter = \"hci3\"",
+        ] {
+            #expect(throws: ConfigurationError.self, "\(bad)") {
+                try ConfigurationLoader.parse("[adapter]\nkind = \"bluez\"\n" + bad)
+            }
+        }
+        #expect(throws: ConfigurationError.self) { try ConfigurationLoader.parse("[adapter]\nkind = \"mock\"\nnames = [\"hci0\"]") }
     }
 }

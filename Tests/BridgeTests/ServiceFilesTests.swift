@@ -109,7 +109,7 @@ struct ServiceFilesTests {
     func shippedConfiguration() async throws {
         let path = packageRoot.appendingPathComponent("systemd/config.toml").path
         let configuration = try ConfigurationLoader.load(path: path)
-        #expect(configuration.adapter == .bluez(adapter: nil))
+        #expect(configuration.adapter == .bluez())
         let (status, output) = try await runToEnd(
             DaemonUnderTest.binary, ["daemon", "--config", path, "--check-config"])
         #expect(status == 0, "\(output)")

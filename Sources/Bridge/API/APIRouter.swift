@@ -3,6 +3,7 @@ import HTTPTypes
 public import Hummingbird
 import JSONSupport
 import NIOCore
+import Sensors
 
 /// Builds the `/v1` API: REST (JSON), a Server-Sent Events stream and a WebSocket stream. Each
 /// resource has its controller; this wires the middleware and the few routes of the API itself.
@@ -34,6 +35,7 @@ public enum APIRouter {
         let storage = await core.sessions.storeHealth()
         var health = HealthJSON(
             status: "ok", adapter: "\(await core.sensors.availability)",
+            adapters: await core.sensors.adapter.adapterStatuses().map(AdapterJSON.init),
             sensorsStreaming: await core.sensors.readyCount,
             sessionsActive: await core.sessions.activeCount)
         if let problem = StoreHealthJSON.problem(storage) {

@@ -8,8 +8,8 @@ public struct BridgeConfiguration: Sendable {
     public enum AdapterKind: Sendable, Equatable {
         /// The simulator: a scenario file (nil: the built-in one), a seed, a time acceleration.
         case mock(scenario: String?, seed: UInt64?, speed: Double)
-        /// BlueZ on the system bus; `adapter` picks hciN (nil: the first one).
-        case bluez(adapter: String?, repairOnKeyLoss: Bool = false)
+        /// BlueZ on the system bus, through `adapters` (nil: every adapter, including ones plugged in later).
+        case bluez(adapters: [String]? = nil, repairOnKeyLoss: Bool = false)
     }
 
     /// What a bearer token may do.
@@ -55,10 +55,13 @@ public struct BridgeConfiguration: Sendable {
         public var athlete: String?
         /// A display name.
         public var name: String?
-        public init(address: String, athlete: String? = nil, name: String? = nil) {
+        /// The only adapter the sensor may use (`hci1`), if bound.
+        public var adapter: String?
+        public init(address: String, athlete: String? = nil, name: String? = nil, adapter: String? = nil) {
             self.address = address
             self.athlete = athlete
             self.name = name
+            self.adapter = adapter
         }
     }
 

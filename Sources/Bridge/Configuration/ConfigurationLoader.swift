@@ -190,6 +190,11 @@ private struct Reader {
         }
         for sensor in tables(root["sensors"], "sensors") {
             guard let read = readSensor(sensor, athletes: configuration.athletes) else { continue }
+            if case .bluez(let names?, _) = configuration.adapter, let bound = read.adapter, !names.contains(bound) {
+                problem(
+                    sensor.line,
+                    "sensor \(read.address) is bound to adapter \(bound), which is not among [adapter] names")
+            }
             if configuration.sensors.contains(where: { $0.address == read.address }) {
                 problem(sensor.line, "sensor \(read.address) is listed twice")
             } else {
@@ -200,7 +205,7 @@ private struct Reader {
     }
 
     mutating func readAdapter(_ table: TOMLDocument.Table) -> BridgeConfiguration.AdapterKind {
-        onlyKnown(table, ["kind", "name", "scenario", "seed", "speed", "repair_on_key_loss"], in: "adapter")
+        onlyKnown(table, ["kind", "name", "names", "scenario", "seed", "speed", "repair_on_key_loss"], in: "adapter")
         let kind = string(table, "kind")
         switch kind?.0 ?? "mock" {
         case "bluez":
@@ -215,9 +220,9 @@ private struct Reader {
                     problem(value.line, "'repair_on_key_loss' must be true or false, not \(value.typeName)")
                 }
             }
-            return .bluez(adapter: string(table, "name")?.0, repairOnKeyLoss: repair)
+            return .bluez(adapters: adapterNames(table), repairOnKeyLoss: repair)
         case "mock":
-            for key in ["name", "repair_on_key_loss"] where table[key] != nil {
+            for key in ["name", "names", "repair_on_key_loss"] where table[key] != nil {
                 problem(table[key]!.line, "'\(key)' applies to kind = \"bluez\" only")
             }
             let seed = integer(table, "seed", in: 0...Int.max).map(UInt64.init)
@@ -232,6 +237,41 @@ private struct Reader {
             problem(kind?.1 ?? table.line, "adapter kind '\(other)' is not \"bluez\" or \"mock\"")
             return .mock(scenario: nil, seed: nil, speed: 1)
         }
+    }
+
+    /// `names = ["hci0", "hci1"]`, or the older `name = "hci0"`; nil: every adapter.
+    mutating func adapterNames(_ table: TOMLDocument.Table) -> [String]? {
+        if let single = table["name"], let list = table["names"] {
+            problem(max(single.line, list.line), "give the adapters as names = [...] only, not with name as well")
+            return nil
+        }
+        if let (name, line) = string(table, "name") {
+            return adapterName(name, line: line).map { [$0] }
+        }
+        guard let value = table["names"] else { return nil }
+        guard case .array(let elements) = value.kind, !elements.isEmpty, elements.count <= 16 else {
+            problem(value.line, "names must be a list of 1 to 16 adapters, e.g. names = [\"hci0\", \"hci1\"]")
+            return nil
+        }
+        var names: [String] = []
+        for element in elements {
+            guard case .string(let text) = element.kind else {
+                problem(element.line, "adapter names are strings such as \"hci1\", not \(element.typeName)")
+                continue
+            }
+            if let name = adapterName(text, line: element.line), !names.contains(name) { names.append(name) }
+        }
+        return names.isEmpty ? nil : names
+    }
+
+    /// An adapter name as BlueZ spells it (a path element: `hci0`).
+    mutating func adapterName(_ text: String, line: Int) -> String? {
+        guard !text.isEmpty, text.count <= 32, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") })
+        else {
+            problem(line, "'\(text)' is not an adapter name such as hci0")
+            return nil
+        }
+        return text
     }
 
     mutating func readAPI(_ table: TOMLDocument.Table, into configuration: inout BridgeConfiguration) {
@@ -332,7 +372,7 @@ private struct Reader {
     mutating func readSensor(_ table: TOMLDocument.Table, athletes: [BridgeConfiguration.Athlete])
         -> BridgeConfiguration.KnownSensor?
     {
-        onlyKnown(table, ["address", "athlete", "name"], in: "[sensors]")
+        onlyKnown(table, ["address", "athlete", "name", "adapter"], in: "[sensors]")
         guard let (address, line) = string(table, "address") else {
             problem(table.line, "a sensor needs address = \"AA:BB:CC:DD:EE:FF\"")
             return nil
@@ -350,7 +390,8 @@ private struct Reader {
                 problem(athleteLine, "athlete '\(id)' is not defined in an [[athletes]] section above")
             }
         }
+        let adapter = string(table, "adapter").flatMap { adapterName($0.0, line: $0.1) }
         return BridgeConfiguration.KnownSensor(
-            address: address.uppercased(), athlete: athlete, name: string(table, "name")?.0)
+            address: address.uppercased(), athlete: athlete, name: string(table, "name")?.0, adapter: adapter)
     }
 }

@@ -4,8 +4,10 @@ import Foundation
 public struct HealthJSON: Codable, Sendable, Equatable {
     /// `ok` or `degraded`.
     public var status: String
-    /// The adapter's availability.
+    /// The adapters' availability (ready while one adapter is).
     public var adapter: String
+    /// Each adapter with its links in use and counters.
+    public var adapters: [AdapterJSON]
     public var sensorsStreaming: Int
     public var sessionsActive: Int
     /// When degraded: `disk full`, `store unwritable`, `samples lost`.

@@ -26,9 +26,9 @@ public actor SensorManager {
     private var followTask: Task<Void, Never>?
     /// Adapter availability, for the systemd status line.
     public private(set) var availability: AdapterAvailability = .ready
-    /// Finds more sensors to keep connected (BlueZ's paired straps), asked again whenever the
-    /// adapter becomes usable (plugged in, bluetoothd started).
-    private var findOffered: (@Sendable () async -> [SensorIdentity])?
+    /// Whether the adapter's own straps are kept connected too (asked again whenever an adapter
+    /// becomes usable: plugged in, bluetoothd started).
+    private var offersKnown = false
     /// Sensors asked to connect so far.
     private var targeted: Set<String> = []
 
@@ -56,25 +56,27 @@ public actor SensorManager {
         }
     }
 
-    /// Starts following the adapter and connects the configured sensors and the ones `offered`
-    /// (BlueZ's paired straps, or the simulator's straps when none is configured).
-    public func start(
-        offered: [SensorIdentity] = [], findOffered: (@Sendable () async -> [SensorIdentity])? = nil,
-        availability: (@Sendable () async -> AdapterAvailability)? = nil
-    ) async {
-        self.findOffered = findOffered
+    /// Starts following the adapter and connects the configured sensors and, with `offersKnown`,
+    /// the heart-rate straps the adapter knows as the user's own (BlueZ's paired or trusted straps,
+    /// the simulator's straps), again whenever an adapter becomes usable.
+    public func start(offersKnown: Bool = false) async {
+        self.offersKnown = offersKnown
         let events = adapter.events()
         // Read after subscribing: any later change arrives as an event, so nothing is missed.
-        if let availability { self.availability = await availability() }
+        availability = await adapter.availability()
         followTask = Task { [weak self] in
             for await event in events { await self?.handle(event) }
         }
         var targets = known.map { SensorIdentity(adapter: adapter.name, address: $0.address, name: $0.name) }
-        targets += offered.filter { sensor in !targets.contains { $0.address == sensor.address } }
-        if let findOffered {
-            targets += await findOffered().filter { sensor in !targets.contains { $0.address == sensor.address } }
+        if offersKnown {
+            targets += await ownedStraps().filter { sensor in !targets.contains { $0.address == sensor.address } }
         }
         await connect(targets)
+    }
+
+    /// The heart-rate straps the adapter knows as the user's own.
+    private func ownedStraps() async -> [SensorIdentity] {
+        await adapter.knownDevices().filter { $0.services.contains(.heartRate) && $0.isOwned }.map(\.identity)
     }
 
     /// Connects sensors not asked for yet; the adapter keeps trying those it cannot reach now.
@@ -92,6 +94,8 @@ public actor SensorManager {
             }
         }
     }
+
+    private func setAvailability(_ state: AdapterAvailability) { availability = state }
 
     /// Stops following the adapter.
     public func stop() {
@@ -214,6 +218,8 @@ public actor SensorManager {
             update(sensor) { $0.rssi = rssi }
         case .connectionChanged(let sensor, let state):
             update(sensor) { status in
+                // The adapter it is linked (or linking) through: straps move between adapters.
+                status.adapter = sensor.adapter
                 switch state {
                 case .ready:
                     status.state = "ready"
@@ -269,14 +275,13 @@ public actor SensorManager {
                     "sensor": "\(sensor.address)", "error": "\(error)",
                     "bytes": "\(bytes.map { String(format: "%02x", $0) }.joined(separator: " "))",
                 ])
-        case .adapterChanged(_, let state):
-            availability = state
-            hub.publish(LiveMessage(kind: "adapter", payload: ["state": "\(state)"]))
-            if state == .ready, let findOffered {
-                Task { [weak self] in
-                    let found = await findOffered()
-                    await self?.connect(found)
-                }
+        case .adapterChanged(let name, let state):
+            // One adapter's change: the bridge's availability is the pool's (ready while one is).
+            hub.publish(LiveMessage(kind: "adapter", payload: ["adapter": name, "state": "\(state)"]))
+            Task { [weak self, adapter, offersKnown] in
+                await self?.setAvailability(await adapter.availability())
+                guard state == .ready, offersKnown, let self else { return }
+                await self.connect(await self.ownedStraps())
             }
         case .lost(let sensor):
             // Gone from BlueZ's cache: a strap nobody configured or uses is forgotten.

@@ -8,8 +8,8 @@ import Sensors
 
 /// Options shared by the commands that talk to BlueZ.
 struct BluetoothOptions: ParsableArguments {
-    @Option(help: "Bluetooth adapter, e.g. hci1 (default: the first one BlueZ has).")
-    var adapter: String?
+    @Option(help: "Bluetooth adapter to use, e.g. hci1; repeat for several (default: every adapter).")
+    var adapter: [String] = []
 
     @Flag(help: "Receive notifications through AcquireNotify sockets instead of StartNotify.")
     var acquireNotify = false
@@ -33,7 +33,8 @@ struct BluetoothOptions: ParsableArguments {
 
 /// Which adapter to use and how; built from ``BluetoothOptions`` or by other commands.
 struct BluetoothSettings: Sendable {
-    var adapter: String?
+    /// The adapters to use; empty: every adapter.
+    var adapter: [String] = []
     var acquireNotify = false
     var verbose = false
 
@@ -57,12 +58,13 @@ struct BluetoothSettings: Sendable {
         do {
             var options = BlueZAdapter.Options()
             options.notifications = acquireNotify ? .acquireNotify : .startNotify
-            var name = self.adapter
             if let waiting {
-                name = try await BlueZAdapter.waitForAdapter(named: name, connection: connection, report: waiting)
+                _ = try await BlueZAdapter.waitForAdapter(
+                    named: self.adapter.first, connection: connection, report: waiting)
             }
             let adapter = try await BlueZAdapter.open(
-                adapter: name, connection: connection, options: options, clock: clock, logger: logger)
+                adapters: self.adapter.isEmpty ? nil : self.adapter, connection: connection, options: options,
+                clock: clock, logger: logger)
             return (connection, adapter)
         } catch {
             await connection.close()

@@ -59,13 +59,13 @@ struct PairCommand: AsyncParsableCommand {
     func run() async throws {
         let (connection, adapter) = try await bluetooth.open()
         let sensor = SensorIdentity(adapter: adapter.name, address: address.uppercased())
-        if await !adapter.knownDevices().contains(where: { $0.identity == sensor }) {
+        if await !adapter.knownDevices().contains(where: { $0.identity.address == sensor.address }) {
             let events = adapter.events()
             try? await adapter.startDiscovery(services: [])
             let found = await withTaskGroup(of: Bool.self) { group in
                 group.addTask {
                     for await event in events {
-                        if case .discovered(let discovered) = event, discovered.identity == sensor { return true }
+                        if case .discovered(let discovered) = event, discovered.identity.address == sensor.address { return true }
                     }
                     return false
                 }

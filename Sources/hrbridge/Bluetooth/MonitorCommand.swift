@@ -48,7 +48,9 @@ struct MonitorCommand: AsyncParsableCommand {
         let view = MonitorView(json: json)
         let (connection, adapter) = try await bluetooth.open(waiting: { view.adapter(nil, $0) })
         let events = adapter.events()
-        if await adapter.currentAvailability == .ready { view.adapter(adapter.name, .ready) }
+        for status in await adapter.adapterStatuses() where status.availability == .ready {
+            view.adapter(status.name, .ready)
+        }
         // On the thread that reads the bus: a frame is decoded, counted and printed without
         // waking another thread (Benchmarks/README.md, "print to file").
         let printer = Task(executorPreference: connection.executor) {

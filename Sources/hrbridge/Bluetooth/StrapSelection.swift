@@ -11,19 +11,21 @@ enum StrapSelection {
         if chosen.isEmpty {
             chosen = known.filter { $0.services.contains(.heartRate) && ($0.paired || $0.trusted) }.map(\.identity)
         }
-        let knownIdentities = Set(known.map(\.identity))
-        guard chosen.isEmpty || !chosen.allSatisfy(knownIdentities.contains) else { return chosen }
+        // A strap is the same strap through whichever adapter hears it: compare addresses.
+        let knownAddresses = Set(known.map(\.identity.address))
+        guard chosen.isEmpty || !chosen.allSatisfy({ knownAddresses.contains($0.address) }) else { return chosen }
         let events = adapter.events()
         try? await adapter.startDiscovery(services: [.heartRate])
-        let wanted = Set(chosen)
+        let wanted = Set(chosen.map(\.address))
+        let selected = chosen
         let found: [SensorIdentity] = await withTaskGroup(of: [SensorIdentity]?.self) { group in
             group.addTask {
-                var missing = wanted.subtracting(knownIdentities)
+                var missing = wanted.subtracting(knownAddresses)
                 for await event in events {
                     guard case .discovered(let sensor) = event, sensor.services.contains(.heartRate) else { continue }
                     if wanted.isEmpty { return [sensor.identity] }
-                    missing.remove(sensor.identity)
-                    if missing.isEmpty { return Array(wanted) }
+                    missing.remove(sensor.identity.address)
+                    if missing.isEmpty { return selected }
                 }
                 return nil
             }
@@ -33,7 +35,7 @@ enum StrapSelection {
             }
             let result = await group.next() ?? nil
             group.cancelAll()
-            return result ?? chosen.filter(knownIdentities.contains)
+            return result ?? selected.filter { knownAddresses.contains($0.address) }
         }
         try? await adapter.stopDiscovery()
         return found

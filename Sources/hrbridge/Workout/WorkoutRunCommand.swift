@@ -46,8 +46,10 @@ struct WorkoutRunCommand: AsyncParsableCommand {
     @Option(help: "Sensor adapter: mock (the simulator) or bluez.")
     var adapter: String = "mock"
 
-    @Option(name: .customLong("bluetooth-adapter"), help: "With --adapter bluez: the Bluetooth adapter, e.g. hci1.")
-    var bluetoothAdapter: String?
+    @Option(
+        name: .customLong("bluetooth-adapter"),
+        help: "With --adapter bluez: a Bluetooth adapter to use, e.g. hci1; repeatable (default: every adapter).")
+    var bluetoothAdapter: [String] = []
 
     @Option(name: .customLong("sensor"), help: "Use only this sensor address (repeatable); default: every strap found.")
     var sensors: [String] = []
