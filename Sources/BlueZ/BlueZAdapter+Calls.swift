@@ -1,6 +1,6 @@
 public import DBus
-import Logging
 import FoundationEssentials
+import Logging
 public import Sensors
 
 extension BlueZAdapter {

@@ -1,7 +1,7 @@
 import DBus
+import FoundationEssentials
 import GATT
 import Logging
-import FoundationEssentials
 public import Sensors
 
 extension BlueZAdapter {
@@ -52,7 +52,8 @@ extension BlueZAdapter {
             for socket in link.sockets.values { socket.close() }
             broadcaster.yield(
                 .connectionChanged(
-                    identity(address, on: link.machine.lastAdapter ?? link.identity.adapter), .disconnected(.requested)))
+                    identity(address, on: link.machine.lastAdapter ?? link.identity.adapter), .disconnected(.requested))
+            )
         }
         if let failure { throw Self.failure(failure) }
     }
@@ -242,7 +243,8 @@ extension BlueZAdapter {
         } catch {
             let linkUp = cache.deviceConnected(devicePath)
             if linkUp {
-                logger.info("Connect failed but the link is up", metadata: ["sensor": "\(address)", "error": "\(error)"])
+                logger.info(
+                    "Connect failed but the link is up", metadata: ["sensor": "\(address)", "error": "\(error)"])
             } else if error.code == .authenticationFailed && !options.repairsOnAuthenticationFailure {
                 logger.warning("the strap's bond is lost", metadata: ["sensor": "\(address)", "error": "\(error)"])
             } else {

@@ -1,7 +1,7 @@
 public import DBus
-import Logging
 import FoundationEssentials
 public import GATT
+import Logging
 public import Sensors
 
 extension BlueZAdapter {

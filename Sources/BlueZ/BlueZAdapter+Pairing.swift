@@ -1,7 +1,7 @@
 import DBus
-import Logging
 import FoundationEssentials
 import GATT
+import Logging
 public import Sensors
 
 extension BlueZAdapter {

@@ -1,7 +1,7 @@
 import DBus
-import Logging
 import FoundationEssentials
 import GATT
+import Logging
 import Sensors
 import Synchronization
 
@@ -36,7 +36,8 @@ extension BlueZAdapter {
                 feed(address, .deviceAppeared(adapter: adapter))
             }
             // A GATT object may complete a device's services: announce it, and a strap resolving goes on.
-            if interfaces[ObjectCache.deviceInterface] == nil, let devicePath = BlueZPaths.device(containing: objectPath)
+            if interfaces[ObjectCache.deviceInterface] == nil,
+                let devicePath = BlueZPaths.device(containing: objectPath)
             {
                 if interfaces[ObjectCache.serviceInterface] != nil { announceIfMatching(devicePath) }
                 servicesMayHaveResolved(devicePath)

@@ -145,8 +145,9 @@ public actor BlueZAdapter: SensorAdapter {
     /// are, so they are applied again on top of it.
     var appliedDuringSnapshot: [DBusSignal]?
     /// Callers waiting for a condition on the cache, woken by its changes (never polled).
-    var cacheWaiters: [Int: (condition: @Sendable (ObjectCache) -> Bool, continuation: CheckedContinuation<Bool, Never>)] =
-        [:]
+    var cacheWaiters:
+        [Int: (condition: @Sendable (ObjectCache) -> Bool, continuation: CheckedContinuation<Bool, Never>)] =
+            [:]
     var nextWaiterID = 0
 
     /// Opens the pool: `adapters` (default: every adapter BlueZ has, and any plugged in later).
@@ -169,7 +170,8 @@ public actor BlueZAdapter: SensorAdapter {
             }
             if wanted == nil, present.isEmpty { throw .adapterUnavailable("BlueZ has no Bluetooth adapter") }
         }
-        let adapter = BlueZAdapter(allowed: wanted, connection: connection, options: options, clock: clock, logger: logger)
+        let adapter = BlueZAdapter(
+            allowed: wanted, connection: connection, options: options, clock: clock, logger: logger)
         try await adapter.start()
         return adapter
     }
@@ -315,6 +317,3 @@ public actor BlueZAdapter: SensorAdapter {
         cache.devices(under: Self.adapterPath(adapter)).count { cache.deviceConnected($0) }
     }
 }
-
-
-

@@ -13,7 +13,9 @@ extension EventLog {
     var readyAdapters: [String: String] {
         var placed: [String: String] = [:]
         for event in all {
-            if case .connectionChanged(let sensor, let state) = event, state == .ready { placed[sensor.address] = sensor.adapter }
+            if case .connectionChanged(let sensor, let state) = event, state == .ready {
+                placed[sensor.address] = sensor.adapter
+            }
         }
         return placed
     }
@@ -111,13 +113,18 @@ struct MultiAdapterTests {
                 try await adapter.connect(sensor)
                 #expect(log.readyAdapters == [address: "hci1"])
                 try await mock.power("hci1", false)
-                await log.wait("the drop") { $0.contains(.connectionChanged(sensor, .disconnected(.adapterUnavailable))) }
+                await log.wait("the drop") {
+                    $0.contains(.connectionChanged(sensor, .disconnected(.adapterUnavailable)))
+                }
                 // hci0 is powered and hears it: a bound strap still waits for hci1.
                 try await mock.power("hci1", true)
                 await log.waitUntilReady(sensor, times: 2, "back on hci1")
                 let hci0Calls = try await mock.calls(on: MockBlueZ.devicePath("hci0", address))
                 #expect(!hci0Calls.contains("Connect"), "\(hci0Calls)")
-                #expect(!log.all.contains { if case .connectionChanged(let s, _) = $0 { s.adapter == "hci0" } else { false } })
+                #expect(
+                    !log.all.contains {
+                        if case .connectionChanged(let s, _) = $0 { s.adapter == "hci0" } else { false }
+                    })
             }
         }
     }
@@ -133,7 +140,8 @@ struct MultiAdapterTests {
                 await #expect(throws: SensorAdapterError.self, "no free slot anywhere yet") {
                     try await adapter.connect(second)
                 }
-                #expect(log.all.contains(.connectionChanged(second, .disconnected(.failed("no free link slot on hci0")))))
+                #expect(
+                    log.all.contains(.connectionChanged(second, .disconnected(.failed("no free link slot on hci0")))))
                 try await mock.addAdapter("hci2")
                 try await mock.addStrap(straps[1], on: "hci2", rssi: -65)
                 await log.wait("the second strap on hci2") { _ in log.readyAdapters[straps[1]] == "hci2" }

@@ -206,7 +206,8 @@ struct SensorConnectionTests {
             now = date.timeIntervalSince(start)
             driver.feed(.timerFired(generation: driver.machine.timerGeneration), around(now))
             #expect(driver.actions.contains(.connect(adapter: "hci0", attempt: driver.machine.attempt)))
-            driver.feed(.connectReplied(attempt: driver.machine.attempt, .failed(transient, linkUp: false)), around(now))
+            driver.feed(
+                .connectReplied(attempt: driver.machine.attempt, .failed(transient, linkUp: false)), around(now))
         }
         #expect(delays == [0.5, 1, 2, 4, 4])
         // Once streaming again, the next drop starts over at 0.5 s.
@@ -264,7 +265,10 @@ struct SensorConnectionTests {
         #expect(name(driver.machine.state) == "resolving hci0")
         #expect(driver.scheduled == start.addingTimeInterval(11))
         driver.feed(.timerFired(generation: driver.machine.timerGeneration), around(11))
-        #expect(driver.actions.starts(with: [.disconnect(adapter: "hci0"), .report(.disconnected(.timeout), adapter: "hci0")]))
+        #expect(
+            driver.actions.starts(with: [
+                .disconnect(adapter: "hci0"), .report(.disconnected(.timeout), adapter: "hci0"),
+            ]))
     }
 
     @Test("no free slot: the adapter is marked full and the next candidate is tried at once")

@@ -206,20 +206,23 @@ struct ConfigurationTests {
 
     @Test("adapters: names = [...] (the older name = \"…\" still read), bindings among them, bad names refused")
     func adapterNames() throws {
-        let list = try ConfigurationLoader.parse("[adapter]\nkind = \"bluez\"\nnames = [\"hci0\", \"hci2\", \"hci0\"]")
+        let bluez = "[adapter]\nkind = \"bluez\"\n"
+        let strap = "[[sensors]]\naddress = \"C0:FF:EE:00:00:01\"\n"
+        let list = try ConfigurationLoader.parse(bluez + "names = [\"hci0\", \"hci2\", \"hci0\"]")
         #expect(list.adapter == .bluez(adapters: ["hci0", "hci2"]))
-        #expect(try ConfigurationLoader.parse("[adapter]\nkind = \"bluez\"\nname = \"hci1\"").adapter == .bluez(adapters: ["hci1"]))
+        let single = try ConfigurationLoader.parse(bluez + "name = \"hci1\"")
+        #expect(single.adapter == .bluez(adapters: ["hci1"]))
         let bound = try ConfigurationLoader.parse(
-            "[adapter]\nkind = \"bluez\"\nnames = [\"hci0\", \"hci1\"]\n[[sensors]]\naddress = \"C0:FF:EE:00:00:01\"\nadapter = \"hci1\"")
+            bluez + "names = [\"hci0\", \"hci1\"]\n" + strap + "adapter = \"hci1\"")
         #expect(bound.sensors.first?.adapter == "hci1")
         for bad in [
-            "names = [\"hci0\"]\nname = \"hci0\"", "names = []", "names = [\"../hci0\"]", "names = [1]", "names = \"hci0\"",
-            "names = [\"hci0\"]\n[[sensors]]\naddress = \"C0:FF:EE:00:00:01\"\nadapter = \"hci3\"",
+            "names = [\"hci0\"]\nname = \"hci0\"", "names = []", "names = [\"../hci0\"]", "names = [1]",
+            "names = \"hci0\"", "names = [\"hci0\"]\n" + strap + "adapter = \"hci3\"",
         ] {
-            #expect(throws: ConfigurationError.self, "\(bad)") {
-                try ConfigurationLoader.parse("[adapter]\nkind = \"bluez\"\n" + bad)
-            }
+            #expect(throws: ConfigurationError.self, "\(bad)") { try ConfigurationLoader.parse(bluez + bad) }
         }
-        #expect(throws: ConfigurationError.self) { try ConfigurationLoader.parse("[adapter]\nkind = \"mock\"\nnames = [\"hci0\"]") }
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationLoader.parse("[adapter]\nkind = \"mock\"\nnames = [\"hci0\"]")
+        }
     }
 }

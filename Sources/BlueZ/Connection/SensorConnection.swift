@@ -213,7 +213,9 @@ public struct SensorConnection: Sendable {
             actions.append(.disconnect(adapter: adapter))
             let error = BlueZError(
                 name: "org.bluez.Error.InProgress", message: "a pending connection never completed")
-            fail(error, reason: .failed(error.description), outcome: .failed(.inProgress), adapter, surroundings, &random, &actions)
+            fail(
+                error, reason: .failed(error.description), outcome: .failed(.inProgress), adapter, surroundings,
+                &random, &actions)
         case (.connecting(let adapter), .adapterLost(let lost)) where lost == adapter,
             (.connecting(let adapter), .deviceRemoved(let lost)) where lost == adapter:
             // The call in flight fails on its own; its reply is stale once we moved on.
@@ -234,7 +236,8 @@ public struct SensorConnection: Sendable {
             if let error {
                 actions.append(.disconnect(adapter: adapter))
                 fail(
-                    error, reason: .failed("StartNotify: \(error)"), outcome: .failed(error.code), adapter, surroundings,
+                    error, reason: .failed("StartNotify: \(error)"), outcome: .failed(error.code), adapter,
+                    surroundings,
                     &random, &actions)
             } else {
                 state = .ready(adapter: adapter)
@@ -254,7 +257,8 @@ public struct SensorConnection: Sendable {
             (.ready(let adapter), .deviceRemoved(let removed)) where removed == adapter:
             actions.append(.cancelTimer)
             let error = BlueZError(
-                name: "org.freedesktop.DBus.Error.UnknownObject", message: "the device object of \(address) was removed")
+                name: "org.freedesktop.DBus.Error.UnknownObject", message: "the device object of \(address) was removed"
+            )
             fail(error, reason: .linkLost, outcome: .deviceObjectMissing, adapter, surroundings, &random, &actions)
         case (.resolving(let adapter), .adapterLost(let lost)) where lost == adapter,
             (.subscribing(let adapter), .adapterLost(let lost)) where lost == adapter,
@@ -281,7 +285,8 @@ public struct SensorConnection: Sendable {
             attempt += 1
             linked(adapter, surroundings, &actions)
 
-        case (.discovering, .deviceAppeared), (.discovering, .advertised), (.rediscovering, .deviceAppeared), (.rediscovering, .advertised),
+        case (.discovering, .deviceAppeared), (.discovering, .advertised), (.rediscovering, .deviceAppeared),
+            (.rediscovering, .advertised),
             (.waitingForAdapter, .deviceAppeared), (.waitingForAdapter, .advertised),
             (.waitingForAdapter, .adapterReady), (.waitingForAdapter, .slotFreed),
             (.discovering, .adapterReady), (.rediscovering, .adapterReady):

@@ -266,7 +266,8 @@ private struct Reader {
 
     /// An adapter name as BlueZ spells it (a path element: `hci0`).
     mutating func adapterName(_ text: String, line: Int) -> String? {
-        guard !text.isEmpty, text.count <= 32, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") })
+        guard !text.isEmpty, text.count <= 32,
+            text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") })
         else {
             problem(line, "'\(text)' is not an adapter name such as hci0")
             return nil

@@ -65,7 +65,9 @@ struct PairCommand: AsyncParsableCommand {
             let found = await withTaskGroup(of: Bool.self) { group in
                 group.addTask {
                     for await event in events {
-                        if case .discovered(let discovered) = event, discovered.identity.address == sensor.address { return true }
+                        if case .discovered(let discovered) = event, discovered.identity.address == sensor.address {
+                            return true
+                        }
                     }
                     return false
                 }
