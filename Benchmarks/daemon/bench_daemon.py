@@ -185,6 +185,8 @@ def main():
     parser.add_argument("--idle", type=int, default=10)
     parser.add_argument("--stalled-sse", type=int, default=0)
     parser.add_argument("--minutes", type=int, default=10)
+    parser.add_argument("--adapters", type=int, default=1)
+    parser.add_argument("--link-limit", type=int, default=0)
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="hrbridge-bench-daemon-") as directory:
         config = os.path.join(directory, "bus.conf")
@@ -203,7 +205,8 @@ def main():
         environment = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=bus_address)
         # The daemon runs with the environment its systemd unit gives it.
         environment.update(unit_environment())
-        producer = subprocess.Popen([arguments.producer, "--producer", bus_address, "--straps", str(arguments.straps)],
+        producer = subprocess.Popen([arguments.producer, "--producer", bus_address, "--straps", str(arguments.straps),
+                                     "--adapters", str(arguments.adapters), "--link-limit", str(arguments.link_limit)],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=environment)
         daemon = None
         try:
@@ -219,6 +222,7 @@ def main():
             os.chmod(os.path.join(directory, "config.toml"), 0o600)
             daemon = subprocess.Popen([arguments.hrbridge, "daemon", "--config", os.path.join(directory, "config.toml"),
                                        "--log-level", "warning"], env=environment)
+            started = time.monotonic()
             import urllib.request
             deadline = time.monotonic() + 60
             while True:
@@ -227,6 +231,7 @@ def main():
                                                      headers={"Authorization": "Bearer " + TOKEN})
                     health = json.load(urllib.request.urlopen(request, timeout=2))
                     if health["sensorsStreaming"] == arguments.straps:
+                        all_streaming = time.monotonic() - started
                         break
                 except OSError:
                     pass
@@ -234,7 +239,7 @@ def main():
                     raise RuntimeError("the daemon exited with status %d" % daemon.returncode)
                 if time.monotonic() > deadline:
                     raise RuntimeError("the daemon did not connect every strap")
-                time.sleep(0.2)
+                time.sleep(0.05)
             if arguments.stalled_sse:
                 stalled_sse(arguments, port, daemon.pid, producer)
                 return
@@ -257,7 +262,12 @@ def main():
             print("| latency max | %.2f ms |" % latencies[-1])
             print("| daemon CPU under load | %.1f %% of a core |" % (100 * cpu / wall))
             print("| daemon peak RSS (VmHWM) / RSS now | %.1f MB / %.1f MB |" % (mem["VmHWM"], mem["VmRSS"]))
-            print("| idle daemon CPU over %d s (50 straps connected, no frames) | %.3f s |" % (arguments.idle, idle_cpu))
+            print("| idle daemon CPU over %d s (%d straps connected, no frames) | %.3f s |" % (arguments.idle,
+                                                                                    arguments.straps, idle_cpu))
+            print("| daemon start → every strap streaming (health polled every 50 ms) | %.2f s |" % all_streaming)
+            for adapter in health.get("adapters", []):
+                print("| %s: links in use / straps streaming / slot refusals | %d / %d / %d |" % (
+                    adapter["name"], adapter["linksInUse"], len(adapter["sensors"]), adapter["slotRefusals"]))
         finally:
             if daemon is not None:
                 daemon.terminate()

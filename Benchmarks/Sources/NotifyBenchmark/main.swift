@@ -32,8 +32,8 @@ let heartRateUUID = GATTService.heartRate.uuid.description
 let measurementUUID = GATTCharacteristic.heartRateMeasurement.uuid.description
 
 func address(ofStrap index: Int) -> String { String(format: "C0:FF:EE:00:%02X:%02X", index >> 8, index & 0xFF) }
-func devicePath(ofStrap index: Int) -> String {
-    "/org/bluez/hci0/dev_" + address(ofStrap: index).replacingOccurrences(of: ":", with: "_")
+func devicePath(ofStrap index: Int, adapter: Int = 0) -> String {
+    "/org/bluez/hci\(adapter)/dev_" + address(ofStrap: index).replacingOccurrences(of: ":", with: "_")
 }
 
 // MARK: Producer
@@ -44,13 +44,26 @@ final class FakeBlueZ: @unchecked Sendable {
     private var objects: [String: [String: [(String, DBusValue)]]] = [:]
     let bus: DBusConnection
     let straps: Int
+    /// Adapters hci0…: every strap is heard by each, best by its home adapter (index % adapters).
+    let adapters: Int
+    /// Links each adapter's controller holds (0: no limit); one more Connect is refused.
+    let linkLimit: Int
+    /// The adapter each connected strap is linked through.
+    private var linkedThrough: [Int: Int] = [:]
 
-    init(bus: DBusConnection, straps: Int) {
+    init(bus: DBusConnection, straps: Int, adapters: Int = 1, linkLimit: Int = 0) {
         self.bus = bus
         self.straps = straps
-        objects["/org/bluez/hci0"] = [
+        self.adapters = max(1, adapters)
+        self.linkLimit = linkLimit
+        for adapter in 0..<self.adapters { addAdapter(adapter) }
+    }
+
+    private func addAdapter(_ adapter: Int) {
+        let adapterPath = "/org/bluez/hci\(adapter)"
+        objects[adapterPath] = [
             "org.bluez.Adapter1": [
-                ("Address", .string("00:00:00:00:00:01")), ("AddressType", .string("public")),
+                ("Address", .string(String(format: "00:00:00:00:00:%02X", adapter + 1))), ("AddressType", .string("public")),
                 ("Name", .string("bench")), ("Alias", .string("bench")), ("Powered", .boolean(true)),
                 ("Discoverable", .boolean(false)), ("Pairable", .boolean(true)), ("Discovering", .boolean(false)),
                 ("UUIDs", .array(elementSignature: "s", [])),
@@ -58,16 +71,17 @@ final class FakeBlueZ: @unchecked Sendable {
             ]
         ]
         for index in 1...straps {
-            let device = devicePath(ofStrap: index)
+            let device = devicePath(ofStrap: index, adapter: adapter)
             let service = device + "/service0010"
+            let rssi: Int16 = index % adapters == adapter ? -45 : -70 - Int16(adapter)
             objects[device] = [
                 "org.bluez.Device1": [
                     ("Address", .string(address(ofStrap: index))), ("AddressType", .string("random")),
                     ("Name", .string("Bench Strap \(index)")), ("Alias", .string("Bench Strap \(index)")),
-                    ("Adapter", .objectPath("/org/bluez/hci0")), ("Paired", .boolean(false)),
+                    ("Adapter", .objectPath(adapterPath)), ("Paired", .boolean(false)),
                     ("Bonded", .boolean(false)), ("Trusted", .boolean(false)), ("Blocked", .boolean(false)),
                     ("LegacyPairing", .boolean(false)), ("Connected", .boolean(false)),
-                    ("ServicesResolved", .boolean(false)), ("RSSI", .int16(-50)),
+                    ("ServicesResolved", .boolean(false)), ("RSSI", .int16(rssi)),
                     ("UUIDs", .array(elementSignature: "s", [.string(heartRateUUID)])),
                     ("ManufacturerData", .dictionary(keySignature: "q", valueSignature: "v", [])),
                     ("ServiceData", .dictionary(keySignature: "s", valueSignature: "v", [])),
@@ -132,28 +146,40 @@ final class FakeBlueZ: @unchecked Sendable {
             call.member == "GetManagedObjects" ? .success([managedObjects]) : .success([])
         }
         try bus.export(path: "/org/bluez") { _ in .success([]) }
-        try bus.export(path: "/org/bluez/hci0") { [self] call in
+        for adapter in 0..<adapters { try exportAdapter(adapter) }
+    }
+
+    private func exportAdapter(_ adapter: Int) throws {
+        let adapterPath = "/org/bluez/hci\(adapter)"
+        try bus.export(path: adapterPath) { [self] call in
             switch call.member {
             case "StartDiscovery":
-                set("/org/bluez/hci0", "org.bluez.Adapter1", [("Discovering", .boolean(true))])
+                set(adapterPath, "org.bluez.Adapter1", [("Discovering", .boolean(true))])
                 // Every strap advertises: an RSSI change each, as bluetoothd reports.
                 for index in 1...straps {
-                    set(devicePath(ofStrap: index), "org.bluez.Device1", [("RSSI", .int16(Int16(-50 - index % 20)))])
+                    let rssi: Int16 = index % adapters == adapter ? -45 : -70 - Int16(adapter)
+                    set(devicePath(ofStrap: index, adapter: adapter), "org.bluez.Device1", [("RSSI", .int16(rssi))])
                 }
             case "StopDiscovery":
-                set("/org/bluez/hci0", "org.bluez.Adapter1", [("Discovering", .boolean(false))])
+                set(adapterPath, "org.bluez.Adapter1", [("Discovering", .boolean(false))])
             default: break
             }
             return properties(call)
         }
         for index in 1...straps {
-            let device = devicePath(ofStrap: index)
+            let device = devicePath(ofStrap: index, adapter: adapter)
             try bus.export(path: device) { [self] call in
                 switch call.member {
                 case "Connect":
+                    guard link(index, through: adapter) else {
+                        return .failure(
+                            DBusError(
+                                name: "org.bluez.Error.Failed", message: "le-connection-concurrent-connection-limit"))
+                    }
                     set(device, "org.bluez.Device1", [("Connected", .boolean(true))])
                     set(device, "org.bluez.Device1", [("ServicesResolved", .boolean(true))])
                 case "Disconnect":
+                    unlink(index)
                     set(device, "org.bluez.Device1", [("ServicesResolved", .boolean(false))])
                     set(device, "org.bluez.Device1", [("Connected", .boolean(false))])
                 default: break
@@ -173,6 +199,30 @@ final class FakeBlueZ: @unchecked Sendable {
                 return properties(call)
             }
         }
+    }
+
+    /// Takes a link slot on `adapter` for strap `index`; false when the controller is full.
+    private func link(_ index: Int, through adapter: Int) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if linkedThrough[index] == adapter { return true }
+        if linkLimit > 0, linkedThrough.values.filter({ $0 == adapter }).count >= linkLimit { return false }
+        linkedThrough[index] = adapter
+        return true
+    }
+
+    private func unlink(_ index: Int) {
+        lock.lock()
+        linkedThrough[index] = nil
+        lock.unlock()
+    }
+
+    /// The characteristic a strap notifies on: under the adapter it is linked through.
+    func characteristicPath(ofStrap index: Int) -> String {
+        lock.lock()
+        let adapter = linkedThrough[index] ?? index % adapters
+        lock.unlock()
+        return devicePath(ofStrap: index, adapter: adapter) + "/service0010/char0011"
     }
 
     /// Answers org.freedesktop.DBus.Properties Get/GetAll; other methods succeed with no reply values.
@@ -195,7 +245,7 @@ final class FakeBlueZ: @unchecked Sendable {
         let total = perStrap * straps
         let spacing = rate > 0 ? 1e9 / rate / Double(straps) : 0
         let start = nowNanoseconds()
-        let characteristics = (1...straps).map { devicePath(ofStrap: $0) + "/service0010/char0011" }
+        let characteristics = (1...straps).map { characteristicPath(ofStrap: $0) }
         for sequence in 0..<total {
             if spacing > 0 {
                 let due = start + UInt64(Double(sequence) * spacing)
@@ -220,9 +270,9 @@ final class FakeBlueZ: @unchecked Sendable {
     }
 }
 
-func runProducer(address: String, straps: Int) async throws {
+func runProducer(address: String, straps: Int, adapters: Int, linkLimit: Int) async throws {
     let bus = try DBusConnection(bus: .address(address), logger: logger)
-    let bluez = FakeBlueZ(bus: bus, straps: straps)
+    let bluez = FakeBlueZ(bus: bus, straps: straps, adapters: adapters, linkLimit: linkLimit)
     try bluez.export()
     try await bus.requestName("org.bluez")
     print("ready")
@@ -359,6 +409,8 @@ func runSelfContained(count: Int, rate: Double) async throws {
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 var producerAddress: String?
 var straps = 1
+var adapters = 1
+var linkLimit = 0
 var count = 20_000
 var rate = 2_000.0
 var expected = 0
@@ -366,6 +418,8 @@ while let argument = arguments.next() {
     switch argument {
     case "--producer": producerAddress = arguments.next()
     case "--straps": straps = max(1, Int(arguments.next() ?? "") ?? straps)
+    case "--adapters": adapters = max(1, Int(arguments.next() ?? "") ?? adapters)
+    case "--link-limit": linkLimit = max(0, Int(arguments.next() ?? "") ?? linkLimit)
     case "--expect": expected = Int(arguments.next() ?? "") ?? expected
     case "--count": count = Int(arguments.next() ?? "") ?? count
     case "--rate": rate = Double(arguments.next() ?? "") ?? rate
@@ -373,13 +427,13 @@ while let argument = arguments.next() {
         print(
             """
             usage: NotifyBenchmark [--count N] [--rate PER_SECOND (0 = unpaced)]
-                   NotifyBenchmark --producer BUS_ADDRESS [--straps N]
+                   NotifyBenchmark --producer BUS_ADDRESS [--straps N] [--adapters N] [--link-limit N]
             """)
         exit(64)
     }
 }
 if let producerAddress {
-    try await runProducer(address: producerAddress, straps: straps)
+    try await runProducer(address: producerAddress, straps: straps, adapters: adapters, linkLimit: linkLimit)
 } else {
     try await runSelfContained(count: count, rate: rate)
 }
