@@ -63,7 +63,8 @@ final class FakeBlueZ: @unchecked Sendable {
         let adapterPath = "/org/bluez/hci\(adapter)"
         objects[adapterPath] = [
             "org.bluez.Adapter1": [
-                ("Address", .string(String(format: "00:00:00:00:00:%02X", adapter + 1))), ("AddressType", .string("public")),
+                ("Address", .string(String(format: "00:00:00:00:00:%02X", adapter + 1))),
+                ("AddressType", .string("public")),
                 ("Name", .string("bench")), ("Alias", .string("bench")), ("Powered", .boolean(true)),
                 ("Discoverable", .boolean(false)), ("Pairable", .boolean(true)), ("Discovering", .boolean(false)),
                 ("UUIDs", .array(elementSignature: "s", [])),
