@@ -131,7 +131,10 @@ extension BlueZAdapter {
             let missing = pool.names.filter { pool.isUsable($0) && !reconnectDiscovery.contains($0) }
             guard !missing.isEmpty else { return }
             reconnectDiscovery.formUnion(missing)
-            Task {
+            // Chained after the previous start or stop: BlueZ sees them in the order decided here.
+            let previous = reconnectDiscoveryCalls
+            reconnectDiscoveryCalls = Task {
+                await previous?.value
                 for adapter in missing {
                     do {
                         try await discover(on: adapter, services: [.heartRate])
@@ -144,7 +147,9 @@ extension BlueZAdapter {
             let running = reconnectDiscovery
             reconnectDiscovery = []
             guard discoveryServices == nil else { return }
-            Task {
+            let previous = reconnectDiscoveryCalls
+            reconnectDiscoveryCalls = Task {
+                await previous?.value
                 for adapter in running.sorted() {
                     _ = try? await call(Self.adapterPath(adapter), ObjectCache.adapterInterface, "StopDiscovery")
                 }

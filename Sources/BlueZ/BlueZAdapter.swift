@@ -111,6 +111,8 @@ public actor BlueZAdapter: SensorAdapter {
     var discoveryServices: Set<GATTService>?
     /// Adapters a `StartDiscovery` is on its way to (perhaps powering them on first).
     var discoveryStarting: Set<String> = []
+    /// The last start or stop of our reconnect discovery, which the next one waits for.
+    var reconnectDiscoveryCalls: Task<Void, Never>?
     /// Adapters our reconnect discovery runs on (started to find straps again, stopped once none needs it).
     var reconnectDiscovery: Set<String> = []
     /// Addresses reported as discovered (once per strap, whichever adapter saw it first).
