@@ -140,8 +140,9 @@ struct MultiAdapterTests {
                 await #expect(throws: SensorAdapterError.self, "no free slot anywhere yet") {
                     try await adapter.connect(second)
                 }
-                #expect(
-                    log.all.contains(.connectionChanged(second, .disconnected(.failed("no free link slot on hci0")))))
+                await log.wait("the no-free-slot report") {
+                    $0.contains(.connectionChanged(second, .disconnected(.failed("no free link slot on hci0"))))
+                }
                 try await mock.addAdapter("hci2")
                 try await mock.addStrap(straps[1], on: "hci2", rssi: -65)
                 await log.wait("the second strap on hci2") { _ in log.readyAdapters[straps[1]] == "hci2" }
