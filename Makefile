@@ -1,8 +1,8 @@
 # hrbridge — the two commands are `make demo` (the main job) and `make test` (every test and check).
 SWIFT ?= swift
 # What building (and the demo, on the simulator) needs; the tests need the peers and tools as well.
-SYSTEM_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev libsqlite3-dev
-TEST_PACKAGES := bluez dbus python3-venv python3-dbus python3-gi systemd chromium chromium-driver
+SYSTEM_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev libsqlite3-dev libmosquitto-dev
+TEST_PACKAGES := bluez dbus python3-venv python3-dbus python3-gi systemd chromium chromium-driver mosquitto openssl
 BIN := .build/debug/hrbridge
 
 .PHONY: demo test setup test-setup python-peers build format check-format check-docs bench bench-compare bench-daemon release install install-files uninstall fuzz stress

@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "Bridge", targets: ["Bridge"]),
         .library(name: "JSONSupport", targets: ["JSONSupport"]),
         .library(name: "WorkoutRecording", targets: ["WorkoutRecording"]),
+        .library(name: "MQTT", targets: ["MQTT"]),
         .executable(name: "hrbridge", targets: ["hrbridge"]),
     ],
     dependencies: [
@@ -28,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // The libdbus-1 C API; only the DBus module imports it.
@@ -41,6 +44,16 @@ let package = Package(
         .target(
             name: "BlueZ",
             dependencies: ["DBus", "GATT", "Sensors", .product(name: "Logging", package: "swift-log")]
+        ),
+        // libmosquitto, the broker project's own client library; only the MQTT module imports it.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // An MQTT client over libmosquitto: reconnects by itself, a bounded outbox while the broker is away.
+        .target(
+            name: "MQTT",
+            dependencies: [
+                "CMosquitto", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
         ),
         // BlueZ's libbluetooth (HCI sockets); only the Doctor module imports it.
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
@@ -121,6 +134,8 @@ let package = Package(
             ]
         ),
         .testTarget(name: "GATTTests", dependencies: ["GATT"]),
+        .testTarget(
+            name: "MQTTTests", dependencies: ["MQTT", "BusHarness", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "WorkoutRecordingTests",
             dependencies: [

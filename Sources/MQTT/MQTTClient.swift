@@ -1,0 +1,385 @@
+import CMosquitto
+public import Logging
+import Metrics
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A connection to one MQTT broker through libmosquitto, kept up by itself.
+///
+/// libmosquitto's own thread does the network I/O, the keepalive and reconnecting with backoff;
+/// this actor owns what is published: while the broker is away messages wait in a bounded
+/// ``MQTTOutbox`` and go out in order once it is back, subscriptions are renewed on every connect,
+/// and the Will (`offline`, retained) tells subscribers when the process dies without a word.
+public actor MQTTClient {
+    /// How to reach the broker and how to behave.
+    public struct Options: Sendable {
+        public var broker: MQTTBrokerURL
+        /// The client identifier (unique per broker).
+        public var clientID: String
+        /// Seconds between keepalive pings.
+        public var keepalive = 30
+        public var username: String?
+        public var password: String?
+        /// The CA certificate file that signs the broker's certificate (TLS).
+        public var tlsCAFile: String?
+        /// A client certificate and key, when the broker asks for one.
+        public var tlsCertificateFile: String?
+        public var tlsKeyFile: String?
+        /// What the broker publishes when this client disappears without disconnecting.
+        public var will: MQTTMessage?
+        /// Sent on every connect (after the outbox is flushed it would be stale): `online`.
+        public var birth: MQTTMessage?
+        /// Bounds of what waits while the broker is away.
+        public var liveLimit = 1000
+        public var eventLimit = 10_000
+        /// Incoming payloads larger than this are refused unread.
+        public var maximumIncomingBytes = 64 * 1024
+        /// Reconnect delays: from `minimum` doubling to `maximum` seconds.
+        public var reconnectDelay: ClosedRange<UInt32> = 1...30
+
+        public init(broker: MQTTBrokerURL, clientID: String) {
+            self.broker = broker
+            self.clientID = clientID
+        }
+    }
+
+    /// What happens on the connection, for the owner.
+    public enum Event: Sendable, Equatable {
+        /// Connected (again); subscriptions are renewed and the outbox is flushed.
+        case connected
+        /// The broker went away or refused us (why, in words); libmosquitto reconnects.
+        case disconnected(String)
+        /// A message on a subscribed topic.
+        case message(MQTTMessage)
+        /// A message too large to read, refused (its topic and size).
+        case refused(topic: String, bytes: Int)
+    }
+
+    /// What libmosquitto's thread reports; handled here, in order.
+    enum LoopEvent: Sendable {
+        case connect(Int32)
+        case disconnect(Int32)
+        case message(MQTTMessage)
+        case oversized(topic: String, bytes: Int)
+        case published(Int32)
+    }
+
+    /// Receives libmosquitto's callbacks (on its thread) and queues them for the actor.
+    final class CallbackSink: Sendable {
+        let continuation: AsyncStream<LoopEvent>.Continuation
+        let maximumIncomingBytes: Int
+        init(continuation: AsyncStream<LoopEvent>.Continuation, maximumIncomingBytes: Int) {
+            self.continuation = continuation
+            self.maximumIncomingBytes = maximumIncomingBytes
+        }
+    }
+
+    /// libmosquitto's handle, used only through its thread-safe calls.
+    struct Handle: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
+    public nonisolated let options: Options
+    private let handle: Handle
+    private let sink: Unmanaged<CallbackSink>
+    private let loopEvents: AsyncStream<LoopEvent>
+    private let logger: Logger
+    private var outbox: MQTTOutbox
+    private var subscriptions: [(filter: String, qos: MQTTQoS)] = []
+    private var connected = false
+    private var started = false
+    private var stopped = false
+    private var connects = 0
+    private var acknowledged: [Int32: CheckedContinuation<Void, Never>] = [:]
+    private var loopTask: Task<Void, Never>?
+    /// The owner's events.
+    public nonisolated let events: AsyncStream<Event>
+    private let eventContinuation: AsyncStream<Event>.Continuation
+    private let queueDepth: Gauge
+    private let reconnects: Counter
+    private let droppedLive: Counter
+    private let droppedEvents: Counter
+
+    private static let libraryReady: Void = { _ = mosquitto_lib_init() }()
+
+    /// Sets the client up (files, credentials, Will); nothing connects before ``start()``.
+    public init(options: Options, logger: Logger) throws(MQTTError) {
+        _ = Self.libraryReady
+        self.options = options
+        self.logger = logger
+        outbox = MQTTOutbox(liveLimit: options.liveLimit, eventLimit: options.eventLimit)
+        let (loopEvents, loopContinuation) = AsyncStream<LoopEvent>.makeStream()
+        self.loopEvents = loopEvents
+        (events, eventContinuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        let sink = Unmanaged.passRetained(
+            CallbackSink(continuation: loopContinuation, maximumIncomingBytes: options.maximumIncomingBytes))
+        guard let pointer = mosquitto_new(options.clientID, true, sink.toOpaque()) else {
+            sink.release()
+            throw .library(call: "mosquitto_new", code: MOSQ_ERR_NOMEM.rawValue, message: "out of memory")
+        }
+        self.sink = sink
+        handle = Handle(pointer: pointer)
+        queueDepth = Gauge(label: "hrbridge_mqtt_queue_depth")
+        reconnects = Counter(label: "hrbridge_mqtt_reconnects_total")
+        droppedLive = Counter(label: "hrbridge_mqtt_dropped_total", dimensions: [("kind", "live")])
+        droppedEvents = Counter(label: "hrbridge_mqtt_dropped_total", dimensions: [("kind", "event")])
+        // On failure deinit destroys the handle and releases the sink.
+        try Self.configure(pointer, options)
+    }
+
+    deinit {
+        mosquitto_destroy(handle.pointer)
+        sink.release()
+    }
+
+    /// Callbacks, options, credentials, TLS and the Will, before the first connect.
+    private static func configure(_ pointer: OpaquePointer, _ options: Options) throws(MQTTError) {
+        mosquitto_connect_callback_set(pointer) { _, context, code in
+            MQTTClient.sink(context)?.continuation.yield(.connect(code))
+        }
+        mosquitto_disconnect_callback_set(pointer) { _, context, code in
+            MQTTClient.sink(context)?.continuation.yield(.disconnect(code))
+        }
+        mosquitto_publish_callback_set(pointer) { _, context, mid in
+            MQTTClient.sink(context)?.continuation.yield(.published(mid))
+        }
+        mosquitto_message_callback_set(pointer) { _, context, message in
+            guard let sink = MQTTClient.sink(context), let message, let topicPointer = message.pointee.topic else {
+                return
+            }
+            let topic = String(cString: topicPointer)
+            let length = Int(message.pointee.payloadlen)
+            guard length <= sink.maximumIncomingBytes else {
+                sink.continuation.yield(.oversized(topic: String(topic.prefix(256)), bytes: length))
+                return
+            }
+            var payload: [UInt8] = []
+            if length > 0, let bytes = message.pointee.payload {
+                payload = Array(UnsafeRawBufferPointer(start: bytes, count: length))
+            }
+            let qos: MQTTQoS = message.pointee.qos == 0 ? .atMostOnce : .atLeastOnce
+            sink.continuation.yield(
+                .message(MQTTMessage(topic: topic, payload: payload, qos: qos, retain: message.pointee.retain)))
+        }
+        try check(
+            "mosquitto_reconnect_delay_set",
+            mosquitto_reconnect_delay_set(
+                pointer, options.reconnectDelay.lowerBound, options.reconnectDelay.upperBound, true))
+        if options.username != nil || options.password != nil {
+            try check(
+                "mosquitto_username_pw_set", mosquitto_username_pw_set(pointer, options.username, options.password))
+        }
+        if options.broker.usesTLS || options.tlsCAFile != nil {
+            for path in [options.tlsCAFile, options.tlsCertificateFile, options.tlsKeyFile].compactMap({ $0 }) {
+                guard access(path, R_OK) == 0 else { throw .unusableFile(path, reason: "cannot be read") }
+            }
+            let code = mosquitto_tls_set(
+                pointer, options.tlsCAFile, options.tlsCAFile == nil ? "/etc/ssl/certs" : nil,
+                options.tlsCertificateFile, options.tlsKeyFile, nil)
+            try check("mosquitto_tls_set", code)
+        }
+        if let will = options.will {
+            let code = will.payload.withUnsafeBytes { bytes in
+                mosquitto_will_set(
+                    pointer, will.topic, Int32(bytes.count), bytes.baseAddress, will.qos.rawValue, will.retain)
+            }
+            try check("mosquitto_will_set", code)
+        }
+    }
+
+    private static func sink(_ context: UnsafeMutableRawPointer?) -> CallbackSink? {
+        guard let context else { return nil }
+        return Unmanaged<CallbackSink>.fromOpaque(context).takeUnretainedValue()
+    }
+
+    private static func check(_ call: String, _ code: Int32) throws(MQTTError) {
+        guard code == MOSQ_ERR_SUCCESS.rawValue else {
+            throw .library(call: call, code: code, message: String(cString: mosquitto_strerror(code)))
+        }
+    }
+
+    /// Starts libmosquitto's thread and the first connect; a broker that is not up yet is retried
+    /// with backoff, like a lost one.
+    public func start() throws(MQTTError) {
+        guard !started else { return }
+        started = true
+        let code = mosquitto_connect_async(
+            handle.pointer, options.broker.host, Int32(options.broker.port), Int32(options.keepalive))
+        try Self.check("mosquitto_loop_start", mosquitto_loop_start(handle.pointer))
+        let stream = loopEvents
+        loopTask = Task { [weak self] in
+            for await event in stream { await self?.handle(event) }
+        }
+        if code != MOSQ_ERR_SUCCESS.rawValue {
+            // Not fatal: the broker may start after us. libmosquitto reconnects a connection it
+            // once had; until the first one, this retries with the same backoff.
+            logger.warning(
+                "MQTT broker not reachable yet",
+                metadata: ["broker": "\(options.broker)", "error": "\(String(cString: mosquitto_strerror(code)))"])
+            firstConnectTask = Task { [weak self] in await self?.retryFirstConnect() }
+        }
+    }
+
+    private var firstConnectTask: Task<Void, Never>?
+
+    /// Retries the first connect, doubling the delay up to the maximum, until one succeeds.
+    private func retryFirstConnect() async {
+        var delay = Double(options.reconnectDelay.lowerBound)
+        while !stopped && connects == 0 {
+            try? await Task.sleep(for: .seconds(delay))
+            guard !stopped && connects == 0 else { return }
+            let code = mosquitto_reconnect_async(handle.pointer)
+            if code == MOSQ_ERR_SUCCESS.rawValue {
+                // The socket is up; the loop thread finishes the handshake (or reports why not).
+                try? await Task.sleep(for: .seconds(delay))
+            }
+            delay = min(delay * 2, Double(options.reconnectDelay.upperBound))
+        }
+    }
+
+    /// Publishes now, or queues while the broker is away.
+    public func publish(_ message: MQTTMessage) {
+        guard !stopped else { return }
+        if connected, send(message) { return }
+        outbox.append(message)
+        noteOutbox()
+    }
+
+    /// Subscribes now and after every reconnect.
+    public func subscribe(_ filter: String, qos: MQTTQoS = .atLeastOnce) {
+        subscriptions.append((filter, qos))
+        if connected { _ = mosquitto_subscribe(handle.pointer, nil, filter, qos.rawValue) }
+    }
+
+    /// Whether the broker is connected now.
+    public var isConnected: Bool { connected }
+
+    /// How many messages wait for the broker.
+    public var waiting: Int { outbox.count }
+
+    /// Publishes `farewell` (waiting up to `timeout` for the broker's acknowledgement), then
+    /// disconnects cleanly (no Will) and stops libmosquitto's thread.
+    public func stop(farewell: MQTTMessage? = nil, timeout: Duration = .seconds(2)) async {
+        guard started, !stopped else { return }
+        if let farewell, connected {
+            var mid: Int32 = 0
+            let code = farewell.payload.withUnsafeBytes { bytes in
+                mosquitto_publish(
+                    handle.pointer, &mid, farewell.topic, Int32(bytes.count), bytes.baseAddress,
+                    MQTTQoS.atLeastOnce.rawValue,
+                    farewell.retain)
+            }
+            if code == MOSQ_ERR_SUCCESS.rawValue { await waitForAcknowledgement(mid, timeout: timeout) }
+        }
+        stopped = true
+        firstConnectTask?.cancel()
+        mosquitto_disconnect(handle.pointer)
+        mosquitto_loop_stop(handle.pointer, false)
+        loopTask?.cancel()
+        sink.takeUnretainedValue().continuation.finish()
+        eventContinuation.finish()
+        for (_, waiter) in acknowledged { waiter.resume() }
+        acknowledged.removeAll()
+    }
+
+    private func waitForAcknowledgement(_ mid: Int32, timeout: Duration) async {
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            await self?.acknowledge(mid)
+        }
+        await withCheckedContinuation { continuation in acknowledged[mid] = continuation }
+        timer.cancel()
+    }
+
+    private func acknowledge(_ mid: Int32) {
+        acknowledged.removeValue(forKey: mid)?.resume()
+    }
+
+    /// Hands a message to libmosquitto; false when it is not connected (the message then waits).
+    private func send(_ message: MQTTMessage) -> Bool {
+        let code = message.payload.withUnsafeBytes { bytes in
+            mosquitto_publish(
+                handle.pointer, nil, message.topic, Int32(bytes.count), bytes.baseAddress, message.qos.rawValue,
+                message.retain)
+        }
+        switch code {
+        case MOSQ_ERR_SUCCESS.rawValue:
+            return true
+        case MOSQ_ERR_NO_CONN.rawValue, MOSQ_ERR_CONN_LOST.rawValue, MOSQ_ERR_ERRNO.rawValue:
+            connected = false
+            return false
+        default:
+            // A message the library refuses (too large, bad topic) would be refused again: dropped, said.
+            logger.error(
+                "MQTT message refused",
+                metadata: [
+                    "topic": "\(message.topic.prefix(120))", "error": "\(String(cString: mosquitto_strerror(code)))",
+                ])
+            return true
+        }
+    }
+
+    private func noteOutbox() {
+        queueDepth.record(outbox.count)
+        let live = outbox.droppedLive
+        let events = outbox.droppedEvents
+        if live > reportedDroppedLive {
+            droppedLive.increment(by: live - reportedDroppedLive)
+            reportedDroppedLive = live
+        }
+        if events > reportedDroppedEvents {
+            droppedEvents.increment(by: events - reportedDroppedEvents)
+            logger.warning("MQTT events dropped: the broker has been away too long", metadata: ["dropped": "\(events)"])
+            reportedDroppedEvents = events
+        }
+    }
+
+    private var reportedDroppedLive = 0
+    private var reportedDroppedEvents = 0
+
+    private func handle(_ event: LoopEvent) {
+        switch event {
+        case .connect(let code):
+            guard code == 0 else {
+                let reason = String(cString: mosquitto_connack_string(code))
+                logger.warning("MQTT broker refused the connection", metadata: ["reason": "\(reason)"])
+                eventContinuation.yield(.disconnected(reason))
+                return
+            }
+            connects += 1
+            if connects > 1 { reconnects.increment() }
+            logger.notice("MQTT connected", metadata: ["broker": "\(options.broker)"])
+            connected = true
+            for subscription in subscriptions {
+                _ = mosquitto_subscribe(handle.pointer, nil, subscription.filter, subscription.qos.rawValue)
+            }
+            if let birth = options.birth { _ = send(birth) }
+            let waiting = outbox.drain()
+            for (index, message) in waiting.enumerated() where !send(message) {
+                // Lost again while flushing: the rest waits for the next connect.
+                for rest in waiting[index...] { outbox.append(rest) }
+                break
+            }
+            noteOutbox()
+            eventContinuation.yield(.connected)
+        case .disconnect(let code):
+            let wasConnected = connected
+            connected = false
+            guard !stopped else { return }
+            let reason = code == 0 ? "disconnected" : String(cString: mosquitto_strerror(code))
+            if wasConnected {
+                logger.warning("MQTT connection lost; reconnecting", metadata: ["reason": "\(reason)"])
+            }
+            eventContinuation.yield(.disconnected(reason))
+        case .message(let message):
+            eventContinuation.yield(.message(message))
+        case .oversized(let topic, let bytes):
+            logger.warning("MQTT message too large, refused", metadata: ["topic": "\(topic)", "bytes": "\(bytes)"])
+            eventContinuation.yield(.refused(topic: topic, bytes: bytes))
+        case .published(let mid):
+            acknowledge(mid)
+        }
+    }
+}

@@ -1,0 +1,21 @@
+/// What went wrong talking to an MQTT broker.
+public enum MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The broker address is not `mqtt://host[:port]` or `mqtts://host[:port]`.
+    case invalidURL(String, reason: String)
+    /// A TLS or credential file cannot be used.
+    case unusableFile(String, reason: String)
+    /// libmosquitto refused a call (its error text).
+    case library(call: String, code: Int32, message: String)
+    /// A topic that cannot be published to (empty, with wildcards, too long).
+    case invalidTopic(String)
+
+    /// A one-line description for messages and logs.
+    public var description: String {
+        switch self {
+        case .invalidURL(let url, let reason): "broker URL '\(url)': \(reason)"
+        case .unusableFile(let path, let reason): "\(path): \(reason)"
+        case .library(let call, let code, let message): "\(call) failed (\(code)): \(message)"
+        case .invalidTopic(let topic): "'\(topic.prefix(80))' is not a topic one can publish to"
+        }
+    }
+}

@@ -1,0 +1,155 @@
+public import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A real mosquitto broker (Debian's `mosquitto`) on a free loopback port, for one test.
+///
+/// It keeps its sessions in a persistence file in its own directory, so ``restart()`` brings back
+/// the queued messages of persistent subscribers as an operator's broker does. Stopped by PID.
+public final class MosquittoBroker: Sendable {
+    /// Where its configuration, persistence file and (with TLS) certificates live.
+    public let directory: URL
+    /// The plain listener's port.
+    public let port: Int
+    /// The TLS listener's port, when started with TLS.
+    public let tlsPort: Int?
+    /// The test CA that signs the TLS listener's certificate.
+    public var caFile: String { directory.appendingPathComponent("ca.crt").path }
+    private let process = Mutex<Spawned?>(nil)
+
+    /// Whether this machine has the broker.
+    public static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: "/usr/sbin/mosquitto") }
+
+    /// Starts a broker; with `tls`, a second listener on TLS with a certificate from a new test CA.
+    public init(tls: Bool = false) async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("hrbridge-mqtt-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        port = try Self.freePort()
+        tlsPort = tls ? try Self.freePort() : nil
+        var configuration = """
+            user root
+            persistence true
+            persistence_location \(directory.path)/
+            log_dest stderr
+            log_type error
+            log_type warning
+            log_type notice
+            log_type information
+            listener \(port) 127.0.0.1
+            allow_anonymous true
+
+            """
+        if let tlsPort {
+            try Self.makeCertificates(in: directory)
+            configuration += """
+                listener \(tlsPort) 127.0.0.1
+                allow_anonymous true
+                cafile \(directory.path)/ca.crt
+                certfile \(directory.path)/server.crt
+                keyfile \(directory.path)/server.key
+
+                """
+        }
+        try Data(configuration.utf8).write(to: directory.appendingPathComponent("mosquitto.conf"))
+        try await start()
+    }
+
+    /// Starts the broker process and waits until it says it runs.
+    public func start() async throws {
+        let config = directory.appendingPathComponent("mosquitto.conf").path
+        let broker = try await Spawned.startPeer("/usr/sbin/mosquitto", ["-c", config], label: "mosquitto") { peer in
+            peer.output.contains { $0.contains(" running") }
+        }
+        process.withLock { $0 = broker }
+    }
+
+    /// Stops the broker (SIGTERM: it saves its persistence file, as on a service restart).
+    public func stop() {
+        let broker = process.withLock { process -> Spawned? in
+            defer { process = nil }
+            return process
+        }
+        broker?.stop()
+    }
+
+    /// Stops and starts it again on the same ports, sessions kept.
+    public func restart() async throws {
+        stop()
+        try await start()
+    }
+
+    /// Stops it and removes its directory.
+    public func remove() {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// What the broker printed so far.
+    public var output: [String] { process.withLock { $0?.output ?? [] } }
+
+    /// A port nobody listens on now (the kernel's pick).
+    public static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw HarnessError("socket() failed") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
+                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw HarnessError("bind() failed") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// A test CA and a server certificate for 127.0.0.1/localhost, made with openssl.
+    static func makeCertificates(in directory: URL) throws {
+        let path = directory.path
+        let steps: [[String]] = [
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=hrbridge test CA",
+                "-keyout", "\(path)/ca.key", "-out", "\(path)/ca.crt",
+            ],
+            [
+                "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", "\(path)/server.key",
+                "-out", "\(path)/server.csr",
+            ],
+            [
+                "x509", "-req", "-in", "\(path)/server.csr", "-CA", "\(path)/ca.crt", "-CAkey", "\(path)/ca.key",
+                "-CAcreateserial", "-days", "2", "-out", "\(path)/server.crt", "-extfile", "\(path)/san.cnf",
+            ],
+        ]
+        try Data("subjectAltName=IP:127.0.0.1,DNS:localhost\n".utf8).write(
+            to: directory.appendingPathComponent("san.cnf"))
+        for arguments in steps {
+            let openssl = try Spawned("/usr/bin/openssl", arguments, label: "openssl")
+            var status: Int32?
+            let deadline = Date().addingTimeInterval(60)
+            while status == nil && Date() < deadline {
+                if !openssl.isRunning { status = openssl.exitStatus }
+                usleep(20_000)
+            }
+            guard status == 0 else { throw HarnessError("openssl \(arguments[0]) failed: \(openssl.report)") }
+        }
+    }
+}
+
+/// Runs `body` with a broker, removed afterwards whatever happens.
+public func withMosquitto<T>(tls: Bool = false, _ body: (MosquittoBroker) async throws -> T) async throws -> T {
+    let broker = try await MosquittoBroker(tls: tls)
+    do {
+        let result = try await body(broker)
+        broker.remove()
+        return result
+    } catch {
+        broker.remove()
+        throw error
+    }
+}

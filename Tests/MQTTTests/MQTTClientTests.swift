@@ -1,0 +1,129 @@
+import BusHarness
+import Foundation
+import Logging
+import MQTT
+import Testing
+
+/// The client against a real mosquitto broker, read by a third-party subscriber (paho-mqtt).
+@Suite(.serialized) struct MQTTClientTests {
+    let logger = Logger(label: "mqtt-test")
+
+    func options(_ broker: MosquittoBroker, id: String = "hrbridge-test") -> MQTTClient.Options {
+        var options = MQTTClient.Options(
+            broker: MQTTBrokerURL(host: "127.0.0.1", port: broker.port, usesTLS: false), clientID: id)
+        options.will = MQTTMessage(topic: "t/status", text: "offline", qos: .atLeastOnce, retain: true)
+        options.birth = MQTTMessage(topic: "t/status", text: "online", qos: .atLeastOnce, retain: true)
+        options.reconnectDelay = 1...2
+        return options
+    }
+
+    func waitUntilConnected(_ client: MQTTClient) async throws {
+        try await eventually("the client to connect") { await client.isConnected }
+    }
+
+    @Test func birthRetainedMessagesAndFarewell() async throws {
+        try await withMosquitto { broker in
+            let client = try MQTTClient(options: options(broker), logger: logger)
+            try await client.start()
+            try await waitUntilConnected(client)
+            await client.publish(MQTTMessage(topic: "t/state", text: #"{"heartRate":61}"#, retain: true))
+            // A subscriber that comes later gets what is retained.
+            let subscriber = try await MQTTSubscriber(broker: broker, filters: ["t/#"])
+            defer { subscriber.stop() }
+            try await subscriber.waitFor("the retained state") { $0.topic == "t/state" && $0.retain }
+            try await subscriber.waitFor("online") { $0.topic == "t/status" && $0.payload == "online" }
+            await client.publish(MQTTMessage(topic: "t/event", text: "lap", qos: .atLeastOnce))
+            try await subscriber.waitFor("the event") { $0.topic == "t/event" && $0.payload == "lap" && !$0.retain }
+            await client.stop(
+                farewell: MQTTMessage(topic: "t/status", text: "offline", qos: .atLeastOnce, retain: true))
+            try await subscriber.waitFor("offline") { $0.topic == "t/status" && $0.payload == "offline" }
+        }
+    }
+
+    @Test func messagesWaitForABrokerThatIsAwayAndGoOutInOrder() async throws {
+        try await withMosquitto { broker in
+            // A persistent subscriber: the broker queues for it while it (and the broker) is away.
+            let subscriber = try await MQTTSubscriber(
+                broker: broker, filters: ["t/#"], clientID: "waiting-reader", persistent: true)
+            defer { subscriber.stop() }
+            broker.stop()
+            let client = try MQTTClient(options: options(broker), logger: logger)
+            try await client.start()
+            for index in 1...5 {
+                await client.publish(MQTTMessage(topic: "t/event", text: "e\(index)", qos: .atLeastOnce))
+                await client.publish(MQTTMessage(topic: "t/state", text: "\(60 + index)"))
+            }
+            #expect(await client.waiting == 6)  // five events and the newest state
+            try await broker.start()
+            try await waitUntilConnected(client)
+            try await subscriber.waitFor("the last event") { $0.topic == "t/event" && $0.payload == "e5" }
+            try await subscriber.waitFor("the newest state") { $0.topic == "t/state" && $0.payload == "65" }
+            #expect(subscriber.messages(on: "t/event").map(\.payload) == ["e1", "e2", "e3", "e4", "e5"])
+            #expect(subscriber.messages(on: "t/state").map(\.payload) == ["65"])
+            #expect(await client.waiting == 0)
+            await client.stop()
+        }
+    }
+
+    @Test func aBrokerRestartMidStreamLosesNoEvent() async throws {
+        try await withMosquitto { broker in
+            let subscriber = try await MQTTSubscriber(
+                broker: broker, filters: ["t/event"], clientID: "restart-reader", persistent: true)
+            defer { subscriber.stop() }
+            let client = try MQTTClient(options: options(broker), logger: logger)
+            try await client.start()
+            try await waitUntilConnected(client)
+            let sent = 300
+            for index in 0..<sent {
+                if index == 100 {
+                    try await subscriber.waitFor("the first events") { $0.payload == "e50" }
+                    try await broker.restart()
+                }
+                await client.publish(MQTTMessage(topic: "t/event", text: "e\(index)", qos: .atLeastOnce))
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            try await subscriber.waitFor("the last event") { $0.payload == "e\(sent - 1)" }
+            try await eventually("every event") {
+                Set(subscriber.messages(on: "t/event").map(\.payload)).count == sent
+            }
+            await client.stop()
+        }
+    }
+
+    @Test func tlsWithTheBrokersCA() async throws {
+        try await withMosquitto(tls: true) { broker in
+            var trusted = options(broker, id: "tls-client")
+            trusted.broker = MQTTBrokerURL(host: "127.0.0.1", port: broker.tlsPort!, usesTLS: true)
+            trusted.tlsCAFile = broker.caFile
+            let client = try MQTTClient(options: trusted, logger: logger)
+            try await client.start()
+            try await waitUntilConnected(client)
+            let subscriber = try await MQTTSubscriber(broker: broker, filters: ["t/#"], tls: true)
+            defer { subscriber.stop() }
+            await client.publish(MQTTMessage(topic: "t/event", text: "over tls", qos: .atLeastOnce))
+            try await subscriber.waitFor("the TLS message") { $0.payload == "over tls" }
+            await client.stop()
+
+            // Without the CA the broker's certificate is not trusted: the handshake fails.
+            var untrusted = trusted
+            untrusted.clientID = "untrusted"
+            untrusted.tlsCAFile = nil
+            let refused = try MQTTClient(options: untrusted, logger: logger)
+            try await refused.start()
+            try await eventually("the broker to log the refused handshake") {
+                broker.output.contains { $0.contains("OpenSSL Error") || $0.contains("unknown ca") }
+            }
+            #expect(await refused.isConnected == false)
+            await refused.stop()
+        }
+    }
+
+    @Test func unreadableCertificateIsAClearError() {
+        var bad = MQTTClient.Options(
+            broker: MQTTBrokerURL(host: "127.0.0.1", port: 8883, usesTLS: true), clientID: "bad")
+        bad.tlsCAFile = "/nonexistent/ca.crt"
+        #expect(throws: MQTTError.unusableFile("/nonexistent/ca.crt", reason: "cannot be read")) {
+            _ = try MQTTClient(options: bad, logger: logger)
+        }
+    }
+}
