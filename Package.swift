@@ -38,7 +38,10 @@ let package = Package(
         // A Swift D-Bus client over libdbus: connection, typed values, calls, signals, exported objects.
         .target(
             name: "DBus",
-            dependencies: ["CDBus", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "CDBus", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
         ),
         // The BlueZ implementation of the sensor adapter: discovery, connect, notify, pairing, reconnect.
         .target(
@@ -65,7 +68,10 @@ let package = Package(
         // SQLite persistence (GRDB): workouts, samples, queries, the recovery journal.
         .target(
             name: "WorkoutStore",
-            dependencies: ["Workouts", "Samples", "Sensors", "GATT", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "Workouts", "Samples", "Sensors", "GATT", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
         ),
         // Structured workouts: plans, their file format, validation, live execution.
         .target(
@@ -105,8 +111,9 @@ let package = Package(
             name: "Bridge",
             dependencies: [
                 "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus", "WorkoutStore",
-                "WorkoutExport", "WorkoutPlans", "JSONSupport", "WorkoutRecording",
+                "WorkoutExport", "WorkoutPlans", "JSONSupport", "WorkoutRecording", "MQTT",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -130,6 +137,8 @@ let package = Package(
                 "WorkoutExport", "WorkoutPlans", "Bridge", "JSONSupport", "WorkoutRecording",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

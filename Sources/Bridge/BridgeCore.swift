@@ -15,11 +15,14 @@ public final class BridgeCore: Sendable {
     public let hub: LiveHub
     /// Where the daemon logs.
     public let logger: Logger
+    /// What `GET /metrics` serves (nil: no metrics).
+    public let metrics: (any MetricsExposition)?
 
     public init(
         configuration: BridgeConfiguration, sensors: SensorManager, sessions: SessionManager, store: WorkoutStore?,
-        hub: LiveHub, logger: Logger
+        hub: LiveHub, metrics: (any MetricsExposition)? = nil, logger: Logger
     ) {
+        self.metrics = metrics
         self.configuration = configuration
         self.sensors = sensors
         self.sessions = sessions

@@ -24,6 +24,8 @@ public enum DaemonError: Error, CustomStringConvertible {
     case storeBusy(String)
     case adapter(String)
     case listener(String)
+    /// The `[mqtt]` client cannot be set up (a credential or certificate file).
+    case mqtt(String)
 
     /// A one-line description for messages and logs.
     public var description: String {
@@ -32,6 +34,7 @@ public enum DaemonError: Error, CustomStringConvertible {
         case .storeBusy(let why): "store: \(why)"
         case .adapter(let why): "adapter: \(why)"
         case .listener(let why): "API listener: \(why)"
+        case .mqtt(let why): "MQTT: \(why)"
         }
     }
 }
@@ -40,7 +43,10 @@ public enum DaemonError: Error, CustomStringConvertible {
 /// systemd notifier, run as one service group. SIGTERM/SIGINT end every session (saved), then exit.
 public enum BridgeDaemon {
     /// Runs until SIGTERM or SIGINT.
-    public static func run(configuration: BridgeConfiguration, logger: Logger) async throws {
+    /// `metrics` renders `GET /metrics` (nil: the route answers 404).
+    public static func run(
+        configuration: BridgeConfiguration, metrics: (any MetricsExposition)? = nil, logger: Logger
+    ) async throws {
         // Everything this process creates, the API socket first, is born with at most the socket's
         // mode (0660 by default): nothing is ever chmod-ed wider after the fact.
         umask(mode_t(0o777 & ~configuration.socketMode))
@@ -107,7 +113,8 @@ public enum BridgeDaemon {
         let sessions = SessionManager(
             configuration: configuration, sensors: sensors, store: store, clock: clock, hub: hub, logger: logger)
         let core = BridgeCore(
-            configuration: configuration, sensors: sensors, sessions: sessions, store: store, hub: hub, logger: logger)
+            configuration: configuration, sensors: sensors, sessions: sessions, store: store, hub: hub,
+            metrics: metrics, logger: logger)
         await sensors.start(offersKnown: offersKnown)
         await sessions.recover()
 
@@ -119,6 +126,13 @@ public enum BridgeDaemon {
             core: core, notifier: notifier, dbus: dbus, listening: listening.stream, listeners: listeners,
             logger: logger)
         services.append(bridge)
+        if let settings = configuration.mqtt {
+            do {
+                services.append(try MQTTBridge(core: core, settings: settings, logger: logger))
+            } catch {
+                throw DaemonError.mqtt("\(error)")
+            }
+        }
         services.append(try unixListener(core: core, listening: listening.continuation, logger: logger))
         if let port = configuration.tcpPort {
             let router = APIRouter.make(core: core, requiresToken: true)

@@ -1,6 +1,7 @@
 import CDBus
 import FoundationEssentials
 public import Logging
+import Metrics
 import Synchronization
 
 #if canImport(Glibc)
@@ -14,6 +15,9 @@ import Synchronization
 /// (``MainLoop``), so calls may come from any task. Close it with ``close()``: messages and the
 /// connection are released exactly once.
 public final class DBusConnection: Sendable {
+    /// Signals dropped because their sender does not own the name they claim to come from.
+    static let forgedCounter = Counter(label: "hrbridge_forged_signals_dropped_total")
+
     /// Which bus to connect to.
     public enum Bus: Sendable {
         /// The system bus; honours `DBUS_SYSTEM_BUS_ADDRESS`.
@@ -527,6 +531,7 @@ public final class DBusConnection: Sendable {
     /// Counts a forged signal and logs its sender once.
     private func rejectForged(from sender: UnsafePointer<CChar>?, _ member: String) {
         forged.add(1, ordering: .relaxed)
+        Self.forgedCounter.increment()
         let name = sender.map { String(cString: $0) } ?? "(no sender)"
         let first = state.withLock { state in
             guard state.loggedForgers.count < 256 else { return false }

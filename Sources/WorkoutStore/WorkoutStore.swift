@@ -1,6 +1,7 @@
 public import Foundation
 import GATT
 import GRDB
+import Metrics
 public import Samples
 public import Sensors
 import Workouts
@@ -14,6 +15,9 @@ import Workouts
 /// WAL mode; the file (and its WAL and shared-memory files) is created with mode 0600. Every
 /// method is synchronous and thread-safe (GRDB serialises writes; reads run concurrently).
 public final class WorkoutStore: Sendable {
+    /// How long each write transaction takes.
+    static let writeLatency = Metrics.Timer(label: "hrbridge_store_write_seconds")
+
     private let reader: any DatabaseReader
     private let writer: (any DatabaseWriter)?
     /// The database file.
@@ -94,6 +98,8 @@ public final class WorkoutStore: Sendable {
 
     func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
         guard let writer else { throw .notPermissibleForGuestUser }
+        let started = ContinuousClock.now
+        defer { Self.writeLatency.record(duration: ContinuousClock.now - started) }
         do {
             return try writer.write(body)
         } catch {

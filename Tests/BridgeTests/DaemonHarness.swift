@@ -76,7 +76,7 @@ final class DaemonUnderTest: Sendable {
     /// elsewhere (a small disk).
     init(
         reusing previous: DaemonUnderTest? = nil, environment: [String: String] = [:], speed: Double = 5,
-        classBoard: Bool = false, apiSettings: String = "", storeDirectory: String? = nil
+        classBoard: Bool = false, apiSettings: String = "", storeDirectory: String? = nil, moreSettings: String = ""
     ) async throws {
         if let previous {
             directory = previous.directory
@@ -140,6 +140,8 @@ final class DaemonUnderTest: Sendable {
                 [[sensors]]
                 address = "\(Self.straps[2])"
                 \(classBoard ? "athlete = \"carol\"" : "")
+
+                \(moreSettings)
                 """.utf8
             ).write(to: directory.appendingPathComponent("config.toml"))
             // It holds tokens: readable by its owner only, or the daemon refuses it.

@@ -22,6 +22,13 @@ public enum APIRouter {
                 body: ResponseBody(byteBuffer: ByteBuffer(string: EmbeddedFiles.openAPI)))
         }
         v1.get("health") { _, _ in try json(await health(core)) }
+        router.get("metrics") { _, _ in
+            guard let metrics = core.metrics else { throw APIError.notFound("this daemon exports no metrics") }
+            await MetricsGauges.refresh(core)
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.render())))
+        }
         SensorController(core: core).addRoutes(to: v1)
         SessionController(core: core).addRoutes(to: v1)
         WorkoutController(core: core).addRoutes(to: v1)

@@ -84,6 +84,8 @@ public struct BridgeConfiguration: Sendable {
     /// Athletes and their profiles.
     public var athletes: [Athlete] = []
     public var sensors: [KnownSensor] = []
+    /// The MQTT broker to publish to (nil: no MQTT).
+    public var mqtt: MQTTSettings?
 
     /// The default configuration: the simulator, default paths, no TCP listener.
     public init() {}

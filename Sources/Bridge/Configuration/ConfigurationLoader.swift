@@ -1,4 +1,5 @@
 import Foundation
+import MQTT
 import Samples
 import Workouts
 
@@ -173,13 +174,14 @@ private struct Reader {
 
     mutating func read(_ root: TOMLDocument.Table) -> BridgeConfiguration {
         var configuration = BridgeConfiguration()
-        onlyKnown(root, ["adapter", "store", "api", "athletes", "sensors"], in: "")
+        onlyKnown(root, ["adapter", "store", "api", "athletes", "sensors", "mqtt"], in: "")
         if let adapter = table(root["adapter"], "adapter") { configuration.adapter = readAdapter(adapter) }
         if let store = table(root["store"], "store") {
             onlyKnown(store, ["path"], in: "store")
             configuration.storePath = string(store, "path")?.0
         }
         if let api = table(root["api"], "api") { readAPI(api, into: &configuration) }
+        if let mqtt = table(root["mqtt"], "mqtt") { configuration.mqtt = readMQTT(mqtt) }
         for athlete in tables(root["athletes"], "athletes") {
             guard let read = readAthlete(athlete) else { continue }
             if configuration.athletes.contains(where: { $0.profile.id == read.profile.id }) {
@@ -325,6 +327,95 @@ private struct Reader {
         if let port = table["tcp_port"], configuration.tokens.isEmpty {
             problem(port.line, "tcp_port needs at least one [[api.tokens]]: every TCP request must carry one")
         }
+    }
+
+    mutating func flag(_ table: TOMLDocument.Table, _ key: String) -> Bool? {
+        guard let value = table[key] else { return nil }
+        guard case .boolean(let flag) = value.kind else {
+            problem(value.line, "'\(key)' must be true or false, not \(value.typeName)")
+            return nil
+        }
+        return flag
+    }
+
+    /// An absolute path to a file that exists.
+    mutating func filePath(_ table: TOMLDocument.Table, _ key: String) -> String? {
+        guard let (path, line) = string(table, key) else { return nil }
+        guard path.hasPrefix("/") else {
+            problem(line, "\(key) must be an absolute path")
+            return nil
+        }
+        guard FileManager.default.fileExists(atPath: path) else {
+            problem(line, "\(key) '\(path)' does not exist")
+            return nil
+        }
+        return path
+    }
+
+    mutating func readMQTT(_ table: TOMLDocument.Table) -> MQTTSettings? {
+        onlyKnown(
+            table,
+            [
+                "url", "node", "username", "password_file", "tls_ca", "tls_cert", "tls_key", "keepalive", "discovery",
+                "discovery_prefix", "state_interval", "expire_after", "commands", "publish_guests", "queue_limit",
+            ], in: "mqtt")
+        guard let (url, line) = string(table, "url") else {
+            problem(table.line, "[mqtt] needs url = \"mqtt://host:1883\"")
+            return nil
+        }
+        let broker: MQTTBrokerURL
+        do {
+            broker = try MQTTBrokerURL(parsing: url)
+        } catch {
+            problem(line, "\(error)")
+            return nil
+        }
+        let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "hrbridge"
+        var settings = MQTTSettings(broker: broker, node: MQTTSettings.nodeName(fromHost: host))
+        if let (node, nodeLine) = string(table, "node") {
+            if !node.isEmpty, node.count <= 64,
+                node.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+            {
+                settings.node = node
+            } else {
+                problem(nodeLine, "node '\(node)' may use 1 to 64 letters, digits, - and _ (it is part of topics)")
+            }
+        }
+        settings.username = string(table, "username")?.0
+        settings.passwordFile = filePath(table, "password_file")
+        if let path = settings.passwordFile, let line = table["password_file"]?.line {
+            var status = stat()
+            if stat(path, &status) == 0, status.st_mode & S_IROTH != 0 {
+                problem(line, "password_file '\(path)' is readable by every user: chmod 640 \(path)")
+            }
+        }
+        if table["password_file"] != nil, settings.username == nil {
+            problem(table["password_file"]!.line, "password_file needs username as well")
+        }
+        settings.tlsCA = filePath(table, "tls_ca")
+        settings.tlsCertificate = filePath(table, "tls_cert")
+        settings.tlsKey = filePath(table, "tls_key")
+        if (table["tls_cert"] == nil) != (table["tls_key"] == nil) {
+            problem(table.line, "tls_cert and tls_key go together")
+        }
+        if !broker.usesTLS, let value = table["tls_ca"] ?? table["tls_cert"] {
+            problem(value.line, "TLS files need an mqtts:// url")
+        }
+        if let seconds = integer(table, "keepalive", in: 5...3600) { settings.keepalive = seconds }
+        if let flag = flag(table, "discovery") { settings.discovery = flag }
+        if let (prefix, prefixLine) = string(table, "discovery_prefix") {
+            if !prefix.isEmpty, prefix.count <= 64, !prefix.contains(where: { "+#".contains($0) || $0.isWhitespace }) {
+                settings.discoveryPrefix = prefix
+            } else {
+                problem(prefixLine, "discovery_prefix '\(prefix)' is not a topic prefix such as homeassistant")
+            }
+        }
+        if let seconds = number(table, "state_interval", in: 0...3600, unit: " s") { settings.stateInterval = seconds }
+        if let seconds = integer(table, "expire_after", in: 0...86_400) { settings.expireAfter = seconds }
+        if let flag = flag(table, "commands") { settings.commands = flag }
+        if let flag = flag(table, "publish_guests") { settings.publishGuests = flag }
+        if let limit = integer(table, "queue_limit", in: 1...1_000_000) { settings.queueLimit = limit }
+        return settings
     }
 
     mutating func readAthlete(_ table: TOMLDocument.Table) -> BridgeConfiguration.Athlete? {

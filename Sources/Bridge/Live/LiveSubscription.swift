@@ -1,4 +1,5 @@
 public import Foundation
+import Metrics
 import NIOCore
 import Synchronization
 
@@ -6,6 +7,9 @@ import Synchronization
 /// (filtered before they are buffered), up to a byte budget; when a client reads too slowly the
 /// oldest are dropped and it is told how many with a ``Delivery/dropped(_:)`` before the next one.
 public final class LiveSubscription: AsyncSequence, Sendable {
+    /// Messages dropped for readers that fell behind, across all of them.
+    static let droppedMessages = Counter(label: "hrbridge_live_dropped_total")
+
     /// What a reader gets.
     public enum Delivery: Sendable, Equatable {
         case message(LiveMessage)
@@ -68,6 +72,7 @@ public final class LiveSubscription: AsyncSequence, Sendable {
             while state.bytes > byteBudget, let oldest = state.queue.popFirst() {
                 state.bytes -= oldest.json.utf8.count
                 state.dropped += 1
+                LiveSubscription.droppedMessages.increment()
             }
             return nil
         }

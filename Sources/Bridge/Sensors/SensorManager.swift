@@ -1,6 +1,7 @@
 public import Foundation
 import GATT
 public import Logging
+import Metrics
 import Samples
 public import Sensors
 import Workouts
@@ -13,9 +14,9 @@ import Workouts
 public actor SensorManager {
     /// The adapter name.
     public nonisolated let adapter: any SensorAdapter
-    private let known: [BridgeConfiguration.KnownSensor]
+    private nonisolated let known: [BridgeConfiguration.KnownSensor]
     /// The configured athlete of each sensor, for zones and % of maximum.
-    private let athletes: [String: BridgeConfiguration.Athlete]
+    private nonisolated let athletes: [String: BridgeConfiguration.Athlete]
     private let hub: LiveHub
     private let logger: Logger
     private var statuses: [String: SensorStatus] = [:]
@@ -31,6 +32,12 @@ public actor SensorManager {
     private var offersKnown = false
     /// Sensors asked to connect so far.
     private var targeted: Set<String> = []
+    /// When each sensor's link dropped, for the reconnect-gap histogram.
+    private var droppedAt: [String: ContinuousClock.Instant] = [:]
+    private let framesDecoded = Counter(label: "hrbridge_frames_decoded_total")
+    private let connections = Counter(label: "hrbridge_connections_total")
+    private let reconnectGap = Metrics.Timer(label: "hrbridge_reconnect_gap_seconds")
+    private let notificationLatency = Metrics.Timer(label: "hrbridge_notification_to_api_seconds")
 
     public init(
         adapter: any SensorAdapter, known: [BridgeConfiguration.KnownSensor],
@@ -146,8 +153,11 @@ public actor SensorManager {
     /// Forgets a sensor and its bond.
     public func forget(_ address: String) async throws(SensorAdapterError) {
         try await adapter.forget(identity(address))
-        if known.contains(where: { $0.address == address.uppercased() }) == false {
-            statuses[address.uppercased()] = nil
+        if known.contains(where: { $0.address == address.uppercased() }) == false,
+            statuses.removeValue(forKey: address.uppercased()) != nil
+        {
+            let gone = address.uppercased()
+            hub.publish(LiveMessage(kind: "sensor", sensor: gone, payload: ["address": gone, "state": "gone"]))
         }
     }
 
@@ -171,6 +181,25 @@ public actor SensorManager {
             last.pending = true
         }
         heartRatePublished[address] = last
+    }
+
+    /// Whether the configuration lists the sensor.
+    public nonisolated func isConfigured(_ address: String) -> Bool {
+        known.contains { $0.address == address.uppercased() }
+    }
+
+    /// A heart rate's zone (1-based) and percentage of maximum, by the sensor's configured athlete.
+    public nonisolated func figures(address: String, heartRate: Double) -> (zone: Int?, percentOfMax: Int?) {
+        guard let athlete = athletes[address] else { return (nil, nil) }
+        var zone: Int?
+        var percent: Int?
+        if let zones = athlete.zones ?? athlete.profile.preferredZoneConfiguration(for: .heartRate) {
+            zone = zones.position(of: heartRate) + 1
+        }
+        if let maximum = athlete.profile.effectiveMaximumHeartRate, maximum > 0 {
+            percent = Int((100 * heartRate / maximum).rounded())
+        }
+        return (zone, percent)
     }
 
     /// How many sensors that are neither configured nor connected are followed at once (a flood of
@@ -222,12 +251,23 @@ public actor SensorManager {
                 status.adapter = sensor.adapter
                 switch state {
                 case .ready:
+                    if status.state != "ready" {
+                        connections.increment()
+                        if let since = droppedAt.removeValue(forKey: sensor.address) {
+                            reconnectGap.record(duration: ContinuousClock.now - since)
+                        }
+                    }
                     status.state = "ready"
                     status.reason = nil
                 case .connected: status.state = "connected"
                 case .connecting: status.state = "connecting"
                 case .disconnected(let reason):
-                    if status.state != "disconnected" { status.disconnections += 1 }
+                    if status.state != "disconnected" {
+                        status.disconnections += 1
+                        Counter(label: "hrbridge_disconnections_total", dimensions: [("reason", reason.metricName)])
+                            .increment()
+                        if status.state == "ready" { droppedAt[sensor.address] = .now }
+                    }
                     status.state = "disconnected"
                     status.reason = reason.description
                     // Stale data expires: no heart rate is shown for a strap that is gone.
@@ -244,17 +284,12 @@ public actor SensorManager {
             var status = statuses[address] ?? SensorStatus(address: address, adapter: measurement.sensor.adapter)
             let before = status
             status.heartRate = Int(frame.heartRate)
-            if let athlete = athletes[address] {
-                let heartRate = Double(frame.heartRate)
-                if let zones = athlete.zones ?? athlete.profile.preferredZoneConfiguration(for: .heartRate) {
-                    status.zone = zones.position(of: heartRate) + 1
-                }
-                if let maximum = athlete.profile.effectiveMaximumHeartRate, maximum > 0 {
-                    status.percentOfMax = Int((100 * heartRate / maximum).rounded())
-                }
-            }
+            let figures = figures(address: address, heartRate: Double(frame.heartRate))
+            if let zone = figures.zone { status.zone = zone }
+            if let percent = figures.percentOfMax { status.percentOfMax = percent }
             status.lastMeasurement = measurement.receivedAt
             status.framesDecoded += 1
+            framesDecoded.increment()
             statuses[address] = status
             publishMeasured(status, before: before, at: measurement.receivedAt)
             hub.publish(
@@ -262,8 +297,13 @@ public actor SensorManager {
                     kind: "measurement", session: status.session, sensor: address,
                     json: MeasurementJSON.line(
                         frame, receivedAt: measurement.receivedAt, sensor: address, session: status.session)))
+            // Arrival → on the live stream; a simulated clock's dates (seconds or hours away) are not latencies.
+            let latency = Date().timeIntervalSince(measurement.receivedAt)
+            if latency >= 0 && latency < 10 { notificationLatency.record(duration: .seconds(latency)) }
         case .decodingFailed(let sensor, let error, let bytes):
             update(sensor) { $0.framesRefused += 1 }
+            Counter(label: "hrbridge_frames_refused_total", dimensions: [("reason", error.reason.metricName)])
+                .increment()
             guard !guests.contains(sensor.address) else {
                 // A guest's data never reaches disk: which strap, not what it sent.
                 logger.warning("frame refused", metadata: ["sensor": "\(sensor.address)", "guest": "true"])
@@ -288,6 +328,36 @@ public actor SensorManager {
             drop(sensor.address)
         case .servicesReady, .deviceInformation, .bodySensorLocation:
             break
+        }
+    }
+}
+
+extension DisconnectReason {
+    /// A label value from a fixed set (a failure's text stays out of metric labels).
+    var metricName: String {
+        switch self {
+        case .requested: "requested"
+        case .linkLost: "link_lost"
+        case .timeout: "timeout"
+        case .adapterUnavailable: "adapter_unavailable"
+        case .failed: "failed"
+        }
+    }
+}
+
+extension GATTDecodingError.Reason {
+    /// A label value from a fixed set.
+    var metricName: String {
+        switch self {
+        case .tooShort: "too_short"
+        case .truncated: "truncated"
+        case .missingRRIntervals: "missing_rr_intervals"
+        case .trailingBytes: "trailing_bytes"
+        case .outOfRange: "out_of_range"
+        case .invalidLength: "invalid_length"
+        case .invalidUTF8: "invalid_utf8"
+        case .inconsistentLength: "inconsistent_length"
+        @unknown default: "other"
         }
     }
 }

@@ -60,7 +60,8 @@ struct DaemonCommand: AsyncParsableCommand {
         var logger = Logger(label: "hrbridge") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = level
         do {
-            try await BridgeDaemon.run(configuration: configuration, logger: logger)
+            try await BridgeDaemon.run(
+                configuration: configuration, metrics: PrometheusExposition.bootstrap(), logger: logger)
         } catch let error as DaemonError {
             StandardError.write("hrbridge daemon: \(error)")
             switch error {
@@ -68,6 +69,7 @@ struct DaemonCommand: AsyncParsableCommand {
             case .storeBusy: throw ExitCode(75)
             case .adapter: throw ExitCode(69)
             case .listener: throw ExitCode(71)
+            case .mqtt: throw ExitCode(78)
             }
         }
     }

@@ -1,0 +1,46 @@
+public import MQTT
+
+/// `[mqtt]`: publish sensors and sessions to a broker, announce them to Home Assistant, and
+/// (when allowed) take session commands from it.
+public struct MQTTSettings: Sendable, Equatable {
+    /// The broker.
+    public var broker: MQTTBrokerURL
+    /// This bridge's name in topics (`hrbridge/<node>/…`): letters, digits, `-` and `_`.
+    public var node: String
+    public var username: String?
+    /// A file holding the password (one line; not readable by every user).
+    public var passwordFile: String?
+    /// The CA certificate that signs the broker's (TLS; default: the system's CAs).
+    public var tlsCA: String?
+    /// A client certificate and key, for brokers that ask for one.
+    public var tlsCertificate: String?
+    public var tlsKey: String?
+    /// Seconds between keepalive pings.
+    public var keepalive = 30
+    /// Whether Home Assistant discovery configs are published.
+    public var discovery = true
+    /// Home Assistant's discovery prefix.
+    public var discoveryPrefix = "homeassistant"
+    /// Seconds between heart-rate updates of a sensor's state topic (0: every frame).
+    public var stateInterval = 1.0
+    /// Seconds after which Home Assistant shows a value that was not updated as unavailable.
+    public var expireAfter = 30
+    /// Whether session commands (`hrbridge/<node>/cmd/…`) are obeyed; the broker's ACL decides who may send them.
+    public var commands = false
+    /// Whether straps recording a guest session publish live values (never retained, never their session).
+    public var publishGuests = false
+    /// The most live values that wait while the broker is away.
+    public var queueLimit = 1000
+
+    public init(broker: MQTTBrokerURL, node: String) {
+        self.broker = broker
+        self.node = node
+    }
+
+    /// A node name from a host name: what topics and Home Assistant ids allow.
+    public static func nodeName(fromHost host: String) -> String {
+        let cleaned = String(
+            host.map { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") ? $0 : "_" })
+        return cleaned.isEmpty ? "hrbridge" : String(cleaned.prefix(64))
+    }
+}

@@ -1,0 +1,306 @@
+import Foundation
+import GATT
+import HTTPTypes
+import JSONSupport
+public import Logging
+import MQTT
+import Metrics
+import Sensors
+public import ServiceLifecycle
+
+/// Publishes the bridge to an MQTT broker: each sensor's retained state and availability, each
+/// session's state, events, zone changes and plan steps, Home Assistant discovery; and, when the
+/// configuration allows, takes session commands from `hrbridge/<node>/cmd/…` with the same
+/// validation as the API, answering on `…/cmd/response`.
+public actor MQTTBridge: Service {
+    private let core: BridgeCore
+    private let settings: MQTTSettings
+    private let topics: MQTTTopics
+    private let client: MQTTClient
+    private let logger: Logger
+    private var sensors: [String: MQTTSensorState] = [:]
+    /// Straps announced to Home Assistant.
+    private var announced: Set<String> = []
+    /// Whether each session seen is a guest's.
+    private var guestSessions: [UUID: Bool] = [:]
+    private let commandsRefused = Counter(label: "hrbridge_mqtt_commands_total", dimensions: [("result", "refused")])
+    private let commandsDone = Counter(label: "hrbridge_mqtt_commands_total", dimensions: [("result", "done")])
+
+    /// Sets the client up from the settings (the password read from its file).
+    public init(core: BridgeCore, settings: MQTTSettings, logger: Logger) throws {
+        self.core = core
+        self.settings = settings
+        self.logger = logger
+        topics = MQTTTopics(node: settings.node, discoveryPrefix: settings.discoveryPrefix)
+        var options = MQTTClient.Options(broker: settings.broker, clientID: "hrbridge-\(settings.node)")
+        options.keepalive = settings.keepalive
+        options.username = settings.username
+        if let path = settings.passwordFile {
+            guard let data = FileManager.default.contents(atPath: path), data.count <= 4096,
+                let text = String(data: data, encoding: .utf8)
+            else { throw MQTTError.unusableFile(path, reason: "cannot be read as a password file") }
+            options.password = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        }
+        options.tlsCAFile = settings.tlsCA
+        options.tlsCertificateFile = settings.tlsCertificate
+        options.tlsKeyFile = settings.tlsKey
+        options.will = MQTTMessage(topic: topics.status, text: "offline", qos: .atLeastOnce, retain: true)
+        options.birth = MQTTMessage(topic: topics.status, text: "online", qos: .atLeastOnce, retain: true)
+        options.liveLimit = settings.queueLimit
+        client = try MQTTClient(options: options, logger: logger)
+    }
+
+    /// Runs until graceful shutdown, then says `offline` and disconnects.
+    public func run() async throws {
+        let hubMessages = core.hub.subscribe(byteBudget: 16 << 20)
+        let adapterEvents = core.sensors.adapter.events()
+        for status in await core.sensors.list() { noteStatus(status) }
+        if settings.commands { await client.subscribe(topics.commandFilter) }
+        if settings.discovery { await client.subscribe(topics.homeAssistantStatus) }
+        try await client.start()
+        let clientEvents = client.events
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [weak self] in
+                for await delivery in hubMessages {
+                    switch delivery {
+                    case .message(let message): await self?.hubMessage(message)
+                    case .dropped(let count): await self?.fellBehind(count)
+                    }
+                }
+            }
+            group.addTask { [weak self] in
+                for await event in adapterEvents { await self?.sensorEvent(event) }
+            }
+            group.addTask { [weak self] in
+                for await event in clientEvents { await self?.clientEvent(event) }
+            }
+            group.addTask { try? await gracefulShutdown() }
+            await group.next()
+            group.cancelAll()
+        }
+        for address in sensors.keys where announced.contains(address) {
+            await client.publish(
+                MQTTMessage(
+                    topic: topics.sensor(address, "availability"), text: "offline", qos: .atLeastOnce, retain: true))
+        }
+        await client.stop(farewell: MQTTMessage(topic: topics.status, text: "offline", qos: .atLeastOnce, retain: true))
+    }
+
+    // MARK: Sensors
+
+    private func sensorEvent(_ event: SensorEvent) async {
+        switch event {
+        case .measurement(let measurement):
+            guard case .heartRateMeasurement(let frame) = measurement.value else { return }
+            let address = measurement.sensor.address
+            var state = sensors[address] ?? MQTTSensorState(address: address, name: measurement.sensor.name)
+            let wasReady = state.state == "ready"
+            let figures = core.sensors.figures(address: address, heartRate: Double(frame.heartRate))
+            let due = state.measured(
+                heartRate: Int(frame.heartRate), rrSeconds: frame.rrIntervals.map(\.seconds),
+                contact: frame.sensorContact.rawValue, at: measurement.receivedAt, zone: figures.zone,
+                percentOfMax: figures.percentOfMax, interval: settings.stateInterval)
+            sensors[address] = state
+            if !wasReady { await publishAvailability(address) }
+            if due { await publishState(address) }
+        case .deviceInformation(let sensor, let information):
+            guard var state = sensors[sensor.address] else { return }
+            state.manufacturer = information.manufacturerName.map(MQTTSensorState.cleaned)
+            state.model = information.modelNumber.map(MQTTSensorState.cleaned)
+            state.firmware = information.firmwareRevision.map(MQTTSensorState.cleaned)
+            sensors[sensor.address] = state
+            if announced.contains(sensor.address) { await announce(sensor.address, again: true) }
+        default:
+            break
+        }
+    }
+
+    /// A sensor's status as the sensor manager publishes it: state, battery, binding.
+    private func hubMessage(_ message: LiveMessage) async {
+        switch message.kind {
+        case "sensor":
+            guard let address = message.sensor else { return }
+            if message.json.contains(#""state":"gone""#) {
+                await forget(address)
+                return
+            }
+            guard let status = try? JSONText.decode(SensorStatus.self, from: Data(message.json.utf8)) else { return }
+            let before = sensors[address]
+            noteStatus(status)
+            if let session = status.session, guestSessions[session] == nil {
+                guestSessions[session] = (try? await core.sessions.session(session.uuidString).guest) ?? false
+            }
+            sensors[address]?.guest = status.session.flatMap { guestSessions[$0] } ?? false
+            guard let after = sensors[address] else { return }
+            if shouldAnnounce(status), !announced.contains(address) { await announce(address, again: false) }
+            if before?.state != after.state || before?.battery != after.battery || before?.name != after.name {
+                await publishAvailability(address)
+                await publishState(address)
+            }
+        case "session", "event", "zone", "plan", "hrv":
+            guard let session = message.session else { return }
+            if guestSessions[session] == nil {
+                guestSessions[session] = (try? await core.sessions.session(session.uuidString).guest) ?? false
+            }
+            // A guest's session is never stored anywhere: no session topics, retained or not.
+            guard guestSessions[session] == false else { return }
+            let leaf = message.kind == "session" ? "state" : message.kind
+            await client.publish(
+                MQTTMessage(
+                    topic: topics.session(session, leaf), text: message.json,
+                    qos: message.kind == "hrv" ? .atMostOnce : .atLeastOnce, retain: message.kind == "session"))
+        default:
+            break
+        }
+    }
+
+    /// The hub dropped messages for us (the broker path is slower than the frames): said, counted.
+    private func fellBehind(_ count: Int) {
+        logger.warning("MQTT publisher fell behind the live stream", metadata: ["dropped": "\(count)"])
+    }
+
+    private func noteStatus(_ status: SensorStatus) {
+        var state = sensors[status.address] ?? MQTTSensorState(address: status.address)
+        state.setName(status.athleteName ?? status.name)
+        if status.state != "ready" && state.state == "ready" {
+            state.disconnected()
+        }
+        state.state = status.state
+        state.battery = status.batteryLevel
+        state.session = status.session
+        sensors[status.address] = state
+    }
+
+    /// Straps worth a Home Assistant device: configured ones and those that connected, not every
+    /// advertiser in range.
+    private func shouldAnnounce(_ status: SensorStatus) -> Bool {
+        core.sensors.isConfigured(status.address) || ["ready", "connected"].contains(status.state)
+            || status.session != nil
+    }
+
+    private func publishState(_ address: String) async {
+        guard let state = sensors[address], announced.contains(address) || state.state == "ready" else { return }
+        if state.guest {
+            guard settings.publishGuests else { return }
+            // Live only: a guest's values are never kept by the broker.
+            await client.publish(MQTTMessage(topic: topics.sensor(address, "state"), text: state.payload))
+            return
+        }
+        await client.publish(MQTTMessage(topic: topics.sensor(address, "state"), text: state.payload, retain: true))
+    }
+
+    private func publishAvailability(_ address: String) async {
+        guard let state = sensors[address] else { return }
+        await client.publish(
+            MQTTMessage(
+                topic: topics.sensor(address, "availability"), text: state.state == "ready" ? "online" : "offline",
+                qos: .atLeastOnce, retain: true))
+    }
+
+    private func announce(_ address: String, again: Bool) async {
+        guard let state = sensors[address] else { return }
+        announced.insert(address)
+        guard settings.discovery else { return }
+        for message in HomeAssistantDiscovery.configs(for: state, topics: topics, expireAfter: settings.expireAfter) {
+            await client.publish(message)
+        }
+        if !again {
+            await publishAvailability(address)
+            await publishState(address)
+        }
+    }
+
+    /// A forgotten strap: its entities removed, its retained topics cleared.
+    private func forget(_ address: String) async {
+        sensors[address] = nil
+        guard announced.remove(address) != nil else { return }
+        if settings.discovery {
+            for message in HomeAssistantDiscovery.removals(address: address, topics: topics) {
+                await client.publish(message)
+            }
+        }
+        for leaf in ["state", "availability"] {
+            await client.publish(
+                MQTTMessage(topic: topics.sensor(address, leaf), payload: [], qos: .atLeastOnce, retain: true))
+        }
+    }
+
+    // MARK: Broker
+
+    private func clientEvent(_ event: MQTTClient.Event) async {
+        switch event {
+        case .message(let message):
+            if message.topic == topics.homeAssistantStatus {
+                guard message.text == "online" else { return }
+                // Home Assistant restarted: it needs the configs again.
+                for address in announced.sorted() { await announce(address, again: true) }
+                return
+            }
+            await command(message)
+        case .refused(let topic, let bytes):
+            if topic.hasPrefix(topics.root + "/cmd/") {
+                await reply(
+                    requestID: nil, command: topic,
+                    error: APIError(.contentTooLarge, "too_large", "the command is \(bytes) bytes; at most 64 KiB"))
+            }
+        case .connected, .disconnected:
+            break
+        }
+    }
+
+    /// Runs one command and answers on the response topic.
+    private func command(_ message: MQTTMessage) async {
+        let name = String(message.topic.dropFirst(topics.root.count + "/cmd/".count).prefix(120))
+        guard message.topic != topics.response else { return }
+        var body = Data(message.payload)
+        var requestID: String?
+        if let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any], object["requestId"] != nil {
+            requestID = (object["requestId"] as? String).map { String($0.prefix(128)) }
+            var rest = object
+            rest["requestId"] = nil
+            body = (try? JSONSerialization.data(withJSONObject: rest)) ?? Data("{}".utf8)
+        }
+        do {
+            let snapshot: SessionJSON
+            switch topics.command(from: message.topic) {
+            case .failure:
+                throw APIError.notFound(
+                    "'\(name)' is not a command; known: session/start, session/<id>/{\(SessionCommands.actions.joined(separator: ","))}"
+                )
+            case .success(.start):
+                snapshot = try await SessionCommands.start(core, body: body)
+            case .success(.action(let action, let session)):
+                snapshot = try await SessionCommands.perform(core, action: action, session: session, body: body)
+            }
+            commandsDone.increment()
+            logger.notice("MQTT command done", metadata: ["command": "\(name)"])
+            await reply(requestID: requestID, command: name, session: snapshot)
+        } catch let error as APIError {
+            await reply(requestID: requestID, command: name, error: error)
+        } catch {
+            await reply(
+                requestID: requestID, command: name, error: APIError(.internalServerError, "failed", "\(error)"))
+        }
+    }
+
+    private struct Reply: Encodable {
+        var requestId: String?
+        var command: String
+        var ok: Bool
+        var session: SessionJSON?
+        var error: APIError.Body.Detail?
+    }
+
+    private func reply(requestID: String?, command: String, session: SessionJSON? = nil, error: APIError? = nil) async {
+        if let error {
+            commandsRefused.increment()
+            logger.warning(
+                "MQTT command refused", metadata: ["command": "\(command)", "error": "\(error.code): \(error.message)"])
+        }
+        let reply = Reply(
+            requestId: requestID, command: command, ok: error == nil, session: session,
+            error: error.map { APIError.Body.Detail(code: $0.code, message: $0.message) })
+        let text = (try? JSONText.line(reply)) ?? #"{"ok":false}"#
+        await client.publish(MQTTMessage(topic: topics.response, text: text, qos: .atLeastOnce))
+    }
+}

@@ -1,0 +1,271 @@
+import Bridge
+import BusHarness
+import Foundation
+import NIOHTTP1
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The daemon on the simulator publishing to a real mosquitto broker, read by paho-mqtt.
+@Suite("hrbridge daemon over MQTT and /metrics", .serialized)
+struct DaemonMQTTTests {
+    static func settings(_ broker: MosquittoBroker, commands: Bool = true) -> String {
+        """
+        [mqtt]
+        url = "mqtt://127.0.0.1:\(broker.port)"
+        node = "gym"
+        keepalive = 5
+        state_interval = 0.5
+        expire_after = 20
+        commands = \(commands)
+        """
+    }
+
+    static func isID(_ text: String) -> Bool {
+        !text.isEmpty && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
+    }
+
+    @Test func homeAssistantDiscoveryStateUpdatesAndTheWill() async throws {
+        try await withMosquitto { broker in
+            let daemon = try await DaemonUnderTest(moreSettings: Self.settings(broker))
+            defer { daemon.stop() }
+            // A subscriber that comes after the daemon: what it reads first is what the broker kept.
+            let reader = try await MQTTSubscriber(broker: broker, filters: ["homeassistant/#", "hrbridge/gym/#"])
+            defer { reader.stop() }
+            try await eventually("15 discovery configs (3 straps × 5 entities)") {
+                Set(reader.messages.filter { $0.topic.hasSuffix("/config") }.map(\.topic)).count == 15
+            }
+            // A client that comes later gets them from the broker: they are retained.
+            let late = try await MQTTSubscriber(broker: broker, filters: ["homeassistant/#"])
+            defer { late.stop() }
+            try await eventually("the retained configs") { late.messages.count >= 15 }
+            for config in late.messages.filter({ $0.topic.hasSuffix("/config") }) {
+                #expect(config.retain, "\(config.topic) is retained")
+                let parts = config.topic.split(separator: "/").map(String.init)
+                #expect(parts.count == 5 && parts[0] == "homeassistant" && parts[4] == "config")
+                #expect(["sensor", "binary_sensor"].contains(parts[1]))
+                #expect(Self.isID(parts[2]) && Self.isID(parts[3]))
+                let object = try #require(config.object, "\(config.topic) is a JSON object")
+                // What Home Assistant's MQTT discovery needs for an entity with a device.
+                let stateTopic = try #require(object["state_topic"] as? String)
+                #expect(stateTopic.hasPrefix("hrbridge/gym/sensor/") && stateTopic.hasSuffix("/state"))
+                let uniqueID = try #require(object["unique_id"] as? String)
+                #expect(Self.isID(uniqueID))
+                #expect(object["name"] is String)
+                #expect((object["value_template"] as? String)?.contains("value_json") == true)
+                let device = try #require(object["device"] as? [String: Any])
+                #expect((device["identifiers"] as? [String])?.isEmpty == false)
+                #expect(device["name"] is String)
+                let availability = try #require(object["availability"] as? [[String: Any]])
+                #expect(availability.contains { $0["topic"] as? String == "hrbridge/gym/status" })
+                #expect(object["availability_mode"] as? String == "all")
+                switch parts[3] {
+                case "heart_rate":
+                    #expect(object["unit_of_measurement"] as? String == "bpm")
+                    #expect(object["state_class"] as? String == "measurement")
+                    #expect(object["expire_after"] as? Int == 20)
+                case "battery":
+                    #expect(object["device_class"] as? String == "battery")
+                    #expect(object["unit_of_measurement"] as? String == "%")
+                case "connection":
+                    #expect(parts[1] == "binary_sensor")
+                    #expect(object["device_class"] as? String == "connectivity")
+                default:
+                    break
+                }
+            }
+            // The hostile advertised name arrives as the same text, inside JSON, nothing executed or cut.
+            let hostile = reader.messages.first {
+                $0.topic == "homeassistant/sensor/gym_c0ffee000002/heart_rate/config"
+            }
+            #expect((hostile?.object?["device"] as? [String: Any])?["name"] as? String == DaemonUnderTest.hostileName)
+
+            try await reader.waitFor("the node online") { $0.topic == "hrbridge/gym/status" && $0.payload == "online" }
+            let stateTopic = "hrbridge/gym/sensor/c0ffee000001/state"
+            try await eventually("three state updates of the first strap") {
+                reader.messages(on: stateTopic).count >= 3
+            }
+            let state = try #require(reader.messages(on: stateTopic).last?.object)
+            for key in [
+                "heartRate", "rr", "rmssd", "zone", "percentOfMax", "battery", "contact", "via", "state", "time",
+            ] {
+                #expect(state.keys.contains(key), "state carries \(key)")
+            }
+            #expect((state["heartRate"] as? Int).map { (40...220).contains($0) } == true)
+            #expect(state["zone"] is Int, "alice has zones")
+            #expect(state["via"] as? String == "connection")
+            #expect(state["state"] as? String == "ready")
+            try await reader.waitFor("the strap available") {
+                $0.topic == "hrbridge/gym/sensor/c0ffee000001/availability" && $0.payload == "online"
+            }
+
+            // Killed without a word: the broker publishes the Will.
+            kill(daemon.process.pid, SIGKILL)
+            try await reader.waitFor("the Will") {
+                $0.topic == "hrbridge/gym/status" && $0.payload == "offline"
+            }
+        }
+    }
+
+    @Test func commandsStartControlAndStopASessionAndBadOnesAreRefused() async throws {
+        try await withMosquitto { broker in
+            let daemon = try await DaemonUnderTest(moreSettings: Self.settings(broker))
+            defer { daemon.stop() }
+            let reader = try await MQTTSubscriber(
+                broker: broker, filters: ["hrbridge/gym/cmd/response", "hrbridge/gym/session/#"])
+            defer { reader.stop() }
+            try await mqttPublish(
+                broker: broker, topic: "hrbridge/gym/cmd/session/start",
+                payload: #"{"requestId": "r1", "sensors": ["C0:FF:EE:00:00:01"], "activity": "cycling"}"#)
+            let started = try await reader.waitFor("the start reply") { $0.object?["requestId"] as? String == "r1" }
+            #expect(started.object?["ok"] as? Bool == true)
+            let session = try #require((started.object?["session"] as? [String: Any])?["id"] as? String)
+            #expect((started.object?["session"] as? [String: Any])?["activity"] as? String == "cycling")
+            try await reader.waitFor("the retained session state") {
+                $0.topic == "hrbridge/gym/session/\(session)/state" && $0.object?["state"] as? String == "running"
+            }
+
+            try await mqttPublish(broker: broker, topic: "hrbridge/gym/cmd/session/\(session)/lap", payload: "{}")
+            try await reader.waitFor("the lap event") {
+                $0.topic == "hrbridge/gym/session/\(session)/event" && $0.payload.contains("lap")
+            }
+
+            // Malformed: a named error, and nothing else happens.
+            try await mqttPublish(
+                broker: broker, topic: "hrbridge/gym/cmd/session/start",
+                payload: #"{"requestId": "bad", "sensors": 5}"#)
+            let refused = try await reader.waitFor("the refusal") { $0.object?["requestId"] as? String == "bad" }
+            #expect(refused.object?["ok"] as? Bool == false)
+            let error = try #require(refused.object?["error"] as? [String: Any])
+            #expect(error["code"] as? String == "invalid_request")
+            #expect((error["message"] as? String)?.contains("sensors") == true)
+            try await mqttPublish(broker: broker, topic: "hrbridge/gym/cmd/session/start", payload: "not json")
+            try await mqttPublish(broker: broker, topic: "hrbridge/gym/cmd/reboot", payload: "{}")
+            try await eventually("two more refusals") {
+                reader.messages(on: "hrbridge/gym/cmd/response").filter { $0.object?["ok"] as? Bool == false }.count
+                    == 3
+            }
+            let sessions = try await daemon.unix.send(.GET, "/v1/sessions")
+            #expect((sessions.object?["sessions"] as? [Any])?.count == 1, "only the good command started a session")
+
+            try await mqttPublish(
+                broker: broker, topic: "hrbridge/gym/cmd/session/\(session)/stop", payload: #"{"requestId": "r2"}"#)
+            let stopped = try await reader.waitFor("the stop reply") { $0.object?["requestId"] as? String == "r2" }
+            #expect(stopped.object?["ok"] as? Bool == true)
+            try await reader.waitFor("the ended state") {
+                $0.topic == "hrbridge/gym/session/\(session)/state" && $0.object?["state"] as? String == "ended"
+            }
+        }
+    }
+
+    @Test func commandsAreRefusedUnlessEnabled() async throws {
+        try await withMosquitto { broker in
+            let daemon = try await DaemonUnderTest(moreSettings: Self.settings(broker, commands: false))
+            defer { daemon.stop() }
+            let reader = try await MQTTSubscriber(broker: broker, filters: ["hrbridge/gym/#"])
+            defer { reader.stop() }
+            try await reader.waitFor("the node online") { $0.topic == "hrbridge/gym/status" && $0.payload == "online" }
+            try await mqttPublish(
+                broker: broker, topic: "hrbridge/gym/cmd/session/start",
+                payload: #"{"sensors": ["C0:FF:EE:00:00:01"]}"#)
+            // The daemon does not even subscribe: the command sits unanswered; the API shows no session.
+            try await reader.waitFor("the command itself") { $0.topic == "hrbridge/gym/cmd/session/start" }
+            let sessions = try await daemon.unix.send(.GET, "/v1/sessions")
+            #expect((sessions.object?["sessions"] as? [Any])?.isEmpty == true)
+            #expect(reader.messages(on: "hrbridge/gym/cmd/response").isEmpty)
+        }
+    }
+
+    @Test func aBrokerRestartMidSessionLosesNoEvent() async throws {
+        try await withMosquitto { broker in
+            let daemon = try await DaemonUnderTest(moreSettings: Self.settings(broker))
+            defer { daemon.stop() }
+            let reader = try await MQTTSubscriber(
+                broker: broker, filters: ["hrbridge/gym/session/+/event"], clientID: "events-reader", persistent: true)
+            defer { reader.stop() }
+            let created = try await daemon.unix.send(
+                .POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[0]]])
+            let session = try #require(created.object?["id"] as? String)
+            var laps = 0
+            for round in 0..<3 {
+                for _ in 0..<4 {
+                    let lap = try await daemon.unix.send(.POST, "/v1/sessions/\(session)/lap", json: [String: Any]())
+                    #expect(lap.status == 200)
+                    laps += 1
+                }
+                if round == 0 { try await broker.restart() }
+                if round == 1 {
+                    broker.stop()
+                    // Laps while the broker is away wait in the daemon's outbox.
+                    for _ in 0..<4 {
+                        _ = try await daemon.unix.send(.POST, "/v1/sessions/\(session)/lap", json: [String: Any]())
+                        laps += 1
+                    }
+                    try await broker.start()
+                }
+            }
+            let total = laps
+            try await eventually("every lap event") {
+                reader.messages.filter { $0.payload.contains(#""lap""#) }.map(\.payload).count >= total
+            }
+            let distinct = Set(reader.messages.filter { $0.payload.contains(#""lap""#) }.map(\.payload))
+            #expect(distinct.count == total, "each lap once (a duplicate after a reconnect is allowed, a loss is not)")
+        }
+    }
+
+    @Test func metricsAreValidPrometheusTextAndMoveAsFramesArrive() async throws {
+        let daemon = try await DaemonUnderTest()
+        defer { daemon.stop() }
+        func scrape() async throws -> [[String: Any]] {
+            let reply = try await daemon.unix.send(.GET, "/metrics")
+            #expect(reply.status == 200)
+            let file = daemon.directory.appendingPathComponent("metrics-\(UUID().uuidString).txt")
+            try reply.body.write(to: file)
+            let parser = try Spawned(
+                venvPython, [packageRoot.appendingPathComponent("Tests/Fixtures/metrics/parse.py").path, file.path])
+            let status = await parser.wait()
+            #expect(status == 0, "prometheus-client parses it: \(parser.report)")
+            return parser.output.compactMap {
+                (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+            }
+        }
+        func value(_ samples: [[String: Any]], _ name: String, _ labels: [String: String] = [:]) -> Double? {
+            samples.first { sample in
+                sample["name"] as? String == name
+                    && labels.allSatisfy { (sample["labels"] as? [String: String])?[$0.key] == $0.value }
+            }?["value"] as? Double
+        }
+        var first = try await scrape()
+        try await eventually("the first frames counted") {
+            first = try await scrape()
+            return value(first, "hrbridge_frames_decoded_total") ?? 0 > 0
+        }
+        let decoded = try #require(value(first, "hrbridge_frames_decoded_total"))
+        #expect(value(first, "hrbridge_connections_total") ?? 0 >= 3)
+        #expect(value(first, "hrbridge_sensors_streaming") == 3)
+        #expect(value(first, "hrbridge_adapter_links", ["adapter": "mock"]) == 3)
+        #expect(value(first, "hrbridge_sessions", ["state": "running"]) == 0)
+        let created = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[0]]])
+        #expect(created.status == 201)
+        var later = first
+        try await eventually("the frame counter to move and a refused frame to be counted") {
+            later = try await scrape()
+            return (value(later, "hrbridge_frames_decoded_total") ?? 0) > decoded
+                && later.contains {
+                    $0["name"] as? String == "hrbridge_frames_refused_total" && ($0["value"] as? Double ?? 0) > 0
+                }
+        }
+        #expect(value(later, "hrbridge_sessions", ["state": "running"]) == 1)
+        try await eventually("a store write timed") {
+            value(try await scrape(), "hrbridge_store_write_seconds_count") ?? 0 > 0
+        }
+
+        // On TCP, metrics are data: a token is needed, the read role is enough.
+        let anonymous = try await daemon.tcp(nil).send(.GET, "/metrics")
+        #expect(anonymous.status == 401)
+        let reader = try await daemon.tcp(DaemonUnderTest.readToken).send(.GET, "/metrics")
+        #expect(reader.status == 200)
+    }
+}
