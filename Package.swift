@@ -197,7 +197,7 @@ let package = Package(
             name: "BridgeTests",
             dependencies: [
                 "Bridge", "BusHarness", "Workouts", "Sensors", "SensorSimulator", "GATT", "hrbridge", "JSONSupport",
-                "Samples", "WorkoutStore",
+                "Samples", "WorkoutStore", "MQTT",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

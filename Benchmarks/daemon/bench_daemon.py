@@ -14,6 +14,11 @@ With --stalled-sse N [--minutes 10] [--straps 10] it measures the other end inst
 open /v1/events and never read (a 4 KiB receive buffer, so the daemon's writes stall early)
 while the straps send at 4 Hz; one WebSocket client does read, to show the stream still flows.
 The daemon's RSS is sampled every 10 s.
+
+With --mqtt the daemon also publishes to a mosquitto broker (Debian's, started here on a free
+port) with `state_interval = 0` (every frame), and a paho-mqtt subscriber reads every sensor's
+state topic: broker messages per second, latency daemon receipt (the state's `time`) →
+subscriber, and the broker's CPU are printed beside the WebSocket figures.
 """
 import argparse
 import asyncio
@@ -163,6 +168,58 @@ def stalled_sse(arguments, port, pid, producer):
             print("| %.0f | %.1f | %d |" % (seconds / 60, value, read))
 
 
+def start_broker(directory):
+    """Debian's mosquitto on a free loopback port; returns the process and the port."""
+    port = free_port()
+    config = os.path.join(directory, "mosquitto.conf")
+    with open(config, "w") as out:
+        out.write("user root\nlistener %d 127.0.0.1\nallow_anonymous true\nlog_dest stderr\n" % port)
+    broker = subprocess.Popen(["/usr/sbin/mosquitto", "-c", config], stderr=subprocess.PIPE, text=True)
+    for line in broker.stderr:
+        if " running" in line:
+            break
+    return broker, port
+
+
+class MQTTReader:
+    """A paho-mqtt subscriber on every sensor state topic, timing each message against its `time`."""
+
+    def __init__(self, port):
+        import datetime
+        import paho.mqtt.client as mqtt
+        self.latencies, self.count, self.started = [], 0, time.monotonic()
+        self.ready = False
+
+        def on_message(client, userdata, message):
+            now = time.time()
+            self.count += 1
+            stamp = json.loads(message.payload).get("time")
+            if stamp:
+                sent = datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+                self.latencies.append((now - sent) * 1000)
+
+        def on_subscribe(client, userdata, mid, reasons, properties):
+            self.ready = True
+
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2)
+        self.client.on_message = on_message
+        self.client.on_subscribe = on_subscribe
+        self.client.on_connect = lambda client, *rest: client.subscribe("hrbridge/bench/sensor/+/state", 0)
+        self.client.connect("127.0.0.1", port)
+        self.client.loop_start()
+        while not self.ready:
+            time.sleep(0.05)
+        # The retained states of the connected straps are not part of the run.
+        time.sleep(0.5)
+        self.latencies.clear()
+        self.count, self.started = 0, time.monotonic()
+
+    def finish(self):
+        wall = time.monotonic() - self.started
+        self.client.loop_stop()
+        return self.latencies, self.count, wall
+
+
 def unit_environment():
     """The Environment= assignments of systemd/hrbridge.service."""
     unit = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "systemd", "hrbridge.service")
@@ -187,6 +244,7 @@ def main():
     parser.add_argument("--minutes", type=int, default=10)
     parser.add_argument("--adapters", type=int, default=1)
     parser.add_argument("--link-limit", type=int, default=0)
+    parser.add_argument("--mqtt", action="store_true", help="publish to a mosquitto broker and read it back")
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="hrbridge-bench-daemon-") as directory:
         config = os.path.join(directory, "bus.conf")
@@ -209,6 +267,7 @@ def main():
                                      "--adapters", str(arguments.adapters), "--link-limit", str(arguments.link_limit)],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=environment)
         daemon = None
+        broker = None
         try:
             assert producer.stdout.readline().strip() == "ready"
             port = free_port()
@@ -218,6 +277,9 @@ def main():
                 out.write('[[api.tokens]]\ntoken = "%s"\nrole = "read"\n' % TOKEN)
                 for index in range(1, arguments.straps + 1):
                     out.write('[[sensors]]\naddress = "%s"\n' % address(index))
+                if arguments.mqtt:
+                    broker, broker_port = start_broker(directory)
+                    out.write('[mqtt]\nurl = "mqtt://127.0.0.1:%d"\nnode = "bench"\nstate_interval = 0\n' % broker_port)
             # It holds a token: private, or the daemon refuses it.
             os.chmod(os.path.join(directory, "config.toml"), 0o600)
             daemon = subprocess.Popen([arguments.hrbridge, "daemon", "--config", os.path.join(directory, "config.toml"),
@@ -246,7 +308,12 @@ def main():
             idle_before = cpu_seconds(daemon.pid)
             time.sleep(arguments.idle)
             idle_cpu = cpu_seconds(daemon.pid) - idle_before
+            reader = MQTTReader(broker_port) if arguments.mqtt else None
+            broker_cpu = cpu_seconds(broker.pid) if arguments.mqtt else 0
             latencies, cpu, wall, messages = asyncio.run(run(arguments, port, daemon.pid, producer))
+            if reader:
+                broker_cpu = cpu_seconds(broker.pid) - broker_cpu
+                mqtt_latencies, mqtt_count, mqtt_wall = reader.finish()
             mem = memory(daemon.pid)
             latencies.sort()
             count = len(latencies)
@@ -265,6 +332,13 @@ def main():
             print("| idle daemon CPU over %d s (%d straps connected, no frames) | %.3f s |" % (arguments.idle,
                                                                                     arguments.straps, idle_cpu))
             print("| daemon start → every strap streaming (health polled every 50 ms) | %.2f s |" % all_streaming)
+            if reader:
+                mqtt_latencies.sort()
+                print("| MQTT state messages read by the subscriber | %d (%.0f per second) |" % (
+                    mqtt_count, mqtt_count / mqtt_wall))
+                print("| MQTT latency daemon receipt → subscriber, p50 / p99 | %.1f ms / %.1f ms |" % (
+                    mqtt_latencies[len(mqtt_latencies) // 2], mqtt_latencies[int(len(mqtt_latencies) * 0.99)]))
+                print("| broker (mosquitto) CPU under load | %.1f %% of a core |" % (100 * broker_cpu / wall))
             for adapter in health.get("adapters", []):
                 print("| %s: links in use / straps streaming / slot refusals | %d / %d / %d |" % (
                     adapter["name"], adapter["linksInUse"], len(adapter["sensors"]), adapter["slotRefusals"]))
@@ -274,6 +348,8 @@ def main():
                 daemon.wait(timeout=30)
             producer.kill()
             os.kill(bus_pid, 15)
+            if arguments.mqtt and broker is not None:
+                broker.terminate()
 
 
 if __name__ == "__main__":

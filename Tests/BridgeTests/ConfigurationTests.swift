@@ -1,5 +1,6 @@
 import Bridge
 import Foundation
+import MQTT
 import Testing
 import Workouts
 
@@ -171,6 +172,58 @@ struct ConfigurationTests {
     func socketModeAccepted() throws {
         #expect(try ConfigurationLoader.parse("[api]\nsocket_mode = \"0600\"").socketMode == 0o600)
         #expect(try ConfigurationLoader.parse("[api]\nsocket_mode = \"0660\"").socketMode == 0o660)
+    }
+
+    @Test("[mqtt] is read with its defaults and every setting checked")
+    func mqttSettings() throws {
+        let configuration = try ConfigurationLoader.parse(
+            "[mqtt]\nurl = \"mqtt://broker.lan\"\nnode = \"gym-1\"\nstate_interval = 0\ncommands = true")
+        let mqtt = try #require(configuration.mqtt)
+        #expect(mqtt.broker.host == "broker.lan" && mqtt.broker.port == 1883 && !mqtt.broker.usesTLS)
+        #expect(mqtt.node == "gym-1")
+        #expect(mqtt.stateInterval == 0)
+        #expect(mqtt.commands && mqtt.discovery && !mqtt.publishGuests)
+        #expect(mqtt.discoveryPrefix == "homeassistant" && mqtt.expireAfter == 30)
+        #expect(try ConfigurationLoader.parse("").mqtt == nil)
+    }
+
+    @Test(
+        "bad [mqtt] settings name their line",
+        arguments: [
+            ("[mqtt]\nurl = \"http://broker\"", 2, "mqtt:// or mqtts://"),
+            ("[mqtt]\nurl = \"mqtt://user:secret@broker\"", 2, "credentials do not belong in the URL"),
+            ("[mqtt]\nurl = \"mqtt://broker\"\nnode = \"a/b\"", 3, "part of topics"),
+            ("[mqtt]\nurl = \"mqtt://broker\"\ntls_ca = \"/etc/hostname\"", 3, "need an mqtts:// url"),
+            ("[mqtt]\nurl = \"mqtt://broker\"\nstate_interval = -1", 3, "out of range"),
+            ("[mqtt]\nurl = \"mqtt://broker\"\ncommands = \"yes\"", 3, "true or false"),
+            ("[mqtt]\nnode = \"gym\"", 1, "needs url"),
+            ("[mqtt]\nurl = \"mqtt://broker\"\npassword_file = \"/nonexistent\"", 3, "does not exist"),
+        ])
+    func badMQTTSettings(text: String, line: Int, message: String) {
+        #expect {
+            try ConfigurationLoader.parse(text)
+        } throws: { error in
+            guard let problems = (error as? ConfigurationError)?.problems, let first = problems.first else {
+                return false
+            }
+            return first.line == line && first.message.contains(message)
+        }
+    }
+
+    @Test("an MQTT password file every user can read is refused")
+    func worldReadablePasswordFile() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("mqtt-pw-\(UUID().uuidString)").path
+        try Data("secret\n".utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+        let text = "[mqtt]\nurl = \"mqtt://broker\"\nusername = \"u\"\npassword_file = \"\(path)\""
+        #expect {
+            try ConfigurationLoader.parse(text)
+        } throws: { error in
+            (error as? ConfigurationError)?.problems.first?.message.contains("readable by every user") == true
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: path)
+        #expect(try ConfigurationLoader.parse(text).mqtt?.passwordFile == path)
     }
 
     @Test("a configuration holding tokens that every user can read is refused")
