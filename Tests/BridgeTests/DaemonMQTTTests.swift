@@ -83,6 +83,10 @@ struct DaemonMQTTTests {
             #expect((hostile?.object?["device"] as? [String: Any])?["name"] as? String == DaemonUnderTest.hostileName)
 
             try await reader.waitFor("the node online") { $0.topic == "hrbridge/gym/status" && $0.payload == "online" }
+            // Home Assistant restarted: it announces itself and gets every config again.
+            let heartRateConfig = "homeassistant/sensor/gym_c0ffee000001/heart_rate/config"
+            try await mqttPublish(broker: broker, topic: "homeassistant/status", payload: "online")
+            try await eventually("the configs published again") { reader.messages(on: heartRateConfig).count >= 2 }
             let stateTopic = "hrbridge/gym/sensor/c0ffee000001/state"
             try await eventually("three state updates of the first strap") {
                 reader.messages(on: stateTopic).count >= 3
@@ -116,6 +120,11 @@ struct DaemonMQTTTests {
             let reader = try await MQTTSubscriber(
                 broker: broker, filters: ["hrbridge/gym/cmd/response", "hrbridge/gym/session/#"])
             defer { reader.stop() }
+            // A guest's session first: it never reaches the broker (the other session's topics, published
+            // after it in order, show that its own would have arrived by then).
+            let guest = try await daemon.unix.send(
+                .POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[1]], "guest": true])
+            let guestID = try #require(guest.object?["id"] as? String)
             try await mqttPublish(
                 broker: broker, topic: "hrbridge/gym/cmd/session/start",
                 payload: #"{"requestId": "r1", "sensors": ["C0:FF:EE:00:00:01"], "activity": "cycling"}"#)
@@ -126,6 +135,7 @@ struct DaemonMQTTTests {
             try await reader.waitFor("the retained session state") {
                 $0.topic == "hrbridge/gym/session/\(session)/state" && $0.object?["state"] as? String == "running"
             }
+            #expect(!reader.messages.contains { $0.topic.contains(guestID) }, "nothing of the guest's session")
 
             try await mqttPublish(broker: broker, topic: "hrbridge/gym/cmd/session/\(session)/lap", payload: "{}")
             try await reader.waitFor("the lap event") {
@@ -148,7 +158,7 @@ struct DaemonMQTTTests {
                     == 3
             }
             let sessions = try await daemon.unix.send(.GET, "/v1/sessions")
-            #expect((sessions.object?["sessions"] as? [Any])?.count == 1, "only the good command started a session")
+            #expect((sessions.object?["sessions"] as? [Any])?.count == 2, "only the good command started a session")
 
             try await mqttPublish(
                 broker: broker, topic: "hrbridge/gym/cmd/session/\(session)/stop", payload: #"{"requestId": "r2"}"#)

@@ -21,8 +21,6 @@ public actor MQTTBridge: Service {
     private var sensors: [String: MQTTSensorState] = [:]
     /// Straps announced to Home Assistant.
     private var announced: Set<String> = []
-    /// Whether each session seen is a guest's.
-    private var guestSessions: [UUID: Bool] = [:]
     private let commandsRefused = Counter(label: "hrbridge_mqtt_commands_total", dimensions: [("result", "refused")])
     private let commandsDone = Counter(label: "hrbridge_mqtt_commands_total", dimensions: [("result", "done")])
 
@@ -127,10 +125,7 @@ public actor MQTTBridge: Service {
             guard let status = try? JSONText.decode(SensorStatus.self, from: Data(message.json.utf8)) else { return }
             let before = sensors[address]
             noteStatus(status)
-            if let session = status.session, guestSessions[session] == nil {
-                guestSessions[session] = (try? await core.sessions.session(session.uuidString).guest) ?? false
-            }
-            sensors[address]?.guest = status.session.flatMap { guestSessions[$0] } ?? false
+            sensors[address]?.guest = status.session.map(core.sessions.isGuest) ?? false
             guard let after = sensors[address] else { return }
             if shouldAnnounce(status), !announced.contains(address) { await announce(address, again: false) }
             if before?.state != after.state || before?.battery != after.battery || before?.name != after.name {
@@ -139,11 +134,8 @@ public actor MQTTBridge: Service {
             }
         case "session", "event", "zone", "plan", "hrv":
             guard let session = message.session else { return }
-            if guestSessions[session] == nil {
-                guestSessions[session] = (try? await core.sessions.session(session.uuidString).guest) ?? false
-            }
             // A guest's session is never stored anywhere: no session topics, retained or not.
-            guard guestSessions[session] == false else { return }
+            guard !core.sessions.isGuest(session) else { return }
             let leaf = message.kind == "session" ? "state" : message.kind
             await client.publish(
                 MQTTMessage(

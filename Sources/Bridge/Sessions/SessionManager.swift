@@ -2,6 +2,7 @@ import Foundation
 public import Logging
 import Samples
 public import Sensors
+import Synchronization
 import WorkoutPlans
 import WorkoutRecording
 public import WorkoutStore
@@ -17,6 +18,8 @@ public actor SessionManager {
     private let hub: LiveHub
     private let logger: Logger
     private let registry = WorkoutSessionRegistry()
+    /// Guest sessions, known before their first live message (readers outside the actor ask).
+    private nonisolated let guestIDs = Mutex<Set<UUID>>([])
     private var sessions: [UUID: BridgeSession] = [:]
     /// Ended sessions, kept so a client can read how they ended (the newest ``endedLimit``; the
     /// store keeps the workouts).
@@ -46,6 +49,9 @@ public actor SessionManager {
     public static func anonymousAthlete(for address: String) -> String {
         "strap-" + address.lowercased().replacingOccurrences(of: ":", with: "")
     }
+
+    /// Whether a session is a guest's (answers before the session's first message is published).
+    nonisolated func isGuest(_ id: UUID) -> Bool { guestIDs.withLock { $0.contains(id) } }
 
     /// Running and paused sessions.
     public var active: [BridgeSession] { sessions.values.sorted { $0.started < $1.started } }
@@ -146,6 +152,7 @@ public actor SessionManager {
         if runnerPlan != nil {
             whenPlanCompletes = { [weak self] id in _ = try? await self?.stop(id.uuidString) }
         }
+        if request.guest { _ = guestIDs.withLock { $0.insert(id) } }
         let session = BridgeSession(
             recorder: recorder, guest: request.guest, started: clock.now(), trigger: trigger, clock: clock, hub: hub,
             logger: logger, whenPlanCompletes: whenPlanCompletes)
