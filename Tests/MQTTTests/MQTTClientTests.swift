@@ -51,7 +51,9 @@ import Testing
             try await client.start()
             for index in 1...5 {
                 await client.publish(MQTTMessage(topic: "t/event", text: "e\(index)", qos: .atLeastOnce))
-                await client.publish(MQTTMessage(topic: "t/state", text: "\(60 + index)"))
+                // Retained, as the bridge's states are: a QoS 0 message reaches a subscriber that is back
+                // before it; one that reconnects later gets it as the retained value.
+                await client.publish(MQTTMessage(topic: "t/state", text: "\(60 + index)", retain: true))
             }
             #expect(await client.waiting == 6)  // five events and the newest state
             try await broker.start()
@@ -59,7 +61,7 @@ import Testing
             try await subscriber.waitFor("the last event") { $0.topic == "t/event" && $0.payload == "e5" }
             try await subscriber.waitFor("the newest state") { $0.topic == "t/state" && $0.payload == "65" }
             #expect(subscriber.messages(on: "t/event").map(\.payload) == ["e1", "e2", "e3", "e4", "e5"])
-            #expect(subscriber.messages(on: "t/state").map(\.payload) == ["65"])
+            #expect(Set(subscriber.messages(on: "t/state").map(\.payload)) == ["65"], "only the newest state went out")
             #expect(await client.waiting == 0)
             await client.stop()
         }
