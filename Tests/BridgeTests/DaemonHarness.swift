@@ -33,26 +33,6 @@ final class DaemonUnderTest: Sendable {
             .appendingPathComponent("hrbridge").path
     }
 
-    /// A port nothing listens on now.
-    static func freePort() -> Int {
-        let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     /// Three virtual straps; with `dropouts`, the third one disconnects for 25 s of every minute
     /// from 40 s into the scenario on, so a page opened at any moment soon sees one.
     static func scenario(dropouts: Bool) -> String {
@@ -86,7 +66,7 @@ final class DaemonUnderTest: Sendable {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "hrbridge-daemon-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            port = Self.freePort()
+            port = try freeLoopbackPort()
             storePath = (storeDirectory ?? directory.path) + "/store.sqlite"
             try Data(Self.scenario(dropouts: classBoard).utf8).write(
                 to: directory.appendingPathComponent("scenario.json"))

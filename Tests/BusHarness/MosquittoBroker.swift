@@ -27,8 +27,8 @@ public final class MosquittoBroker: Sendable {
     public init(tls: Bool = false) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("hrbridge-mqtt-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        port = try Self.freePort()
-        tlsPort = tls ? try Self.freePort() : nil
+        port = try freeLoopbackPort()
+        tlsPort = tls ? try freeLoopbackPort() : nil
         var configuration = """
             user root
             persistence true
@@ -89,25 +89,6 @@ public final class MosquittoBroker: Sendable {
 
     /// What the broker printed so far.
     public var output: [String] { process.withLock { $0?.output ?? [] } }
-
-    /// A port nobody listens on now (the kernel's pick).
-    public static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw HarnessError("socket() failed") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
-                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw HarnessError("bind() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
 
     /// A test CA and a server certificate for 127.0.0.1/localhost, made with openssl.
     static func makeCertificates(in directory: URL) throws {

@@ -31,11 +31,13 @@ public final class LiveHub: Sendable {
     }
 
     /// A subscription to the messages for `session` and `sensor` (nil: all) from now on.
+    /// `kinds` (nil: all) keeps a reader that wants a few kinds from being handed every frame.
     public func subscribe(
-        session: UUID? = nil, sensor: String? = nil, byteBudget: Int = LiveHub.clientByteBudget
+        session: UUID? = nil, sensor: String? = nil, kinds: Set<String>? = nil,
+        byteBudget: Int = LiveHub.clientByteBudget
     ) -> LiveSubscription {
         let box = Mutex<ObjectIdentifier?>(nil)
-        let subscription = LiveSubscription(session: session, sensor: sensor, byteBudget: byteBudget) {
+        let subscription = LiveSubscription(session: session, sensor: sensor, kinds: kinds, byteBudget: byteBudget) {
             [weak self] in
             guard let id = box.withLock({ $0 }) else { return }
             self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }

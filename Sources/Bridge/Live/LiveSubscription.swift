@@ -45,21 +45,29 @@ public final class LiveSubscription: AsyncSequence, Sendable {
     public let session: UUID?
     /// The sensor filter (nil: every sensor).
     public let sensor: String?
+    /// The kinds wanted (nil: every kind).
+    public let kinds: Set<String>?
     /// Bytes of JSON that may wait for this reader.
     public let byteBudget: Int
     private let state = Mutex(State())
     private let onEnd: @Sendable () -> Void
 
-    init(session: UUID?, sensor: String?, byteBudget: Int, onEnd: @escaping @Sendable () -> Void) {
+    init(
+        session: UUID?, sensor: String?, kinds: Set<String>? = nil, byteBudget: Int,
+        onEnd: @escaping @Sendable () -> Void
+    ) {
         self.session = session
         self.sensor = sensor
+        self.kinds = kinds
         self.byteBudget = byteBudget
         self.onEnd = onEnd
     }
 
     /// Takes a published message if the filters want it.
     func offer(_ message: LiveMessage) {
-        guard message.matches(session: session, sensor: sensor) else { return }
+        guard message.matches(session: session, sensor: sensor), kinds?.contains(message.kind) != false else {
+            return
+        }
         let size = message.json.utf8.count
         let waiter = state.withLock { state -> CheckedContinuation<Delivery?, Never>? in
             guard !state.finished else { return nil }
