@@ -170,6 +170,57 @@ struct DaemonMQTTTests {
         }
     }
 
+    @Test func aForgottenStrapLeavesHomeAssistantAndItsRetainedTopicsAreCleared() async throws {
+        try await withMosquitto { broker in
+            // No [[sensors]]: the simulator's straps are the user's own, none configured, so one can be forgotten.
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hrbridge-forget-\(UUID())")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let config = directory.appendingPathComponent("config.toml").path
+            try Data(
+                """
+                [adapter]
+                kind = "mock"
+                speed = 5
+                [store]
+                path = "\(directory.path)/store.sqlite"
+                [api]
+                socket = "\(directory.path)/api.sock"
+                \(Self.settings(broker))
+                """.utf8
+            ).write(to: URL(fileURLWithPath: config))
+            let api = APIClient(endpoint: .unix(directory.appendingPathComponent("api.sock").path))
+            let daemon = try await Spawned.startPeer(
+                DaemonUnderTest.binary, ["daemon", "--config", config], label: "daemon"
+            ) {
+                _ in
+                guard let reply = try? await api.send(.GET, "/v1/health"), reply.status == 200 else { return false }
+                return reply.object?["sensorsStreaming"] as? Int ?? 0 > 0
+            }
+            defer { daemon.stop() }
+            let list = try await api.send(.GET, "/v1/sensors")
+            let sensors = try #require(list.object?["sensors"] as? [[String: Any]])
+            let address = try #require(sensors.compactMap { $0["address"] as? String }.first)
+            let id = MQTTTopics.objectID(address)
+            let reader = try await MQTTSubscriber(
+                broker: broker, filters: ["homeassistant/#", "hrbridge/gym/sensor/#"])
+            defer { reader.stop() }
+            let configTopic = "homeassistant/sensor/gym_\(id)/heart_rate/config"
+            try await reader.waitFor("the strap announced") { $0.topic == configTopic && !$0.payload.isEmpty }
+            let forget = try await api.send(.DELETE, "/v1/sensors/\(address)")
+            #expect((200..<300).contains(forget.status))
+            try await reader.waitFor("its config removed") { $0.topic == configTopic && $0.payload.isEmpty }
+            try await reader.waitFor("its retained state cleared") {
+                $0.topic == "hrbridge/gym/sensor/\(id)/state" && $0.payload.isEmpty
+            }
+            // A later client finds nothing of it.
+            let late = try await MQTTSubscriber(broker: broker, filters: ["homeassistant/#", "hrbridge/gym/sensor/#"])
+            defer { late.stop() }
+            try await late.waitFor("another strap's retained config") { $0.topic.hasSuffix("/config") }
+            #expect(!late.messages.contains { $0.topic.contains(id) })
+        }
+    }
+
     @Test func commandsAreRefusedUnlessEnabled() async throws {
         try await withMosquitto { broker in
             let daemon = try await DaemonUnderTest(moreSettings: Self.settings(broker, commands: false))

@@ -50,7 +50,8 @@ public actor MQTTBridge: Service {
 
     /// Runs until graceful shutdown, then says `offline` and disconnects.
     public func run() async throws {
-        let hubMessages = core.hub.subscribe(byteBudget: 16 << 20)
+        let hubMessages = core.hub.subscribe(
+            kinds: ["sensor", "session", "event", "zone", "plan", "hrv"], byteBudget: 16 << 20)
         let adapterEvents = core.sensors.adapter.events()
         for status in await core.sensors.list() { noteStatus(status) }
         if settings.commands { await client.subscribe(topics.commandFilter) }
@@ -118,7 +119,7 @@ public actor MQTTBridge: Service {
         switch message.kind {
         case "sensor":
             guard let address = message.sensor else { return }
-            if message.json.contains(#""state":"gone""#) {
+            if (try? JSONText.decode(StateOnly.self, from: Data(message.json.utf8)))?.state == "gone" {
                 await forget(address)
                 return
             }
@@ -146,6 +147,11 @@ public actor MQTTBridge: Service {
         }
     }
 
+    /// The one field a `gone` sensor message is read for.
+    private struct StateOnly: Decodable {
+        var state: String
+    }
+
     /// The hub dropped messages for us (the broker path is slower than the frames): said, counted.
     private func fellBehind(_ count: Int) {
         logger.warning("MQTT publisher fell behind the live stream", metadata: ["dropped": "\(count)"])
@@ -171,7 +177,7 @@ public actor MQTTBridge: Service {
     }
 
     private func publishState(_ address: String) async {
-        guard let state = sensors[address], announced.contains(address) || state.state == "ready" else { return }
+        guard let state = sensors[address], announced.contains(address) else { return }
         if state.guest {
             guard settings.publishGuests else { return }
             // Live only: a guest's values are never kept by the broker.
@@ -182,7 +188,8 @@ public actor MQTTBridge: Service {
     }
 
     private func publishAvailability(_ address: String) async {
-        guard let state = sensors[address] else { return }
+        // Only straps with topics: a forgotten one's last disconnect must not leave a retained value.
+        guard let state = sensors[address], announced.contains(address) else { return }
         await client.publish(
             MQTTMessage(
                 topic: topics.sensor(address, "availability"), text: state.state == "ready" ? "online" : "offline",
@@ -192,9 +199,11 @@ public actor MQTTBridge: Service {
     private func announce(_ address: String, again: Bool) async {
         guard let state = sensors[address] else { return }
         announced.insert(address)
-        guard settings.discovery else { return }
-        for message in HomeAssistantDiscovery.configs(for: state, topics: topics, expireAfter: settings.expireAfter) {
-            await client.publish(message)
+        if settings.discovery {
+            for message in HomeAssistantDiscovery.configs(for: state, topics: topics, expireAfter: settings.expireAfter)
+            {
+                await client.publish(message)
+            }
         }
         if !again {
             await publishAvailability(address)
@@ -246,11 +255,12 @@ public actor MQTTBridge: Service {
         guard message.topic != topics.response else { return }
         var body = Data(message.payload)
         var requestID: String?
-        if let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any], object["requestId"] != nil {
-            requestID = (object["requestId"] as? String).map { String($0.prefix(128)) }
-            var rest = object
-            rest["requestId"] = nil
-            body = (try? JSONSerialization.data(withJSONObject: rest)) ?? Data("{}".utf8)
+        // `requestId` belongs to MQTT, not to the request: taken out before the API's validation.
+        if case .object(var object)? = try? JSONText.decode(JSONValue.self, from: body),
+            let id = object.removeValue(forKey: "requestId")
+        {
+            if case .string(let text) = id { requestID = String(text.prefix(128)) }
+            body = Data(((try? JSONText.line(JSONValue.object(object))) ?? "{}").utf8)
         }
         do {
             let snapshot: SessionJSON
