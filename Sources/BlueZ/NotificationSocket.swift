@@ -9,6 +9,9 @@ import DBus
 /// A thread of its own blocks in `recv`; datagrams arrive in order on ``datagrams``, which ends at
 /// end of file (BlueZ closes the socket on every disconnect) or on an error.
 /// A zero-length notification cannot be told from end of file: that is the socket API's limit.
+/// bluetoothd makes the pair non-blocking (`SOCK_NONBLOCK`) and the flag travels with the
+/// descriptor: the socket is set blocking here, or the first idle `recv` (`EAGAIN`) would end the
+/// stream and hang up on BlueZ (found on the real-BlueZ bed).
 final class NotificationSocket: Sendable {
     let descriptor: Int32
     let mtu: Int
@@ -20,6 +23,10 @@ final class NotificationSocket: Sendable {
         self.descriptor = descriptor
         self.mtu = max(mtu, 23)
         let size = self.mtu + 3
+        let flags = fcntl(descriptor, F_GETFL)
+        if flags >= 0 && flags & O_NONBLOCK != 0 {
+            _ = fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK)
+        }
         let (stream, continuation) = AsyncStream<[UInt8]>.makeStream()
         datagrams = stream
         DetachedThread.start(named: "hrbridge.notify") {

@@ -24,7 +24,7 @@ struct MonitorCommand: AsyncParsableCommand {
             On a terminal: one line per strap, updated in place (HR, contact, RR, battery, state).
             --json: one object per measurement with the keys time (ISO 8601), sensor (address),
             heartRate, sensorContact, energyExpended and rrIntervals (as in `hrbridge decode`), status
-            lines {"event":"connected"|"disconnected"|"reconnecting","sensor":…,"time":…} and refused
+            lines {"event":"connected"|"disconnected"|"reconnecting","sensor":…,"adapter":…,"time":…} and refused
             frames {"event":"frameRefused",…}, adapter states {"event":"adapter","adapter":…,
             "state":"ready"|"poweredOff"|"absent"|"serviceStopped"}; the last line is {"event":"stats",…}.
             Without bluetoothd or an adapter, monitor says so and waits for them (no polling).
@@ -219,11 +219,11 @@ final class MonitorView: @unchecked Sendable {
         write(line)
     }
 
-    func status(_ event: String, sensor: String, detail: String? = nil) {
+    func status(_ event: String, sensor: String, adapter: String? = nil, detail: String? = nil) {
         lock.lock()
         defer { lock.unlock() }
         if json {
-            write(SensorEventJSON(event: event, sensor: sensor, detail: detail, time: Date()))
+            write(SensorEventJSON(event: event, sensor: sensor, adapter: adapter, detail: detail, time: Date()))
         } else {
             update(sensor, "\(sensor)  \(event)\(detail.map { ": \($0)" } ?? "")")
         }
@@ -279,11 +279,12 @@ final class MonitorView: @unchecked Sendable {
             let gap = wasDown ? statistics.snapshot[sensor.address]?.lastGap : nil
             if wasDown || json {
                 status(
-                    "connected", sensor: sensor.address, detail: gap.map { String(format: "after a %.1f s gap", $0) })
+                    "connected", sensor: sensor.address, adapter: sensor.adapter,
+                    detail: gap.map { String(format: "after a %.1f s gap", $0) })
             }
         case .connectionChanged(let sensor, .disconnected(let reason)):
             lock.withLock { _ = disconnected.insert(sensor.address) }
-            status("disconnected", sensor: sensor.address, detail: reason.description)
+            status("disconnected", sensor: sensor.address, adapter: sensor.adapter, detail: reason.description)
         case .connectionChanged(let sensor, .connecting):
             if lock.withLock({ disconnected.contains(sensor.address) }) {
                 status("reconnecting", sensor: sensor.address)

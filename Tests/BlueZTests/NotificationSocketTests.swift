@@ -1,0 +1,46 @@
+import Testing
+
+@testable import BlueZ
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The `AcquireNotify` socket as bluetoothd hands it out: a non-blocking SEQPACKET pair.
+@Suite struct NotificationSocketTests {
+    /// A socket pair made the way bluetoothd's `create_sock()` makes it.
+    private static func nonBlockingPair() throws -> (ours: Int32, bluez: Int32) {
+        var descriptors: [Int32] = [-1, -1]
+        let made = socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &descriptors)
+        try #require(made == 0)
+        return (descriptors[0], descriptors[1])
+    }
+
+    @Test func aNonBlockingSocketStaysOpenWhileNoNotificationIsWaiting() async throws {
+        let (ours, bluez) = try Self.nonBlockingPair()
+        defer { close(bluez) }
+        let socket = NotificationSocket(descriptor: ours, mtu: 23)
+        defer { socket.close() }
+        // Nothing is waiting when the reader starts: a non-blocking recv would fail with EAGAIN
+        // and end the stream; the reader must block instead.
+        #expect(fcntl(ours, F_GETFL) & O_NONBLOCK == 0)
+        var iterator = socket.datagrams.makeAsyncIterator()
+        for frame: [UInt8] in [[0x06, 0x48], [0x10, 0x49, 0xA0, 0x03], [0x06, 0x4A]] {
+            let sent = frame.withUnsafeBytes { send(bluez, $0.baseAddress, $0.count, 0) }
+            try #require(sent == frame.count)
+            #expect(await iterator.next() == frame)
+        }
+    }
+
+    @Test func theStreamEndsWhenBlueZClosesTheSocket() async throws {
+        let (ours, bluez) = try Self.nonBlockingPair()
+        let socket = NotificationSocket(descriptor: ours, mtu: 23)
+        defer { socket.close() }
+        let frame: [UInt8] = [0x06, 0x50]
+        _ = frame.withUnsafeBytes { send(bluez, $0.baseAddress, $0.count, 0) }
+        close(bluez)
+        var received: [[UInt8]] = []
+        for await datagram in socket.datagrams { received.append(datagram) }
+        #expect(received == [frame])
+    }
+}
