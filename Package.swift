@@ -191,6 +191,8 @@ let package = Package(
         .testTarget(
             name: "WorkoutPlansTests",
             dependencies: ["WorkoutPlans", "Workouts", "Samples", "Sensors", "SensorSimulator"]),
+        // Real bluetoothd and the Linux kernel in QEMU, Bumble virtual controllers (Tests/Fixtures/real-bluez).
+        .testTarget(name: "RealBlueZTests", dependencies: ["BusHarness", "hrbridge"]),
         .testTarget(
             name: "hrbridgeTests", dependencies: ["hrbridge", "BusHarness", "Workouts", "Bridge", "JSONSupport"]),
         .testTarget(
