@@ -150,22 +150,12 @@ struct RealBlueZTests {
         let values = (samples["samples"] as? [[String: Any]] ?? []).compactMap { ($0["value"] as? NSNumber)?.intValue }
         #expect(values == RealBlueZBed.delivered.map(\.heartRate), "stored samples: \(samples)")
         #expect(result["exportStatus"] as? Int == 200)
-        let decoded = try await garminDecode(output.folder.appendingPathComponent("workout.fit"))
+        let decoded = try await garminDecode(fitFile: output.folder.appendingPathComponent("workout.fit"))
         #expect(decoded["isFit"] as? Bool == true)
         #expect(decoded["integrity"] as? Bool == true)
         #expect((decoded["errors"] as? [Any])?.isEmpty == true)
         let heartRates = (decoded["heartRates"] as? [Any] ?? []).compactMap { ($0 as? NSNumber)?.intValue }
         // One frame every 1.5 s: one FIT record (1 s resolution) each.
         #expect(heartRates == RealBlueZBed.delivered.map(\.heartRate), "FIT records: \(heartRates)")
-    }
-
-    /// Garmin's FIT SDK (Tests/Fixtures/fit/decode.py) on the exported file.
-    private func garminDecode(_ file: URL) async throws -> [String: Any] {
-        let script = packageRoot.appendingPathComponent("Tests/Fixtures/fit/decode.py").path
-        let decoder = try await Spawned.startPeer(
-            venvPython, [script, file.path], label: "garmin-fit-sdk", readyLine: { _ in true })
-        #expect(await decoder.wait() == 0, "\(decoder.output.suffix(5))")
-        return try #require(
-            JSONSerialization.jsonObject(with: Data((decoder.output.last ?? "").utf8)) as? [String: Any])
     }
 }

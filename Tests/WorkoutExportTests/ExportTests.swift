@@ -54,18 +54,12 @@ private func multiActivityWorkout() throws -> (Workout, [QuantitySample]) {
     return (try collector.finish(), samples)
 }
 
-/// Decodes with Garmin's FIT SDK (Tests/Fixtures/fit/decode.py) and returns its JSON.
+/// Decodes with Garmin's FIT SDK and returns its JSON.
 private func garminDecode(_ bytes: [UInt8]) async throws -> [String: Any] {
     let file = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString).fit")
     try Data(bytes).write(to: file)
     defer { try? FileManager.default.removeItem(at: file) }
-    let script = packageRoot.appendingPathComponent("Tests/Fixtures/fit/decode.py").path
-    // It prints one line, the decoded file, as it exits.
-    let decoder = try await Spawned.startPeer(
-        venvPython, [script, file.path], label: "garmin-fit-sdk", readyLine: { _ in true })
-    #expect(await decoder.wait() == 0, "\(decoder.output.suffix(5))")
-    return try #require(
-        JSONSerialization.jsonObject(with: Data((decoder.output.last ?? "").utf8)) as? [String: Any])
+    return try await garminDecode(fitFile: file)
 }
 
 @Suite("Export")

@@ -33,8 +33,10 @@ struct CrashRecoveryTests {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crash-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: directory) }
             let path = directory.appendingPathComponent("store.sqlite").path
+            // 120 min at 60× outlasts the 60 s deadline below: the kill always interrupts a running
+            // workout (with 30 min, a loaded run could see the workout end first).
             let child = try Spawned(
-                binary, ["workout", "run", "--json", "--speed", "60", "--duration", "30m", "--store", path],
+                binary, ["workout", "run", "--json", "--speed", "60", "--duration", "120m", "--store", path],
                 label: "workout")
             let wanted = Int.random(in: 30...900, using: &generator)
             // Note when each sample line arrives, to know which were printed in the last second.
@@ -188,7 +190,7 @@ struct CrashRecoveryTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("store.sqlite").path
         let run = try Spawned(
-            binary, ["workout", "run", "--json", "--speed", "60", "--duration", "30m", "--store", path], label: "run")
+            binary, ["workout", "run", "--json", "--speed", "60", "--duration", "120m", "--store", path], label: "run")
         defer { run.stop() }
         try await eventually("the workout to record") { run.output.contains { $0.contains("\"kind\":\"sample\"") } }
         kill(run.pid, signal)
@@ -213,7 +215,7 @@ struct CrashRecoveryTests {
         let path = directory.appendingPathComponent("store.sqlite").path
         // A crashed workout leaves its journal row; then the row is damaged.
         let crashed = try Spawned(
-            binary, ["workout", "run", "--json", "--speed", "60", "--duration", "30m", "--store", path],
+            binary, ["workout", "run", "--json", "--speed", "60", "--duration", "120m", "--store", path],
             label: "crashed")
         try await eventually("the workout to record") { crashed.output.contains { $0.contains("\"kind\":\"sample\"") } }
         kill(crashed.pid, SIGKILL)

@@ -392,6 +392,22 @@ class Bed:
         code = await monitor.stop()
         return code, sent
 
+    async def first_half(self, strap, folder):
+        """monitor --json on the strap, and the first half of the frames delivered."""
+        monitor = Hrbridge(self.binary, folder, "monitor")
+        await monitor.start("monitor", "--json", strap.address)
+        await asyncio.wait_for(strap.subscribed.wait(), 90)
+        first = await strap.send(self.frames[: len(self.frames) // 2])
+        await monitor.wait_for_frames(first)
+        return monitor, first
+
+    async def second_half(self, strap, monitor, first):
+        """Once the strap is subscribed again: the rest of the frames, then monitor stops."""
+        await asyncio.wait_for(strap.subscribed.wait(), 90)
+        second = await strap.send(self.frames[len(self.frames) // 2 :])
+        await monitor.wait_for_frames(first + second)
+        return await monitor.stop(), first + second
+
     async def monitor(self, link):
         folder = self.folder("monitor")
         strap = await self.strap(link, "HRM-Stream 02", "C1:00:00:00:00:02")
@@ -408,35 +424,22 @@ class Bed:
         strap = await self.strap(link, "HRM-Bond 03", "C1:00:00:00:00:03", bonding=True)
         pair_code = await Hrbridge(self.binary, folder, "pair").run("pair", strap.address, "--timeout", "30")
         pairings_after_pair = strap.pairings
-        monitor = Hrbridge(self.binary, folder, "monitor")
-        await monitor.start("monitor", "--json", strap.address)
-        await asyncio.wait_for(strap.subscribed.wait(), 90)
-        half = len(self.frames) // 2
-        first = await strap.send(self.frames[:half])
-        await monitor.wait_for_frames(first)
+        monitor, first = await self.first_half(strap, folder)
         # The strap drops the link and comes back: the bond is reused, nobody pairs again.
         await strap.connection.disconnect(hci.HCI_REMOTE_USER_TERMINATED_CONNECTION_ERROR)
-        await asyncio.wait_for(strap.subscribed.wait(), 90)
-        second = await strap.send(self.frames[half:])
-        await monitor.wait_for_frames(first + second)
-        code = await monitor.stop()
+        code, sent = await self.second_half(strap, monitor, first)
         devices = await Hrbridge(self.binary, folder, "devices").run("devices", "--json")
         await strap.go_away()
         self.result(
             "pair", strap=strap.address, pairExit=pair_code, monitorExit=code, devicesExit=devices,
-            sent=first + second, pairingsAfterPair=pairings_after_pair, pairings=strap.pairings,
+            sent=sent, pairingsAfterPair=pairings_after_pair, pairings=strap.pairings,
             connections=strap.connections, encryptedConnections=strap.encrypted_connections,
         )
 
     async def away(self, link):
         folder = self.folder("away")
         strap = await self.strap(link, "HRM-Away 04", "C1:00:00:00:00:04")
-        monitor = Hrbridge(self.binary, folder, "monitor")
-        await monitor.start("monitor", "--json", strap.address)
-        await asyncio.wait_for(strap.subscribed.wait(), 90)
-        half = len(self.frames) // 2
-        first = await strap.send(self.frames[:half])
-        await monitor.wait_for_frames(first)
+        monitor, first = await self.first_half(strap, folder)
         away_seconds = 4.0
         await strap.go_away()
         await asyncio.sleep(away_seconds)
@@ -444,36 +447,26 @@ class Bed:
         await strap.advertise()
         await asyncio.wait_for(strap.subscribed.wait(), 90)
         resubscribed_after = time.monotonic() - back
-        second = await strap.send(self.frames[half:])
-        await monitor.wait_for_frames(first + second)
-        code = await monitor.stop()
+        code, sent = await self.second_half(strap, monitor, first)
         await strap.go_away()
         self.result(
-            "away", strap=strap.address, exit=code, sent=first + second, awaySeconds=away_seconds,
+            "away", strap=strap.address, exit=code, sent=sent, awaySeconds=away_seconds,
             resubscribedAfterSeconds=resubscribed_after,
         )
 
     async def restart(self, link):
         folder = self.folder("restart")
         strap = await self.strap(link, "HRM-Restart 05", "C1:00:00:00:00:05")
-        monitor = Hrbridge(self.binary, folder, "monitor")
-        await monitor.start("monitor", "--json", strap.address)
-        await asyncio.wait_for(strap.subscribed.wait(), 90)
-        half = len(self.frames) // 2
-        first = await strap.send(self.frames[:half])
-        await monitor.wait_for_frames(first)
+        monitor, first = await self.first_half(strap, folder)
         self.stop_bluetoothd()
         await monitor.wait_for(lambda lines: any(l.get("state") == "serviceStopped" for l in lines), 30)
         self.start_bluetoothd()
         await self.power("hci0")
         # The restarted bluetoothd resets the controller: the old link is gone, then a new one.
         await asyncio.wait_for(strap.disconnected.wait(), 60)
-        await asyncio.wait_for(strap.subscribed.wait(), 90)
-        second = await strap.send(self.frames[half:])
-        await monitor.wait_for_frames(first + second)
-        code = await monitor.stop()
+        code, sent = await self.second_half(strap, monitor, first)
         await strap.go_away()
-        self.result("restart", strap=strap.address, exit=code, sent=first + second)
+        self.result("restart", strap=strap.address, exit=code, sent=sent)
 
     async def two_adapters(self, first_link):
         folder = self.folder("adapters")
