@@ -510,12 +510,12 @@ class Bed:
         deadline = time.monotonic() + 90
         while not strap.subscribed.is_set() and time.monotonic() < deadline:
             await asyncio.sleep(0.2)
-        ready = await api.wait_for_sensor(strap.address, "ready", 60)
+        ready = await api.wait_for_state(f"/v1/sensors/{urllib.parse.quote(strap.address)}", "ready", 60)
         status, session = await api.request("POST", "/v1/sessions", {"sensors": [strap.address], "activity": "running"})
         session_id = session.get("id") if isinstance(session, dict) else None
         sent = 0
         if status == 201 and session_id:
-            await api.wait_for_session(session_id, "running", 30)
+            await api.wait_for_state(f"/v1/sessions/{session_id}", "running", 30)
             # 1.5 s apart: each frame becomes its own FIT record (1 s resolution).
             sent = await strap.send(self.frames, interval=1.5)
             await asyncio.sleep(1.0)
@@ -589,19 +589,11 @@ class UnixHTTP:
         except ValueError:
             return status, content.decode(errors="replace")
 
-    async def wait_for_sensor(self, address, state, timeout):
+    async def wait_for_state(self, target, state, timeout):
+        """Polls a resource of the API until its "state" is `state` (inside the guest only)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            status, body = await self.request("GET", f"/v1/sensors/{urllib.parse.quote(address)}")
-            if status == 200 and isinstance(body, dict) and body.get("state") == state:
-                return True
-            await asyncio.sleep(0.3)
-        return False
-
-    async def wait_for_session(self, session, state, timeout):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            status, body = await self.request("GET", f"/v1/sessions/{session}")
+            status, body = await self.request("GET", target)
             if status == 200 and isinstance(body, dict) and body.get("state") == state:
                 return True
             await asyncio.sleep(0.3)
