@@ -84,7 +84,10 @@ struct MultiAdapterTests {
                 for address in straps.prefix(2) {
                     try await adapter.connect(SensorIdentity(adapter: "hci0", address: address))
                 }
-                #expect(log.readyAdapters == [straps[0]: "hci0", straps[1]: "hci0"])
+                // connect() returns when the strap is ready; the event reaches the log a moment later.
+                await log.wait("both straps ready on hci0") { _ in
+                    log.readyAdapters == [straps[0]: "hci0", straps[1]: "hci0"]
+                }
                 try await mock.call("/", "org.bluez.Mock", "RemoveAdapterWithDevices", [.string("hci0")])
                 await log.wait("both straps on hci1") { _ in
                     log.readyAdapters == [straps[0]: "hci1", straps[1]: "hci1"]
@@ -111,6 +114,7 @@ struct MultiAdapterTests {
             try await withAdapter(mock, options: options) { adapter, log in
                 let sensor = SensorIdentity(adapter: "hci1", address: address)
                 try await adapter.connect(sensor)
+                await log.waitUntilReady(sensor, "ready on hci1")
                 #expect(log.readyAdapters == [address: "hci1"])
                 try await mock.power("hci1", false)
                 await log.wait("the drop") {
