@@ -318,14 +318,20 @@ class Bed:
         os.makedirs(path, exist_ok=True)
         return path
 
-    def start_bluetoothd(self):
+    # Nothing here may block the event loop: the Bumble controllers answer the kernel's HCI
+    # commands on it, and bluetoothd waits on them while powering, stopping and connecting.
+    async def start_bluetoothd(self):
         logfile = open(os.path.join(self.out, "bluetoothd.log"), "a")
-        self.bluetoothd = subprocess.Popen([BLUETOOTHD, "-n", "-d"], stdout=logfile, stderr=logfile)
+        self.bluetoothd = await asyncio.create_subprocess_exec(BLUETOOTHD, "-n", "-d", stdout=logfile, stderr=logfile)
         log(f"bluetoothd started (pid {self.bluetoothd.pid})")
 
-    def stop_bluetoothd(self):
+    async def stop_bluetoothd(self):
         self.bluetoothd.terminate()
-        self.bluetoothd.wait(timeout=20)
+        try:
+            await asyncio.wait_for(self.bluetoothd.wait(), 60)
+        except asyncio.TimeoutError:
+            self.bluetoothd.kill()
+            await self.bluetoothd.wait()
         log("bluetoothd stopped")
 
     async def add_controller(self, index):
@@ -349,13 +355,14 @@ class Bed:
 
     async def power(self, adapter):
         """Powers the adapter once bluetoothd has it (it appears a moment after the controller)."""
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
-            result = subprocess.run(
-                ["busctl", "--system", "set-property", "org.bluez", f"/org/bluez/{adapter}", "org.bluez.Adapter1", "Powered", "b", "true"],
-                capture_output=True,
+            setter = await asyncio.create_subprocess_exec(
+                "busctl", "--system", "--timeout=30", "set-property", "org.bluez", f"/org/bluez/{adapter}",
+                "org.bluez.Adapter1", "Powered", "b", "true",
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
             )
-            if result.returncode == 0:
+            if await setter.wait() == 0:
                 log(f"{adapter} powered")
                 return
             await asyncio.sleep(0.3)
@@ -458,9 +465,9 @@ class Bed:
         folder = self.folder("restart")
         strap = await self.strap(link, "HRM-Restart 05", "C1:00:00:00:00:05")
         monitor, first = await self.first_half(strap, folder)
-        self.stop_bluetoothd()
+        await self.stop_bluetoothd()
         await monitor.wait_for(lambda lines: any(l.get("state") == "serviceStopped" for l in lines), 30)
-        self.start_bluetoothd()
+        await self.start_bluetoothd()
         await self.power("hci0")
         # The restarted bluetoothd resets the controller: the old link is gone, then a new one.
         await asyncio.wait_for(strap.disconnected.wait(), 60)
@@ -538,7 +545,7 @@ class Bed:
         )
 
     async def run(self, scenarios):
-        self.start_bluetoothd()
+        await self.start_bluetoothd()
         first_link = await self.add_controller(0)
         available = {
             "scan": self.scan, "monitor": self.monitor, "pair": self.pair, "away": self.away,
@@ -556,7 +563,7 @@ class Bed:
             for process in list(Hrbridge.running):
                 await process.stop()
             log(f"scenario {name} took {time.monotonic() - started:.1f} s")
-        self.stop_bluetoothd()
+        await self.stop_bluetoothd()
 
 
 class UnixHTTP:

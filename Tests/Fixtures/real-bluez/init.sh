@@ -7,7 +7,7 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 while read -r module; do
-    insmod "/modules/$module" || echo "init: insmod $module failed"
+    insmod "/modules/$module" || { echo "init: insmod $module failed"; dmesg | tail -n 3; }
 done < /modules/order
 run=""
 out=""
