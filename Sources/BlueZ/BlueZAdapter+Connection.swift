@@ -127,6 +127,7 @@ extension BlueZAdapter {
                 guard let self else { return }
                 let error = await self.subscribe(address, on: adapter)
                 await self.feed(address, .subscribeReplied(attempt: attempt, error))
+                if error == nil { await self.readDetails(address, on: adapter) }
             }
         case .disconnect(let adapter):
             let devicePath = BlueZPaths.device(adapter: Self.adapterPath(adapter), address: address)

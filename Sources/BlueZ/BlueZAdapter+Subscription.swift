@@ -10,15 +10,11 @@ import Sensors
 
 extension BlueZAdapter {
     /// Subscribes to the strap's measurement characteristics on `adapter` (never stacking a second
-    /// `StartNotify`), reads battery, body sensor location and device information, and reports them.
-    /// Returns the error that makes the attempt fail, if any.
+    /// `StartNotify`). Returns the error that makes the attempt fail, if any.
     func subscribe(_ address: String, on adapter: String) async -> BlueZError? {
         let devicePath = BlueZPaths.device(adapter: Self.adapterPath(adapter), address: address)
-        let identity = identity(address, on: adapter)
-        var services: Set<GATTService> = []
         for characteristic in Self.measurementCharacteristics {
             guard let characteristicPath = cache.path(of: characteristic, on: devicePath) else { continue }
-            services.insert(characteristic.service)
             // BlueZ keeps a notify session per sender across reconnects and re-arms it by itself:
             // a second StartNotify would stack on peers that do not de-duplicate.
             guard let link = links[address], !link.subscribed.contains(characteristicPath),
@@ -44,6 +40,17 @@ extension BlueZAdapter {
                 return error
             }
         }
+        return nil
+    }
+
+    /// Reads battery, body sensor location and device information once the strap streams, and
+    /// reports them. Failures only leave a detail out: the measurements do not wait for these reads
+    /// (six or more round trips, slow on a busy link).
+    func readDetails(_ address: String, on adapter: String) async {
+        let devicePath = BlueZPaths.device(adapter: Self.adapterPath(adapter), address: address)
+        let identity = identity(address, on: adapter)
+        var services = Set(
+            Self.measurementCharacteristics.filter { cache.path(of: $0, on: devicePath) != nil }.map(\.service))
         // Battery: Battery1 where BlueZ claims 0x180F (≤ 5.79), else the characteristic.
         if let percent = cache.properties(devicePath, ObjectCache.batteryInterface)?["Percentage"]?.integer {
             broadcaster.yield(.batteryLevel(identity, UInt8(clamping: percent)))
@@ -72,7 +79,6 @@ extension BlueZAdapter {
             broadcaster.yield(.deviceInformation(identity, information))
         }
         broadcaster.yield(.servicesReady(identity, services))
-        return nil
     }
 
     private func readDeviceInformation(_ devicePath: String) async -> DeviceInformation {

@@ -115,6 +115,10 @@ struct BlueZooTests {
             let sensor = SensorIdentity(adapter: "hci0", address: Self.strapAddress)
             try await adapter.connect(sensor)
             await log.waitUntilReady(sensor, "the strap to be ready")
+            // Battery, location and device information are read once it streams; then services are reported.
+            await log.wait("the strap's details") { events in
+                events.contains { if case .servicesReady(sensor, _) = $0 { true } else { false } }
+            }
             #expect(log.all.contains(.batteryLevel(sensor, 90)))
             #expect(log.all.contains(.bodySensorLocation(sensor, .chest)))
             #expect(

@@ -265,6 +265,10 @@ class Hrbridge:
     async def wait_for_frames(self, count, timeout=30):
         return await self.wait_for(lambda _: self.frames() >= count, timeout)
 
+    async def wait_for_events(self, event, count, timeout=60):
+        """Waits until `count` lines of `event` (e.g. "connected") have been printed."""
+        return await self.wait_for(lambda lines: sum(1 for l in lines if l.get("event") == event) >= count, timeout)
+
     async def wait_for(self, predicate, timeout):
         deadline = time.monotonic() + timeout
         while not predicate(self.lines):
@@ -396,6 +400,8 @@ class Bed:
         await asyncio.wait_for(strap.subscribed.wait(), 90)
         sent = await strap.send(self.frames)
         await monitor.wait_for_frames(sent)
+        # Frames can overtake StartNotify's reply: stop only once monitor has said "connected".
+        await monitor.wait_for_events("connected", 1)
         code = await monitor.stop()
         return code, sent
 
@@ -406,6 +412,7 @@ class Bed:
         await asyncio.wait_for(strap.subscribed.wait(), 90)
         first = await strap.send(self.frames[: len(self.frames) // 2])
         await monitor.wait_for_frames(first)
+        await monitor.wait_for_events("connected", 1)
         return monitor, first
 
     async def second_half(self, strap, monitor, first):
@@ -413,6 +420,7 @@ class Bed:
         await asyncio.wait_for(strap.subscribed.wait(), 90)
         second = await strap.send(self.frames[len(self.frames) // 2 :])
         await monitor.wait_for_frames(first + second)
+        await monitor.wait_for_events("connected", 2)
         return await monitor.stop(), first + second
 
     async def monitor(self, link):
@@ -488,6 +496,7 @@ class Bed:
             await asyncio.wait_for(strap.subscribed.wait(), 90)
         counts = await asyncio.gather(*[strap.send(self.frames) for strap in straps])
         await monitor.wait_for_frames(sum(counts))
+        await monitor.wait_for_events("connected", len(straps))
         code = await monitor.stop()
         for strap in straps:
             await strap.go_away()
