@@ -35,8 +35,9 @@ if [ "$(cat "$bed/initramfs.stamp" 2>/dev/null)" != "$stamp" ]; then
     chmod 755 "$staging/init"
     : > "$staging/modules/order"
     # drbg and jitterentropy_rng first: ecdh_generic needs a default RNG (its self-test fails
-    # without one, and then the kernel has no ECDH and LE pairing cannot work).
-    for module in jitterentropy_rng drbg bluetooth hci_vhci ecdh_generic ecc cmac ecb af_alg algif_hash algif_skcipher \
+    # without one, and then the kernel has no ECDH and LE pairing cannot work). jitterentropy_rng
+    # looks up sha3-256 by name when it loads (no symbol dependency, so modprobe does not list it).
+    for module in sha3_generic jitterentropy_rng drbg bluetooth hci_vhci ecdh_generic ecc cmac ecb af_alg algif_hash algif_skcipher \
         virtio_pci 9pnet_virtio 9p; do
         modprobe -d "$kernel" -S "$version" --show-depends "$module" | awk '$1 == "insmod" { print $2 }'
     done | awk '!seen[$0]++' | while read -r file; do
