@@ -52,6 +52,8 @@ extension BlueZAdapter {
                                 services.map { .string($0.uuid.description) }.sorted { $0.string! < $1.string! })
                         ),
                         ("Transport", .string("le")),
+                        // Every advertisement, not only the first: broadcast heart rate changes in them.
+                        ("DuplicateData", .boolean(options.followsAdvertisements)),
                     ])
                 ])
             do {

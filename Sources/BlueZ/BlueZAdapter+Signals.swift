@@ -85,6 +85,9 @@ extension BlueZAdapter {
             else { return }
             if changed["RSSI"] != nil || changed["UUIDs"] != nil { announceIfMatching(objectPath) }
             if changed["RSSI"] != nil { feed(address, .advertised(adapter: adapter)) }
+            if let manufacturerData = changed["ManufacturerData"] {
+                broadcastHeard(manufacturerData, from: address, on: adapter)
+            }
             switch changed["Connected"]?.bool {
             case true?:
                 feed(address, .linkUp(adapter: adapter))
@@ -107,6 +110,36 @@ extension BlueZAdapter {
         default:
             break
         }
+    }
+
+    /// Manufacturer data from a wanted strap without a link: Polar's broadcast heart rate becomes a
+    /// measurement `via: .advertisement` (a connected strap's notifications carry more, so its
+    /// advertisements are left alone). A layout the decoder does not know is refused and reported.
+    private func broadcastHeard(_ manufacturerData: DBusValue, from address: String, on adapter: String) {
+        guard options.followsAdvertisements, let link = links[address], !link.machine.isReady,
+            case .dictionary(_, _, let entries) = manufacturerData.unwrapped,
+            let entry = entries.first(where: { $0.key.integer == Int(PolarHeartRateBroadcast.companyID) }),
+            let bytes = entry.value.bytes
+        else { return }
+        let sender = identity(address, on: adapter)
+        let broadcast: PolarHeartRateBroadcast
+        do {
+            broadcast = try PolarHeartRateBroadcast(company: PolarHeartRateBroadcast.companyID, bytes: bytes)
+        } catch {
+            logger.debug("broadcast refused", metadata: ["sensor": "\(address)", "error": "\(error)"])
+            broadcaster.yield(.advertisementRefused(sender, error))
+            return
+        }
+        // BlueZ reports a change only, but the same reading can come back through another adapter.
+        guard broadcast != link.lastBroadcast else { return }
+        links[address]?.lastBroadcast = broadcast
+        let frame = HeartRateMeasurement(
+            heartRate: UInt16(broadcast.heartRate), sensorContact: broadcast.skinContact ? .detected : .notDetected)
+        broadcaster.yield(
+            .measurement(
+                SensorMeasurement(
+                    sensor: sender, characteristic: .heartRateMeasurement, value: .heartRateMeasurement(frame),
+                    receivedAt: clock.now(), via: .advertisement)))
     }
 
     /// A strap resolving on this device's adapter goes on once its services are there.

@@ -45,6 +45,10 @@ public actor BlueZAdapter: SensorAdapter {
         public var connectsUnknownDevices = false
         /// Straps that may only use one adapter: address (`AA:BB:…`) → adapter name (`hci1`).
         public var bindings: [String: String] = [:]
+        /// Whether a wanted strap without a link is followed through the heart rate it broadcasts
+        /// (Polar's manufacturer data): discovery then asks BlueZ for every advertisement
+        /// (`DuplicateData`), and those readings arrive `via: .advertisement`.
+        public var followsAdvertisements = true
 
         /// Default options.
         public init() {}
@@ -85,6 +89,8 @@ public actor BlueZAdapter: SensorAdapter {
         var lastError: BlueZError?
         /// A half-open link being torn down: callers learn the failure once it is.
         var teardown: Task<Void, Never>?
+        /// The last broadcast reading delivered, so a repeated advertisement is not a new sample.
+        var lastBroadcast: PolarHeartRateBroadcast?
     }
 
     /// The pool's label: the adapter's name when one is configured (`hci0`), else `bluez`.

@@ -48,13 +48,19 @@ public struct SensorMeasurement: Hashable, Sendable {
     public var value: GATTValue
     /// When the host received the notification.
     public var receivedAt: Date
+    /// How it came: a notification on a link, or an advertisement heard without one.
+    public var via: MeasurementPath
 
     /// Creates a measurement.
-    public init(sensor: SensorIdentity, characteristic: GATTCharacteristic, value: GATTValue, receivedAt: Date) {
+    public init(
+        sensor: SensorIdentity, characteristic: GATTCharacteristic, value: GATTValue, receivedAt: Date,
+        via: MeasurementPath = .connection
+    ) {
         self.sensor = sensor
         self.characteristic = characteristic
         self.value = value
         self.receivedAt = receivedAt
+        self.via = via
     }
 }
 
@@ -126,6 +132,8 @@ public enum SensorEvent: Hashable, Sendable {
     case bodySensorLocation(SensorIdentity, BodySensorLocation)
     /// A frame the decoder refused: counted and logged, and the stream goes on.
     case decodingFailed(SensorIdentity, GATTDecodingError, bytes: [UInt8])
+    /// A sensor's advertised manufacturer data that the broadcast decoder refused.
+    case advertisementRefused(SensorIdentity, AdvertisementDecodingError)
     /// The adapter became usable, or stopped being usable (powered off, unplugged, bluetoothd gone).
     case adapterChanged(String, AdapterAvailability)
 }

@@ -189,8 +189,11 @@ struct BlueZooTests {
             #expect(measurements.map { $0["heartRate"] as? Int } == (0..<25).map { 60 + $0 })
             let first = try #require(measurements.first)
             #expect(
-                Set(first.keys) == ["time", "sensor", "heartRate", "sensorContact", "energyExpended", "rrIntervals"])
+                Set(first.keys) == [
+                    "time", "sensor", "heartRate", "sensorContact", "energyExpended", "rrIntervals", "via",
+                ])
             #expect(first["sensor"] as? String == Self.strapAddress)
+            #expect(first["via"] as? String == "connection")
             #expect(first["sensorContact"] as? String == "detected")
             #expect(first["energyExpended"] is NSNull)
             #expect(first["rrIntervals"] as? [Double] == [1.0])

@@ -296,7 +296,8 @@ public actor SensorManager {
                 LiveMessage(
                     kind: "measurement", session: status.session, sensor: address,
                     json: MeasurementJSON.line(
-                        frame, receivedAt: measurement.receivedAt, sensor: address, session: status.session)))
+                        frame, receivedAt: measurement.receivedAt, sensor: address, session: status.session,
+                        via: measurement.via)))
             // Arrival → on the live stream; a simulated clock's dates (seconds or hours away) are not latencies.
             let latency = Date().timeIntervalSince(measurement.receivedAt)
             if latency >= 0 && latency < 10 { notificationLatency.record(duration: .seconds(latency)) }
@@ -315,6 +316,11 @@ public actor SensorManager {
                     "sensor": "\(sensor.address)", "error": "\(error)",
                     "bytes": "\(bytes.map { String(format: "%02x", $0) }.joined(separator: " "))",
                 ])
+        case .advertisementRefused(let sensor, let error):
+            // Anyone can broadcast: counted and logged (which strap and why, never its bytes).
+            update(sensor) { $0.framesRefused += 1 }
+            Counter(label: "hrbridge_broadcasts_refused_total").increment()
+            logger.info("broadcast refused", metadata: ["sensor": "\(sensor.address)", "error": "\(error.reason)"])
         case .adapterChanged(let name, let state):
             // One adapter's change: the bridge's availability is the pool's (ready while one is).
             hub.publish(LiveMessage(kind: "adapter", payload: ["adapter": name, "state": "\(state)"]))

@@ -263,7 +263,8 @@ final class MonitorView: @unchecked Sendable {
             if json {
                 write(
                     bytes: MeasurementJSON.writer(
-                        frame, receivedAt: measurement.receivedAt, sensor: measurement.sensor.address, kind: nil
+                        frame, receivedAt: measurement.receivedAt, sensor: measurement.sensor.address, kind: nil,
+                        via: measurement.via
                     ).finish())
             } else {
                 let rr = frame.rrIntervals.map { String(format: "%.3f", $0.seconds) }.joined(separator: " ")
@@ -305,6 +306,15 @@ final class MonitorView: @unchecked Sendable {
                     SensorEventJSON(
                         event: "frameRefused", sensor: sensor.address, error: error.description, bytes: bytes,
                         time: Date()))
+            }
+        case .advertisementRefused(let sensor, let error):
+            lock.lock()
+            defer { lock.unlock() }
+            if json {
+                write(
+                    SensorEventJSON(
+                        event: "broadcastRefused", sensor: sensor.address, error: error.description,
+                        bytes: error.bytes, time: Date()))
             }
         default:
             break

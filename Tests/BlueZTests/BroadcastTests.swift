@@ -1,0 +1,119 @@
+import BlueZ
+import BusHarness
+import DBus
+import Foundation
+import GATT
+import Sensors
+import Testing
+
+extension MockBlueZ {
+    /// The strap advertises `bytes` as manufacturer data of `company` (a `PropertiesChanged`, as
+    /// bluetoothd sends while discovering).
+    func advertise(_ bytes: [UInt8], company: UInt16 = 0x006B) async throws {
+        try await setDevice(
+            "ManufacturerData",
+            .dictionary(
+                keySignature: "q", valueSignature: "v",
+                [DBusDictionaryEntry(key: .uint16(company), value: .variant(.bytes(bytes)))]))
+    }
+}
+
+@Suite("Heart rate from advertisements (python-dbusmock's bluez5)", .serialized)
+struct BroadcastTests {
+    let sensor = SensorIdentity(adapter: "hci0", address: "11:22:33:44:55:66")
+
+    /// Heart rates delivered through advertisements, in order.
+    private func broadcastRates(_ log: EventLog) -> [UInt16] {
+        log.all.compactMap { event in
+            guard case .measurement(let measurement) = event, measurement.via == .advertisement,
+                case .heartRateMeasurement(let frame) = measurement.value
+            else { return nil }
+            #expect(frame.rrIntervals.isEmpty, "no RR intervals come through an advertisement")
+            return frame.heartRate
+        }
+    }
+
+    @Test(
+        "a wanted strap without a link is followed through its broadcast: each new reading once, bad layouts refused, other companies ignored"
+    )
+    func passiveFollowing() async throws {
+        try await withMockBlueZ { mock in
+            try await mock.addHeartRateService()
+            // The link never comes up: the strap is wanted, and only its advertisements are heard.
+            try await mock.failConnect("in-progress", times: 1000)
+            try await withAdapter(mock) { adapter, log in
+                let connecting = Task { try? await adapter.connect(sensor) }
+                defer { connecting.cancel() }
+                try await mock.advertise([0x33, 0x00, 0x00, 0x38])
+                await log.wait("the first broadcast reading") { _ in broadcastRates(log) == [56] }
+                let first = log.all.compactMap { event -> SensorMeasurement? in
+                    if case .measurement(let measurement) = event { measurement } else { nil }
+                }.first
+                #expect(first?.sensor.address == sensor.address)
+                #expect(first?.characteristic == .heartRateMeasurement)
+                if case .heartRateMeasurement(let frame)? = first?.value {
+                    #expect(frame.sensorContact == .detected)
+                }
+                // The same advertisement again is the same reading; Apple's data is not Polar's.
+                try await mock.advertise([0x33, 0x00, 0x00, 0x38])
+                try await mock.advertise([0x01, 0x02, 0x03], company: 0x004C)
+                try await mock.advertise([0x37, 0x00, 0x00, 0x39])
+                await log.wait("the next reading") { _ in broadcastRates(log).count >= 2 }
+                #expect(broadcastRates(log) == [56, 57])
+                // Five bytes: a layout nobody documented, refused with its reason, and the stream goes on.
+                try await mock.advertise([0x3B, 0x00, 0x00, 0x3A, 0xFF])
+                await log.wait("the refusal") { events in
+                    events.contains { if case .advertisementRefused(sensor, _) = $0 { true } else { false } }
+                }
+                let refusal = log.all.compactMap { event -> AdvertisementDecodingError? in
+                    if case .advertisementRefused(_, let error) = event { error } else { nil }
+                }
+                #expect(refusal.map(\.reason) == [.unknownLength(5, known: [3, 4])])
+                try await mock.advertise([0x3B, 0x00, 0x00, 0x3B])
+                await log.wait("a reading after the refusal") { _ in broadcastRates(log) == [56, 57, 59] }
+            }
+        }
+    }
+
+    @Test("a connected strap's advertisements are left alone: its notifications carry the data")
+    func connectedStrapIgnoresBroadcast() async throws {
+        try await withMockBlueZ { mock in
+            try await mock.addResolvedStrap()
+            try await withAdapter(mock) { adapter, log in
+                try await adapter.connect(sensor)
+                await log.waitUntilReady(sensor)
+                try await mock.advertise([0x33, 0x00, 0x00, 0x38])
+                // A notification after the advertisement: once it is in, the advertisement was handled.
+                try await mock.notify([0x06, 70])
+                await log.wait("the notification") { _ in log.heartRates.contains(70) }
+                #expect(broadcastRates(log).isEmpty)
+                #expect(log.heartRates == [70])
+            }
+        }
+    }
+
+    @Test("discovery asks BlueZ for every advertisement (DuplicateData) only when broadcasts are followed")
+    func duplicateDataFilter() async throws {
+        for follows in [true, false] {
+            try await withMockBlueZ { mock in
+                var options = fastOptions
+                options.followsAdvertisements = follows
+                try await withAdapter(mock, options: options) { adapter, _ in
+                    try await adapter.startDiscovery(services: [.heartRate])
+                    let filter = try await mock.call(
+                        "/org/bluez/hci0", "org.freedesktop.DBus.Properties", "Get",
+                        [.string("org.bluez.Adapter1"), .string("DiscoveryFilter")])
+                    // The template keeps the last filter as the adapter's DiscoveryFilter property.
+                    guard case .dictionary(_, _, let entries)? = filter.first?.unwrapped else {
+                        Issue.record("no discovery filter: \(filter)")
+                        return
+                    }
+                    let duplicateData = entries.first { $0.key.string == "DuplicateData" }?.value.bool
+                    #expect(duplicateData == follows)
+                    #expect(entries.first { $0.key.string == "Transport" }?.value.string == "le")
+                    try await adapter.stopDiscovery()
+                }
+            }
+        }
+    }
+}
