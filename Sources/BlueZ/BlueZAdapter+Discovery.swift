@@ -128,7 +128,10 @@ extension BlueZAdapter {
     /// Starts discovery on usable adapters while a strap needs finding again, stops it once none does
     /// (discovery competes with connections for the radio). A caller's own discovery is left alone.
     func updateReconnectDiscovery() {
-        let wanted = links.values.contains { $0.machine.wantsDiscovery }
+        // Also while a strap waits for a link, when its broadcast heart rate is followed meanwhile.
+        let wanted = links.values.contains {
+            $0.machine.wantsDiscovery || options.followsAdvertisements && $0.machine.awaitsLink
+        }
         if wanted && discoveryServices == nil {
             let missing = pool.names.filter { pool.isUsable($0) && !reconnectDiscovery.contains($0) }
             guard !missing.isEmpty else { return }

@@ -71,6 +71,10 @@ struct BroadcastTests {
                 #expect(refusal.map(\.reason) == [.unknownLength(5, known: [3, 4])])
                 try await mock.advertise([0x3B, 0x00, 0x00, 0x3B])
                 await log.wait("a reading after the refusal") { _ in broadcastRates(log) == [56, 57, 59] }
+                // BlueZ only reports advertisements while discovering: it runs while the strap waits for a link.
+                try await eventually("discovery while the strap waits for a link") {
+                    try await mock.calls(on: "/org/bluez/hci0").contains("StartDiscovery")
+                }
             }
         }
     }

@@ -36,7 +36,7 @@ public struct SensorConnection: Sendable {
         case connecting(adapter: String)
         /// Linked; waiting for `ServicesResolved` and the measurement characteristic.
         case resolving(adapter: String)
-        /// Subscribing to notifications and reading battery, location and device information.
+        /// Subscribing to notifications (battery, location and device information are read once ready).
         case subscribing(adapter: String)
         /// Streaming.
         case ready(adapter: String)
@@ -178,6 +178,15 @@ public struct SensorConnection: Sendable {
     public var wantsDiscovery: Bool {
         switch state {
         case .discovering, .rediscovering, .repairing: true
+        default: false
+        }
+    }
+
+    /// Whether the strap is wanted but has no link and none is on its way: only its advertisements
+    /// can be heard (backing off after a failure, or every adapter that sees it is full).
+    public var awaitsLink: Bool {
+        switch state {
+        case .backingOff, .waitingForAdapter: true
         default: false
         }
     }
