@@ -94,8 +94,14 @@ extension BlueZAdapter {
         let candidates = pool.candidates(sightings: seen, binding: binding) { links[$0] ?? 0 }
         let usable = binding.map(pool.isUsable) ?? pool.anyUsable
         let known = seen.keys.contains { (binding == nil || binding == $0) && pool.isUsable($0) }
+        let now = clock.now()
+        // Heard lately without a link: its broadcast is what the user sees, so attempts stay rare.
+        let hearsBroadcast =
+            options.followsAdvertisements
+            && self.links[address]?.broadcastHeardAt.map { now.timeIntervalSince($0) < 15 } == true
         return SensorConnection.Surroundings(
-            now: clock.now(), candidates: candidates, adapterUsable: usable, deviceKnown: known)
+            now: now, candidates: candidates, adapterUsable: usable, deviceKnown: known,
+            hearsBroadcast: hearsBroadcast)
     }
 
     /// Hands `input` to the strap's machine and performs what it answers.
@@ -195,6 +201,11 @@ extension BlueZAdapter {
                 return
             }
         case .ready, .connecting, .subscribing:
+            if link.machine.isReady, link.broadcastHeardAt != nil {
+                // Linked: its notifications carry the data; a later drop reconnects at the usual pace.
+                links[address]?.broadcastHeardAt = nil
+                links[address]?.lastBroadcast = nil
+            }
             if link.machine.isReady, !link.waiters.isEmpty {
                 links[address]?.waiters = []
                 for waiter in link.waiters { waiter.resume(returning: .success(())) }

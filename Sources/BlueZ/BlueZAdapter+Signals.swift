@@ -130,6 +130,9 @@ extension BlueZAdapter {
             broadcaster.yield(.advertisementRefused(sender, error))
             return
         }
+        let firstHeard = link.broadcastHeardAt == nil
+        links[address]?.broadcastHeardAt = clock.now()
+        if firstHeard { feed(address, .broadcastHeard) }
         // BlueZ reports a change only, but the same reading can come back through another adapter.
         guard broadcast != link.lastBroadcast else { return }
         links[address]?.lastBroadcast = broadcast

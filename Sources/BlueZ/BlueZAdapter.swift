@@ -49,6 +49,9 @@ public actor BlueZAdapter: SensorAdapter {
         /// (Polar's manufacturer data): discovery then asks BlueZ for every advertisement
         /// (`DuplicateData`), and those readings arrive `via: .advertisement`.
         public var followsAdvertisements = true
+        /// While a strap is followed through its broadcast, connect attempts are at least this far
+        /// apart (each pauses the controller's scanning, and with it the broadcast).
+        public var broadcastRetryInterval: Duration = .seconds(60)
 
         /// Default options.
         public init() {}
@@ -62,6 +65,7 @@ public actor BlueZAdapter: SensorAdapter {
             configuration.backoff.maximumDelay = maximumReconnectDelay
             configuration.backoff.jitter = reconnectJitter
             configuration.backoff.repairsOnAuthenticationFailure = repairsOnAuthenticationFailure
+            configuration.broadcastRetryInterval = broadcastRetryInterval
             return configuration
         }
     }
@@ -91,6 +95,8 @@ public actor BlueZAdapter: SensorAdapter {
         var teardown: Task<Void, Never>?
         /// The last broadcast reading delivered, so a repeated advertisement is not a new sample.
         var lastBroadcast: PolarHeartRateBroadcast?
+        /// When its broadcast was last heard (while it had no link).
+        var broadcastHeardAt: Date?
     }
 
     /// The pool's label: the adapter's name when one is configured (`hci0`), else `bluez`.

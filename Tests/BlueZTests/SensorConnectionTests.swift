@@ -119,6 +119,7 @@ private func inputs(for machine: SensorConnection) -> [(String, SensorConnection
         ("device appeared", .deviceAppeared(adapter: "hci0")),
         ("device removed", .deviceRemoved(adapter: "hci0")),
         ("advertised", .advertised(adapter: "hci0")),
+        ("broadcast heard", .broadcastHeard),
         ("adapter lost", .adapterLost(adapter: "hci0")),
         ("adapter ready", .adapterReady(adapter: "hci0")),
         ("slot freed", .slotFreed(adapter: "hci0")),
@@ -242,6 +243,34 @@ struct SensorConnectionTests {
         #expect(name(driver.machine.state) == "backingOff", "within the second: waits")
         driver.feed(.advertised(adapter: "hci0"), around(11))
         #expect(name(driver.machine.state) == "connecting hci0")
+    }
+
+    @Test("a strap followed through its broadcast: attempts 60 s apart, its advertisements do not cut the wait")
+    func broadcastKeepsAttemptsRare() {
+        var heard = around(5)
+        heard.hearsBroadcast = true
+        var driver = ConnectionSituation.connecting.driver
+        driver.feed(.connectReplied(attempt: 1, .failed(transient, linkUp: false)), heard)
+        #expect(driver.machine.state == .backingOff(until: start.addingTimeInterval(65)))
+        #expect(driver.scheduled == start.addingTimeInterval(65))
+        heard.now = start.addingTimeInterval(20)
+        driver.feed(.advertised(adapter: "hci0"), heard)
+        #expect(driver.actions.isEmpty, "a broadcast says it is there, not that it connects now")
+        #expect(name(driver.machine.state) == "backingOff")
+        // Not heard any more (gone quiet, or the shell stopped following): advertisements cut it short again.
+        driver.feed(.advertised(adapter: "hci0"), around(21))
+        #expect(name(driver.machine.state) == "connecting hci0")
+        // Heard first while already backing off (0.5 s): the wait grows to 60 s from then.
+        var early = ConnectionSituation.backingOff.driver
+        var now = around(1)
+        now.hearsBroadcast = true
+        early.feed(.broadcastHeard, now)
+        #expect(early.machine.state == .backingOff(until: start.addingTimeInterval(61)))
+        #expect(early.scheduled == start.addingTimeInterval(61))
+        // Without a broadcast heard: the usual backoff.
+        var normal = ConnectionSituation.connecting.driver
+        normal.feed(.connectReplied(attempt: 1, .failed(transient, linkUp: false)), around(5))
+        #expect(normal.machine.state == .backingOff(until: start.addingTimeInterval(5.5)))
     }
 
     @Test("InProgress: someone else's Connect is awaited until its deadline, then torn down")

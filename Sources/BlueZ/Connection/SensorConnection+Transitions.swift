@@ -89,7 +89,22 @@ extension SensorConnection {
             state = .idle
             return
         }
-        switch backoff.next(after: outcome, using: &random) {
+        let step = backoff.next(after: outcome, using: &random)
+        let retryDelay: Duration?
+        switch step {
+        case .none: retryDelay = .zero
+        case .connect(let delay): retryDelay = delay
+        case .rediscover, .removeAndRepair: retryDelay = nil
+        }
+        if surroundings.hearsBroadcast, let retryDelay {
+            // Followed through its broadcast meanwhile: the next attempt (which pauses scanning) waits.
+            let until = surroundings.now.addingTimeInterval(
+                max(retryDelay, configuration.broadcastRetryInterval).seconds)
+            state = .backingOff(until: until)
+            schedule(at: until, &actions)
+            return
+        }
+        switch step {
         case .none:
             place(surroundings, &actions)
         case .connect(let delay) where delay <= .zero:

@@ -21,6 +21,10 @@ public struct SensorConnection: Sendable {
         /// An advertisement cuts a backoff short at most this often, so a strap that advertises
         /// but refuses connections is not hammered.
         public var advertisedRetryInterval: Duration = .seconds(1)
+        /// While the strap's broadcast heart rate is heard, connect attempts are at least this far
+        /// apart and advertisements do not cut the wait short: a pending LE connection pauses the
+        /// controller's scanning, and with it the broadcast (seen on real BlueZ).
+        public var broadcastRetryInterval: Duration = .seconds(60)
 
         /// Default configuration.
         public init() {}
@@ -60,13 +64,18 @@ public struct SensorConnection: Sendable {
         public var adapterUsable: Bool
         /// Whether a usable allowed adapter has the device object.
         public var deviceKnown: Bool
+        /// Whether the strap's broadcast heart rate is being heard (followed without a link).
+        public var hearsBroadcast: Bool
 
         /// Surroundings as given.
-        public init(now: Date, candidates: [String], adapterUsable: Bool, deviceKnown: Bool) {
+        public init(
+            now: Date, candidates: [String], adapterUsable: Bool, deviceKnown: Bool, hearsBroadcast: Bool = false
+        ) {
             self.now = now
             self.candidates = candidates
             self.adapterUsable = adapterUsable
             self.deviceKnown = deviceKnown
+            self.hearsBroadcast = hearsBroadcast
         }
     }
 
@@ -101,6 +110,8 @@ public struct SensorConnection: Sendable {
         case deviceRemoved(adapter: String)
         /// The strap advertised (an RSSI update) on `adapter`.
         case advertised(adapter: String)
+        /// Its broadcast heart rate was heard for the first time since it last had a link.
+        case broadcastHeard
         /// `adapter` can no longer be used: powered off, unplugged, or bluetoothd gone.
         case adapterLost(adapter: String)
         /// `adapter` became usable: powered on, plugged in, bluetoothd back.
@@ -278,6 +289,16 @@ public struct SensorConnection: Sendable {
 
         case (.backingOff, .timerFired(let generation)) where generation == timerGeneration:
             place(surroundings, &actions)
+        case (.backingOff(let until), .broadcastHeard):
+            // Now followed through its broadcast: the next attempt (which pauses scanning) waits longer.
+            let later = surroundings.now.addingTimeInterval(configuration.broadcastRetryInterval.seconds)
+            if until < later {
+                state = .backingOff(until: later)
+                schedule(at: later, &actions)
+            }
+        case (.backingOff, .advertised) where surroundings.hearsBroadcast:
+            // Its broadcasts come several times a second: they say it is there, not that it connects now.
+            break
         case (.backingOff, .advertised), (.backingOff, .deviceAppeared), (.backingOff, .adapterReady):
             // Cut short at most once per interval (an adapter or a strap flapping must not hammer).
             if let last = lastEarlyRetry,

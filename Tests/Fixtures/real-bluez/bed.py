@@ -23,7 +23,7 @@ from bumble import hci
 from bumble.att import Attribute
 from bumble.controller import Controller
 from bumble.core import AdvertisingData, PhysicalTransport
-from bumble.device import Device
+from bumble.device import AdvertisingType, Device
 from bumble.gatt import (
     GATT_CLIENT_CHARACTERISTIC_CONFIGURATION_DESCRIPTOR,
     Characteristic,
@@ -77,15 +77,29 @@ class ResettingController(Controller):
         return super().on_hci_reset_command(command)
 
 
+class BroadcastOnlyController(Controller):
+    """A strap that only broadcasts: connection requests go unanswered (Bumble's link would
+    connect a non-connectable advertiser), as with a strap whose one connection is taken."""
+
+    def on_le_connect_ind(self, packet):
+        pass
+
+
 class Strap:
     """A virtual heart-rate strap: a Bumble device on its own controller on a link."""
 
-    def __init__(self, link, name, address, bonding=False, services=(HEART_RATE, BATTERY)):
+    def __init__(self, link, name, address, bonding=False, services=(HEART_RATE, BATTERY), broadcast=False):
         self.name = name
         self.address = address
         self.bonding = bonding
+        # Polar-style: the heart rate in manufacturer data (company 0x006B), advertised without
+        # accepting connections, so only the broadcast can be heard.
+        self.broadcast = broadcast
+        self.broadcast_counter = 0
+        self.broadcast_rate = 60
+        self.broadcast_sent = []
         self.advertised_services = services
-        self.controller = Controller(f"strap {name}", link=link)
+        self.controller = (BroadcastOnlyController if broadcast else Controller)(f"strap {name}", link=link)
         self.device = Device(
             name=name,
             address=hci.Address(address),
@@ -190,15 +204,31 @@ class Strap:
                     (AdvertisingData.COMPLETE_LIST_OF_16_BIT_SERVICE_CLASS_UUIDS, uuids),
                     (AdvertisingData.COMPLETE_LOCAL_NAME, self.name.encode()),
                 ]
+                + ([(AdvertisingData.MANUFACTURER_SPECIFIC_DATA, self.polar_data())] if self.broadcast else [])
             )
         )
+
+    def polar_data(self):
+        """Company 0x006B, then flags (broadcast bit, skin contact, frame counter), kHz code, fast and slow average."""
+        flags = 0x20 | 0x02 | (self.broadcast_counter & 0x07) << 2
+        return bytes([0x6B, 0x00, flags, 0x00, self.broadcast_rate, self.broadcast_rate])
+
+    async def broadcast_reading(self, rate):
+        """A new reading in the advertisements: the frame counter moves on."""
+        self.broadcast_counter += 1
+        self.broadcast_rate = rate
+        self.broadcast_sent.append(rate)
+        await self.device.stop_advertising()
+        await self.advertise()
 
     async def power_on(self):
         await self.device.power_on()
 
     async def advertise(self):
+        kind = AdvertisingType.UNDIRECTED if self.broadcast else AdvertisingType.UNDIRECTED_CONNECTABLE_SCANNABLE
         await self.device.start_advertising(
-            advertising_data=self.advertising_data(), auto_restart=True, own_address_type=hci.OwnAddressType.RANDOM
+            advertising_type=kind, advertising_data=self.advertising_data(), auto_restart=not self.broadcast,
+            own_address_type=hci.OwnAddressType.RANDOM,
         )
 
     async def go_away(self, reason=hci.HCI_CONNECTION_TIMEOUT_ERROR):
@@ -553,12 +583,34 @@ class Bed:
             sent=sent, exportStatus=export_status, samplesStatus=samples_status, frames=self.frames,
         )
 
+    async def broadcast(self, link):
+        folder = self.folder("broadcast")
+        strap = await self.strap(link, "Polar H10 09", "C1:00:00:00:00:09", broadcast=True)
+        monitor = Hrbridge(self.binary, folder, "monitor")
+        await monitor.start("monitor", "--json", strap.address)
+
+        def heard(lines):
+            return [l["heartRate"] for l in lines if l.get("via") == "advertisement"]
+
+        # Readiness: hrbridge hears the first reading; then each new one is held 1.5 s.
+        first = await monitor.wait_for(lambda lines: len(heard(lines)) >= 1, 120)
+        rates = list(range(61, 69))
+        if first:
+            for rate in rates:
+                await strap.broadcast_reading(rate)
+                await monitor.wait_for(lambda lines: rate in heard(lines), 10)
+                await asyncio.sleep(1.5)
+        code = await monitor.stop()
+        await strap.go_away()
+        self.result("broadcast", strap=strap.address, exit=code, firstHeard=first, rates=rates, connections=strap.connections)
+
     async def run(self, scenarios):
         await self.start_bluetoothd()
         first_link = await self.add_controller(0)
         available = {
             "scan": self.scan, "monitor": self.monitor, "pair": self.pair, "away": self.away,
             "restart": self.restart, "adapters": self.two_adapters, "daemon": self.daemon,
+            "broadcast": self.broadcast,
         }
         for name in scenarios:
             log(f"scenario {name}")
