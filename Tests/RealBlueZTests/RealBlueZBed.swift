@@ -56,7 +56,7 @@ struct ScenarioOutput {
 /// bluetoothd 5.66 and Bumble virtual controllers and straps runs every scenario; each test then
 /// asserts on what hrbridge printed in its scenario.
 enum RealBlueZBed {
-    static let scenarios = ["scan", "monitor", "pair", "away", "restart", "adapters", "daemon"]
+    static let scenarios = ["scan", "monitor", "pair", "away", "restart", "adapters", "daemon", "broadcast"]
 
     /// Sent in this order in every streaming scenario; flags 0x06 = contact detected. One frame
     /// is malformed (a 16-bit heart rate with one byte): it is refused, and the stream goes on.

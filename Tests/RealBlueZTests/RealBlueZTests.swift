@@ -158,4 +158,26 @@ struct RealBlueZTests {
         // One frame every 1.5 s: one FIT record (1 s resolution) each.
         #expect(heartRates == RealBlueZBed.delivered.map(\.heartRate), "FIT records: \(heartRates)")
     }
+
+    @Test(
+        "8. a strap that only broadcasts (Polar-style manufacturer data) is followed without a link: every reading once, in order"
+    )
+    func broadcastFollowed() async throws {
+        let output = try await RealBlueZBed.output("broadcast")
+        #expect(output.failure == nil, "\(output.failure ?? "")")
+        let result = output.result
+        #expect(result["exit"] as? Int == 0, "\(output.text("monitor.err"))")
+        #expect(result["firstHeard"] as? Bool == true, "the broadcast was never heard")
+        #expect(result["connections"] as? Int == 0, "the strap only broadcasts")
+        let strap = "C1:00:00:00:00:09"
+        let lines = output.lines("monitor").filter { $0["sensor"] as? String == strap && $0["heartRate"] != nil }
+        #expect(lines.allSatisfy { $0["via"] as? String == "advertisement" })
+        #expect(lines.allSatisfy { ($0["rrIntervals"] as? [Any])?.isEmpty == true }, "no RR intervals in a broadcast")
+        let heard = lines.compactMap { $0["heartRate"] as? Int }
+        let sent = (result["rates"] as? [Int]) ?? []
+        // The first reading (60) may be heard or missed while a connect attempt paused scanning;
+        // every new one after it is held until heard: each exactly once, in order, none invented.
+        #expect(heard.filter { $0 != 60 } == sent, "heard \(heard)")
+        #expect(!output.lines("monitor").contains { $0["event"] as? String == "connected" })
+    }
 }

@@ -592,14 +592,15 @@ class Bed:
         def heard(lines):
             return [l["heartRate"] for l in lines if l.get("via") == "advertisement"]
 
-        # Readiness: hrbridge hears the first reading; then each new one is held 1.5 s.
+        # Readiness: hrbridge hears the first reading; then each new one is held until it is heard
+        # (up to 45 s: a pending connect attempt pauses the controller's scanning for up to 30 s).
         first = await monitor.wait_for(lambda lines: len(heard(lines)) >= 1, 120)
         rates = list(range(61, 69))
         if first:
             for rate in rates:
                 await strap.broadcast_reading(rate)
-                await monitor.wait_for(lambda lines: rate in heard(lines), 10)
-                await asyncio.sleep(1.5)
+                await monitor.wait_for(lambda lines: rate in heard(lines), 45)
+                await asyncio.sleep(0.5)
         code = await monitor.stop()
         await strap.go_away()
         self.result("broadcast", strap=strap.address, exit=code, firstHeard=first, rates=rates, connections=strap.connections)
