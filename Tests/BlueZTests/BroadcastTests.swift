@@ -6,18 +6,6 @@ import GATT
 import Sensors
 import Testing
 
-extension MockBlueZ {
-    /// The strap advertises `bytes` as manufacturer data of `company` (a `PropertiesChanged`, as
-    /// bluetoothd sends while discovering).
-    func advertise(_ bytes: [UInt8], company: UInt16 = 0x006B) async throws {
-        try await setDevice(
-            "ManufacturerData",
-            .dictionary(
-                keySignature: "q", valueSignature: "v",
-                [DBusDictionaryEntry(key: .uint16(company), value: .variant(.bytes(bytes)))]))
-    }
-}
-
 @Suite("Heart rate from advertisements (python-dbusmock's bluez5)", .serialized)
 struct BroadcastTests {
     let sensor = SensorIdentity(adapter: "hci0", address: "11:22:33:44:55:66")

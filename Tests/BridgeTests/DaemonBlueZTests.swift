@@ -96,4 +96,55 @@ struct DaemonBlueZTests {
         #expect(try await mock.calls(on: "/org/bluez/hci0") == callsBefore, "no discovery, no RemoveDevice")
         await mock.control.close()
     }
+
+    @Test(
+        "a configured strap whose link never comes up is followed through its broadcast: the API says via advertisement"
+    )
+    func broadcastThroughTheDaemon() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hrbridge-broadcast-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let mock = try await MockBlueZ.start(on: bus)
+        defer { mock.process.stop() }
+        try await mock.addHeartRateService()
+        try await mock.failConnect("in-progress", times: 1_000)
+        let socket = directory.appendingPathComponent("api.sock").path
+        try Data(
+            """
+            [adapter]
+            kind = "bluez"
+            [store]
+            path = "\(directory.path)/store.sqlite"
+            [api]
+            socket = "\(socket)"
+            [[sensors]]
+            address = "11:22:33:44:55:66"
+            """.utf8
+        ).write(to: directory.appendingPathComponent("config.toml"))
+        let daemon = try Spawned(
+            DaemonUnderTest.binary,
+            ["daemon", "--config", directory.appendingPathComponent("config.toml").path, "--log-level", "info"],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], label: "daemon")
+        defer { daemon.stop() }
+        let client = APIClient(endpoint: .unix(socket))
+        try await eventually("the daemon to try the strap: \(daemon.output.suffix(5))") {
+            try await mock.calls(on: MockBlueZ.device).contains("Connect")
+        }
+        // Each advertisement carries a new reading (the frame counter moves on) until one is through.
+        var counter: UInt8 = 0
+        try await eventually("the broadcast through BlueZ, the daemon and the API") {
+            counter &+= 1
+            try await mock.advertise([0x22 | (counter & 7) << 2, 0x00, 0x00, 0x38])
+            // (The API socket may not be up yet: not an answer, so try again.)
+            let sensor = try? await client.send(.GET, "/v1/sensors/11:22:33:44:55:66").object
+            return sensor?["via"] as? String == "advertisement"
+        }
+        let sensor = try await client.send(.GET, "/v1/sensors/11:22:33:44:55:66").object
+        #expect(sensor?["heartRate"] as? Int == 56)
+        #expect(sensor?["state"] as? String != "ready", "no link: the heart rate came by broadcast")
+        await mock.control.close()
+    }
 }

@@ -111,6 +111,16 @@ public struct MockBlueZ: Sendable {
             [.string("org.bluez.Device1"), .propertyMap([(name, value)])])
     }
 
+    /// The strap advertises `bytes` as manufacturer data of `company` (a `PropertiesChanged`, as
+    /// bluetoothd sends while discovering); 0x006B is Polar's broadcast heart rate.
+    public func advertise(_ bytes: [UInt8], company: UInt16 = 0x006B) async throws {
+        try await setDevice(
+            "ManufacturerData",
+            .dictionary(
+                keySignature: "q", valueSignature: "v",
+                [DBusDictionaryEntry(key: .uint16(company), value: .variant(.bytes(bytes)))]))
+    }
+
     /// Sets an `Adapter1` property (emitting `PropertiesChanged`).
     public func setAdapter(_ name: String, _ value: DBusValue) async throws {
         try await call(

@@ -94,6 +94,7 @@ public actor MQTTBridge: Service {
             let address = measurement.sensor.address
             var state = sensors[address] ?? MQTTSensorState(address: address, name: measurement.sensor.name)
             let wasReady = state.state == "ready"
+            state.via = measurement.via.rawValue
             let figures = core.sensors.figures(address: address, heartRate: Double(frame.heartRate))
             let due = state.measured(
                 heartRate: Int(frame.heartRate), rrSeconds: frame.rrIntervals.map(\.seconds),

@@ -20,7 +20,7 @@ public struct MQTTSensorState: Sendable, Equatable {
     public var battery: Int?
     /// `detected`, `notDetected` or `unsupported`.
     public var contact: String?
-    /// How the values arrive: `connection` (a GATT link).
+    /// How the values arrive: `connection` (a GATT link) or `advertisement` (its broadcast, heard without one).
     public var via = "connection"
     /// When the last frame arrived.
     public var time: Date?

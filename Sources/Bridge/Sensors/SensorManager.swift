@@ -288,6 +288,7 @@ public actor SensorManager {
             if let zone = figures.zone { status.zone = zone }
             if let percent = figures.percentOfMax { status.percentOfMax = percent }
             status.lastMeasurement = measurement.receivedAt
+            status.via = measurement.via.rawValue
             status.framesDecoded += 1
             framesDecoded.increment()
             statuses[address] = status

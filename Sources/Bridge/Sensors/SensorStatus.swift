@@ -35,6 +35,8 @@ public struct SensorStatus: Sendable, Codable, Equatable {
     public var zone: Int?
     /// The last heart rate as a percentage of the athlete's maximum.
     public var percentOfMax: Int?
+    /// How its last measurement came: `connection` or `advertisement` (`nil` before the first).
+    public var via: String?
 
     public init(address: String, adapter: String, name: String? = nil, state: String = "seen", athlete: String? = nil) {
         self.address = address
@@ -46,7 +48,7 @@ public struct SensorStatus: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case address, adapter, name, state, reason, athlete, heartRate, batteryLevel, rssi, lastMeasurement
-        case framesDecoded, framesRefused, disconnections, session, athleteName, zone, percentOfMax
+        case framesDecoded, framesRefused, disconnections, session, athleteName, zone, percentOfMax, via
     }
 
     /// Every key is present: what is unknown is `null`; times are ISO 8601, the session id lower case.
@@ -69,6 +71,7 @@ public struct SensorStatus: Sendable, Codable, Equatable {
         try container.encode(athleteName, forKey: .athleteName)
         try container.encode(zone, forKey: .zone)
         try container.encode(percentOfMax, forKey: .percentOfMax)
+        try container.encode(via, forKey: .via)
     }
 
     /// Reads what ``encode(to:)`` writes (the API client's side).
@@ -91,5 +94,6 @@ public struct SensorStatus: Sendable, Codable, Equatable {
         athleteName = try container.decodeIfPresent(String.self, forKey: .athleteName)
         zone = try container.decodeIfPresent(Int.self, forKey: .zone)
         percentOfMax = try container.decodeIfPresent(Int.self, forKey: .percentOfMax)
+        via = try container.decodeIfPresent(String.self, forKey: .via)
     }
 }
