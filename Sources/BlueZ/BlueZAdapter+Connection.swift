@@ -91,7 +91,10 @@ extension BlueZAdapter {
         let seen = sightings(of: address)
         var links: [String: Int] = [:]
         for adapter in seen.keys { links[adapter] = linksInUse(adapter) }
-        let candidates = pool.candidates(sightings: seen, binding: binding) { links[$0] ?? 0 }
+        // A slot on an adapter that has run out before goes to the first waiting strap in priority order.
+        let candidates = pool.candidates(sightings: seen, binding: binding) { links[$0] ?? 0 }.filter {
+            !pool.hasRefused($0) || !waitsBehind(address, for: $0)
+        }
         let usable = binding.map(pool.isUsable) ?? pool.anyUsable
         let known = seen.keys.contains { (binding == nil || binding == $0) && pool.isUsable($0) }
         let now = clock.now()
@@ -102,6 +105,27 @@ extension BlueZAdapter {
         return SensorConnection.Surroundings(
             now: now, candidates: candidates, adapterUsable: usable, deviceKnown: known,
             hearsBroadcast: hearsBroadcast)
+    }
+
+    /// The strap's priority for a free link slot: set while running, else configured, else 0.
+    func priority(of address: String) -> Int { priorities[address] ?? options.priorities[address] ?? 0 }
+
+    /// Whether another strap waiting only for a slot on `adapter` comes first (higher priority,
+    /// then lower address).
+    func waitsBehind(_ address: String, for adapter: String) -> Bool {
+        let mine = (priority(of: address), address)
+        return self.links.contains { other, link in
+            guard other != address, case .waitingForAdapter = link.machine.state,
+                options.bindings[other].map({ $0 == adapter }) ?? true, sightings(of: other)[adapter] != nil
+            else { return false }
+            let theirs = (priority(of: other), other)
+            return theirs.0 > mine.0 || theirs.0 == mine.0 && theirs.1 < mine.1
+        }
+    }
+
+    /// Sets the strap's priority for a free link slot (higher first), over the configured one.
+    public func setPriority(_ priority: Int?, for address: String) {
+        priorities[address.uppercased()] = priority
     }
 
     /// Hands `input` to the strap's machine and performs what it answers.

@@ -157,7 +157,10 @@ extension BlueZAdapter {
     private func freeSlots() {
         for adapter in pool.freeSlots(linksInUse: linksInUse) {
             logger.info("a link slot freed", metadata: ["adapter": "\(adapter)"])
-            feedAll(.slotFreed(adapter: adapter))
+            // Highest priority first: the first waiting strap takes the slot.
+            for address in links.keys.sorted(by: { (-priority(of: $0), $0) < (-priority(of: $1), $1) }) {
+                feed(address, .slotFreed(adapter: adapter))
+            }
         }
     }
 

@@ -52,6 +52,9 @@ public actor BlueZAdapter: SensorAdapter {
         /// While a strap is followed through its broadcast, connect attempts are at least this far
         /// apart (each pauses the controller's scanning, and with it the broadcast).
         public var broadcastRetryInterval: Duration = .seconds(60)
+        /// Who gets a freed link slot first: address → priority (higher first; 0 when absent).
+        /// Straps waiting only for a slot take one in this order, then by address.
+        public var priorities: [String: Int] = [:]
 
         /// Default options.
         public init() {}
@@ -129,6 +132,8 @@ public actor BlueZAdapter: SensorAdapter {
     var reconnectDiscovery: Set<String> = []
     /// Addresses reported as discovered (once per strap, whichever adapter saw it first).
     var announced: Set<String> = []
+    /// Priorities set while running (a session started for the strap), over the configured ones.
+    var priorities: [String: Int] = [:]
     var links: [String: Link] = [:] {
         didSet { publishFastRoutes() }
     }

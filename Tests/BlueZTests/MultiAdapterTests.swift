@@ -156,3 +156,46 @@ struct MultiAdapterTests {
         }
     }
 }
+
+@Suite("A class beyond the link slots (python-dbusmock: 40 straps, 2 adapters of 7 slots)", .serialized)
+struct ClassBeyondSlotsTests {
+    private let straps = (1...40).map { String(format: "C0:FF:EE:00:01:%02X", $0) }
+
+    @Test("14 connect, 26 wait for a slot; a freed slot goes to the highest priority, then the configured one")
+    func freedSlotsByPriority() async throws {
+        try await withMockBlueZ { mock in
+            try await mock.addAdapter("hci1")
+            for (index, address) in straps.enumerated() {
+                try await mock.addStrap(address, on: "hci0", rssi: index.isMultiple(of: 2) ? -50 : -60)
+                try await mock.addStrap(address, on: "hci1", rssi: index.isMultiple(of: 2) ? -60 : -50)
+            }
+            try await mock.limitLinks("hci0", 7)
+            try await mock.limitLinks("hci1", 7)
+            var options = fastOptions
+            // The instructor's strap, configured.
+            options.priorities[straps[32]] = 10
+            try await withAdapter(mock, options: options) { adapter, log in
+                for address in straps {
+                    try? await adapter.connect(SensorIdentity(adapter: "hci0", address: address))
+                }
+                await log.wait("14 straps ready") { _ in log.readyAdapters.count == 14 }
+                let statuses = Dictionary(uniqueKeysWithValues: await adapter.adapterStatuses().map { ($0.name, $0) })
+                #expect(statuses["hci0"]?.linksInUse == 7 && statuses["hci1"]?.linksInUse == 7)
+                #expect(statuses["hci0"]?.linkLimit == 7 && statuses["hci1"]?.linkLimit == 7)
+                let firstFourteen = Set(log.readyAdapters.keys)
+                #expect(!firstFourteen.contains(straps[32]) && !firstFourteen.contains(straps[37]))
+                // A session starts for strap 38: it outranks the instructor's.
+                await adapter.setPriority(20, for: straps[37])
+                let leaving = try #require(firstFourteen.sorted().first)
+                try await adapter.disconnect(SensorIdentity(adapter: "hci0", address: leaving))
+                await log.wait("the freed slot taken") { _ in log.readyAdapters[straps[37]] != nil }
+                #expect(log.readyAdapters[straps[32]] == nil, "one slot: the highest priority only")
+                let second = try #require(firstFourteen.sorted().dropFirst().first)
+                try await adapter.disconnect(SensorIdentity(adapter: "hci0", address: second))
+                await log.wait("the next slot taken") { _ in log.readyAdapters[straps[32]] != nil }
+                let lowAddressWaiting = straps.first { !firstFourteen.contains($0) }!
+                #expect(log.readyAdapters[lowAddressWaiting] == nil, "priority, not address order")
+            }
+        }
+    }
+}

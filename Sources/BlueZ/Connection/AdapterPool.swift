@@ -79,6 +79,9 @@ struct AdapterPool: Sendable {
         members[name]?.linkLimit.map { linksInUse >= $0 } ?? false
     }
 
+    /// Whether `name` has refused a link for want of slots since it joined.
+    func hasRefused(_ name: String) -> Bool { (members[name]?.slotRefusals ?? 0) > 0 }
+
     /// Marks `name` full at `linksInUse` links (a `Connect` was refused for want of slots).
     mutating func markFull(_ name: String, linksInUse: Int) {
         members[name]?.linkLimit = max(linksInUse, 1)
