@@ -92,8 +92,10 @@ extension BlueZAdapter {
         var links: [String: Int] = [:]
         for adapter in seen.keys { links[adapter] = linksInUse(adapter) }
         // A slot on an adapter that has run out before goes to the first waiting strap in priority order.
-        let candidates = pool.candidates(sightings: seen, binding: binding) { links[$0] ?? 0 }.filter {
-            !pool.hasRefused($0) || !waitsBehind(address, for: $0)
+        let candidates = pool.candidates(sightings: seen, binding: binding) { links[$0] ?? 0 }.filter { adapter in
+            !pool.hasRefused(adapter)
+                || !waitsBehind(address, for: adapter)
+                    && !pool.isTaken(adapter, linksInUse: links[adapter] ?? 0, connecting: connecting(on: adapter))
         }
         let usable = binding.map(pool.isUsable) ?? pool.anyUsable
         let known = seen.keys.contains { (binding == nil || binding == $0) && pool.isUsable($0) }
@@ -105,6 +107,15 @@ extension BlueZAdapter {
         return SensorConnection.Surroundings(
             now: now, candidates: candidates, adapterUsable: usable, deviceKnown: known,
             hearsBroadcast: hearsBroadcast)
+    }
+
+    /// Links being set up on `adapter`: our `Connect` on its way, not yet `Connected`.
+    func connecting(on adapter: String) -> Int {
+        self.links.values.count { link in
+            guard case .connecting(adapter) = link.machine.state else { return false }
+            let devicePath = BlueZPaths.device(adapter: Self.adapterPath(adapter), address: link.machine.address)
+            return !cache.deviceConnected(devicePath)
+        }
     }
 
     /// The strap's priority for a free link slot: set while running, else configured, else 0.

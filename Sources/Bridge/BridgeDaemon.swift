@@ -99,6 +99,7 @@ public enum BridgeDaemon {
             options.connectsUnknownDevices = true
             for sensor in configuration.sensors {
                 if let bound = sensor.adapter { options.bindings[sensor.address] = bound }
+                if sensor.priority != 0 { options.priorities[sensor.address] = sensor.priority }
             }
             do {
                 adapter = try await BlueZAdapter.open(

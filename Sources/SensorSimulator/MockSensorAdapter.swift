@@ -120,6 +120,9 @@ public actor MockSensorAdapter: SensorAdapter {
     public func availability() -> AdapterAvailability { .ready }
 
     /// One simulated radio with no link limit.
+    /// The simulator has no link slots to share: priorities change nothing.
+    public func setPriority(_ priority: Int?, for address: String) {}
+
     public func adapterStatuses() -> [AdapterStatus] {
         [
             AdapterStatus(

@@ -34,6 +34,8 @@ public protocol SensorAdapter: Sendable {
     func availability() async -> AdapterAvailability
     /// Each radio behind the adapter with its links and counters.
     func adapterStatuses() async -> [AdapterStatus]
+    /// Sets who gets a freed link slot first (higher first; `nil`: back to the configured one).
+    func setPriority(_ priority: Int?, for address: String) async
 }
 
 /// Why an adapter command failed.

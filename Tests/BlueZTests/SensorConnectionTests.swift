@@ -376,6 +376,13 @@ struct AdapterPoolTests {
         #expect(pool.freeSlots { _ in 3 } == [])
         #expect(pool.freeSlots { $0 == "hci0" ? 2 : 0 } == ["hci0"])
         #expect(pool.status(of: "hci0", linksInUse: 2, sensors: []).slotRefusals == 1)
+        // Freed, one slot: taken while a link is being set up on it; the limit stays the controller's.
+        #expect(pool.hasRefused("hci0") && !pool.hasRefused("hci1"))
+        #expect(pool.isTaken("hci0", linksInUse: 2, connecting: 1))
+        #expect(!pool.isTaken("hci0", linksInUse: 1, connecting: 1))
+        #expect(pool.isTaken("hci0", linksInUse: 3, connecting: 0), "full again at its limit")
+        #expect(pool.freeSlots { _ in 2 } == [], "a freed slot is reported once")
+        #expect(!pool.isTaken("hci1", linksInUse: 9, connecting: 3), "never refused: no count to go by")
     }
 
     @Test("availability: ready when one adapter is; a configured list ignores other adapters")

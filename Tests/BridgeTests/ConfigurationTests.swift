@@ -278,4 +278,14 @@ struct ConfigurationTests {
             try ConfigurationLoader.parse("[adapter]\nkind = \"mock\"\nnames = [\"hci0\"]")
         }
     }
+
+    @Test("a sensor's priority for a freed link slot: an integer within ±1000, 0 when absent")
+    func sensorPriority() throws {
+        let strap = "[[sensors]]\naddress = \"C0:FF:EE:00:00:01\"\n"
+        #expect(try ConfigurationLoader.parse(strap + "priority = 10").sensors.first?.priority == 10)
+        #expect(try ConfigurationLoader.parse(strap).sensors.first?.priority == 0)
+        for bad in ["priority = 1001", "priority = -1001", "priority = \"high\"", "priority = 1.5"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { try ConfigurationLoader.parse(strap + bad) }
+        }
+    }
 }

@@ -22,6 +22,7 @@ private struct SilentAdapter: SensorAdapter {
     func knownDevices() -> [KnownDevice] { [] }
     func availability() -> AdapterAvailability { .ready }
     func adapterStatuses() -> [AdapterStatus] { [] }
+    func setPriority(_ priority: Int?, for address: String) {}
 }
 
 private let sensorA = SensorIdentity(adapter: "test", address: "C0:FF:EE:00:00:01", name: "A")

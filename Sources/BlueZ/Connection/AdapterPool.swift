@@ -12,6 +12,8 @@ struct AdapterPool: Sendable {
         var connectAttempts = 0
         var connectFailures = 0
         var slotRefusals = 0
+        /// Whether it held `linkLimit` links when last looked at (a freed slot is reported once).
+        var full = false
         var linksLost = 0
     }
 
@@ -82,20 +84,31 @@ struct AdapterPool: Sendable {
     /// Whether `name` has refused a link for want of slots since it joined.
     func hasRefused(_ name: String) -> Bool { (members[name]?.slotRefusals ?? 0) > 0 }
 
+    /// Whether `name` has no slot left once the links being set up on it now are counted too: a
+    /// freed slot is not offered twice at once.
+    func isTaken(_ name: String, linksInUse: Int, connecting: Int) -> Bool {
+        isFull(name, linksInUse: linksInUse + connecting)
+    }
+
     /// Marks `name` full at `linksInUse` links (a `Connect` was refused for want of slots).
     mutating func markFull(_ name: String, linksInUse: Int) {
         members[name]?.linkLimit = max(linksInUse, 1)
+        members[name]?.full = true
         members[name]?.slotRefusals += 1
     }
 
-    /// Clears the mark of every adapter that now holds fewer links than when it refused one, and
-    /// returns their names.
+    /// The adapters that were full and now hold fewer links than their limit (each reported once
+    /// per time it fills up). The limit is kept: it is the controller's, and fills up again.
     mutating func freeSlots(linksInUse: (String) -> Int) -> [String] {
         var freed: [String] = []
         for (name, member) in members {
-            if let limit = member.linkLimit, linksInUse(name) < limit {
-                members[name]?.linkLimit = nil
+            guard let limit = member.linkLimit else { continue }
+            let links = linksInUse(name)
+            if member.full && links < limit {
+                members[name]?.full = false
                 freed.append(name)
+            } else if !member.full && links >= limit {
+                members[name]?.full = true
             }
         }
         return freed.sorted()

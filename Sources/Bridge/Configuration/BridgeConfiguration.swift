@@ -57,6 +57,8 @@ public struct BridgeConfiguration: Sendable {
         public var name: String?
         /// The only adapter the sensor may use (`hci1`), if bound.
         public var adapter: String?
+        /// Who gets a freed link slot first (higher first; a strap in a running session gets +100).
+        public var priority = 0
         public init(address: String, athlete: String? = nil, name: String? = nil, adapter: String? = nil) {
             self.address = address
             self.athlete = athlete

@@ -464,7 +464,7 @@ private struct Reader {
     mutating func readSensor(_ table: TOMLDocument.Table, athletes: [BridgeConfiguration.Athlete])
         -> BridgeConfiguration.KnownSensor?
     {
-        onlyKnown(table, ["address", "athlete", "name", "adapter"], in: "[sensors]")
+        onlyKnown(table, ["address", "athlete", "name", "adapter", "priority"], in: "[sensors]")
         guard let (address, line) = string(table, "address") else {
             problem(table.line, "a sensor needs address = \"AA:BB:CC:DD:EE:FF\"")
             return nil
@@ -483,7 +483,9 @@ private struct Reader {
             }
         }
         let adapter = string(table, "adapter").flatMap { adapterName($0.0, line: $0.1) }
-        return BridgeConfiguration.KnownSensor(
+        var sensor = BridgeConfiguration.KnownSensor(
             address: address.uppercased(), athlete: athlete, name: string(table, "name")?.0, adapter: adapter)
+        sensor.priority = integer(table, "priority", in: -1_000...1_000) ?? 0
+        return sensor
     }
 }

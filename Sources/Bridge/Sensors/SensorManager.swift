@@ -133,6 +133,10 @@ public actor SensorManager {
         if session != nil && guest { guests.insert(address.uppercased()) } else { guests.remove(address.uppercased()) }
         statuses[address.uppercased()]?.session = session
         if let status = statuses[address.uppercased()] { publish(status) }
+        // A strap recording a session comes first for a freed link slot.
+        let configured = known.first { $0.address == address.uppercased() }?.priority ?? 0
+        let priority = session == nil ? nil : configured + 100
+        Task { [adapter] in await adapter.setPriority(priority, for: address.uppercased()) }
     }
 
     /// Connects a sensor and keeps it connected.
