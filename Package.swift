@@ -160,7 +160,8 @@ let package = Package(
         ),
         // Test-only: a private dbus-daemon, BlueZoo, python-dbusmock and virtual straps, all stopped by PID.
         .target(
-            name: "BusHarness", dependencies: ["DBus", .product(name: "Logging", package: "swift-log")],
+            name: "BusHarness",
+            dependencies: ["DBus", "Sensors", "GATT", .product(name: "Logging", package: "swift-log")],
             path: "Tests/BusHarness"),
         .testTarget(
             name: "DBusTests",

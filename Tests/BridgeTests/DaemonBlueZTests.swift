@@ -10,6 +10,31 @@ import Testing
     import Glibc
 #endif
 
+/// A daemon on `bus` (kind = "bluez") with the mock's strap configured, its store and API socket in
+/// `directory`.
+private func bluezDaemon(
+    bus: PrivateBus, in directory: URL, label: String, environment: [String: String] = [:]
+) throws -> (daemon: Spawned, socket: String) {
+    let socket = directory.appendingPathComponent("api.sock").path
+    try Data(
+        """
+        [adapter]
+        kind = "bluez"
+        [store]
+        path = "\(directory.path)/store.sqlite"
+        [api]
+        socket = "\(socket)"
+        [[sensors]]
+        address = "11:22:33:44:55:66"
+        """.utf8
+    ).write(to: directory.appendingPathComponent("config.toml"))
+    let daemon = try Spawned(
+        DaemonUnderTest.binary,
+        ["daemon", "--config", directory.appendingPathComponent("config.toml").path, "--log-level", "info"],
+        environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address].merging(environment) { $1 }, label: label)
+    return (daemon, socket)
+}
+
 @Suite("hrbridge daemon on BlueZ (python-dbusmock): zero adapters is a state, not a failure", .serialized)
 struct DaemonBlueZTests {
     @Test("without bluetoothd the daemon is READY and says it waits; when BlueZ and the strap appear, it streams")
@@ -20,26 +45,10 @@ struct DaemonBlueZTests {
             "hrbridge-bluez-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let socket = directory.appendingPathComponent("api.sock").path
-        try Data(
-            """
-            [adapter]
-            kind = "bluez"
-            [store]
-            path = "\(directory.path)/store.sqlite"
-            [api]
-            socket = "\(socket)"
-            [[sensors]]
-            address = "11:22:33:44:55:66"
-            """.utf8
-        ).write(to: directory.appendingPathComponent("config.toml"))
         let listener = try NotifyListener()
-        let daemon = try Spawned(
-            DaemonUnderTest.binary,
-            ["daemon", "--config", directory.appendingPathComponent("config.toml").path, "--log-level", "info"],
-            environment: [
-                "DBUS_SYSTEM_BUS_ADDRESS": bus.address, "NOTIFY_SOCKET": listener.address, "WATCHDOG_USEC": "2000000",
-            ], label: "daemon")
+        let (daemon, socket) = try bluezDaemon(
+            bus: bus, in: directory, label: "daemon",
+            environment: ["NOTIFY_SOCKET": listener.address, "WATCHDOG_USEC": "2000000"])
         defer { daemon.stop() }
         // Read the notify socket all along, as systemd does (its queue holds only 10 datagrams).
         let datagrams = Mutex<[String]>([])
@@ -111,23 +120,7 @@ struct DaemonBlueZTests {
         defer { mock.process.stop() }
         try await mock.addHeartRateService()
         try await mock.failConnect("in-progress", times: 1_000)
-        let socket = directory.appendingPathComponent("api.sock").path
-        try Data(
-            """
-            [adapter]
-            kind = "bluez"
-            [store]
-            path = "\(directory.path)/store.sqlite"
-            [api]
-            socket = "\(socket)"
-            [[sensors]]
-            address = "11:22:33:44:55:66"
-            """.utf8
-        ).write(to: directory.appendingPathComponent("config.toml"))
-        let daemon = try Spawned(
-            DaemonUnderTest.binary,
-            ["daemon", "--config", directory.appendingPathComponent("config.toml").path, "--log-level", "info"],
-            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], label: "daemon")
+        let (daemon, socket) = try bluezDaemon(bus: bus, in: directory, label: "daemon")
         defer { daemon.stop() }
         let client = APIClient(endpoint: .unix(socket))
         try await eventually("the daemon to try the strap: \(daemon.output.suffix(5))") {

@@ -1,3 +1,4 @@
+import BusHarness
 import Foundation
 import GATT
 import Logging
@@ -6,24 +7,6 @@ import Sensors
 import Testing
 
 @testable import Workouts
-
-/// An adapter with no radio: tests push events through the data source directly.
-private struct SilentAdapter: SensorAdapter {
-    let name = "test"
-    func events() -> AsyncStream<SensorEvent> { AsyncStream { $0.finish() } }
-    func startDiscovery(services: Set<GATTService>) throws(SensorAdapterError) {}
-    func stopDiscovery() throws(SensorAdapterError) {}
-    func connect(_ sensor: SensorIdentity) throws(SensorAdapterError) {}
-    func disconnect(_ sensor: SensorIdentity) throws(SensorAdapterError) {}
-    func pair(_ sensor: SensorIdentity) throws(SensorAdapterError) {}
-    func trust(_ sensor: SensorIdentity) throws(SensorAdapterError) {}
-    func forget(_ sensor: SensorIdentity) throws(SensorAdapterError) {}
-    func resetEnergyExpended(_ sensor: SensorIdentity) throws(SensorAdapterError) {}
-    func knownDevices() -> [KnownDevice] { [] }
-    func availability() -> AdapterAvailability { .ready }
-    func adapterStatuses() -> [AdapterStatus] { [] }
-    func setPriority(_ priority: Int?, for address: String) {}
-}
 
 private let sensorA = SensorIdentity(adapter: "test", address: "C0:FF:EE:00:00:01", name: "A")
 private let sensorB = SensorIdentity(adapter: "test", address: "C0:FF:EE:00:00:02", name: "B")
@@ -44,7 +27,7 @@ struct LiveDataSourceTests {
         let builder = LiveWorkoutBuilder(configuration: configuration, clock: clock)
         try await builder.beginCollection(at: t0)
         let source = LiveDataSource(
-            adapters: [SilentAdapter()], configuration: configuration, clock: clock, logger: Logger(label: "test"))
+            adapters: [RadiolessAdapter()], configuration: configuration, clock: clock, logger: Logger(label: "test"))
         await source.attach(to: builder)
         return (source, builder)
     }
