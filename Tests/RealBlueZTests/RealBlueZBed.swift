@@ -142,6 +142,15 @@ enum RealBlueZBed {
         return .success(folder)
     }
 
+    /// The output of one scenario, recording an issue when the bed itself broke in it.
+    static func checkedOutput(
+        _ scenario: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> ScenarioOutput {
+        let output = try await output(scenario)
+        #expect(output.failure == nil, "\(output.failure ?? "")", sourceLocation: sourceLocation)
+        return output
+    }
+
     /// The output of one scenario, once the guest has run (booting it if no test has yet).
     static func output(_ scenario: String) async throws -> ScenarioOutput {
         let folder = try await boot.value.get()

@@ -22,9 +22,8 @@ struct RealBlueZTests {
 
     @Test("1. scan finds the strap with its name, RSSI and services, and not the decoy beside it")
     func scanFindsTheStrap() async throws {
-        let output = try await RealBlueZBed.output("scan")
+        let output = try await RealBlueZBed.checkedOutput("scan")
         let result = output.result
-        #expect(output.failure == nil, "\(output.failure ?? "")")
         #expect(result["exit"] as? Int == 0, "\(output.text("scan.err"))")
         let lines = output.lines("scan")
         let found = try #require(
@@ -40,8 +39,7 @@ struct RealBlueZTests {
 
     @Test("2. monitor --json delivers every frame in order, through StartNotify and through AcquireNotify")
     func monitorDeliversEveryFrame() async throws {
-        let output = try await RealBlueZBed.output("monitor")
-        #expect(output.failure == nil, "\(output.failure ?? "")")
+        let output = try await RealBlueZBed.checkedOutput("monitor")
         let result = output.result
         let strap = "C1:00:00:00:00:02"
         for run in ["startnotify", "acquirenotify"] {
@@ -59,8 +57,7 @@ struct RealBlueZTests {
 
     @Test("3. pair bonds with a strap that requires it (Just Works); after a drop the bond is reused, no new pairing")
     func pairingIsReused() async throws {
-        let output = try await RealBlueZBed.output("pair")
-        #expect(output.failure == nil, "\(output.failure ?? "")")
+        let output = try await RealBlueZBed.checkedOutput("pair")
         let result = output.result
         let strap = "C1:00:00:00:00:03"
         #expect(result["pairExit"] as? Int == 0, "\(output.text("pair.err"))")
@@ -80,8 +77,7 @@ struct RealBlueZTests {
 
     @Test("4. a strap out of range and back: reconnected within the policy, the gap reported, no frame invented")
     func strapComesBack() async throws {
-        let output = try await RealBlueZBed.output("away")
-        #expect(output.failure == nil, "\(output.failure ?? "")")
+        let output = try await RealBlueZBed.checkedOutput("away")
         let result = output.result
         let strap = "C1:00:00:00:00:04"
         expectAllFrames(output.measurements("monitor", sensor: strap), sent: result["sent"], "out of range and back")
@@ -105,8 +101,7 @@ struct RealBlueZTests {
 
     @Test("5. bluetoothd restarted mid-stream: monitor says so, and streaming resumes")
     func bluetoothdRestart() async throws {
-        let output = try await RealBlueZBed.output("restart")
-        #expect(output.failure == nil, "\(output.failure ?? "")")
+        let output = try await RealBlueZBed.checkedOutput("restart")
         let result = output.result
         let strap = "C1:00:00:00:00:05"
         #expect(result["exit"] as? Int == 0)
@@ -121,8 +116,7 @@ struct RealBlueZTests {
 
     @Test("6. two controllers, hci0 and hci1, a strap only in range of each: both stream, each through its own")
     func twoControllers() async throws {
-        let output = try await RealBlueZBed.output("adapters")
-        #expect(output.failure == nil, "\(output.failure ?? "")")
+        let output = try await RealBlueZBed.checkedOutput("adapters")
         let result = output.result
         #expect(result["exit"] as? Int == 0)
         let straps = try #require(result["straps"] as? [[String: Any]])
@@ -138,8 +132,7 @@ struct RealBlueZTests {
 
     @Test("7. hrbridge daemon: a session over its API records the strap; the FIT export decodes with Garmin's SDK")
     func daemonRecordsAndExports() async throws {
-        let output = try await RealBlueZBed.output("daemon")
-        #expect(output.failure == nil, "\(output.failure ?? "")")
+        let output = try await RealBlueZBed.checkedOutput("daemon")
         let result = output.result
         #expect(result["sensorReady"] as? Bool == true, "\(output.text("daemon.err").suffix(2_000))")
         #expect(result["sessionStatus"] as? Int == 201)
@@ -163,8 +156,7 @@ struct RealBlueZTests {
         "8. a strap that only broadcasts (Polar-style manufacturer data) is followed without a link: every reading once, in order"
     )
     func broadcastFollowed() async throws {
-        let output = try await RealBlueZBed.output("broadcast")
-        #expect(output.failure == nil, "\(output.failure ?? "")")
+        let output = try await RealBlueZBed.checkedOutput("broadcast")
         let result = output.result
         #expect(result["exit"] as? Int == 0, "\(output.text("monitor.err"))")
         #expect(result["firstHeard"] as? Bool == true, "the broadcast was never heard")
