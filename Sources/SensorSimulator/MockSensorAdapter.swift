@@ -4,7 +4,9 @@ public import Logging
 public import Sensors
 
 /// The simulator as a sensor adapter: virtual straps that advertise, connect, and notify raw
-/// frames that go through the same strict decoders as frames from BlueZ.
+/// frames that go through the same strict decoders as frames from BlueZ. A broadcast-only strap
+/// takes no connection: its heart rate comes in Polar-style advertisements, through the strict
+/// advertisement decoder, `via: .advertisement`.
 ///
 /// Time comes from the injected ``WallClock``: an accelerated clock gives `--speed 60`, a manual
 /// clock gives tests that never sleep. Simulated time zero is the clock's reading at creation.
@@ -20,6 +22,8 @@ public actor MockSensorAdapter: SensorAdapter {
     private var simulations: [SensorIdentity: StrapSimulation] = [:]
     private var streaming: [SensorIdentity: Task<Void, Never>] = [:]
     private var forgotten: Set<SensorIdentity> = []
+    /// Each broadcast-only strap's advertisement frame counter (3 bits, advancing per reading).
+    private var broadcastCounters: [SensorIdentity: UInt8] = [:]
     private var stopSecond: Double?
 
     /// Creates the adapter; `seed` overrides the scenario's.
@@ -65,6 +69,13 @@ public actor MockSensorAdapter: SensorAdapter {
         }
         let (sensor, simulation) = simulations[index]
         guard streaming[sensor] == nil else { return }
+        if simulation.scenario.broadcastOnly {
+            // No link to make: the strap is followed through its advertisements from now on.
+            let start = clock.now().timeIntervalSince(origin).rounded(.down)
+            simulations[sensor]?.advance(to: start).forEach { _ in }
+            streaming[sensor] = Task { [weak self] in await self?.stream(sensor, from: start) }
+            return
+        }
         broadcaster.yield(.connectionChanged(sensor, .connecting))
         broadcaster.yield(.connectionChanged(sensor, .connected))
         announceServices(sensor, strap: simulation.scenario)
@@ -112,7 +123,7 @@ public actor MockSensorAdapter: SensorAdapter {
         sensors.enumerated().filter { !forgotten.contains($0.element) }.map { index, sensor in
             KnownDevice(
                 identity: sensor, rssi: -52 - 6 * index, services: [.heartRate, .battery, .deviceInformation],
-                trusted: true, connected: streaming[sensor] != nil, servicesResolved: streaming[sensor] != nil)
+                trusted: true, connected: isLinked(sensor), servicesResolved: isLinked(sensor))
         }
     }
 
@@ -126,8 +137,8 @@ public actor MockSensorAdapter: SensorAdapter {
     public func adapterStatuses() -> [AdapterStatus] {
         [
             AdapterStatus(
-                name: name, availability: .ready, linksInUse: streaming.count,
-                sensors: streaming.keys.map(\.address).sorted())
+                name: name, availability: .ready, linksInUse: streaming.keys.filter(isLinked).count,
+                sensors: streaming.keys.filter(isLinked).map(\.address).sorted())
         ]
     }
 
@@ -148,6 +159,11 @@ public actor MockSensorAdapter: SensorAdapter {
         for task in streaming.values { task.cancel() }
         streaming = [:]
         broadcaster.finish()
+    }
+
+    /// Whether a strap streams over a link (a broadcast-only strap never has one).
+    private func isLinked(_ sensor: SensorIdentity) -> Bool {
+        streaming[sensor] != nil && simulations[sensor]?.scenario.broadcastOnly == false
     }
 
     private func announceServices(_ sensor: SensorIdentity, strap: StrapScenario) {
@@ -180,6 +196,7 @@ public actor MockSensorAdapter: SensorAdapter {
     }
 
     private func emit(_ output: SimulationOutput, for sensor: SensorIdentity, strap: StrapScenario) {
+        if strap.broadcastOnly { return advertise(output, for: sensor) }
         switch output {
         case .frame(let time, let characteristic, let bytes):
             do {
@@ -203,6 +220,45 @@ public actor MockSensorAdapter: SensorAdapter {
             announceServices(sensor, strap: strap)
         case .battery(_, let percent):
             broadcaster.yield(.batteryLevel(sensor, percent))
+        }
+    }
+
+    /// A broadcast-only strap's second: its heart rate as Polar's 4-byte manufacturer data, read
+    /// back through the strict advertisement decoder; out of range (a `disconnect` or `dropout`
+    /// fault) it is silent, a `malformedFrame` fault sends a layout the decoder refuses.
+    private func advertise(_ output: SimulationOutput, for sensor: SensorIdentity) {
+        switch output {
+        case .frame(let time, _, let bytes):
+            let payload: [UInt8]
+            if case .heartRateMeasurement(let frame)? = try? GATTValue(
+                characteristic: .heartRateMeasurement, bytes: bytes)
+            {
+                let counter = (broadcastCounters[sensor] ?? 0) &+ 1
+                broadcastCounters[sensor] = counter
+                payload = PolarHeartRateBroadcast(
+                    heartRate: UInt8(clamping: frame.heartRate), skinContact: frame.sensorContact != .notDetected,
+                    frameCounter: counter
+                ).encoded()
+            } else {
+                payload = [0x20, 0x00]
+            }
+            do {
+                let broadcast = try PolarHeartRateBroadcast(company: PolarHeartRateBroadcast.companyID, bytes: payload)
+                let frame = HeartRateMeasurement(
+                    heartRate: UInt16(broadcast.heartRate),
+                    sensorContact: broadcast.skinContact ? .detected : .notDetected)
+                broadcaster.yield(
+                    .measurement(
+                        SensorMeasurement(
+                            sensor: sensor, characteristic: .heartRateMeasurement, value: .heartRateMeasurement(frame),
+                            receivedAt: origin.addingTimeInterval(time), via: .advertisement)))
+            } catch {
+                broadcaster.yield(.advertisementRefused(sensor, error))
+            }
+        case .reconnected:
+            broadcaster.yield(.updated(sensor, rssi: -70))
+        case .disconnected, .battery:
+            break
         }
     }
 }

@@ -33,6 +33,9 @@ public struct StrapScenario: Hashable, Sendable {
     public var energyExpended: Bool
     /// Whether frames carry RR intervals.
     public var rrIntervals: Bool
+    /// Whether the strap only broadcasts its heart rate in its advertisements (Polar's manufacturer
+    /// data) and takes no connection: followed without a link, heart rate only.
+    public var broadcastOnly: Bool
     /// Share of beats reported as ectopic (premature, then a compensatory pause), 0–0.2.
     public var ectopicBeats: Double
     /// Share of beats the strap misses (the interval reported spans two beats), 0–0.2.
@@ -53,7 +56,7 @@ public struct StrapScenario: Hashable, Sendable {
         name: String, address: String, restingHeartRate: Double = 60, maximumHeartRate: Double = 185,
         battery: Double = 100, contactSupported: Bool = true, energyExpended: Bool = true, rrIntervals: Bool = true,
         age: Double = 35, weight: Double = 75, isMale: Bool = true, segments: [WorkloadSegment], faults: [Fault] = [],
-        ectopicBeats: Double = 0, missedBeats: Double = 0
+        ectopicBeats: Double = 0, missedBeats: Double = 0, broadcastOnly: Bool = false
     ) {
         self.name = name
         self.address = address
@@ -63,6 +66,7 @@ public struct StrapScenario: Hashable, Sendable {
         self.contactSupported = contactSupported
         self.energyExpended = energyExpended
         self.rrIntervals = rrIntervals
+        self.broadcastOnly = broadcastOnly
         self.ectopicBeats = ectopicBeats
         self.missedBeats = missedBeats
         self.age = age

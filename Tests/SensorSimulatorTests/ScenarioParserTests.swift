@@ -17,6 +17,15 @@ struct ScenarioParserTests {
         #expect(scenario.straps[1].faults.count == 5)
     }
 
+    @Test("broadcastOnly: false unless asked, a boolean or an error")
+    func broadcastOnly() throws {
+        let strap =
+            #"{"name": "P", "address": "C0:FF:EE:00:00:01", "segments": [{"type": "steady", "duration": 60, "intensity": 0.5}]"#
+        #expect(try parse(#"{"straps": [\#(strap)}]}"#).straps[0].broadcastOnly == false)
+        #expect(try parse(#"{"straps": [\#(strap), "broadcastOnly": true}]}"#).straps[0].broadcastOnly == true)
+        #expect(throws: ScenarioError.self) { try parse(#"{"straps": [\#(strap), "broadcastOnly": "yes"}]}"#) }
+    }
+
     @Test("durations: seconds, 90s, 5m, 1h30m, 1m30s")
     func durations() {
         #expect(ScenarioParser.duration("90s") == 90)

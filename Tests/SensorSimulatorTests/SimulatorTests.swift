@@ -132,4 +132,45 @@ struct SimulatorTests {
             ))
         #expect(received.filter { $0 == .connectionChanged(sensor, .ready) }.count == 2, "ready again after reconnect")
     }
+
+    @Test("a broadcast-only strap takes no link: heart rate via advertisement, no RR or battery, silent out of range")
+    func broadcastOnly() async throws {
+        let clock = ManualWallClock()
+        var broadcasting = strap(faults: [.malformedFrame(at: 3), .disconnect(at: 6, duration: 2)])
+        broadcasting.broadcastOnly = true
+        let mock = MockSensorAdapter(
+            scenario: Scenario(seed: 5, straps: [broadcasting]), clock: clock, logger: Logger(label: "test"))
+        let events = mock.events()
+        let collector = Task {
+            var received: [SensorEvent] = []
+            for await event in events { received.append(event) }
+            return received
+        }
+        let sensor = try #require(mock.sensors.first)
+        try await mock.connect(sensor)
+        for _ in 0..<12 {
+            while clock.sleeperCount == 0 { await Task.yield() }
+            clock.advance(by: 1)
+        }
+        while clock.sleeperCount == 0 { await Task.yield() }
+        #expect(await mock.adapterStatuses().first?.linksInUse == 0, "following an advertisement holds no link")
+        #expect(await mock.knownDevices().first?.connected == false)
+        await mock.shutdown()
+        let received = await collector.value
+        let measurements = received.compactMap { if case .measurement(let m) = $0 { m } else { nil } }
+        #expect(measurements.count == 12 - 1 - 2, "12 s, one refused broadcast, 2 s out of range")
+        #expect(measurements.allSatisfy { $0.via == .advertisement })
+        for measurement in measurements {
+            guard case .heartRateMeasurement(let frame) = measurement.value else {
+                Issue.record("not a heart-rate value")
+                continue
+            }
+            #expect(frame.rrIntervals.isEmpty && frame.energyExpended == nil)
+            #expect((60...180).contains(frame.heartRate))
+        }
+        let refused = received.compactMap { if case .advertisementRefused(_, let error) = $0 { error } else { nil } }
+        #expect(refused.map(\.reason) == [.unknownLength(2, known: PolarHeartRateBroadcast.knownLengths)])
+        #expect(!received.contains { if case .connectionChanged = $0 { true } else { false } }, "never linked")
+        #expect(!received.contains { if case .batteryLevel = $0 { true } else { false } })
+    }
 }
