@@ -32,6 +32,20 @@ extension EventLog {
     }
 }
 
+extension EventLog {
+    /// Heart rates heard from each strap's advertisements (no link).
+    var passive: [String: [Int]] {
+        var result: [String: [Int]] = [:]
+        for event in all {
+            guard case .measurement(let measurement) = event, measurement.via == .advertisement,
+                case .heartRateMeasurement(let frame) = measurement.value
+            else { continue }
+            result[measurement.sensor.address, default: []].append(Int(frame.heartRate))
+        }
+        return result
+    }
+}
+
 @Suite("Every adapter at once (python-dbusmock with three adapters)", .serialized)
 struct MultiAdapterTests {
     @Test("straps on different adapters all stream; a full controller's next strap goes to another adapter")
@@ -161,7 +175,9 @@ struct MultiAdapterTests {
 struct ClassBeyondSlotsTests {
     private let straps = (1...40).map { String(format: "C0:FF:EE:00:01:%02X", $0) }
 
-    @Test("14 connect, 26 wait for a slot; a freed slot goes to the highest priority, then the configured one")
+    @Test(
+        "14 connect, 26 followed by their broadcasts; a freed slot goes to the highest priority, then the configured one"
+    )
     func freedSlotsByPriority() async throws {
         try await withMockBlueZ { mock in
             try await mock.addAdapter("hci1")
@@ -184,6 +200,20 @@ struct ClassBeyondSlotsTests {
                 #expect(statuses["hci0"]?.linkLimit == 7 && statuses["hci1"]?.linkLimit == 7)
                 let firstFourteen = Set(log.readyAdapters.keys)
                 #expect(!firstFourteen.contains(straps[32]) && !firstFourteen.contains(straps[37]))
+                // The 26 waiting straps broadcast their heart rate: each is followed without a link.
+                let waiting = straps.filter { !firstFourteen.contains($0) }
+                #expect(waiting.count == 26)
+                for (index, address) in waiting.enumerated() {
+                    let rate = UInt8(100 + index)
+                    try await mock.advertise(
+                        address, on: index.isMultiple(of: 2) ? "hci0" : "hci1", [0x22, 0, rate, rate])
+                }
+                await log.wait("26 straps followed passively") { _ in log.passive.count == 26 }
+                for (index, address) in waiting.enumerated() {
+                    #expect(log.passive[address] == [100 + index], "\(address): its own broadcast, once")
+                }
+                #expect(log.readyAdapters.count == 14, "following a broadcast takes no slot")
+                for address in firstFourteen { #expect(log.passive[address] == nil) }
                 // A session starts for strap 38: it outranks the instructor's.
                 await adapter.setPriority(20, for: straps[37])
                 let leaving = try #require(firstFourteen.sorted().first)

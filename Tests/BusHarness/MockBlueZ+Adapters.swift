@@ -37,6 +37,19 @@ extension MockBlueZ {
             [.string("org.bluez.GattCharacteristic1"), .propertyMap([("Value", .bytes(frame))])])
     }
 
+    /// A strap added with ``addStrap(_:on:rssi:)`` advertises `bytes` as manufacturer data of
+    /// `company` as heard through `adapter` (0x006B: Polar's broadcast heart rate).
+    public func advertise(_ address: String, on adapter: String, _ bytes: [UInt8], company: UInt16 = 0x006B)
+        async throws
+    {
+        try await call(
+            Self.devicePath(adapter, address), "org.freedesktop.DBus.Mock", "UpdateProperties",
+            [
+                .string("org.bluez.Device1"),
+                .propertyMap([("ManufacturerData", Self.manufacturerData(bytes, company: company))]),
+            ])
+    }
+
     /// The adapter's controller holds `count` links; one more `Connect` fails as a full one does
     /// (applies to the devices the adapter has now).
     public func limitLinks(_ adapter: String, _ count: UInt32) async throws {

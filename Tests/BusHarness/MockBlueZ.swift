@@ -114,11 +114,14 @@ public struct MockBlueZ: Sendable {
     /// The strap advertises `bytes` as manufacturer data of `company` (a `PropertiesChanged`, as
     /// bluetoothd sends while discovering); 0x006B is Polar's broadcast heart rate.
     public func advertise(_ bytes: [UInt8], company: UInt16 = 0x006B) async throws {
-        try await setDevice(
-            "ManufacturerData",
-            .dictionary(
-                keySignature: "q", valueSignature: "v",
-                [DBusDictionaryEntry(key: .uint16(company), value: .variant(.bytes(bytes)))]))
+        try await setDevice("ManufacturerData", Self.manufacturerData(bytes, company: company))
+    }
+
+    /// `Device1.ManufacturerData` holding `bytes` for `company` (`a{qv}`).
+    static func manufacturerData(_ bytes: [UInt8], company: UInt16) -> DBusValue {
+        .dictionary(
+            keySignature: "q", valueSignature: "v",
+            [DBusDictionaryEntry(key: .uint16(company), value: .variant(.bytes(bytes)))])
     }
 
     /// Sets an `Adapter1` property (emitting `PropertiesChanged`).
