@@ -156,6 +156,20 @@ enum BusChecks {
         return DoctorCheck(name: name, status: .ok, detail: detail)
     }
 
+    /// Polar's broadcast heart rate in `Device1.ManufacturerData` (`a{qv}`), decoded or refused;
+    /// `nil` when the device advertises none.
+    static func polarBroadcast(_ manufacturerData: DBusValue?) -> Result<
+        PolarHeartRateBroadcast, AdvertisementDecodingError
+    >? {
+        guard case .dictionary(_, _, let entries)? = manufacturerData?.unwrapped,
+            let entry = entries.first(where: { $0.key.integer == Int(PolarHeartRateBroadcast.companyID) }),
+            let bytes = entry.value.bytes
+        else { return nil }
+        return Result { () throws(AdvertisementDecodingError) in
+            try PolarHeartRateBroadcast(company: PolarHeartRateBroadcast.companyID, bytes: bytes)
+        }
+    }
+
     static func strapChecks(_ objects: [String: DBusValue]) -> [DoctorCheck] {
         let heartRateService = GATTService.heartRate.uuid.description
         let measurement = GATTCharacteristic.heartRateMeasurement.uuid.description
@@ -168,7 +182,8 @@ enum BusChecks {
                     && interfaces.stringDictionary?["org.bluez.GattCharacteristic1"]?.stringDictionary?["UUID"]?.string
                         == measurement
             }
-            guard uuids.contains(heartRateService) || characteristic != nil else { continue }
+            let broadcast = polarBroadcast(device["ManufacturerData"])
+            guard uuids.contains(heartRateService) || characteristic != nil || broadcast != nil else { continue }
             let address = device["Address"]?.string ?? path
             let label = device["Alias"]?.string ?? device["Name"]?.string ?? address
             let paired = device["Paired"]?.bool ?? false
@@ -190,6 +205,14 @@ enum BusChecks {
             if characteristic != nil { facts.append("0x2A37 present") }
             if notifying { facts.append("notifying") }
             if let rssi { facts.append("RSSI \(rssi) dBm (seen while scanning)") }
+            // The mode hrbridge follows it in: a link carries everything, a broadcast heart rate only.
+            if connected && notifying {
+                facts.append("mode: connected (heart rate, RR intervals, battery)")
+            } else if !connected, case .success(let reading)? = broadcast {
+                facts.append(
+                    "mode: advertisement (broadcasts \(reading.heartRate) bpm; heart rate only, no RR intervals or battery)"
+                )
+            }
             let detail = "\(label): " + facts.joined(separator: ", ")
             let name = "strap \(address)"
             let check: DoctorCheck
@@ -213,6 +236,12 @@ enum BusChecks {
                     name: name, status: .warn,
                     detail: detail + "; paired but no bond keys here (bonded to another host?)",
                     fix: "bluetoothctl remove \(address), then hrbridge pair \(address)")
+            } else if case .failure(let error)? = broadcast {
+                check = DoctorCheck(
+                    name: name, status: .warn, detail: detail + "; its Polar manufacturer data is not read: \(error)",
+                    fix:
+                        "connect it for its heart rate (hrbridge monitor \(address)); a layout hrbridge does not know is never guessed"
+                )
             } else if !connected && (paired || trusted) && rssi == nil {
                 check = DoctorCheck(
                     name: name, status: .warn, detail: detail + "; known here but not advertising",

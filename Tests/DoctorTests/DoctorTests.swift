@@ -130,7 +130,14 @@ struct DoctorTests {
         #expect(access.fix?.contains("usermod -aG bluetooth") == true)
     }
 
-    @Test("straps in every state, from python-dbusmock")
+    /// `Device1.ManufacturerData` with Polar's company identifier.
+    private func polar(_ bytes: [UInt8]) -> DBusValue {
+        .dictionary(
+            keySignature: "q", valueSignature: "v",
+            [DBusDictionaryEntry(key: .uint16(0x006B), value: .variant(.bytes(bytes)))])
+    }
+
+    @Test("straps in every state (and each one's mode), from python-dbusmock")
     func strapStates() async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
@@ -161,6 +168,12 @@ struct DoctorTests {
                 [("Paired", .boolean(true)), ("Trusted", .boolean(true)), ("Bonded", .boolean(true))], false, false
             ),
             ("AA:00:00:00:00:07", [("RSSI", .int16(-71))], false, false),
+            // Broadcasting its heart rate (the real capture 6b00 33000038: 56 bpm), then a layout nobody knows.
+            (
+                "AA:00:00:00:00:08", [("RSSI", .int16(-66)), ("ManufacturerData", polar([0x33, 0x00, 0x00, 0x38]))],
+                false, false
+            ),
+            ("AA:00:00:00:00:09", [("RSSI", .int16(-66)), ("ManufacturerData", polar([0x33, 0x00]))], false, false),
         ]
         for (address, properties, hasMeasurement, notifying) in straps {
             let path = "/org/bluez/hci0/dev_" + address.replacingOccurrences(of: ":", with: "_")
@@ -218,6 +231,13 @@ struct DoctorTests {
         #expect(status("AA:00:00:00:00:06")?.detail.contains("not advertising") == true)
         #expect(status("AA:00:00:00:00:07")?.status == .ok)
         #expect(status("AA:00:00:00:00:07")?.detail.contains("RSSI -71 dBm") == true)
+        #expect(status("AA:00:00:00:00:01")?.detail.contains("mode: connected") == true)
+        #expect(status("AA:00:00:00:00:08")?.status == .ok)
+        #expect(status("AA:00:00:00:00:08")?.detail.contains("mode: advertisement (broadcasts 56 bpm") == true)
+        #expect(status("AA:00:00:00:00:09")?.status == .warn)
+        #expect(status("AA:00:00:00:00:09")?.detail.contains("not read") == true)
+        #expect(status("AA:00:00:00:00:09")?.detail.contains("mode:") == false, "a refused layout gives no mode")
+        #expect(status("AA:00:00:00:00:07")?.detail.contains("mode:") == false, "neither linked nor broadcasting")
         #expect(check(checks, "adapter hci0")?.status == .ok)
         #expect(check(checks, "dbus-access")?.status == .ok)
         #expect(check(checks, "bluetoothd")?.status == .ok)
