@@ -9,6 +9,8 @@ public final class BridgeCore: Sendable {
     public let configuration: BridgeConfiguration
     public let sensors: SensorManager
     public let sessions: SessionManager
+    /// The class and its automatic sign-in.
+    public let classes: ClassManager
     /// The store (nil when none could be opened).
     public let store: WorkoutStore?
     /// The live stream hub.
@@ -19,9 +21,10 @@ public final class BridgeCore: Sendable {
     public let metrics: (any MetricsExposition)?
 
     public init(
-        configuration: BridgeConfiguration, sensors: SensorManager, sessions: SessionManager, store: WorkoutStore?,
-        hub: LiveHub, metrics: (any MetricsExposition)? = nil, logger: Logger
+        configuration: BridgeConfiguration, sensors: SensorManager, sessions: SessionManager, classes: ClassManager,
+        store: WorkoutStore?, hub: LiveHub, metrics: (any MetricsExposition)? = nil, logger: Logger
     ) {
+        self.classes = classes
         self.metrics = metrics
         self.configuration = configuration
         self.sensors = sensors
@@ -31,12 +34,13 @@ public final class BridgeCore: Sendable {
         self.logger = logger
     }
 
-    /// The messages a late subscriber gets first: every sensor's status and every active session.
+    /// The messages a late subscriber gets first: every sensor's status, every active session and the class.
     public func currentState() async -> [LiveMessage] {
         var messages = await sensors.list().map { LiveMessage(kind: "sensor", sensor: $0.address, payload: $0) }
         for session in await sessions.active {
             messages.append(LiveMessage(kind: "session", session: session.id, payload: await session.snapshot()))
         }
+        if let running = await classes.snapshot { messages.append(LiveMessage(kind: "class", payload: running)) }
         return messages
     }
 

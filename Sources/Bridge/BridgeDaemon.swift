@@ -113,9 +113,11 @@ public enum BridgeDaemon {
             adapter: adapter, known: configuration.sensors, athletes: configuration.athletes, hub: hub, logger: logger)
         let sessions = SessionManager(
             configuration: configuration, sensors: sensors, store: store, clock: clock, hub: hub, logger: logger)
+        let classes = ClassManager(
+            configuration: configuration, sensors: sensors, sessions: sessions, clock: clock, hub: hub, logger: logger)
         let core = BridgeCore(
-            configuration: configuration, sensors: sensors, sessions: sessions, store: store, hub: hub,
-            metrics: metrics, logger: logger)
+            configuration: configuration, sensors: sensors, sessions: sessions, classes: classes, store: store,
+            hub: hub, metrics: metrics, logger: logger)
         await sensors.start(offersKnown: offersKnown)
         await sessions.recover()
 
@@ -307,6 +309,7 @@ struct BridgeService: Service {
         }
         notifier.stopping()
         logger.notice("stopping: ending sessions")
+        await core.classes.shutdown()
         await core.sessions.stopAll()
         await core.sensors.stop()
         core.hub.finish()

@@ -187,6 +187,30 @@ struct ConfigurationTests {
         #expect(try ConfigurationLoader.parse("").mqtt == nil)
     }
 
+    @Test("[class] is read with its defaults; bad values name their line")
+    func classSettings() throws {
+        let defaults = try ConfigurationLoader.parse("").classSettings
+        #expect(!defaults.autoJoin && defaults.leaveAfter == 300 && defaults.activity == .hiit)
+        let read = try ConfigurationLoader.parse(
+            "[class]\nauto_join = true\nleave_after_minutes = 2.5\nactivity = \"cycling\""
+        ).classSettings
+        #expect(read.autoJoin && read.leaveAfter == 150 && read.activity == .cycling)
+        for (text, line, message) in [
+            ("[class]\nauto_join = 1", 2, "true or false"),
+            ("[class]\nleave_after_minutes = 0", 2, "out of range"),
+            ("[class]\nleave_after_minutes = 1000", 2, "out of range"),
+            ("[class]\nactivity = \"juggling\"", 2, "is not one of"),
+            ("[class]\nautojoin = true", 2, "autojoin"),
+        ] {
+            #expect(
+                performing: { try ConfigurationLoader.parse(text) },
+                throws: { error in
+                    guard let first = (error as? ConfigurationError)?.problems.first else { return false }
+                    return first.line == line && first.message.contains(message)
+                })
+        }
+    }
+
     @Test(
         "bad [mqtt] settings name their line",
         arguments: [

@@ -53,10 +53,12 @@ final class DaemonUnderTest: Sendable {
 
     /// Starts a daemon; `reusing` keeps an earlier daemon's directory (store, config) and port;
     /// `apiSettings` are more lines for its `[api]` table; `storeDirectory` holds the store
-    /// elsewhere (a small disk).
+    /// elsewhere (a small disk); `scenario` replaces the three straps' (then `streaming` of them
+    /// hold a link when the daemon is ready).
     init(
         reusing previous: DaemonUnderTest? = nil, environment: [String: String] = [:], speed: Double = 5,
-        classBoard: Bool = false, apiSettings: String = "", storeDirectory: String? = nil, moreSettings: String = ""
+        classBoard: Bool = false, apiSettings: String = "", storeDirectory: String? = nil, moreSettings: String = "",
+        scenario: String? = nil, streaming: Int = 3
     ) async throws {
         if let previous {
             directory = previous.directory
@@ -68,7 +70,7 @@ final class DaemonUnderTest: Sendable {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             port = try freeLoopbackPort()
             storePath = (storeDirectory ?? directory.path) + "/store.sqlite"
-            try Data(Self.scenario(dropouts: classBoard).utf8).write(
+            try Data((scenario ?? Self.scenario(dropouts: classBoard)).utf8).write(
                 to: directory.appendingPathComponent("scenario.json"))
             try Data(
                 """
@@ -136,7 +138,7 @@ final class DaemonUnderTest: Sendable {
             environment: environment, label: "daemon"
         ) { _ in
             guard let reply = try? await unix.send(.GET, "/v1/health"), reply.status == 200 else { return false }
-            return reply.object?["sensorsStreaming"] as? Int == 3
+            return reply.object?["sensorsStreaming"] as? Int == streaming
         }
     }
 

@@ -54,7 +54,7 @@ struct OpenAPIDriftTests {
     )
     func responsesMatchTheDocument() async throws {
         // Fast enough that 2 minutes of beats (the first α1 window) take a few seconds.
-        let daemon = try await DaemonUnderTest(speed: 30)
+        let daemon = try await DaemonUnderTest(speed: 30, moreSettings: "[class]\nauto_join = true")
         defer { daemon.stop() }
         let client = daemon.unix
         var observed: [Observed] = []
@@ -100,6 +100,24 @@ struct OpenAPIDriftTests {
         _ = try await record(.GET, "/v1/workouts/{id}", "/v1/workouts/\(id)")
         _ = try await record(.GET, "/v1/workouts/{id}/samples", "/v1/workouts/\(id)/samples?type=heartRate")
         _ = try await record(.GET, "/v1/workouts/{id}", "/v1/workouts/not-a-uuid")
+        // A class: everyone joins; one session ended by hand; the class ended.
+        _ = try await record(.GET, "/v1/class", "/v1/class")
+        _ = try await record(.POST, "/v1/class", "/v1/class", json: ["location": "inside"])
+        _ = try await record(.POST, "/v1/class", "/v1/class", json: ["activity": "rowing"])
+        _ = try await record(.POST, "/v1/class", "/v1/class", json: [:])
+        try await eventually("three straps in the class") {
+            (try await client.send(.GET, "/v1/class").object?["members"] as? [Any])?.count == 3
+        }
+        let running = try await record(.GET, "/v1/class", "/v1/class")
+        let first = try #require((running["members"] as? [[String: Any]])?.first?["session"] as? String)
+        _ = try await client.send(.POST, "/v1/sessions/\(first)/stop")
+        try await eventually("the stopped member left") {
+            let members = try await client.send(.GET, "/v1/class").object?["members"] as? [[String: Any]]
+            return members?.contains { $0["leftBecause"] as? String == "stopped" } == true
+        }
+        _ = try await record(.GET, "/v1/class", "/v1/class")
+        _ = try await record(.POST, "/v1/class/stop", "/v1/class/stop")
+        _ = try await record(.POST, "/v1/class/stop", "/v1/class/stop")
         _ = try await record(.GET, "/v1/athletes", "/v1/athletes")
         _ = try await record(.GET, "/v1/athletes/{id}", "/v1/athletes/alice")
         _ = try await record(.GET, "/v1/athletes/{id}", "/v1/athletes/nobody")

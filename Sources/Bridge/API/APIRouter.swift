@@ -31,6 +31,7 @@ public enum APIRouter {
         }
         SensorController(core: core).addRoutes(to: v1)
         SessionController(core: core).addRoutes(to: v1)
+        ClassController(core: core).addRoutes(to: v1)
         WorkoutController(core: core).addRoutes(to: v1)
         AthleteController(core: core).addRoutes(to: v1)
         StreamController(core: core).addRoutes(to: v1)

@@ -88,6 +88,8 @@ public struct BridgeConfiguration: Sendable {
     public var sensors: [KnownSensor] = []
     /// The MQTT broker to publish to (nil: no MQTT).
     public var mqtt: MQTTSettings?
+    /// The class session and its automatic sign-in.
+    public var classSettings = ClassSettings()
 
     /// The default configuration: the simulator, default paths, no TCP listener.
     public init() {}

@@ -174,7 +174,7 @@ private struct Reader {
 
     mutating func read(_ root: TOMLDocument.Table) -> BridgeConfiguration {
         var configuration = BridgeConfiguration()
-        onlyKnown(root, ["adapter", "store", "api", "athletes", "sensors", "mqtt"], in: "")
+        onlyKnown(root, ["adapter", "store", "api", "athletes", "sensors", "mqtt", "class"], in: "")
         if let adapter = table(root["adapter"], "adapter") { configuration.adapter = readAdapter(adapter) }
         if let store = table(root["store"], "store") {
             onlyKnown(store, ["path"], in: "store")
@@ -182,6 +182,7 @@ private struct Reader {
         }
         if let api = table(root["api"], "api") { readAPI(api, into: &configuration) }
         if let mqtt = table(root["mqtt"], "mqtt") { configuration.mqtt = readMQTT(mqtt) }
+        if let settings = table(root["class"], "class") { configuration.classSettings = readClass(settings) }
         for athlete in tables(root["athletes"], "athletes") {
             guard let read = readAthlete(athlete) else { continue }
             if configuration.athletes.contains(where: { $0.profile.id == read.profile.id }) {
@@ -350,6 +351,24 @@ private struct Reader {
             return nil
         }
         return path
+    }
+
+    mutating func readClass(_ table: TOMLDocument.Table) -> ClassSettings {
+        onlyKnown(table, ["auto_join", "leave_after_minutes", "activity"], in: "class")
+        var settings = ClassSettings()
+        if let flag = flag(table, "auto_join") { settings.autoJoin = flag }
+        if let minutes = number(table, "leave_after_minutes", in: 0.1...240, unit: " minutes") {
+            settings.leaveAfter = minutes * 60
+        }
+        if let (text, line) = string(table, "activity") {
+            if let activity = WorkoutActivityType(rawValue: text) {
+                settings.activity = activity
+            } else {
+                let known = WorkoutActivityType.allCases.map(\.rawValue).joined(separator: ", ")
+                problem(line, "activity '\(text.prefix(40))' is not one of \(known)")
+            }
+        }
+        return settings
     }
 
     mutating func readMQTT(_ table: TOMLDocument.Table) -> MQTTSettings? {

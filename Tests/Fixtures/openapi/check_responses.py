@@ -25,7 +25,7 @@ MAY_BE_ABSENT = {
 MUST_BE_REACHED = {
     "Error", "Health", "Sensor", "Session", "Statistics", "ZoneDuration", "Zone", "HRVWindow", "ArtefactCounts",
     "Alpha1Summary", "WorkoutEvent", "WorkoutActivity", "Summary", "PlanStep", "PlanStatus", "WorkoutListing",
-    "Workout", "Athlete", "Sample",
+    "Workout", "Athlete", "Sample", "Class", "ClassMember",
 }
 
 

@@ -1,0 +1,38 @@
+public import Foundation
+public import JSONSupport
+
+/// A class as the API and the live stream show it: its activity, whether straps sign in by
+/// themselves, and who is in it.
+public struct ClassJSON: Codable, Sendable, Equatable {
+    /// One athlete's strap in the class.
+    public struct Member: Codable, Sendable, Equatable {
+        public var sensor: String
+        public var athlete: String
+        /// `in` (recording), `out of range` (recording, not heard lately) or `left` (session ended).
+        public var state: String
+        /// The session recording it now.
+        @Nullable public var session: UUID?
+        /// Every session it recorded in this class (a strap that leaves and comes back has two).
+        public var sessions: [UUID]
+        /// ISO 8601, as every date of the API.
+        public var joined: String
+        /// When it was last heard (a link, or a broadcast).
+        @Nullable public var lastHeard: String?
+        /// When it left, and why: `out of range` or `stopped` (its session ended through the API).
+        @Nullable public var left: String?
+        @Nullable public var leftBecause: String?
+    }
+
+    public var id: UUID
+    /// `running` or `ended`.
+    public var state: String
+    public var activity: String
+    public var location: String
+    public var start: String
+    @Nullable public var end: String?
+    /// Whether configured straps seen in range join by themselves.
+    public var autoJoin: Bool
+    /// Seconds out of range before an athlete leaves.
+    public var leaveAfter: Double
+    public var members: [Member]
+}
