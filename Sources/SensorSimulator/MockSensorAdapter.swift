@@ -70,7 +70,9 @@ public actor MockSensorAdapter: SensorAdapter {
         let (sensor, simulation) = simulations[index]
         guard streaming[sensor] == nil else { return }
         if simulation.scenario.broadcastOnly {
-            // No link to make: the strap is followed through its advertisements from now on.
+            // No link to make: the strap is followed through its advertisements from now on
+            // (which carry its name).
+            broadcaster.yield(.discovered(DiscoveredSensor(identity: sensor, rssi: -70, services: [])))
             let start = clock.now().timeIntervalSince(origin).rounded(.down)
             simulations[sensor]?.advance(to: start).forEach { _ in }
             streaming[sensor] = Task { [weak self] in await self?.stream(sensor, from: start) }

@@ -77,4 +77,58 @@ struct BrowserTests {
             #expect(size > 1000, "screenshot \(page)")
         }
     }
+
+    /// 60 straps: the harness's three and 57 more, each with an athlete (zones colour the tiles);
+    /// the first 14 hold a link, the other 46 only broadcast, and the last goes quiet after 20 s.
+    static func sixtyStraps() -> (scenario: String, settings: String, quiet: String) {
+        let addresses = (1...60).map { String(format: "C0:FF:EE:00:00:%02X", $0) }
+        let straps = addresses.enumerated().map { index, address in
+            let intensity = 0.45 + 0.1 * Double(index % 5)
+            let quiet = index == 59 ? #", "faults": [{"type": "disconnect", "at": "20s", "duration": "60m"}]"# : ""
+            return #"{"name": "Strap \#(index + 1)", "address": "\#(address)", "broadcastOnly": \#(index >= 14), "#
+                + #""segments": [{"type": "steady", "duration": "60m", "intensity": \#(intensity)}]\#(quiet)}"#
+        }
+        let scenario = #"{"version": 1, "seed": 11, "straps": [\#(straps.joined(separator: ",\n"))]}"#
+        let settings = addresses.dropFirst(3).enumerated().map { index, address in
+            """
+            [[athletes]]
+            id = "athlete-\(index + 4)"
+            name = "Athlete \(index + 4)"
+            max_hr = \(180 + index % 15)
+
+            [[sensors]]
+            address = "\(address)"
+            athlete = "athlete-\(index + 4)"
+
+            """
+        }.joined()
+        return (scenario, settings, addresses[59])
+    }
+
+    @Test("a class of 60 on a 1080p screen: every tile fits and reads, mode badges, stale data shown, order and colours")
+    func boardForSixty() async throws {
+        let class60 = Self.sixtyStraps()
+        let daemon = try await DaemonUnderTest(
+            classBoard: true, moreSettings: class60.settings, scenario: class60.scenario, streaming: 14)
+        defer { daemon.stop() }
+        let browser = try Spawned(
+            venvPython,
+            [
+                packageRoot.appendingPathComponent("Tests/Fixtures/web/board_sixty.py").path,
+                "http://127.0.0.1:\(daemon.port)", DaemonUnderTest.readToken, Self.screenshots.path, class60.quiet,
+            ], label: "board-60")
+        defer { browser.stop() }
+        let status = await browser.wait(timeout: .seconds(240))
+        #expect(status == 0, "\(browser.output.suffix(25).joined(separator: "\n"))")
+        let checks = browser.output.filter { $0.hasPrefix("ok ") }
+        for expected in [
+            "ok 60 tiles fit 1920x1080 without scrolling", "ok readable:", "ok mode badges: 14 link, 46 broadcast",
+            "ok stale data shown: no data for", "ok fixed order by address", "ok ordered by heart rate",
+            "ok the API agrees: 46 sensors via advertisement",
+        ] {
+            #expect(checks.contains { $0.hasPrefix(expected) }, "missing: \(expected)")
+        }
+        let screenshot = Self.screenshots.appendingPathComponent("board-60.png").path
+        #expect(((try? FileManager.default.attributesOfItem(atPath: screenshot)[.size] as? Int) ?? 0) > 10_000)
+    }
 }

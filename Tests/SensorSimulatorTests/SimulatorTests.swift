@@ -171,6 +171,7 @@ struct SimulatorTests {
         let refused = received.compactMap { if case .advertisementRefused(_, let error) = $0 { error } else { nil } }
         #expect(refused.map(\.reason) == [.unknownLength(2, known: PolarHeartRateBroadcast.knownLengths)])
         #expect(!received.contains { if case .connectionChanged = $0 { true } else { false } }, "never linked")
+        #expect(received.first == .discovered(DiscoveredSensor(identity: sensor, rssi: -70, services: [])), "its name")
         #expect(!received.contains { if case .batteryLevel = $0 { true } else { false } })
     }
 }

@@ -1,41 +1,103 @@
-// The class board: a tile per strap, following the live stream.
+// The class board: a tile per strap, following the live stream, sized so that a whole class
+// (60 straps on a 1080p screen) fits without scrolling.
 "use strict";
 const sensors = new Map();
 const energy = new Map();   // sensor address → kcal of its running session
+const heard = new Map();    // sensor address → when (page clock) its last reading arrived
+const staleAfter = 5000;    // ms without a reading before a tile says so
 const tiles = document.getElementById("tiles");
 const order = document.getElementById("order");
+const classStatus = document.getElementById("class");
 order.value = params.get("order") || "fixed";
 let pending = false;
+
+/**
+ * Columns and tile height that give the largest tiles fitting the window; below a legible
+ * minimum (a phone, or a huge class) the columns stay legible and the page scrolls instead.
+ */
+function fit(count) {
+  const gap = 8, padding = 16, minimumHeight = 110, minimumWidth = 150, largest = 260;
+  const width = tiles.clientWidth - padding;
+  const height = window.innerHeight - document.querySelector("header").offsetHeight - padding;
+  let columns = 1, size = 0;
+  for (let candidate = 1; candidate <= Math.max(count, 1); candidate++) {
+    const rows = Math.ceil(count / candidate);
+    const tileWidth = (width - gap * (candidate - 1)) / candidate;
+    const tileHeight = (height - gap * (rows - 1)) / rows;
+    const fits = Math.min(tileWidth / 1.25, tileHeight);
+    if (fits > size) { size = fits; columns = candidate; }
+  }
+  if (size < minimumHeight) {
+    columns = Math.max(1, Math.floor((width + gap) / (minimumWidth + gap)));
+    size = minimumHeight;
+  }
+  tiles.style.setProperty("--columns", String(columns));
+  tiles.style.setProperty("--tile-height", Math.floor(Math.min(size, largest)) + "px");
+  // Small tiles keep names to one line (ellipsis; the full name is the tile's title and label).
+  tiles.classList.toggle("dense", size < 180);
+}
+
 function render() {
   pending = false;
+  const now = performance.now();
   const list = [...sensors.values()];
   list.sort((a, b) => order.value === "hr" ? (b.heartRate || 0) - (a.heartRate || 0)
     : order.value === "zone" ? (b.zone || 0) - (a.zone || 0) : a.address.localeCompare(b.address));
+  fit(list.length);
   tiles.replaceChildren(...list.map((s) => {
-    const lost = s.state !== "ready";
+    const broadcast = s.via === "advertisement";
+    // A strap followed through its broadcast has no link to lose: its readings say whether it is there.
+    const lost = s.state !== "ready" && !broadcast;
+    const last = heard.get(s.address);
+    const age = last == null ? null : Math.floor((now - last) / 1000);
+    const stale = !lost && s.heartRate != null && last != null && now - last > staleAfter;
     const name = s.athleteName || s.name || s.address;
     const kcal = energy.get(s.address);
-    return el("article", { class: "tile" + (lost ? " lost" : ""), "data-address": s.address, "data-zone": s.zone == null ? "" : s.zone,
-        style: { background: zoneColour(s.zone) }, "aria-label": name },
-      el("h2", { text: name }),
+    const mode = s.via == null ? null : broadcast ? "broadcast" : "link";
+    return el("article", { class: "tile" + (lost ? " lost" : "") + (stale ? " stale" : ""), "data-address": s.address,
+        "data-zone": s.zone == null ? "" : s.zone, "data-via": s.via || "", style: { background: zoneColour(s.zone) },
+        "aria-label": name },
+      el("div", { class: "top" },
+        el("h2", { text: name, title: name }),
+        mode && el("span", { class: "via", text: mode,
+          title: broadcast ? "heard in its advertisements: heart rate only, no RR intervals or battery" : "connected: full data" })),
       el("div", { class: "bpm" }, el("span", { class: "hr", text: lost || s.heartRate == null ? "--" : s.heartRate })),
-      el("div", { class: "facts" },
-        el("span", { text: s.percentOfMax == null || lost ? "–" : s.percentOfMax + " % max" }),
-        el("span", { text: s.zone == null || lost ? "" : "Zone " + s.zone }),
-        el("span", { text: kcal == null ? "" : Math.round(kcal) + " kcal" })));
+      stale ? el("div", { class: "facts age", text: "no data for " + age + " s" })
+        : el("div", { class: "facts" },
+          el("span", { text: s.percentOfMax == null || lost ? "–" : s.percentOfMax + " %" }),
+          el("span", { text: s.zone == null || lost ? "" : "Zone " + s.zone }),
+          el("span", { text: kcal == null ? "" : Math.round(kcal) + " kcal" })));
   }));
 }
 function schedule() { if (!pending) { pending = true; requestAnimationFrame(render); } }
 order.addEventListener("change", schedule);
+window.addEventListener("resize", schedule);
+// Staleness grows while nothing arrives: judged again every second (nothing is fetched).
+setInterval(schedule, 1000);
 follow({}, (message) => {
-  if (message.kind === "sensor") {
-    if (message.state === "gone") sensors.delete(message.address); else sensors.set(message.address, message);
+  if (message.kind === "measurement") {
+    heard.set(message.sensor, performance.now());
+    return;
   }
-  else if (message.kind === "session") {
+  if (message.kind === "sensor") {
+    if (message.state === "gone") {
+      sensors.delete(message.address);
+      heard.delete(message.address);
+    } else {
+      sensors.set(message.address, message);
+      if (message.heartRate != null && !heard.has(message.address)) heard.set(message.address, performance.now());
+    }
+  } else if (message.kind === "session") {
     for (const address of message.sensors || []) {
       if (message.state === "ended") energy.delete(address);
       else if (message.activeEnergy != null) energy.set(address, message.activeEnergy);
     }
+  } else if (message.kind === "class") {
+    const inClass = message.members.filter((m) => m.state === "in").length;
+    const away = message.members.filter((m) => m.state === "out of range").length;
+    classStatus.hidden = message.state !== "running";
+    classStatus.textContent = "Class: " + inClass + " in" + (away ? ", " + away + " out of range" : "");
+    return;
   } else return;
   schedule();
 }, (up) => {
