@@ -15,6 +15,11 @@ open /v1/events and never read (a 4 KiB receive buffer, so the daemon's writes s
 while the straps send at 4 Hz; one WebSocket client does read, to show the stream still flows.
 The daemon's RSS is sampled every 10 s.
 
+With --class-run --straps 60 --link-limit 14 it plays a class beyond the link slots: 14 straps
+linked at 4 Hz, the other 46 broadcasting Polar manufacturer data at 1 Hz (followed without a
+link); latency broadcast emitted → `measurement` message at the client is matched by strap and
+heart rate (each second's broadcast carries its own value).
+
 With --mqtt the daemon also publishes to a mosquitto broker (Debian's, started here on a free
 port) with `state_interval = 0` (every frame), and a paho-mqtt subscriber reads every sensor's
 state topic: broker messages per second, latency daemon receipt (the state's `time`) →
@@ -64,7 +69,7 @@ def address(index):
     return "C0:FF:EE:00:%02X:%02X" % (index >> 8, index & 0xFF)
 
 
-async def client(port, stop, latencies, counts, index):
+async def client(port, stop, latencies, counts, index, adverts=None):
     url = "ws://127.0.0.1:%d/v1/ws" % port
     async with connect(url, additional_headers={"Authorization": "Bearer " + TOKEN}, max_queue=None) as ws:
         counts[index] = 0
@@ -76,6 +81,10 @@ async def client(port, stop, latencies, counts, index):
             now = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
             counts[index] += 1
             if '"kind":"measurement"' not in message:
+                continue
+            if adverts is not None and '"via":"advertisement"' in message:
+                decoded = json.loads(message)
+                adverts.append((decoded["sensor"], decoded["heartRate"], now))
                 continue
             rr = json.loads(message).get("rrIntervals", [])
             if len(rr) != 4:
@@ -104,6 +113,59 @@ async def run(arguments, port, pid, producer):
     stop.set()
     await asyncio.gather(*tasks)
     return latencies, cpu, wall, sum(counts.values())
+
+
+async def run_class(arguments, port, pid, producer):
+    """Linked straps at 4 Hz, the others broadcasting at 1 Hz: both latencies, daemon CPU."""
+    stop = asyncio.Event()
+    latencies, counts, adverts = [], {}, []
+    tasks = [asyncio.create_task(client(port, stop, latencies, counts, i, adverts)) for i in range(arguments.clients)]
+    while len(counts) < arguments.clients:
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(1)
+    latencies.clear()
+    adverts.clear()
+    cpu_before, wall_before = cpu_seconds(pid), time.monotonic()
+    producer.stdin.write("class %d\n" % arguments.seconds)
+    producer.stdin.flush()
+    emitted = {}
+    loop = asyncio.get_running_loop()
+    while True:
+        line = (await loop.run_in_executor(None, producer.stdout.readline)).split()
+        if not line or line[0] == "done":
+            break
+        emitted[(line[1], int(line[2]))] = int(line[3])
+    await asyncio.sleep(0.5)
+    cpu = cpu_seconds(pid) - cpu_before
+    wall = time.monotonic() - wall_before
+    stop.set()
+    await asyncio.gather(*tasks)
+    advert_latencies = [(received - emitted[(sensor, rate)]) / 1e6 for sensor, rate, received in adverts
+                        if (sensor, rate) in emitted]
+    return latencies, advert_latencies, len(emitted), cpu, wall, sum(counts.values())
+
+
+def class_report(arguments, health, latencies, advert_latencies, broadcasts, cpu, wall, mem, idle_cpu):
+    linked = sum(adapter["linksInUse"] for adapter in health.get("adapters", []))
+    latencies.sort()
+    advert_latencies.sort()
+    frames = linked * 4 * arguments.seconds
+    print("| measurement | result |")
+    print("|---|---|")
+    print("| straps | %d: %d linked at 4 Hz, %d broadcasting at 1 Hz, %d s |" % (
+        arguments.straps, linked, arguments.straps - linked, arguments.seconds))
+    print("| link frames received by %d clients | %d of %d |" % (arguments.clients, len(latencies),
+                                                             frames * arguments.clients))
+    print("| broadcasts received by %d clients | %d of %d |" % (arguments.clients, len(advert_latencies),
+                                                            broadcasts * arguments.clients))
+    print("| latency link frame → client, p50 / p99 | %.2f ms / %.2f ms |" % (
+        latencies[len(latencies) // 2], latencies[int(len(latencies) * 0.99)]))
+    print("| latency broadcast → client, p50 / p99 / max | %.2f ms / %.2f ms / %.2f ms |" % (
+        advert_latencies[len(advert_latencies) // 2], advert_latencies[int(len(advert_latencies) * 0.99)],
+        advert_latencies[-1]))
+    print("| daemon CPU under load | %.1f %% of a core |" % (100 * cpu / wall))
+    print("| daemon peak RSS (VmHWM) / RSS now | %.1f MB / %.1f MB |" % (mem["VmHWM"], mem["VmRSS"]))
+    print("| idle daemon CPU over %d s (before the load) | %.3f s |" % (arguments.idle, idle_cpu))
 
 
 def stalled_sse(arguments, port, pid, producer):
@@ -245,6 +307,8 @@ def main():
     parser.add_argument("--adapters", type=int, default=1)
     parser.add_argument("--link-limit", type=int, default=0)
     parser.add_argument("--mqtt", action="store_true", help="publish to a mosquitto broker and read it back")
+    parser.add_argument("--class-run", action="store_true",
+                        help="straps beyond --link-limit broadcast at 1 Hz, the linked ones notify at 4 Hz")
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="hrbridge-bench-daemon-") as directory:
         config = os.path.join(directory, "bus.conf")
@@ -292,7 +356,8 @@ def main():
                     request = urllib.request.Request("http://127.0.0.1:%d/v1/health" % port,
                                                      headers={"Authorization": "Bearer " + TOKEN})
                     health = json.load(urllib.request.urlopen(request, timeout=2))
-                    if health["sensorsStreaming"] == arguments.straps:
+                    linked = min(arguments.straps, arguments.link_limit * arguments.adapters or arguments.straps)
+                    if health["sensorsStreaming"] == linked:
                         all_streaming = time.monotonic() - started
                         break
                 except OSError:
@@ -308,6 +373,12 @@ def main():
             idle_before = cpu_seconds(daemon.pid)
             time.sleep(arguments.idle)
             idle_cpu = cpu_seconds(daemon.pid) - idle_before
+            if arguments.class_run:
+                latencies, adverts, broadcasts, cpu, wall, _ = asyncio.run(run_class(arguments, port, daemon.pid,
+                                                                                     producer))
+                class_report(arguments, health, latencies, adverts, broadcasts, cpu, wall, memory(daemon.pid),
+                             idle_cpu)
+                return
             reader = MQTTReader(broker_port) if arguments.mqtt else None
             broker_cpu = cpu_seconds(broker.pid) if arguments.mqtt else 0
             latencies, cpu, wall, messages = asyncio.run(run(arguments, port, daemon.pid, producer))

@@ -212,6 +212,13 @@ final class FakeBlueZ: @unchecked Sendable {
         return true
     }
 
+    /// Whether strap `index` holds a link.
+    func isLinked(_ index: Int) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return linkedThrough[index] != nil
+    }
+
     private func unlink(_ index: Int) {
         lock.lock()
         linkedThrough[index] = nil
@@ -271,6 +278,66 @@ final class FakeBlueZ: @unchecked Sendable {
     }
 }
 
+extension FakeBlueZ {
+    /// A class beyond the link slots: for `seconds`, every linked strap notifies at 4 Hz (its emit
+    /// time in the RR fields, as ``burst(perStrap:rate:)``) and every other strap broadcasts Polar
+    /// manufacturer data at 1 Hz, heart rate `40 + second` (so each broadcast is told apart). Returns
+    /// each broadcast's address, heart rate and emit time (CLOCK_BOOTTIME), for the latency.
+    func classRun(seconds: Int) throws -> (frames: Int, broadcasts: [(String, Int, UInt64)]) {
+        let linked = (1...straps).filter(isLinked)
+        let waiting = (1...straps).filter { !isLinked($0) }
+        var schedule: [(due: Double, strap: Int, round: Int, broadcast: Bool)] = []
+        for (position, strap) in linked.enumerated() {
+            for round in 0..<(4 * seconds) {
+                schedule.append((Double(round) / 4 + Double(position) / Double(4 * linked.count), strap, round, false))
+            }
+        }
+        for (position, strap) in waiting.enumerated() {
+            for round in 0..<seconds {
+                schedule.append((Double(round) + Double(position) / Double(waiting.count), strap, round, true))
+            }
+        }
+        schedule.sort { $0.due < $1.due }
+        let start = nowNanoseconds()
+        var broadcasts: [(String, Int, UInt64)] = []
+        for event in schedule {
+            let due = start + UInt64(event.due * 1e9)
+            let now = nowNanoseconds()
+            if due > now { usleep(UInt32((due - now) / 1000)) }
+            let stamp = nowNanoseconds()
+            if event.broadcast {
+                let rate = UInt8(40 + event.round % 200)
+                let flags = UInt8(0x22 | (event.round % 8) << 2)
+                set(
+                    devicePath(ofStrap: event.strap, adapter: event.strap % adapters), "org.bluez.Device1",
+                    [
+                        (
+                            "ManufacturerData",
+                            .dictionary(
+                                keySignature: "q", valueSignature: "v",
+                                [
+                                    DBusDictionaryEntry(
+                                        key: .uint16(0x006B), value: .variant(.bytes([flags, 0, rate, rate])))
+                                ])
+                        )
+                    ])
+                broadcasts.append((address(ofStrap: event.strap), Int(rate), stamp))
+                continue
+            }
+            var frame: [UInt8] = [0x11, UInt8(truncatingIfNeeded: event.round), 0]
+            for shift in stride(from: 0, to: 64, by: 8) { frame.append(UInt8(truncatingIfNeeded: stamp >> UInt64(shift))) }
+            try bus.emitSignal(
+                path: characteristicPath(ofStrap: event.strap), interface: "org.freedesktop.DBus.Properties",
+                member: "PropertiesChanged",
+                arguments: [
+                    .string("org.bluez.GattCharacteristic1"), .propertyMap([("Value", .bytes(frame))]),
+                    .array(elementSignature: "s", []),
+                ])
+        }
+        return (linked.count * 4 * seconds, broadcasts)
+    }
+}
+
 func runProducer(address: String, straps: Int, adapters: Int, linkLimit: Int) async throws {
     let bus = try DBusConnection(bus: .address(address), logger: logger)
     let bluez = FakeBlueZ(bus: bus, straps: straps, adapters: adapters, linkLimit: linkLimit)
@@ -287,6 +354,13 @@ func runProducer(address: String, straps: Int, adapters: Int, linkLimit: Int) as
     }
     for await command in commands {
         let words = command.split(separator: " ")
+        if words.first == "class", words.count == 2, let seconds = Int(words[1]) {
+            let (frames, broadcasts) = try bluez.classRun(seconds: seconds)
+            for (strap, rate, stamp) in broadcasts { print("broadcast \(strap) \(rate) \(stamp)") }
+            print("done frames=\(frames) broadcasts=\(broadcasts.count)")
+            fflush(nil)
+            continue
+        }
         guard words.first == "burst", words.count == 3, let perStrap = Int(words[1]), let rate = Double(words[2])
         else { continue }
         let (sent, seconds) = try bluez.burst(perStrap: perStrap, rate: rate)
