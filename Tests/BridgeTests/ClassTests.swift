@@ -64,6 +64,10 @@ struct ClassTests {
         let athletes = Set((sessions ?? []).compactMap { $0["athlete"] as? String })
         #expect(athletes == ["alice", "carol", anonymous])
         #expect((sessions ?? []).allSatisfy { $0["activity"] as? String == "cycling" })
+        // HRV: absent for the broadcast strap, and the session says why.
+        let byAthlete = Dictionary(uniqueKeysWithValues: (sessions ?? []).map { ($0["athlete"] as? String ?? "?", $0) })
+        #expect((byAthlete["carol"]?["hrvUnavailable"] as? String)?.contains("no RR intervals") == true)
+        #expect(byAthlete["alice"]?["hrvUnavailable"] is NSNull, "a linked strap has RR intervals")
         let carolsFirst = try #require(try await members(daemon)["carol"]?["session"] as? String)
 
         // Alice's session ended by hand: she stays out of the class.
@@ -98,8 +102,9 @@ struct ClassTests {
         let after = try object(try await daemon.unix.send(.GET, "/v1/sessions"))["sessions"] as? [[String: Any]]
         #expect(after?.isEmpty == true)
         let workouts = try object(try await daemon.unix.send(.GET, "/v1/workouts"))["workouts"] as? [[String: Any]]
-        let byAthlete = Dictionary(grouping: workouts ?? []) { $0["athlete"] as? String ?? "?" }.mapValues(\.count)
-        #expect(byAthlete == ["alice": 1, anonymous: 1, "carol": 2], "Carol's two visits are two workouts")
+        let workoutsByAthlete = Dictionary(grouping: workouts ?? []) { $0["athlete"] as? String ?? "?" }.mapValues(
+            \.count)
+        #expect(workoutsByAthlete == ["alice": 1, anonymous: 1, "carol": 2], "Carol's two visits are two workouts")
         #expect(
             (workouts ?? []).contains {
                 $0["id"] as? String == carolsFirst.lowercased() || $0["id"] as? String == carolsFirst

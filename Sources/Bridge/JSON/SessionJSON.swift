@@ -15,6 +15,9 @@ public struct SessionJSON: Encodable, Sendable {
         public var activeEnergy: Double?
         public var laps: Int
         public var plan: PlanJSON.Status?
+        /// Why no HRV is computed now, when that is so: every strap of the session is heard
+        /// through its broadcast, which carries no RR intervals.
+        public var hrvUnavailable: String?
     }
 
     public var id: UUID
@@ -37,7 +40,7 @@ public struct SessionJSON: Encodable, Sendable {
 
     private enum Key: String, CodingKey {
         case id, athlete, guest, state, activity, location, sensors, start, elapsedTime, store, summary, saved
-        case statistics, zones, zone, rmssd, alpha1, activeEnergy, laps, plan
+        case statistics, zones, zone, rmssd, alpha1, activeEnergy, laps, plan, hrvUnavailable
     }
 
     /// The common keys, then the live figures (nulls kept) or the summary.
@@ -64,5 +67,6 @@ public struct SessionJSON: Encodable, Sendable {
         try container.encode(live.activeEnergy, forKey: .activeEnergy)
         try container.encode(live.laps, forKey: .laps)
         try container.encodeIfPresent(live.plan, forKey: .plan)
+        try container.encode(live.hrvUnavailable, forKey: .hrvUnavailable)
     }
 }

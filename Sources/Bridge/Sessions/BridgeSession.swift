@@ -28,14 +28,18 @@ public actor BridgeSession {
     private var stateTask: Task<Void, Never>?
     private var planTask: Task<Void, Never>?
     private let whenPlanCompletes: (@Sendable (UUID) async -> Void)?
+    /// Where each strap's last reading came from (`via`), for saying why HRV is absent.
+    private let sensorManager: SensorManager?
     private var session: WorkoutSession { recorder.session }
     private var builder: LiveWorkoutBuilder { recorder.builder }
     private var streamer: SampleStreamer? { recorder.streamer }
 
     init(
         recorder: WorkoutRecorder, guest: Bool, started: Date, trigger: SnapshotTrigger, clock: any WallClock,
-        hub: LiveHub, logger: Logger, whenPlanCompletes: (@Sendable (UUID) async -> Void)? = nil
+        hub: LiveHub, logger: Logger, sensorManager: SensorManager? = nil,
+        whenPlanCompletes: (@Sendable (UUID) async -> Void)? = nil
     ) {
+        self.sensorManager = sensorManager
         self.id = recorder.id
         self.profile = recorder.profile
         self.sensors = recorder.sensors
@@ -210,8 +214,18 @@ public actor BridgeSession {
             alpha1: await builder.latestAlpha1.map(WorkoutJSON.HRVWindow.init),
             activeEnergy: (await builder.activeEnergy).kilocalories,
             laps: await builder.events.filter { $0.kind == .lap }.count,
-            plan: (await recorder.planStatus(at: now)).map(PlanJSON.Status.init))
+            plan: (await recorder.planStatus(at: now)).map(PlanJSON.Status.init),
+            hrvUnavailable: await hrvUnavailable())
         return snapshot
+    }
+
+    /// Why no HRV comes now: every strap is heard through its broadcast (no RR intervals).
+    private func hrvUnavailable() async -> String? {
+        guard let sensorManager, !sensors.isEmpty else { return nil }
+        for sensor in sensors where await sensorManager.status(sensor.address)?.via != "advertisement" {
+            return nil
+        }
+        return "heart rate from advertisements (no link) carries no RR intervals: no HRV until a link frees"
     }
 
     /// The session's current state.

@@ -155,7 +155,7 @@ public actor SessionManager {
         if request.guest { _ = guestIDs.withLock { $0.insert(id) } }
         let session = BridgeSession(
             recorder: recorder, guest: request.guest, started: clock.now(), trigger: trigger, clock: clock, hub: hub,
-            logger: logger, whenPlanCompletes: whenPlanCompletes)
+            logger: logger, sensorManager: sensors, whenPlanCompletes: whenPlanCompletes)
         await session.attach()
         do {
             try await session.begin()
@@ -252,7 +252,7 @@ public actor SessionManager {
                     sampleSink: BridgeSession.sink(id: record.workoutID, hub: hub, trigger: trigger), logger: logger)
                 let session = BridgeSession(
                     recorder: recorder, guest: false, started: record.start, trigger: trigger, clock: clock, hub: hub,
-                    logger: logger)
+                    logger: logger, sensorManager: sensors)
                 await session.attach()
                 sessions[record.workoutID] = session
                 for address in addresses { await sensors.bind(address, to: record.workoutID) }
