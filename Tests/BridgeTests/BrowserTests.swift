@@ -105,7 +105,8 @@ struct BrowserTests {
         return (scenario, settings, addresses[59])
     }
 
-    @Test("a class of 60 on a 1080p screen: every tile fits and reads, mode badges, stale data shown, order and colours")
+    @Test(
+        "a class of 60 on a 1080p screen: every tile fits and reads, mode badges, stale data shown, order and colours")
     func boardForSixty() async throws {
         let class60 = Self.sixtyStraps()
         let daemon = try await DaemonUnderTest(

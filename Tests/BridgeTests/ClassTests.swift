@@ -111,4 +111,21 @@ struct ClassTests {
             })
         #expect(try await daemon.unix.send(.POST, "/v1/class/stop").status == 404, "nothing left to stop")
     }
+
+    @Test("without auto_join nobody signs in, but a session started by hand on a configured strap is in the class")
+    func handStartedSessionsJoin() async throws {
+        let daemon = try await DaemonUnderTest(classBoard: true)
+        defer { daemon.stop() }
+        let created = try object(try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [straps[0]]]))
+        let session = try #require(created["id"] as? String)
+        let started = try object(try await daemon.unix.send(.POST, "/v1/class", json: ["activity": "rowing"]))
+        #expect(started["autoJoin"] as? Bool == false)
+        try await eventually("Alice's session in the class") {
+            try await members(daemon)["alice"]?["session"] as? String == session
+        }
+        #expect(try await members(daemon).count == 1, "the other straps, in range, do not sign in")
+        let ended = try object(try await daemon.unix.send(.POST, "/v1/class/stop"))
+        #expect((ended["members"] as? [[String: Any]])?.first?["leftBecause"] as? String == "class ended")
+        #expect(try object(try await daemon.unix.send(.GET, "/v1/sessions/\(session)"))["state"] as? String == "ended")
+    }
 }

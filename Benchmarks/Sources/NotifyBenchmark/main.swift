@@ -325,7 +325,9 @@ extension FakeBlueZ {
                 continue
             }
             var frame: [UInt8] = [0x11, UInt8(truncatingIfNeeded: event.round), 0]
-            for shift in stride(from: 0, to: 64, by: 8) { frame.append(UInt8(truncatingIfNeeded: stamp >> UInt64(shift))) }
+            for shift in stride(from: 0, to: 64, by: 8) {
+                frame.append(UInt8(truncatingIfNeeded: stamp >> UInt64(shift)))
+            }
             try bus.emitSignal(
                 path: characteristicPath(ofStrap: event.strap), interface: "org.freedesktop.DBus.Properties",
                 member: "PropertiesChanged",

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import JSONSupport
 
 /// A class as the API and the live stream show it: its activity, whether straps sign in by
@@ -10,10 +10,10 @@ public struct ClassJSON: Codable, Sendable, Equatable {
         public var athlete: String
         /// `in` (recording), `out of range` (recording, not heard lately) or `left` (session ended).
         public var state: String
-        /// The session recording it now.
-        @Nullable public var session: UUID?
+        /// The session recording it now (its id, lower-case as everywhere in the API).
+        @Nullable public var session: String?
         /// Every session it recorded in this class (a strap that leaves and comes back has two).
-        public var sessions: [UUID]
+        public var sessions: [String]
         /// ISO 8601, as every date of the API.
         public var joined: String
         /// When it was last heard (a link, or a broadcast).
@@ -23,7 +23,8 @@ public struct ClassJSON: Codable, Sendable, Equatable {
         @Nullable public var leftBecause: String?
     }
 
-    public var id: UUID
+    /// Lower-case, as session ids are.
+    public var id: String
     /// `running` or `ended`.
     public var state: String
     public var activity: String

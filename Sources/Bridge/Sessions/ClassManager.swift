@@ -156,7 +156,9 @@ public actor ClassManager {
                 running.members[address] = member
                 continue
             }
-            guard settings.autoJoin, inRange, running.members[address]?.leftBecause != "stopped" else { continue }
+            // A session started by hand on a configured strap is part of the class either way.
+            let signsIn = settings.autoJoin && inRange && running.members[address]?.leftBecause != "stopped"
+            guard signsIn || status.session != nil else { continue }
             guard let session = await join(address, athlete: sensor.athlete, status: status, running: running) else {
                 continue
             }
@@ -221,13 +223,15 @@ public actor ClassManager {
         let members = running.members.values.sorted { $0.sensor < $1.sensor }.map { member in
             let state = member.session == nil ? "left" : member.shownInRange ? "in" : "out of range"
             return ClassJSON.Member(
-                sensor: member.sensor, athlete: member.athlete, state: state, session: member.session,
-                sessions: member.sessions, joined: ISO8601.format(member.joined),
+                sensor: member.sensor, athlete: member.athlete, state: state,
+                session: member.session.map { $0.uuidString.lowercased() },
+                sessions: member.sessions.map { $0.uuidString.lowercased() }, joined: ISO8601.format(member.joined),
                 lastHeard: member.lastHeard.map(ISO8601.format), left: member.left.map(ISO8601.format),
                 leftBecause: member.leftBecause)
         }
         return ClassJSON(
-            id: running.id, state: running.end == nil ? "running" : "ended", activity: running.activity.rawValue,
+            id: running.id.uuidString.lowercased(), state: running.end == nil ? "running" : "ended",
+            activity: running.activity.rawValue,
             location: running.location.rawValue, start: ISO8601.format(running.start),
             end: running.end.map(ISO8601.format), autoJoin: settings.autoJoin,
             leaveAfter: settings.leaveAfter, members: members)
