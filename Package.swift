@@ -48,6 +48,14 @@ let package = Package(
             name: "BlueZ",
             dependencies: ["DBus", "GATT", "Sensors", .product(name: "Logging", package: "swift-log")]
         ),
+        // Sensors heard through other gateways over MQTT: the measurement envelope and the adapter.
+        .target(
+            name: "RemoteSensors",
+            dependencies: [
+                "GATT", "Sensors", "MQTT", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
         // libmosquitto, the broker project's own client library; only the MQTT module imports it.
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // An MQTT client over libmosquitto: reconnects by itself, a bounded outbox while the broker is away.
@@ -111,7 +119,7 @@ let package = Package(
             name: "Bridge",
             dependencies: [
                 "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus", "WorkoutStore",
-                "WorkoutExport", "WorkoutPlans", "JSONSupport", "WorkoutRecording", "MQTT",
+                "WorkoutExport", "WorkoutPlans", "JSONSupport", "WorkoutRecording", "MQTT", "RemoteSensors",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -145,6 +153,12 @@ let package = Package(
         .testTarget(name: "GATTTests", dependencies: ["GATT"]),
         .testTarget(
             name: "MQTTTests", dependencies: ["MQTT", "BusHarness", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(
+            name: "RemoteSensorsTests",
+            dependencies: [
+                "RemoteSensors", "MQTT", "GATT", "Sensors", "BusHarness",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "WorkoutRecordingTests",
             dependencies: [
