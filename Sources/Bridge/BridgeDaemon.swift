@@ -6,7 +6,9 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
 public import Logging
+import MQTT
 import NIOCore
+import RemoteSensors
 import SensorSimulator
 import Sensors
 import ServiceLifecycle
@@ -82,6 +84,31 @@ public enum BridgeDaemon {
             }
             adapter = MockSensorAdapter(scenario: scenario, seed: seed, clock: clock, logger: logger)
             offersKnown = configuration.sensors.isEmpty
+        case .mqtt(let remote):
+            clock = SystemWallClock()
+            // A hub: its straps are other gateways' (each hub its own client id at the broker).
+            let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "hub"
+            var options = MQTTClient.Options(
+                broker: remote.broker,
+                clientID: "hrbridge-hub-\(host.prefix(40))-\(ProcessInfo.processInfo.processIdentifier)")
+            options.username = remote.username
+            if let path = remote.passwordFile {
+                guard let data = FileManager.default.contents(atPath: path), data.count <= 4096,
+                    let text = String(data: data, encoding: .utf8)
+                else { throw DaemonError.adapter("\(path): cannot be read as a password file") }
+                options.password = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+            }
+            options.tlsCAFile = remote.tlsCA
+            var settings = MQTTSensorAdapter.Settings(client: options, nodes: remote.nodes.map(Set.init))
+            settings.expire = remote.expire
+            do {
+                let remoteAdapter = try MQTTSensorAdapter(settings: settings, clock: clock, logger: logger)
+                try await remoteAdapter.start()
+                adapter = remoteAdapter
+            } catch {
+                throw DaemonError.adapter("\(error)")
+            }
+            offersKnown = false
         case .bluez(let names, let repairOnKeyLoss):
             clock = SystemWallClock()
             let connection: DBusConnection

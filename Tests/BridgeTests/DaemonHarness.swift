@@ -54,11 +54,12 @@ final class DaemonUnderTest: Sendable {
     /// Starts a daemon; `reusing` keeps an earlier daemon's directory (store, config) and port;
     /// `apiSettings` are more lines for its `[api]` table; `storeDirectory` holds the store
     /// elsewhere (a small disk); `scenario` replaces the three straps' (then `streaming` of them
-    /// hold a link when the daemon is ready).
+    /// hold a link when the daemon is ready); `adapterSection` and `sensorsSection` replace the
+    /// simulator's `[adapter]` and the three straps' `[[sensors]]`.
     init(
         reusing previous: DaemonUnderTest? = nil, environment: [String: String] = [:], speed: Double = 5,
         classBoard: Bool = false, apiSettings: String = "", storeDirectory: String? = nil, moreSettings: String = "",
-        scenario: String? = nil, streaming: Int = 3
+        scenario: String? = nil, streaming: Int = 3, adapterSection: String? = nil, sensorsSection: String? = nil
     ) async throws {
         if let previous {
             directory = previous.directory
@@ -74,10 +75,7 @@ final class DaemonUnderTest: Sendable {
                 to: directory.appendingPathComponent("scenario.json"))
             try Data(
                 """
-                [adapter]
-                kind = "mock"
-                scenario = "\(directory.path)/scenario.json"
-                speed = \(speed)
+                \(adapterSection ?? "[adapter]\nkind = \"mock\"\nscenario = \"\(directory.path)/scenario.json\"\nspeed = \(speed)")
 
                 [store]
                 path = "\(storePath)"
@@ -112,16 +110,7 @@ final class DaemonUnderTest: Sendable {
                 name = "Carol"
                 max_hr = 180
 
-                [[sensors]]
-                address = "\(Self.straps[0])"
-                athlete = "alice"
-
-                [[sensors]]
-                address = "\(Self.straps[1])"
-
-                [[sensors]]
-                address = "\(Self.straps[2])"
-                \(classBoard ? "athlete = \"carol\"" : "")
+                \(sensorsSection ?? Self.sensorsSection(classBoard: classBoard))
 
                 \(moreSettings)
                 """.utf8
@@ -140,6 +129,22 @@ final class DaemonUnderTest: Sendable {
             guard let reply = try? await unix.send(.GET, "/v1/health"), reply.status == 200 else { return false }
             return reply.object?["sensorsStreaming"] as? Int == streaming
         }
+    }
+
+    /// The three straps' `[[sensors]]` (the third is Carol's on the class board).
+    static func sensorsSection(classBoard: Bool) -> String {
+        """
+        [[sensors]]
+        address = "\(straps[0])"
+        athlete = "alice"
+
+        [[sensors]]
+        address = "\(straps[1])"
+
+        [[sensors]]
+        address = "\(straps[2])"
+        \(classBoard ? "athlete = \"carol\"" : "")
+        """
     }
 
     /// Stops the daemon (SIGTERM) and removes its directory.

@@ -1,4 +1,5 @@
 import Foundation
+public import MQTT
 public import Workouts
 
 /// What `hrbridge daemon` runs with: read from `/etc/hrbridge/config.toml` (or `--config`) by
@@ -10,6 +11,23 @@ public struct BridgeConfiguration: Sendable {
         case mock(scenario: String?, seed: UInt64?, speed: Double)
         /// BlueZ on the system bus, through `adapters` (nil: every adapter, including ones plugged in later).
         case bluez(adapters: [String]? = nil, repairOnKeyLoss: Bool = false)
+        /// Other gateways' straps, from the measurements they publish on an MQTT broker (a hub).
+        case mqtt(RemoteAdapterSettings)
+    }
+
+    /// `[adapter] kind = "mqtt"`: the broker a hub follows gateways through.
+    public struct RemoteAdapterSettings: Sendable, Equatable {
+        public var broker: MQTTBrokerURL
+        /// Only these gateways' straps (nil: every gateway's).
+        public var nodes: [String]?
+        public var username: String?
+        /// A file holding the password (one line; not readable by every user).
+        public var passwordFile: String?
+        public var tlsCA: String?
+        /// Seconds without a measurement before a strap counts as gone.
+        public var expire: Double = 10
+
+        public init(broker: MQTTBrokerURL) { self.broker = broker }
     }
 
     /// What a bearer token may do.

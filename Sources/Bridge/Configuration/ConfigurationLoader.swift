@@ -208,9 +208,25 @@ private struct Reader {
     }
 
     mutating func readAdapter(_ table: TOMLDocument.Table) -> BridgeConfiguration.AdapterKind {
-        onlyKnown(table, ["kind", "name", "names", "scenario", "seed", "speed", "repair_on_key_loss"], in: "adapter")
+        onlyKnown(
+            table,
+            [
+                "kind", "name", "names", "scenario", "seed", "speed", "repair_on_key_loss", "url", "nodes", "username",
+                "password_file", "tls_ca", "expire",
+            ], in: "adapter")
         let kind = string(table, "kind")
+        if kind?.0 != "mqtt" {
+            for key in ["url", "nodes", "username", "password_file", "tls_ca", "expire"] where table[key] != nil {
+                problem(table[key]!.line, "'\(key)' applies to kind = \"mqtt\" only")
+            }
+        }
         switch kind?.0 ?? "mock" {
+        case "mqtt":
+            for key in ["name", "names", "scenario", "seed", "speed", "repair_on_key_loss"] where table[key] != nil {
+                problem(
+                    table[key]!.line, "'\(key)' applies to kind = \"\(key.hasPrefix("s") ? "mock" : "bluez")\" only")
+            }
+            return readRemoteAdapter(table)
         case "bluez":
             for key in ["scenario", "seed", "speed"] where table[key] != nil {
                 problem(table[key]!.line, "'\(key)' applies to kind = \"mock\" only")
@@ -237,9 +253,52 @@ private struct Reader {
             }
             return .mock(scenario: scenario?.0, seed: seed, speed: speed)
         case let other:
-            problem(kind?.1 ?? table.line, "adapter kind '\(other)' is not \"bluez\" or \"mock\"")
+            problem(kind?.1 ?? table.line, "adapter kind '\(other)' is not \"bluez\", \"mock\" or \"mqtt\"")
             return .mock(scenario: nil, seed: nil, speed: 1)
         }
+    }
+
+    /// `[adapter] kind = "mqtt"`: the broker, which gateways, credentials.
+    mutating func readRemoteAdapter(_ table: TOMLDocument.Table) -> BridgeConfiguration.AdapterKind {
+        let fallback = BridgeConfiguration.AdapterKind.mock(scenario: nil, seed: nil, speed: 1)
+        guard let (url, line) = string(table, "url") else {
+            problem(table.line, "kind = \"mqtt\" needs url = \"mqtt://broker:1883\"")
+            return fallback
+        }
+        let broker: MQTTBrokerURL
+        do {
+            broker = try MQTTBrokerURL(parsing: url)
+        } catch {
+            problem(line, "\(error)")
+            return fallback
+        }
+        var settings = BridgeConfiguration.RemoteAdapterSettings(broker: broker)
+        if let value = table["nodes"] {
+            if case .array(let items) = value.kind {
+                var nodes: [String] = []
+                for item in items {
+                    guard case .string(let node) = item.kind, !node.isEmpty, node.count <= 64,
+                        node.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+                    else {
+                        problem(item.line, "a node is 1 to 64 letters, digits, - and _ (a gateway's [mqtt] node)")
+                        continue
+                    }
+                    nodes.append(node)
+                }
+                settings.nodes = nodes
+            } else {
+                problem(value.line, "'nodes' must be an array of gateway node names, not \(value.typeName)")
+            }
+        }
+        settings.username = string(table, "username")?.0
+        settings.passwordFile = filePath(table, "password_file")
+        if table["password_file"] != nil, settings.username == nil {
+            problem(table["password_file"]!.line, "password_file needs username as well")
+        }
+        settings.tlsCA = filePath(table, "tls_ca")
+        if !broker.usesTLS, let value = table["tls_ca"] { problem(value.line, "TLS files need an mqtts:// url") }
+        if let seconds = number(table, "expire", in: 2...3600, unit: " s") { settings.expire = seconds }
+        return .mqtt(settings)
     }
 
     /// `names = ["hci0", "hci1"]`, or the older `name = "hci0"`; nil: every adapter.
@@ -377,6 +436,7 @@ private struct Reader {
             [
                 "url", "node", "username", "password_file", "tls_ca", "tls_cert", "tls_key", "keepalive", "discovery",
                 "discovery_prefix", "state_interval", "expire_after", "commands", "publish_guests", "queue_limit",
+                "publish_measurements",
             ], in: "mqtt")
         guard let (url, line) = string(table, "url") else {
             problem(table.line, "[mqtt] needs url = \"mqtt://host:1883\"")
@@ -434,6 +494,7 @@ private struct Reader {
         if let flag = flag(table, "commands") { settings.commands = flag }
         if let flag = flag(table, "publish_guests") { settings.publishGuests = flag }
         if let limit = integer(table, "queue_limit", in: 1...1_000_000) { settings.queueLimit = limit }
+        if let flag = flag(table, "publish_measurements") { settings.publishMeasurements = flag }
         return settings
     }
 

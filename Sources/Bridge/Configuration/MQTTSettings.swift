@@ -31,6 +31,9 @@ public struct MQTTSettings: Sendable, Equatable {
     public var publishGuests = false
     /// The most live values that wait while the broker is away.
     public var queueLimit = 1000
+    /// Whether every decoded frame goes out on `…/sensor/<id>/measurement` (QoS 0, a compact
+    /// envelope with a sequence number) for hubs that follow this gateway.
+    public var publishMeasurements = false
 
     public init(broker: MQTTBrokerURL, node: String) {
         self.broker = broker

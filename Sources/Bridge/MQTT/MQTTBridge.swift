@@ -5,6 +5,7 @@ import JSONSupport
 public import Logging
 import MQTT
 import Metrics
+import RemoteSensors
 import Sensors
 public import ServiceLifecycle
 
@@ -19,6 +20,8 @@ public actor MQTTBridge: Service {
     private let client: MQTTClient
     private let logger: Logger
     private var sensors: [String: MQTTSensorState] = [:]
+    /// Each sensor's next measurement sequence number (`publish_measurements`).
+    private var sequences: [String: UInt32] = [:]
     /// Straps announced to Home Assistant.
     private var announced: Set<String> = []
     private let commandsRefused = Counter(label: "hrbridge_mqtt_commands_total", dimensions: [("result", "refused")])
@@ -103,6 +106,7 @@ public actor MQTTBridge: Service {
             sensors[address] = state
             if !wasReady { await publishAvailability(address) }
             if due { await publishState(address) }
+            if settings.publishMeasurements { await forward(measurement) }
         case .deviceInformation(let sensor, let information):
             guard var state = sensors[sensor.address] else { return }
             state.manufacturer = information.manufacturerName.map(MQTTSensorState.cleaned)
@@ -113,6 +117,17 @@ public actor MQTTBridge: Service {
         default:
             break
         }
+    }
+
+    /// The frame for hubs: QoS 0 (the next one follows within a second), never retained, never a
+    /// guest's unless `publish_guests`; the sequence number lets a hub see what was lost.
+    private func forward(_ measurement: SensorMeasurement) async {
+        let address = measurement.sensor.address
+        if sensors[address]?.guest == true && !settings.publishGuests { return }
+        let sequence = sequences[address, default: 0]
+        guard let message = RemoteMeasurement(measurement, sequence: sequence) else { return }
+        sequences[address] = sequence &+ 1
+        await client.publish(MQTTMessage(topic: topics.sensor(address, "measurement"), payload: message.encoded()))
     }
 
     /// A sensor's status as the sensor manager publishes it: state, battery, binding.
