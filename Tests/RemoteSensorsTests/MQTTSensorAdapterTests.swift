@@ -1,0 +1,126 @@
+import BusHarness
+import Foundation
+import GATT
+import Logging
+import MQTT
+import Sensors
+import Synchronization
+import Testing
+
+@testable import RemoteSensors
+
+/// Events as they arrive.
+final class Received: Sendable {
+    let events = Mutex<[SensorEvent]>([])
+    func append(_ event: SensorEvent) { events.withLock { $0.append(event) } }
+}
+
+/// The hub's adapter against a real mosquitto broker, fed by a plain MQTT client playing the
+/// gateways, bad ones included.
+@Suite("The MQTT sensor adapter: gateways' measurements as sensors (a real mosquitto)", .serialized)
+struct MQTTSensorAdapterTests {
+    let logger = Logger(label: "remote-test")
+    let strap = "C0:FF:EE:00:00:01"
+    let topic = "hrbridge/room-1/sensor/c0ffee000001/measurement"
+
+    func options(_ broker: MosquittoBroker, id: String) -> MQTTClient.Options {
+        var options = MQTTClient.Options(
+            broker: MQTTBrokerURL(host: "127.0.0.1", port: broker.port, usesTLS: false), clientID: id)
+        options.reconnectDelay = 1...2
+        return options
+    }
+
+    func frame(_ sequence: UInt32, heartRate: UInt16, via: MeasurementPath = .connection) -> [UInt8] {
+        RemoteMeasurement(
+            sequence: sequence, receivedAt: Date(), via: via, characteristic: .heartRateMeasurement,
+            bytes: HeartRateMeasurement(heartRate: heartRate, sensorContact: .detected).encoded()
+        ).encoded()
+    }
+
+    @Test(
+        "measurements become a ready sensor; a sequence gap drops and restores it; bad topics, envelopes and values are refused and the stream goes on; other gateways filtered; the Will and silence drop it"
+    )
+    func gatewaysGoodAndBad() async throws {
+        try await withMosquitto { broker in
+            var settings = MQTTSensorAdapter.Settings(client: options(broker, id: "hub"), nodes: ["room-1"])
+            settings.expire = 2
+            let adapter = try MQTTSensorAdapter(settings: settings, clock: SystemWallClock(), logger: logger)
+            let received = Received()
+            let events = adapter.events()
+            let collector = Task { for await event in events { received.append(event) } }
+            defer { collector.cancel() }
+            try await adapter.start()
+            try await eventually("the hub connected") { await adapter.availability() == .ready }
+            let gateway = try MQTTClient(options: options(broker, id: "gateway"), logger: logger)
+            try await gateway.start()
+            try await eventually("the gateway connected") { await gateway.isConnected }
+            func send(_ topic: String, _ payload: [UInt8]) async {
+                await gateway.publish(MQTTMessage(topic: topic, payload: payload))
+            }
+            func heartRates() -> [Int] {
+                received.events.withLock { events in
+                    events.compactMap {
+                        if case .measurement(let m) = $0, case .heartRateMeasurement(let f) = m.value {
+                            Int(f.heartRate)
+                        } else {
+                            nil
+                        }
+                    }
+                }
+            }
+            func states() -> [ConnectionState] {
+                received.events.withLock { events in
+                    events.compactMap { if case .connectionChanged(_, let state) = $0 { state } else { nil } }
+                }
+            }
+
+            await send(topic, frame(0, heartRate: 60))
+            await send(topic, frame(1, heartRate: 61, via: .advertisement))
+            try await eventually("two measurements") { heartRates() == [60, 61] }
+            #expect(states() == [.connected, .ready])
+            let via = received.events.withLock {
+                $0.compactMap { if case .measurement(let m) = $0 { m.via } else { nil } }
+            }
+            #expect(via == [.connection, .advertisement])
+            let sensor = received.events.withLock {
+                $0.compactMap { if case .measurement(let m) = $0 { m.sensor } else { nil } }
+            }
+            #expect(sensor.first == SensorIdentity(adapter: "room-1", address: strap))
+
+            // Three frames lost on the way: a gap, as a dropped link is.
+            await send(topic, frame(5, heartRate: 65))
+            try await eventually("the frame after the gap") { heartRates() == [60, 61, 65] }
+            #expect(states() == [.connected, .ready, .disconnected(.linkLost), .connected, .ready])
+
+            // Hostile or broken input: refused, nothing emitted, and the next good frame flows.
+            await send("hrbridge/room-1/sensor/not-an-address/measurement", frame(6, heartRate: 99))
+            await send("hrbridge/room+1/sensor/c0ffee000001/measurement", frame(6, heartRate: 98))
+            await send(topic, [1, 0, 1])
+            await send(topic, [9] + frame(6, heartRate: 97).dropFirst())
+            await send("hrbridge/room-2/sensor/c0ffee000002/measurement", frame(0, heartRate: 96))
+            let truncated = RemoteMeasurement(
+                sequence: 6, receivedAt: Date(), via: .connection, characteristic: .heartRateMeasurement,
+                bytes: [0x10, 70, 0x01])
+            await send(topic, truncated.encoded())
+            await send(topic, frame(7, heartRate: 67))
+            try await eventually("the next good frame") { heartRates() == [60, 61, 65, 67] }
+            #expect(
+                received.events.withLock { events in
+                    events.contains { if case .decodingFailed(let s, _, _) = $0 { s.address == strap } else { false } }
+                }, "a bad GATT value inside a good envelope is the decoder's refusal")
+            #expect(await adapter.knownDevices().map(\.identity.address) == [strap], "room-2 is not followed")
+
+            // The gateway's Will: its straps are gone.
+            await gateway.publish(MQTTMessage(topic: "hrbridge/room-1/status", text: "offline", qos: .atLeastOnce))
+            try await eventually("dropped by the Will") { states().last == .disconnected(.linkLost) }
+
+            // Back, then silent: gone after `expire`.
+            await send(topic, frame(0, heartRate: 70))
+            try await eventually("ready again") { states().last == .ready }
+            try await eventually("timed out after 2 s of silence") { states().last == .disconnected(.timeout) }
+            #expect(await adapter.adapterStatuses().map(\.name) == ["room-1"])
+            await gateway.stop()
+            await adapter.shutdown()
+        }
+    }
+}
