@@ -187,6 +187,35 @@ struct ConfigurationTests {
         #expect(try ConfigurationLoader.parse("").mqtt == nil)
     }
 
+    @Test("a hub: [adapter] kind = \"mqtt\" with its broker, nodes and expiry; publish_measurements on a gateway")
+    func hubAdapter() throws {
+        let hub = try ConfigurationLoader.parse(
+            "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://broker.lan\"\nnodes = [\"room-1\", \"room_2\"]\nexpire = 5")
+        guard case .mqtt(let settings) = hub.adapter else {
+            Issue.record("not an mqtt adapter: \(hub.adapter)")
+            return
+        }
+        #expect(settings.broker.host == "broker.lan" && settings.nodes == ["room-1", "room_2"] && settings.expire == 5)
+        let gateway = try ConfigurationLoader.parse("[mqtt]\nurl = \"mqtt://b\"\npublish_measurements = true")
+        #expect(gateway.mqtt?.publishMeasurements == true)
+        #expect(try ConfigurationLoader.parse("[mqtt]\nurl = \"mqtt://b\"").mqtt?.publishMeasurements == false)
+        for (text, line, message) in [
+            ("[adapter]\nkind = \"mqtt\"", 1, "needs url"),
+            ("[adapter]\nkind = \"mqtt\"\nurl = \"http://b\"", 3, "mqtt://"),
+            ("[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://b\"\nnodes = [\"a/b\"]", 4, "a node is"),
+            ("[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://b\"\nexpire = 1", 4, "out of range"),
+            ("[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://b\"\nscenario = \"x.json\"", 4, "mock"),
+            ("[adapter]\nkind = \"bluez\"\nurl = \"mqtt://b\"", 3, "applies to kind = \"mqtt\" only"),
+        ] {
+            #expect(
+                performing: { try ConfigurationLoader.parse(text) },
+                throws: { error in
+                    guard let problems = (error as? ConfigurationError)?.problems else { return false }
+                    return problems.contains { $0.line == line && $0.message.contains(message) }
+                })
+        }
+    }
+
     @Test("[class] is read with its defaults; bad values name their line")
     func classSettings() throws {
         let defaults = try ConfigurationLoader.parse("").classSettings

@@ -31,7 +31,11 @@ let logger = Logger(label: "bench")
 let heartRateUUID = GATTService.heartRate.uuid.description
 let measurementUUID = GATTCharacteristic.heartRateMeasurement.uuid.description
 
-func address(ofStrap index: Int) -> String { String(format: "C0:FF:EE:00:%02X:%02X", index >> 8, index & 0xFF) }
+/// The fourth address byte (`--page`): gateways of one benchmark each imitate their own straps.
+nonisolated(unsafe) var addressPage = 0
+func address(ofStrap index: Int) -> String {
+    String(format: "C0:FF:EE:%02X:%02X:%02X", addressPage, index >> 8, index & 0xFF)
+}
 func devicePath(ofStrap index: Int, adapter: Int = 0) -> String {
     "/org/bluez/hci\(adapter)/dev_" + address(ofStrap: index).replacingOccurrences(of: ":", with: "_")
 }
@@ -497,6 +501,7 @@ while let argument = arguments.next() {
     case "--straps": straps = max(1, Int(arguments.next() ?? "") ?? straps)
     case "--adapters": adapters = max(1, Int(arguments.next() ?? "") ?? adapters)
     case "--link-limit": linkLimit = max(0, Int(arguments.next() ?? "") ?? linkLimit)
+    case "--page": addressPage = min(255, max(0, Int(arguments.next() ?? "") ?? 0))
     case "--expect": expected = Int(arguments.next() ?? "") ?? expected
     case "--count": count = Int(arguments.next() ?? "") ?? count
     case "--rate": rate = Double(arguments.next() ?? "") ?? rate

@@ -1,0 +1,179 @@
+"""Hub benchmark: N gateways (each `hrbridge daemon` on the BlueZ adapter, fed by its own private bus
+and `NotifyBenchmark --producer`) publish every frame (`[mqtt] publish_measurements`) to Debian's
+mosquitto; one hub (`[adapter] kind = "mqtt"`, no radio) follows them and serves the API; C WebSocket
+clients read the hub's `/v1/ws`. Every frame carries its emit time (CLOCK_BOOTTIME) in its RR fields,
+which survive the gateway's envelope (it forwards the GATT bytes), so latency is strap frame emitted
+on a gateway's bus → `measurement` message decoded at a hub client. Hub CPU from /proc/PID/stat,
+memory from /proc/PID/status; mosquitto's CPU beside it.
+
+usage: bench_hub.py --hrbridge PATH --producer PATH [--gateways 3] [--straps 20] [--seconds 20] [--clients 5]
+"""
+import argparse
+import sys
+import asyncio
+import json
+import os
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+from bench_daemon import TOKEN, client, cpu_seconds, free_port, memory, start_broker, unit_environment
+
+BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig><type>system</type><listen>unix:path=%s/bus</listen><auth>EXTERNAL</auth>
+<policy context="default"><allow user="*"/><allow own="*"/><allow send_type="method_call"/>
+<allow send_type="signal"/><allow send_type="method_return"/><allow send_type="error"/>
+<allow receive_type="method_call"/><allow receive_type="signal"/><allow receive_type="method_return"/>
+<allow receive_type="error"/></policy></busconfig>
+"""
+
+
+def address(page, index):
+    return "C0:FF:EE:%02X:%02X:%02X" % (page, index >> 8, index & 0xFF)
+
+
+def health(port):
+    request = urllib.request.Request("http://127.0.0.1:%d/v1/health" % port, headers={"Authorization": "Bearer " + TOKEN})
+    return json.load(urllib.request.urlopen(request, timeout=2))
+
+
+def wait_streaming(port, count, process, what):
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            if health(port)["sensorsStreaming"] == count:
+                return
+        except OSError:
+            pass
+        if process.poll() is not None:
+            raise RuntimeError("%s exited with status %d" % (what, process.returncode))
+        if time.monotonic() > deadline:
+            raise RuntimeError("%s: not every strap streams" % what)
+        time.sleep(0.05)
+
+
+def write_config(path, text):
+    with open(path, "w") as out:
+        out.write(text)
+    os.chmod(path, 0o600)
+
+
+async def measure(arguments, port, hub_pid, broker_pid, producers):
+    stop = asyncio.Event()
+    latencies, counts = [], {}
+    tasks = [asyncio.create_task(client(port, stop, latencies, counts, i)) for i in range(arguments.clients)]
+    while len(counts) < arguments.clients:
+        failed = [task for task in tasks if task.done()]
+        if failed:
+            failed[0].result()
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(1)
+    latencies.clear()
+    hub_before, broker_before, wall_before = cpu_seconds(hub_pid), cpu_seconds(broker_pid), time.monotonic()
+    await asyncio.sleep(arguments.seconds)
+    wall = time.monotonic() - wall_before
+    hub_cpu, broker_cpu = cpu_seconds(hub_pid) - hub_before, cpu_seconds(broker_pid) - broker_before
+    stop.set()
+    await asyncio.gather(*tasks)
+    return latencies, hub_cpu, broker_cpu, wall
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--hrbridge", required=True)
+    parser.add_argument("--producer", required=True)
+    parser.add_argument("--gateways", type=int, default=3)
+    parser.add_argument("--straps", type=int, default=20)
+    parser.add_argument("--seconds", type=int, default=20)
+    parser.add_argument("--clients", type=int, default=5)
+    arguments = parser.parse_args()
+    processes, buses = [], []
+    with tempfile.TemporaryDirectory(prefix="hrbridge-bench-hub-") as directory:
+        try:
+            broker, broker_port = start_broker(directory)
+            processes.append(broker)
+            producers, gateway_pids = [], []
+            for gateway in range(1, arguments.gateways + 1):
+                folder = os.path.join(directory, "gw%d" % gateway)
+                os.makedirs(folder)
+                with open(os.path.join(folder, "bus.conf"), "w") as out:
+                    out.write(BUS_CONFIG % folder)
+                bus = subprocess.run(["dbus-daemon", "--config-file=" + os.path.join(folder, "bus.conf"), "--fork",
+                                      "--print-address=1", "--print-pid=1"], check=True, capture_output=True,
+                                     text=True).stdout.split()
+                buses.append(int(bus[1]))
+                environment = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=bus[0])
+                environment.update(unit_environment())
+                producer = subprocess.Popen([arguments.producer, "--producer", bus[0], "--straps", str(arguments.straps),
+                                             "--page", str(gateway)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                            text=True, env=environment)
+                processes.append(producer)
+                assert producer.stdout.readline().strip() == "ready"
+                producers.append(producer)
+                port = free_port()
+                config = '[adapter]\nkind = "bluez"\n[store]\npath = "%s/store.sqlite"\n' % folder
+                config += '[api]\nsocket = "%s/api.sock"\ntcp_port = %d\n' % (folder, port)
+                config += '[[api.tokens]]\ntoken = "%s"\nrole = "read"\n' % TOKEN
+                config += '[mqtt]\nurl = "mqtt://127.0.0.1:%d"\nnode = "gw-%d"\ndiscovery = false\n' % (broker_port, gateway)
+                config += 'publish_measurements = true\n'
+                for index in range(1, arguments.straps + 1):
+                    config += '[[sensors]]\naddress = "%s"\n' % address(gateway, index)
+                write_config(os.path.join(folder, "config.toml"), config)
+                daemon = subprocess.Popen([arguments.hrbridge, "daemon", "--config", os.path.join(folder, "config.toml"),
+                                           "--log-level", "warning"], env=environment)
+                processes.append(daemon)
+                gateway_pids.append(daemon.pid)
+                wait_streaming(port, arguments.straps, daemon, "gateway %d" % gateway)
+            hub_port = free_port()
+            hub_folder = os.path.join(directory, "hub")
+            os.makedirs(hub_folder)
+            config = '[adapter]\nkind = "mqtt"\nurl = "mqtt://127.0.0.1:%d"\nexpire = 60\n' % broker_port
+            config += '[store]\npath = "%s/store.sqlite"\n' % hub_folder
+            config += '[api]\nsocket = "%s/api.sock"\ntcp_port = %d\n' % (hub_folder, hub_port)
+            config += '[[api.tokens]]\ntoken = "%s"\nrole = "read"\n' % TOKEN
+            write_config(os.path.join(hub_folder, "config.toml"), config)
+            environment = dict(os.environ)
+            environment.update(unit_environment())
+            hub = subprocess.Popen([arguments.hrbridge, "daemon", "--config", os.path.join(hub_folder, "config.toml"),
+                                    "--log-level", "warning"], env=environment)
+            processes.append(hub)
+            time.sleep(1)
+            # One paced run per gateway, long enough for the hub to meet every strap (from its first
+            # frame), the clients to connect, and the measured window.
+            for producer in producers:
+                producer.stdin.write("burst %d 4\n" % (4 * (arguments.seconds + 30)))
+                producer.stdin.flush()
+            wait_streaming(hub_port, arguments.gateways * arguments.straps, hub, "the hub")
+            latencies, hub_cpu, broker_cpu, wall = asyncio.run(measure(arguments, hub_port, hub.pid, broker.pid,
+                                                                       producers))
+            gateway_cpu = [cpu_seconds(pid) for pid in gateway_pids]
+            mem = memory(hub.pid)
+            latencies.sort()
+            print("| measurement | result |")
+            print("|---|---|")
+            print("| load | %d gateways × %d straps × 4 Hz, measured over %d s |" % (
+                arguments.gateways, arguments.straps, arguments.seconds))
+            print("| frames received by %d hub clients in the window | %d (%d per client per second; %d emitted per second) |" % (
+                arguments.clients, len(latencies), len(latencies) / arguments.clients / wall,
+                arguments.gateways * arguments.straps * 4))
+            print("| latency strap frame → hub client, p50 / p99 / max | %.2f ms / %.2f ms / %.2f ms |" % (
+                latencies[len(latencies) // 2], latencies[int(len(latencies) * 0.99)], latencies[-1]))
+            print("| hub CPU under load | %.1f %% of a core |" % (100 * hub_cpu / wall))
+            print("| hub peak RSS (VmHWM) / RSS now | %.1f MB / %.1f MB |" % (mem["VmHWM"], mem["VmRSS"]))
+            print("| mosquitto CPU under load | %.1f %% of a core |" % (100 * broker_cpu / wall))
+            print("| gateways' CPU since start (s) | %s |" % ", ".join("%.1f" % value for value in gateway_cpu))
+        finally:
+            for process in reversed(processes):
+                process.terminate()
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+            for pid in buses:
+                os.kill(pid, 15)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Hub benchmark (see daemon/bench_hub.py): release builds of hrbridge and NotifyBenchmark, then
+# N gateways × M straps at 4 Hz → mosquitto → one hub with no radio → WebSocket clients.
+set -euo pipefail
+cd "$(dirname "$0")"
+../scripts/setup-python.sh >/dev/null
+(cd .. && swift build -c release --static-swift-stdlib --product hrbridge >/dev/null)
+swift build -c release --product NotifyBenchmark >/dev/null
+exec ../.venv/bin/python daemon/bench_hub.py --hrbridge ../.build/release/hrbridge \
+    --producer .build/release/NotifyBenchmark "$@"
