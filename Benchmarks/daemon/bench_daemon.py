@@ -282,6 +282,24 @@ class MQTTReader:
         return self.latencies, self.count, wall
 
 
+def start_bus(directory):
+    """A private dbus-daemon (a system bus that lets everyone do everything) in `directory`:
+    its address and PID."""
+    config = os.path.join(directory, "bus.conf")
+    with open(config, "w") as out:
+        out.write("""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig><type>system</type><listen>unix:path=%s/bus</listen><auth>EXTERNAL</auth>
+<policy context="default"><allow user="*"/><allow own="*"/><allow send_type="method_call"/>
+<allow send_type="signal"/><allow send_type="method_return"/><allow send_type="error"/>
+<allow receive_type="method_call"/><allow receive_type="signal"/><allow receive_type="method_return"/>
+<allow receive_type="error"/></policy></busconfig>
+""" % directory)
+    bus = subprocess.run(["dbus-daemon", "--config-file=" + config, "--fork", "--print-address=1", "--print-pid=1"],
+                         check=True, capture_output=True, text=True).stdout.split()
+    return bus[0], int(bus[1])
+
+
 def unit_environment():
     """The Environment= assignments of systemd/hrbridge.service."""
     unit = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "systemd", "hrbridge.service")
@@ -311,19 +329,7 @@ def main():
                         help="straps beyond --link-limit broadcast at 1 Hz, the linked ones notify at 4 Hz")
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="hrbridge-bench-daemon-") as directory:
-        config = os.path.join(directory, "bus.conf")
-        with open(config, "w") as out:
-            out.write("""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig><type>system</type><listen>unix:path=%s/bus</listen><auth>EXTERNAL</auth>
-<policy context="default"><allow user="*"/><allow own="*"/><allow send_type="method_call"/>
-<allow send_type="signal"/><allow send_type="method_return"/><allow send_type="error"/>
-<allow receive_type="method_call"/><allow receive_type="signal"/><allow receive_type="method_return"/>
-<allow receive_type="error"/></policy></busconfig>
-""" % directory)
-        bus = subprocess.run(["dbus-daemon", "--config-file=" + config, "--fork", "--print-address=1",
-                              "--print-pid=1"], check=True, capture_output=True, text=True).stdout.split()
-        bus_address, bus_pid = bus[0], int(bus[1])
+        bus_address, bus_pid = start_bus(directory)
         environment = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=bus_address)
         # The daemon runs with the environment its systemd unit gives it.
         environment.update(unit_environment())

@@ -18,16 +18,8 @@ import tempfile
 import time
 import urllib.request
 
-from bench_daemon import TOKEN, client, cpu_seconds, free_port, memory, start_broker, unit_environment
+from bench_daemon import TOKEN, client, cpu_seconds, free_port, memory, start_broker, start_bus, unit_environment
 
-BUS_CONFIG = """<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig><type>system</type><listen>unix:path=%s/bus</listen><auth>EXTERNAL</auth>
-<policy context="default"><allow user="*"/><allow own="*"/><allow send_type="method_call"/>
-<allow send_type="signal"/><allow send_type="method_return"/><allow send_type="error"/>
-<allow receive_type="method_call"/><allow receive_type="signal"/><allow receive_type="method_return"/>
-<allow receive_type="error"/></policy></busconfig>
-"""
 
 
 def address(page, index):
@@ -98,15 +90,11 @@ def main():
             for gateway in range(1, arguments.gateways + 1):
                 folder = os.path.join(directory, "gw%d" % gateway)
                 os.makedirs(folder)
-                with open(os.path.join(folder, "bus.conf"), "w") as out:
-                    out.write(BUS_CONFIG % folder)
-                bus = subprocess.run(["dbus-daemon", "--config-file=" + os.path.join(folder, "bus.conf"), "--fork",
-                                      "--print-address=1", "--print-pid=1"], check=True, capture_output=True,
-                                     text=True).stdout.split()
-                buses.append(int(bus[1]))
-                environment = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=bus[0])
+                bus_address, bus_pid = start_bus(folder)
+                buses.append(bus_pid)
+                environment = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=bus_address)
                 environment.update(unit_environment())
-                producer = subprocess.Popen([arguments.producer, "--producer", bus[0], "--straps", str(arguments.straps),
+                producer = subprocess.Popen([arguments.producer, "--producer", bus_address, "--straps", str(arguments.straps),
                                              "--page", str(gateway)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                             text=True, env=environment)
                 processes.append(producer)

@@ -18,6 +18,34 @@ private func frames(_ outputs: [SimulationOutput]) -> [(time: Double, bytes: [UI
     outputs.compactMap { if case .frame(let time, _, let bytes) = $0 { (time, bytes) } else { nil } }
 }
 
+/// Plays one strap on the mock adapter for `seconds` of a manual clock (`whilePlaying` runs before
+/// it shuts down): every event, the strap, and the clock.
+private func play(
+    _ strap: StrapScenario, seconds: Int, discover: Bool = false,
+    whilePlaying: (MockSensorAdapter) async throws -> Void = { _ in }
+) async throws -> (events: [SensorEvent], sensor: SensorIdentity, clock: ManualWallClock) {
+    let clock = ManualWallClock()
+    let mock = MockSensorAdapter(
+        scenario: Scenario(seed: 5, straps: [strap]), clock: clock, logger: Logger(label: "test"))
+    let events = mock.events()
+    let collector = Task {
+        var received: [SensorEvent] = []
+        for await event in events { received.append(event) }
+        return received
+    }
+    if discover { try await mock.startDiscovery(services: [.heartRate]) }
+    let sensor = try #require(mock.sensors.first)
+    try await mock.connect(sensor)
+    for _ in 0..<seconds {
+        while clock.sleeperCount == 0 { await Task.yield() }
+        clock.advance(by: 1)
+    }
+    while clock.sleeperCount == 0 { await Task.yield() }
+    try await whilePlaying(mock)
+    await mock.shutdown()
+    return (await collector.value, sensor, clock)
+}
+
 @Suite("Simulator: physiology, determinism, faults")
 struct SimulatorTests {
     @Test("same seed → byte-identical frames; another seed → different frames")
@@ -99,26 +127,8 @@ struct SimulatorTests {
 
     @Test("the mock adapter streams decoded frames on a manual clock, and reports faults as events")
     func adapter() async throws {
-        let clock = ManualWallClock()
-        let scenario = Scenario(
-            seed: 5, straps: [strap(faults: [.malformedFrame(at: 3), .disconnect(at: 6, duration: 2)])])
-        let mock = MockSensorAdapter(scenario: scenario, clock: clock, logger: Logger(label: "test"))
-        let events = mock.events()
-        let collector = Task {
-            var received: [SensorEvent] = []
-            for await event in events { received.append(event) }
-            return received
-        }
-        try await mock.startDiscovery(services: [.heartRate])
-        let sensor = try #require(mock.sensors.first)
-        try await mock.connect(sensor)
-        for _ in 0..<12 {
-            while clock.sleeperCount == 0 { await Task.yield() }
-            clock.advance(by: 1)
-        }
-        while clock.sleeperCount == 0 { await Task.yield() }
-        await mock.shutdown()
-        let received = await collector.value
+        let (received, sensor, clock) = try await play(
+            strap(faults: [.malformedFrame(at: 3), .disconnect(at: 6, duration: 2)]), seconds: 12, discover: true)
         let measurements = received.compactMap { if case .measurement(let m) = $0 { m } else { nil } }
         #expect(measurements.count == 12 - 1 - 2, "12 s, one malformed frame, 2 s disconnected")
         #expect(measurements.allSatisfy { $0.sensor == sensor })
@@ -135,28 +145,12 @@ struct SimulatorTests {
 
     @Test("a broadcast-only strap takes no link: heart rate via advertisement, no RR or battery, silent out of range")
     func broadcastOnly() async throws {
-        let clock = ManualWallClock()
         var broadcasting = strap(faults: [.malformedFrame(at: 3), .disconnect(at: 6, duration: 2)])
         broadcasting.broadcastOnly = true
-        let mock = MockSensorAdapter(
-            scenario: Scenario(seed: 5, straps: [broadcasting]), clock: clock, logger: Logger(label: "test"))
-        let events = mock.events()
-        let collector = Task {
-            var received: [SensorEvent] = []
-            for await event in events { received.append(event) }
-            return received
+        let (received, sensor, _) = try await play(broadcasting, seconds: 12) { mock in
+            #expect(await mock.adapterStatuses().first?.linksInUse == 0, "following an advertisement holds no link")
+            #expect(await mock.knownDevices().first?.connected == false)
         }
-        let sensor = try #require(mock.sensors.first)
-        try await mock.connect(sensor)
-        for _ in 0..<12 {
-            while clock.sleeperCount == 0 { await Task.yield() }
-            clock.advance(by: 1)
-        }
-        while clock.sleeperCount == 0 { await Task.yield() }
-        #expect(await mock.adapterStatuses().first?.linksInUse == 0, "following an advertisement holds no link")
-        #expect(await mock.knownDevices().first?.connected == false)
-        await mock.shutdown()
-        let received = await collector.value
         let measurements = received.compactMap { if case .measurement(let m) = $0 { m } else { nil } }
         #expect(measurements.count == 12 - 1 - 2, "12 s, one refused broadcast, 2 s out of range")
         #expect(measurements.allSatisfy { $0.via == .advertisement })

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import JSONSupport
 import NIOCore
+import Workouts
 
 /// A request body that is not what the API expects; the message names the field and what it must be.
 struct RequestBodyError: Error, Sendable {
@@ -35,6 +36,29 @@ extension KeyedDecodingContainer where Key == AnyKey {
         } catch {
             throw RequestBodyError(message: message)
         }
+    }
+}
+
+extension KeyedDecodingContainer where Key == AnyKey {
+    /// `activity`, when present: one of the activity types.
+    func activity() throws -> WorkoutActivityType? {
+        let activities = WorkoutActivityType.allCases.map(\.rawValue).joined(separator: ", ")
+        guard let text = try field("activity", String.self, "'activity' must be one of \(activities)") else {
+            return nil
+        }
+        guard let activity = WorkoutActivityType(rawValue: text) else {
+            throw RequestBodyError(message: "'activity' must be one of \(activities)")
+        }
+        return activity
+    }
+
+    /// `location`, when present: indoor or outdoor.
+    func location() throws -> WorkoutLocation? {
+        guard let text = try field("location", String.self, "'location' must be indoor or outdoor") else { return nil }
+        guard let location = WorkoutLocation(rawValue: text), location != .unknown else {
+            throw RequestBodyError(message: "'location' must be indoor or outdoor")
+        }
+        return location
     }
 }
 

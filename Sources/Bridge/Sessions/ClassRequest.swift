@@ -16,19 +16,8 @@ public struct ClassRequest: Sendable, Codable {
     public init(from decoder: any Decoder) throws {
         let body = try decoder.container(keyedBy: AnyKey.self)
         try body.refuseUnknown(["activity", "location"])
-        let activities = WorkoutActivityType.allCases.map(\.rawValue).joined(separator: ", ")
-        if let text = try body.field("activity", String.self, "'activity' must be one of \(activities)") {
-            guard let activity = WorkoutActivityType(rawValue: text) else {
-                throw RequestBodyError(message: "'activity' must be one of \(activities)")
-            }
-            self.activity = activity
-        }
-        if let text = try body.field("location", String.self, "'location' must be indoor or outdoor") {
-            guard let location = WorkoutLocation(rawValue: text), location != .unknown else {
-                throw RequestBodyError(message: "'location' must be indoor or outdoor")
-            }
-            self.location = location
-        }
+        activity = try body.activity()
+        if let location = try body.location() { self.location = location }
     }
 
     private enum CodingKeys: String, CodingKey { case activity, location }

@@ -47,19 +47,8 @@ public struct SessionRequest: Sendable, Codable {
             throw RequestBodyError(message: "'\(sensor)' is not a Bluetooth address such as C0:FF:EE:00:00:01")
         }
         self.sensors = sensors
-        let activities = WorkoutActivityType.allCases.map(\.rawValue).joined(separator: ", ")
-        if let text = try body.field("activity", String.self, "'activity' must be one of \(activities)") {
-            guard let activity = WorkoutActivityType(rawValue: text) else {
-                throw RequestBodyError(message: "'activity' must be one of \(activities)")
-            }
-            self.activity = activity
-        }
-        if let text = try body.field("location", String.self, "'location' must be indoor or outdoor") {
-            guard let location = WorkoutLocation(rawValue: text), location != .unknown else {
-                throw RequestBodyError(message: "'location' must be indoor or outdoor")
-            }
-            self.location = location
-        }
+        if let activity = try body.activity() { self.activity = activity }
+        if let location = try body.location() { self.location = location }
         let athleteMessage = "'athlete' must be an athlete id of 1 to 64 characters"
         if let text = try body.field("athlete", String.self, athleteMessage) {
             guard (1...64).contains(text.count) else { throw RequestBodyError(message: athleteMessage) }
@@ -107,17 +96,11 @@ public struct ActivityChange: Sendable, Codable {
     public init(from decoder: any Decoder) throws {
         let body = try decoder.container(keyedBy: AnyKey.self)
         try body.refuseUnknown(["activity", "location"])
-        let activityMessage = "'activity' must name an activity type"
-        guard let text = try body.field("activity", String.self, activityMessage),
-            let activity = WorkoutActivityType(rawValue: text)
-        else { throw RequestBodyError(message: activityMessage) }
-        self.activity = activity
-        if let text = try body.field("location", String.self, "'location' must be indoor or outdoor") {
-            guard let location = WorkoutLocation(rawValue: text), location != .unknown else {
-                throw RequestBodyError(message: "'location' must be indoor or outdoor")
-            }
-            self.location = location
+        guard let activity = try body.activity() else {
+            throw RequestBodyError(message: "'activity' must name an activity type")
         }
+        self.activity = activity
+        location = try body.location()
     }
 
     private enum CodingKeys: String, CodingKey { case activity, location }

@@ -11,6 +11,7 @@ import sys
 import time
 import urllib.request
 
+from pages import ok, wait
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -22,23 +23,6 @@ BASE, READ, SHOTS, QUIET = sys.argv[1:5]
 def api(path):
     request = urllib.request.Request(BASE + path, headers={"Authorization": "Bearer " + READ})
     return json.load(urllib.request.urlopen(request, timeout=60))
-
-
-def wait(what, condition, timeout=90):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            value = condition()
-            if value:
-                return value
-        except Exception:  # the page may be re-rendering
-            pass
-        time.sleep(0.2)
-    raise AssertionError("timed out waiting for " + what)
-
-
-def ok(message):
-    print("ok " + message, flush=True)
 
 
 # The page's own view of its tiles, read in one script so a re-render cannot split it.
@@ -76,14 +60,14 @@ try:
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
                            {"width": 1920, "height": 1080, "deviceScaleFactor": 1, "mobile": False})
     driver.get(BASE + "/board?token=" + READ)
-    wait("60 tiles", lambda: len(driver.find_elements(By.CSS_SELECTOR, ".tile")) == 60)
+    wait("60 tiles", lambda: len(driver.find_elements(By.CSS_SELECTOR, ".tile")) == 60, timeout=90)
     # Every strap but the quiet one shows a heart rate; the quiet one says how long it has been silent.
     def settled():
         page = driver.execute_script(SNAPSHOT)
         figures = [t for t in page["tiles"] if t["address"] != QUIET]
         quiet = [t for t in page["tiles"] if t["address"] == QUIET]
         return page if all(t["hr"].isdigit() for t in figures) and quiet and "stale" in quiet[0]["classes"] else None
-    page = wait("every heart rate, and the quiet strap stale", settled)
+    page = wait("every heart rate, and the quiet strap stale", settled, timeout=90)
     tiles = page["tiles"]
     assert (page["width"], page["height"]) == (1920, 1080), (page["width"], page["height"])
     assert page["scrollHeight"] <= page["height"] and page["scrollWidth"] <= page["width"], page

@@ -13,6 +13,7 @@ import urllib.error
 import urllib.request
 import zlib
 
+from pages import ok, wait
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -29,19 +30,6 @@ def api(path, token=CONTROL):
     return json.load(urllib.request.urlopen(request, timeout=60))
 
 
-def wait(what, condition, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            value = condition()
-            if value:
-                return value
-        except Exception:  # the page may be re-rendering
-            pass
-        time.sleep(0.2)
-    raise AssertionError("timed out waiting for " + what)
-
-
 def read(function, attempts=50):
     """Reads from the page, again if the element was re-rendered in between (the pages re-render
     on every live message)."""
@@ -52,10 +40,6 @@ def read(function, attempts=50):
             if attempt == attempts - 1:
                 raise
             time.sleep(0.1)
-
-
-def ok(message):
-    print("ok " + message, flush=True)
 
 
 def no_script_ran(where):
