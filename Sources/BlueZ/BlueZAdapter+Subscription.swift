@@ -69,16 +69,24 @@ extension BlueZAdapter {
             services.insert(.battery)
         }
         if let locationPath = cache.path(of: .bodySensorLocation, on: devicePath),
-            let bytes = try? await read(locationPath), let location = try? BodySensorLocation(bytes: bytes)
+            let bytes = try? await read(locationPath), let location = try? BodySensorLocation(bytes: bytes),
+            isReady(address, on: adapter)
         {
             broadcaster.yield(.bodySensorLocation(identity, location))
         }
         let information = await readDeviceInformation(devicePath)
+        // The reads take time: a strap that dropped (or was disconnected) meanwhile reports nothing more.
+        guard isReady(address, on: adapter) else { return }
         if information != DeviceInformation() {
             services.insert(.deviceInformation)
             broadcaster.yield(.deviceInformation(identity, information))
         }
         broadcaster.yield(.servicesReady(identity, services))
+    }
+
+    /// Whether the strap still streams through `adapter`.
+    private func isReady(_ address: String, on adapter: String) -> Bool {
+        if case .ready(adapter)? = links[address]?.machine.state { true } else { false }
     }
 
     private func readDeviceInformation(_ devicePath: String) async -> DeviceInformation {

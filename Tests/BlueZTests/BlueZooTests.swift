@@ -156,7 +156,7 @@ struct BlueZooTests {
 
             try await adapter.disconnect(sensor)
             await log.wait("the requested disconnect") {
-                $0.last == .connectionChanged(sensor, .disconnected(.requested))
+                $0.contains(.connectionChanged(sensor, .disconnected(.requested)))
             }
             await adapter.shutdown()
             await connection.close()
