@@ -50,6 +50,9 @@ struct ClassTests {
         #expect(try await daemon.tcp(DaemonUnderTest.readToken).send(.POST, "/v1/class", json: [:]).status == 403)
         #expect(try await daemon.unix.send(.POST, "/v1/class", json: ["colour": "red"]).status == 400)
         #expect(try await daemon.unix.send(.POST, "/v1/class", json: ["activity": "juggling"]).status == 400)
+        // The class's live messages: "out of range" lasts only until she leaves, so it is read here.
+        let events = EventCollector(daemon.unix, path: "/v1/events")
+        defer { events.cancel() }
         let started = try await daemon.unix.send(.POST, "/v1/class", json: [:])
         #expect(started.status == 201)
         #expect(try object(started)["activity"] as? String == "cycling", "[class] activity")
@@ -78,10 +81,11 @@ struct ClassTests {
         }
 
         // Carol's strap goes quiet at 120 s: out of range, then she leaves (after 1 min) with her workout saved.
-        try await eventually("Carol out of range") {
-            try await members(daemon)["carol"]?["state"] as? String == "out of range"
-        }
         try await eventually("Carol left") { try await members(daemon)["carol"]?["state"] as? String == "left" }
+        let carolStates = events.of(kind: "class").compactMap { message in
+            (message["members"] as? [[String: Any]])?.first { $0["athlete"] as? String == "carol" }?["state"] as? String
+        }
+        #expect(carolStates.contains("out of range"), "shown out of range before leaving: \(carolStates)")
         #expect(try await members(daemon)["carol"]?["leftBecause"] as? String == "out of range")
         let carolsSamples = try object(try await daemon.unix.send(.GET, "/v1/workouts/\(carolsFirst)/samples"))
         #expect(((carolsSamples["samples"] as? [Any])?.count ?? 0) > 0, "her data is kept")

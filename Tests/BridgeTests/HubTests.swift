@@ -60,7 +60,7 @@ struct HubTests {
             }
             let hub = try await DaemonUnderTest(
                 moreSettings: "",
-                streaming: 0,
+                streaming: nil,
                 adapterSection: "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://127.0.0.1:\(broker.port)\"\nexpire = 5",
                 sensorsSection: "")
             defer { hub.stop() }
