@@ -1,292 +1,178 @@
 public import Foundation
-import GATT
-import GRDB
-import Metrics
 public import Samples
 public import Sensors
-import Workouts
+public import Workouts
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
-/// hrbridge's health store: workouts, samples and the recovery journal in one SQLite file (GRDB).
+/// hrbridge's health store: workouts, samples, hourly rollups, the plan schedule and the recovery
+/// journal, kept by a ``StoreBackend`` (SQLite by default, or a PostgreSQL server).
 ///
-/// WAL mode; the file (and its WAL and shared-memory files) is created with mode 0600. Every
-/// method is synchronous and thread-safe (GRDB serialises writes; reads run concurrently).
+/// Every method is synchronous and thread-safe, and throws a ``StoreError`` naming what went wrong.
 public final class WorkoutStore: Sendable {
-    /// How long each write transaction takes.
-    static let writeLatency = Metrics.Timer(label: "hrbridge_store_write_seconds")
+    /// Where the data lives.
+    public let backend: any StoreBackend
 
-    private let reader: any DatabaseReader
-    private let writer: (any DatabaseWriter)?
-    /// The database file.
-    public let path: String
-    /// Whether this is a guest's view: reads work, every write throws ``StoreError/notPermissibleForGuestUser``.
-    public var isGuest: Bool { writer == nil }
+    /// A store kept by `backend`.
+    public init(backend: any StoreBackend) {
+        self.backend = backend
+    }
+
+    /// Opens (or creates) the SQLite store at `path` and migrates it; a guest opens an existing
+    /// store read-only and never changes the file.
+    public convenience init(path: String = WorkoutStore.defaultPath, guest: Bool = false) throws(StoreError) {
+        self.init(backend: try SQLiteStore(path: path, guest: guest))
+    }
 
     /// `$XDG_DATA_HOME/hrbridge/store.sqlite` (or `~/.local/share/hrbridge/store.sqlite`).
-    public static var defaultPath: String {
-        let environment = ProcessInfo.processInfo.environment
-        let base =
-            environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
-        return base + "/hrbridge/store.sqlite"
-    }
+    public static var defaultPath: String { SQLiteStore.defaultPath }
 
-    /// Opens (or creates) the store at `path` and migrates it to the current schema. A guest opens
-    /// an existing store read-only and never changes the file.
-    public init(path: String = WorkoutStore.defaultPath, guest: Bool = false) throws(StoreError) {
-        self.path = path
-        if guest {
-            do {
-                var configuration = Configuration()
-                configuration.readonly = true
-                reader = try DatabaseQueue(path: path, configuration: configuration)
-                writer = nil
-                return
-            } catch {
-                throw .cannotOpen(path: path, reason: "\(error)")
-            }
-        }
-        // A bare file name ("store.sqlite") lives in the current directory, which exists.
-        let directory = (path as NSString).deletingLastPathComponent
-        do {
-            if !directory.isEmpty {
-                try FileManager.default.createDirectory(
-                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            }
-        } catch {
-            throw .cannotOpen(path: path, reason: "cannot create \(directory): \(error.localizedDescription)")
-        }
-        // Files created from here on are private to the user.
-        let previousMask = umask(0o077)
-        defer { umask(previousMask) }
-        do {
-            var configuration = Configuration()
-            configuration.foreignKeysEnabled = true
-            configuration.busyMode = .timeout(10)
-            let pool = try DatabasePool(path: path, configuration: configuration)
-            try StoreSchema.migrator.migrate(pool)
-            reader = pool
-            writer = pool
-        } catch {
-            throw .cannotOpen(path: path, reason: "\(error)")
-        }
-        for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
-            chmod(file, 0o600)
-        }
-    }
+    /// Upcoming, not completed entries the schedule holds at most (WorkoutKit syncs 15).
+    public static let maximumScheduledPlans = 15
 
-    /// Runs `PRAGMA integrity_check`; `"ok"` when the file is sound.
-    public func integrityCheck() throws(StoreError) -> String {
-        do {
-            return try reader.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "" }
-        } catch {
-            throw .database("\(error)")
-        }
-    }
+    /// A local path the lock and spill files are named after (the SQLite file itself).
+    public var path: String { backend.path }
+    /// Where the store is, for messages (a server URL is shown without its password).
+    public var location: String { backend.location }
+    /// Whether this is a guest's view: reads work, every write throws ``StoreError/notPermissibleForGuestUser``.
+    public var isGuest: Bool { backend.isGuest }
+    /// The SQLite backend, when that is where the data lives.
+    public var sqlite: SQLiteStore? { backend as? SQLiteStore }
 
     /// The schema migrations applied, in order.
-    public func appliedMigrations() throws(StoreError) -> [String] {
-        do {
-            return try reader.read { db in try StoreSchema.migrator.appliedMigrations(db) }
-        } catch {
-            throw .database("\(error)")
-        }
-    }
+    public func appliedMigrations() throws(StoreError) -> [String] { try backend.appliedMigrations() }
 
-    func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
-        guard let writer else { throw .notPermissibleForGuestUser }
-        let started = ContinuousClock.now
-        defer { Self.writeLatency.record(duration: ContinuousClock.now - started) }
-        do {
-            return try writer.write(body)
-        } catch {
-            throw storeError(error)
-        }
-    }
-
-    func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
-        do {
-            return try reader.read(body)
-        } catch {
-            throw storeError(error)
-        }
-    }
-
-    /// SQLite's and GRDB's errors as the store's: a full disk and an unreadable value have their own cases.
-    private func storeError(_ error: any Error) -> StoreError {
-        switch error {
-        case let error as StoreError: return error
-        case let error as DatabaseError where error.resultCode == .SQLITE_FULL: return .diskFull(path: path)
-        case let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB:
-            return .corrupt("\(path): \(error.message ?? "\(error)")")
-        case let error as RowDecodingError: return .corrupt("\(error)")
-        default: return .database("\(error)")
-        }
-    }
-
-    // MARK: Sources
-
-    func sourceID(_ source: SampleSource, _ db: Database) throws -> Int64 {
-        if let id = try Int64.fetchOne(
-            db, sql: "SELECT id FROM source WHERE adapter = ? AND address = ?",
-            arguments: [source.adapter, source.address])
-        {
-            if let name = source.name {
-                try db.execute(
-                    sql: "UPDATE source SET name = ? WHERE id = ? AND name IS NOT ?", arguments: [name, id, name])
-            }
-            return id
-        }
-        try db.execute(
-            sql: "INSERT INTO source (adapter, address, name) VALUES (?, ?, ?)",
-            arguments: [source.adapter, source.address, source.name])
-        return db.lastInsertedRowID
-    }
+    // MARK: Sources and samples
 
     /// Records a sensor's model and firmware (from Device Information).
     public func updateSource(_ source: SampleSource, model: String?, firmware: String?) throws(StoreError) {
-        try write { db in
-            let id = try sourceID(source, db)
-            try db.execute(
-                sql: "UPDATE source SET model = coalesce(?, model), firmware = coalesce(?, firmware) WHERE id = ?",
-                arguments: [model, firmware, id])
-        }
+        try backend.updateSource(source, model: model, firmware: firmware)
     }
 
     /// A sensor's model and firmware, when known.
     public func sourceDetails(_ source: SampleSource) throws(StoreError) -> (model: String?, firmware: String?) {
-        try read { db in
-            let row = try Row.fetchOne(
-                db, sql: "SELECT model, firmware FROM source WHERE adapter = ? AND address = ?",
-                arguments: [source.adapter, source.address])
-            return (try row?.value("model"), try row?.value("firmware"))
-        }
+        try backend.sourceDetails(source)
     }
 
     /// Every sensor that contributed samples.
-    public func sources() throws(StoreError) -> [SampleSource] {
-        try read { db in
-            try Row.fetchAll(db, sql: "SELECT adapter, address, name FROM source ORDER BY id").map {
-                SampleSource(adapter: $0["adapter"], address: $0["address"], name: $0["name"])
-            }
-        }
+    public func sources() throws(StoreError) -> [SampleSource] { try backend.sources() }
+
+    /// Stores samples, in one transaction, attributed to `workout` when given; samples stored
+    /// already are skipped. Returns how many were new.
+    @discardableResult
+    public func append(_ samples: [QuantitySample], workout: UUID?) throws(StoreError) -> Int {
+        try backend.append(samples, workout: workout)
     }
 
-    // MARK: Samples
-
-    /// Stores samples, in one transaction, attributed to `workout` when given.
-    public func append(_ samples: [QuantitySample], workout: UUID?) throws(StoreError) {
-        guard !samples.isEmpty else { return }
-        try write { db in
-            var sourceIDs: [SampleSource: Int64] = [:]
-            var rollups: [HourKey: HourAggregate] = [:]
-            let statement = try db.makeStatement(
-                sql:
-                    "INSERT INTO sample (workoutId, type, value, start, end, sourceId, contact, rawRR) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-            )
-            for sample in samples {
-                let source: Int64
-                if let known = sourceIDs[sample.source] {
-                    source = known
-                } else {
-                    source = try sourceID(sample.source, db)
-                    sourceIDs[sample.source] = source
-                }
-                let value = sample.canonicalValue
-                let start = sample.start.timeIntervalSinceReferenceDate
-                try statement.execute(arguments: [
-                    workout?.uuidString, sample.type.rawValue, value, start, sample.end.timeIntervalSinceReferenceDate,
-                    source, sample.metadata.sensorContact?.rawValue, sample.metadata.rawRRInterval.map { Int64($0) },
-                ])
-                rollups[
-                    HourKey(type: sample.type.rawValue, source: source, hour: Int64((start / 3600).rounded(.down))),
-                    default: HourAggregate()
-                ]
-                .add(value)
-            }
-            let upsert = try db.makeStatement(
-                sql: """
-                    INSERT INTO hourly (type, sourceId, hour, count, sum, minimum, maximum) VALUES (?, ?, ?, ?, ?, ?, ?)
-                    ON CONFLICT (type, hour, sourceId) DO UPDATE SET count = count + excluded.count,
-                    sum = sum + excluded.sum, minimum = min(minimum, excluded.minimum), maximum = max(maximum, excluded.maximum)
-                    """)
-            for (key, aggregate) in rollups {
-                try upsert.execute(arguments: [
-                    key.type, key.source, key.hour, aggregate.count, aggregate.sum, aggregate.minimum,
-                    aggregate.maximum,
-                ])
-            }
-        }
-    }
-}
-
-struct HourKey: Hashable {
-    let type: String
-    let source: Int64
-    let hour: Int64
-}
-
-struct HourAggregate {
-    var count = 0
-    var sum = 0.0
-    var minimum = Double.infinity
-    var maximum = -Double.infinity
-
-    mutating func add(_ value: Double) {
-        count += 1
-        sum += value
-        minimum = min(minimum, value)
-        maximum = max(maximum, value)
-    }
-}
-
-/// Why the store refused.
-public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The file cannot be opened or created.
-    case cannotOpen(path: String, reason: String)
-    /// SQLite reported an error.
-    case database(String)
-    /// No workout with this identifier.
-    case unknownWorkout(UUID)
-    /// A stored value could not be read back.
-    case corrupt(String)
-    /// A guest's session is never written (HealthKit's `errorNotPermissibleForGuestUserMode`).
-    case notPermissibleForGuestUser
-    /// The schedule already holds its maximum of upcoming entries.
-    case scheduleFull(Int)
-    /// The file system holding the store has no space left (SQLite's `SQLITE_FULL`): nothing was
-    /// written, and the same write succeeds once space is freed.
-    case diskFull(path: String)
-
-    /// Whether retrying the same write later can succeed without changing it.
-    public var isTransient: Bool {
-        switch self {
-        case .diskFull, .database: true
-        default: false
-        }
+    /// Samples of `type` starting in `[from, to)`, optionally from one source and one workout.
+    public func samples(
+        type: QuantityType, from: Date = .distantPast, to: Date = .distantFuture, source: SampleSource? = nil,
+        workout: UUID? = nil, limit: Int? = nil, ascending: Bool = true
+    ) throws(StoreError) -> [QuantitySample] {
+        try backend.samples(
+            SampleQuery(
+                type: type, from: from, to: to, source: source, workout: workout, limit: limit, ascending: ascending))
     }
 
-    /// One line naming the problem.
-    public var description: String {
-        switch self {
-        case .cannotOpen(let path, let reason): "cannot open the store at \(path): \(reason)"
-        case .database(let message): "store: \(message)"
-        case .unknownWorkout(let id): "no workout \(id.uuidString)"
-        case .corrupt(let what): "store: unreadable \(what)"
-        case .notPermissibleForGuestUser: "a guest's workout is not saved"
-        case .scheduleFull(let limit): "the schedule already holds \(limit) upcoming plans"
-        case .diskFull(let path): "the disk holding the store \(path) is full"
-        }
+    /// Statistics of `type` over `[from, to)`: discrete → min, max, average, most recent; cumulative →
+    /// sum; always the span covered; with `separateBySource`, per source too.
+    public func statistics(
+        type: QuantityType, from: Date = .distantPast, to: Date = .distantFuture, separateBySource: Bool = false
+    ) throws(StoreError) -> Statistics {
+        try backend.statistics(type: type, from: from, to: to, separateBySource: separateBySource)
     }
-}
 
-extension Row {
-    /// The column's value; a missing column, a NULL where a value is required or a value of
-    /// another type throws (GRDB's subscript traps instead).
-    func value<Value: DatabaseValueConvertible>(_ column: String, as type: Value.Type = Value.self) throws -> Value {
-        try decode(type, forColumn: column)
+    /// Fixed-interval buckets from `anchor` over `[from, to)`; hour-aligned hour, day and week
+    /// buckets read the hourly rollups.
+    public func statisticsCollection(
+        type: QuantityType, from: Date, to: Date, anchor: Date, interval: StatisticsInterval
+    ) throws(StoreError) -> [StatisticsBucket] {
+        try backend.statisticsCollection(type: type, from: from, to: to, anchor: anchor, interval: interval)
+    }
+
+    /// Additions and deletions of `type` since `anchor` (nil: from the beginning), at most `limit` additions.
+    public func changes(type: QuantityType, since anchor: Int64?, limit: Int = 10_000) throws(StoreError)
+        -> SampleChanges
+    {
+        try backend.changes(type: type, since: anchor, limit: limit)
+    }
+
+    // MARK: Workouts and the recovery journal
+
+    /// Journals a session that starts collecting: after a crash, ``activeSessions()`` finds it.
+    public func beginWorkout(_ record: ActiveSessionRecord) throws(StoreError) { try backend.beginWorkout(record) }
+
+    /// Updates the journal (state, zones, primary sources) of an active session.
+    public func updateJournal(_ record: ActiveSessionRecord) throws(StoreError) { try backend.updateJournal(record) }
+
+    /// Every session that was active when the process stopped (one per athlete at most).
+    public func activeSessions() throws(StoreError) -> [ActiveSessionRecord] { try backend.activeSessions() }
+
+    /// Journal rows that cannot be read back (a foreign or damaged row): one line each naming the
+    /// workout and what is wrong, so a recovery can report them rather than skip them silently.
+    public func unreadableJournalRows() throws(StoreError) -> [String] { try backend.unreadableJournalRows() }
+
+    /// Stores an event of an active workout as it happens.
+    public func append(event: WorkoutEvent, workout: UUID) throws(StoreError) {
+        try backend.append(event: event, workout: workout)
+    }
+
+    /// Stores an activity (begun or ended) of an active workout.
+    public func upsert(activity: WorkoutActivity, workout: UUID) throws(StoreError) {
+        try backend.upsert(activity: activity, workout: workout)
+    }
+
+    /// The events stored for a workout, in date order.
+    public func events(of workout: UUID) throws(StoreError) -> [WorkoutEvent] { try backend.events(of: workout) }
+
+    /// The activities stored for a workout (configuration, start, end), in order.
+    public func activityIntervals(of workout: UUID) throws(StoreError) -> [(WorkoutConfiguration, Date, Date?)] {
+        try backend.activityIntervals(of: workout)
+    }
+
+    /// Stores the finished workout (summary, activities, zones) and closes its journal.
+    public func finish(_ workout: Workout) throws(StoreError) { try backend.finish(workout) }
+
+    /// Throws a workout away with its samples (a discarded or abandoned session).
+    public func deleteWorkout(_ id: UUID) throws(StoreError) { try backend.deleteWorkout(id) }
+
+    /// Workouts starting within `[from, to)`, optionally of one activity type, newest first.
+    public func workouts(
+        from: Date = .distantPast, to: Date = .distantFuture, activityType: WorkoutActivityType? = nil
+    ) throws(StoreError) -> [StoredWorkout] {
+        try backend.workouts(from: from, to: to, activityType: activityType)
+    }
+
+    /// One workout.
+    public func workout(_ id: UUID) throws(StoreError) -> StoredWorkout { try backend.workout(id) }
+
+    // MARK: Schedule
+
+    /// Schedules a plan; refuses a 16th upcoming entry.
+    public func schedule(name: String, plan: Data, at date: Date, now: Date = Date()) throws(StoreError)
+        -> ScheduledPlan
+    {
+        let entry = ScheduledPlan(id: UUID(), name: name, plan: plan, date: date)
+        try backend.insertScheduled(entry, limit: Self.maximumScheduledPlans, now: now)
+        return entry
+    }
+
+    /// Entries from 7 days before `now` to 7 days after, by date.
+    public func scheduledPlans(around now: Date = Date()) throws(StoreError) -> [ScheduledPlan] {
+        try backend.scheduledPlans(from: now.addingTimeInterval(-7 * 86_400), to: now.addingTimeInterval(7 * 86_400))
+    }
+
+    /// Marks the open entry of this plan nearest to `date` (within the window) complete, with the
+    /// workout that ran it.
+    @discardableResult
+    public func completeScheduledPlan(plan: Data, workout: UUID, at date: Date) throws(StoreError) -> ScheduledPlan? {
+        let candidates = try scheduledPlans(around: date).filter { $0.completedAt == nil && $0.plan == plan }
+        guard
+            var entry = candidates.min(by: {
+                abs($0.date.timeIntervalSince(date)) < abs($1.date.timeIntervalSince(date))
+            })
+        else { return nil }
+        try backend.markScheduled(entry.id, completedAt: date, workout: workout)
+        entry.completedAt = date
+        entry.workoutID = workout
+        return entry
     }
 }

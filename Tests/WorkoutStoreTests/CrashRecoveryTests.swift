@@ -71,7 +71,7 @@ struct CrashRecoveryTests {
             }
 
             let store = try WorkoutStore(path: path)
-            #expect(try store.integrityCheck() == "ok", "point \(point)")
+            #expect(try store.sqlite?.integrityCheck() == "ok", "point \(point)")
             let sessions = try store.activeSessions()
             guard let record = sessions.first else {
                 // Killed before the session was journaled: nothing may have been stored for it.
@@ -110,7 +110,7 @@ struct CrashRecoveryTests {
                 #expect(finished.isActive == false)
                 let before = collector.statistics(for: .heartRate)?.sampleCount ?? 0
                 #expect((finished.summary?.statistics[.heartRate]?.sampleCount ?? 0) > before)
-                #expect(try reopened.integrityCheck() == "ok")
+                #expect(try reopened.sqlite?.integrityCheck() == "ok")
             }
         }
     }
@@ -222,7 +222,7 @@ struct CrashRecoveryTests {
         _ = await crashed.wait()
         let store = try WorkoutStore(path: path)
         let id = try #require(try store.activeSessions().first?.workoutID)
-        try store.write { db in
+        try #require(store.sqlite).write { db in
             try db.execute(sql: "UPDATE journal SET configuration = 'not json', sessionState = 'flying'")
         }
         #expect(try store.activeSessions().isEmpty)

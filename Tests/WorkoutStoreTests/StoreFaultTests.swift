@@ -104,7 +104,7 @@ struct StoreFaultTests {
         #expect(streamer.health.lastError == nil)
         #expect(try storedStarts(store, workout) == samples.map(\.start), "every sample, once")
         #expect(!FileManager.default.fileExists(atPath: streamer.spillPath), "the spill file is gone once stored")
-        #expect(try store.integrityCheck() == "ok")
+        #expect(try store.sqlite?.integrityCheck() == "ok")
     }
 
     @Test(

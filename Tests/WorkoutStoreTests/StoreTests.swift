@@ -41,8 +41,8 @@ struct StoreTests {
         let path = temporaryStorePath()
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         let store = try WorkoutStore(path: path)
-        #expect(try store.integrityCheck() == "ok")
-        #expect(try store.appliedMigrations() == ["v1", "v2-hourly-rollups", "v3-plan-schedule"])
+        #expect(try store.sqlite?.integrityCheck() == "ok")
+        #expect(try store.appliedMigrations() == ["v1", "v2-hourly-rollups", "v3-plan-schedule", "v4-sample-key"])
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
         let mode = try DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "PRAGMA journal_mode") }
@@ -56,7 +56,7 @@ struct StoreTests {
         try FileManager.default.createDirectory(
             atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         let queue = try DatabaseQueue(path: path)
-        try StoreSchema.migrator.migrate(queue, upTo: "v1")
+        try SQLiteSchema.migrator.migrate(queue, upTo: "v1")
         try queue.write { db in
             try db.execute(sql: "INSERT INTO source (adapter, address) VALUES ('mock', 'X')")
             for minute in 0..<180 {
@@ -70,7 +70,7 @@ struct StoreTests {
         }
         try queue.close()
         let store = try WorkoutStore(path: path)
-        #expect(try store.appliedMigrations() == ["v1", "v2-hourly-rollups", "v3-plan-schedule"])
+        #expect(try store.appliedMigrations() == ["v1", "v2-hourly-rollups", "v3-plan-schedule", "v4-sample-key"])
         let hours = try store.statisticsCollection(
             type: .heartRate, from: origin, to: origin.addingTimeInterval(3 * 3600), anchor: origin, interval: .hour)
         #expect(hours.map(\.count) == [60, 60, 60])

@@ -2,60 +2,10 @@ public import Foundation
 import GATT
 import GRDB
 public import Samples
-public import Sensors
+import Sensors
 public import Workouts
 
-/// Bucket widths for a statistics collection.
-public enum StatisticsInterval: String, Hashable, Sendable, CaseIterable {
-    /// One minute.
-    case minute
-    /// One hour.
-    case hour
-    /// One day (86,400 s from the anchor; no daylight-saving shifts).
-    case day
-    /// One week (7 days from the anchor).
-    case week
-
-    /// Length in seconds.
-    public var seconds: Double {
-        switch self {
-        case .minute: 60
-        case .hour: 3600
-        case .day: 86_400
-        case .week: 604_800
-        }
-    }
-}
-
-/// One bucket of a statistics collection.
-public struct StatisticsBucket: Hashable, Sendable {
-    /// The bucket's start.
-    public var start: Date
-    /// The bucket's end.
-    public var end: Date
-    /// Samples in the bucket.
-    public var count: Int
-    /// Average (discrete types).
-    public var average: Double?
-    /// Minimum (discrete types).
-    public var minimum: Double?
-    /// Maximum (discrete types).
-    public var maximum: Double?
-    /// Sum (cumulative types).
-    public var sum: Double?
-}
-
-/// Changes since an anchor, for clients that sync.
-public struct SampleChanges: Sendable {
-    /// Samples added since the anchor, with their store identifiers.
-    public var added: [(id: Int64, sample: QuantitySample)]
-    /// Identifiers of samples deleted since the anchor.
-    public var deleted: [Int64]
-    /// The anchor to pass next time.
-    public var anchor: Int64
-}
-
-extension WorkoutStore {
+extension SQLiteStore {
     private static let sampleColumns = """
         s.id, s.type, s.value, s.start, s.end, s.contact, s.rawRR, src.adapter, src.address, src.name
         """
@@ -83,12 +33,12 @@ extension WorkoutStore {
         }
     }
 
-    /// Samples of `type` starting in `[from, to)`, optionally from one source and one workout.
-    public func samples(
-        type: QuantityType, from: Date = .distantPast, to: Date = .distantFuture, source: SampleSource? = nil,
-        workout: UUID? = nil, limit: Int? = nil, ascending: Bool = true
-    ) throws(StoreError) -> [QuantitySample] {
-        try read { db in
+    /// Samples of a type starting in `[from, to)`, optionally from one source and one workout.
+    public func samples(_ query: SampleQuery) throws(StoreError) -> [QuantitySample] {
+        let (type, from, to, source, workout, limit, ascending) = (
+            query.type, query.from, query.to, query.source, query.workout, query.limit, query.ascending
+        )
+        return try read { db in
             var sql = """
                 SELECT \(Self.sampleColumns) FROM sample s JOIN source src ON src.id = s.sourceId
                 WHERE s.type = ? AND s.start >= ? AND s.start < ?
@@ -113,7 +63,7 @@ extension WorkoutStore {
     /// Statistics of `type` over `[from, to)`: discrete → min, max, average, most recent; cumulative →
     /// sum; always the span (duration) covered; with `separateBySource`, per source too.
     public func statistics(
-        type: QuantityType, from: Date = .distantPast, to: Date = .distantFuture, separateBySource: Bool = false
+        type: QuantityType, from: Date, to: Date, separateBySource: Bool
     ) throws(StoreError) -> Statistics {
         try read { db in
             let range: StatementArguments = [
@@ -229,7 +179,7 @@ extension WorkoutStore {
     }
 
     /// Additions and deletions of `type` since `anchor` (nil: from the beginning), at most `limit` additions.
-    public func changes(type: QuantityType, since anchor: Int64?, limit: Int = 10_000) throws(StoreError)
+    public func changes(type: QuantityType, since anchor: Int64?, limit: Int) throws(StoreError)
         -> SampleChanges
     {
         try read { db in

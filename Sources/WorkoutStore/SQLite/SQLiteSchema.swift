@@ -1,7 +1,7 @@
 import GRDB
 
 /// The store's schema, as GRDB migrations: never edit a shipped migration, add a new one.
-enum StoreSchema {
+enum SQLiteSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
@@ -120,6 +120,26 @@ enum StoreSchema {
                 table.column("workoutId", .text)
             }
             try db.create(index: "schedule_date", on: "schedule", columns: ["date"])
+        }
+        migrator.registerMigration("v4-sample-key") { db in
+            // A sample is stored once: a writer that retries a batch (a gateway catching up, a
+            // retried transaction) adds nothing twice. Exact copies stored before are merged.
+            try db.execute(
+                sql: """
+                    DELETE FROM sample WHERE id NOT IN
+                    (SELECT MIN(id) FROM sample GROUP BY sourceId, type, start, end, value)
+                    """)
+            if db.changesCount > 0 {
+                try db.execute(sql: "DELETE FROM hourly")
+                try db.execute(
+                    sql: """
+                        INSERT INTO hourly (type, sourceId, hour, count, sum, minimum, maximum)
+                        SELECT type, sourceId, CAST(start / 3600.0 AS INTEGER), COUNT(*), SUM(value), MIN(value), MAX(value)
+                        FROM sample GROUP BY type, sourceId, CAST(start / 3600.0 AS INTEGER)
+                        """)
+            }
+            try db.create(
+                index: "sample_key", on: "sample", columns: ["sourceId", "type", "start", "end", "value"], unique: true)
         }
         return migrator
     }

@@ -1,58 +1,8 @@
 public import Foundation
 import GRDB
-public import Samples
-public import Sensors
+import Samples
+import Sensors
 public import Workouts
-
-/// What the recovery journal keeps about an active session.
-public struct ActiveSessionRecord: Hashable, Sendable, Codable {
-    /// The workout's identifier.
-    public var workoutID: UUID
-    public var configuration: WorkoutConfiguration
-    /// The athlete.
-    public var profile: UserProfile?
-    /// When collection began.
-    public var start: Date
-    /// The session state when last journaled (running or paused).
-    public var state: WorkoutSessionState
-    /// Custom zones set for this workout.
-    public var customZones: [ZoneConfiguration]
-    /// Primary source per quantity type.
-    public var primarySources: [String: SampleSource]
-
-    /// Creates a record.
-    public init(
-        workoutID: UUID, configuration: WorkoutConfiguration, profile: UserProfile?, start: Date,
-        state: WorkoutSessionState, customZones: [ZoneConfiguration] = [], primarySources: [String: SampleSource] = [:]
-    ) {
-        self.workoutID = workoutID
-        self.configuration = configuration
-        self.profile = profile
-        self.start = start
-        self.state = state
-        self.customZones = customZones
-        self.primarySources = primarySources
-    }
-}
-
-/// A stored workout as listed: identity, kind, times; `summary` once finished.
-public struct StoredWorkout: Hashable, Sendable {
-    /// The identifier.
-    public var id: UUID
-    public var configuration: WorkoutConfiguration
-    /// The athlete key.
-    public var athlete: String
-    /// Start of collection.
-    public var start: Date
-    /// End of collection, once finished.
-    public var end: Date?
-    /// Elapsed time, once finished.
-    public var elapsedTime: TimeInterval?
-    /// Whether it is still active (journaled for recovery).
-    public var isActive: Bool
-    /// The finished workout.
-    public var summary: Workout?
-}
 
 private let encoder: JSONEncoder = {
     let encoder = JSONEncoder()
@@ -67,7 +17,7 @@ private func decode<T: Decodable>(_ type: T.Type, _ text: String?) -> T? {
     text.flatMap { try? JSONDecoder().decode(type, from: Data($0.utf8)) }
 }
 
-extension WorkoutStore {
+extension SQLiteStore {
     /// Journals a session that starts collecting: after a crash, ``activeSessions()`` finds it.
     public func beginWorkout(_ record: ActiveSessionRecord) throws(StoreError) {
         try write { db in
@@ -300,7 +250,7 @@ extension WorkoutStore {
 
     /// Workouts starting within `[from, to)`, optionally of one activity type, newest first.
     public func workouts(
-        from: Date = .distantPast, to: Date = .distantFuture, activityType: WorkoutActivityType? = nil
+        from: Date, to: Date, activityType: WorkoutActivityType?
     ) throws(StoreError) -> [StoredWorkout] {
         try read { db in
             var sql = "SELECT * FROM workout WHERE start >= ? AND start < ?"

@@ -1,0 +1,262 @@
+public import Foundation
+import GATT
+import GRDB
+import Metrics
+public import Samples
+public import Sensors
+import Workouts
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The embedded store: workouts, samples, rollups, schedule and the recovery journal in one SQLite file (GRDB).
+///
+/// WAL mode; the file (and its WAL and shared-memory files) is created with mode 0600. Every
+/// method is synchronous and thread-safe (GRDB serialises writes; reads run concurrently).
+public final class SQLiteStore: StoreBackend {
+    /// How long each write transaction takes.
+    static let writeLatency = Metrics.Timer(label: "hrbridge_store_write_seconds")
+
+    private let reader: any DatabaseReader
+    private let writer: (any DatabaseWriter)?
+    /// The database file.
+    public let path: String
+    /// The database file, for messages.
+    public var location: String { path }
+    /// Whether this is a guest's view: reads work, every write throws ``StoreError/notPermissibleForGuestUser``.
+    public var isGuest: Bool { writer == nil }
+
+    /// `$XDG_DATA_HOME/hrbridge/store.sqlite` (or `~/.local/share/hrbridge/store.sqlite`).
+    public static var defaultPath: String {
+        let environment = ProcessInfo.processInfo.environment
+        let base =
+            environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
+        return base + "/hrbridge/store.sqlite"
+    }
+
+    /// Opens (or creates) the store at `path` and migrates it to the current schema. A guest opens
+    /// an existing store read-only and never changes the file.
+    public init(path: String = SQLiteStore.defaultPath, guest: Bool = false) throws(StoreError) {
+        self.path = path
+        if guest {
+            do {
+                var configuration = Configuration()
+                configuration.readonly = true
+                reader = try DatabaseQueue(path: path, configuration: configuration)
+                writer = nil
+                return
+            } catch {
+                throw .cannotOpen(path: path, reason: "\(error)")
+            }
+        }
+        // A bare file name ("store.sqlite") lives in the current directory, which exists.
+        let directory = (path as NSString).deletingLastPathComponent
+        do {
+            if !directory.isEmpty {
+                try FileManager.default.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
+        } catch {
+            throw .cannotOpen(path: path, reason: "cannot create \(directory): \(error.localizedDescription)")
+        }
+        // Files created from here on are private to the user.
+        let previousMask = umask(0o077)
+        defer { umask(previousMask) }
+        do {
+            var configuration = Configuration()
+            configuration.foreignKeysEnabled = true
+            configuration.busyMode = .timeout(10)
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            try SQLiteSchema.migrator.migrate(pool)
+            reader = pool
+            writer = pool
+        } catch {
+            throw .cannotOpen(path: path, reason: "\(error)")
+        }
+        for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
+            chmod(file, 0o600)
+        }
+    }
+
+    /// Runs `PRAGMA integrity_check`; `"ok"` when the file is sound.
+    public func integrityCheck() throws(StoreError) -> String {
+        do {
+            return try reader.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "" }
+        } catch {
+            throw .database("\(error)")
+        }
+    }
+
+    /// The schema migrations applied, in order.
+    public func appliedMigrations() throws(StoreError) -> [String] {
+        do {
+            return try reader.read { db in try SQLiteSchema.migrator.appliedMigrations(db) }
+        } catch {
+            throw .database("\(error)")
+        }
+    }
+
+    func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        guard let writer else { throw .notPermissibleForGuestUser }
+        let started = ContinuousClock.now
+        defer { Self.writeLatency.record(duration: ContinuousClock.now - started) }
+        do {
+            return try writer.write(body)
+        } catch {
+            throw storeError(error)
+        }
+    }
+
+    func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try reader.read(body)
+        } catch {
+            throw storeError(error)
+        }
+    }
+
+    /// SQLite's and GRDB's errors as the store's: a full disk and an unreadable value have their own cases.
+    private func storeError(_ error: any Error) -> StoreError {
+        switch error {
+        case let error as StoreError: return error
+        case let error as DatabaseError where error.resultCode == .SQLITE_FULL: return .diskFull(path: path)
+        case let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT || error.resultCode == .SQLITE_NOTADB:
+            return .corrupt("\(path): \(error.message ?? "\(error)")")
+        case let error as RowDecodingError: return .corrupt("\(error)")
+        default: return .database("\(error)")
+        }
+    }
+
+    // MARK: Sources
+
+    func sourceID(_ source: SampleSource, _ db: Database) throws -> Int64 {
+        if let id = try Int64.fetchOne(
+            db, sql: "SELECT id FROM source WHERE adapter = ? AND address = ?",
+            arguments: [source.adapter, source.address])
+        {
+            if let name = source.name {
+                try db.execute(
+                    sql: "UPDATE source SET name = ? WHERE id = ? AND name IS NOT ?", arguments: [name, id, name])
+            }
+            return id
+        }
+        try db.execute(
+            sql: "INSERT INTO source (adapter, address, name) VALUES (?, ?, ?)",
+            arguments: [source.adapter, source.address, source.name])
+        return db.lastInsertedRowID
+    }
+
+    /// Records a sensor's model and firmware (from Device Information).
+    public func updateSource(_ source: SampleSource, model: String?, firmware: String?) throws(StoreError) {
+        try write { db in
+            let id = try sourceID(source, db)
+            try db.execute(
+                sql: "UPDATE source SET model = coalesce(?, model), firmware = coalesce(?, firmware) WHERE id = ?",
+                arguments: [model, firmware, id])
+        }
+    }
+
+    /// A sensor's model and firmware, when known.
+    public func sourceDetails(_ source: SampleSource) throws(StoreError) -> (model: String?, firmware: String?) {
+        try read { db in
+            let row = try Row.fetchOne(
+                db, sql: "SELECT model, firmware FROM source WHERE adapter = ? AND address = ?",
+                arguments: [source.adapter, source.address])
+            return (try row?.value("model"), try row?.value("firmware"))
+        }
+    }
+
+    /// Every sensor that contributed samples.
+    public func sources() throws(StoreError) -> [SampleSource] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT adapter, address, name FROM source ORDER BY id").map {
+                SampleSource(adapter: $0["adapter"], address: $0["address"], name: $0["name"])
+            }
+        }
+    }
+
+    // MARK: Samples
+
+    /// Stores the samples not stored yet, in one transaction, attributed to `workout` when given;
+    /// returns how many were new. A sample stored already (same source, type, start, end and
+    /// value) is skipped and not counted twice in the rollups.
+    @discardableResult
+    public func append(_ samples: [QuantitySample], workout: UUID?) throws(StoreError) -> Int {
+        guard !samples.isEmpty else { return 0 }
+        return try write { db in
+            var sourceIDs: [SampleSource: Int64] = [:]
+            var rollups: [HourKey: HourAggregate] = [:]
+            var inserted = 0
+            let statement = try db.makeStatement(
+                sql: """
+                    INSERT INTO sample (workoutId, type, value, start, end, sourceId, contact, rawRR)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (sourceId, type, start, end, value) DO NOTHING
+                    """)
+            for sample in samples {
+                let source: Int64
+                if let known = sourceIDs[sample.source] {
+                    source = known
+                } else {
+                    source = try sourceID(sample.source, db)
+                    sourceIDs[sample.source] = source
+                }
+                let value = sample.canonicalValue
+                let start = sample.start.timeIntervalSinceReferenceDate
+                try statement.execute(arguments: [
+                    workout?.uuidString, sample.type.rawValue, value, start, sample.end.timeIntervalSinceReferenceDate,
+                    source, sample.metadata.sensorContact?.rawValue, sample.metadata.rawRRInterval.map { Int64($0) },
+                ])
+                guard db.changesCount > 0 else { continue }
+                inserted += 1
+                rollups[
+                    HourKey(type: sample.type.rawValue, source: source, hour: Int64((start / 3600).rounded(.down))),
+                    default: HourAggregate()
+                ]
+                .add(value)
+            }
+            let upsert = try db.makeStatement(
+                sql: """
+                    INSERT INTO hourly (type, sourceId, hour, count, sum, minimum, maximum) VALUES (?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (type, hour, sourceId) DO UPDATE SET count = count + excluded.count,
+                    sum = sum + excluded.sum, minimum = min(minimum, excluded.minimum), maximum = max(maximum, excluded.maximum)
+                    """)
+            for (key, aggregate) in rollups {
+                try upsert.execute(arguments: [
+                    key.type, key.source, key.hour, aggregate.count, aggregate.sum, aggregate.minimum,
+                    aggregate.maximum,
+                ])
+            }
+            return inserted
+        }
+    }
+}
+
+struct HourKey: Hashable {
+    let type: String
+    let source: Int64
+    let hour: Int64
+}
+
+struct HourAggregate {
+    var count = 0
+    var sum = 0.0
+    var minimum = Double.infinity
+    var maximum = -Double.infinity
+
+    mutating func add(_ value: Double) {
+        count += 1
+        sum += value
+        minimum = min(minimum, value)
+        maximum = max(maximum, value)
+    }
+}
+
+extension Row {
+    /// The column's value; a missing column, a NULL where a value is required or a value of
+    /// another type throws (GRDB's subscript traps instead).
+    func value<Value: DatabaseValueConvertible>(_ column: String, as type: Value.Type = Value.self) throws -> Value {
+        try decode(type, forColumn: column)
+    }
+}

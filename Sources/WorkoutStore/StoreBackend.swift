@@ -1,0 +1,108 @@
+public import Foundation
+public import Samples
+public import Sensors
+public import Workouts
+
+/// A place where ``WorkoutStore`` keeps workouts, samples, rollups, the schedule and the recovery
+/// journal: ``SQLiteStore`` (embedded, the default) or a database server (the PostgresStore module).
+///
+/// Every implementation passes the same conformance suite. Every method is synchronous and
+/// thread-safe; a write is one transaction. Samples are keyed by source, type, start, end and
+/// value: appending a sample that is stored already changes nothing, so a writer that is not sure
+/// a batch landed sends it again.
+public protocol StoreBackend: Sendable {
+    /// Where the store is, for messages: a file path, or a server URL without its password.
+    var location: String { get }
+    /// A local path the store's lock and spill files are named after: the SQLite file itself, or a
+    /// path under the user's state directory named after the database.
+    var path: String { get }
+    /// Whether this is a guest's view: reads work, every write throws ``StoreError/notPermissibleForGuestUser``.
+    var isGuest: Bool { get }
+    /// The schema migrations applied, in order.
+    func appliedMigrations() throws(StoreError) -> [String]
+
+    /// Records a sensor's model and firmware.
+    func updateSource(_ source: SampleSource, model: String?, firmware: String?) throws(StoreError)
+    /// A sensor's model and firmware, when known.
+    func sourceDetails(_ source: SampleSource) throws(StoreError) -> (model: String?, firmware: String?)
+    /// Every sensor that contributed samples.
+    func sources() throws(StoreError) -> [SampleSource]
+    /// Stores the samples not stored yet, in one transaction; returns how many were new.
+    @discardableResult
+    func append(_ samples: [QuantitySample], workout: UUID?) throws(StoreError) -> Int
+
+    /// Journals a session that starts collecting.
+    func beginWorkout(_ record: ActiveSessionRecord) throws(StoreError)
+    /// Updates the journal of an active session.
+    func updateJournal(_ record: ActiveSessionRecord) throws(StoreError)
+    /// Every session that was active when its process stopped.
+    func activeSessions() throws(StoreError) -> [ActiveSessionRecord]
+    /// Journal rows that cannot be read back, one line each.
+    func unreadableJournalRows() throws(StoreError) -> [String]
+    /// Stores an event of an active workout.
+    func append(event: WorkoutEvent, workout: UUID) throws(StoreError)
+    /// Stores an activity (begun or ended) of an active workout.
+    func upsert(activity: WorkoutActivity, workout: UUID) throws(StoreError)
+    /// The events of a workout, in date order.
+    func events(of workout: UUID) throws(StoreError) -> [WorkoutEvent]
+    /// The activities of a workout, in order.
+    func activityIntervals(of workout: UUID) throws(StoreError) -> [(WorkoutConfiguration, Date, Date?)]
+    /// Stores the finished workout and closes its journal.
+    func finish(_ workout: Workout) throws(StoreError)
+    /// Throws a workout away with its samples.
+    func deleteWorkout(_ id: UUID) throws(StoreError)
+    /// Workouts starting within `[from, to)`, newest first.
+    func workouts(from: Date, to: Date, activityType: WorkoutActivityType?) throws(StoreError) -> [StoredWorkout]
+    /// One workout.
+    func workout(_ id: UUID) throws(StoreError) -> StoredWorkout
+
+    /// Stores a schedule entry unless `limit` upcoming (after `now`, not completed) entries exist.
+    func insertScheduled(_ entry: ScheduledPlan, limit: Int, now: Date) throws(StoreError)
+    /// Schedule entries dated within `[from, to)`, by date.
+    func scheduledPlans(from: Date, to: Date) throws(StoreError) -> [ScheduledPlan]
+    /// Marks a schedule entry complete with the workout that ran it.
+    func markScheduled(_ id: UUID, completedAt date: Date, workout: UUID) throws(StoreError)
+
+    /// Samples matching the query.
+    func samples(_ query: SampleQuery) throws(StoreError) -> [QuantitySample]
+    /// Statistics of `type` over `[from, to)`.
+    func statistics(type: QuantityType, from: Date, to: Date, separateBySource: Bool) throws(StoreError) -> Statistics
+    /// Fixed-interval buckets from `anchor` over `[from, to)`.
+    func statisticsCollection(
+        type: QuantityType, from: Date, to: Date, anchor: Date, interval: StatisticsInterval
+    ) throws(StoreError) -> [StatisticsBucket]
+    /// Additions and deletions of `type` since `anchor`, at most `limit` additions.
+    func changes(type: QuantityType, since anchor: Int64?, limit: Int) throws(StoreError) -> SampleChanges
+}
+
+/// Which samples ``StoreBackend/samples(_:)`` returns.
+public struct SampleQuery: Hashable, Sendable {
+    /// The type.
+    public var type: QuantityType
+    /// Earliest start (inclusive).
+    public var from: Date
+    /// Latest start (exclusive).
+    public var to: Date
+    /// Only this sensor's.
+    public var source: SampleSource?
+    /// Only this workout's.
+    public var workout: UUID?
+    /// At most this many.
+    public var limit: Int?
+    /// Oldest first (else newest first).
+    public var ascending: Bool
+
+    /// A query; every filter but the type is optional.
+    public init(
+        type: QuantityType, from: Date = .distantPast, to: Date = .distantFuture, source: SampleSource? = nil,
+        workout: UUID? = nil, limit: Int? = nil, ascending: Bool = true
+    ) {
+        self.type = type
+        self.from = from
+        self.to = to
+        self.source = source
+        self.workout = workout
+        self.limit = limit
+        self.ascending = ascending
+    }
+}
