@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "DBus", targets: ["DBus"]),
         .library(name: "BlueZ", targets: ["BlueZ"]),
         .library(name: "WorkoutStore", targets: ["WorkoutStore"]),
+        .library(name: "PostgresStore", targets: ["PostgresStore"]),
         .library(name: "WorkoutExport", targets: ["WorkoutExport"]),
         .library(name: "WorkoutPlans", targets: ["WorkoutPlans"]),
         .library(name: "Workouts", targets: ["Workouts"]),
@@ -31,6 +32,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // The libdbus-1 C API; only the DBus module imports it.
@@ -82,6 +85,17 @@ let package = Package(
             ]
         ),
         // Structured workouts: plans, their file format, validation, live execution.
+        // The store on a PostgreSQL server (postgres-nio): the same StoreBackend as SQLite, shared by hubs.
+        .target(
+            name: "PostgresStore",
+            dependencies: [
+                "WorkoutStore", "Workouts", "Samples", "Sensors", "GATT",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
         .target(
             name: "WorkoutPlans", dependencies: ["Workouts", "Samples", "JSONSupport"], exclude: ["plan.schema.json"]),
         // One workout being recorded, for the CLI and the daemon alike: session, builder, data
@@ -120,6 +134,7 @@ let package = Package(
             dependencies: [
                 "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus", "WorkoutStore",
                 "WorkoutExport", "WorkoutPlans", "JSONSupport", "WorkoutRecording", "MQTT", "RemoteSensors",
+                "PostgresStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -142,7 +157,7 @@ let package = Package(
             name: "hrbridge",
             dependencies: [
                 "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus", "Doctor", "WorkoutStore",
-                "WorkoutExport", "WorkoutPlans", "Bridge", "JSONSupport", "WorkoutRecording",
+                "WorkoutExport", "WorkoutPlans", "Bridge", "JSONSupport", "WorkoutRecording", "PostgresStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -195,7 +210,7 @@ let package = Package(
         .testTarget(
             name: "WorkoutStoreTests",
             dependencies: [
-                "WorkoutStore", "Workouts", "Samples", "Sensors", "BusHarness", "hrbridge",
+                "WorkoutStore", "PostgresStore", "Workouts", "Samples", "Sensors", "BusHarness", "hrbridge",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
             ]
         ),

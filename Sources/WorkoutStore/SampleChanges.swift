@@ -8,4 +8,11 @@ public struct SampleChanges: Sendable {
     public var deleted: [Int64]
     /// The anchor to pass next time.
     public var anchor: Int64
+
+    /// Changes up to `anchor`.
+    public init(added: [(id: Int64, sample: QuantitySample)], deleted: [Int64], anchor: Int64) {
+        self.added = added
+        self.deleted = deleted
+        self.anchor = anchor
+    }
 }

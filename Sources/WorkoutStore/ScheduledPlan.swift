@@ -14,4 +14,16 @@ public struct ScheduledPlan: Hashable, Sendable {
     public var completedAt: Date?
     /// That workout.
     public var workoutID: UUID?
+
+    /// An entry.
+    public init(
+        id: UUID, name: String, plan: Data, date: Date, completedAt: Date? = nil, workoutID: UUID? = nil
+    ) {
+        self.id = id
+        self.name = name
+        self.plan = plan
+        self.date = date
+        self.completedAt = completedAt
+        self.workoutID = workoutID
+    }
 }

@@ -38,4 +38,17 @@ public struct StatisticsBucket: Hashable, Sendable {
     public var maximum: Double?
     /// Sum (cumulative types).
     public var sum: Double?
+
+    /// A bucket.
+    public init(
+        start: Date, end: Date, count: Int, average: Double?, minimum: Double?, maximum: Double?, sum: Double?
+    ) {
+        self.start = start
+        self.end = end
+        self.count = count
+        self.average = average
+        self.minimum = minimum
+        self.maximum = maximum
+        self.sum = sum
+    }
 }

@@ -17,11 +17,14 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The file system holding the store has no space left (SQLite's `SQLITE_FULL`): nothing was
     /// written, and the same write succeeds once space is freed.
     case diskFull(path: String)
+    /// A database server cannot be reached or dropped the connection (it restarts, the network is
+    /// partitioned): nothing was written, and the same write succeeds once it is back.
+    case unreachable(String)
 
     /// Whether retrying the same write later can succeed without changing it.
     public var isTransient: Bool {
         switch self {
-        case .diskFull, .database: true
+        case .diskFull, .database, .unreachable: true
         default: false
         }
     }
@@ -36,6 +39,7 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case .notPermissibleForGuestUser: "a guest's workout is not saved"
         case .scheduleFull(let limit): "the schedule already holds \(limit) upcoming plans"
         case .diskFull(let path): "the disk holding the store \(path) is full"
+        case .unreachable(let reason): "store unreachable: \(reason)"
         }
     }
 }

@@ -63,7 +63,7 @@ public struct APIError: HTTPResponseError, Sendable {
         case .unknownWorkout: self.init(.notFound, "not_found", message)
         case .notPermissibleForGuestUser: self.init(.forbidden, "guest", message)
         case .scheduleFull: self.init(.conflict, "schedule_full", message)
-        case .database, .cannotOpen: self.init(.serviceUnavailable, "store_unavailable", message)
+        case .database, .cannotOpen, .unreachable: self.init(.serviceUnavailable, "store_unavailable", message)
         }
     }
 }

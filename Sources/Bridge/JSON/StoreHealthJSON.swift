@@ -22,6 +22,7 @@ public struct StoreHealthJSON: Codable, Sendable, Equatable {
     public static func problem(_ health: SampleStreamer.Health) -> String? {
         switch health.lastError {
         case .diskFull: "disk full"
+        case .unreachable: "store unreachable"
         case .some: "store unwritable"
         case nil: health.lost > 0 ? "samples lost" : nil
         }

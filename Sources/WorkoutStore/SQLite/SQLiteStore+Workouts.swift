@@ -4,19 +4,6 @@ import Samples
 import Sensors
 public import Workouts
 
-private let encoder: JSONEncoder = {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = .sortedKeys
-    return encoder
-}()
-
-private func json<T: Encodable>(_ value: T) throws -> String {
-    String(decoding: try encoder.encode(value), as: UTF8.self)
-}
-private func decode<T: Decodable>(_ type: T.Type, _ text: String?) -> T? {
-    text.flatMap { try? JSONDecoder().decode(type, from: Data($0.utf8)) }
-}
-
 extension SQLiteStore {
     /// Journals a session that starts collecting: after a crash, ``activeSessions()`` finds it.
     public func beginWorkout(_ record: ActiveSessionRecord) throws(StoreError) {
@@ -35,7 +22,7 @@ extension SQLiteStore {
             if let profile = record.profile {
                 try db.execute(
                     sql: "INSERT OR REPLACE INTO profile (id, json) VALUES (?, ?)",
-                    arguments: [profile.id, try json(profile)])
+                    arguments: [profile.id, try StoreRows.json(profile)])
             }
         }
     }
@@ -52,8 +39,9 @@ extension SQLiteStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
-                record.workoutID.uuidString, record.state.rawValue, try json(record.configuration),
-                try record.profile.map(json), try json(record.customZones), try json(record.primarySources),
+                record.workoutID.uuidString, record.state.rawValue, try StoreRows.json(record.configuration),
+                try record.profile.map(StoreRows.json), try StoreRows.json(record.customZones),
+                try StoreRows.json(record.primarySources),
                 Date().timeIntervalSinceReferenceDate,
             ])
     }
@@ -68,15 +56,16 @@ extension SQLiteStore {
                     """
             ).compactMap { row -> ActiveSessionRecord? in
                 guard let id = UUID(uuidString: try row.value("workoutId")),
-                    let configuration = decode(WorkoutConfiguration.self, try row.value("configuration")),
+                    let configuration = StoreRows.decode(WorkoutConfiguration.self, try row.value("configuration")),
                     let state = WorkoutSessionState(rawValue: try row.value("sessionState"))
                 else { return nil }
                 return ActiveSessionRecord(
                     workoutID: id, configuration: configuration,
-                    profile: decode(UserProfile.self, try row.value("profile")),
+                    profile: StoreRows.decode(UserProfile.self, try row.value("profile")),
                     start: Date(timeIntervalSinceReferenceDate: try row.value("start")), state: state,
-                    customZones: decode([ZoneConfiguration].self, try row.value("customZones")) ?? [],
-                    primarySources: decode([String: SampleSource].self, try row.value("primarySources")) ?? [:])
+                    customZones: StoreRows.decode([ZoneConfiguration].self, try row.value("customZones")) ?? [],
+                    primarySources: StoreRows.decode([String: SampleSource].self, try row.value("primarySources"))
+                        ?? [:])
             }
         }
     }
@@ -93,7 +82,7 @@ extension SQLiteStore {
                 var wrong: [String] = []
                 let start: Double? = try? row.value("start")
                 if start == nil { wrong.append("its workout row is missing") }
-                if decode(WorkoutConfiguration.self, try? row.value("configuration")) == nil {
+                if StoreRows.decode(WorkoutConfiguration.self, try? row.value("configuration")) == nil {
                     wrong.append("configuration")
                 }
                 let state: String? = try? row.value("sessionState")
@@ -110,7 +99,7 @@ extension SQLiteStore {
                 sql: "INSERT INTO event (workoutId, kind, start, end, metadata) VALUES (?, ?, ?, ?, ?)",
                 arguments: [
                     workout.uuidString, event.kind.rawValue, event.dateInterval.start.timeIntervalSinceReferenceDate,
-                    event.dateInterval.end.timeIntervalSinceReferenceDate, try json(event.metadata),
+                    event.dateInterval.end.timeIntervalSinceReferenceDate, try StoreRows.json(event.metadata),
                 ])
         }
     }
@@ -141,7 +130,7 @@ extension SQLiteStore {
                     dateInterval: DateInterval(
                         start: Date(timeIntervalSinceReferenceDate: try row.value("start")),
                         end: Date(timeIntervalSinceReferenceDate: try row.value("end"))),
-                    metadata: decode([String: String].self, try row.value("metadata")) ?? [:])
+                    metadata: StoreRows.decode([String: String].self, try row.value("metadata")) ?? [:])
             }
         }
     }
@@ -173,8 +162,8 @@ extension SQLiteStore {
                     UPDATE workout SET end = ?, elapsedTime = ?, state = 'finished', summary = ?, metadata = ? WHERE id = ?
                     """,
                 arguments: [
-                    workout.end.timeIntervalSinceReferenceDate, workout.elapsedTime, try json(workout),
-                    try json(workout.metadata), workout.id.uuidString,
+                    workout.end.timeIntervalSinceReferenceDate, workout.elapsedTime, try StoreRows.json(workout),
+                    try StoreRows.json(workout.metadata), workout.id.uuidString,
                 ])
             guard db.changesCount > 0 else { throw StoreError.unknownWorkout(workout.id) }
             for activity in workout.activities {
@@ -201,7 +190,7 @@ extension SQLiteStore {
                 "INSERT INTO zoneGroup (workoutId, activityId, quantityType, boundaries, durations) VALUES (?, ?, ?, ?, ?)",
             arguments: [
                 workout.uuidString, activity?.uuidString, group.configuration.quantityType.rawValue,
-                try json(group.configuration.boundaries), try json(group.durations.map(\.duration)),
+                try StoreRows.json(group.configuration.boundaries), try StoreRows.json(group.durations.map(\.duration)),
             ])
     }
 
@@ -288,6 +277,6 @@ extension SQLiteStore {
             start: Date(timeIntervalSinceReferenceDate: try row.value("start")),
             end: end.map { Date(timeIntervalSinceReferenceDate: $0) },
             elapsedTime: try row.value("elapsedTime"), isActive: try row.value("state") == "active",
-            summary: decode(Workout.self, try row.value("summary")))
+            summary: StoreRows.decode(Workout.self, try row.value("summary")))
     }
 }

@@ -1,0 +1,65 @@
+/// The PostgreSQL schema as numbered migrations: never edit a shipped one, add a new one.
+///
+/// Times are seconds since 2001-01-01 UTC (`double precision`), as in the SQLite store, so both
+/// backends answer every query alike. Samples are unique by source, type, start, end and value.
+enum PostgresSchema {
+    /// Name and SQL statements of each migration, in order.
+    static let migrations: [(name: String, statements: [String])] = [
+        (
+            "v1",
+            [
+                """
+                CREATE TABLE source (id bigserial PRIMARY KEY, adapter text NOT NULL, address text NOT NULL,
+                name text, model text, firmware text, UNIQUE (adapter, address))
+                """,
+                "CREATE TABLE profile (id text PRIMARY KEY, json text NOT NULL)",
+                """
+                CREATE TABLE workout (id text PRIMARY KEY, activity_type text NOT NULL, location text NOT NULL,
+                athlete text NOT NULL, start_time double precision NOT NULL, end_time double precision,
+                elapsed_time double precision, state text NOT NULL, summary text, metadata text NOT NULL DEFAULT '{}')
+                """,
+                "CREATE INDEX workout_start ON workout (start_time)",
+                """
+                CREATE TABLE activity (id text PRIMARY KEY, workout_id text NOT NULL REFERENCES workout ON DELETE CASCADE,
+                activity_type text NOT NULL, location text NOT NULL, start_time double precision NOT NULL,
+                end_time double precision)
+                """,
+                """
+                CREATE TABLE event (id bigserial PRIMARY KEY, workout_id text NOT NULL REFERENCES workout ON DELETE CASCADE,
+                kind text NOT NULL, start_time double precision NOT NULL, end_time double precision NOT NULL,
+                metadata text NOT NULL DEFAULT '{}')
+                """,
+                """
+                CREATE TABLE zone_group (id bigserial PRIMARY KEY,
+                workout_id text NOT NULL REFERENCES workout ON DELETE CASCADE, activity_id text,
+                quantity_type text NOT NULL, boundaries text NOT NULL, durations text NOT NULL)
+                """,
+                """
+                CREATE TABLE sample (id bigserial PRIMARY KEY, workout_id text REFERENCES workout ON DELETE CASCADE,
+                type text NOT NULL, value double precision NOT NULL, start_time double precision NOT NULL,
+                end_time double precision NOT NULL, source_id bigint NOT NULL REFERENCES source, contact text,
+                raw_rr bigint, UNIQUE (source_id, type, start_time, end_time, value))
+                """,
+                "CREATE INDEX sample_type_start ON sample (type, start_time)",
+                "CREATE INDEX sample_workout ON sample (workout_id)",
+                "CREATE TABLE tombstone (anchor bigint PRIMARY KEY, sample_id bigint NOT NULL, type text NOT NULL)",
+                """
+                CREATE TABLE hourly (type text NOT NULL, source_id bigint NOT NULL, hour bigint NOT NULL,
+                count bigint NOT NULL, sum double precision NOT NULL, minimum double precision NOT NULL,
+                maximum double precision NOT NULL, PRIMARY KEY (type, hour, source_id))
+                """,
+                """
+                CREATE TABLE journal (workout_id text PRIMARY KEY REFERENCES workout ON DELETE CASCADE,
+                session_state text NOT NULL, configuration text NOT NULL, profile text,
+                custom_zones text NOT NULL DEFAULT '[]', primary_sources text NOT NULL DEFAULT '{}',
+                updated_at double precision NOT NULL)
+                """,
+                """
+                CREATE TABLE schedule (id text PRIMARY KEY, name text NOT NULL, plan text NOT NULL,
+                date double precision NOT NULL, completed_at double precision, workout_id text)
+                """,
+                "CREATE INDEX schedule_date ON schedule (date)",
+            ]
+        )
+    ]
+}

@@ -1,0 +1,223 @@
+public import Foundation
+import PostgresNIO
+public import Samples
+import Sensors
+public import WorkoutStore
+public import Workouts
+
+extension PostgresStore {
+    private static let sampleColumns = """
+        s.id, s.type, s.value, s.start_time, s.end_time, s.contact, s.raw_rr, src.adapter, src.address, src.name
+        """
+
+    private static func sample(_ row: PostgresRandomAccessRow) throws -> QuantitySample? {
+        try StoreRows.sample(
+            id: try row.int(0), type: try row.text(1), value: try row.double(2), start: try row.double(3),
+            end: try row.double(4), contact: try row.optionalText(5), rawRR: try row.optionalInt(6),
+            source: SampleSource(adapter: try row.text(7), address: try row.text(8), name: try row.optionalText(9)))
+    }
+
+    /// Samples matching the query.
+    public func samples(_ query: SampleQuery) throws(StoreError) -> [QuantitySample] {
+        try read { session in
+            let order = query.ascending ? "ASC" : "DESC"
+            let limit = query.limit.map { " LIMIT \(max($0, 0))" } ?? ""
+            return try session.rows(
+                """
+                SELECT \(unescaped: Self.sampleColumns) FROM sample s JOIN source src ON src.id = s.source_id
+                WHERE s.type = \(query.type.rawValue) AND s.start_time >= \(query.from.timeIntervalSinceReferenceDate)
+                AND s.start_time < \(query.to.timeIntervalSinceReferenceDate)
+                AND (\(query.source?.adapter)::text IS NULL OR (src.adapter = \(query.source?.adapter)
+                AND src.address = \(query.source?.address)))
+                AND (\(query.workout?.uuidString)::text IS NULL OR s.workout_id = \(query.workout?.uuidString))
+                ORDER BY s.start_time \(unescaped: order), s.id \(unescaped: order)\(unescaped: limit)
+                """
+            ).compactMap(Self.sample)
+        }
+    }
+
+    /// Statistics of `type` over `[from, to)`, per source too with `separateBySource`.
+    public func statistics(type: QuantityType, from: Date, to: Date, separateBySource: Bool) throws(StoreError)
+        -> Statistics
+    {
+        let (start, end) = (from.timeIntervalSinceReferenceDate, to.timeIntervalSinceReferenceDate)
+        return try read { session in
+            func aggregate(source: Int64?) throws -> Statistics {
+                var statistics = Statistics(type: type)
+                guard
+                    let row = try session.rows(
+                        """
+                        SELECT COUNT(*), MIN(value), MAX(value), AVG(value), SUM(value), MIN(start_time), MAX(end_time)
+                        FROM sample WHERE type = \(type.rawValue) AND start_time >= \(start) AND start_time < \(end)
+                        AND (\(source)::int8 IS NULL OR source_id = \(source))
+                        """
+                    ).first
+                else { return statistics }
+                statistics.sampleCount = Int(try row.int(0))
+                guard statistics.sampleCount > 0 else { return statistics }
+                statistics.startDate = try row.optionalDouble(5).map { Date(timeIntervalSinceReferenceDate: $0) }
+                statistics.endDate = try row.optionalDouble(6).map { Date(timeIntervalSinceReferenceDate: $0) }
+                switch type.aggregationStyle {
+                case .cumulative:
+                    statistics.sum = try row.optionalDouble(4)
+                case .discrete:
+                    statistics.minimum = try row.optionalDouble(1)
+                    statistics.maximum = try row.optionalDouble(2)
+                    statistics.average = try row.optionalDouble(3)
+                    let recent = try session.rows(
+                        """
+                        SELECT value, start_time FROM sample WHERE type = \(type.rawValue) AND start_time >= \(start)
+                        AND start_time < \(end) AND (\(source)::int8 IS NULL OR source_id = \(source))
+                        ORDER BY start_time DESC, id DESC LIMIT 1
+                        """
+                    ).first
+                    statistics.mostRecent = try recent?.double(0)
+                    statistics.mostRecentDate = try recent.map {
+                        Date(timeIntervalSinceReferenceDate: try $0.double(1))
+                    }
+                }
+                return statistics
+            }
+            var result = try aggregate(source: nil)
+            if separateBySource {
+                let sources = try session.rows(
+                    """
+                    SELECT DISTINCT src.id, src.adapter, src.address, src.name FROM sample s
+                    JOIN source src ON src.id = s.source_id
+                    WHERE s.type = \(type.rawValue) AND s.start_time >= \(start) AND s.start_time < \(end)
+                    """)
+                for source in sources {
+                    let identity = SampleSource(
+                        adapter: try source.text(1), address: try source.text(2), name: try source.optionalText(3))
+                    result.bySource[identity] = try aggregate(source: try source.int(0))
+                }
+            }
+            return result
+        }
+    }
+
+    /// Fixed-interval buckets from `anchor` over `[from, to)`; hour-aligned hour, day and week
+    /// buckets read the hourly rollups, the rest the samples.
+    public func statisticsCollection(
+        type: QuantityType, from: Date, to: Date, anchor: Date, interval: StatisticsInterval
+    ) throws(StoreError) -> [StatisticsBucket] {
+        let width = interval.seconds
+        let anchorSeconds = anchor.timeIntervalSinceReferenceDate
+        let (start, end) = (from.timeIntervalSinceReferenceDate, to.timeIntervalSinceReferenceDate)
+        let useRollups =
+            interval != .minute && anchorSeconds.truncatingRemainder(dividingBy: 3600) == 0
+            && start.truncatingRemainder(dividingBy: 3600) == 0 && end.truncatingRemainder(dividingBy: 3600) == 0
+        return try read { session in
+            let rows: [PostgresRandomAccessRow]
+            if useRollups {
+                rows = try session.rows(
+                    """
+                    SELECT floor((hour * 3600.0 - \(anchorSeconds)) / \(width))::int8 AS bucket, SUM(count)::int8,
+                    SUM(sum), MIN(minimum), MAX(maximum) FROM hourly
+                    WHERE type = \(type.rawValue) AND hour * 3600.0 >= \(start) AND hour * 3600.0 < \(end)
+                    GROUP BY bucket ORDER BY bucket
+                    """)
+            } else {
+                rows = try session.rows(
+                    """
+                    SELECT floor((start_time - \(anchorSeconds)) / \(width))::int8 AS bucket, COUNT(*), SUM(value),
+                    MIN(value), MAX(value) FROM sample
+                    WHERE type = \(type.rawValue) AND start_time >= \(start) AND start_time < \(end)
+                    GROUP BY bucket ORDER BY bucket
+                    """)
+            }
+            return try rows.map { row in
+                let count = Int(try row.int(1))
+                let sum = try row.double(2)
+                let bucketStart = Date(timeIntervalSinceReferenceDate: anchorSeconds + Double(try row.int(0)) * width)
+                let discrete = type.aggregationStyle == .discrete
+                return StatisticsBucket(
+                    start: bucketStart, end: bucketStart.addingTimeInterval(width), count: count,
+                    average: discrete ? sum / Double(count) : nil, minimum: discrete ? try row.double(3) : nil,
+                    maximum: discrete ? try row.double(4) : nil, sum: discrete ? nil : sum)
+            }
+        }
+    }
+
+    /// Additions and deletions of `type` since `anchor`, at most `limit` additions; anchors are
+    /// values of the sample id sequence, shared by additions and tombstones.
+    public func changes(type: QuantityType, since anchor: Int64?, limit: Int) throws(StoreError) -> SampleChanges {
+        try read { session in
+            let start = anchor ?? 0
+            let rows = try session.rows(
+                """
+                SELECT \(unescaped: Self.sampleColumns) FROM sample s JOIN source src ON src.id = s.source_id
+                WHERE s.type = \(type.rawValue) AND s.id > \(start) ORDER BY s.id LIMIT \(Int64(max(limit, 0)))
+                """)
+            var added: [(id: Int64, sample: QuantitySample)] = []
+            for row in rows {
+                if let sample = try Self.sample(row) { added.append((id: try row.int(0), sample: sample)) }
+            }
+            let ceiling = rows.count == limit ? (try rows.last?.int(0) ?? start) : Int64.max
+            let deleted = try session.rows(
+                """
+                SELECT anchor, sample_id FROM tombstone WHERE type = \(type.rawValue) AND anchor > \(start)
+                AND anchor <= \(ceiling) ORDER BY anchor
+                """)
+            let lastAdded = added.last?.id ?? start
+            let lastDeleted = try deleted.last?.int(0) ?? start
+            let sequence =
+                try session.rows("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM sample_id_seq").first?
+                .int(0) ?? start
+            let next = rows.count == limit ? max(lastAdded, lastDeleted) : max(sequence, lastAdded, lastDeleted)
+            return SampleChanges(added: added, deleted: try deleted.map { try $0.int(1) }, anchor: next)
+        }
+    }
+
+    // MARK: Schedule
+
+    /// Stores a schedule entry unless `limit` upcoming entries exist (the table is locked for the check).
+    public func insertScheduled(_ entry: ScheduledPlan, limit: Int, now: Date) throws(StoreError) {
+        try write { session in
+            try session.execute("LOCK TABLE schedule IN SHARE ROW EXCLUSIVE MODE")
+            let upcoming =
+                try session.rows(
+                    """
+                    SELECT COUNT(*) FROM schedule WHERE completed_at IS NULL AND date >= \(now.timeIntervalSinceReferenceDate)
+                    """
+                ).first?.int(0) ?? 0
+            guard upcoming < limit else { throw StoreError.scheduleFull(limit) }
+            try session.execute(
+                """
+                INSERT INTO schedule (id, name, plan, date) VALUES (\(entry.id.uuidString), \(entry.name),
+                \(String(decoding: entry.plan, as: UTF8.self)), \(entry.date.timeIntervalSinceReferenceDate))
+                """)
+        }
+    }
+
+    /// Entries dated within `[from, to)`, by date.
+    public func scheduledPlans(from: Date, to: Date) throws(StoreError) -> [ScheduledPlan] {
+        try read { session in
+            try session.rows(
+                """
+                SELECT id, name, plan, date, completed_at, workout_id FROM schedule
+                WHERE date >= \(from.timeIntervalSinceReferenceDate) AND date < \(to.timeIntervalSinceReferenceDate)
+                ORDER BY date
+                """
+            ).compactMap { row in
+                guard let id = UUID(uuidString: try row.text(0)) else { return nil }
+                return ScheduledPlan(
+                    id: id, name: try row.text(1), plan: Data(try row.text(2).utf8),
+                    date: Date(timeIntervalSinceReferenceDate: try row.double(3)),
+                    completedAt: try row.optionalDouble(4).map { Date(timeIntervalSinceReferenceDate: $0) },
+                    workoutID: try row.optionalText(5).flatMap(UUID.init(uuidString:)))
+            }
+        }
+    }
+
+    /// Marks an entry complete with the workout that ran it.
+    public func markScheduled(_ id: UUID, completedAt date: Date, workout: UUID) throws(StoreError) {
+        try write { session in
+            try session.execute(
+                """
+                UPDATE schedule SET completed_at = \(date.timeIntervalSinceReferenceDate),
+                workout_id = \(workout.uuidString) WHERE id = \(id.uuidString)
+                """)
+        }
+    }
+}

@@ -1,0 +1,250 @@
+public import Foundation
+import PostgresNIO
+import Samples
+public import WorkoutStore
+public import Workouts
+
+extension PostgresStore {
+    /// Journals a session that starts collecting.
+    public func beginWorkout(_ record: ActiveSessionRecord) throws(StoreError) {
+        try write { session in
+            try session.execute(
+                """
+                INSERT INTO workout (id, activity_type, location, athlete, start_time, state)
+                VALUES (\(record.workoutID.uuidString), \(record.configuration.activityType.rawValue),
+                \(record.configuration.location.rawValue), \(record.profile?.id ?? UserProfile.anonymousID),
+                \(record.start.timeIntervalSinceReferenceDate), 'active')
+                ON CONFLICT (id) DO NOTHING
+                """)
+            try journal(record, session)
+            if let profile = record.profile {
+                try session.execute(
+                    """
+                    INSERT INTO profile (id, json) VALUES (\(profile.id), \(try StoreRows.json(profile)))
+                    ON CONFLICT (id) DO UPDATE SET json = excluded.json
+                    """)
+            }
+        }
+    }
+
+    /// Updates the journal of an active session.
+    public func updateJournal(_ record: ActiveSessionRecord) throws(StoreError) {
+        try write { session in try journal(record, session) }
+    }
+
+    private func journal(_ record: ActiveSessionRecord, _ session: PostgresSession) throws {
+        try session.execute(
+            """
+            INSERT INTO journal (workout_id, session_state, configuration, profile, custom_zones, primary_sources, updated_at)
+            VALUES (\(record.workoutID.uuidString), \(record.state.rawValue), \(try StoreRows.json(record.configuration)),
+            \(try record.profile.map(StoreRows.json)), \(try StoreRows.json(record.customZones)),
+            \(try StoreRows.json(record.primarySources)), \(Date().timeIntervalSinceReferenceDate))
+            ON CONFLICT (workout_id) DO UPDATE SET session_state = excluded.session_state,
+            configuration = excluded.configuration, profile = excluded.profile, custom_zones = excluded.custom_zones,
+            primary_sources = excluded.primary_sources, updated_at = excluded.updated_at
+            """)
+    }
+
+    /// Every session that was active when its process stopped.
+    public func activeSessions() throws(StoreError) -> [ActiveSessionRecord] {
+        try read { session in
+            try session.rows(
+                """
+                SELECT j.workout_id, j.configuration, j.profile, w.start_time, j.session_state, j.custom_zones,
+                j.primary_sources FROM journal j JOIN workout w ON w.id = j.workout_id ORDER BY w.start_time
+                """
+            ).compactMap { row in
+                StoreRows.journal(
+                    workoutID: try row.text(0), configuration: try row.text(1), profile: try row.optionalText(2),
+                    start: try row.double(3), state: try row.text(4), customZones: try row.text(5),
+                    primarySources: try row.text(6))
+            }
+        }
+    }
+
+    /// Journal rows that cannot be read back, one line each.
+    public func unreadableJournalRows() throws(StoreError) -> [String] {
+        try read { session in
+            try session.rows(
+                """
+                SELECT j.workout_id, j.configuration, w.start_time, j.session_state
+                FROM journal j LEFT JOIN workout w ON w.id = j.workout_id
+                """
+            ).compactMap { row in
+                StoreRows.journalProblem(
+                    workoutID: try row.optionalText(0), configuration: try row.optionalText(1),
+                    start: try row.optionalDouble(2), state: try row.optionalText(3))
+            }
+        }
+    }
+
+    /// Stores an event of an active workout.
+    public func append(event: WorkoutEvent, workout: UUID) throws(StoreError) {
+        try write { session in
+            try session.execute(
+                """
+                INSERT INTO event (workout_id, kind, start_time, end_time, metadata)
+                VALUES (\(workout.uuidString), \(event.kind.rawValue),
+                \(event.dateInterval.start.timeIntervalSinceReferenceDate),
+                \(event.dateInterval.end.timeIntervalSinceReferenceDate), \(try StoreRows.json(event.metadata)))
+                """)
+        }
+    }
+
+    /// Stores an activity (begun or ended) of an active workout.
+    public func upsert(activity: WorkoutActivity, workout: UUID) throws(StoreError) {
+        try write { session in try upsert(activity, workout: workout, session) }
+    }
+
+    private func upsert(_ activity: WorkoutActivity, workout: UUID, _ session: PostgresSession) throws {
+        try session.execute(
+            """
+            INSERT INTO activity (id, workout_id, activity_type, location, start_time, end_time)
+            VALUES (\(activity.id.uuidString), \(workout.uuidString), \(activity.configuration.activityType.rawValue),
+            \(activity.configuration.location.rawValue), \(activity.start.timeIntervalSinceReferenceDate),
+            \(activity.end?.timeIntervalSinceReferenceDate))
+            ON CONFLICT (id) DO UPDATE SET activity_type = excluded.activity_type, location = excluded.location,
+            start_time = excluded.start_time, end_time = excluded.end_time
+            """)
+    }
+
+    /// The events of a workout, in date order.
+    public func events(of workout: UUID) throws(StoreError) -> [WorkoutEvent] {
+        try read { session in
+            try session.rows(
+                """
+                SELECT kind, start_time, end_time, metadata FROM event WHERE workout_id = \(workout.uuidString)
+                ORDER BY start_time, id
+                """
+            ).compactMap { row in
+                StoreRows.event(
+                    kind: try row.text(0), start: try row.double(1), end: try row.double(2),
+                    metadata: try row.optionalText(3))
+            }
+        }
+    }
+
+    /// The activities of a workout, in order.
+    public func activityIntervals(of workout: UUID) throws(StoreError) -> [(WorkoutConfiguration, Date, Date?)] {
+        try read { session in
+            try session.rows(
+                """
+                SELECT activity_type, location, start_time, end_time FROM activity
+                WHERE workout_id = \(workout.uuidString) ORDER BY start_time
+                """
+            ).compactMap { row in
+                guard let type = WorkoutActivityType(rawValue: try row.text(0)),
+                    let location = WorkoutLocation(rawValue: try row.text(1))
+                else { return nil }
+                return (
+                    WorkoutConfiguration(activityType: type, location: location),
+                    Date(timeIntervalSinceReferenceDate: try row.double(2)),
+                    try row.optionalDouble(3).map { Date(timeIntervalSinceReferenceDate: $0) }
+                )
+            }
+        }
+    }
+
+    /// Stores the finished workout and closes its journal.
+    public func finish(_ workout: Workout) throws(StoreError) {
+        try write { session in
+            let changed = try session.execute(
+                """
+                UPDATE workout SET end_time = \(workout.end.timeIntervalSinceReferenceDate),
+                elapsed_time = \(workout.elapsedTime), state = 'finished', summary = \(try StoreRows.json(workout)),
+                metadata = \(try StoreRows.json(workout.metadata)) WHERE id = \(workout.id.uuidString)
+                """)
+            guard changed > 0 else { throw StoreError.unknownWorkout(workout.id) }
+            // A retried finish replaces the zones it wrote.
+            try session.execute("DELETE FROM zone_group WHERE workout_id = \(workout.id.uuidString)")
+            for activity in workout.activities {
+                try upsert(activity, workout: workout.id, session)
+                for group in activity.zoneGroups {
+                    try insert(group, workout: workout.id, activity: activity.id, session)
+                }
+            }
+            for group in workout.zoneGroups { try insert(group, workout: workout.id, activity: nil, session) }
+            try session.execute("DELETE FROM journal WHERE workout_id = \(workout.id.uuidString)")
+        }
+    }
+
+    private func insert(_ group: ZoneGroup, workout: UUID, activity: UUID?, _ session: PostgresSession) throws {
+        try session.execute(
+            """
+            INSERT INTO zone_group (workout_id, activity_id, quantity_type, boundaries, durations)
+            VALUES (\(workout.uuidString), \(activity?.uuidString), \(group.configuration.quantityType.rawValue),
+            \(try StoreRows.json(group.configuration.boundaries)), \(try StoreRows.json(group.durations.map(\.duration))))
+            """)
+    }
+
+    /// Throws a workout away with its samples; tombstones keep anchored queries right and the
+    /// touched hourly rollups are recomputed from what is left.
+    public func deleteWorkout(_ id: UUID) throws(StoreError) {
+        try write { session in
+            let deleted = try session.rows(
+                "SELECT id, type FROM sample WHERE workout_id = \(id.uuidString) ORDER BY id")
+            for row in deleted {
+                try session.execute(
+                    """
+                    INSERT INTO tombstone (anchor, sample_id, type)
+                    VALUES (nextval(pg_get_serial_sequence('sample', 'id')), \(try row.int(0)), \(try row.text(1)))
+                    """)
+            }
+            let hours = try session.rows(
+                """
+                SELECT DISTINCT type, source_id, floor(start_time / 3600.0)::bigint FROM sample
+                WHERE workout_id = \(id.uuidString)
+                """)
+            let changed = try session.execute("DELETE FROM workout WHERE id = \(id.uuidString)")
+            guard changed > 0 else { throw StoreError.unknownWorkout(id) }
+            for hour in hours {
+                let (type, source, index) = (try hour.text(0), try hour.int(1), try hour.int(2))
+                try session.execute(
+                    "DELETE FROM hourly WHERE type = \(type) AND source_id = \(source) AND hour = \(index)")
+                try session.execute(
+                    """
+                    INSERT INTO hourly (type, source_id, hour, count, sum, minimum, maximum)
+                    SELECT type, source_id, \(index), COUNT(*), SUM(value), MIN(value), MAX(value) FROM sample
+                    WHERE type = \(type) AND source_id = \(source) AND floor(start_time / 3600.0)::bigint = \(index)
+                    GROUP BY type, source_id
+                    """)
+            }
+        }
+    }
+
+    /// Workouts starting within `[from, to)`, newest first.
+    public func workouts(from: Date, to: Date, activityType: WorkoutActivityType?) throws(StoreError)
+        -> [StoredWorkout]
+    {
+        try read { session in
+            try session.rows(
+                """
+                SELECT \(unescaped: Self.workoutColumns) FROM workout
+                WHERE start_time >= \(from.timeIntervalSinceReferenceDate) AND start_time < \(to.timeIntervalSinceReferenceDate)
+                AND (\(activityType?.rawValue)::text IS NULL OR activity_type = \(activityType?.rawValue))
+                ORDER BY start_time DESC
+                """
+            ).compactMap(Self.workout)
+        }
+    }
+
+    /// One workout.
+    public func workout(_ id: UUID) throws(StoreError) -> StoredWorkout {
+        let workout = try read { session in
+            try session.rows("SELECT \(unescaped: Self.workoutColumns) FROM workout WHERE id = \(id.uuidString)")
+                .first.flatMap(Self.workout)
+        }
+        guard let workout else { throw .unknownWorkout(id) }
+        return workout
+    }
+
+    private static let workoutColumns =
+        "id, activity_type, location, athlete, start_time, end_time, elapsed_time, state, summary"
+
+    private static func workout(_ row: PostgresRandomAccessRow) throws -> StoredWorkout? {
+        StoreRows.workout(
+            id: try row.text(0), activityType: try row.text(1), location: try row.text(2), athlete: try row.text(3),
+            start: try row.double(4), end: try row.optionalDouble(5), elapsedTime: try row.optionalDouble(6),
+            state: try row.text(7), summary: try row.optionalText(8))
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import GATT
+package import Samples
+import Sensors
+package import Workouts
+
+/// What every backend stores as text and reads back: JSON columns, and rows turned into values
+/// with the same checks, so both backends refuse a damaged row alike.
+package enum StoreRows {
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+
+    /// A value as a JSON column.
+    package static func json<T: Encodable>(_ value: T) throws -> String {
+        String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// A JSON column as a value; nil when absent or unreadable.
+    package static func decode<T: Decodable>(_ type: T.Type, _ text: String?) -> T? {
+        text.flatMap { try? JSONDecoder().decode(type, from: Data($0.utf8)) }
+    }
+
+    /// A stored workout from its columns; nil for an unknown activity type or location.
+    package static func workout(
+        id: String, activityType: String, location: String, athlete: String, start: Double, end: Double?,
+        elapsedTime: Double?, state: String, summary: String?
+    ) -> StoredWorkout? {
+        guard let uuid = UUID(uuidString: id), let type = WorkoutActivityType(rawValue: activityType),
+            let location = WorkoutLocation(rawValue: location)
+        else { return nil }
+        return StoredWorkout(
+            id: uuid, configuration: WorkoutConfiguration(activityType: type, location: location), athlete: athlete,
+            start: Date(timeIntervalSinceReferenceDate: start),
+            end: end.map { Date(timeIntervalSinceReferenceDate: $0) },
+            elapsedTime: elapsedTime, isActive: state == "active", summary: decode(Workout.self, summary))
+    }
+
+    /// A journal row as a record; nil when its id, configuration or state cannot be read.
+    package static func journal(
+        workoutID: String, configuration: String, profile: String?, start: Double, state: String,
+        customZones: String, primarySources: String
+    ) -> ActiveSessionRecord? {
+        guard let id = UUID(uuidString: workoutID),
+            let configuration = decode(WorkoutConfiguration.self, configuration),
+            let state = WorkoutSessionState(rawValue: state)
+        else { return nil }
+        return ActiveSessionRecord(
+            workoutID: id, configuration: configuration, profile: decode(UserProfile.self, profile),
+            start: Date(timeIntervalSinceReferenceDate: start), state: state,
+            customZones: decode([ZoneConfiguration].self, customZones) ?? [],
+            primarySources: decode([String: SampleSource].self, primarySources) ?? [:])
+    }
+
+    /// What is wrong with a journal row, one line; nil when it reads.
+    package static func journalProblem(
+        workoutID: String?, configuration: String?, start: Double?, state: String?
+    ) -> String? {
+        guard let id = workoutID, UUID(uuidString: id) != nil else { return "a journal row without a valid workout id" }
+        var wrong: [String] = []
+        if start == nil { wrong.append("its workout row is missing") }
+        if decode(WorkoutConfiguration.self, configuration) == nil { wrong.append("configuration") }
+        if state.flatMap(WorkoutSessionState.init(rawValue:)) == nil { wrong.append("session state") }
+        return wrong.isEmpty ? nil : "workout \(id): unreadable \(wrong.joined(separator: ", "))"
+    }
+
+    /// A sample from its columns; nil for a type this version does not know (a newer writer's).
+    package static func sample(
+        id: Int64, type: String, value: Double, start: Double, end: Double, contact: String?, rawRR: Int64?,
+        source: SampleSource
+    ) throws(StoreError) -> QuantitySample? {
+        guard let type = QuantityType(rawValue: type) else { return nil }
+        do {
+            return try QuantitySample(
+                type: type, quantity: Quantity(unit: type.canonicalUnit, value: value),
+                start: Date(timeIntervalSinceReferenceDate: start), end: Date(timeIntervalSinceReferenceDate: end),
+                source: source,
+                metadata: SampleMetadata(
+                    sensorContact: contact.flatMap(SensorContact.init(rawValue:)),
+                    rawRRInterval: rawRR.map { UInt16(clamping: $0) }))
+        } catch {
+            throw .corrupt("sample \(id): \(error)")
+        }
+    }
+
+    /// An event from its columns; nil for an unknown kind.
+    package static func event(kind: String, start: Double, end: Double, metadata: String?) -> WorkoutEvent? {
+        guard let kind = WorkoutEvent.Kind(rawValue: kind) else { return nil }
+        return WorkoutEvent(
+            kind: kind,
+            dateInterval: DateInterval(
+                start: Date(timeIntervalSinceReferenceDate: start), end: Date(timeIntervalSinceReferenceDate: end)),
+            metadata: decode([String: String].self, metadata) ?? [:])
+    }
+}

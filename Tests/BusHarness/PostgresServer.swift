@@ -1,0 +1,138 @@
+public import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A real PostgreSQL server (Debian's `postgresql`) for one test: `initdb` into a temporary
+/// directory, the postmaster on a free loopback port and a Unix socket in that directory, trust
+/// authentication for the role `hrbridge`. Stopped by PID (SIGINT: PostgreSQL's fast shutdown,
+/// which writes everything committed). As root, the server runs as the `postgres` user (it
+/// refuses root) through `setpriv`, which execs it, so the PID is the postmaster's.
+public final class PostgresServer: Sendable {
+    /// Where the cluster and the socket live.
+    public let directory: URL
+    /// The TCP port on 127.0.0.1.
+    public let port: Int
+    private let process = Mutex<Spawned?>(nil)
+    private let binaries: String
+
+    /// Debian's PostgreSQL binaries (the newest installed major version), when installed.
+    public static var binaryDirectory: String? {
+        let root = "/usr/lib/postgresql"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        return versions.compactMap(Int.init).sorted().last.map { "\(root)/\($0)/bin" }
+            .flatMap { FileManager.default.isExecutableFile(atPath: $0 + "/postgres") ? $0 : nil }
+    }
+
+    /// Whether this machine has the server.
+    public static var isInstalled: Bool { binaryDirectory != nil }
+
+    /// The store URL for database `database` through the Unix socket.
+    public func url(database: String = "hrbridge") -> String {
+        "postgresql://hrbridge@/\(database)?host=\(directory.path)&port=\(port)&pool=4"
+    }
+
+    /// The store URL for database `database` over TCP on loopback.
+    public func tcpURL(database: String = "hrbridge") -> String {
+        "postgresql://hrbridge@127.0.0.1:\(port)/\(database)"
+    }
+
+    /// Makes a new cluster and starts it; the database `hrbridge` exists.
+    public init() async throws {
+        guard let binaries = Self.binaryDirectory else { throw HarnessError("PostgreSQL is not installed") }
+        self.binaries = binaries
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("hrbridge-pg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        port = try freeLoopbackPort()
+        if getuid() == 0 {
+            let user = getpwnam("postgres")
+            guard let user else { throw HarnessError("running as root and there is no postgres user") }
+            chown(directory.path, user.pointee.pw_uid, user.pointee.pw_gid)
+        }
+        let initdb = try Spawned(
+            Self.asServerUser[0],
+            Self.asServerUser.dropFirst() + [
+                binaries + "/initdb", "-D", directory.path + "/data", "-U", "hrbridge", "--auth=trust", "-E", "UTF8",
+                "--no-sync", "--no-instructions",
+            ], label: "initdb")
+        guard await initdb.wait(timeout: HarnessDeadline.peerStart) == 0 else {
+            throw HarnessError("initdb failed: \(initdb.report)")
+        }
+        try await start()
+        try await createDatabase("hrbridge")
+    }
+
+    /// `setpriv` to the postgres user when running as root; empty otherwise.
+    private static var asServerUser: [String] {
+        getuid() == 0
+            ? ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"]
+            : ["/usr/bin/env"]
+    }
+
+    /// Starts the postmaster and waits until it accepts connections.
+    public func start() async throws {
+        let command =
+            Self.asServerUser + [
+                binaries + "/postgres", "-D", directory.path + "/data", "-p", "\(port)", "-k", directory.path, "-c",
+                "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=60",
+            ]
+        let server = try await Spawned.startPeer(command[0], Array(command.dropFirst()), label: "postgres") {
+            $0.output.contains { $0.contains("database system is ready to accept connections") }
+        }
+        process.withLock { $0 = server }
+    }
+
+    /// Creates a database (each test uses its own).
+    public func createDatabase(_ name: String) async throws {
+        let create = try Spawned(
+            binaries + "/psql",
+            [
+                "-h", directory.path, "-p", "\(port)", "-U", "hrbridge", "-d", "postgres", "-c",
+                "CREATE DATABASE \"\(name)\"",
+            ], label: "psql")
+        guard await create.wait(timeout: HarnessDeadline.peerStart) == 0 else {
+            throw HarnessError("CREATE DATABASE \(name) failed: \(create.report)")
+        }
+    }
+
+    /// Runs one SQL statement with psql and returns its unaligned output rows.
+    public func query(_ sql: String, database: String = "hrbridge") async throws -> [String] {
+        let psql = try Spawned(
+            binaries + "/psql",
+            ["-h", directory.path, "-p", "\(port)", "-U", "hrbridge", "-d", database, "-At", "-c", sql],
+            label: "psql")
+        guard await psql.wait(timeout: HarnessDeadline.peerStart) == 0 else {
+            throw HarnessError("psql failed: \(psql.report)")
+        }
+        return psql.output
+    }
+
+    /// Fast shutdown by PID (SIGINT), SIGKILL only if it does not end.
+    public func stop() async {
+        guard
+            let server = process.withLock({ process -> Spawned? in
+                defer { process = nil }
+                return process
+            })
+        else { return }
+        kill(server.pid, SIGINT)
+        if await server.wait(timeout: HarnessDeadline.exit) == nil { server.stop() }
+    }
+
+    /// Stops and starts it again on the same port and socket, data kept.
+    public func restart() async throws {
+        await stop()
+        try await start()
+    }
+
+    /// Stops it and removes its directory.
+    public func remove() async {
+        await stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// What the server printed so far.
+    public var output: [String] { process.withLock { $0?.output ?? [] } }
+}

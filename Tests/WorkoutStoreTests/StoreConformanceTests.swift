@@ -1,0 +1,259 @@
+import Foundation
+import Samples
+import Sensors
+import Testing
+import WorkoutStore
+import Workouts
+
+private let sourceA = SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:01", name: "A")
+private let sourceB = SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:02", name: "B")
+private let origin = Date(timeIntervalSinceReferenceDate: 800_006_400)  // hour-aligned
+
+private struct Generator: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+private func sample(_ type: QuantityType, _ value: Double, _ seconds: Double, _ source: SampleSource) -> QuantitySample
+{
+    try! QuantitySample(
+        type: type, quantity: Quantity(unit: type.canonicalUnit, value: value),
+        start: origin.addingTimeInterval(seconds),
+        end: origin.addingTimeInterval(seconds + (type.aggregationStyle == .cumulative ? 10 : 0)), source: source)
+}
+
+/// The store's conformance suite: every test runs on each backend (SQLite in a temporary file,
+/// PostgreSQL on a server this harness starts), and both must answer alike.
+@Suite("Store conformance (SQLite and PostgreSQL)")
+struct StoreConformanceTests {
+    private let plan = Data(#"{"version": 1, "activity": "running", "singleGoal": {"time": "30 min"}}"#.utf8)
+
+    @Test("queries equal brute force over random samples", arguments: StoreKind.allCases, [1, 2, 3])
+    func queriesProperty(_ kind: StoreKind, _ seed: Int) async throws {
+        try await kind.withStore { store in
+            var generator = Generator(state: UInt64(seed))
+            var all: [QuantitySample] = []
+            for _ in 0..<Int.random(in: 200...1500, using: &generator) {
+                let type: QuantityType = Bool.random(using: &generator) ? .heartRate : .activeEnergyBurned
+                let seconds = Double(Int.random(in: 0..<(3 * 86_400), using: &generator))
+                all.append(
+                    sample(
+                        type, Double(Int.random(in: 40...200, using: &generator)), seconds,
+                        Bool.random(using: &generator) ? sourceA : sourceB))
+            }
+            var index = 0
+            while index < all.count {
+                let end = min(index + Int.random(in: 1...300, using: &generator), all.count)
+                try store.append(Array(all[index..<end]), workout: nil)
+                index = end
+            }
+            let from = origin.addingTimeInterval(Double(Int.random(in: 0..<86_400, using: &generator)))
+            let to = from.addingTimeInterval(Double(Int.random(in: 3600...(2 * 86_400), using: &generator)))
+            for type in [QuantityType.heartRate, .activeEnergyBurned] {
+                let expected = all.filter { $0.type == type && $0.start >= from && $0.start < to }.sorted {
+                    $0.start < $1.start
+                }
+                let fetched = try store.samples(type: type, from: from, to: to)
+                #expect(fetched.count == expected.count)
+                #expect(fetched.map(\.start) == expected.map(\.start))
+                #expect(
+                    try store.samples(type: type, from: from, to: to, limit: 5, ascending: false).map(\.start)
+                        == Array(expected.map(\.start).reversed().prefix(5)))
+                #expect(
+                    try store.samples(type: type, from: from, to: to, source: sourceA).count
+                        == expected.filter { $0.source == sourceA }.count)
+                let statistics = try store.statistics(type: type, from: from, to: to, separateBySource: true)
+                #expect(statistics.sampleCount == expected.count)
+                let values = expected.map(\.canonicalValue)
+                if type.aggregationStyle == .cumulative {
+                    #expect(abs((statistics.sum ?? 0) - values.reduce(0, +)) < 1e-6)
+                } else if !values.isEmpty {
+                    #expect(statistics.minimum == values.min())
+                    #expect(statistics.maximum == values.max())
+                    #expect(abs((statistics.average ?? 0) - values.reduce(0, +) / Double(values.count)) < 1e-9)
+                }
+                #expect(
+                    statistics.bySource[sourceB]?.sampleCount ?? 0 == expected.filter { $0.source == sourceB }.count)
+                // Buckets: daily through the rollups (hour-aligned), minutes through the samples.
+                for interval in [StatisticsInterval.hour, .day] {
+                    let buckets = try store.statisticsCollection(
+                        type: type, from: origin, to: origin.addingTimeInterval(3 * 86_400), anchor: origin,
+                        interval: interval)
+                    var counts: [Int: Int] = [:]
+                    var sums: [Int: Double] = [:]
+                    for sample in all where sample.type == type {
+                        let bucket = Int(sample.start.timeIntervalSince(origin) / interval.seconds)
+                        counts[bucket, default: 0] += 1
+                        sums[bucket, default: 0] += sample.canonicalValue
+                    }
+                    #expect(buckets.count == counts.count)
+                    for bucket in buckets {
+                        let key = Int(bucket.start.timeIntervalSince(origin) / interval.seconds)
+                        #expect(bucket.count == counts[key])
+                        let total = bucket.sum ?? (bucket.average ?? 0) * Double(bucket.count)
+                        #expect(abs(total - (sums[key] ?? 0)) < 1e-6)
+                    }
+                }
+                let minutes = try store.statisticsCollection(
+                    type: type, from: from, to: from.addingTimeInterval(3600), anchor: from, interval: .minute)
+                #expect(
+                    minutes.map(\.count).reduce(0, +)
+                        == all.filter {
+                            $0.type == type && $0.start >= from && $0.start < from.addingTimeInterval(3600)
+                        }
+                        .count)
+            }
+        }
+    }
+
+    @Test(
+        "anchored changes: additions, then deletions with the workout, never the same change twice",
+        arguments: StoreKind.allCases)
+    func anchoredChanges(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let workout = UUID()
+            try store.beginWorkout(
+                ActiveSessionRecord(
+                    workoutID: workout, configuration: WorkoutConfiguration(activityType: .running), profile: nil,
+                    start: origin, state: .running))
+            try store.append((0..<10).map { sample(.heartRate, 100, Double($0), sourceA) }, workout: workout)
+            try store.append((0..<5).map { sample(.heartRate, 90, Double(100 + $0), sourceB) }, workout: nil)
+            let first = try store.changes(type: .heartRate, since: nil, limit: 12)
+            #expect(first.added.count == 12)
+            let second = try store.changes(type: .heartRate, since: first.anchor)
+            #expect(second.added.count == 3)
+            #expect(second.deleted.isEmpty)
+            try store.deleteWorkout(workout)
+            let third = try store.changes(type: .heartRate, since: second.anchor)
+            #expect(third.added.isEmpty)
+            #expect(third.deleted.count == 10)
+            #expect(try store.changes(type: .heartRate, since: third.anchor).deleted.isEmpty)
+            try store.append([sample(.heartRate, 80, 500, sourceA)], workout: nil)
+            let fourth = try store.changes(type: .heartRate, since: third.anchor)
+            #expect(fourth.added.map(\.sample.canonicalValue) == [80])
+            #expect(try store.samples(type: .heartRate).count == 6)
+            #expect(try store.statistics(type: .heartRate).sampleCount == 6)
+            let hours = try store.statisticsCollection(
+                type: .heartRate, from: origin, to: origin.addingTimeInterval(3600), anchor: origin, interval: .hour)
+            #expect(hours.first?.count == 6, "rollups follow deletions")
+            #expect(throws: StoreError.unknownWorkout(workout)) { try store.deleteWorkout(workout) }
+        }
+    }
+
+    @Test("schedule: at most 15 upcoming entries; past or completed ones do not count", arguments: StoreKind.allCases)
+    func limit(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            _ = try store.schedule(name: "past", plan: plan, at: origin.addingTimeInterval(-86_400), now: origin)
+            for day in 1...15 {
+                _ = try store.schedule(
+                    name: "day \(day)", plan: plan, at: origin.addingTimeInterval(Double(day) * 3600), now: origin)
+            }
+            #expect(throws: StoreError.scheduleFull(15)) {
+                try store.schedule(name: "16th", plan: plan, at: origin.addingTimeInterval(20 * 3600), now: origin)
+            }
+            // The entry nearest the workout is the one it completes; that frees a place.
+            let done = try store.completeScheduledPlan(plan: plan, workout: UUID(), at: origin.addingTimeInterval(3000))
+            #expect(done?.name == "day 1")
+            _ = try store.schedule(name: "16th", plan: plan, at: origin.addingTimeInterval(20 * 3600), now: origin)
+            #expect(try store.scheduledPlans(around: origin).count == 17)
+        }
+    }
+
+    @Test(
+        "schedule: the list covers 7 days back to 7 days ahead, by date; completion records the workout",
+        arguments: StoreKind.allCases)
+    func window(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            for day in [-9, -6, 0, 3, 6, 8] {
+                _ = try store.schedule(
+                    name: "day \(day)", plan: plan, at: origin.addingTimeInterval(Double(day) * 86_400), now: origin)
+            }
+            #expect(try store.scheduledPlans(around: origin).map(\.name) == ["day -6", "day 0", "day 3", "day 6"])
+            let other = Data(#"{"version": 1, "activity": "cycling", "singleGoal": {"time": "1 h"}}"#.utf8)
+            #expect(try store.completeScheduledPlan(plan: other, workout: UUID(), at: origin) == nil)
+            let workout = UUID()
+            let done = try #require(try store.completeScheduledPlan(plan: plan, workout: workout, at: origin))
+            #expect(done.name == "day 0")
+            let listed = try store.scheduledPlans(around: origin)
+            #expect(listed[1].completedAt == origin && listed[1].workoutID == workout)
+            #expect(listed.filter { $0.completedAt != nil }.count == 1)
+        }
+    }
+
+    @Test(
+        "a sample is stored once: a repeated batch adds nothing, rollups and statistics unchanged",
+        arguments: StoreKind.allCases)
+    func idempotentAppend(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let batch = (0..<20).map { sample(.heartRate, Double(100 + $0), Double($0), sourceA) }
+            #expect(try store.append(batch, workout: nil) == 20)
+            // A retried batch overlapping the first: only the 5 new ones count.
+            let retried =
+                Array(batch[10...]) + (20..<25).map { sample(.heartRate, Double(100 + $0), Double($0), sourceA) }
+            #expect(try store.append(retried, workout: nil) == 5)
+            #expect(try store.append(batch, workout: nil) == 0)
+            #expect(try store.samples(type: .heartRate).count == 25)
+            let statistics = try store.statistics(type: .heartRate)
+            #expect(statistics.sampleCount == 25 && statistics.maximum == 124)
+            let hours = try store.statisticsCollection(
+                type: .heartRate, from: origin, to: origin.addingTimeInterval(3600), anchor: origin, interval: .hour)
+            #expect(hours.map(\.count) == [25])
+            #expect(hours.first?.minimum == 100 && hours.first?.maximum == 124)
+            // Same time, another value or another sensor: a different sample.
+            #expect(
+                try store.append(
+                    [sample(.heartRate, 99, 0, sourceA), sample(.heartRate, 100, 0, sourceB)], workout: nil) == 2)
+        }
+    }
+
+    @Test(
+        "the recovery journal: begin, update, events, sources, listing; deleting the workout removes it all",
+        arguments: StoreKind.allCases)
+    func journal(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let id = UUID()
+            let profile = UserProfile(id: "ana", name: "Ana")
+            var record = ActiveSessionRecord(
+                workoutID: id, configuration: WorkoutConfiguration(activityType: .cycling, location: .indoor),
+                profile: profile, start: origin, state: .running)
+            try store.beginWorkout(record)
+            record.state = .paused
+            record.primarySources = ["heartRate": sourceA]
+            try store.updateJournal(record)
+            #expect(try store.activeSessions() == [record])
+            try store.append(
+                event: WorkoutEvent(
+                    kind: .pause, dateInterval: DateInterval(start: origin.addingTimeInterval(60), duration: 0)),
+                workout: id)
+            try store.append(
+                event: WorkoutEvent(
+                    kind: .lap, dateInterval: DateInterval(start: origin.addingTimeInterval(30), duration: 0),
+                    metadata: ["n": "1"]),
+                workout: id)
+            #expect(try store.events(of: id).map(\.kind) == [.lap, .pause])
+            #expect(try store.events(of: id).first?.metadata == ["n": "1"])
+            try store.append((0..<3).map { sample(.heartRate, 120, Double($0), sourceA) }, workout: id)
+            try store.updateSource(sourceA, model: "H10", firmware: "5.0")
+            try store.updateSource(sourceA, model: nil, firmware: "5.1")
+            #expect(try store.sourceDetails(sourceA).model == "H10" && store.sourceDetails(sourceA).firmware == "5.1")
+            #expect(try store.sources() == [sourceA])
+            #expect(try store.samples(type: .heartRate, workout: id).count == 3)
+            let listed = try store.workout(id)
+            #expect(listed.isActive && listed.athlete == "ana" && listed.configuration.activityType == .cycling)
+            #expect(try store.workouts(activityType: .running).isEmpty)
+            #expect(try store.workouts(activityType: .cycling).map(\.id) == [id])
+            #expect(try store.unreadableJournalRows().isEmpty)
+            let unknown = UUID()
+            #expect(throws: StoreError.unknownWorkout(unknown)) { try store.workout(unknown) }
+            try store.deleteWorkout(id)
+            #expect(try store.activeSessions().isEmpty)
+            #expect(try store.samples(type: .heartRate).isEmpty)
+        }
+    }
+}
