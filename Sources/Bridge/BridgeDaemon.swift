@@ -8,6 +8,7 @@ import HummingbirdWebSocket
 public import Logging
 import MQTT
 import NIOCore
+import PostgresStore
 import RemoteSensors
 import SensorSimulator
 import Sensors
@@ -54,7 +55,7 @@ public enum BridgeDaemon {
         umask(mode_t(0o777 & ~configuration.socketMode))
         let notifier = SystemdNotifier()
         let hub = LiveHub()
-        let store = try openStore(configuration)
+        let store = try openStore(configuration, logger: logger)
         // Held for the daemon's life: no other process records into or recovers from this store.
         let recordingLock: RecordingLock
         do {
@@ -93,10 +94,10 @@ public enum BridgeDaemon {
                 clientID: "hrbridge-hub-\(host.prefix(40))-\(ProcessInfo.processInfo.processIdentifier)")
             options.username = remote.username
             if let path = remote.passwordFile {
-                guard let data = FileManager.default.contents(atPath: path), data.count <= 4096,
-                    let text = String(data: data, encoding: .utf8)
-                else { throw DaemonError.adapter("\(path): cannot be read as a password file") }
-                options.password = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+                guard let password = PasswordFile.read(path) else {
+                    throw DaemonError.adapter("\(path): cannot be read as a password file")
+                }
+                options.password = password
             }
             options.tlsCAFile = remote.tlsCA
             var settings = MQTTSensorAdapter.Settings(client: options, nodes: remote.nodes.map(Set.init))
@@ -147,6 +148,13 @@ public enum BridgeDaemon {
             hub: hub, metrics: metrics, logger: logger)
         await sensors.start(offersKnown: offersKnown)
         await sessions.recover()
+        // A hub stores what gateways send again from their journals after the broker was away.
+        let backfill = (adapter as? MQTTSensorAdapter).map { remote in
+            Task {
+                for await batch in remote.backfill() { await sessions.backfill(batch) }
+            }
+        }
+        defer { backfill?.cancel() }
 
         var services: [any Service] = []
         // READY waits for every listener: a client that starts after READY finds the API up.
@@ -205,7 +213,23 @@ public enum BridgeDaemon {
         }
     }
 
-    static func openStore(_ configuration: BridgeConfiguration) throws -> WorkoutStore {
+    static func openStore(_ configuration: BridgeConfiguration, logger: Logger) throws -> WorkoutStore {
+        if let url = configuration.storeURL {
+            do {
+                var location = try PostgresStoreLocation(url: url)
+                if let path = configuration.storePasswordFile {
+                    guard let password = PasswordFile.read(path) else {
+                        throw DaemonError.store("\(path): cannot be read as a password file")
+                    }
+                    location.password = password
+                }
+                return WorkoutStore(backend: try PostgresStore(location, logger: logger))
+            } catch let error as DaemonError {
+                throw error
+            } catch {
+                throw DaemonError.store("\(error)")
+            }
+        }
         let path =
             configuration.storePath
             ?? ProcessInfo.processInfo.environment["STATE_DIRECTORY"]?.split(separator: ":").first.map {

@@ -46,6 +46,8 @@ public actor MQTTSensorAdapter: SensorAdapter {
     private let clock: any WallClock
     private let logger: Logger
     private let broadcaster = EventBroadcaster<SensorEvent>()
+    private let backfills = EventBroadcaster<[SensorMeasurement]>()
+    private let backfilled = Counter(label: "hrbridge_remote_backfill_frames_total")
     private var remotes: [String: Remote] = [:]
     private var names: [String: String] = [:]
     private var tasks: [Task<Void, Never>] = []
@@ -62,7 +64,7 @@ public actor MQTTSensorAdapter: SensorAdapter {
 
     /// Subscribes and connects; the broker may come later (libmosquitto keeps trying).
     public func start() async throws(MQTTError) {
-        for leaf in ["measurement", "availability", "state"] {
+        for leaf in ["measurement", "availability", "state", "backfill"] {
             await client.subscribe(
                 "hrbridge/+/sensor/+/\(leaf)", qos: leaf == "measurement" ? .atMostOnce : .atLeastOnce)
         }
@@ -92,9 +94,14 @@ public actor MQTTSensorAdapter: SensorAdapter {
         for task in tasks { task.cancel() }
         await client.stop()
         broadcaster.finish()
+        backfills.finish()
     }
 
     public nonisolated func events() -> AsyncStream<SensorEvent> { broadcaster.subscribe() }
+
+    /// Frames a gateway sends again from its journal after the broker was away (`backfill`),
+    /// decoded, a strap's batch at a time. They are late: for the store, not for the live view.
+    public nonisolated func backfill() -> AsyncStream<[SensorMeasurement]> { backfills.subscribe() }
 
     // MARK: Broker messages
 
@@ -136,6 +143,7 @@ public actor MQTTSensorAdapter: SensorAdapter {
         case "measurement": measured(message.payload, address: address, node: node)
         case "availability": if message.text == "offline" { drop(address, .linkLost) }
         case "state": noteName(message.payload, address: address)
+        case "backfill": backfill(message.payload, address: address, node: node)
         default: break
         }
     }
@@ -184,6 +192,30 @@ public actor MQTTSensorAdapter: SensorAdapter {
         } catch {
             broadcaster.yield(.decodingFailed(remote.identity, error, bytes: measurement.bytes))
         }
+    }
+
+    private func backfill(_ payload: [UInt8], address: String, node: String) {
+        let frames: [RemoteMeasurement]
+        do {
+            frames = try RemoteBackfill.decode(payload)
+        } catch {
+            refuse(error, node: node)
+            return
+        }
+        let identity = SensorIdentity(adapter: node, address: address, name: names[address])
+        var measurements: [SensorMeasurement] = []
+        for frame in frames {
+            guard let value = try? GATTValue(characteristic: frame.characteristic, bytes: frame.bytes) else {
+                refused.increment()
+                continue
+            }
+            measurements.append(
+                SensorMeasurement(
+                    sensor: identity, characteristic: frame.characteristic, value: value, receivedAt: frame.receivedAt,
+                    via: frame.via))
+        }
+        backfilled.increment(by: measurements.count)
+        if !measurements.isEmpty { backfills.yield(measurements) }
     }
 
     private func newRemote(_ address: String, node: String) -> Remote? {

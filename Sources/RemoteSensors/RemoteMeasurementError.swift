@@ -9,6 +9,8 @@ public enum RemoteMeasurementError: Error, Hashable, Sendable, CustomStringConve
     case unknownCharacteristic(UInt16)
     /// The topic names no sensor address (`hrbridge/<node>/sensor/<12 hex digits>/measurement`).
     case badTopic(String)
+    /// A backfill batch whose frames do not add up to its length, or holds more than 512 frames.
+    case badBatch(Int)
 
     public var description: String {
         switch self {
@@ -19,6 +21,7 @@ public enum RemoteMeasurementError: Error, Hashable, Sendable, CustomStringConve
         case .timeOutOfRange(let milliseconds): "time \(milliseconds) ms since 1970 is no clock reading"
         case .unknownCharacteristic(let uuid): "characteristic 0x\(String(uuid, radix: 16)) is not forwarded"
         case .badTopic(let topic): "topic '\(topic.prefix(120))' names no sensor"
+        case .badBatch(let count): "a \(count)-byte backfill batch that is not whole frames (at most 512)"
         }
     }
 
@@ -32,6 +35,7 @@ public enum RemoteMeasurementError: Error, Hashable, Sendable, CustomStringConve
         case .timeOutOfRange: "time_out_of_range"
         case .unknownCharacteristic: "unknown_characteristic"
         case .badTopic: "bad_topic"
+        case .badBatch: "bad_batch"
         }
     }
 }

@@ -55,11 +55,13 @@ final class DaemonUnderTest: Sendable {
     /// `apiSettings` are more lines for its `[api]` table; `storeDirectory` holds the store
     /// elsewhere (a small disk); `scenario` replaces the three straps' (then `streaming` of them
     /// hold a link when the daemon is ready); `adapterSection` and `sensorsSection` replace the
-    /// simulator's `[adapter]` and the three straps' `[[sensors]]`.
+    /// simulator's `[adapter]` and the three straps' `[[sensors]]`; `storeSection` replaces `[store]`.
+    /// Its state directory (`STATE_DIRECTORY`: a gateway's journal) is its own directory.
     init(
         reusing previous: DaemonUnderTest? = nil, environment: [String: String] = [:], speed: Double = 5,
         classBoard: Bool = false, apiSettings: String = "", storeDirectory: String? = nil, moreSettings: String = "",
-        scenario: String? = nil, streaming: Int? = 3, adapterSection: String? = nil, sensorsSection: String? = nil
+        scenario: String? = nil, streaming: Int? = 3, adapterSection: String? = nil, sensorsSection: String? = nil,
+        storeSection: String? = nil
     ) async throws {
         if let previous {
             directory = previous.directory
@@ -77,8 +79,7 @@ final class DaemonUnderTest: Sendable {
                 """
                 \(adapterSection ?? "[adapter]\nkind = \"mock\"\nscenario = \"\(directory.path)/scenario.json\"\nspeed = \(speed)")
 
-                [store]
-                path = "\(storePath)"
+                \(storeSection ?? "[store]\npath = \"\(storePath)\"")
 
                 [api]
                 socket = "\(directory.path)/api.sock"
@@ -120,6 +121,8 @@ final class DaemonUnderTest: Sendable {
                 [.posixPermissions: 0o600], ofItemAtPath: directory.appendingPathComponent("config.toml").path)
         }
         let unix = APIClient(endpoint: .unix(directory.appendingPathComponent("api.sock").path))
+        var environment = environment
+        if environment["STATE_DIRECTORY"] == nil { environment["STATE_DIRECTORY"] = directory.path }
         // Ready: the API answers on the socket with every strap streaming.
         process = try await Spawned.startPeer(
             Self.binary,

@@ -114,4 +114,128 @@ struct HubTests {
             #expect(((samples["samples"] as? [Any])?.count ?? 0) >= 3, "the remote strap's samples are stored")
         }
     }
+
+    /// The hub's three athletes: the first strap of each gateway.
+    static let hubAthletes = [(1, "alice"), (2, "bob"), (3, "carol")]
+
+    /// Heart-rate sample times stored for a workout, read from PostgreSQL with psql.
+    func storedTimes(_ database: PostgresServer, workout: String) async throws -> [Double] {
+        try await database.query(
+            "SELECT start_time FROM sample WHERE lower(workout_id) = lower('\(workout)') AND type = 'heartRate' ORDER BY start_time"
+        ).compactMap(Double.init)
+    }
+
+    /// The longest time between consecutive stored samples (0 with fewer than two).
+    func longestGap(_ times: [Double]) -> Double {
+        zip(times, times.dropFirst()).map { $1 - $0 }.max() ?? 0
+    }
+
+    @Test(
+        "a class on a hub storing into PostgreSQL: straps of all three gateways recorded; PostgreSQL restarted and the broker restarted mid-session lose no stored sample (the gateways' journals catch up), none twice"
+    )
+    func hubOnPostgres() async throws {
+        try await withMosquitto { broker in
+            try await withPostgres { database in
+                var gateways: [DaemonUnderTest] = []
+                defer { for gateway in gateways { gateway.stop() } }
+                for index in 1...3 {
+                    let setup = Self.gateway(index, broker: broker)
+                    gateways.append(
+                        try await DaemonUnderTest(
+                            speed: 1, moreSettings: setup.settings, scenario: setup.scenario, streaming: 10,
+                            sensorsSection: setup.sensors))
+                }
+                let sensorsSection = Self.hubAthletes.map { gateway, athlete in
+                    "[[sensors]]\naddress = \"\(Self.straps(gateway)[0])\"\nathlete = \"\(athlete)\"\n"
+                }.joined(separator: "\n")
+                let hub = try await DaemonUnderTest(
+                    moreSettings: "[class]\nauto_join = true\nactivity = \"cycling\"", streaming: nil,
+                    adapterSection: "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://127.0.0.1:\(broker.port)\"\nexpire = 5",
+                    sensorsSection: sensorsSection, storeSection: "[store]\nurl = \"\(database.url())\"")
+                defer { hub.stop() }
+                #expect(try await database.query("SELECT name FROM hrbridge_migration") == ["v1"])
+
+                // The class: one athlete per gateway joins as soon as the strap is in range.
+                #expect(try await hub.unix.send(.POST, "/v1/class", json: [:]).status == 201)
+                var sessions: [String: String] = [:]
+                try await eventually("alice, bob and carol in the class") {
+                    let reply = try object(try await hub.unix.send(.GET, "/v1/class"))
+                    for member in reply["members"] as? [[String: Any]] ?? [] {
+                        if let athlete = member["athlete"] as? String, let session = member["session"] as? String,
+                            member["state"] as? String == "in"
+                        {
+                            sessions[athlete] = session
+                        }
+                    }
+                    return sessions.count == 3
+                }
+                func storedCounts() async throws -> [String: Int] {
+                    var counts: [String: Int] = [:]
+                    for (athlete, session) in sessions {
+                        counts[athlete] = try await storedTimes(database, workout: session).count
+                    }
+                    return counts
+                }
+                try await eventually("each athlete's samples in PostgreSQL") {
+                    try await storedCounts().values.allSatisfy { $0 >= 5 }
+                }
+
+                // PostgreSQL restarts: the hub holds the samples it cannot write and writes them after.
+                await database.stop()
+                try await eventually("the hub reports the store unreachable") {
+                    let health = try object(try await hub.unix.send(.GET, "/v1/health"))
+                    return (health["problems"] as? [String])?.contains("store unreachable") == true
+                }
+                let whileDown = try object(try await hub.unix.send(.GET, "/v1/health"))
+                #expect(((whileDown["store"] as? [String: Any])?["waiting"] as? Int ?? 0) > 0)
+                try await database.start()
+                try await eventually("the hub's store healthy again") {
+                    try object(try await hub.unix.send(.GET, "/v1/health"))["problems"] == nil
+                }
+
+                // The broker restarts: frames published meanwhile come back from the gateways' journals.
+                let before = try await storedCounts()
+                broker.stop()
+                try await eventually("the hub lost every remote strap") {
+                    let seen = try await sensors(hub)
+                    return Self.hubAthletes.allSatisfy {
+                        seen[Self.straps($0.0)[0]]?["state"] as? String == "disconnected"
+                    }
+                }
+                // Several frames pass on each gateway while the broker is away.
+                let gatewayFrames = try await sensors(gateways[0])[Self.straps(1)[0]]?["framesDecoded"] as? Int ?? 0
+                try await eventually("gateway 1 decoded 5 more frames with the broker away") {
+                    (try await sensors(gateways[0])[Self.straps(1)[0]]?["framesDecoded"] as? Int ?? 0) >= gatewayFrames
+                        + 5
+                }
+                try await broker.start()
+                try await eventually("the remote straps back on the hub") {
+                    let seen = try await sensors(hub)
+                    return Self.hubAthletes.allSatisfy { seen[Self.straps($0.0)[0]]?["state"] as? String == "ready" }
+                }
+                try await eventually("every athlete's stored samples without a gap") {
+                    for session in sessions.values {
+                        let times = try await storedTimes(database, workout: session)
+                        guard times.count > 10, longestGap(times) < 2.5 else { return false }
+                    }
+                    return true
+                }
+                let after = try await storedCounts()
+                for (athlete, count) in after {
+                    #expect(count >= (before[athlete] ?? 0) + 5, "\(athlete): the outage's samples are stored")
+                }
+
+                #expect(try await hub.unix.send(.POST, "/v1/class/stop").status == 200)
+                for (athlete, session) in sessions {
+                    let times = try await storedTimes(database, workout: session)
+                    #expect(Set(times).count == times.count, "\(athlete): no sample stored twice")
+                    #expect(longestGap(times) < 2.5, "\(athlete): no gap")
+                    let state = try await database.query("SELECT state FROM workout WHERE lower(id) = lower('\(session)')")
+                    #expect(state == ["finished"], "\(athlete)'s workout finished in PostgreSQL")
+                }
+                let athletes = try await database.query("SELECT DISTINCT athlete FROM workout ORDER BY athlete")
+                #expect(athletes == ["alice", "bob", "carol"])
+            }
+        }
+    }
 }

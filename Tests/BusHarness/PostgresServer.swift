@@ -136,3 +136,16 @@ public final class PostgresServer: Sendable {
     /// What the server printed so far.
     public var output: [String] { process.withLock { $0?.output ?? [] } }
 }
+
+/// Runs `body` with a PostgreSQL server started for it, removed afterwards however `body` ends.
+public func withPostgres<T>(_ body: (PostgresServer) async throws -> T) async throws -> T {
+    let server = try await PostgresServer()
+    do {
+        let result = try await body(server)
+        await server.remove()
+        return result
+    } catch {
+        await server.remove()
+        throw error
+    }
+}

@@ -89,6 +89,10 @@ public struct BridgeConfiguration: Sendable {
     public var adapter: AdapterKind = .mock(scenario: nil, seed: nil, speed: 1)
     /// The store file; nil: `$STATE_DIRECTORY/store.sqlite` under systemd, else the user's default.
     public var storePath: String?
+    /// A PostgreSQL store (`postgresql://…`) instead of the SQLite file; hubs share one.
+    public var storeURL: String?
+    /// The file holding the PostgreSQL password.
+    public var storePasswordFile: String?
     /// The API's Unix socket; nil: `$RUNTIME_DIRECTORY/api.sock` under systemd, else `/run/hrbridge/api.sock`.
     public var socketPath: String?
     /// The socket's permission bits.

@@ -1,5 +1,6 @@
 import Foundation
 import MQTT
+import PostgresStore
 import Samples
 import Workouts
 
@@ -177,8 +178,9 @@ private struct Reader {
         onlyKnown(root, ["adapter", "store", "api", "athletes", "sensors", "mqtt", "class"], in: "")
         if let adapter = table(root["adapter"], "adapter") { configuration.adapter = readAdapter(adapter) }
         if let store = table(root["store"], "store") {
-            onlyKnown(store, ["path"], in: "store")
+            onlyKnown(store, ["path", "url", "password_file"], in: "store")
             configuration.storePath = string(store, "path")?.0
+            readStoreServer(store, into: &configuration)
         }
         if let api = table(root["api"], "api") { readAPI(api, into: &configuration) }
         if let mqtt = table(root["mqtt"], "mqtt") { configuration.mqtt = readMQTT(mqtt) }
@@ -399,6 +401,33 @@ private struct Reader {
     }
 
     /// An absolute path to a file that exists.
+    /// `[store] url` (PostgreSQL) and its `password_file`; a password inside the URL is refused.
+    mutating func readStoreServer(_ table: TOMLDocument.Table, into configuration: inout BridgeConfiguration) {
+        if let (url, line) = string(table, "url") {
+            if table["path"] != nil {
+                problem(line, "url and path both set: a store is either a PostgreSQL server or a SQLite file")
+            }
+            do {
+                let location = try PostgresStoreLocation(url: url)
+                if location.password != nil {
+                    problem(line, "url holds a password: put it in password_file (mode 600) instead")
+                } else {
+                    configuration.storeURL = url
+                }
+            } catch {
+                problem(line, error.description)
+            }
+        }
+        configuration.storePasswordFile = filePath(table, "password_file")
+        if let path = configuration.storePasswordFile, let line = table["password_file"]?.line {
+            var status = stat()
+            if stat(path, &status) == 0, status.st_mode & S_IROTH != 0 {
+                problem(line, "password_file '\(path)' is readable by every user: chmod 640 \(path)")
+            }
+            if table["url"] == nil { problem(line, "password_file needs url as well") }
+        }
+    }
+
     mutating func filePath(_ table: TOMLDocument.Table, _ key: String) -> String? {
         guard let (path, line) = string(table, key) else { return nil }
         guard path.hasPrefix("/") else {
@@ -436,7 +465,7 @@ private struct Reader {
             [
                 "url", "node", "username", "password_file", "tls_ca", "tls_cert", "tls_key", "keepalive", "discovery",
                 "discovery_prefix", "state_interval", "expire_after", "commands", "publish_guests", "queue_limit",
-                "publish_measurements",
+                "publish_measurements", "journal_path", "journal_megabytes",
             ], in: "mqtt")
         guard let (url, line) = string(table, "url") else {
             problem(table.line, "[mqtt] needs url = \"mqtt://host:1883\"")
@@ -495,6 +524,14 @@ private struct Reader {
         if let flag = flag(table, "publish_guests") { settings.publishGuests = flag }
         if let limit = integer(table, "queue_limit", in: 1...1_000_000) { settings.queueLimit = limit }
         if let flag = flag(table, "publish_measurements") { settings.publishMeasurements = flag }
+        if let (path, line) = string(table, "journal_path") {
+            if path.hasPrefix("/") {
+                settings.journalPath = path
+            } else {
+                problem(line, "journal_path must be an absolute path")
+            }
+        }
+        if let size = integer(table, "journal_megabytes", in: 1...4096) { settings.journalMegabytes = size }
         return settings
     }
 

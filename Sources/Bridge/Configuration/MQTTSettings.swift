@@ -1,3 +1,4 @@
+import Foundation
 public import MQTT
 
 /// `[mqtt]`: publish sensors and sessions to a broker, announce them to Home Assistant, and
@@ -34,6 +35,25 @@ public struct MQTTSettings: Sendable, Equatable {
     /// Whether every decoded frame goes out on `…/sensor/<id>/measurement` (QoS 0, a compact
     /// envelope with a sequence number) for hubs that follow this gateway.
     public var publishMeasurements = false
+    /// Where a gateway journals the frames it publishes, to send them again (`…/backfill`) after
+    /// the broker was away; nil: `$STATE_DIRECTORY/measurements.journal` under systemd, else
+    /// `$XDG_STATE_HOME/hrbridge/measurements-<node>.journal`.
+    public var journalPath: String?
+    /// The journal's size on disk at most, in MiB.
+    public var journalMegabytes = 64
+
+    /// The journal file this gateway uses.
+    public var effectiveJournalPath: String {
+        if let journalPath { return journalPath }
+        let environment = ProcessInfo.processInfo.environment
+        if let state = environment["STATE_DIRECTORY"]?.split(separator: ":").first, !state.isEmpty {
+            return "\(state)/measurements.journal"
+        }
+        let base =
+            environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state"
+        return "\(base)/hrbridge/measurements-\(node).journal"
+    }
 
     public init(broker: MQTTBrokerURL, node: String) {
         self.broker = broker

@@ -10,7 +10,7 @@ public struct HealthJSON: Codable, Sendable, Equatable {
     public var adapters: [AdapterJSON]
     public var sensorsStreaming: Int
     public var sessionsActive: Int
-    /// When degraded: `disk full`, `store unwritable`, `samples lost`.
+    /// When degraded: `disk full`, `store unreachable` (a database server), `store unwritable`, `samples lost`.
     public var problems: [String]?
     public var store: StoreHealthJSON?
 }

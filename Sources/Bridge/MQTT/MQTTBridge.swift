@@ -24,6 +24,13 @@ public actor MQTTBridge: Service {
     private var sequences: [String: UInt32] = [:]
     /// Straps announced to Home Assistant.
     private var announced: Set<String> = []
+    /// The frames this gateway published, for replay after an outage (with `publish_measurements`).
+    private let journal: MeasurementJournal?
+    /// Frames journaled since this time go out again once the broker is back: on start, the last
+    /// 5 minutes (the gateway may have restarted during an outage); after a lost connection, from
+    /// a keepalive and a half before it was noticed.
+    private var replayFrom: Date?
+    private let backfillFrames = Counter(label: "hrbridge_mqtt_backfill_frames_total")
     private let commandsRefused = Counter(label: "hrbridge_mqtt_commands_total", dimensions: [("result", "refused")])
     private let commandsDone = Counter(label: "hrbridge_mqtt_commands_total", dimensions: [("result", "done")])
 
@@ -37,10 +44,10 @@ public actor MQTTBridge: Service {
         options.keepalive = settings.keepalive
         options.username = settings.username
         if let path = settings.passwordFile {
-            guard let data = FileManager.default.contents(atPath: path), data.count <= 4096,
-                let text = String(data: data, encoding: .utf8)
-            else { throw MQTTError.unusableFile(path, reason: "cannot be read as a password file") }
-            options.password = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+            guard let password = PasswordFile.read(path) else {
+                throw MQTTError.unusableFile(path, reason: "cannot be read as a password file")
+            }
+            options.password = password
         }
         options.tlsCAFile = settings.tlsCA
         options.tlsCertificateFile = settings.tlsCertificate
@@ -49,6 +56,20 @@ public actor MQTTBridge: Service {
         options.birth = MQTTMessage(topic: topics.status, text: "online", qos: .atLeastOnce, retain: true)
         options.liveLimit = settings.queueLimit
         client = try MQTTClient(options: options, logger: logger)
+        if settings.publishMeasurements {
+            do {
+                journal = try MeasurementJournal(
+                    path: settings.effectiveJournalPath, maximumBytes: settings.journalMegabytes << 20)
+                replayFrom = Date().addingTimeInterval(-300)
+            } catch {
+                logger.warning(
+                    "measurement journal unavailable: frames lost while the broker is away are not sent again",
+                    metadata: ["path": "\(settings.effectiveJournalPath)", "error": "\(error)"])
+                journal = nil
+            }
+        } else {
+            journal = nil
+        }
     }
 
     /// Runs until graceful shutdown, then says `offline` and disconnects.
@@ -127,7 +148,36 @@ public actor MQTTBridge: Service {
         let sequence = sequences[address, default: 0]
         guard let message = RemoteMeasurement(measurement, sequence: sequence) else { return }
         sequences[address] = sequence &+ 1
+        journal?.append(address: address, message)
         await client.publish(MQTTMessage(topic: topics.sensor(address, "measurement"), payload: message.encoded()))
+    }
+
+    /// Sends the journaled frames since `replayFrom` again, a strap's batch of up to 512 per QoS 1
+    /// message on `…/backfill`; the hub stores what it lacks and ignores the rest.
+    private func replayJournal() async {
+        guard let journal, let since = replayFrom else { return }
+        replayFrom = nil
+        var byAddress: [String: [RemoteMeasurement]] = [:]
+        for entry in journal.entries(since: since) { byAddress[entry.address, default: []].append(entry.measurement) }
+        var sent = 0
+        for (address, frames) in byAddress.sorted(by: { $0.key < $1.key }) {
+            var index = 0
+            while index < frames.count {
+                let batch = Array(frames[index..<min(index + RemoteBackfill.maximumFrames, frames.count)])
+                await client.publish(
+                    MQTTMessage(
+                        topic: topics.sensor(address, "backfill"), payload: RemoteBackfill.encode(batch),
+                        qos: .atLeastOnce, retain: false))
+                index += batch.count
+            }
+            sent += frames.count
+        }
+        backfillFrames.increment(by: sent)
+        if sent > 0 {
+            logger.info(
+                "journal sent again after the broker was away",
+                metadata: ["frames": "\(sent)", "sensors": "\(byAddress.count)", "since": "\(since)"])
+        }
     }
 
     /// A sensor's status as the sensor manager publishes it: state, battery, binding.
@@ -260,8 +310,13 @@ public actor MQTTBridge: Service {
                     requestID: nil, command: topic,
                     error: APIError(.contentTooLarge, "too_large", "the command is \(bytes) bytes; at most 64 KiB"))
             }
-        case .connected, .disconnected:
-            break
+        case .connected:
+            await replayJournal()
+        case .disconnected:
+            // QoS 0 frames sent into the dead connection before it was noticed are lost too.
+            if journal != nil, replayFrom == nil {
+                replayFrom = Date().addingTimeInterval(-(Double(settings.keepalive) * 1.5 + 2))
+            }
         }
     }
 

@@ -69,6 +69,13 @@ public actor BridgeSession {
         }
     }
 
+    /// Late samples (a gateway's backfill): stored with this workout; the live builder, which
+    /// moved on, does not see them.
+    func backfill(_ samples: [QuantitySample]) {
+        guard !samples.isEmpty else { return }
+        streamer?.submit(samples)
+    }
+
     /// Wires the recorder's updates to the hub, then publishes the state.
     func attach() async {
         let workoutID = id

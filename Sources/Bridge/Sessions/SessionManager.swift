@@ -190,6 +190,28 @@ public actor SessionManager {
         return workout
     }
 
+    /// Frames a gateway sent late (its journal, after the broker was away): turned into samples
+    /// and stored with every recorded session that follows the strap and had begun by then. The
+    /// store keeps each sample once, so frames it already has add nothing. Returns how many
+    /// sessions took them.
+    @discardableResult
+    public func backfill(_ measurements: [SensorMeasurement]) async -> Int {
+        guard let first = measurements.first else { return 0 }
+        let address = first.sensor.address
+        let targets = sessions.values.filter { session in
+            !session.guest && session.sensors.contains { $0.address == address }
+        }
+        guard !targets.isEmpty else { return 0 }
+        var sampler = MeasurementSampler(
+            source: SampleSource(adapter: first.sensor.adapter, address: address, name: first.sensor.name))
+        var samples: [QuantitySample] = []
+        for measurement in measurements where measurement.sensor.address == address {
+            samples += sampler.samples(from: measurement.value, receivedAt: measurement.receivedAt)
+        }
+        for session in targets { await session.backfill(samples.filter { $0.start >= session.started }) }
+        return targets.count
+    }
+
     /// What the sessions' streamers hold unstored, summed, with the most recent refusal.
     public func storeHealth() async -> SampleStreamer.Health {
         var total = SampleStreamer.Health()
