@@ -230,7 +230,8 @@ struct HubTests {
                     let times = try await storedTimes(database, workout: session)
                     #expect(Set(times).count == times.count, "\(athlete): no sample stored twice")
                     #expect(longestGap(times) < 2.5, "\(athlete): no gap")
-                    let state = try await database.query("SELECT state FROM workout WHERE lower(id) = lower('\(session)')")
+                    let state = try await database.query(
+                        "SELECT state FROM workout WHERE lower(id) = lower('\(session)')")
                     #expect(state == ["finished"], "\(athlete)'s workout finished in PostgreSQL")
                 }
                 let athletes = try await database.query("SELECT DISTINCT athlete FROM workout ORDER BY athlete")
