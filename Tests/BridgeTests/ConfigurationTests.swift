@@ -216,6 +216,33 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("[store] url selects PostgreSQL (password only from password_file); the gateway journal's settings")
+    func storeServer() throws {
+        let hub = try ConfigurationLoader.parse("[store]\nurl = \"postgresql://hub@db.lan/gym?sslmode=require\"")
+        #expect(hub.storeURL == "postgresql://hub@db.lan/gym?sslmode=require" && hub.storePath == nil)
+        let gateway = try ConfigurationLoader.parse(
+            "[mqtt]\nurl = \"mqtt://b\"\npublish_measurements = true\njournal_path = \"/var/lib/j\"\njournal_megabytes = 8"
+        )
+        #expect(gateway.mqtt?.journalPath == "/var/lib/j" && gateway.mqtt?.journalMegabytes == 8)
+        #expect(gateway.mqtt?.effectiveJournalPath == "/var/lib/j")
+        for (text, line, message) in [
+            ("[store]\nurl = \"postgresql://hub:secret@db/gym\"", 2, "password_file"),
+            ("[store]\nurl = \"postgresql://db/gym\"", 2, "no user"),
+            ("[store]\nurl = \"postgresql://hub@db/gym?sslmode=maybe\"", 2, "sslmode"),
+            ("[store]\nurl = \"postgresql://hub@db/gym\"\npath = \"/tmp/s.sqlite\"", 2, "either"),
+            ("[store]\npassword_file = \"/etc/hostname\"", 2, "needs url"),
+            ("[mqtt]\nurl = \"mqtt://b\"\njournal_path = \"j\"", 3, "absolute"),
+            ("[mqtt]\nurl = \"mqtt://b\"\njournal_megabytes = 0", 3, "out of range"),
+        ] {
+            #expect(
+                "\(text)", performing: { try ConfigurationLoader.parse(text) },
+                throws: { error in
+                    guard let problems = (error as? ConfigurationError)?.problems else { return false }
+                    return problems.contains { $0.line == line && $0.message.contains(message) }
+                })
+        }
+    }
+
     @Test("[class] is read with its defaults; bad values name their line")
     func classSettings() throws {
         let defaults = try ConfigurationLoader.parse("").classSettings
