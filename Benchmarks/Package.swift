@@ -31,7 +31,8 @@ let package = Package(
             name: "StoreBenchmark",
             dependencies: [
                 .product(name: "WorkoutStore", package: "hrbridge"), .product(name: "Samples", package: "hrbridge"),
-                .product(name: "Sensors", package: "hrbridge"),
+                .product(name: "Sensors", package: "hrbridge"), .product(name: "PostgresStore", package: "hrbridge"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),

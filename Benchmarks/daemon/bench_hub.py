@@ -6,9 +6,17 @@ which survive the gateway's envelope (it forwards the GATT bytes), so latency is
 on a gateway's bus → `measurement` message decoded at a hub client. Hub CPU from /proc/PID/stat,
 memory from /proc/PID/status; mosquitto's CPU beside it.
 
+With `--postgres` the hub stores into Debian's PostgreSQL (a new cluster in the temporary folder)
+and runs a class with every strap signed in (`[class] auto_join`), so every frame becomes stored
+samples: the row count of `sample` before and after the window gives the ingest rate, and the
+server's processes' CPU is read beside the hub's.
+
 usage: bench_hub.py --hrbridge PATH --producer PATH [--gateways 3] [--straps 20] [--seconds 20] [--clients 5]
+                    [--postgres]
 """
 import argparse
+import glob
+import socket
 import sys
 import asyncio
 import json
@@ -46,6 +54,68 @@ def wait_streaming(port, count, process, what):
         time.sleep(0.05)
 
 
+def postgres_binaries():
+    versions = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"), key=lambda path: int(path.split("/")[4]))
+    if not versions:
+        raise RuntimeError("PostgreSQL is not installed (apt-get install postgresql)")
+    return os.path.dirname(versions[-1])
+
+
+def as_server_user():
+    """The postmaster refuses root: run it as Debian's postgres user, exec'd (the PID is its own)."""
+    return ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"] if os.getuid() == 0 else []
+
+
+def start_postgres(directory):
+    """A new cluster (trust authentication for role hrbridge) on a Unix socket; returns process, socket dir, port."""
+    binaries, folder, port = postgres_binaries(), os.path.join(directory, "pg"), free_port()
+    os.makedirs(folder)
+    if os.getuid() == 0:
+        import pwd
+        user = pwd.getpwnam("postgres")
+        os.chown(folder, user.pw_uid, user.pw_gid)
+        os.chmod(directory, 0o755)
+    subprocess.run(as_server_user() + [binaries + "/initdb", "-D", folder + "/data", "-U", "hrbridge", "--auth=trust",
+                                       "-E", "UTF8", "--no-instructions"], check=True, stdout=subprocess.DEVNULL)
+    server = subprocess.Popen(as_server_user() + [binaries + "/postgres", "-D", folder + "/data", "-p", str(port),
+                                                  "-k", folder, "-c", "listen_addresses="], stderr=subprocess.PIPE, text=True)
+    for line in server.stderr:
+        if "ready to accept connections" in line:
+            break
+    subprocess.run([binaries + "/psql", "-h", folder, "-p", str(port), "-U", "hrbridge", "-d", "postgres", "-c",
+                    "CREATE DATABASE hrbridge"], check=True, stdout=subprocess.DEVNULL)
+    return server, folder, port
+
+
+def psql(folder, port, sql):
+    return subprocess.run([postgres_binaries() + "/psql", "-h", folder, "-p", str(port), "-U", "hrbridge", "-d",
+                           "hrbridge", "-At", "-c", sql], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def children_cpu(pid):
+    """CPU seconds of a process and its children (the postmaster and its backends)."""
+    total = cpu_seconds(pid)
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            fields = open(stat).read().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid:
+                total += cpu_seconds(int(stat.split("/")[2]))
+        except (OSError, ValueError):
+            pass
+    return total
+
+
+def post_unix(path, target):
+    """POST with an empty JSON body on the API's Unix socket (no token there); returns the status."""
+    connection = socket.socket(socket.AF_UNIX)
+    connection.connect(path)
+    connection.sendall(("POST %s HTTP/1.1\r\nHost: hub\r\nContent-Type: application/json\r\n"
+                        "Content-Length: 2\r\nConnection: close\r\n\r\n{}" % target).encode())
+    reply = connection.recv(4096).decode(errors="replace")
+    connection.close()
+    return int(reply.split()[1])
+
+
 def write_config(path, text):
     with open(path, "w") as out:
         out.write(text)
@@ -80,6 +150,7 @@ def main():
     parser.add_argument("--straps", type=int, default=20)
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--clients", type=int, default=5)
+    parser.add_argument("--postgres", action="store_true")
     arguments = parser.parse_args()
     processes, buses = [], []
     with tempfile.TemporaryDirectory(prefix="hrbridge-bench-hub-") as directory:
@@ -118,7 +189,17 @@ def main():
             hub_folder = os.path.join(directory, "hub")
             os.makedirs(hub_folder)
             config = '[adapter]\nkind = "mqtt"\nurl = "mqtt://127.0.0.1:%d"\nexpire = 60\n' % broker_port
-            config += '[store]\npath = "%s/store.sqlite"\n' % hub_folder
+            postgres = None
+            if arguments.postgres:
+                postgres, pg_folder, pg_port = start_postgres(directory)
+                processes.insert(0, postgres)
+                config += '[store]\nurl = "postgresql://hrbridge@/hrbridge?host=%s&port=%d"\n' % (pg_folder, pg_port)
+                config += '[class]\nauto_join = true\n'
+                for gateway in range(1, arguments.gateways + 1):
+                    for index in range(1, arguments.straps + 1):
+                        config += '[[sensors]]\naddress = "%s"\n' % address(gateway, index)
+            else:
+                config += '[store]\npath = "%s/store.sqlite"\n' % hub_folder
             config += '[api]\nsocket = "%s/api.sock"\ntcp_port = %d\n' % (hub_folder, hub_port)
             config += '[[api.tokens]]\ntoken = "%s"\nrole = "read"\n' % TOKEN
             write_config(os.path.join(hub_folder, "config.toml"), config)
@@ -131,11 +212,28 @@ def main():
             # One paced run per gateway, long enough for the hub to meet every strap (from its first
             # frame), the clients to connect, and the measured window.
             for producer in producers:
-                producer.stdin.write("burst %d 4\n" % (4 * (arguments.seconds + 30)))
+                producer.stdin.write("burst %d 4\n" % (4 * (arguments.seconds + (75 if arguments.postgres else 30))))
                 producer.stdin.flush()
             wait_streaming(hub_port, arguments.gateways * arguments.straps, hub, "the hub")
+            if postgres:
+                status = post_unix(os.path.join(hub_folder, "api.sock"), "/v1/class")
+                assert status == 201, "POST /v1/class answered %d" % status
+                deadline = time.monotonic() + 60
+                while health(hub_port)["sessionsActive"] < arguments.gateways * arguments.straps:
+                    if time.monotonic() > deadline:
+                        raise RuntimeError("not every strap joined the class")
+                    time.sleep(0.1)
+                time.sleep(2)
+                rows_before, pg_before = int(psql(pg_folder, pg_port, "SELECT count(*) FROM sample")), children_cpu(postgres.pid)
+                rows_since = time.monotonic()
             latencies, hub_cpu, broker_cpu, wall = asyncio.run(measure(arguments, hub_port, hub.pid, broker.pid,
                                                                        producers))
+            if postgres:
+                pg_cpu = children_cpu(postgres.pid) - pg_before
+                rows = int(psql(pg_folder, pg_port, "SELECT count(*) FROM sample")) - rows_before
+                rows_span = time.monotonic() - rows_since
+                duplicates = psql(pg_folder, pg_port, "SELECT count(*) - count(DISTINCT (source_id, type, start_time)) FROM sample")
+                sessions = health(hub_port)["sessionsActive"]
             gateway_cpu = [cpu_seconds(pid) for pid in gateway_pids]
             mem = memory(hub.pid)
             latencies.sort()
@@ -152,6 +250,11 @@ def main():
             print("| hub peak RSS (VmHWM) / RSS now | %.1f MB / %.1f MB |" % (mem["VmHWM"], mem["VmRSS"]))
             print("| mosquitto CPU under load | %.1f %% of a core |" % (100 * broker_cpu / wall))
             print("| gateways' CPU since start (s) | %s |" % ", ".join("%.1f" % value for value in gateway_cpu))
+            if postgres:
+                print("| hub sessions recording (class) | %d |" % sessions)
+                print("| PostgreSQL ingest (rows of `sample` in the window, whole measured span) | %.0f rows/s |" % (rows / rows_span))
+                print("| PostgreSQL CPU (postmaster + backends) | %.1f %% of a core |" % (100 * pg_cpu / rows_span))
+                print("| duplicate samples stored | %s |" % duplicates)
         finally:
             for process in reversed(processes):
                 process.terminate()

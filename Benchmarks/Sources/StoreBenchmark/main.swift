@@ -1,6 +1,8 @@
 // Store benchmark: batched ingest of one year of 1 Hz heart rate (31.5 million samples), then
 // statistics collections with hourly and daily buckets over the whole year.
 import Foundation
+import Logging
+import PostgresStore
 import Samples
 import Sensors
 import WorkoutStore
@@ -14,13 +16,17 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
 
 var days = 365
 var batch = 10_000
+var url: String?
+var skipQueries = false
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 while let argument = arguments.next() {
     switch argument {
     case "--days": days = Int(arguments.next() ?? "") ?? days
     case "--batch": batch = Int(arguments.next() ?? "") ?? batch
+    case "--url": url = arguments.next()
+    case "--ingest-only": skipQueries = true
     default:
-        print("usage: StoreBenchmark [--days N] [--batch N]")
+        print("usage: StoreBenchmark [--days N] [--batch N] [--url postgresql://…] [--ingest-only]")
         exit(64)
     }
 }
@@ -28,7 +34,9 @@ while let argument = arguments.next() {
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
     "hrbridge-store-bench-\(UUID().uuidString)")
 defer { try? FileManager.default.removeItem(at: directory) }
-let store = try WorkoutStore(path: directory.appendingPathComponent("store.sqlite").path)
+let store =
+    try url.map { WorkoutStore(backend: try PostgresStore(try PostgresStoreLocation(url: $0), logger: Logger(label: "bench"))) }
+    ?? WorkoutStore(path: directory.appendingPathComponent("store.sqlite").path)
 let source = SampleSource(adapter: "hci0", address: "C0:FF:EE:00:00:01", name: "bench")
 let origin = Date(timeIntervalSinceReferenceDate: 788_918_400)  // 2026-01-01T00:00:00Z, hour-aligned
 let total = days * 86_400
@@ -51,9 +59,10 @@ while written < total {
 }
 let size = (try? FileManager.default.attributesOfItem(atPath: store.path)[.size] as? Int) ?? 0
 print(
-    "ingested=\(written) batch=\(batch) samples_per_second=\(Int(Double(written) / ingestSeconds)) seconds=\(String(format: "%.1f", ingestSeconds)) file_mb=\(size / 1_000_000)"
+    "store=\(url == nil ? "sqlite" : "postgresql") ingested=\(written) batch=\(batch) samples_per_second=\(Int(Double(written) / ingestSeconds)) seconds=\(String(format: "%.1f", ingestSeconds)) file_mb=\(size / 1_000_000)"
 )
 
+if skipQueries { exit(0) }
 let end = origin.addingTimeInterval(Double(total))
 for interval in [StatisticsInterval.day, .hour] {
     var times: [Double] = []
