@@ -104,9 +104,7 @@ extension PostgresStore {
         let width = interval.seconds
         let anchorSeconds = anchor.timeIntervalSinceReferenceDate
         let (start, end) = (from.timeIntervalSinceReferenceDate, to.timeIntervalSinceReferenceDate)
-        let useRollups =
-            interval != .minute && anchorSeconds.truncatingRemainder(dividingBy: 3600) == 0
-            && start.truncatingRemainder(dividingBy: 3600) == 0 && end.truncatingRemainder(dividingBy: 3600) == 0
+        let useRollups = StoreRows.readsRollups(interval, anchor: anchor, from: from, to: to)
         return try read { session in
             let rows: [PostgresRandomAccessRow]
             if useRollups {
@@ -127,14 +125,9 @@ extension PostgresStore {
                     """)
             }
             return try rows.map { row in
-                let count = Int(try row.int(1))
-                let sum = try row.double(2)
-                let bucketStart = Date(timeIntervalSinceReferenceDate: anchorSeconds + Double(try row.int(0)) * width)
-                let discrete = type.aggregationStyle == .discrete
-                return StatisticsBucket(
-                    start: bucketStart, end: bucketStart.addingTimeInterval(width), count: count,
-                    average: discrete ? sum / Double(count) : nil, minimum: discrete ? try row.double(3) : nil,
-                    maximum: discrete ? try row.double(4) : nil, sum: discrete ? nil : sum)
+                StoreRows.bucket(
+                    try row.int(0), of: interval, from: anchor, type: type, count: Int(try row.int(1)),
+                    sum: try row.double(2), minimum: try row.double(3), maximum: try row.double(4))
             }
         }
     }

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import GATT
 package import Samples
 import Sensors
@@ -93,5 +93,28 @@ package enum StoreRows {
             dateInterval: DateInterval(
                 start: Date(timeIntervalSinceReferenceDate: start), end: Date(timeIntervalSinceReferenceDate: end)),
             metadata: decode([String: String].self, metadata) ?? [:])
+    }
+
+    /// Whether buckets of `interval` from `anchor` over `[from, to)` can be read from the hourly
+    /// rollups: hour, day or week buckets with everything hour-aligned.
+    package static func readsRollups(_ interval: StatisticsInterval, anchor: Date, from: Date, to: Date) -> Bool {
+        interval != .minute
+            && [anchor, from, to].allSatisfy {
+                $0.timeIntervalSinceReferenceDate.truncatingRemainder(dividingBy: 3600) == 0
+            }
+    }
+
+    /// A bucket from its aggregate row: `index` buckets of `interval` after `anchor`; discrete
+    /// types report average, minimum and maximum, cumulative ones the sum.
+    package static func bucket(
+        _ index: Int64, of interval: StatisticsInterval, from anchor: Date, type: QuantityType, count: Int, sum: Double,
+        minimum: Double, maximum: Double
+    ) -> StatisticsBucket {
+        let start = anchor.addingTimeInterval(Double(index) * interval.seconds)
+        let discrete = type.aggregationStyle == .discrete
+        return StatisticsBucket(
+            start: start, end: start.addingTimeInterval(interval.seconds), count: count,
+            average: discrete ? sum / Double(count) : nil, minimum: discrete ? minimum : nil,
+            maximum: discrete ? maximum : nil, sum: discrete ? nil : sum)
     }
 }

@@ -35,6 +35,24 @@ struct HubTests {
         return (scenario, settings, sensors)
     }
 
+    /// Gateways 1 to 3 on `broker`, each streaming its ten simulated straps (stopped by the caller).
+    func startGateways(_ broker: MosquittoBroker) async throws -> [DaemonUnderTest] {
+        var gateways: [DaemonUnderTest] = []
+        do {
+            for index in 1...3 {
+                let setup = Self.gateway(index, broker: broker)
+                gateways.append(
+                    try await DaemonUnderTest(
+                        speed: 1, moreSettings: setup.settings, scenario: setup.scenario, streaming: 10,
+                        sensorsSection: setup.sensors))
+            }
+        } catch {
+            for gateway in gateways { gateway.stop() }
+            throw error
+        }
+        return gateways
+    }
+
     func object(_ reply: APIClient.Reply) throws -> [String: Any] {
         try #require(reply.object, "not a JSON object: \(String(decoding: reply.body, as: UTF8.self))")
     }
@@ -49,15 +67,8 @@ struct HubTests {
     )
     func threeGatewaysOneHub() async throws {
         try await withMosquitto { broker in
-            var gateways: [DaemonUnderTest] = []
+            var gateways = try await startGateways(broker)
             defer { for gateway in gateways { gateway.stop() } }
-            for index in 1...3 {
-                let setup = Self.gateway(index, broker: broker)
-                gateways.append(
-                    try await DaemonUnderTest(
-                        speed: 1, moreSettings: setup.settings, scenario: setup.scenario, streaming: 10,
-                        sensorsSection: setup.sensors))
-            }
             let hub = try await DaemonUnderTest(
                 moreSettings: "",
                 streaming: nil,
@@ -136,15 +147,8 @@ struct HubTests {
     func hubOnPostgres() async throws {
         try await withMosquitto { broker in
             try await withPostgres { database in
-                var gateways: [DaemonUnderTest] = []
+                let gateways = try await startGateways(broker)
                 defer { for gateway in gateways { gateway.stop() } }
-                for index in 1...3 {
-                    let setup = Self.gateway(index, broker: broker)
-                    gateways.append(
-                        try await DaemonUnderTest(
-                            speed: 1, moreSettings: setup.settings, scenario: setup.scenario, streaming: 10,
-                            sensorsSection: setup.sensors))
-                }
                 let sensorsSection = Self.hubAthletes.map { gateway, athlete in
                     "[[sensors]]\naddress = \"\(Self.straps(gateway)[0])\"\nathlete = \"\(athlete)\"\n"
                 }.joined(separator: "\n")

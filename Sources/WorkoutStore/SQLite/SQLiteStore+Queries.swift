@@ -133,10 +133,7 @@ extension SQLiteStore {
     ) throws(StoreError) -> [StatisticsBucket] {
         let width = interval.seconds
         let anchorSeconds = anchor.timeIntervalSinceReferenceDate
-        let useRollups =
-            interval != .minute && anchorSeconds.truncatingRemainder(dividingBy: 3600) == 0
-            && from.timeIntervalSinceReferenceDate.truncatingRemainder(dividingBy: 3600) == 0
-            && to.timeIntervalSinceReferenceDate.truncatingRemainder(dividingBy: 3600) == 0
+        let useRollups = StoreRows.readsRollups(interval, anchor: anchor, from: from, to: to)
         return try read { db in
             let rows: [Row]
             if useRollups {
@@ -165,15 +162,9 @@ extension SQLiteStore {
                     ])
             }
             return try rows.map { row in
-                let bucket: Int64 = try row.value("bucket")
-                let count: Int = try row.value("count")
-                let sum: Double = try row.value("sum")
-                let start = Date(timeIntervalSinceReferenceDate: anchorSeconds + Double(bucket) * width)
-                let discrete = type.aggregationStyle == .discrete
-                return StatisticsBucket(
-                    start: start, end: start.addingTimeInterval(width), count: count,
-                    average: discrete ? sum / Double(count) : nil, minimum: discrete ? try row.value("minimum") : nil,
-                    maximum: discrete ? try row.value("maximum") : nil, sum: discrete ? nil : sum)
+                StoreRows.bucket(
+                    try row.value("bucket"), of: interval, from: anchor, type: type, count: try row.value("count"),
+                    sum: try row.value("sum"), minimum: try row.value("minimum"), maximum: try row.value("maximum"))
             }
         }
     }
