@@ -35,7 +35,9 @@ let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
     "hrbridge-store-bench-\(UUID().uuidString)")
 defer { try? FileManager.default.removeItem(at: directory) }
 let store =
-    try url.map { WorkoutStore(backend: try PostgresStore(try PostgresStoreLocation(url: $0), logger: Logger(label: "bench"))) }
+    try url.map {
+        WorkoutStore(backend: try PostgresStore(try PostgresStoreLocation(url: $0), logger: Logger(label: "bench")))
+    }
     ?? WorkoutStore(path: directory.appendingPathComponent("store.sqlite").path)
 let source = SampleSource(adapter: "hci0", address: "C0:FF:EE:00:00:01", name: "bench")
 let origin = Date(timeIntervalSinceReferenceDate: 788_918_400)  // 2026-01-01T00:00:00Z, hour-aligned
