@@ -1,7 +1,8 @@
 /// The PostgreSQL schema as numbered migrations: never edit a shipped one, add a new one.
 ///
 /// Times are seconds since 2001-01-01 UTC (`double precision`), as in the SQLite store, so both
-/// backends answer every query alike. Samples are unique by source, type, start, end and value.
+/// backends answer every query alike. Samples are unique by type, start, source, end and value;
+/// led by type and start, that key also serves the range queries.
 enum PostgresSchema {
     /// Name and SQL statements of each migration, in order.
     static let migrations: [(name: String, statements: [String])] = [
@@ -38,9 +39,8 @@ enum PostgresSchema {
                 CREATE TABLE sample (id bigserial PRIMARY KEY, workout_id text REFERENCES workout ON DELETE CASCADE,
                 type text NOT NULL, value double precision NOT NULL, start_time double precision NOT NULL,
                 end_time double precision NOT NULL, source_id bigint NOT NULL REFERENCES source, contact text,
-                raw_rr bigint, UNIQUE (source_id, type, start_time, end_time, value))
+                raw_rr bigint, UNIQUE (type, start_time, source_id, end_time, value))
                 """,
-                "CREATE INDEX sample_type_start ON sample (type, start_time)",
                 "CREATE INDEX sample_workout ON sample (workout_id)",
                 "CREATE TABLE tombstone (anchor bigint PRIMARY KEY, sample_id bigint NOT NULL, type text NOT NULL)",
                 """

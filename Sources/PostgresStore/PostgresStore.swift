@@ -225,7 +225,7 @@ public final class PostgresStore: StoreBackend {
                 FROM unnest(\(types)::text[], \(values)::float8[], \(starts)::float8[], \(ends)::float8[],
                 \(sources)::int8[], \(contacts)::text[], \(rawRR)::int8[])
                 AS t(type, value, start_time, end_time, source_id, contact, raw_rr)
-                ON CONFLICT (source_id, type, start_time, end_time, value) DO NOTHING
+                ON CONFLICT (type, start_time, source_id, end_time, value) DO NOTHING
                 RETURNING type, source_id, start_time, value
                 """)
             var rollups: [PostgresHourKey: (count: Int64, sum: Double, minimum: Double, maximum: Double)] = [:]

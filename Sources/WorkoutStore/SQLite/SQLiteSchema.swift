@@ -127,7 +127,7 @@ enum SQLiteSchema {
             try db.execute(
                 sql: """
                     DELETE FROM sample WHERE id NOT IN
-                    (SELECT MIN(id) FROM sample GROUP BY sourceId, type, start, end, value)
+                    (SELECT MIN(id) FROM sample GROUP BY type, start, sourceId, end, value)
                     """)
             if db.changesCount > 0 {
                 try db.execute(sql: "DELETE FROM hourly")
@@ -138,8 +138,10 @@ enum SQLiteSchema {
                         FROM sample GROUP BY type, sourceId, CAST(start / 3600.0 AS INTEGER)
                         """)
             }
+            // Led by type and start, the key also serves every range query: it replaces that index.
             try db.create(
-                index: "sample_key", on: "sample", columns: ["sourceId", "type", "start", "end", "value"], unique: true)
+                index: "sample_key", on: "sample", columns: ["type", "start", "sourceId", "end", "value"], unique: true)
+            try db.drop(index: "sample_type_start")
         }
         return migrator
     }

@@ -192,7 +192,7 @@ public final class SQLiteStore: StoreBackend {
             let statement = try db.makeStatement(
                 sql: """
                     INSERT INTO sample (workoutId, type, value, start, end, sourceId, contact, rawRR)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (sourceId, type, start, end, value) DO NOTHING
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (type, start, sourceId, end, value) DO NOTHING
                     """)
             for sample in samples {
                 let source: Int64
