@@ -232,7 +232,6 @@ def main():
                 pg_cpu = children_cpu(postgres.pid) - pg_before
                 rows = int(psql(pg_folder, pg_port, "SELECT count(*) FROM sample")) - rows_before
                 rows_span = time.monotonic() - rows_since
-                duplicates = psql(pg_folder, pg_port, "SELECT count(*) - count(DISTINCT (source_id, type, start_time)) FROM sample")
                 sessions = health(hub_port)["sessionsActive"]
             gateway_cpu = [cpu_seconds(pid) for pid in gateway_pids]
             mem = memory(hub.pid)
@@ -254,7 +253,6 @@ def main():
                 print("| hub sessions recording (class) | %d |" % sessions)
                 print("| PostgreSQL ingest (rows of `sample` in the window, whole measured span) | %.0f rows/s |" % (rows / rows_span))
                 print("| PostgreSQL CPU (postmaster + backends) | %.1f %% of a core |" % (100 * pg_cpu / rows_span))
-                print("| duplicate samples stored | %s |" % duplicates)
         finally:
             for process in reversed(processes):
                 process.terminate()
