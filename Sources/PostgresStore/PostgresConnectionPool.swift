@@ -116,7 +116,7 @@ final class PostgresConnectionPool: Sendable {
                 } catch {
                     state.withLock { $0.open -= 1 }
                     available.broadcast()
-                    throw error
+                    throw PostgresConnectFailure(underlying: error)
                 }
             case .wait:
                 available.lock()
@@ -144,4 +144,9 @@ final class PostgresConnectionPool: Sendable {
         available.signal()
         available.unlock()
     }
+}
+
+/// A new connection could not be made (the server is down, or cannot be reached).
+struct PostgresConnectFailure: Error {
+    let underlying: any Error
 }

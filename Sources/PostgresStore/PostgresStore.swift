@@ -7,6 +7,7 @@ import NIOPosix
 import PostgresNIO
 public import Samples
 public import Sensors
+import Synchronization
 public import WorkoutStore
 
 /// The shared store on a PostgreSQL server (postgres-nio): workouts, samples, rollups, the plan
@@ -26,6 +27,16 @@ public final class PostgresStore: StoreBackend {
     public let isGuest: Bool
     let pool: PostgresConnectionPool
     let logger: Logger
+    /// While the server does not answer, one caller at a time tries again (at most every
+    /// ``retryInterval``) and the others fail at once: callers on the daemon's few threads must
+    /// not all wait for connection timeouts during a partition.
+    private let outage = Mutex<Outage?>(nil)
+    static let retryInterval: Duration = .seconds(2)
+
+    private struct Outage {
+        var retryAt: ContinuousClock.Instant
+        var probing = false
+    }
     /// Attempts per call when the connection fails.
     static let attempts = 3
     static let writeLatency = Metrics.Timer(label: "hrbridge_store_write_seconds")
@@ -112,6 +123,31 @@ public final class PostgresStore: StoreBackend {
     /// One transaction on a borrowed connection; a lost connection is retried on a new one (a
     /// retried write is safe: samples are keyed, every other write is an upsert or keyed by id).
     private func transaction<T>(readOnly: Bool, _ body: (PostgresSession) throws -> T) throws(StoreError) -> T {
+        let mayTry = outage.withLock { outage -> Bool in
+            guard var current = outage else { return true }
+            guard ContinuousClock.now >= current.retryAt, !current.probing else { return false }
+            current.probing = true
+            outage = current
+            return true
+        }
+        guard mayTry else { throw .unreachable("\(location): not answering; tried again every 2 s") }
+        do {
+            let result = try attempts(readOnly: readOnly, body)
+            outage.withLock { $0 = nil }
+            return result
+        } catch {
+            if case .unreachable = error {
+                outage.withLock { $0 = Outage(retryAt: ContinuousClock.now + Self.retryInterval) }
+            } else {
+                outage.withLock { $0 = nil }
+            }
+            throw error
+        }
+    }
+
+    /// The transaction, again on a new connection when the one it used broke (a server restart
+    /// ends every open connection, and a new one then works); a failed connect is not retried.
+    private func attempts<T>(readOnly: Bool, _ body: (PostgresSession) throws -> T) throws(StoreError) -> T {
         var attempt = 1
         while true {
             do {
@@ -129,7 +165,8 @@ public final class PostgresStore: StoreBackend {
                 }
             } catch {
                 let storeError = PostgresErrors.storeError(error, location: location)
-                guard case .unreachable = storeError, attempt < Self.attempts else { throw storeError }
+                guard case .unreachable = storeError, !(error is PostgresConnectFailure), attempt < Self.attempts
+                else { throw storeError }
                 logger.debug(
                     "store call retried", metadata: ["attempt": "\(attempt)", "error": "\(storeError)"])
                 Thread.sleep(forTimeInterval: 0.1 * Double(attempt * attempt))
