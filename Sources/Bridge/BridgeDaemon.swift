@@ -87,11 +87,12 @@ public enum BridgeDaemon {
             offersKnown = configuration.sensors.isEmpty
         case .mqtt(let remote):
             clock = SystemWallClock()
-            // A hub: its straps are other gateways' (each hub its own client id at the broker).
+            // A hub: its straps are other gateways'.
             let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "hub"
-            var options = MQTTClient.Options(
-                broker: remote.broker,
-                clientID: "hrbridge-hub-\(host.prefix(40))-\(ProcessInfo.processInfo.processIdentifier)")
+            // A persistent session under a stable id: backfill a gateway sends while the hub is
+            // away (the broker restarted and the gateway came back first) waits at the broker.
+            var options = MQTTClient.Options(broker: remote.broker, clientID: "hrbridge-hub-\(host.prefix(40))")
+            options.cleanSession = false
             options.username = remote.username
             if let path = remote.passwordFile {
                 guard let password = PasswordFile.read(path) else {

@@ -39,6 +39,10 @@ public actor MQTTClient {
         /// Reconnect delays: from `minimum` doubling to `maximum` seconds.
         public var reconnectDelay: ClosedRange<UInt32> = 1...30
 
+        /// false: a persistent session — the broker keeps the subscriptions and queues QoS 1
+        /// messages while this client is away (the client id must then be stable).
+        public var cleanSession = true
+
         public init(broker: MQTTBrokerURL, clientID: String) {
             self.broker = broker
             self.clientID = clientID
@@ -115,7 +119,7 @@ public actor MQTTClient {
         (events, eventContinuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(4096))
         let sink = Unmanaged.passRetained(
             CallbackSink(continuation: loopContinuation, maximumIncomingBytes: options.maximumIncomingBytes))
-        guard let pointer = mosquitto_new(options.clientID, true, sink.toOpaque()) else {
+        guard let pointer = mosquitto_new(options.clientID, options.cleanSession, sink.toOpaque()) else {
             sink.release()
             throw .library(call: "mosquitto_new", code: MOSQ_ERR_NOMEM.rawValue, message: "out of memory")
         }

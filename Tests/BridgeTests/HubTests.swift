@@ -217,12 +217,26 @@ struct HubTests {
                     let seen = try await sensors(hub)
                     return Self.hubAthletes.allSatisfy { seen[Self.straps($0.0)[0]]?["state"] as? String == "ready" }
                 }
-                try await eventually("every athlete's stored samples without a gap") {
-                    for session in sessions.values {
-                        let times = try await storedTimes(database, workout: session)
-                        guard times.count > 10, longestGap(times) < 2.5 else { return false }
+                // Live frames are stored within a second or two, the journal's as the batches arrive.
+                var seenLast = ""
+                do {
+                    try await eventually("every athlete's stored samples grown by 5 and without a gap") {
+                        seenLast = ""
+                        for (athlete, session) in sessions {
+                            let times = try await storedTimes(database, workout: session)
+                            seenLast +=
+                                "\(athlete): \(times.count) (before \(before[athlete] ?? 0)), gap \(longestGap(times)); "
+                            guard times.count >= (before[athlete] ?? 0) + 5, longestGap(times) < 2.5 else {
+                                return false
+                            }
+                        }
+                        return true
                     }
-                    return true
+                } catch {
+                    Issue.record(
+                        "stored: \(seenLast) the hub's last lines: \(hub.process.output.suffix(40).joined(separator: "\n"))"
+                    )
+                    throw error
                 }
                 let after = try await storedCounts()
                 for (athlete, count) in after {
