@@ -6,14 +6,15 @@ import Synchronization
 #endif
 
 /// A real PostgreSQL server (Debian's `postgresql`) for one test: `initdb` into a temporary
-/// directory, the postmaster on a free loopback port and a Unix socket in that directory, trust
+/// directory, the postmaster on a Unix socket in that directory (no TCP: a port freed by a
+/// restart could be taken by another test meanwhile), trust
 /// authentication for the role `hrbridge`. Stopped by PID (SIGINT: PostgreSQL's fast shutdown,
 /// which writes everything committed). As root, the server runs as the `postgres` user (it
 /// refuses root) through `setpriv`, which execs it, so the PID is the postmaster's.
 public final class PostgresServer: Sendable {
     /// Where the cluster and the socket live.
     public let directory: URL
-    /// The TCP port on 127.0.0.1.
+    /// The port number in the socket's name (`.s.PGSQL.<port>`).
     public let port: Int
     private let process = Mutex<Spawned?>(nil)
     private let binaries: String
@@ -32,11 +33,6 @@ public final class PostgresServer: Sendable {
     /// The store URL for database `database` through the Unix socket.
     public func url(database: String = "hrbridge") -> String {
         "postgresql://hrbridge@/\(database)?host=\(directory.path)&port=\(port)&pool=4"
-    }
-
-    /// The store URL for database `database` over TCP on loopback.
-    public func tcpURL(database: String = "hrbridge") -> String {
-        "postgresql://hrbridge@127.0.0.1:\(port)/\(database)"
     }
 
     /// Makes a new cluster and starts it; the database `hrbridge` exists.
@@ -76,7 +72,7 @@ public final class PostgresServer: Sendable {
         let command =
             Self.asServerUser + [
                 binaries + "/postgres", "-D", directory.path + "/data", "-p", "\(port)", "-k", directory.path, "-c",
-                "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=60",
+                "listen_addresses=", "-c", "fsync=off", "-c", "max_connections=60",
             ]
         let server = try await Spawned.startPeer(command[0], Array(command.dropFirst()), label: "postgres") {
             $0.output.contains { $0.contains("database system is ready to accept connections") }
@@ -121,7 +117,7 @@ public final class PostgresServer: Sendable {
         if await server.wait(timeout: HarnessDeadline.exit) == nil { server.stop() }
     }
 
-    /// Stops and starts it again on the same port and socket, data kept.
+    /// Stops and starts it again on the same socket, data kept.
     public func restart() async throws {
         await stop()
         try await start()
