@@ -24,3 +24,17 @@ if [ ! -f "$data/pyhrv-0.5.0-py3-none-any.whl" ]; then
     mkdir -p "$data"
     .venv/bin/pip download --quiet --disable-pip-version-check --no-deps "pyhrv==0.5.0" -d "$data"
 fi
+# Garmin's Training Center Database v2 schema, the TCX format owner's own definition: Debian's
+# pytrainer package carries a copy (only the .deb is fetched and the schema taken out of it, as
+# a user's apt would fetch it; nothing is installed). The TCX tests validate exports with xmllint.
+if [ ! -f "$data/TrainingCenterDatabasev2.xsd" ]; then
+    mkdir -p "$data/pytrainer"
+    (cd "$data/pytrainer" && apt-get download -q pytrainer >/dev/null 2>&1) || {
+        echo "setup-python: apt-get download pytrainer failed (Garmin's TCX schema comes from it)" >&2
+        exit 1
+    }
+    dpkg-deb -x "$data"/pytrainer/pytrainer_*.deb "$data/pytrainer/root"
+    cp "$data/pytrainer/root/usr/share/pytrainer/schemas/GarminTrainingCenterDatabase_v2.xsd" \
+        "$data/TrainingCenterDatabasev2.xsd"
+    rm -rf "$data/pytrainer"
+fi

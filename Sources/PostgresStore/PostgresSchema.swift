@@ -1,9 +1,18 @@
 /// The PostgreSQL schema as numbered migrations: never edit a shipped one, add a new one.
 ///
-/// Times are seconds since 2001-01-01 UTC (`double precision`), as in the SQLite store, so both
-/// backends answer every query alike. Samples are unique by type, start, source, end and value;
-/// led by type and start, that key also serves the range queries.
+/// Times are `timestamptz` (since `v2-timestamptz`; `v1` stored seconds since 2001-01-01 UTC,
+/// Foundation's reference date, as `double precision`). The store writes them as
+/// `to_timestamp(<Unix seconds>)`, rounded to the microsecond, and reads them back as they are,
+/// so a sample sent again matches the one stored. `hourly.hour` is the start of the hour.
+/// Samples are unique by type, start, source, end and value; led by type and start, that key
+/// also serves the range queries. docs/schema.md describes the tables for people who query them.
 enum PostgresSchema {
+    /// What an operator should know while a migration runs, logged before it starts.
+    static let notes = [
+        "v2-timestamptz":
+            "times become timestamptz: every table with times is rewritten, the samples too (minutes on a large database); every hrbridge on this database must run this version or newer"
+    ]
+
     /// Name and SQL statements of each migration, in order.
     static let migrations: [(name: String, statements: [String])] = [
         (
@@ -60,6 +69,39 @@ enum PostgresSchema {
                 """,
                 "CREATE INDEX schedule_date ON schedule (date)",
             ]
-        )
+        ),
+        (
+            // Seconds since 2001 become timestamptz (978,307,200 s = 271,752 h from 1970 to 2001).
+            // Rewrites every table with times, the samples' too: minutes on a large database.
+            "v2-timestamptz",
+            [
+                """
+                ALTER TABLE workout ALTER COLUMN start_time TYPE timestamptz USING to_timestamp(start_time + 978307200),
+                ALTER COLUMN end_time TYPE timestamptz USING to_timestamp(end_time + 978307200)
+                """,
+                """
+                ALTER TABLE activity ALTER COLUMN start_time TYPE timestamptz USING to_timestamp(start_time + 978307200),
+                ALTER COLUMN end_time TYPE timestamptz USING to_timestamp(end_time + 978307200)
+                """,
+                """
+                ALTER TABLE event ALTER COLUMN start_time TYPE timestamptz USING to_timestamp(start_time + 978307200),
+                ALTER COLUMN end_time TYPE timestamptz USING to_timestamp(end_time + 978307200)
+                """,
+                """
+                ALTER TABLE sample ALTER COLUMN start_time TYPE timestamptz USING to_timestamp(start_time + 978307200),
+                ALTER COLUMN end_time TYPE timestamptz USING to_timestamp(end_time + 978307200)
+                """,
+                """
+                ALTER TABLE hourly ALTER COLUMN hour TYPE timestamptz USING to_timestamp((hour + 271752) * 3600)
+                """,
+                """
+                ALTER TABLE journal ALTER COLUMN updated_at TYPE timestamptz USING to_timestamp(updated_at + 978307200)
+                """,
+                """
+                ALTER TABLE schedule ALTER COLUMN date TYPE timestamptz USING to_timestamp(date + 978307200),
+                ALTER COLUMN completed_at TYPE timestamptz USING to_timestamp(completed_at + 978307200)
+                """,
+            ]
+        ),
     ]
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import PostgresNIO
 import WorkoutStore
@@ -25,5 +26,8 @@ extension PostgresRandomAccessRow {
     func double(_ column: Int) throws -> Double { try self[column].decode(Double.self) }
     func optionalDouble(_ column: Int) throws -> Double? { try self[column].decode(Double?.self) }
     func int(_ column: Int) throws -> Int64 { try self[column].decode(Int64.self) }
+    /// A `timestamptz` column.
+    func date(_ column: Int) throws -> Date { try self[column].decode(Date.self) }
+    func optionalDate(_ column: Int) throws -> Date? { try self[column].decode(Date?.self) }
     func optionalInt(_ column: Int) throws -> Int64? { try self[column].decode(Int64?.self) }
 }

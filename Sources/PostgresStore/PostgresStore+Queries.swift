@@ -12,8 +12,8 @@ extension PostgresStore {
 
     private static func sample(_ row: PostgresRandomAccessRow) throws -> QuantitySample? {
         try StoreRows.sample(
-            id: try row.int(0), type: try row.text(1), value: try row.double(2), start: try row.double(3),
-            end: try row.double(4), contact: try row.optionalText(5), rawRR: try row.optionalInt(6),
+            id: try row.int(0), type: try row.text(1), value: try row.double(2), start: try row.date(3),
+            end: try row.date(4), contact: try row.optionalText(5), rawRR: try row.optionalInt(6),
             source: SampleSource(adapter: try row.text(7), address: try row.text(8), name: try row.optionalText(9)))
     }
 
@@ -25,8 +25,8 @@ extension PostgresStore {
             return try session.rows(
                 """
                 SELECT \(unescaped: Self.sampleColumns) FROM sample s JOIN source src ON src.id = s.source_id
-                WHERE s.type = \(query.type.rawValue) AND s.start_time >= \(query.from.timeIntervalSinceReferenceDate)
-                AND s.start_time < \(query.to.timeIntervalSinceReferenceDate)
+                WHERE s.type = \(query.type.rawValue) AND s.start_time >= to_timestamp(\(query.from.timeIntervalSince1970))
+                AND s.start_time < to_timestamp(\(query.to.timeIntervalSince1970))
                 AND (\(query.source?.adapter)::text IS NULL OR (src.adapter = \(query.source?.adapter)
                 AND src.address = \(query.source?.address)))
                 AND (\(query.workout?.uuidString)::text IS NULL OR s.workout_id = \(query.workout?.uuidString))
@@ -40,7 +40,7 @@ extension PostgresStore {
     public func statistics(type: QuantityType, from: Date, to: Date, separateBySource: Bool) throws(StoreError)
         -> Statistics
     {
-        let (start, end) = (from.timeIntervalSinceReferenceDate, to.timeIntervalSinceReferenceDate)
+        let (start, end) = (from.timeIntervalSince1970, to.timeIntervalSince1970)
         return try read { session in
             func aggregate(source: Int64?) throws -> Statistics {
                 var statistics = Statistics(type: type)
@@ -48,15 +48,16 @@ extension PostgresStore {
                     let row = try session.rows(
                         """
                         SELECT COUNT(*), MIN(value), MAX(value), AVG(value), SUM(value), MIN(start_time), MAX(end_time)
-                        FROM sample WHERE type = \(type.rawValue) AND start_time >= \(start) AND start_time < \(end)
+                        FROM sample WHERE type = \(type.rawValue) AND start_time >= to_timestamp(\(start))
+                        AND start_time < to_timestamp(\(end))
                         AND (\(source)::int8 IS NULL OR source_id = \(source))
                         """
                     ).first
                 else { return statistics }
                 statistics.sampleCount = Int(try row.int(0))
                 guard statistics.sampleCount > 0 else { return statistics }
-                statistics.startDate = try row.optionalDouble(5).map { Date(timeIntervalSinceReferenceDate: $0) }
-                statistics.endDate = try row.optionalDouble(6).map { Date(timeIntervalSinceReferenceDate: $0) }
+                statistics.startDate = try row.optionalDate(5)
+                statistics.endDate = try row.optionalDate(6)
                 switch type.aggregationStyle {
                 case .cumulative:
                     statistics.sum = try row.optionalDouble(4)
@@ -66,15 +67,13 @@ extension PostgresStore {
                     statistics.average = try row.optionalDouble(3)
                     let recent = try session.rows(
                         """
-                        SELECT value, start_time FROM sample WHERE type = \(type.rawValue) AND start_time >= \(start)
-                        AND start_time < \(end) AND (\(source)::int8 IS NULL OR source_id = \(source))
+                        SELECT value, start_time FROM sample WHERE type = \(type.rawValue)
+                        AND start_time >= to_timestamp(\(start)) AND start_time < to_timestamp(\(end)) AND (\(source)::int8 IS NULL OR source_id = \(source))
                         ORDER BY start_time DESC, id DESC LIMIT 1
                         """
                     ).first
                     statistics.mostRecent = try recent?.double(0)
-                    statistics.mostRecentDate = try recent.map {
-                        Date(timeIntervalSinceReferenceDate: try $0.double(1))
-                    }
+                    statistics.mostRecentDate = try recent?.date(1)
                 }
                 return statistics
             }
@@ -84,7 +83,8 @@ extension PostgresStore {
                     """
                     SELECT DISTINCT src.id, src.adapter, src.address, src.name FROM sample s
                     JOIN source src ON src.id = s.source_id
-                    WHERE s.type = \(type.rawValue) AND s.start_time >= \(start) AND s.start_time < \(end)
+                    WHERE s.type = \(type.rawValue) AND s.start_time >= to_timestamp(\(start))
+                    AND s.start_time < to_timestamp(\(end))
                     """)
                 for source in sources {
                     let identity = SampleSource(
@@ -102,25 +102,26 @@ extension PostgresStore {
         type: QuantityType, from: Date, to: Date, anchor: Date, interval: StatisticsInterval
     ) throws(StoreError) -> [StatisticsBucket] {
         let width = interval.seconds
-        let anchorSeconds = anchor.timeIntervalSinceReferenceDate
-        let (start, end) = (from.timeIntervalSinceReferenceDate, to.timeIntervalSinceReferenceDate)
+        let anchorSeconds = anchor.timeIntervalSince1970
+        let (start, end) = (from.timeIntervalSince1970, to.timeIntervalSince1970)
         let useRollups = StoreRows.readsRollups(interval, anchor: anchor, from: from, to: to)
         return try read { session in
             let rows: [PostgresRandomAccessRow]
             if useRollups {
                 rows = try session.rows(
                     """
-                    SELECT floor((hour * 3600.0 - \(anchorSeconds)) / \(width))::int8 AS bucket, SUM(count)::int8,
-                    SUM(sum), MIN(minimum), MAX(maximum) FROM hourly
-                    WHERE type = \(type.rawValue) AND hour * 3600.0 >= \(start) AND hour * 3600.0 < \(end)
+                    SELECT floor((extract(epoch FROM hour)::float8 - \(anchorSeconds)) / \(width))::int8 AS bucket,
+                    SUM(count)::int8, SUM(sum), MIN(minimum), MAX(maximum) FROM hourly
+                    WHERE type = \(type.rawValue) AND hour >= to_timestamp(\(start)) AND hour < to_timestamp(\(end))
                     GROUP BY bucket ORDER BY bucket
                     """)
             } else {
                 rows = try session.rows(
                     """
-                    SELECT floor((start_time - \(anchorSeconds)) / \(width))::int8 AS bucket, COUNT(*), SUM(value),
-                    MIN(value), MAX(value) FROM sample
-                    WHERE type = \(type.rawValue) AND start_time >= \(start) AND start_time < \(end)
+                    SELECT floor((extract(epoch FROM start_time)::float8 - \(anchorSeconds)) / \(width))::int8 AS bucket,
+                    COUNT(*), SUM(value), MIN(value), MAX(value) FROM sample
+                    WHERE type = \(type.rawValue) AND start_time >= to_timestamp(\(start))
+                    AND start_time < to_timestamp(\(end))
                     GROUP BY bucket ORDER BY bucket
                     """)
             }
@@ -171,14 +172,15 @@ extension PostgresStore {
             let upcoming =
                 try session.rows(
                     """
-                    SELECT COUNT(*) FROM schedule WHERE completed_at IS NULL AND date >= \(now.timeIntervalSinceReferenceDate)
+                    SELECT COUNT(*) FROM schedule WHERE completed_at IS NULL
+                    AND date >= to_timestamp(\(now.timeIntervalSince1970))
                     """
                 ).first?.int(0) ?? 0
             guard upcoming < limit else { throw StoreError.scheduleFull(limit) }
             try session.execute(
                 """
                 INSERT INTO schedule (id, name, plan, date) VALUES (\(entry.id.uuidString), \(entry.name),
-                \(String(decoding: entry.plan, as: UTF8.self)), \(entry.date.timeIntervalSinceReferenceDate))
+                \(String(decoding: entry.plan, as: UTF8.self)), to_timestamp(\(entry.date.timeIntervalSince1970)))
                 """)
         }
     }
@@ -189,15 +191,14 @@ extension PostgresStore {
             try session.rows(
                 """
                 SELECT id, name, plan, date, completed_at, workout_id FROM schedule
-                WHERE date >= \(from.timeIntervalSinceReferenceDate) AND date < \(to.timeIntervalSinceReferenceDate)
+                WHERE date >= to_timestamp(\(from.timeIntervalSince1970)) AND date < to_timestamp(\(to.timeIntervalSince1970))
                 ORDER BY date
                 """
             ).compactMap { row in
                 guard let id = UUID(uuidString: try row.text(0)) else { return nil }
                 return ScheduledPlan(
                     id: id, name: try row.text(1), plan: Data(try row.text(2).utf8),
-                    date: Date(timeIntervalSinceReferenceDate: try row.double(3)),
-                    completedAt: try row.optionalDouble(4).map { Date(timeIntervalSinceReferenceDate: $0) },
+                    date: try row.date(3), completedAt: try row.optionalDate(4),
                     workoutID: try row.optionalText(5).flatMap(UUID.init(uuidString:)))
             }
         }
@@ -208,7 +209,7 @@ extension PostgresStore {
         try write { session in
             try session.execute(
                 """
-                UPDATE schedule SET completed_at = \(date.timeIntervalSinceReferenceDate),
+                UPDATE schedule SET completed_at = to_timestamp(\(date.timeIntervalSince1970)),
                 workout_id = \(workout.uuidString) WHERE id = \(id.uuidString)
                 """)
         }

@@ -13,7 +13,7 @@ extension PostgresStore {
                 INSERT INTO workout (id, activity_type, location, athlete, start_time, state)
                 VALUES (\(record.workoutID.uuidString), \(record.configuration.activityType.rawValue),
                 \(record.configuration.location.rawValue), \(record.profile?.id ?? UserProfile.anonymousID),
-                \(record.start.timeIntervalSinceReferenceDate), 'active')
+                to_timestamp(\(record.start.timeIntervalSince1970)), 'active')
                 ON CONFLICT (id) DO NOTHING
                 """)
             try journal(record, session)
@@ -38,7 +38,7 @@ extension PostgresStore {
             INSERT INTO journal (workout_id, session_state, configuration, profile, custom_zones, primary_sources, updated_at)
             VALUES (\(record.workoutID.uuidString), \(record.state.rawValue), \(try StoreRows.json(record.configuration)),
             \(try record.profile.map(StoreRows.json)), \(try StoreRows.json(record.customZones)),
-            \(try StoreRows.json(record.primarySources)), \(Date().timeIntervalSinceReferenceDate))
+            \(try StoreRows.json(record.primarySources)), to_timestamp(\(Date().timeIntervalSince1970)))
             ON CONFLICT (workout_id) DO UPDATE SET session_state = excluded.session_state,
             configuration = excluded.configuration, profile = excluded.profile, custom_zones = excluded.custom_zones,
             primary_sources = excluded.primary_sources, updated_at = excluded.updated_at
@@ -56,7 +56,7 @@ extension PostgresStore {
             ).compactMap { row in
                 StoreRows.journal(
                     workoutID: try row.text(0), configuration: try row.text(1), profile: try row.optionalText(2),
-                    start: try row.double(3), state: try row.text(4), customZones: try row.text(5),
+                    start: try row.date(3), state: try row.text(4), customZones: try row.text(5),
                     primarySources: try row.text(6))
             }
         }
@@ -73,7 +73,7 @@ extension PostgresStore {
             ).compactMap { row in
                 StoreRows.journalProblem(
                     workoutID: try row.optionalText(0), configuration: try row.optionalText(1),
-                    start: try row.optionalDouble(2), state: try row.optionalText(3))
+                    start: try row.optionalDate(2), state: try row.optionalText(3))
             }
         }
     }
@@ -85,8 +85,8 @@ extension PostgresStore {
                 """
                 INSERT INTO event (workout_id, kind, start_time, end_time, metadata)
                 VALUES (\(workout.uuidString), \(event.kind.rawValue),
-                \(event.dateInterval.start.timeIntervalSinceReferenceDate),
-                \(event.dateInterval.end.timeIntervalSinceReferenceDate), \(try StoreRows.json(event.metadata)))
+                to_timestamp(\(event.dateInterval.start.timeIntervalSince1970)),
+                to_timestamp(\(event.dateInterval.end.timeIntervalSince1970)), \(try StoreRows.json(event.metadata)))
                 """)
         }
     }
@@ -101,8 +101,8 @@ extension PostgresStore {
             """
             INSERT INTO activity (id, workout_id, activity_type, location, start_time, end_time)
             VALUES (\(activity.id.uuidString), \(workout.uuidString), \(activity.configuration.activityType.rawValue),
-            \(activity.configuration.location.rawValue), \(activity.start.timeIntervalSinceReferenceDate),
-            \(activity.end?.timeIntervalSinceReferenceDate))
+            \(activity.configuration.location.rawValue), to_timestamp(\(activity.start.timeIntervalSince1970)),
+            to_timestamp(\(activity.end?.timeIntervalSince1970)::float8))
             ON CONFLICT (id) DO UPDATE SET activity_type = excluded.activity_type, location = excluded.location,
             start_time = excluded.start_time, end_time = excluded.end_time
             """)
@@ -118,7 +118,7 @@ extension PostgresStore {
                 """
             ).compactMap { row in
                 StoreRows.event(
-                    kind: try row.text(0), start: try row.double(1), end: try row.double(2),
+                    kind: try row.text(0), start: try row.date(1), end: try row.date(2),
                     metadata: try row.optionalText(3))
             }
         }
@@ -138,8 +138,8 @@ extension PostgresStore {
                 else { return nil }
                 return (
                     WorkoutConfiguration(activityType: type, location: location),
-                    Date(timeIntervalSinceReferenceDate: try row.double(2)),
-                    try row.optionalDouble(3).map { Date(timeIntervalSinceReferenceDate: $0) }
+                    try row.date(2),
+                    try row.optionalDate(3)
                 )
             }
         }
@@ -150,7 +150,7 @@ extension PostgresStore {
         try write { session in
             let changed = try session.execute(
                 """
-                UPDATE workout SET end_time = \(workout.end.timeIntervalSinceReferenceDate),
+                UPDATE workout SET end_time = to_timestamp(\(workout.end.timeIntervalSince1970)),
                 elapsed_time = \(workout.elapsedTime), state = 'finished', summary = \(try StoreRows.json(workout)),
                 metadata = \(try StoreRows.json(workout.metadata)) WHERE id = \(workout.id.uuidString)
                 """)
@@ -192,7 +192,7 @@ extension PostgresStore {
             }
             let hours = try session.rows(
                 """
-                SELECT DISTINCT type, source_id, floor(start_time / 3600.0)::bigint FROM sample
+                SELECT DISTINCT type, source_id, floor(extract(epoch FROM start_time) / 3600)::int8 FROM sample
                 WHERE workout_id = \(id.uuidString)
                 """)
             let changed = try session.execute("DELETE FROM workout WHERE id = \(id.uuidString)")
@@ -200,12 +200,16 @@ extension PostgresStore {
             for hour in hours {
                 let (type, source, index) = (try hour.text(0), try hour.int(1), try hour.int(2))
                 try session.execute(
-                    "DELETE FROM hourly WHERE type = \(type) AND source_id = \(source) AND hour = \(index)")
+                    """
+                    DELETE FROM hourly WHERE type = \(type) AND source_id = \(source)
+                    AND hour = to_timestamp(\(index) * 3600)
+                    """)
                 try session.execute(
                     """
                     INSERT INTO hourly (type, source_id, hour, count, sum, minimum, maximum)
-                    SELECT type, source_id, \(index), COUNT(*), SUM(value), MIN(value), MAX(value) FROM sample
-                    WHERE type = \(type) AND source_id = \(source) AND floor(start_time / 3600.0)::bigint = \(index)
+                    SELECT type, source_id, to_timestamp(\(index) * 3600), COUNT(*), SUM(value), MIN(value), MAX(value)
+                    FROM sample WHERE type = \(type) AND source_id = \(source)
+                    AND start_time >= to_timestamp(\(index) * 3600) AND start_time < to_timestamp((\(index) + 1) * 3600)
                     GROUP BY type, source_id
                     """)
             }
@@ -220,7 +224,8 @@ extension PostgresStore {
             try session.rows(
                 """
                 SELECT \(unescaped: Self.workoutColumns) FROM workout
-                WHERE start_time >= \(from.timeIntervalSinceReferenceDate) AND start_time < \(to.timeIntervalSinceReferenceDate)
+                WHERE start_time >= to_timestamp(\(from.timeIntervalSince1970))
+                AND start_time < to_timestamp(\(to.timeIntervalSince1970))
                 AND (\(activityType?.rawValue)::text IS NULL OR activity_type = \(activityType?.rawValue))
                 ORDER BY start_time DESC
                 """
@@ -244,7 +249,7 @@ extension PostgresStore {
     private static func workout(_ row: PostgresRandomAccessRow) throws -> StoredWorkout? {
         StoreRows.workout(
             id: try row.text(0), activityType: try row.text(1), location: try row.text(2), athlete: try row.text(3),
-            start: try row.double(4), end: try row.optionalDouble(5), elapsedTime: try row.optionalDouble(6),
+            start: try row.date(4), end: try row.optionalDate(5), elapsedTime: try row.optionalDouble(6),
             state: try row.text(7), summary: try row.optionalText(8))
     }
 }

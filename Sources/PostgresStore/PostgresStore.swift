@@ -92,6 +92,11 @@ public final class PostgresStore: StoreBackend {
             )
             let applied = Set(try session.rows("SELECT name FROM hrbridge_migration").map { try $0.text(0) })
             for migration in PostgresSchema.migrations where !applied.contains(migration.name) {
+                // A new database has nothing to rewrite; an existing one may take a while.
+                if !applied.isEmpty, let note = PostgresSchema.notes[migration.name] {
+                    logger.notice(
+                        "store schema migrating", metadata: ["migration": "\(migration.name)", "note": "\(note)"])
+                }
                 for statement in migration.statements { try session.execute(PostgresQuery(unsafeSQL: statement)) }
                 try session.execute("INSERT INTO hrbridge_migration (name) VALUES (\(migration.name))")
                 logger.info("store schema migrated", metadata: ["migration": "\(migration.name)"])
@@ -247,8 +252,8 @@ public final class PostgresStore: StoreBackend {
             for sample in samples {
                 types.append(sample.type.rawValue)
                 values.append(sample.canonicalValue)
-                starts.append(sample.start.timeIntervalSinceReferenceDate)
-                ends.append(sample.end.timeIntervalSinceReferenceDate)
+                starts.append(sample.start.timeIntervalSince1970)
+                ends.append(sample.end.timeIntervalSince1970)
                 sources.append(sourceIDs[sample.source] ?? 0)
                 // Arrays carry no NULLs here: '' and -1 stand for "none" and are turned back below.
                 contacts.append(sample.metadata.sensorContact?.rawValue ?? "")
@@ -257,20 +262,18 @@ public final class PostgresStore: StoreBackend {
             let inserted = try session.rows(
                 """
                 INSERT INTO sample (workout_id, type, value, start_time, end_time, source_id, contact, raw_rr)
-                SELECT \(workout?.uuidString), t.type, t.value, t.start_time, t.end_time, t.source_id,
-                NULLIF(t.contact, ''), NULLIF(t.raw_rr, -1)
+                SELECT \(workout?.uuidString), t.type, t.value, to_timestamp(t.start_time), to_timestamp(t.end_time),
+                t.source_id, NULLIF(t.contact, ''), NULLIF(t.raw_rr, -1)
                 FROM unnest(\(types)::text[], \(values)::float8[], \(starts)::float8[], \(ends)::float8[],
                 \(sources)::int8[], \(contacts)::text[], \(rawRR)::int8[])
                 AS t(type, value, start_time, end_time, source_id, contact, raw_rr)
                 ON CONFLICT (type, start_time, source_id, end_time, value) DO NOTHING
-                RETURNING type, source_id, start_time, value
+                RETURNING type, source_id, floor(extract(epoch FROM start_time) / 3600)::int8, value
                 """)
             var rollups: [PostgresHourKey: (count: Int64, sum: Double, minimum: Double, maximum: Double)] = [:]
             for row in inserted {
                 let value = try row.double(3)
-                let key = PostgresHourKey(
-                    type: try row.text(0), source: try row.int(1),
-                    hour: Int64((try row.double(2) / 3600).rounded(.down)))
+                let key = PostgresHourKey(type: try row.text(0), source: try row.int(1), hour: try row.int(2))
                 let old = rollups[key] ?? (0, 0, .infinity, -.infinity)
                 rollups[key] = (old.count + 1, old.sum + value, min(old.minimum, value), max(old.maximum, value))
             }
@@ -280,9 +283,11 @@ public final class PostgresStore: StoreBackend {
             try session.execute(
                 """
                 INSERT INTO hourly (type, source_id, hour, count, sum, minimum, maximum)
-                SELECT * FROM unnest(\(keys.map(\.type))::text[], \(keys.map(\.source))::int8[],
+                SELECT t.type, t.source_id, to_timestamp(t.hour * 3600), t.count, t.sum, t.minimum, t.maximum
+                FROM unnest(\(keys.map(\.type))::text[], \(keys.map(\.source))::int8[],
                 \(keys.map(\.hour))::int8[], \(aggregates.map(\.count))::int8[], \(aggregates.map(\.sum))::float8[],
                 \(aggregates.map(\.minimum))::float8[], \(aggregates.map(\.maximum))::float8[])
+                AS t(type, source_id, hour, count, sum, minimum, maximum)
                 ON CONFLICT (type, hour, source_id) DO UPDATE SET count = hourly.count + excluded.count,
                 sum = hourly.sum + excluded.sum, minimum = LEAST(hourly.minimum, excluded.minimum),
                 maximum = GREATEST(hourly.maximum, excluded.maximum)
@@ -295,6 +300,7 @@ public final class PostgresStore: StoreBackend {
 struct PostgresHourKey: Hashable {
     let type: String
     let source: Int64
+    /// Hours since 1970 (Unix time / 3600, rounded down).
     let hour: Int64
 }
 

@@ -43,6 +43,10 @@ public enum QuantityType: String, Hashable, Sendable, CaseIterable, Codable {
         }
     }
 
+    /// A reading about the sensor itself, not the athlete (a battery): figures across devices
+    /// mean nothing, so it is reported per device, by its last value.
+    public var isPerDevice: Bool { self == .batteryLevel }
+
     /// How samples of this type combine.
     public var aggregationStyle: AggregationStyle {
         switch self {

@@ -1,24 +1,36 @@
 import Foundation
 public import Samples
-import Sensors
+public import Sensors
 
 /// Writes CSV: the long format (one row per sample) or the wide format (one row per second).
 public enum CSVExporter {
-    /// `time,type,value,unit,source`, one row per sample, in time order.
-    public static func long(_ samples: [QuantitySample]) throws(ExportError) -> String {
+    /// `time,type,value,unit,source,counted`, one row per sample, in time order. `counted` is 1
+    /// when the sample is in the workout's figures: every reading, and an amount (energy,
+    /// distance) only from its type's primary source in `primaries` (``CountedSamples``), so the
+    /// counted rows of a type sum to the summary's total.
+    public static func long(
+        _ samples: [QuantitySample], primaries: [QuantityType: SampleSource] = [:]
+    ) throws(ExportError) -> String {
         guard !samples.isEmpty else { throw .emptyWorkout }
-        var text = "time,type,value,unit,source\n"
+        var text = "time,type,value,unit,source,counted\n"
         for sample in samples.sorted(by: { $0.start < $1.start }) {
+            let counted =
+                sample.type.aggregationStyle != .cumulative
+                || primaries[sample.type].map { $0 == sample.source } ?? true
             text += "\(time(sample.start)),\(sample.type.rawValue),\(number(sample.canonicalValue)),"
-            text += "\(sample.type.canonicalUnit.symbol),\(field(sample.source.address))\n"
+            text += "\(sample.type.canonicalUnit.symbol),\(field(sample.source.address)),\(counted ? 1 : 0)\n"
         }
         return text
     }
 
     /// One row per second: `time,heart_rate,rr_intervals,power,cadence,speed,distance,energy`;
-    /// readings are the last of the second, amounts are summed, RR intervals joined with `;`.
-    public static func wide(_ samples: [QuantitySample]) throws(ExportError) -> String {
+    /// readings are the last of the second, amounts are summed (from each type's primary source
+    /// only, when `primaries` names it: ``CountedSamples``), RR intervals joined with `;`.
+    public static func wide(
+        _ samples: [QuantitySample], primaries: [QuantityType: SampleSource] = [:]
+    ) throws(ExportError) -> String {
         guard !samples.isEmpty else { throw .emptyWorkout }
+        let samples = CountedSamples.filter(samples, primaries: primaries)
         var text = "time,heart_rate,rr_intervals,power,cadence,speed,distance,energy\n"
         let seconds = Dictionary(grouping: samples) { Int64($0.start.timeIntervalSince1970.rounded(.down)) }
         for second in seconds.keys.sorted() {

@@ -17,13 +17,15 @@ struct ExportModel {
     }
 
     let workout: Workout
+    /// The samples in time order, amounts from their primary source only (``CountedSamples``).
     let samples: [QuantitySample]
     let pauses: [(start: Date, end: Date)]
 
     init(workout: Workout, samples: [QuantitySample]) throws(ExportError) {
         guard !samples.isEmpty else { throw .emptyWorkout }
         self.workout = workout
-        self.samples = samples.sorted { $0.start < $1.start }
+        self.samples = CountedSamples.filter(samples, primaries: CountedSamples.primaries(of: workout))
+            .sorted { $0.start < $1.start }
         var pauses: [(Date, Date)] = []
         var open: Date?
         for event in workout.events.sorted(by: { $0.dateInterval.start < $1.dateInterval.start }) {
@@ -46,13 +48,21 @@ struct ExportModel {
         return end.timeIntervalSince(start) - paused
     }
 
-    /// The figures of `[start, end)`.
-    func span(from start: Date, to end: Date, configuration: WorkoutConfiguration) -> Span {
+    /// The figures of `[start, end)`; `totals`, when given, are the builder's own statistics of
+    /// the span (the whole workout, an activity): its amounts are taken from them, so the files
+    /// carry the summary's figures exactly.
+    func span(
+        from start: Date, to end: Date, configuration: WorkoutConfiguration,
+        totals: [QuantityType: Statistics]? = nil
+    ) -> Span {
         let inside = samples.filter { $0.start >= start && $0.start < end }
         let heartRates = inside.filter { $0.type == .heartRate }.map(\.canonicalValue)
-        let distances = inside.filter { $0.type == .distance }.map(\.canonicalValue)
-        let energy = inside.filter { $0.type == .activeEnergyBurned && primary($0) }.map(\.canonicalValue)
-        var kilocalories = energy.isEmpty ? nil : energy.reduce(0, +) / 4.184
+        func amount(_ type: QuantityType) -> Double? {
+            if let totals { return totals[type]?.sum }
+            let values = inside.filter { $0.type == type }.map(\.canonicalValue)
+            return values.isEmpty ? nil : values.reduce(0, +)
+        }
+        var kilocalories = amount(.activeEnergyBurned).map { $0 / 4.184 }
         if kilocalories == nil, workout.activeEnergy.source == .estimatedFromHeartRate,
             let total = workout.activeEnergy.kilocalories, workout.elapsedTime > 0
         {
@@ -60,25 +70,24 @@ struct ExportModel {
         }
         return Span(
             start: start, end: end, timerTime: timerTime(from: start, to: end),
-            distance: distances.isEmpty ? nil : distances.reduce(0, +), kilocalories: kilocalories,
+            distance: amount(.distance), kilocalories: kilocalories,
             averageHeartRate: heartRates.isEmpty ? nil : heartRates.reduce(0, +) / Double(heartRates.count),
             maximumHeartRate: heartRates.max(), configuration: configuration)
-    }
-
-    /// Energy from the primary strap only, as the builder counts it.
-    private func primary(_ sample: QuantitySample) -> Bool {
-        guard let first = workout.sources.first else { return true }
-        let energySources = Set(samples.filter { $0.type == .activeEnergyBurned }.map(\.source))
-        return energySources.count <= 1 || sample.source == (energySources.contains(first) ? first : sample.source)
     }
 
     /// Activities as sessions: the workout's activities, or the whole workout when it has none.
     var sessions: [Span] {
         let activities = workout.activities
         guard !activities.isEmpty else {
-            return [span(from: workout.start, to: workout.end, configuration: workout.configuration)]
+            return [
+                span(
+                    from: workout.start, to: workout.end, configuration: workout.configuration,
+                    totals: workout.statistics)
+            ]
         }
-        return activities.map { span(from: $0.start, to: $0.end ?? workout.end, configuration: $0.configuration) }
+        return activities.map {
+            span(from: $0.start, to: $0.end ?? workout.end, configuration: $0.configuration, totals: $0.statistics)
+        }
     }
 
     /// The laps of a session: its lap events, or the session itself when it has none.

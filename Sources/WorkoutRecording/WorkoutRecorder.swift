@@ -76,6 +76,8 @@ public actor WorkoutRecorder {
     private var unsaved: Workout?
     /// The finished workout, once saved.
     public private(set) var finished: Workout?
+    /// Samples reached the store behind the live builder's back (a gateway's backfill).
+    private var hasLateSamples = false
     /// The ended workout, saved or not (nil while recording).
     public var ended: Workout? { finished ?? unsaved }
     /// The schedule entry a completed plan marked done.
@@ -302,13 +304,43 @@ public actor WorkoutRecorder {
             unsaved = workout
         }
         try streamer?.finish()
-        try store?.finish(workout)
+        let saved = hasLateSamples ? try recomputed(workout) : workout
+        try store?.finish(saved)
         unsaved = nil
-        finished = workout
+        finished = saved
         if let planFile, let store, await runner?.isComplete == true {
             completedSchedule = try? store.completeScheduledPlan(
-                plan: planFile, workout: workout.id, at: await runner?.completionDate ?? workout.end)
+                plan: planFile, workout: saved.id, at: await runner?.completionDate ?? saved.end)
         }
+        return saved
+    }
+
+    /// Stores late samples with this workout (a gateway's backfill after a broker outage): the
+    /// live builder has moved on, so the finished workout's figures are recomputed from the store.
+    public func storeLate(_ samples: [QuantitySample]) {
+        guard let streamer, !samples.isEmpty else { return }
+        streamer.submit(samples)
+        hasLateSamples = true
+    }
+
+    /// `live`'s figures recomputed from every stored sample, in order, with the journaled zones
+    /// and primary sources, the stored events and activities (as crash recovery does): so the
+    /// summary, `workouts show` and every export agree with the stored samples.
+    private func recomputed(_ live: Workout) throws -> Workout {
+        guard let store, let record = try store.activeSessions().first(where: { $0.workoutID == id }) else {
+            return live
+        }
+        var collector = try WorkoutRecovery.rebuild(record, store: store, logger: logger)
+        try collector.add(metadata: live.metadata)
+        try collector.end(at: live.end)
+        let workout = try collector.finish()
+        logger.info(
+            "late samples stored: figures recomputed from the store",
+            metadata: [
+                "workout": "\(id)",
+                "heartRateSamples":
+                    "\(live.statistics[.heartRate]?.sampleCount ?? 0) → \(workout.statistics[.heartRate]?.sampleCount ?? 0)",
+            ])
         return workout
     }
 

@@ -25,7 +25,7 @@ package enum StoreRows {
 
     /// A stored workout from its columns; nil for an unknown activity type or location.
     package static func workout(
-        id: String, activityType: String, location: String, athlete: String, start: Double, end: Double?,
+        id: String, activityType: String, location: String, athlete: String, start: Date, end: Date?,
         elapsedTime: Double?, state: String, summary: String?
     ) -> StoredWorkout? {
         guard let uuid = UUID(uuidString: id), let type = WorkoutActivityType(rawValue: activityType),
@@ -33,14 +33,13 @@ package enum StoreRows {
         else { return nil }
         return StoredWorkout(
             id: uuid, configuration: WorkoutConfiguration(activityType: type, location: location), athlete: athlete,
-            start: Date(timeIntervalSinceReferenceDate: start),
-            end: end.map { Date(timeIntervalSinceReferenceDate: $0) },
-            elapsedTime: elapsedTime, isActive: state == "active", summary: decode(Workout.self, summary))
+            start: start, end: end, elapsedTime: elapsedTime, isActive: state == "active",
+            summary: decode(Workout.self, summary))
     }
 
     /// A journal row as a record; nil when its id, configuration or state cannot be read.
     package static func journal(
-        workoutID: String, configuration: String, profile: String?, start: Double, state: String,
+        workoutID: String, configuration: String, profile: String?, start: Date, state: String,
         customZones: String, primarySources: String
     ) -> ActiveSessionRecord? {
         guard let id = UUID(uuidString: workoutID),
@@ -49,14 +48,14 @@ package enum StoreRows {
         else { return nil }
         return ActiveSessionRecord(
             workoutID: id, configuration: configuration, profile: decode(UserProfile.self, profile),
-            start: Date(timeIntervalSinceReferenceDate: start), state: state,
+            start: start, state: state,
             customZones: decode([ZoneConfiguration].self, customZones) ?? [],
             primarySources: decode([String: SampleSource].self, primarySources) ?? [:])
     }
 
     /// What is wrong with a journal row, one line; nil when it reads.
     package static func journalProblem(
-        workoutID: String?, configuration: String?, start: Double?, state: String?
+        workoutID: String?, configuration: String?, start: Date?, state: String?
     ) -> String? {
         guard let id = workoutID, UUID(uuidString: id) != nil else { return "a journal row without a valid workout id" }
         var wrong: [String] = []
@@ -68,15 +67,14 @@ package enum StoreRows {
 
     /// A sample from its columns; nil for a type this version does not know (a newer writer's).
     package static func sample(
-        id: Int64, type: String, value: Double, start: Double, end: Double, contact: String?, rawRR: Int64?,
+        id: Int64, type: String, value: Double, start: Date, end: Date, contact: String?, rawRR: Int64?,
         source: SampleSource
     ) throws(StoreError) -> QuantitySample? {
         guard let type = QuantityType(rawValue: type) else { return nil }
         do {
             return try QuantitySample(
                 type: type, quantity: Quantity(unit: type.canonicalUnit, value: value),
-                start: Date(timeIntervalSinceReferenceDate: start), end: Date(timeIntervalSinceReferenceDate: end),
-                source: source,
+                start: start, end: end, source: source,
                 metadata: SampleMetadata(
                     sensorContact: contact.flatMap(SensorContact.init(rawValue:)),
                     rawRRInterval: rawRR.map { UInt16(clamping: $0) }))
@@ -86,22 +84,20 @@ package enum StoreRows {
     }
 
     /// An event from its columns; nil for an unknown kind.
-    package static func event(kind: String, start: Double, end: Double, metadata: String?) -> WorkoutEvent? {
+    package static func event(kind: String, start: Date, end: Date, metadata: String?) -> WorkoutEvent? {
         guard let kind = WorkoutEvent.Kind(rawValue: kind) else { return nil }
         return WorkoutEvent(
             kind: kind,
-            dateInterval: DateInterval(
-                start: Date(timeIntervalSinceReferenceDate: start), end: Date(timeIntervalSinceReferenceDate: end)),
+            dateInterval: DateInterval(start: start, end: end),
             metadata: decode([String: String].self, metadata) ?? [:])
     }
 
     /// Whether buckets of `interval` from `anchor` over `[from, to)` can be read from the hourly
-    /// rollups: hour, day or week buckets with everything hour-aligned.
+    /// rollups: hour, day or week buckets with everything hour-aligned (on UTC hours: the rollups'
+    /// hours are Unix time's).
     package static func readsRollups(_ interval: StatisticsInterval, anchor: Date, from: Date, to: Date) -> Bool {
         interval != .minute
-            && [anchor, from, to].allSatisfy {
-                $0.timeIntervalSinceReferenceDate.truncatingRemainder(dividingBy: 3600) == 0
-            }
+            && [anchor, from, to].allSatisfy { $0.timeIntervalSince1970.truncatingRemainder(dividingBy: 3600) == 0 }
     }
 
     /// A bucket from its aggregate row: `index` buckets of `interval` after `anchor`; discrete

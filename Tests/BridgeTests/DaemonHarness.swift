@@ -46,7 +46,11 @@ final class DaemonUnderTest: Sendable {
                 + #""maximumHeartRate": 185, "battery": 90, "age": 35, "weight": 70, "sex": "male", "#
                 + #""segments": [{"type": "steady", "duration": "60m", "intensity": 0.5}]"#
                 + (index == 2
-                    ? #", "faults": [\#((dropouts ? faults : malformed).joined(separator: ", "))]"# : "") + "}"
+                    ? #", "faults": [\#((dropouts ? faults : malformed).joined(separator: ", "))]"# : "")
+                // The first strap's battery drains a little while sessions run: battery samples in them.
+                + (index == 0
+                    ? #", "faults": [{"type": "batteryDrain", "at": "20s", "to": 85, "duration": "60s"}]"# : "")
+                + "}"
         }
         return #"{"version": 1, "seed": 7, "straps": ["# + straps.joined(separator: ",\n") + "]}"
     }

@@ -129,10 +129,13 @@ struct HubTests {
     /// The hub's three athletes: the first strap of each gateway.
     static let hubAthletes = [(1, "alice"), (2, "bob"), (3, "carol")]
 
-    /// Heart-rate sample times stored for a workout, read from PostgreSQL with psql.
+    /// Heart-rate sample times stored for a workout (Unix seconds), read from PostgreSQL with psql.
     func storedTimes(_ database: PostgresServer, workout: String) async throws -> [Double] {
         try await database.query(
-            "SELECT start_time FROM sample WHERE lower(workout_id) = lower('\(workout)') AND type = 'heartRate' ORDER BY start_time"
+            """
+            SELECT extract(epoch FROM start_time) FROM sample WHERE workout_id = upper('\(workout)') AND type = 'heartRate'
+            ORDER BY start_time
+            """
         ).compactMap(Double.init)
     }
 
@@ -157,7 +160,10 @@ struct HubTests {
                     adapterSection: "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://127.0.0.1:\(broker.port)\"\nexpire = 5",
                     sensorsSection: sensorsSection, storeSection: "[store]\nurl = \"\(database.url())\"")
                 defer { hub.stop() }
-                #expect(try await database.query("SELECT name FROM hrbridge_migration") == ["v1"])
+                #expect(
+                    try await database.query("SELECT name FROM hrbridge_migration ORDER BY name") == [
+                        "v1", "v2-timestamptz",
+                    ])
 
                 // The class: one athlete per gateway joins as soon as the strap is in range.
                 #expect(try await hub.unix.send(.POST, "/v1/class", json: [:]).status == 201)
@@ -251,10 +257,116 @@ struct HubTests {
                     let state = try await database.query(
                         "SELECT state FROM workout WHERE lower(id) = lower('\(session)')")
                     #expect(state == ["finished"], "\(athlete)'s workout finished in PostgreSQL")
+                    // The outage's samples came as backfill, after the live view moved on: the
+                    // finished workout's figures are those of its stored samples all the same.
+                    let detail = try object(try await hub.unix.send(.GET, "/v1/workouts/\(session)"))
+                    let statistics = (detail["summary"] as? [String: Any])?["statistics"] as? [String: Any]
+                    for type in ["heartRate", "heartbeatSeries"] {
+                        let figures = try #require(statistics?[type] as? [String: Any], "\(athlete): \(type)")
+                        let stored =
+                            try await database.query(
+                                """
+                                SELECT count(*), avg(value), min(value), max(value) FROM sample
+                                WHERE workout_id = upper('\(session)') AND type = '\(type)'
+                                """
+                            ).first?.split(separator: "|").compactMap { Double($0) } ?? []
+                        try #require(stored.count == 4, "\(athlete): \(type) stored \(stored)")
+                        #expect(figures["count"] as? Int == Int(stored[0]), "\(athlete): \(type) count vs stored")
+                        #expect(
+                            abs((figures["average"] as? Double ?? .nan) - stored[1]) < 1e-6, "\(athlete): \(type) mean")
+                        #expect(figures["min"] as? Double == stored[2] && figures["max"] as? Double == stored[3])
+                    }
                 }
                 let athletes = try await database.query("SELECT DISTINCT athlete FROM workout ORDER BY athlete")
                 #expect(athletes == ["alice", "bob", "carol"])
             }
+        }
+    }
+
+    @Test(
+        "a hub records what the gateway records: the same strap's workout on both has the same zones, HRV, α1 windows and statistics (within a frame at the ends)"
+    )
+    func hubWorkoutEqualsGatewayWorkout() async throws {
+        try await withMosquitto { broker in
+            let strap = "C0:FF:EE:01:00:01"
+            // Effort that crosses zones within the α1 window's first two minutes.
+            let scenario =
+                #"{"version": 1, "seed": 37, "straps": [{"name": "Alice's strap", "address": "\#(strap)", "#
+                + #""segments": [{"type": "steady", "duration": "70s", "intensity": 0.3}, "#
+                + #"{"type": "steady", "duration": "60m", "intensity": 0.75}]}]}"#
+            let strapSection = "[[sensors]]\naddress = \"\(strap)\"\nathlete = \"alice\"\n"
+            let gateway = try await DaemonUnderTest(
+                speed: 1, moreSettings: Self.gateway(1, broker: broker).settings, scenario: scenario, streaming: 1,
+                sensorsSection: strapSection)
+            defer { gateway.stop() }
+            let hub = try await DaemonUnderTest(
+                moreSettings: "", streaming: nil,
+                adapterSection: "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://127.0.0.1:\(broker.port)\"\nexpire = 5",
+                sensorsSection: strapSection)
+            defer { hub.stop() }
+            try await eventually("the strap ready on the hub") {
+                try await sensors(hub)[strap]?["state"] as? String == "ready"
+            }
+            // One session on each, started together, on the same strap for the same athlete.
+            async let onGateway = gateway.unix.send(
+                .POST, "/v1/sessions", json: ["sensors": [strap], "athlete": "alice"])
+            async let onHub = hub.unix.send(.POST, "/v1/sessions", json: ["sensors": [strap], "athlete": "alice"])
+            let ids = try [object(try await onGateway)["id"] as? String, object(try await onHub)["id"] as? String]
+            let gatewaySession = try #require(ids[0])
+            let hubSession = try #require(ids[1])
+            // Past two minutes of beats on both: α1 windows exist.
+            try await eventually("α1 on both", timeout: .seconds(240)) {
+                let gatewayLive = try object(try await gateway.unix.send(.GET, "/v1/sessions/\(gatewaySession)"))
+                let hubLive = try object(try await hub.unix.send(.GET, "/v1/sessions/\(hubSession)"))
+                return gatewayLive["alpha1"] is [String: Any] && hubLive["alpha1"] is [String: Any]
+            }
+            async let gatewayStop = gateway.unix.send(.POST, "/v1/sessions/\(gatewaySession)/stop")
+            async let hubStop = hub.unix.send(.POST, "/v1/sessions/\(hubSession)/stop")
+            let stopped = try [object(try await gatewayStop), object(try await hubStop)]
+            let summaries = try stopped.map { try #require($0["summary"] as? [String: Any]) }
+            let (local, remote) = (summaries[0], summaries[1])
+
+            func zones(_ summary: [String: Any]) -> [Double] {
+                (summary["zones"] as? [[String: Any]] ?? []).map { $0["duration"] as? Double ?? -1 }
+            }
+            #expect(zones(remote).count == 5)
+            #expect(zones(remote).reduce(0, +) > 100, "the hub's session counts time in zones: \(zones(remote))")
+            for (hubZone, gatewayZone) in zip(zones(remote), zones(local)) {
+                #expect(abs(hubZone - gatewayZone) <= 2.5, "zones: hub \(zones(remote)), gateway \(zones(local))")
+            }
+            func figure(_ summary: [String: Any], _ path: String...) -> Double? {
+                var value: Any? = summary
+                for key in path { value = (value as? [String: Any])?[key] }
+                return (value as? Double) ?? (value as? Int).map(Double.init)
+            }
+            let hubIntervals = try #require(figure(remote, "hrv", "acceptedIntervals"))
+            let gatewayIntervals = try #require(figure(local, "hrv", "acceptedIntervals"))
+            #expect(hubIntervals > 150, "the hub's HRV counts the strap's beats")
+            #expect(
+                abs(hubIntervals - gatewayIntervals) <= 8, "beats: hub \(hubIntervals), gateway \(gatewayIntervals)")
+            let hubRMSSD = try #require(figure(remote, "hrv", "rmssd"))
+            let gatewayRMSSD = try #require(figure(local, "hrv", "rmssd"))
+            #expect(
+                abs(hubRMSSD - gatewayRMSSD) <= 0.1 * gatewayRMSSD, "RMSSD: hub \(hubRMSSD), gateway \(gatewayRMSSD)")
+            let hubWindows = try #require(figure(remote, "dfaAlpha1", "windows"))
+            let gatewayWindows = try #require(figure(local, "dfaAlpha1", "windows"))
+            #expect(hubWindows >= 1 && abs(hubWindows - gatewayWindows) <= 1)
+            if let hubAlpha = figure(remote, "dfaAlpha1", "last"), let gatewayAlpha = figure(local, "dfaAlpha1", "last")
+            {
+                #expect(abs(hubAlpha - gatewayAlpha) <= 0.1, "α1: hub \(hubAlpha), gateway \(gatewayAlpha)")
+            } else {
+                Issue.record("no α1 value: hub \(String(describing: remote["dfaAlpha1"]))")
+            }
+            for type in ["heartRate", "heartbeatSeries"] {
+                let hubCount = try #require(figure(remote, "statistics", type, "count"))
+                let gatewayCount = try #require(figure(local, "statistics", type, "count"))
+                #expect(abs(hubCount - gatewayCount) <= 4, "\(type): hub \(hubCount), gateway \(gatewayCount)")
+            }
+            let hubAverage = try #require(figure(remote, "statistics", "heartRate", "average"))
+            let gatewayAverage = try #require(figure(local, "statistics", "heartRate", "average"))
+            #expect(abs(hubAverage - gatewayAverage) <= 1, "average: hub \(hubAverage), gateway \(gatewayAverage)")
+            let energy = stopped.map { ($0["summary"] as? [String: Any])?["activeEnergy"] as? [String: Any] }
+            #expect(energy[1]?["source"] as? String == energy[0]?["source"] as? String, "energy from the same source")
         }
     }
 }

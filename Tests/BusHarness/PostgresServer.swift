@@ -105,6 +105,28 @@ public final class PostgresServer: Sendable {
         return psql.output
     }
 
+    /// Runs an SQL script as a person would with `psql -X -q -At -v ON_ERROR_STOP=1 -f FILE`:
+    /// `variables` are passed as `-v NAME=VALUE` (`:'NAME'` in the script), `environment` is added
+    /// to psql's (`PGTZ`, …). Returns the unaligned output rows; a failing statement throws.
+    public func runScript(
+        _ sql: String, variables: [String: String] = [:], environment: [String: String] = [:],
+        database: String = "hrbridge"
+    ) async throws -> [String] {
+        let file = directory.appendingPathComponent("script-\(UUID().uuidString).sql")
+        try Data(sql.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let psql = try Spawned(
+            binaries + "/psql",
+            ["-h", directory.path, "-p", "\(port)", "-U", "hrbridge", "-d", database, "-X", "-q", "-At"]
+                + ["-v", "ON_ERROR_STOP=1"] + variables.sorted { $0.key < $1.key }.flatMap { ["-v", "\($0)=\($1)"] }
+                + ["-f", file.path],
+            environment: environment, label: "psql")
+        guard await psql.wait(timeout: HarnessDeadline.exit) == 0 else {
+            throw HarnessError("psql -f failed: \(psql.report)")
+        }
+        return psql.output
+    }
+
     /// Fast shutdown by PID (SIGINT), SIGKILL only if it does not end.
     public func stop() async {
         guard

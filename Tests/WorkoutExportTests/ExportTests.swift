@@ -12,10 +12,12 @@ import Workouts
 private let strap = SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:01", name: "Strap")
 private let start = Date(timeIntervalSince1970: 1_795_000_000)
 
-private func sample(_ type: QuantityType, _ value: Double, _ seconds: Double, length: Double = 0) -> QuantitySample {
+private func sample(
+    _ type: QuantityType, _ value: Double, _ seconds: Double, length: Double = 0, source: SampleSource = strap
+) -> QuantitySample {
     try! QuantitySample(
         type: type, quantity: Quantity(unit: type.canonicalUnit, value: value),
-        start: start.addingTimeInterval(seconds), end: start.addingTimeInterval(seconds + length), source: strap)
+        start: start.addingTimeInterval(seconds), end: start.addingTimeInterval(seconds + length), source: source)
 }
 
 /// A 20-minute multi-activity workout (running then cycling) with a pause, two laps, RR intervals,
@@ -180,13 +182,149 @@ struct ExportTests {
     func csv() throws {
         let (_, samples) = try multiActivityWorkout()
         let long = try CSVExporter.long(samples).split(separator: "\n")
-        #expect(long.first == "time,type,value,unit,source")
+        #expect(long.first == "time,type,value,unit,source,counted")
         #expect(long.count == samples.count + 1)
-        #expect(long.contains { $0.hasSuffix(",heartRate,100,count/min,C0:FF:EE:00:00:01") })
+        #expect(long.contains { $0.hasSuffix(",heartRate,100,count/min,C0:FF:EE:00:00:01,1") })
         let wide = try CSVExporter.wide(samples).split(separator: "\n")
         #expect(wide.first == "time,heart_rate,rr_intervals,power,cadence,speed,distance,energy")
         let seconds = Set(samples.map { Int($0.start.timeIntervalSince1970.rounded(.down)) })
         #expect(wide.count == seconds.count + 1)
+    }
+
+    @Test("TCX validates against Garmin's own TrainingCenterDatabase v2 schema (xmllint)")
+    func tcxSchema() async throws {
+        let (workout, samples) = try multiActivityWorkout()
+        let problems = try await validateTCX(try TCXExporter.export(workout, samples: samples))
+        #expect(problems.isEmpty, "\(problems)")
+        // The check can fail: a lap without its required Intensity is refused.
+        let broken = try TCXExporter.export(workout, samples: samples).replacingOccurrences(
+            of: "<Intensity>Active</Intensity>", with: "")
+        #expect(try await !validateTCX(broken).isEmpty)
+    }
+
+    @Test(
+        "two sensors on one person: every export carries the primary's energy and distance, though the other sensor delivered first"
+    )
+    func primaryAmounts() async throws {
+        let band = SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:02", name: "Band")
+        var collector = WorkoutCollector(configuration: WorkoutConfiguration(activityType: .running, location: .indoor))
+        collector.setPrimarySource(strap, for: .activeEnergyBurned)
+        collector.setPrimarySource(strap, for: .distance)
+        try collector.begin(at: start)
+        var samples: [QuantitySample] = []
+        for second in stride(from: 10, through: 600, by: 10) {
+            let t = Double(second)
+            var batch = [
+                sample(.activeEnergyBurned, 9, t - 10, length: 10, source: band),
+                sample(.distance, 30, t, source: band),
+            ]
+            batch += [
+                sample(.heartRate, 120, t), sample(.activeEnergyBurned, 8, t - 10, length: 10),
+                sample(.distance, 25, t),
+            ]
+            _ = try collector.add(batch)
+            samples += batch
+        }
+        try collector.end(at: start.addingTimeInterval(600))
+        let workout = try collector.finish()
+        #expect(workout.sources.first == band, "the band delivered first")
+        #expect(workout.activeEnergy.kilojoules == 480)
+        #expect(workout.primarySource(for: .activeEnergyBurned) == strap)
+        var old = workout
+        old.primarySources = nil
+        #expect(old.primarySource(for: .activeEnergyBurned) == strap, "a workout stored before: read from its sums")
+        let kilocalories = Int((480 / 4.184).rounded())
+        for stored in [workout, old] {
+            let fit = try await garminDecode(try FITExporter.export(stored, samples: samples))
+            let sessions = try #require(fit["sessions"] as? [[String: Any]])
+            #expect(sessions.map { $0["calories"] as? Int } == [kilocalories])
+            #expect(sessions.map { $0["distance"] as? Double } == [1500])
+            let collector = XMLCollector()
+            let parser = XMLParser(data: Data(try TCXExporter.export(stored, samples: samples).utf8))
+            parser.delegate = collector
+            #expect(parser.parse())
+            #expect(collector.calories == [kilocalories])
+            let primaries = CountedSamples.primaries(of: stored)
+            let wide = try CSVExporter.wide(samples, primaries: primaries).split(separator: "\n").dropFirst()
+            let energy = wide.compactMap { Double($0.split(separator: ",", omittingEmptySubsequences: false)[7]) }
+            #expect(energy.reduce(0, +) == 480)
+            let long = try CSVExporter.long(samples, primaries: primaries).split(separator: "\n").dropFirst()
+            let counted = long.map { $0.split(separator: ",") }.filter { $0[1] == "activeEnergyBurned" && $0[5] == "1" }
+            #expect(counted.compactMap { Double($0[2]) }.reduce(0, +) == 480)
+        }
+    }
+
+    @Test(
+        "the demo's workout: FIT (Garmin's SDK), TCX (Garmin's schema) and CSV carry the summary's energy, battery per device"
+    )
+    func demoTotals() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("demo-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = directory.appendingPathComponent("store.sqlite").path
+        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("hrbridge").path
+        // `make demo`'s workout, played fast.
+        let run = try Spawned(
+            binary,
+            [
+                "workout", "run", "--activity", "running", "--speed", "600", "--age", "35", "--sex", "male",
+                "--weight", "72", "--resting-hr", "55", "--store", store,
+            ])
+        #expect(await run.wait() == 0)
+        let id = try #require(try WorkoutStore(path: store).workouts().first?.id)
+        let show = try Spawned(binary, ["workouts", "show", id.uuidString, "--json", "--store", store])
+        #expect(await show.wait() == 0)
+        let summary = try #require(
+            show.output.last { $0.hasPrefix("{") }.flatMap {
+                try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            })
+        let energy = try #require(summary["activeEnergy"] as? [String: Any])
+        #expect(energy["source"] as? String == "sensor")
+        let kilojoules = try #require(energy["kilojoules"] as? Double)
+        let kilocalories = Int((kilojoules / 4.184).rounded())
+        // The printed summary says the same, and shows the battery of each device, not a mean.
+        let text = run.output.joined(separator: "\n")
+        #expect(text.contains(String(format: "Active energy: %.0f kJ (%d kcal)", kilojoules, kilocalories)), "\(text)")
+        #expect(text.contains("batteryLevel: last per device"))
+        #expect(!text.contains("batteryLevel: avg"))
+        func export(_ format: String, _ extra: [String] = []) async throws -> Data {
+            let file = directory.appendingPathComponent("out-\(format)\(extra.count)").path
+            let export = try Spawned(
+                binary, ["workouts", "export", id.uuidString, "--format", format, "-o", file, "--store", store] + extra)
+            #expect(await export.wait() == 0)
+            return try Data(contentsOf: URL(fileURLWithPath: file))
+        }
+        let fit = try await garminDecode(Array(try await export("fit")))
+        let sessions = try #require(fit["sessions"] as? [[String: Any]])
+        #expect(sessions.map { $0["calories"] as? Int } == [kilocalories])
+        let laps = try #require(fit["laps"] as? [[String: Any]])
+        #expect(laps.map { $0["calories"] as? Int } == [kilocalories])
+        let tcx = String(decoding: try await export("tcx"), as: UTF8.self)
+        #expect(try await validateTCX(tcx).isEmpty)
+        let collector = XMLCollector()
+        let parser = XMLParser(data: Data(tcx.utf8))
+        parser.delegate = collector
+        #expect(parser.parse())
+        #expect(collector.calories == [kilocalories])
+        let wide = String(decoding: try await export("csv", ["--wide"]), as: UTF8.self).split(separator: "\n")
+        let energyColumn = wide.dropFirst().compactMap {
+            Double($0.split(separator: ",", omittingEmptySubsequences: false)[7])
+        }
+        #expect(abs(energyColumn.reduce(0, +) - kilojoules) < 1e-6)
+        let long = String(decoding: try await export("csv"), as: UTF8.self).split(separator: "\n")
+        #expect(long.first == "time,type,value,unit,source,counted")
+        let counted = long.dropFirst().map { $0.split(separator: ",") }.filter {
+            $0[1] == "activeEnergyBurned" && $0[5] == "1"
+        }
+        #expect(abs(counted.compactMap { Double($0[2]) }.reduce(0, +) - kilojoules) < 1e-6)
+        let statistics = try #require(summary["statistics"] as? [String: Any])
+        let battery = try #require(statistics["batteryLevel"] as? [String: Any])
+        #expect(battery["average"] is NSNull, "no mean across devices")
+        let devices = try #require(battery["bySource"] as? [[String: Any]])
+        // Only the demo's arm band reports its battery (draining): its own last value.
+        #expect(devices.map { $0["name"] as? String } == ["Virtual Arm Band B"])
+        #expect(devices.allSatisfy { $0["mostRecent"] is Double })
     }
 
     @Test("`hrbridge workouts export` writes a FIT file Garmin's SDK accepts; missing or empty workouts fail clearly")
@@ -219,6 +357,18 @@ struct ExportTests {
     }
 }
 
+/// Garmin's TCX schema's verdict on `text` (xmllint; the schema comes from Debian's pytrainer
+/// package, fetched by scripts/setup-python.sh): the problems it names, none when valid.
+private func validateTCX(_ text: String) async throws -> [String] {
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString).tcx")
+    try Data(text.utf8).write(to: file)
+    defer { try? FileManager.default.removeItem(at: file) }
+    let schema = packageRoot.appendingPathComponent(".venv/share/hrbridge-data/TrainingCenterDatabasev2.xsd").path
+    let lint = try Spawned("/usr/bin/xmllint", ["--noout", "--schema", schema, file.path], label: "xmllint")
+    let status = await lint.wait()
+    return status == 0 ? [] : ["status \(String(describing: status))"] + lint.output
+}
+
 /// Collects what the TCX tests check.
 private final class XMLCollector: NSObject, XMLParserDelegate {
     var root: String?
@@ -227,6 +377,7 @@ private final class XMLCollector: NSObject, XMLParserDelegate {
     var trackpointChildren: [[String]] = []
     var heartRates: [Int] = []
     var totalTimes: [String] = []
+    var calories: [Int] = []
     var activitySport: String?
     private var path: [String] = []
     private var text = ""
@@ -255,6 +406,7 @@ private final class XMLCollector: NSObject, XMLParserDelegate {
             heartRates.append(Int(text) ?? -1)
         }
         if element == "TotalTimeSeconds" { totalTimes.append(text) }
+        if element == "Calories", path.dropLast().last == "Lap" { calories.append(Int(text) ?? -1) }
         path.removeLast()
     }
 }

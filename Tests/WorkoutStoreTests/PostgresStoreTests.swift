@@ -1,11 +1,13 @@
 import BusHarness
 import Foundation
 import Logging
-import PostgresStore
 import Samples
 import Sensors
 import Testing
 import WorkoutStore
+import Workouts
+
+@testable import PostgresStore
 
 @Suite("PostgreSQL store: URL, migrations, a server that restarts")
 struct PostgresStoreTests {
@@ -55,8 +57,8 @@ struct PostgresStoreTests {
         async let first = Task.detached { try PostgresStore(location, logger: logger) }.value
         async let second = Task.detached { try PostgresStore(location, logger: logger) }.value
         let (one, two) = try await (first, second)
-        #expect(try one.appliedMigrations() == ["v1"])
-        #expect(try await server.query("SELECT count(*) FROM hrbridge_migration") == ["1"])
+        #expect(try one.appliedMigrations() == ["v1", "v2-timestamptz"])
+        #expect(try await server.query("SELECT count(*) FROM hrbridge_migration") == ["2"])
         two.close()
         let store = WorkoutStore(backend: one)
         let source = SampleSource(adapter: "mqtt", address: "C0:FF:EE:00:00:07", name: "Ana")
@@ -91,5 +93,90 @@ struct PostgresStoreTests {
         #expect(try store.append(beats(0..<20), workout: nil) == 0)
         #expect(try store.samples(type: .heartRate).count == 20)
         one.close()
+    }
+
+    @Test(
+        "a database at v1 (seconds since 2001 as double precision) becomes timestamptz: the store reads the same dates, psql shows 2026, a sample sent again is still a duplicate"
+    )
+    func migrationToTimestamptz() async throws {
+        try await withPostgres { server in
+            let workout = UUID()
+            // A fraction finer than PostgreSQL's microsecond: old and new rows must round alike.
+            let start = Date(timeIntervalSinceReferenceDate: 800_006_400.123_456_789)
+            func at(_ offset: Double) -> String { "\(start.timeIntervalSinceReferenceDate + offset)" }
+            let configuration = String(
+                decoding: try JSONEncoder().encode(WorkoutConfiguration(activityType: .running)), as: UTF8.self)
+            let id = workout.uuidString
+            let v1 = PostgresSchema.migrations[0]
+            #expect(v1.name == "v1")
+            let script =
+                """
+                CREATE TABLE hrbridge_migration (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());
+                \(v1.statements.joined(separator: ";\n"));
+                INSERT INTO hrbridge_migration (name) VALUES ('v1');
+                INSERT INTO source (adapter, address) VALUES ('mock', 'X');
+                INSERT INTO workout (id, activity_type, location, athlete, start_time, state)
+                VALUES ('\(id)', 'running', 'unknown', 'default', \(at(0)), 'active');
+                INSERT INTO activity (id, workout_id, activity_type, location, start_time, end_time)
+                VALUES ('\(UUID().uuidString)', '\(id)', 'running', 'unknown', \(at(0)), \(at(60)));
+                INSERT INTO event (workout_id, kind, start_time, end_time) VALUES ('\(id)', 'lap', \(at(30)), \(at(30)));
+                INSERT INTO journal (workout_id, session_state, configuration, updated_at)
+                VALUES ('\(id)', 'running', '\(configuration)', \(at(0)));
+                INSERT INTO schedule (id, name, plan, date) VALUES ('\(UUID().uuidString)', 'plan', '{}', \(at(3600)));
+                INSERT INTO sample (workout_id, type, value, start_time, end_time, source_id)
+                VALUES ('\(id)', 'heartRate', 120, \(at(0)), \(at(0)), 1);
+                INSERT INTO hourly VALUES ('heartRate', 1, floor(\(at(0)) / 3600), 1, 120, 120, 120);
+                """
+            _ = try await server.runScript(script)
+
+            let backend = try PostgresStore(
+                try PostgresStoreLocation(url: server.url()), logger: Logger(label: "test.store"))
+            defer { backend.close() }
+            let store = WorkoutStore(backend: backend)
+            #expect(try store.appliedMigrations() == ["v1", "v2-timestamptz"])
+            // The same dates, to PostgreSQL's microsecond.
+            func near(_ dates: [Date?], _ expected: [Double]) -> Bool {
+                dates.count == expected.count
+                    && zip(dates, expected).allSatisfy { date, offset in
+                        date.map { abs($0.timeIntervalSince(start) - offset) <= 0.5e-6 + 1e-9 } ?? false
+                    }
+            }
+            #expect(near([try store.workout(workout).start], [0]))
+            #expect(near(try store.activeSessions().map(\.start), [0]))
+            let intervals = try store.activityIntervals(of: workout)
+            #expect(near(intervals.map(\.1) + intervals.map(\.2), [0, 60]))
+            #expect(near(try store.events(of: workout).map(\.dateInterval.start), [30]))
+            #expect(near(try store.scheduledPlans(around: start).map(\.date), [3600]))
+            #expect(near(try store.samples(type: .heartRate).map(\.start), [0]))
+            let hour = Date(timeIntervalSinceReferenceDate: 800_006_400)
+            let buckets = try store.statisticsCollection(
+                type: .heartRate, from: hour, to: hour.addingTimeInterval(3600), anchor: hour, interval: .hour)
+            #expect(buckets.map(\.count) == [1])
+            // The same sample again, as a gateway's backfill would send it: not stored twice.
+            let again = try QuantitySample(
+                type: .heartRate, quantity: Quantity(unit: QuantityType.heartRate.canonicalUnit, value: 120),
+                start: start, end: start, source: SampleSource(adapter: "mock", address: "X", name: nil))
+            #expect(try store.append([again], workout: workout) == 0)
+            #expect(try store.statistics(type: .heartRate).sampleCount == 1)
+
+            // What psql, Grafana or a notebook sees: dates, in any time zone.
+            let seen = try await server.runScript(
+                """
+                SELECT start_time FROM workout;
+                SELECT end_time FROM activity;
+                SELECT start_time FROM event;
+                SELECT updated_at FROM journal;
+                SELECT date FROM schedule;
+                SELECT start_time FROM sample;
+                SELECT hour FROM hourly;
+                SELECT pg_typeof(start_time) FROM sample;
+                """, environment: ["PGTZ": "UTC"])
+            #expect(
+                seen == [
+                    "2026-05-09 08:00:00.123457+00", "2026-05-09 08:01:00.123457+00", "2026-05-09 08:00:30.123457+00",
+                    "2026-05-09 08:00:00.123457+00", "2026-05-09 09:00:00.123457+00", "2026-05-09 08:00:00.123457+00",
+                    "2026-05-09 08:00:00+00", "timestamp with time zone",
+                ])
+        }
     }
 }

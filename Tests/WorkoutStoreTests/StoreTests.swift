@@ -25,13 +25,15 @@ private func sample(_ type: QuantityType, _ value: Double, _ seconds: Double, _ 
 
 @Suite("Workout store (SQLite through GRDB)")
 struct StoreTests {
+    static let migrations = ["v1", "v2-hourly-rollups", "v3-plan-schedule", "v4-sample-key", "v5-unix-time"]
+
     @Test("a new store: WAL, mode 0600, migrated, integrity ok")
     func newStore() throws {
         let path = temporaryStorePath()
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         let store = try WorkoutStore(path: path)
         #expect(try store.sqlite?.integrityCheck() == "ok")
-        #expect(try store.appliedMigrations() == ["v1", "v2-hourly-rollups", "v3-plan-schedule", "v4-sample-key"])
+        #expect(try store.appliedMigrations() == Self.migrations)
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
         let mode = try DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "PRAGMA journal_mode") }
@@ -59,10 +61,123 @@ struct StoreTests {
         }
         try queue.close()
         let store = try WorkoutStore(path: path)
-        #expect(try store.appliedMigrations() == ["v1", "v2-hourly-rollups", "v3-plan-schedule", "v4-sample-key"])
+        #expect(try store.appliedMigrations() == Self.migrations)
         let hours = try store.statisticsCollection(
             type: .heartRate, from: origin, to: origin.addingTimeInterval(3 * 3600), anchor: origin, interval: .hour)
         #expect(hours.map(\.count) == [60, 60, 60])
-        #expect(try store.samples(type: .heartRate).count == 180)
+        let samples = try store.samples(type: .heartRate)
+        #expect(samples.count == 180)
+        #expect(samples.first?.start == origin && samples.last?.start == origin.addingTimeInterval(179 * 60))
+        // The file itself now speaks Unix time, which any SQLite client reads.
+        let (first, hour) = try DatabaseQueue(path: path).read { db in
+            (
+                try String.fetchOne(db, sql: "SELECT datetime(MIN(start), 'unixepoch') FROM sample"),
+                try Int64.fetchOne(db, sql: "SELECT MIN(hour) FROM hourly")
+            )
+        }
+        #expect(first == "2026-05-09 08:00:00")
+        #expect(hour == Int64(origin.timeIntervalSince1970 / 3600))
+    }
+
+    @Test(
+        "migrating to Unix time: every date column moves from Foundation's 2001 epoch to 1970's; the store reads the same dates, a sample sent again is still a duplicate"
+    )
+    func migrationToUnixTime() throws {
+        let path = temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let queue = try DatabaseQueue(path: path)
+        try SQLiteSchema.migrator.migrate(queue, upTo: "v4-sample-key")
+        let workout = UUID()
+        let activity = UUID()
+        let schedule = UUID()
+        // A fraction that does not survive a careless conversion.
+        let start = origin.addingTimeInterval(0.123_456_789)
+        let seconds = start.timeIntervalSinceReferenceDate
+        let configuration = String(
+            decoding: try JSONEncoder().encode(WorkoutConfiguration(activityType: .running)), as: UTF8.self)
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO source (adapter, address) VALUES ('mock', 'X')")
+            try db.execute(
+                sql: """
+                    INSERT INTO workout (id, activityType, location, athlete, start, end, state)
+                    VALUES (?, 'running', 'unknown', 'default', ?, NULL, 'active')
+                    """, arguments: [workout.uuidString, seconds])
+            try db.execute(
+                sql:
+                    "INSERT INTO activity (id, workoutId, activityType, location, start, end) VALUES (?, ?, 'running', 'unknown', ?, ?)",
+                arguments: [activity.uuidString, workout.uuidString, seconds, seconds + 60])
+            try db.execute(
+                sql: "INSERT INTO event (workoutId, kind, start, end) VALUES (?, 'lap', ?, ?)",
+                arguments: [workout.uuidString, seconds + 30, seconds + 30])
+            try db.execute(
+                sql: """
+                    INSERT INTO journal (workoutId, sessionState, configuration, updatedAt)
+                    VALUES (?, 'running', ?, ?)
+                    """, arguments: [workout.uuidString, configuration, seconds])
+            try db.execute(
+                sql: "INSERT INTO schedule (id, name, plan, date, completedAt) VALUES (?, 'plan', '{}', ?, NULL)",
+                arguments: [schedule.uuidString, seconds + 3600])
+            try db.execute(
+                sql: """
+                    INSERT INTO sample (workoutId, type, value, start, end, sourceId) VALUES (?, 'heartRate', 120, ?, ?, 1)
+                    """, arguments: [workout.uuidString, seconds, seconds])
+            try db.execute(
+                sql:
+                    "INSERT INTO hourly (type, sourceId, hour, count, sum, minimum, maximum) VALUES ('heartRate', 1, ?, 1, 120, 120, 120)",
+                arguments: [Int64((seconds / 3600).rounded(.down))])
+        }
+        try queue.close()
+        // A guest never migrates, so it refuses the old file rather than misread its times.
+        do {
+            _ = try WorkoutStore(path: path, guest: true)
+            Issue.record("a guest opened a store written before v5-unix-time")
+        } catch {
+            guard case .cannotOpen(_, let reason) = error else { throw error }
+            #expect(reason.contains("older hrbridge"))
+        }
+
+        let store = try WorkoutStore(path: path)
+        #expect(try store.appliedMigrations() == Self.migrations)
+        // The same dates, to well under a microsecond (a REAL addition rounds the last bit).
+        func near(_ dates: [Date?], _ expected: [Double]) -> Bool {
+            dates.count == expected.count
+                && zip(dates, expected).allSatisfy { date, offset in
+                    date.map { abs($0.timeIntervalSince(start) - offset) < 1e-6 } ?? false
+                }
+        }
+        #expect(near([try store.workout(workout).start], [0]))
+        #expect(near(try store.activeSessions().map(\.start), [0]))
+        let intervals = try store.activityIntervals(of: workout)
+        #expect(near(intervals.map(\.1) + intervals.map(\.2), [0, 60]))
+        #expect(near(try store.events(of: workout).map(\.dateInterval.start), [30]))
+        #expect(near(try store.scheduledPlans(around: start).map(\.date), [3600]))
+        #expect(near(try store.samples(type: .heartRate).map(\.start), [0]))
+        let buckets = try store.statisticsCollection(
+            type: .heartRate, from: origin, to: origin.addingTimeInterval(3600), anchor: origin, interval: .hour)
+        #expect(buckets.map(\.count) == [1])
+        // The same sample again, as a gateway's backfill would send it: not stored twice.
+        let again = try QuantitySample(
+            type: .heartRate, quantity: Quantity(unit: QuantityType.heartRate.canonicalUnit, value: 120), start: start,
+            end: start, source: SampleSource(adapter: "mock", address: "X", name: nil))
+        #expect(try store.append([again], workout: workout) == 0)
+        let rows = try DatabaseQueue(path: path).read { db in
+            try [
+                "SELECT datetime(start, 'unixepoch') FROM workout", "SELECT datetime(end, 'unixepoch') FROM activity",
+                "SELECT datetime(start, 'unixepoch') FROM event",
+                "SELECT datetime(updatedAt, 'unixepoch') FROM journal",
+                "SELECT datetime(date, 'unixepoch') FROM schedule", "SELECT datetime(start, 'unixepoch') FROM sample",
+                "SELECT datetime(hour * 3600, 'unixepoch') FROM hourly",
+            ].map { try String.fetchOne(db, sql: $0) }
+        }
+        #expect(
+            rows == [
+                "2026-05-09 08:00:00", "2026-05-09 08:01:00", "2026-05-09 08:00:30", "2026-05-09 08:00:00",
+                "2026-05-09 09:00:00", "2026-05-09 08:00:00", "2026-05-09 08:00:00",
+            ])
+        let stored = try DatabaseQueue(path: path).read { db in try Double.fetchOne(db, sql: "SELECT start FROM sample")
+        }
+        #expect(stored == start.timeIntervalSince1970)
     }
 }

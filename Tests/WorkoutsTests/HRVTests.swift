@@ -244,6 +244,154 @@ struct HRVTests {
         #expect(slow.windows.allSatisfy { $0.alpha1 == nil && !$0.isReliable })
     }
 
+    /// A series of whole-millisecond beats whose ends fall exactly on window starts: every
+    /// `every`-th window start is hit by the nearest beat, its interval and the next one shifted
+    /// by the few ms it takes (the sum after them unchanged).
+    static func onEdges(_ series: [Double], every: Int) -> [Double] {
+        var series = series
+        var edge = 5_000.0 * Double(every)
+        while true {
+            var time = 0.0
+            var nearest: (index: Int, end: Double)?
+            for (index, interval) in series.enumerated() {
+                time += interval
+                if nearest == nil || abs(time - edge) < abs(nearest!.end - edge) { nearest = (index, time) }
+            }
+            guard let hit = nearest, hit.index + 1 < series.count, time > edge + 120_000 else { break }
+            series[hit.index] += edge - hit.end
+            series[hit.index + 1] -= edge - hit.end
+            edge += 5_000 * Double(every)
+        }
+        return series
+    }
+
+    /// The intervals of the beats ending in (end − 120 s, end], summed in whole milliseconds.
+    static func members(_ series: [Double], end: Int) -> [Double] {
+        var time = 0
+        return series.filter { interval in
+            time += Int(interval)
+            return time > end - 120_000 && time <= end
+        }
+    }
+
+    @Test(
+        "window edges are exact: a beat ending on a window's start is out, on its end is in, at 150, 140, 100 and 60 bpm",
+        arguments: [400.0, 428.0, 600.0, 1000.0])
+    func exactEdges(mean: Double) throws {
+        var generator = RRSeries(state: UInt64(mean))
+        let series = Self.onEdges(
+            generator.make(count: Int(300_000 / mean), mean: mean, spread: mean * 0.02, correlated: 0.5), every: 1)
+        let windows = HRVAnalysis.windows(series)
+        try #require(windows.count == (Int(series.reduce(0, +)) - 120_000) / 5_000 + 1)
+        for window in windows {
+            let end = Int((window.end * 1000).rounded())
+            #expect(window.end * 1000 == Double(end), "window ends on the 5 s grid: \(window.end)")
+            let expected = HRVAnalysis.window(Self.members(series, end: end), end: window.end, power: nil)
+            #expect(window == expected, "window ending \(end) ms: \(window.beats) beats, \(expected.beats) expected")
+        }
+    }
+
+    @Test("the live tracker sees the windows hrv analyze sees, though the beats' dates jitter by up to 0.3 s")
+    func liveMatchesAnalysis() throws {
+        var generator = RRSeries(state: 140)
+        let series = Self.onEdges(
+            generator.make(count: 800, mean: 428, spread: 10, correlated: 0.6), every: 2)
+        var tracker = DFAAlpha1Tracker()
+        let start = Date(timeIntervalSinceReferenceDate: 800_000_000.123)
+        var time = 0.0
+        for interval in series {
+            time += interval / 1000
+            // A frame's receipt, late by a jitter that a strap's radio adds.
+            let jitter = Double(generator.generator.next() % 300) / 1000
+            _ = tracker.add(interval: interval / 1000, end: start.addingTimeInterval(time + jitter))
+        }
+        let analysed = HRVAnalysis.windows(series)
+        #expect(tracker.windows.count == analysed.count)
+        for (live, stored) in zip(tracker.windows, analysed) {
+            #expect(live.end == stored.end)
+            #expect(live.beats == stored.beats)
+            #expect(live.alpha1 == stored.alpha1)
+            let date = try #require(live.date)
+            #expect(abs(date.timeIntervalSince(start) - live.end) < 0.5, "window dated from the first beat")
+        }
+    }
+
+    @Test("a gap in the beats (a lost link) is a gap: the timeline follows the dates, the grid moves past it")
+    func gapInBeats() throws {
+        var timeline = BeatTimeline()
+        let start = Date(timeIntervalSinceReferenceDate: 1_000)
+        let tick = BeatClock.ticksPerSecond
+        #expect(timeline.place(interval: tick, end: start.addingTimeInterval(1)) == tick)
+        // Jitter within the tolerance: the interval's sum rules.
+        #expect(timeline.place(interval: tick / 2, end: start.addingTimeInterval(1.5 + 1.9)) == tick * 3 / 2)
+        // 30 s without beats: the date rules.
+        #expect(timeline.place(interval: tick / 2, end: start.addingTimeInterval(32)) == tick * 32)
+        // A date far behind (a clock set back): beats never go back.
+        #expect(timeline.place(interval: tick / 2, end: start.addingTimeInterval(2)) == tick * 32 + 1)
+        // Windows: beats for 130 s, nothing for 20 s, beats again: the window due when the beats
+        // stopped ends at 135 s, no window is invented in the gap, the next ends on the grid past
+        // the first beat back.
+        var windowing = AlphaWindowing()
+        var due: [(end: Int64, beats: Int)] = []
+        let before: [Int64] = (1...260).map { Int64($0) * tick / 2 }
+        let after: [Int64] = (1...100).map { 150 * tick + Int64($0) * tick / 2 }
+        let ends = before + after
+        for end in ends {
+            if let window = windowing.add(milliseconds: 500, end: end) {
+                due.append((window.end, window.intervals.count))
+            }
+        }
+        let expected: [Int64] = [120, 125, 130, 135] + Array(stride(from: 155, through: 200, by: 5))
+        #expect(due.map { $0.end / tick } == expected)
+        // 135: beats ending in (15, 130]; 155: (35, 130] and (150, 155].
+        #expect(due.first { $0.end == 135 * tick }?.beats == 230)
+        #expect(due.first { $0.end == 155 * tick }?.beats == 200)
+    }
+
+    @Test(
+        "NeuroKit2 decides α1 per window: within 0.02 at 60, 90 and 140 bpm, windows starting exactly on a beat included"
+    )
+    func windowsAgreeWithNeuroKit() async throws {
+        var generator = RRSeries(state: 37)
+        let cases = [(1000.0, 0.8), (667.0, 0.6), (428.0, 0.3)].map { mean, correlated in
+            Self.onEdges(
+                generator.make(count: Int(330_000 / mean), mean: mean, spread: mean * 0.025, correlated: correlated),
+                every: 3)
+        }
+        let input = FileManager.default.temporaryDirectory.appendingPathComponent("windows-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: input) }
+        try JSONSerialization.data(withJSONObject: ["series": cases]).write(to: input)
+        let reference = try Spawned(
+            venvPython,
+            [packageRoot.appendingPathComponent("Tests/Fixtures/hrv/neurokit_windows.py").path, input.path],
+            label: "neurokit2 windows")
+        #expect(await reference.wait() == 0, "\(reference.output.suffix(5))")
+        let line = try #require(reference.output.first { $0.hasPrefix("{") })
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let expected = try #require(object["windows"] as? [[[String: Any]]])
+        try #require(expected.count == cases.count)
+        var onEdge = 0
+        for (series, reference) in zip(cases, expected) {
+            let ours = HRVAnalysis.windows(series)
+            #expect(ours.count == reference.count)
+            for (window, theirs) in zip(ours, reference) {
+                let end = try #require(theirs["end"] as? Int)
+                #expect(window.end * 1000 == Double(end))
+                var time = 0.0
+                if series.contains(where: {
+                    time += $0; return time == Double(end) - 120_000
+                }) {
+                    onEdge += 1
+                }
+                #expect(window.beats == theirs["beats"] as? Int, "window ending \(end) ms: beats")
+                let alpha = try #require(window.alpha1, "window ending \(end) ms")
+                let reference = try #require(theirs["alpha1"] as? Double)
+                #expect(abs(alpha - reference) < 0.02, "window ending \(end) ms: α1 \(alpha) vs \(reference)")
+            }
+        }
+        #expect(onEdge >= 15, "windows starting exactly on a beat: \(onEdge)")
+    }
+
     @Test("thresholds: a ramp whose α1 falls with heart rate gives HRVT1 and HRVT2 where the line crosses 0.75 and 0.5")
     func thresholds() throws {
         // α1 = 1.25 − 0.01 × (HR − 100): 0.75 at 150 bpm, 0.5 at 175 bpm.

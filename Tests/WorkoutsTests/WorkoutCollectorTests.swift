@@ -39,6 +39,55 @@ struct WorkoutCollectorTests {
         #expect(isClose(builder.statistics(for: .heartRate)?.average, 125))
     }
 
+    @Test("battery is per device: no mean or range across sensors; the top level is the primary's last value")
+    func batteryPerDevice() throws {
+        var builder = collector()
+        try builder.begin(at: t0)
+        builder.setPrimarySource(strapA, for: .batteryLevel)
+        _ = try builder.add([
+            sample(.batteryLevel, 90, at: 1, source: strapA), sample(.batteryLevel, 20, at: 2, source: strapB),
+            sample(.batteryLevel, 88, at: 3, source: strapA), sample(.batteryLevel, 15, at: 4, source: strapB),
+        ])
+        let battery = try #require(builder.statistics(for: .batteryLevel))
+        #expect(battery.average == nil && battery.minimum == nil && battery.maximum == nil)
+        #expect(battery.durationWeightedAverage == nil)
+        #expect(battery.mostRecent == 88, "the primary's last, not the band's that came later")
+        #expect(battery.bySource[strapA]?.mostRecent == 88)
+        #expect(battery.bySource[strapB]?.mostRecent == 15)
+        #expect(battery.sampleCount == 4)
+    }
+
+    @Test(
+        "the primary strap heard through another adapter (a gateway's node, another hci) is still the primary: zones, HRV and energy follow it"
+    )
+    func primaryFollowsTheStrap() throws {
+        // A hub's session names the strap under the adapter "mqtt"; its samples come from the node.
+        let configured = SampleSource(adapter: "mqtt", address: strapA.address, name: "A")
+        let viaRoom1 = SampleSource(adapter: "room-1", address: strapA.address, name: "A")
+        var builder = collector(zones: [110, 130, 150, 170])
+        for type in [QuantityType.heartRate, .heartbeatSeries, .activeEnergyBurned] {
+            builder.setPrimarySource(configured, for: type)
+        }
+        try builder.begin(at: t0)
+        for second in stride(from: 1.0, through: 30, by: 1) {
+            _ = try builder.add([
+                sample(.heartRate, 120, at: second, source: viaRoom1),
+                sample(.heartbeatSeries, 0.5, at: second - 0.5, source: viaRoom1, length: 0.5),
+                sample(.heartbeatSeries, 0.5, at: second, source: viaRoom1, length: 0.5),
+                sample(.activeEnergyBurned, 1, at: second, source: viaRoom1),
+                // Another strap on the same gateway is not the primary.
+                sample(.heartRate, 175, at: second, source: SampleSource(adapter: "room-1", address: strapB.address)),
+            ])
+        }
+        try builder.end(at: date(31))
+        let workout = try builder.finish()
+        let zones = try #require(workout.zoneGroups.first { $0.configuration.quantityType == .heartRate })
+        #expect(zones.durations.map(\.duration) == [0, 30, 0, 0, 0], "30 s at 120 bpm in Z2, none at 175")
+        #expect(workout.heartRateVariability.acceptedIntervals == 60)
+        #expect(workout.activeEnergy.kilojoules == 30)
+        #expect(workout.primarySources?[.heartRate] == viaRoom1)
+    }
+
     @Test("a batch is all or nothing: one sample before the start refuses it without counting the rest")
     func atomicBatch() async throws {
         var builder = collector()

@@ -17,7 +17,12 @@ public enum WorkoutFile {
         switch format {
         case .fit: return try FITExporter.export(workout, samples: samples)
         case .tcx: return Array(try TCXExporter.export(workout, samples: samples).utf8)
-        case .csv: return Array((wide ? try CSVExporter.wide(samples) : try CSVExporter.long(samples)).utf8)
+        case .csv:
+            let primaries = CountedSamples.primaries(of: workout)
+            return Array(
+                (wide
+                    ? try CSVExporter.wide(samples, primaries: primaries)
+                    : try CSVExporter.long(samples, primaries: primaries)).utf8)
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 public import JSONSupport
 public import Samples
+public import Sensors
 public import Workouts
 
 /// The JSON shapes of workout values, shared by `--json` output, the API and the live stream.
@@ -63,6 +64,8 @@ public enum WorkoutJSON {
         @Nullable public var average: Double?
         @Nullable public var mostRecent: Double?
         @Nullable public var sum: Double?
+        /// Each device's own figures, for a per-device type (battery level); nil for the others.
+        public var bySource: [DeviceStatistics]?
 
         /// The statistics' JSON.
         public init(_ statistics: Workouts.Statistics) {
@@ -73,11 +76,32 @@ public enum WorkoutJSON {
             average = statistics.average
             mostRecent = statistics.mostRecent
             sum = statistics.sum
+            if statistics.type.isPerDevice {
+                bySource = statistics.bySource.sorted { $0.key.address < $1.key.address }.map(DeviceStatistics.init)
+            }
         }
 
         /// Statistics by quantity type name.
         public static func byType(_ statistics: [QuantityType: Workouts.Statistics]) -> [String: Statistics] {
             Dictionary(uniqueKeysWithValues: statistics.map { ($0.key.rawValue, Statistics($0.value)) })
+        }
+    }
+
+    /// One device's figures of a per-device type: its last value.
+    public struct DeviceStatistics: Codable, Sendable, Equatable {
+        public var sensor: String
+        @Nullable public var name: String?
+        public var count: Int
+        @Nullable public var mostRecent: Double?
+        @Nullable public var date: String?
+
+        /// One device's JSON.
+        public init(_ source: (key: SampleSource, value: Workouts.Statistics)) {
+            sensor = source.key.address
+            name = source.key.name
+            count = source.value.sampleCount
+            mostRecent = source.value.mostRecent
+            date = source.value.mostRecentDate.map(ISO8601.format)
         }
     }
 

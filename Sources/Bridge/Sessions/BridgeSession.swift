@@ -69,11 +69,10 @@ public actor BridgeSession {
         }
     }
 
-    /// Late samples (a gateway's backfill): stored with this workout; the live builder, which
-    /// moved on, does not see them.
-    func backfill(_ samples: [QuantitySample]) {
-        guard !samples.isEmpty else { return }
-        streamer?.submit(samples)
+    /// Late samples (a gateway's backfill): stored with this workout; the live builder moved on,
+    /// so the finished workout's figures are recomputed from the store.
+    func backfill(_ samples: [QuantitySample]) async {
+        await recorder.storeLate(samples)
     }
 
     /// Wires the recorder's updates to the hub, then publishes the state.

@@ -1,6 +1,10 @@
 import GRDB
 
 /// The store's schema, as GRDB migrations: never edit a shipped migration, add a new one.
+///
+/// Times are REAL Unix seconds (since `v5-unix-time`; before, seconds since 2001-01-01 UTC,
+/// Foundation's reference date) and `hourly.hour` counts hours since 1970. docs/schema.md
+/// describes the tables for people who query them.
 enum SQLiteSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -142,6 +146,21 @@ enum SQLiteSchema {
             try db.create(
                 index: "sample_key", on: "sample", columns: ["type", "start", "sourceId", "end", "value"], unique: true)
             try db.drop(index: "sample_type_start")
+        }
+        migrator.registerMigration("v5-unix-time") { db in
+            // Seconds since 2001 become Unix seconds (978,307,200 s = 271,752 h from 1970 to
+            // 2001); adding in REAL gives what Date.timeIntervalSince1970 gives, so a sample sent
+            // again still matches its key. The key is rebuilt once rather than on every row.
+            try db.drop(index: "sample_key")
+            try db.execute(sql: "UPDATE sample SET start = start + 978307200, end = end + 978307200")
+            try db.create(
+                index: "sample_key", on: "sample", columns: ["type", "start", "sourceId", "end", "value"], unique: true)
+            try db.execute(sql: "UPDATE hourly SET hour = hour + 271752")
+            try db.execute(sql: "UPDATE workout SET start = start + 978307200, end = end + 978307200")
+            try db.execute(sql: "UPDATE activity SET start = start + 978307200, end = end + 978307200")
+            try db.execute(sql: "UPDATE event SET start = start + 978307200, end = end + 978307200")
+            try db.execute(sql: "UPDATE journal SET updatedAt = updatedAt + 978307200")
+            try db.execute(sql: "UPDATE schedule SET date = date + 978307200, completedAt = completedAt + 978307200")
         }
         return migrator
     }

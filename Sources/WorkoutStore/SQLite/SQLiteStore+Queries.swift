@@ -19,8 +19,8 @@ extension SQLiteStore {
         do {
             return try QuantitySample(
                 type: type, quantity: Quantity(unit: type.canonicalUnit, value: try row.value("value")),
-                start: Date(timeIntervalSinceReferenceDate: try row.value("start")),
-                end: Date(timeIntervalSinceReferenceDate: try row.value("end")),
+                start: Date(timeIntervalSince1970: try row.value("start")),
+                end: Date(timeIntervalSince1970: try row.value("end")),
                 source: SampleSource(
                     adapter: try row.value("adapter"), address: try row.value("address"), name: try row.value("name")),
                 metadata: SampleMetadata(
@@ -44,7 +44,7 @@ extension SQLiteStore {
                 WHERE s.type = ? AND s.start >= ? AND s.start < ?
                 """
             var arguments: StatementArguments = [
-                type.rawValue, from.timeIntervalSinceReferenceDate, to.timeIntervalSinceReferenceDate,
+                type.rawValue, from.timeIntervalSince1970, to.timeIntervalSince1970,
             ]
             if let source {
                 sql += " AND src.adapter = ? AND src.address = ?"
@@ -67,7 +67,7 @@ extension SQLiteStore {
     ) throws(StoreError) -> Statistics {
         try read { db in
             let range: StatementArguments = [
-                type.rawValue, from.timeIntervalSinceReferenceDate, to.timeIntervalSinceReferenceDate,
+                type.rawValue, from.timeIntervalSince1970, to.timeIntervalSince1970,
             ]
             func aggregate(_ filter: String, _ arguments: StatementArguments) throws -> Statistics {
                 var statistics = Statistics(type: type)
@@ -83,9 +83,9 @@ extension SQLiteStore {
                 statistics.sampleCount = try row.value("count")
                 guard statistics.sampleCount > 0 else { return statistics }
                 statistics.startDate = (try row.value("first") as Double?).map {
-                    Date(timeIntervalSinceReferenceDate: $0)
+                    Date(timeIntervalSince1970: $0)
                 }
-                statistics.endDate = (try row.value("last") as Double?).map { Date(timeIntervalSinceReferenceDate: $0) }
+                statistics.endDate = (try row.value("last") as Double?).map { Date(timeIntervalSince1970: $0) }
                 switch type.aggregationStyle {
                 case .cumulative:
                     statistics.sum = try row.value("sum")
@@ -101,7 +101,7 @@ extension SQLiteStore {
                             """, arguments: arguments)
                     statistics.mostRecent = try recent?.value("value")
                     statistics.mostRecentDate = (try recent?.value("start") as Double?).map {
-                        Date(timeIntervalSinceReferenceDate: $0)
+                        Date(timeIntervalSince1970: $0)
                     }
                 }
                 return statistics
@@ -132,7 +132,7 @@ extension SQLiteStore {
         type: QuantityType, from: Date, to: Date, anchor: Date, interval: StatisticsInterval
     ) throws(StoreError) -> [StatisticsBucket] {
         let width = interval.seconds
-        let anchorSeconds = anchor.timeIntervalSinceReferenceDate
+        let anchorSeconds = anchor.timeIntervalSince1970
         let useRollups = StoreRows.readsRollups(interval, anchor: anchor, from: from, to: to)
         return try read { db in
             let rows: [Row]
@@ -145,8 +145,8 @@ extension SQLiteStore {
                         WHERE type = ? AND hour * 3600.0 >= ? AND hour * 3600.0 < ? GROUP BY bucket ORDER BY bucket
                         """,
                     arguments: [
-                        anchorSeconds, width, type.rawValue, from.timeIntervalSinceReferenceDate,
-                        to.timeIntervalSinceReferenceDate,
+                        anchorSeconds, width, type.rawValue, from.timeIntervalSince1970,
+                        to.timeIntervalSince1970,
                     ])
             } else {
                 rows = try Row.fetchAll(
@@ -157,8 +157,8 @@ extension SQLiteStore {
                         WHERE type = ? AND start >= ? AND start < ? GROUP BY bucket ORDER BY bucket
                         """,
                     arguments: [
-                        anchorSeconds, width, anchorSeconds, type.rawValue, from.timeIntervalSinceReferenceDate,
-                        to.timeIntervalSinceReferenceDate,
+                        anchorSeconds, width, anchorSeconds, type.rawValue, from.timeIntervalSince1970,
+                        to.timeIntervalSince1970,
                     ])
             }
             return try rows.map { row in

@@ -8,13 +8,13 @@ extension SQLiteStore {
             let upcoming =
                 try Int.fetchOne(
                     db, sql: "SELECT COUNT(*) FROM schedule WHERE completedAt IS NULL AND date >= ?",
-                    arguments: [now.timeIntervalSinceReferenceDate]) ?? 0
+                    arguments: [now.timeIntervalSince1970]) ?? 0
             guard upcoming < limit else { throw StoreError.scheduleFull(limit) }
             try db.execute(
                 sql: "INSERT INTO schedule (id, name, plan, date) VALUES (?, ?, ?, ?)",
                 arguments: [
                     entry.id.uuidString, entry.name, String(decoding: entry.plan, as: UTF8.self),
-                    entry.date.timeIntervalSinceReferenceDate,
+                    entry.date.timeIntervalSince1970,
                 ])
         }
     }
@@ -24,15 +24,15 @@ extension SQLiteStore {
         try read { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM schedule WHERE date >= ? AND date < ? ORDER BY date",
-                arguments: [from.timeIntervalSinceReferenceDate, to.timeIntervalSinceReferenceDate]
+                arguments: [from.timeIntervalSince1970, to.timeIntervalSince1970]
             ).compactMap { row in
                 guard let id = UUID(uuidString: try row.value("id")) else { return nil }
                 let completed: Double? = try row.value("completedAt")
                 let workout: String? = try row.value("workoutId")
                 return ScheduledPlan(
                     id: id, name: try row.value("name"), plan: Data((try row.value("plan") as String).utf8),
-                    date: Date(timeIntervalSinceReferenceDate: try row.value("date")),
-                    completedAt: completed.map { Date(timeIntervalSinceReferenceDate: $0) },
+                    date: Date(timeIntervalSince1970: try row.value("date")),
+                    completedAt: completed.map { Date(timeIntervalSince1970: $0) },
                     workoutID: workout.flatMap(UUID.init(uuidString:)))
             }
         }
@@ -43,7 +43,7 @@ extension SQLiteStore {
         try write { db in
             try db.execute(
                 sql: "UPDATE schedule SET completedAt = ?, workoutId = ? WHERE id = ?",
-                arguments: [date.timeIntervalSinceReferenceDate, workout.uuidString, id.uuidString])
+                arguments: [date.timeIntervalSince1970, workout.uuidString, id.uuidString])
         }
     }
 }

@@ -16,7 +16,7 @@ extension SQLiteStore {
                 arguments: [
                     record.workoutID.uuidString, record.configuration.activityType.rawValue,
                     record.configuration.location.rawValue, record.profile?.id ?? UserProfile.anonymousID,
-                    record.start.timeIntervalSinceReferenceDate,
+                    record.start.timeIntervalSince1970,
                 ])
             try journal(record, db)
             if let profile = record.profile {
@@ -42,7 +42,7 @@ extension SQLiteStore {
                 record.workoutID.uuidString, record.state.rawValue, try StoreRows.json(record.configuration),
                 try record.profile.map(StoreRows.json), try StoreRows.json(record.customZones),
                 try StoreRows.json(record.primarySources),
-                Date().timeIntervalSinceReferenceDate,
+                Date().timeIntervalSince1970,
             ])
     }
 
@@ -62,7 +62,7 @@ extension SQLiteStore {
                 return ActiveSessionRecord(
                     workoutID: id, configuration: configuration,
                     profile: StoreRows.decode(UserProfile.self, try row.value("profile")),
-                    start: Date(timeIntervalSinceReferenceDate: try row.value("start")), state: state,
+                    start: Date(timeIntervalSince1970: try row.value("start")), state: state,
                     customZones: StoreRows.decode([ZoneConfiguration].self, try row.value("customZones")) ?? [],
                     primarySources: StoreRows.decode([String: SampleSource].self, try row.value("primarySources"))
                         ?? [:])
@@ -98,8 +98,8 @@ extension SQLiteStore {
             try db.execute(
                 sql: "INSERT INTO event (workoutId, kind, start, end, metadata) VALUES (?, ?, ?, ?, ?)",
                 arguments: [
-                    workout.uuidString, event.kind.rawValue, event.dateInterval.start.timeIntervalSinceReferenceDate,
-                    event.dateInterval.end.timeIntervalSinceReferenceDate, try StoreRows.json(event.metadata),
+                    workout.uuidString, event.kind.rawValue, event.dateInterval.start.timeIntervalSince1970,
+                    event.dateInterval.end.timeIntervalSince1970, try StoreRows.json(event.metadata),
                 ])
         }
     }
@@ -112,8 +112,8 @@ extension SQLiteStore {
                     "INSERT OR REPLACE INTO activity (id, workoutId, activityType, location, start, end) VALUES (?, ?, ?, ?, ?, ?)",
                 arguments: [
                     activity.id.uuidString, workout.uuidString, activity.configuration.activityType.rawValue,
-                    activity.configuration.location.rawValue, activity.start.timeIntervalSinceReferenceDate,
-                    activity.end?.timeIntervalSinceReferenceDate,
+                    activity.configuration.location.rawValue, activity.start.timeIntervalSince1970,
+                    activity.end?.timeIntervalSince1970,
                 ])
         }
     }
@@ -128,8 +128,8 @@ extension SQLiteStore {
                 return WorkoutEvent(
                     kind: kind,
                     dateInterval: DateInterval(
-                        start: Date(timeIntervalSinceReferenceDate: try row.value("start")),
-                        end: Date(timeIntervalSinceReferenceDate: try row.value("end"))),
+                        start: Date(timeIntervalSince1970: try row.value("start")),
+                        end: Date(timeIntervalSince1970: try row.value("end"))),
                     metadata: StoreRows.decode([String: String].self, try row.value("metadata")) ?? [:])
             }
         }
@@ -147,8 +147,8 @@ extension SQLiteStore {
                 let end: Double? = try row.value("end")
                 return (
                     WorkoutConfiguration(activityType: type, location: location),
-                    Date(timeIntervalSinceReferenceDate: try row.value("start")),
-                    end.map { Date(timeIntervalSinceReferenceDate: $0) }
+                    Date(timeIntervalSince1970: try row.value("start")),
+                    end.map { Date(timeIntervalSince1970: $0) }
                 )
             }
         }
@@ -162,7 +162,7 @@ extension SQLiteStore {
                     UPDATE workout SET end = ?, elapsedTime = ?, state = 'finished', summary = ?, metadata = ? WHERE id = ?
                     """,
                 arguments: [
-                    workout.end.timeIntervalSinceReferenceDate, workout.elapsedTime, try StoreRows.json(workout),
+                    workout.end.timeIntervalSince1970, workout.elapsedTime, try StoreRows.json(workout),
                     try StoreRows.json(workout.metadata), workout.id.uuidString,
                 ])
             guard db.changesCount > 0 else { throw StoreError.unknownWorkout(workout.id) }
@@ -172,8 +172,8 @@ extension SQLiteStore {
                         "INSERT OR REPLACE INTO activity (id, workoutId, activityType, location, start, end) VALUES (?, ?, ?, ?, ?, ?)",
                     arguments: [
                         activity.id.uuidString, workout.id.uuidString, activity.configuration.activityType.rawValue,
-                        activity.configuration.location.rawValue, activity.start.timeIntervalSinceReferenceDate,
-                        activity.end?.timeIntervalSinceReferenceDate,
+                        activity.configuration.location.rawValue, activity.start.timeIntervalSince1970,
+                        activity.end?.timeIntervalSince1970,
                     ])
                 for group in activity.zoneGroups {
                     try insert(group, workout: workout.id, activity: activity.id, db)
@@ -244,7 +244,7 @@ extension SQLiteStore {
         try read { db in
             var sql = "SELECT * FROM workout WHERE start >= ? AND start < ?"
             var arguments: StatementArguments = [
-                from.timeIntervalSinceReferenceDate, to.timeIntervalSinceReferenceDate,
+                from.timeIntervalSince1970, to.timeIntervalSince1970,
             ]
             if let activityType {
                 sql += " AND activityType = ?"
@@ -274,8 +274,8 @@ extension SQLiteStore {
         return StoredWorkout(
             id: id, configuration: WorkoutConfiguration(activityType: type, location: location),
             athlete: try row.value("athlete"),
-            start: Date(timeIntervalSinceReferenceDate: try row.value("start")),
-            end: end.map { Date(timeIntervalSinceReferenceDate: $0) },
+            start: Date(timeIntervalSince1970: try row.value("start")),
+            end: end.map { Date(timeIntervalSince1970: $0) },
             elapsedTime: try row.value("elapsedTime"), isActive: try row.value("state") == "active",
             summary: StoreRows.decode(Workout.self, try row.value("summary")))
     }

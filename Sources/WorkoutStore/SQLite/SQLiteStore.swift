@@ -44,9 +44,18 @@ public final class SQLiteStore: StoreBackend {
             do {
                 var configuration = Configuration()
                 configuration.readonly = true
-                reader = try DatabaseQueue(path: path, configuration: configuration)
+                let queue = try DatabaseQueue(path: path, configuration: configuration)
+                // A guest never migrates: a file an older hrbridge wrote (times since 2001, say)
+                // would be misread.
+                guard try queue.read({ try SQLiteSchema.migrator.hasCompletedMigrations($0) }) else {
+                    throw StoreError.cannotOpen(
+                        path: path, reason: "written by an older hrbridge: open it once without --guest to upgrade it")
+                }
+                reader = queue
                 writer = nil
                 return
+            } catch let error as StoreError {
+                throw error
             } catch {
                 throw .cannotOpen(path: path, reason: "\(error)")
             }
@@ -203,9 +212,9 @@ public final class SQLiteStore: StoreBackend {
                     sourceIDs[sample.source] = source
                 }
                 let value = sample.canonicalValue
-                let start = sample.start.timeIntervalSinceReferenceDate
+                let start = sample.start.timeIntervalSince1970
                 try statement.execute(arguments: [
-                    workout?.uuidString, sample.type.rawValue, value, start, sample.end.timeIntervalSinceReferenceDate,
+                    workout?.uuidString, sample.type.rawValue, value, start, sample.end.timeIntervalSince1970,
                     source, sample.metadata.sensorContact?.rawValue, sample.metadata.rawRRInterval.map { Int64($0) },
                 ])
                 guard db.changesCount > 0 else { continue }

@@ -75,11 +75,22 @@ struct StatisticsAccumulator: Sendable {
     /// The statistics over every source; for a cumulative type, the amount of one source only —
     /// `primary` (the workout's source for the type), never a sum over sources: a chest strap and an
     /// arm band on one person both count the same kilojoules (HealthKit's rule: one source per
-    /// interval, by priority). Each source's own figures stay in `bySource`.
+    /// interval, by priority). Each source's own figures stay in `bySource`. A per-device type (a
+    /// battery) has no figures across devices: the top level carries the primary source's last
+    /// value only, each device's own in `bySource`.
     func statistics(primary: SampleSource?) -> Statistics {
         var result = overall.statistics(type: type)
         if type.aggregationStyle == .cumulative, let primary, let counted = bySource[primary], counted.count > 0 {
             result = counted.statistics(type: type)
+        }
+        if type.isPerDevice {
+            let own = primary.flatMap { bySource[$0] }?.statistics(type: type)
+            result.minimum = nil
+            result.maximum = nil
+            result.average = nil
+            result.durationWeightedAverage = nil
+            result.mostRecent = own?.mostRecent
+            result.mostRecentDate = own?.mostRecentDate
         }
         result.bySource = bySource.mapValues { $0.statistics(type: type) }
         return result

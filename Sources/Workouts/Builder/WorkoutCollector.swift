@@ -1,5 +1,6 @@
 public import Foundation
 public import Samples
+public import Sensors
 
 /// The live builder's logic as a pure value: statistics, events, activities, zones, HRV and energy.
 ///
@@ -116,7 +117,10 @@ public struct WorkoutCollector: Sendable {
                 activities[activity].statistics[sample.type, default: StatisticsAccumulator(type: sample.type)]
                     .add(sample)
             }
-            let primary = primarySources[sample.type] ?? sample.source
+            var primary = primarySources[sample.type] ?? sample.source
+            // The primary strap reached through another adapter (a gateway's node, another hci):
+            // a source is its adapter and address, and the primary is the strap.
+            if primary != sample.source, primary.address == sample.source.address { primary = sample.source }
             primarySources[sample.type] = primary
             guard sample.source == primary else { continue }
             if sample.type == .heartbeatSeries {
@@ -314,7 +318,7 @@ public struct WorkoutCollector: Sendable {
             elapsedTime: elapsedTime(at: endDate), events: events, activities: allActivities,
             statistics: allStatistics, zoneGroups: zoneGroups, heartRateVariability: heartRateVariability.workout,
             activeEnergy: activeEnergy, sources: sourcesSeen, metadata: metadata, dfaAlpha1: alpha1.windows,
-            hrvThresholds: alpha1.windows.isEmpty ? nil : alpha1.thresholds)
+            hrvThresholds: alpha1.windows.isEmpty ? nil : alpha1.thresholds, primarySources: primarySources)
     }
 
     /// Discards the workout.

@@ -1,23 +1,16 @@
 public import Foundation
 
 /// DFA α1 followed live: the primary strap's beats of the last 2 minutes, a window evaluated
-/// every 5 s of beat time (``HRVAnalysis/window(_:end:power:)``: artefacts corrected within the
-/// window, α1 over box sizes 4–16, reliability), and the series of windows the thresholds are
-/// read from at the end. A pure value; time comes from the beats.
+/// every 5 s of beat time on the exact ``BeatClock`` (``HRVAnalysis/window(_:end:power:)``:
+/// artefacts corrected within the window, α1 over box sizes 4–16, reliability), and the series
+/// of windows the thresholds are read from at the end. A pure value; time comes from the beats.
 public struct DFAAlpha1Tracker: Hashable, Sendable {
     /// Every window evaluated so far, in time order.
     public private(set) var windows: [HRVWindow] = []
-    private var beats: [Beat] = []
-    private var first = 0
+    private var timeline = BeatTimeline()
+    private var windowing = AlphaWindowing()
     private var powers: [Reading] = []
     private var firstPower = 0
-    private var origin: Date?
-    private var nextEvaluation: Date?
-
-    struct Beat: Hashable, Sendable {
-        var end: Date
-        var milliseconds: Double
-    }
 
     struct Reading: Hashable, Sendable {
         var date: Date
@@ -39,40 +32,24 @@ public struct DFAAlpha1Tracker: Hashable, Sendable {
     }
 
     /// Adds one RR interval (seconds) that ended at `end`; returns the window it completes, if any.
+    /// The beat is placed on the exact ``BeatTimeline``; `end` only tells where gaps are.
     public mutating func add(interval seconds: Double, end: Date) -> HRVWindow? {
-        if origin == nil {
-            origin = end.addingTimeInterval(-seconds)
-            nextEvaluation = origin!.addingTimeInterval(HRVAnalysis.windowLength)
-        }
-        beats.append(Beat(end: end, milliseconds: seconds * 1000))
-        guard let origin, let due = nextEvaluation, end >= due else { return nil }
-        let windowStart = due.addingTimeInterval(-HRVAnalysis.windowLength)
-        while first < beats.count, beats[first].end <= windowStart { first += 1 }
+        let ticks = BeatClock.ticks(seconds: seconds)
+        let placed = timeline.place(interval: ticks, end: end)
+        guard let due = windowing.add(milliseconds: BeatClock.milliseconds(ticks), end: placed),
+            let dueDate = timeline.date(due.end), let windowStart = timeline.date(due.end - AlphaWindowing.length)
+        else { return nil }
         while firstPower < powers.count, powers[firstPower].date <= windowStart { firstPower += 1 }
-        let raw = beats[first...].filter { $0.end <= due }.map(\.milliseconds)
-        let watts = powers[firstPower...].filter { $0.date <= due }.map(\.watts)
+        let watts = powers[firstPower...].filter { $0.date <= dueDate }.map(\.watts)
         var window = HRVAnalysis.window(
-            raw, end: due.timeIntervalSince(origin),
+            due.intervals, end: BeatClock.seconds(due.end),
             power: watts.isEmpty ? nil : watts.reduce(0, +) / Double(watts.count))
-        window.date = due
+        window.date = dueDate
         windows.append(window)
-        // The next window ends 5 s later, or at the next beat after a gap.
-        var next = due.addingTimeInterval(HRVAnalysis.step)
-        while next <= end { next = next.addingTimeInterval(HRVAnalysis.step) }
-        nextEvaluation = next
-        compact()
-        return window
-    }
-
-    /// Drops what no window can reach any more.
-    private mutating func compact() {
-        if first > 1024, first * 2 > beats.count {
-            beats.removeFirst(first)
-            first = 0
-        }
         if firstPower > 1024, firstPower * 2 > powers.count {
             powers.removeFirst(firstPower)
             firstPower = 0
         }
+        return window
     }
 }

@@ -45,33 +45,31 @@ public struct HRVAnalysis: Hashable, Sendable {
 
     /// Analyses `intervals` (ms, in order); `power(t)` is the mean power over the window ending t
     /// seconds after the first beat, when there is a power meter.
-    public init(intervals: [Double], power: ((Double, Double) -> Double?)? = nil) {
+    /// `ends`, when given, are the beats' places on the ``BeatTimeline`` (ticks after the first
+    /// beat's start), so gaps in a recording are gaps here too.
+    public init(intervals: [Double], ends: [Int64]? = nil, power: ((Double, Double) -> Double?)? = nil) {
         correction = RRArtefactCorrection.correct(intervals)
         timeDomain = TimeDomainHRV(correction.corrected)
-        windows = Self.windows(intervals, power: power)
+        windows = Self.windows(intervals, ends: ends, power: power)
         thresholds = HRVThresholds.estimate(windows)
     }
 
     /// α1 windows over `intervals`: each window's raw intervals are corrected on their own, as a
-    /// live computation would see them.
-    public static func windows(_ intervals: [Double], power: ((Double, Double) -> Double?)? = nil) -> [HRVWindow] {
-        var ends: [Double] = []
-        ends.reserveCapacity(intervals.count)
-        var time = 0.0
-        for interval in intervals {
-            time += interval / 1000
-            ends.append(time)
-        }
-        guard let last = ends.last, last >= windowLength else { return [] }
+    /// live computation would see them. Beats end where the intervals sum to (exactly, on
+    /// ``BeatClock`` ticks), or at `ends` (ticks after the first beat's start) when given, as
+    /// ``BeatTimeline`` placed them.
+    public static func windows(
+        _ intervals: [Double], ends: [Int64]? = nil, power: ((Double, Double) -> Double?)? = nil
+    ) -> [HRVWindow] {
+        precondition(ends == nil || ends?.count == intervals.count, "one end per interval")
+        var windowing = AlphaWindowing()
         var result: [HRVWindow] = []
-        var first = 0
-        var upper = 0
-        var end = windowLength
-        while end <= last + 1e-9 {
-            while upper < ends.count, ends[upper] <= end { upper += 1 }
-            while first < upper, ends[first] <= end - windowLength { first += 1 }
-            result.append(window(Array(intervals[first..<upper]), end: end, power: power?(end - windowLength, end)))
-            end += step
+        var time: Int64 = 0
+        for (index, interval) in intervals.enumerated() {
+            time = ends?[index] ?? time + BeatClock.ticks(milliseconds: interval)
+            guard let due = windowing.add(milliseconds: interval, end: time) else { continue }
+            let end = BeatClock.seconds(due.end)
+            result.append(window(due.intervals, end: end, power: power?(end - windowLength, end)))
         }
         return result
     }

@@ -4,7 +4,9 @@ public import Samples
 /// Aggregates of one quantity type over a workout or an activity.
 ///
 /// Discrete types (heart rate, power, cadence, speed) have minimum, maximum, average, most recent
-/// and a duration-weighted average; cumulative types (energy, distance) have a sum.
+/// and a duration-weighted average; cumulative types (energy, distance) have a sum. A per-device
+/// type (battery level) has only the primary source's most recent value at the top level, and
+/// each device's figures in ``bySource``.
 public struct Statistics: Hashable, Sendable, Codable {
     /// The quantity type.
     public var type: QuantityType
@@ -30,7 +32,7 @@ public struct Statistics: Hashable, Sendable, Codable {
     public var mostRecentDate: Date?
     /// Sum of the values (cumulative types).
     public var sum: Double?
-    /// The same aggregates for each source, when several sensors fed the type.
+    /// The same aggregates for each source that fed the type.
     public var bySource: [SampleSource: Statistics]
 
     /// Empty statistics for `type`.

@@ -71,8 +71,23 @@ public struct Workout: Hashable, Sendable, Codable, Identifiable {
     }
     /// The sensors that contributed samples.
     public var sources: [SampleSource]
+    /// The source each type's figures follow: zones, HRV and every cumulative amount (energy,
+    /// distance) come from it alone (nil in workouts stored before it was kept).
+    public var primarySources: [QuantityType: SampleSource]?
     /// Free-form metadata.
     public var metadata: [String: String]
+
+    /// The source `type`'s amounts and figures come from: the one recorded at the end, or for a
+    /// workout stored before that was kept, the source whose own sum is the workout's (the
+    /// builder copies the primary's), else the only source of the type.
+    public func primarySource(for type: QuantityType) -> SampleSource? {
+        if let source = primarySources?[type] { return source }
+        guard let statistics = statistics[type] else { return nil }
+        if let sum = statistics.sum, let match = statistics.bySource.first(where: { $0.value.sum == sum }) {
+            return match.key
+        }
+        return statistics.bySource.count == 1 ? statistics.bySource.keys.first : nil
+    }
 
     /// Creates a workout value.
     public init(
@@ -80,7 +95,8 @@ public struct Workout: Hashable, Sendable, Codable, Identifiable {
         elapsedTime: TimeInterval, events: [WorkoutEvent], activities: [WorkoutActivity],
         statistics: [QuantityType: Statistics], zoneGroups: [ZoneGroup], heartRateVariability: HeartRateVariability,
         activeEnergy: ActiveEnergy, sources: [SampleSource], metadata: [String: String],
-        dfaAlpha1: [HRVWindow]? = nil, hrvThresholds: HRVThresholds? = nil
+        dfaAlpha1: [HRVWindow]? = nil, hrvThresholds: HRVThresholds? = nil,
+        primarySources: [QuantityType: SampleSource]? = nil
     ) {
         self.id = id
         self.configuration = configuration
@@ -97,6 +113,7 @@ public struct Workout: Hashable, Sendable, Codable, Identifiable {
         self.dfaAlpha1 = dfaAlpha1
         self.hrvThresholds = hrvThresholds
         self.sources = sources
+        self.primarySources = primarySources
         self.metadata = metadata
     }
 }

@@ -49,13 +49,14 @@ struct HRVAnalyzeCommand: ParsableCommand {
 
     func run() throws {
         let intervals: [Double]
+        var ends: [Int64]?
         var power: ((Double, Double) -> Double?)?
         if let workout = UUID(uuidString: source), !FileManager.default.fileExists(atPath: source) {
-            (intervals, power) = try Self.workoutSeries(workout, store: store)
+            (intervals, ends, power) = try Self.workoutSeries(workout, store: store)
         } else {
             intervals = try Self.read(source)
         }
-        let analysis = HRVAnalysis(intervals: intervals, power: power)
+        let analysis = HRVAnalysis(intervals: intervals, ends: ends, power: power)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
         print(String(decoding: try encoder.encode(HRVReport(analysis)), as: UTF8.self))
@@ -94,9 +95,12 @@ struct HRVAnalyzeCommand: ParsableCommand {
         return intervals
     }
 
-    /// A stored workout's RR intervals (ms, from the raw 1/1024 s values when stored) and a power
-    /// lookup over its windows.
-    static func workoutSeries(_ id: UUID, store path: String?) throws -> ([Double], ((Double, Double) -> Double?)?) {
+    /// A stored workout's RR intervals (ms, from the raw 1/1024 s values when stored), the beats'
+    /// places on the timeline the live tracker used (so gaps are gaps), and a power lookup over
+    /// its windows.
+    static func workoutSeries(
+        _ id: UUID, store path: String?
+    ) throws -> ([Double], [Int64], ((Double, Double) -> Double?)?) {
         let store: WorkoutStore
         do {
             store = try WorkoutStore(path: path ?? WorkoutStore.defaultPath, guest: true)
@@ -112,8 +116,12 @@ struct HRVAnalyzeCommand: ParsableCommand {
         let intervals = beats.map { sample in
             sample.metadata.rawRRInterval.map { Double($0) * 1000 / 1024 } ?? sample.canonicalValue * 1000
         }
+        var timeline = BeatTimeline()
+        let ends = zip(intervals, beats).map { interval, beat in
+            timeline.place(interval: BeatClock.ticks(milliseconds: interval), end: beat.end)
+        }
         let watts = try store.samples(type: .cyclingPower, workout: id)
-        guard let first = beats.first, !watts.isEmpty else { return (intervals, nil) }
+        guard let first = beats.first, !watts.isEmpty else { return (intervals, ends, nil) }
         // The first interval ends at the first beat's sample time: windows count from the first beat.
         let origin = first.end.addingTimeInterval(-intervals[0] / 1000)
         let points = watts.map { ($0.start.timeIntervalSince(origin), $0.canonicalValue) }
@@ -121,7 +129,7 @@ struct HRVAnalyzeCommand: ParsableCommand {
             let inside = points.filter { $0.0 > from && $0.0 <= to }.map(\.1)
             return inside.isEmpty ? nil : inside.reduce(0, +) / Double(inside.count)
         }
-        return (intervals, power)
+        return (intervals, ends, power)
     }
 }
 

@@ -137,7 +137,7 @@ struct WorkoutsExportCommand: ParsableCommand {
         discussion: """
             fit: a FIT activity file (Garmin Connect, Strava, intervals.icu, GoldenCheetah) with records,
             RR intervals (hrv), timer events, laps, a session per activity. tcx: TrainingCenterDatabase v2.
-            csv: one row per sample (time,type,value,unit,source), or one row per second with --wide.
+            csv: one row per sample (time,type,value,unit,source,counted), or one row per second with --wide.
             Writes to -o FILE, else to workout-ID.EXT in the current directory. Exit 65 when the workout
             has no samples, 66 when it does not exist or is still active.
             """)

@@ -16,6 +16,15 @@ enum WorkoutSummary {
         for type in QuantityType.allCases {
             guard let statistics = workout.statistics[type], statistics.sampleCount > 0 else { continue }
             let unit = statistics.unit.symbol
+            if type.isPerDevice {
+                // A battery is the sensor's, not the athlete's: each device's last value.
+                lines.append("  \(type.rawValue): last per device (\(statistics.sampleCount) samples)")
+                for (source, perSource) in statistics.bySource.sorted(by: { $0.key.address < $1.key.address }) {
+                    lines.append(
+                        "    \(source.name ?? source.address): \(Format.number(perSource.mostRecent)) \(unit)")
+                }
+                continue
+            }
             if let sum = statistics.sum {
                 lines.append(
                     "  \(type.rawValue): total \(Format.number(sum)) \(unit) (\(statistics.sampleCount) samples)")

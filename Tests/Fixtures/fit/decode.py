@@ -54,6 +54,7 @@ def main():
                 "avgHeartRate": lap.get("avg_heart_rate"),
                 "maxHeartRate": lap.get("max_heart_rate"),
                 "calories": lap.get("total_calories"),
+                "distance": lap.get("total_distance"),
             }
             for lap in messages.get("lap_mesgs", [])
         ],
@@ -65,6 +66,8 @@ def main():
                 "timer": session.get("total_timer_time"),
                 "avgHeartRate": session.get("avg_heart_rate"),
                 "numLaps": session.get("num_laps"),
+                "calories": session.get("total_calories"),
+                "distance": session.get("total_distance"),
             }
             for session in messages.get("session_mesgs", [])
         ],

@@ -1,0 +1,28 @@
+public import Samples
+public import Sensors
+public import Workouts
+
+/// Which samples a workout's totals count: every reading, and of each cumulative amount (energy,
+/// distance) only its primary source's — two sensors on one person measure the same kilojoules
+/// and metres, so an amount comes from one source, as the builder's statistics do.
+public enum CountedSamples {
+    /// The primary source of each cumulative type of `workout`, where it has one.
+    public static func primaries(of workout: Workout) -> [QuantityType: SampleSource] {
+        var result: [QuantityType: SampleSource] = [:]
+        for type in QuantityType.allCases where type.aggregationStyle == .cumulative {
+            result[type] = workout.primarySource(for: type)
+        }
+        return result
+    }
+
+    /// `samples` without the amounts of sources other than their type's primary.
+    public static func filter(
+        _ samples: [QuantitySample], primaries: [QuantityType: SampleSource]
+    ) -> [QuantitySample] {
+        guard !primaries.isEmpty else { return samples }
+        return samples.filter { sample in
+            guard sample.type.aggregationStyle == .cumulative, let primary = primaries[sample.type] else { return true }
+            return sample.source == primary
+        }
+    }
+}
