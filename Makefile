@@ -3,7 +3,7 @@ SWIFT ?= swift
 # What building (and the demo, on the simulator) needs; the tests need the peers and tools as well.
 SYSTEM_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev libsqlite3-dev libmosquitto-dev
 TEST_PACKAGES := bluez dbus python3-venv python3-dbus python3-gi systemd chromium chromium-driver mosquitto openssl \
-	qemu-system-x86 busybox-static kmod postgresql util-linux libxml2-utils
+	qemu-system-x86 busybox-static kmod postgresql util-linux libxml2-utils prometheus
 BIN := .build/debug/hrbridge
 
 .PHONY: demo test test-real-bluez setup test-setup python-peers build format check-format check-docs bench bench-compare bench-daemon release install install-files uninstall fuzz stress

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Fuzzes the GATT decoders and the D-Bus value reader with libFuzzer (Swift's -sanitize=fuzzer,
-# with AddressSanitizer). Each harness is built from the library's own sources plus its entry
-# point in Tests/Fuzz, starts from the small corpus committed in Tests/Fuzz/corpus and runs RUNS
-# inputs (default 10 million). Exits non-zero on the first crash (the input is kept in
-# .build/fuzz/). Usage: scripts/fuzz.sh [RUNS]
+# Fuzzes the GATT decoders, the advertisement decoder (Polar's manufacturer data) and the D-Bus
+# value reader with libFuzzer (Swift's -sanitize=fuzzer, with AddressSanitizer). Each harness is
+# built from the library's own sources plus its entry point in Tests/Fuzz, starts from the small
+# corpus committed in Tests/Fuzz/corpus and runs RUNS inputs (default 10 million). Exits non-zero
+# on the first crash (the input is kept in .build/fuzz/). Usage: scripts/fuzz.sh [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-10000000}
@@ -20,6 +20,8 @@ fi
 
 echo "building the GATT harness"
 swiftc "${flags[@]}" -module-name GATTFuzz $(find Sources/GATT -name '*.swift') Tests/Fuzz/GATTFuzzer.swift -o "$out/gatt" 2>&1 | { grep -v "Cannot export local symbol" || true; }
+echo "building the advertisement harness"
+swiftc "${flags[@]}" -module-name AdvertisementFuzz $(find Sources/GATT -name '*.swift') Tests/Fuzz/AdvertisementFuzzer.swift -o "$out/advertisement" 2>&1 | { grep -v "Cannot export local symbol" || true; }
 echo "building the D-Bus harness"
 swiftc "${flags[@]}" -module-name DBusFuzz -I Sources/CDBus $(pkg-config --cflags dbus-1 | sed 's/-I/-Xcc -I/g') \
     -I "$out" -L "$out" -lLogging $(find Sources/DBus -name '*.swift') Tests/Fuzz/DBusFuzzer.swift -o "$out/dbus" 2>&1 | { grep -v "Cannot export local symbol" || true; }
@@ -31,7 +33,7 @@ if [ -z "$(ls -A Tests/Fuzz/corpus/dbus)" ]; then
 fi
 
 status=0
-for harness in gatt dbus; do
+for harness in gatt advertisement dbus; do
     work="$out/corpus-$harness"
     mkdir -p "$work"
     echo "fuzzing $harness: $runs inputs"

@@ -385,6 +385,67 @@ struct DBusMockTests {
         await control.close()
     }
 
+    @Test(
+        "`hrbridge monitor` interrupted at 1 s (no bluetoothd), 5 s (waiting for a strap) and 30 s (streaming): the stats line, exit 0 each time"
+    )
+    func monitorInterrupted() async throws {
+        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("hrbridge").path
+        /// Sends SIGINT once the monitor has run `seconds` (after its readiness line), then checks its end.
+        func interrupt(_ monitor: Spawned, at seconds: Double, started: ContinuousClock.Instant, _ phase: String) async
+        {
+            let due = started + .seconds(seconds)
+            if ContinuousClock.now < due { try? await Task.sleep(until: due) }
+            #expect(monitor.isRunning, "\(phase): still running before the interrupt: \(monitor.report)")
+            kill(monitor.pid, SIGINT)
+            #expect(await monitor.wait() == 0, "\(phase): \(monitor.report)")
+            let stats = monitor.output.last { $0.contains("\"event\":\"stats\"") }
+            #expect(stats != nil, "\(phase): no stats line: \(monitor.report)")
+            #expect(monitor.output.last == stats, "\(phase): the stats line is the last")
+        }
+        // 1 s: no bluetoothd on the bus; monitor waits for it.
+        do {
+            let bus = try PrivateBus()
+            defer { bus.stop() }
+            let started = ContinuousClock.now
+            let monitor = try Spawned(
+                binary, ["monitor", "--json", "11:22:33:44:55:66"],
+                environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], label: "monitor")
+            defer { monitor.stop() }
+            #expect(await monitor.waitForLine { $0.contains("\"state\":\"serviceStopped\"") } != nil)
+            await interrupt(monitor, at: 1, started: started, "waiting for bluetoothd")
+        }
+        // 5 s: bluetoothd, no strap known; monitor discovers, waiting for the first one found.
+        try await withMockBlueZ { mock in
+            let started = ContinuousClock.now
+            let monitor = try Spawned(
+                binary, ["monitor", "--json"], environment: ["DBUS_SYSTEM_BUS_ADDRESS": mock.bus.address],
+                label: "monitor")
+            defer { monitor.stop() }
+            try await eventually("monitor discovering") {
+                try await mock.calls(on: "/org/bluez/hci0").contains("StartDiscovery")
+            }
+            await interrupt(monitor, at: 5, started: started, "waiting for a strap")
+            #expect(
+                monitor.output.last == #"{"event":"stats","sensors":{}}"#,
+                "no strap, nothing counted: \(monitor.report)")
+        }
+        // 30 s: a strap streaming.
+        try await withMockBlueZ { mock in
+            try await mock.addResolvedStrap()
+            let started = ContinuousClock.now
+            let monitor = try Spawned(
+                binary, ["monitor", "--json", "11:22:33:44:55:66"],
+                environment: ["DBUS_SYSTEM_BUS_ADDRESS": mock.bus.address], label: "monitor")
+            defer { monitor.stop() }
+            #expect(await monitor.waitForLine { $0.contains("\"event\":\"connected\"") } != nil)
+            try await mock.notify([0x06, 77])
+            #expect(await monitor.waitForLine { $0.contains("\"heartRate\":77") } != nil)
+            await interrupt(monitor, at: 30, started: started, "streaming")
+            #expect(monitor.output.last?.contains("\"framesDecoded\":1") == true, "\(monitor.report)")
+        }
+    }
+
     @Test("signals forged by another local process are dropped: no fake frame, no fake disconnect, real frames flow")
     func forgedSignals() async throws {
         try await withMockBlueZ { mock in

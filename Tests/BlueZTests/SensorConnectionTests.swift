@@ -273,6 +273,43 @@ struct SensorConnectionTests {
         #expect(normal.machine.state == .backingOff(until: start.addingTimeInterval(5.5)))
     }
 
+    @Test(
+        "once a broadcast is heard, every attempt is 60 s after the previous one, the first after it included: no 25 ms retry on another adapter, no immediate abort retry"
+    )
+    func firstAttemptAfterBroadcastWaits() {
+        func heard(_ seconds: Double, candidates: [String] = ["hci0", "hci1"]) -> SensorConnection.Surroundings {
+            var surroundings = around(seconds, candidates: candidates)
+            surroundings.hearsBroadcast = true
+            return surroundings
+        }
+        let abort = BlueZError(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")
+        let full = BlueZError(name: "org.bluez.Error.Failed", message: "Connection limit reached")
+        // The first attempt, as the broadcast comes in: at once.
+        var driver = ConnectionDriver(configuration())
+        driver.feed(.start, heard(0))
+        #expect(driver.actions.contains(.connect(adapter: "hci0", attempt: 1)))
+        // hci0 is out of slots 25 ms later: the next adapter, but not before 60 s have passed.
+        var moved = driver
+        moved.feed(.connectReplied(attempt: 1, .failed(full, linkUp: false)), heard(0.025))
+        #expect(!moved.actions.contains { if case .connect = $0 { true } else { false } }, "\(moved.actions)")
+        #expect(moved.machine.state == .backingOff(until: start.addingTimeInterval(60)))
+        moved.feed(.timerFired(generation: moved.machine.timerGeneration), heard(60, candidates: ["hci1"]))
+        #expect(moved.actions.contains(.connect(adapter: "hci1", attempt: 2)))
+        // An abort-by-local's immediate retry waits too.
+        var aborted = driver
+        aborted.feed(.connectReplied(attempt: 1, .failed(abort, linkUp: false)), heard(0.025))
+        #expect(!aborted.actions.contains { if case .connect = $0 { true } else { false } })
+        #expect(aborted.scheduled.map { $0 >= start.addingTimeInterval(60) } == true)
+        // A strap advertising while the wait runs, or an adapter coming back, does not cut it short.
+        aborted.feed(.adapterReady(adapter: "hci1"), heard(30))
+        #expect(!aborted.actions.contains { if case .connect = $0 { true } else { false } })
+        // Not heard: the abort gets its immediate retry, as before.
+        var quiet = ConnectionDriver(configuration())
+        quiet.feed(.start)
+        quiet.feed(.connectReplied(attempt: 1, .failed(abort, linkUp: false)), around(0.025))
+        #expect(quiet.actions.contains(.connect(adapter: "hci0", attempt: 2)))
+    }
+
     @Test("InProgress: someone else's Connect is awaited until its deadline, then torn down")
     func connectInProgress() {
         var driver = ConnectionSituation.connecting.driver

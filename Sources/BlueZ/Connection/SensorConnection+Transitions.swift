@@ -7,6 +7,17 @@ extension SensorConnection {
     mutating func place(_ surroundings: Surroundings, _ actions: inout [Action]) {
         awaitingOtherConnect = false
         if let adapter = surroundings.candidates.first {
+            // Heard through its broadcast: attempts (each pauses scanning) stay a full interval
+            // apart, the first one after the broadcast was heard included.
+            if surroundings.hearsBroadcast, let last = lastAttemptAt {
+                let earliest = last.addingTimeInterval(configuration.broadcastRetryInterval.seconds)
+                if surroundings.now < earliest {
+                    state = .backingOff(until: earliest)
+                    schedule(at: earliest, &actions)
+                    return
+                }
+            }
+            lastAttemptAt = surroundings.now
             attempt += 1
             state = .connecting(adapter: adapter)
             lastAdapter = adapter

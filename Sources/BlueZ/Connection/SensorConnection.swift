@@ -167,6 +167,8 @@ public struct SensorConnection: Sendable {
     var awaitingOtherConnect = false
     /// When an advertisement (or an adapter coming back) last cut a backoff short.
     var lastEarlyRetry: Date?
+    /// When the last `Connect` attempt began.
+    public internal(set) var lastAttemptAt: Date?
 
     /// A machine in ``State/idle``.
     public init(address: String, configuration: Configuration = Configuration()) {

@@ -307,7 +307,10 @@ public actor SensorManager {
             let latency = Date().timeIntervalSince(measurement.receivedAt)
             if latency >= 0 && latency < 10 { notificationLatency.record(duration: .seconds(latency)) }
         case .decodingFailed(let sensor, let error, let bytes):
-            update(sensor) { $0.framesRefused += 1 }
+            update(sensor) { status in
+                status.framesRefused += 1
+                status.refusedByReason[error.reason.metricName, default: 0] += 1
+            }
             Counter(label: "hrbridge_frames_refused_total", dimensions: [("reason", error.reason.metricName)])
                 .increment()
             guard !guests.contains(sensor.address) else {
@@ -323,8 +326,12 @@ public actor SensorManager {
                 ])
         case .advertisementRefused(let sensor, let error):
             // Anyone can broadcast: counted and logged (which strap and why, never its bytes).
-            update(sensor) { $0.framesRefused += 1 }
-            Counter(label: "hrbridge_broadcasts_refused_total").increment()
+            update(sensor) { status in
+                status.framesRefused += 1
+                status.refusedByReason[error.reason.metricName, default: 0] += 1
+            }
+            Counter(label: "hrbridge_broadcasts_refused_total", dimensions: [("reason", error.reason.metricName)])
+                .increment()
             logger.info("broadcast refused", metadata: ["sensor": "\(sensor.address)", "error": "\(error.reason)"])
         case .adapterChanged(let name, let state):
             // One adapter's change: the bridge's availability is the pool's (ready while one is).
@@ -369,6 +376,16 @@ extension GATTDecodingError.Reason {
         case .invalidUTF8: "invalid_utf8"
         case .inconsistentLength: "inconsistent_length"
         @unknown default: "other"
+        }
+    }
+}
+
+extension AdvertisementDecodingError.Reason {
+    /// A label value from a fixed set: the reason's case in snake case (`unknownLength` → `unknown_length`).
+    var metricName: String {
+        String(describing: self).prefix { $0 != "(" }.reduce(into: "") { name, character in
+            if character.isUppercase { name += "_" }
+            name += character.lowercased()
         }
     }
 }

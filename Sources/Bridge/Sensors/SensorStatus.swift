@@ -23,8 +23,10 @@ public struct SensorStatus: Sendable, Codable, Equatable {
     /// When the last measurement arrived.
     public var lastMeasurement: Date?
     public var framesDecoded = 0
-    /// Frames the decoder refused.
+    /// Frames and broadcasts the decoders refused.
     public var framesRefused = 0
+    /// The refusals by reason, named as `/metrics` names them (`trailing_bytes`, `unknown_length`…).
+    public var refusedByReason: [String: Int] = [:]
     /// Disconnections since start.
     public var disconnections = 0
     /// The session recording it, when one is.
@@ -48,7 +50,8 @@ public struct SensorStatus: Sendable, Codable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case address, adapter, name, state, reason, athlete, heartRate, batteryLevel, rssi, lastMeasurement
-        case framesDecoded, framesRefused, disconnections, session, athleteName, zone, percentOfMax, via
+        case framesDecoded, framesRefused, refusedByReason, disconnections, session, athleteName, zone, percentOfMax
+        case via
     }
 
     /// Every key is present: what is unknown is `null`; times are ISO 8601, the session id lower case.
@@ -66,6 +69,7 @@ public struct SensorStatus: Sendable, Codable, Equatable {
         try container.encode(lastMeasurement.map(ISO8601.format), forKey: .lastMeasurement)
         try container.encode(framesDecoded, forKey: .framesDecoded)
         try container.encode(framesRefused, forKey: .framesRefused)
+        try container.encode(refusedByReason, forKey: .refusedByReason)
         try container.encode(disconnections, forKey: .disconnections)
         try container.encode(session?.uuidString.lowercased(), forKey: .session)
         try container.encode(athleteName, forKey: .athleteName)
@@ -89,6 +93,7 @@ public struct SensorStatus: Sendable, Codable, Equatable {
         lastMeasurement = try container.decodeIfPresent(String.self, forKey: .lastMeasurement).flatMap(ISO8601.parse)
         framesDecoded = try container.decodeIfPresent(Int.self, forKey: .framesDecoded) ?? 0
         framesRefused = try container.decodeIfPresent(Int.self, forKey: .framesRefused) ?? 0
+        refusedByReason = try container.decodeIfPresent([String: Int].self, forKey: .refusedByReason) ?? [:]
         disconnections = try container.decodeIfPresent(Int.self, forKey: .disconnections) ?? 0
         session = try container.decodeIfPresent(String.self, forKey: .session).flatMap(UUID.init(uuidString:))
         athleteName = try container.decodeIfPresent(String.self, forKey: .athleteName)

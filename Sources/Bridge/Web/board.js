@@ -12,11 +12,12 @@ order.value = params.get("order") || "fixed";
 let pending = false;
 
 /**
- * Columns and tile height that give the largest tiles fitting the window; below a legible
+ * Columns and tile height that give the largest tiles fitting the window (at most half its height:
+ * a few straps on a TV get tiles to read from across the room, not one giant one); below a legible
  * minimum (a phone, or a huge class) the columns stay legible and the page scrolls instead.
  */
 function fit(count) {
-  const gap = 8, padding = 16, minimumHeight = 110, minimumWidth = 150, largest = 260;
+  const gap = 8, padding = 16, minimumHeight = 110, minimumWidth = 150, largest = Math.max(260, window.innerHeight / 2);
   const width = tiles.clientWidth - padding;
   const height = window.innerHeight - document.querySelector("header").offsetHeight - padding;
   let columns = 1, size = 0;

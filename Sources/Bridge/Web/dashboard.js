@@ -19,6 +19,19 @@ function sessionOf(address) {
   return null;
 }
 
+const thisYear = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", hour: "numeric", minute: "2-digit" });
+const anotherYear = new Intl.DateTimeFormat(undefined, { year: "numeric", month: "short", day: "numeric", hour: "numeric", minute: "2-digit" });
+
+/**
+ * A date as a `<time>`: compact, in the browser's language and time zone ("Nov 24, 11:57 AM"; the
+ * year only when it is not this one), the full date and time as its title.
+ */
+function when(iso) {
+  const date = new Date(iso);
+  const format = date.getFullYear() === new Date().getFullYear() ? thisYear : anotherYear;
+  return el("time", { datetime: date.toISOString(), title: date.toLocaleString(), text: format.format(date) });
+}
+
 function showError(error) { $("error").textContent = error ? String(error.message || error) : ""; }
 
 async function act(method, path, body) {
@@ -31,10 +44,10 @@ function render() {
   const rows = [...sensors.values()].sort((a, b) => a.address.localeCompare(b.address));
   if (!selected || !sensors.has(selected)) selected = (rows.find((s) => s.state === "ready") || rows[0] || {}).address;
   $("sensors").replaceChildren(...rows.map((s) => el("tr", { "data-address": s.address, "aria-current": s.address === selected ? "true" : null },
-    el("td", {}, el("button", { class: "pick", "data-address": s.address, text: s.athleteName || s.name || s.address })),
+    el("td", {}, el("button", { class: "pick name", "data-address": s.address, text: s.athleteName || s.name || s.address })),
     el("td", { text: s.state + (s.reason ? " (" + s.reason + ")" : "") }),
-    el("td", { text: s.batteryLevel == null ? "–" : s.batteryLevel + " %" }),
-    el("td", { text: s.heartRate == null ? "–" : s.heartRate }))));
+    el("td", { class: "num", text: s.batteryLevel == null ? "–" : s.batteryLevel + " %" }),
+    el("td", { class: "num", text: s.heartRate == null ? "–" : s.heartRate }))));
   const choices = rows.map((s) => [s.address, s.athleteName || s.name || s.address]);
   const options = JSON.stringify([choices, selected]);
   if (options !== renderedOptions) {
@@ -172,21 +185,23 @@ async function loadWorkouts() {
   const data = await act("GET", "/v1/workouts?limit=20");
   if (!data) return;
   $("workout-list").replaceChildren(...data.workouts.map((w) => el("tr", {},
-    el("td", {}, el("button", { class: "open", "data-id": w.id, text: new Date(w.start).toLocaleString() })),
+    el("td", {}, el("button", { class: "open", "data-id": w.id }, when(w.start))),
     el("td", { text: w.activity }), el("td", { text: w.athlete }),
-    el("td", { text: w.elapsedTime == null ? "running" : formatDuration(w.elapsedTime) }),
-    el("td", {}, ...(w.active ? ["–"] : ["fit", "tcx", "csv"].flatMap((f, i) => [i ? " " : null,
+    el("td", { class: "num", text: w.elapsedTime == null ? "running" : formatDuration(w.elapsedTime) }),
+    el("td", { class: "links" }, ...(w.active ? ["–"] : ["fit", "tcx", "csv"].flatMap((f, i) => [i ? " " : null,
       el("a", { href: withToken(`/v1/workouts/${encodeURIComponent(w.id)}/export?format=${f}`), download: true, text: f.toUpperCase() })]))))));
 }
 
-$("workout-list").addEventListener("click", async (event) => {
-  const button = event.target.closest("button.open");
-  if (!button) return;
-  const workout = await act("GET", `/v1/workouts/${encodeURIComponent(button.dataset.id)}`);
-  const samples = await act("GET", `/v1/workouts/${encodeURIComponent(button.dataset.id)}/samples?type=heartRate`);
-  if (!workout || !samples) return;
+/** Shows one workout under the list; its address (`?workout=ID`) opens the dashboard on it. */
+async function openWorkout(id) {
+  const workout = await act("GET", `/v1/workouts/${encodeURIComponent(id)}`);
+  const samples = await act("GET", `/v1/workouts/${encodeURIComponent(id)}/samples?type=heartRate`);
+  if (!workout || !samples) return false;
+  const address = new URL(location.href);
+  address.searchParams.set("workout", id);
+  window.history.replaceState(null, "", address);   // `history` here is the chart's readings
   $("workout-detail").hidden = false;
-  $("workout-title").textContent = `${workout.activity}, ${new Date(workout.start).toLocaleString()}`;
+  $("workout-title").replaceChildren(workout.activity + ", ", when(workout.start));
   const summary = workout.summary || {};
   const zones = summary.zones || [];
   const points = samples.samples.map((s) => ({ t: Date.parse(s.start) / 1000, v: s.value }));
@@ -196,6 +211,15 @@ $("workout-list").addEventListener("click", async (event) => {
     el("span", { text: "Zone " + z.index }),
     el("i", { style: { width: (100 * z.duration / total).toFixed(1) + "%", background: zoneColour(z.index) }, role: "img", "aria-label": Math.round(100 * z.duration / total) + " percent" }),
     el("span", { text: formatDuration(z.duration) }))));
+  return true;
+}
+
+$("workout-list").addEventListener("click", (event) => {
+  const button = event.target.closest("button.open");
+  if (button) openWorkout(button.dataset.id);
 });
 
 loadWorkouts();
+if (params.get("workout")) {
+  openWorkout(params.get("workout")).then((shown) => { if (shown) $("workout-detail").scrollIntoView(); });
+}

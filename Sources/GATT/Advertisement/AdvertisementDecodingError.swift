@@ -7,10 +7,19 @@ public struct AdvertisementDecodingError: Error, Hashable, Sendable, CustomStrin
     public enum Reason: Hashable, Sendable {
         /// The data belongs to another company than the decoder reads.
         case otherCompany(UInt16)
-        /// The data's length is not one of the layouts the decoder knows.
+        /// The heart-rate block (from its first byte to the end of the data) is not one of the
+        /// lengths the decoder knows: the whole data's length when it is the only block, 0 when the
+        /// data is empty.
         case unknownLength(Int, known: [Int])
-        /// The data announces content other than heart rate (its data-type bit is set).
+        /// A 3- or 4-byte layout, read as one heart-rate block, whose data-type bit is set: it
+        /// announces content other than heart rate.
         case notHeartRate
+        /// Every block announces other content (GPB blocks, each skipped by its length): there is
+        /// no heart-rate block.
+        case noHeartRateBlock
+        /// The GPB block at `offset` needs `needed` bytes (its first byte, its length byte and the
+        /// content that byte announces) where only `available` remain: it contradicts the data's length.
+        case truncatedBlock(offset: Int, needed: Int, available: Int)
         /// The strap broadcasts without a reading (heart rate 0).
         case noReading
     }
@@ -29,16 +38,28 @@ public struct AdvertisementDecodingError: Error, Hashable, Sendable, CustomStrin
         self.reason = reason
     }
 
-    /// One line naming the company, the reason and the length.
+    /// One line naming the company, the reason, and the offending block's length and offset.
     public var description: String {
         let what: String
         switch reason {
         case .otherCompany(let other):
             what = "manufacturer data of company 0x\(Self.hex(other)), not of this layout's"
         case .unknownLength(let length, let known):
-            what = "\(length) bytes, a layout of \(known.map(String.init).joined(separator: " or ")) bytes expected"
+            let expected = "a layout of \(known.map(String.init).joined(separator: " or ")) bytes expected"
+            // The heart-rate block runs to the end: when other blocks come first, it starts after them.
+            let offset = bytes.count - length
+            what =
+                offset > 0
+                ? "a heart-rate block of \(length) bytes at offset \(offset), \(expected)"
+                : "\(length) bytes, \(expected)"
         case .notHeartRate:
             what = "the data-type bit announces content other than heart rate"
+        case .noHeartRateBlock:
+            what = "no heart-rate block: every block announces other content (GPB)"
+        case .truncatedBlock(let offset, let needed, let available) where available < 2:
+            what = "the GPB block at offset \(offset) has no length byte (\(needed) bytes needed, \(available) left)"
+        case .truncatedBlock(let offset, let needed, let available):
+            what = "the GPB block at offset \(offset) announces \(needed) bytes, only \(available) left"
         case .noReading:
             what = "heart rate 0: the strap broadcasts without a reading"
         }

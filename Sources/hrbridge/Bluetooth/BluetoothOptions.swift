@@ -84,19 +84,3 @@ extension GATTService {
     /// A short lowercase name for output: `heart-rate`.
     var commandLineName: String { name.lowercased().replacingOccurrences(of: " ", with: "-") }
 }
-
-/// Waits for SIGINT or SIGTERM, so long-running commands can finish cleanly.
-enum Interrupt {
-    static func signals() -> AsyncStream<Int32> {
-        AsyncStream { continuation in
-            nonisolated(unsafe) let sources = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number)
-                source.setEventHandler { continuation.yield(number) }
-                source.resume()
-                return source
-            }
-            continuation.onTermination = { _ in sources.forEach { $0.cancel() } }
-        }
-    }
-}

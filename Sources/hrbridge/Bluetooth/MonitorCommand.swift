@@ -18,23 +18,29 @@ struct MonitorCommand: AsyncParsableCommand {
         commandName: "monitor",
         abstract: "Connect to straps and stream their measurements.",
         discussion: """
-            Connects to the given addresses, else to every known strap with the Heart Rate service, else
-            to the first one found, and keeps them connected (a dropped link is re-established).
+            Connects to the given addresses, else to every paired or trusted strap with the Heart Rate
+            service, else to the first one found (within 30 s), and keeps them connected (a dropped link
+            is re-established).
 
             On a terminal: one line per strap, updated in place (HR, contact, RR, battery, state).
             --json: one object per measurement with the keys time (ISO 8601), sensor (address),
             heartRate, sensorContact, energyExpended and rrIntervals (as in `hrbridge decode`), status
-            lines {"event":"connected"|"disconnected"|"reconnecting","sensor":…,"adapter":…,"time":…} and refused
-            frames {"event":"frameRefused",…}, adapter states {"event":"adapter","adapter":…,
-            "state":"ready"|"poweredOff"|"absent"|"serviceStopped"}; the last line is {"event":"stats",…}.
+            lines {"event":"connected"|"disconnected"|"reconnecting"|"connectFailed","sensor":…,"adapter":…,
+            "time":…} (connectFailed: an attempt failed with no link up, with BlueZ's reason; disconnected:
+            a link that was up dropped), refused frames {"event":"frameRefused",…} and broadcasts
+            {"event":"broadcastRefused",…}, adapter states {"event":"adapter","adapter":…,
+            "state":"ready"|"poweredOff"|"absent"|"serviceStopped"}; the last line is {"event":"stats",…}
+            (per strap: frames decoded and refused, refusals by reason — frames and broadcasts alike —,
+            connections, disconnections and failed connect attempts by reason, gaps).
             Without bluetoothd or an adapter, monitor says so and waits for them (no polling).
-            Exit status 69 when no strap is found.
+            Ctrl-C (SIGINT) or SIGTERM ends it at any moment, also while it still waits for bluetoothd,
+            an adapter or a strap: the stats line, exit status 0. Exit status 69 when no strap is found.
             """
     )
 
     @OptionGroup var bluetooth: BluetoothOptions
 
-    @Argument(help: "Sensor addresses (default: known straps, else the first found).")
+    @Argument(help: "Sensor addresses (default: paired or trusted straps, else the first found).")
     var addresses: [String] = []
 
     @Option(help: "Stop after this many seconds (default: run until interrupted).")
@@ -46,6 +52,12 @@ struct MonitorCommand: AsyncParsableCommand {
     func run() async throws {
         let statistics = MonitorStatistics()
         let view = MonitorView(json: json)
+        // From the first instant: an interrupt while waiting for bluetoothd, an adapter or a strap
+        // ends it as one while streaming does (the stats line, exit 0).
+        let interrupt = InterruptWatch { _ in
+            view.finish(statistics: statistics)
+            Glibc.exit(0)
+        }
         let (connection, adapter) = try await bluetooth.open(waiting: { view.adapter(nil, $0) })
         let events = adapter.events()
         for status in await adapter.adapterStatuses() where status.availability == .ready {
@@ -73,9 +85,9 @@ struct MonitorCommand: AsyncParsableCommand {
                 view.status("connectFailed", sensor: target.address, detail: "\(error)")
             }
         }
-        let interrupts = Interrupt.signals()
+        interrupt.ready()
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { for await _ in interrupts { return } }
+            group.addTask { for await _ in interrupt.signals { return } }
             if let duration { group.addTask { try? await Task.sleep(for: .seconds(duration)) } }
             await group.next()
             group.cancelAll()
@@ -96,10 +108,16 @@ final class MonitorStatistics: Sendable {
         var connections = 0
         var disconnections = 0
         var reconnects = 0
-        /// Refused frames by reason (`trailingBytes`, `truncated`…).
+        /// Connect attempts that failed before the strap was up (never a disconnection: there was no link).
+        var connectFailures = 0
+        /// Refused frames and broadcasts by reason (`trailingBytes`, `truncated`, `unknownLength`…).
         var refusedByReason: [String: Int] = [:]
         /// Disconnections by reason (`link lost`, `timeout`…).
         var disconnectionsByReason: [String: Int] = [:]
+        /// Failed connect attempts by BlueZ's reason.
+        var connectFailuresByReason: [String: Int] = [:]
+        /// Whether the strap is up (ready) now.
+        var isUp = false
         /// Since when the strap is down, while it is.
         var downSince: Date?
         /// The last gap, from disconnection to ready again, in seconds.
@@ -119,10 +137,14 @@ final class MonitorStatistics: Sendable {
             case .decodingFailed(let sensor, let error, _):
                 counters[sensor.address, default: Counters()].framesRejected += 1
                 counters[sensor.address, default: Counters()].refusedByReason[Self.kind(error.reason), default: 0] += 1
+            case .advertisementRefused(let sensor, let error):
+                counters[sensor.address, default: Counters()].framesRejected += 1
+                counters[sensor.address, default: Counters()].refusedByReason[Self.kind(error.reason), default: 0] += 1
             case .connectionChanged(let sensor, .ready):
                 var counter = counters[sensor.address, default: Counters()]
                 if counter.connections > 0 { counter.reconnects += 1 }
                 counter.connections += 1
+                counter.isUp = true
                 if let since = counter.downSince {
                     let gap = now.timeIntervalSince(since)
                     counter.lastGap = gap
@@ -131,8 +153,14 @@ final class MonitorStatistics: Sendable {
                     counter.downSince = nil
                 }
                 counters[sensor.address] = counter
+            case .connectionChanged(let sensor, .disconnected(let reason)) where !Self.wasUp(counters[sensor.address]):
+                // No link was up: a connect attempt failed (a broadcast-only strap, out of range).
+                counters[sensor.address, default: Counters()].connectFailures += 1
+                counters[sensor.address, default: Counters()].connectFailuresByReason[reason.description, default: 0] +=
+                    1
             case .connectionChanged(let sensor, .disconnected(let reason)):
                 var counter = counters[sensor.address, default: Counters()]
+                counter.isUp = false
                 counter.disconnections += 1
                 counter.disconnectionsByReason[reason.description, default: 0] += 1
                 // A strap that was up goes down now; repeated failures while down extend the same gap.
@@ -144,9 +172,17 @@ final class MonitorStatistics: Sendable {
     }
 
     /// The reason's case name: `trailingBytes(count: 1)` → `trailingBytes`.
-    static func kind(_ reason: GATTDecodingError.Reason) -> String {
+    static func kind(_ reason: GATTDecodingError.Reason) -> String { caseName(reason) }
+
+    /// A refused broadcast's reason's case name: `unknownLength(5, known: [3, 4])` → `unknownLength`.
+    static func kind(_ reason: AdvertisementDecodingError.Reason) -> String { caseName(reason) }
+
+    private static func caseName(_ reason: some Any) -> String {
         String(String(describing: reason).prefix { $0 != "(" })
     }
+
+    /// Whether a strap with `counter` has a link up now.
+    private static func wasUp(_ counter: Counters?) -> Bool { counter?.isUp ?? false }
 
     var snapshot: [String: Counters] { counters.withLock { $0 } }
 
@@ -158,8 +194,10 @@ final class MonitorStatistics: Sendable {
             var connections: Int
             var disconnections: Int
             var reconnects: Int
+            var connectFailures: Int
             var refusedByReason: [String: Int]
             var disconnectionsByReason: [String: Int]
+            var connectFailuresByReason: [String: Int]
             var totalGapSeconds: Double
             var longestGapSeconds: Double
         }
@@ -172,8 +210,9 @@ final class MonitorStatistics: Sendable {
                 Sensor(
                     framesDecoded: counter.framesDecoded, framesRejected: counter.framesRejected,
                     connections: counter.connections, disconnections: counter.disconnections,
-                    reconnects: counter.reconnects, refusedByReason: counter.refusedByReason,
-                    disconnectionsByReason: counter.disconnectionsByReason, totalGapSeconds: counter.totalGap,
+                    reconnects: counter.reconnects, connectFailures: counter.connectFailures,
+                    refusedByReason: counter.refusedByReason, disconnectionsByReason: counter.disconnectionsByReason,
+                    connectFailuresByReason: counter.connectFailuresByReason, totalGapSeconds: counter.totalGap,
                     longestGapSeconds: counter.longestGap)
             }
         }
@@ -189,6 +228,8 @@ final class MonitorView: @unchecked Sendable {
     private var order: [String] = []
     private var drawn = 0
     private var disconnected: Set<String> = []
+    /// Straps with a link up now.
+    private var up: Set<String> = []
 
     init(json: Bool) { self.json = json }
 
@@ -275,7 +316,10 @@ final class MonitorView: @unchecked Sendable {
                 )
             }
         case .connectionChanged(let sensor, .ready):
-            let wasDown = lock.withLock { disconnected.remove(sensor.address) != nil }
+            let wasDown = lock.withLock {
+                up.insert(sensor.address)
+                return disconnected.remove(sensor.address) != nil
+            }
             // After a drop, say how long the gap was: no sample was invented to fill it.
             let gap = wasDown ? statistics.snapshot[sensor.address]?.lastGap : nil
             if wasDown || json {
@@ -284,8 +328,12 @@ final class MonitorView: @unchecked Sendable {
                     detail: gap.map { String(format: "after a %.1f s gap", $0) })
             }
         case .connectionChanged(let sensor, .disconnected(let reason)):
-            lock.withLock { _ = disconnected.insert(sensor.address) }
-            status("disconnected", sensor: sensor.address, adapter: sensor.adapter, detail: reason.description)
+            // A link that was up dropped: a disconnection; without one, a connect attempt failed.
+            let wasUp = lock.withLock { up.remove(sensor.address) != nil }
+            if wasUp { lock.withLock { _ = disconnected.insert(sensor.address) } }
+            status(
+                wasUp ? "disconnected" : "connectFailed", sensor: sensor.address, adapter: sensor.adapter,
+                detail: reason.description)
         case .connectionChanged(let sensor, .connecting):
             if lock.withLock({ disconnected.contains(sensor.address) }) {
                 status("reconnecting", sensor: sensor.address)
@@ -343,6 +391,7 @@ final class MonitorView: @unchecked Sendable {
                 StandardError.write(
                     "\(address): \(counter.framesDecoded) frames decoded, \(counter.framesRejected) refused, "
                         + "\(counter.connections) connections, \(counter.disconnections) disconnections, \(counter.reconnects) reconnects"
+                        + (counter.connectFailures > 0 ? ", \(counter.connectFailures) failed connect attempts" : "")
                         + (counter.totalGap > 0
                             ? String(
                                 format: ", %.1f s without data (longest gap %.1f s)", counter.totalGap,
@@ -354,6 +403,9 @@ final class MonitorView: @unchecked Sendable {
                 }
                 for (reason, count) in counter.disconnectionsByReason.sorted(by: { $0.key < $1.key }) {
                     StandardError.write("  disconnected (\(reason)): \(count)")
+                }
+                for (reason, count) in counter.connectFailuresByReason.sorted(by: { $0.key < $1.key }) {
+                    StandardError.write("  connect failed (\(reason)): \(count)")
                 }
             }
         }

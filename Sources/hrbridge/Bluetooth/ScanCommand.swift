@@ -16,7 +16,8 @@ struct ScanCommand: AsyncParsableCommand {
             Sets BlueZ's discovery filter to the fitness services (LE only), then lists each sensor as it
             is found: name, address, RSSI and services. --json prints one object per line:
             {"event":"found"|"updated"|"lost","name":…,"address":…,"rssi":…,"services":[…]}.
-            Exit status 69 when bluetoothd is not running.
+            Exit status 69 when bluetoothd is not running; 0 when the scan ends, by its timeout or
+            by Ctrl-C/SIGTERM.
             """
     )
 
@@ -29,6 +30,8 @@ struct ScanCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
+        // An interrupt before the scan runs ends it as one during the scan does (exit 0).
+        let interrupt = InterruptWatch { _ in Glibc.exit(0) }
         let (connection, adapter) = try await bluetooth.open()
         let events = adapter.events()
         let printer = Task {
@@ -51,9 +54,9 @@ struct ScanCommand: AsyncParsableCommand {
             StandardError.write("hrbridge: cannot start discovery: \(error)")
             throw ExitCode(69)
         }
-        let interrupts = Interrupt.signals()
+        interrupt.ready()
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { for await _ in interrupts { return } }
+            group.addTask { for await _ in interrupt.signals { return } }
             group.addTask { try? await Task.sleep(for: .seconds(timeout)) }
             await group.next()
             group.cancelAll()

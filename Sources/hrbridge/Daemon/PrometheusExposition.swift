@@ -22,7 +22,53 @@ struct PrometheusExposition: MetricsExposition {
                 .microseconds(Int($0 * 1_000_000))
             },
         ]
-        MetricsSystem.bootstrap(factory)
+        MetricsSystem.bootstrap(DescribedMetricsFactory(base: factory))
         return PrometheusExposition(registry: registry)
     }
+}
+
+/// swift-prometheus's factory, except that each family is registered with its `# HELP` text from
+/// ``MetricsCatalog`` (swift-prometheus's own registers every swift-metrics metric without one).
+struct DescribedMetricsFactory: MetricsFactory {
+    /// The registry, the timers' buckets and the defaults; it also unregisters.
+    let base: PrometheusMetricsFactory
+
+    /// The name as it is, and its help text ("" for a name not in the catalog: no `# HELP` line).
+    private func descriptor(_ label: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(
+            metricName: label, unitName: "", helpText: MetricsCatalog.family(named: label)?.help ?? "")
+    }
+
+    func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
+        base.registry.makeCounter(descriptor: descriptor(label), labels: dimensions)
+    }
+
+    func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
+        base.registry.makeCounter(descriptor: descriptor(label), labels: dimensions)
+    }
+
+    func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
+        guard aggregate else { return base.registry.makeGauge(descriptor: descriptor(label), labels: dimensions) }
+        return base.registry.makeValueHistogram(
+            descriptor: descriptor(label), labels: dimensions,
+            buckets: base.valueHistogramBuckets[label] ?? base.defaultValueHistogramBuckets)
+    }
+
+    func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
+        base.registry.makeGauge(descriptor: descriptor(label), labels: dimensions)
+    }
+
+    func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
+        base.registry.makeDurationHistogram(
+            descriptor: descriptor(label), labels: dimensions,
+            buckets: base.durationHistogramBuckets[label] ?? base.defaultDurationHistogramBuckets)
+    }
+
+    func destroyCounter(_ handler: any CounterHandler) { base.destroyCounter(handler) }
+    func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) {
+        base.destroyFloatingPointCounter(handler)
+    }
+    func destroyRecorder(_ handler: any RecorderHandler) { base.destroyRecorder(handler) }
+    func destroyMeter(_ handler: any MeterHandler) { base.destroyMeter(handler) }
+    func destroyTimer(_ handler: any TimerHandler) { base.destroyTimer(handler) }
 }

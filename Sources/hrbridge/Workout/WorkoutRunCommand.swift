@@ -28,10 +28,11 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             elapsedTime, statistics, zones, events, activities, hrv and activeEnergy.
 
             --adapter bluez uses real straps through BlueZ (real time; --speed is ignored): the
-            --sensor addresses, else every known strap with the Heart Rate service, else the first
-            one found; --bluetooth-adapter picks hciN.
+            --sensor addresses, else every paired or trusted strap with the Heart Rate service, else
+            the first one found (within 30 s); --bluetooth-adapter picks hciN.
 
-            Exit status: 0 done; 64 bad options; 65 bad scenario file (one line per problem, with
+            Exit status: 0 done (also when stopped with Ctrl-C or SIGTERM, at any moment: while
+            recording, the workout is saved); 64 bad options; 65 bad scenario file (one line per problem, with
             its JSON path); 69 adapter unavailable or no strap found; 73 store cannot be opened; 75
             another process records into the store.
             """
@@ -207,6 +208,12 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         let workoutLength = duration.flatMap(ScenarioParser.duration) ?? planLength ?? defaultLength
         // Real straps run in real time: --speed applies to the simulator only.
         let clock = AcceleratedWallClock(speed: usesBlueZ ? 1 : speed)
+        // From the first wait on: an interrupt while waiting for bluetoothd, an adapter, a strap
+        // or an answer ends the command cleanly (exit 0); once recording, it stops the workout.
+        let interrupt = InterruptWatch { _ in
+            StandardError.write("hrbridge: interrupted before the workout began: nothing recorded")
+            Glibc.exit(0)
+        }
         let sensorsSource: WorkoutSensors
         if usesBlueZ {
             let settings = BluetoothSettings(adapter: bluetoothAdapter, verbose: verbose)
@@ -280,6 +287,7 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             })
         let builder = recorder.builder
         let session = recorder.session
+        interrupt.ready()
         for sensor in chosen {
             do {
                 try await sensorsSource.adapter.connect(sensor)
@@ -304,9 +312,8 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         // Ctrl-C (SIGINT) or SIGTERM is a stop, as `q` is: the workout ends where it stands and is
         // saved; only SIGKILL or a crash leaves it to recovery.
         let stopRequested = Mutex(false)
-        let interrupts = Interrupt.signals()
         let interruptWatcher = Task {
-            for await _ in interrupts {
+            for await _ in interrupt.signals {
                 stopRequested.withLock { $0 = true }
                 return
             }
