@@ -32,6 +32,11 @@ struct BroadcastTests {
             try await withAdapter(mock) { adapter, log in
                 let connecting = Task { try? await adapter.connect(sensor) }
                 defer { connecting.cancel() }
+                // The strap is wanted once its first Connect is on its way: a broadcast before that
+                // is a stranger's, and BlueZ repeats a changed value only.
+                try await eventually("the first Connect") {
+                    try await mock.calls(on: MockBlueZ.device).contains("Connect")
+                }
                 try await mock.advertise([0x33, 0x00, 0x00, 0x38])
                 await log.wait("the first broadcast reading") { _ in broadcastRates(log) == [56] }
                 let first = log.all.compactMap { event -> SensorMeasurement? in

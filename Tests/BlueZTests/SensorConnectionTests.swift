@@ -138,7 +138,7 @@ private let table: [ConnectionSituation: [String: String]] = [
     ],
     .connecting: [
         "stop": "idle", "connect ok": "resolving hci0", "connect failed": "backingOff",
-        "device removed": "waitingForAdapter", "adapter lost": "waitingForAdapter",
+        "device removed": "waitingForAdapter", "adapter lost": "waitingForAdapter", "broadcast heard": "backingOff",
     ],
     .resolving: [
         "stop": "idle", "link down": "backingOff", "services resolved": "subscribing hci0",
@@ -303,6 +303,26 @@ struct SensorConnectionTests {
         // A strap advertising while the wait runs, or an adapter coming back, does not cut it short.
         aborted.feed(.adapterReady(adapter: "hci1"), heard(30))
         #expect(!aborted.actions.contains { if case .connect = $0 { true } else { false } })
+        // Heard while our own attempt is pending (it pauses scanning): called off, a minute's wait.
+        var pending = ConnectionDriver(configuration())
+        pending.feed(.start)
+        pending.feed(.broadcastHeard, heard(3))
+        #expect(pending.actions.first == .disconnect(adapter: "hci0"))
+        #expect(pending.machine.state == .backingOff(until: start.addingTimeInterval(63)))
+        pending.feed(.connectReplied(attempt: 1, .failed(abort, linkUp: false)), heard(3.1))
+        #expect(pending.actions.isEmpty, "the called-off attempt's reply is stale")
+        // Heard first while waiting for an adapter: one coming back 10 s later waits out the minute;
+        // a slot freed for it by priority (its session wants RR) is taken at once.
+        var waiting = ConnectionDriver(configuration())
+        waiting.feed(.start, around(0, candidates: [], usable: false, known: true))
+        #expect(name(waiting.machine.state) == "waitingForAdapter")
+        waiting.feed(.broadcastHeard, heard(10, candidates: []))
+        var freed = waiting
+        waiting.feed(.adapterReady(adapter: "hci0"), heard(20))
+        #expect(!waiting.actions.contains { if case .connect = $0 { true } else { false } }, "\(waiting.actions)")
+        #expect(waiting.machine.state == .backingOff(until: start.addingTimeInterval(70)))
+        freed.feed(.slotFreed(adapter: "hci0"), heard(20))
+        #expect(freed.actions.contains(.connect(adapter: "hci0", attempt: 1)))
         // Not heard: the abort gets its immediate retry, as before.
         var quiet = ConnectionDriver(configuration())
         quiet.feed(.start)

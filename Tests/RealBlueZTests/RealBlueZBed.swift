@@ -110,9 +110,64 @@ enum RealBlueZBed {
         var description: String {
             switch self {
             case .bootFailed(let status, let console):
-                "the guest did not run (exit \(status.map(String.init) ?? "none")); console tail:\n\(console)"
+                "the guest did not run (exit \(status.map(String.init) ?? "none")); \(console)"
             }
         }
+    }
+
+    /// The last lines of the guest's console and of bed.log in a run's folder: why a guest that
+    /// did not get through its scenarios stopped (a script it could not see, a crash, a timeout).
+    static func guestReport(_ run: URL, lines count: Int = 20) -> String {
+        func tail(_ file: String) -> String? {
+            let url = run.appendingPathComponent(file)
+            guard let text = try? String(contentsOf: url, encoding: .utf8) else { return nil }
+            // Without the terminal escapes SeaBIOS prints (reset, clear screen).
+            let plain = (try? Regex(#"\x1B(\[[0-9;?]*[A-Za-z]|.)"#)).map { text.replacing($0, with: "") } ?? text
+            let lines = plain.split(separator: "\n").filter {
+                !$0.allSatisfy(\.isWhitespace)
+            }
+            guard !lines.isEmpty else { return nil }
+            return "\(url.path) ends:\n" + lines.suffix(count).map { "  \($0)" }.joined(separator: "\n")
+        }
+        var parts = [
+            "the guest's console, " + (tail("console.log") ?? "console.log in \(run.path), is empty or missing")
+        ]
+        if let bed = tail("bed.log") { parts.append(bed) }
+        return parts.joined(separator: "\n")
+    }
+
+    /// Why a scenario left nothing behind (neither result.json nor failure.txt: the guest never got
+    /// to it or died in it), with the guest's report; nil when it ran.
+    static func missingResult(_ scenario: String, in run: URL) -> String? {
+        let folder = run.appendingPathComponent(scenario)
+        let ran = ["result.json", "failure.txt"].contains {
+            FileManager.default.fileExists(atPath: folder.appendingPathComponent($0).path)
+        }
+        return ran ? nil : "scenario \(scenario) left no result: the guest did not run it; \(guestReport(run))"
+    }
+
+    /// The plan's hrbridge: a link to the built one in a folder under /tmp, where the guest mounts
+    /// a tmpfs, so every run shows that the guest still sees the host paths it needs there (as it
+    /// must for a checkout under /tmp or /root). The built one when /tmp cannot take the link.
+    private static func linkedHrbridge() -> (path: String, folder: URL?) {
+        let folder = URL(fileURLWithPath: "/tmp/hrbridge-real-bluez-\(UUID().uuidString)")
+        let link = folder.appendingPathComponent("hrbridge")
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: hrbridge)
+            return (link.path, folder)
+        } catch {
+            try? FileManager.default.removeItem(at: folder)
+            return (hrbridge, nil)
+        }
+    }
+
+    /// The hrbridge path the run's plan gave the guest.
+    static func plannedHrbridge(_ run: URL) -> String? {
+        guard let data = try? Data(contentsOf: run.appendingPathComponent("plan.json")),
+            let plan = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return nil }
+        return plan["hrbridge"] as? String
     }
 
     /// The one boot, started by the first test that asks.
@@ -122,8 +177,10 @@ enum RealBlueZBed {
         try? FileManager.default.removeItem(at: runs)
         let folder = runs.appendingPathComponent(UUID().uuidString)
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let linked = linkedHrbridge()
+        defer { linked.folder.map { try? FileManager.default.removeItem(at: $0) } }
         let plan: [String: Any] = [
-            "hrbridge": hrbridge, "scenarios": scenarios, "frames": frames.map(\.hex),
+            "hrbridge": linked.path, "scenarios": scenarios, "frames": frames.map(\.hex),
         ]
         try? JSONSerialization.data(withJSONObject: plan).write(to: folder.appendingPathComponent("plan.json"))
         let status: Int32?
@@ -136,17 +193,19 @@ enum RealBlueZBed {
             return .failure(.bootFailed(status: nil, console: "\(error)"))
         }
         guard status == 0 else {
-            let console = (try? String(contentsOf: folder.appendingPathComponent("console.log"), encoding: .utf8)) ?? ""
-            return .failure(.bootFailed(status: status, console: String(console.suffix(3_000))))
+            return .failure(.bootFailed(status: status, console: guestReport(folder)))
         }
         return .success(folder)
     }
 
-    /// The output of one scenario, recording an issue when the bed itself broke in it.
+    /// The output of one scenario, recording an issue when the bed itself broke in it, and
+    /// stopping the test, with the guest's console, when the guest never ran it.
     static func checkedOutput(
         _ scenario: String, sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> ScenarioOutput {
         let output = try await output(scenario)
+        let missing = missingResult(scenario, in: output.folder.deletingLastPathComponent())
+        try #require(missing == nil, "\(missing ?? "")", sourceLocation: sourceLocation)
         #expect(output.failure == nil, "\(output.failure ?? "")", sourceLocation: sourceLocation)
         return output
     }

@@ -153,7 +153,7 @@ struct RealBlueZTests {
     }
 
     @Test(
-        "8. a strap that only broadcasts (Polar-style manufacturer data) is followed without a link: every reading once, in order"
+        "8. a strap that only broadcasts (Polar-style manufacturer data) is followed without a link: every reading of its first minute once, in order"
     )
     func broadcastFollowed() async throws {
         let output = try await RealBlueZBed.checkedOutput("broadcast")
@@ -168,8 +168,21 @@ struct RealBlueZTests {
         let heard = lines.compactMap { $0["heartRate"] as? Int }
         let sent = (result["rates"] as? [Int]) ?? []
         // The first reading (60) may be heard or missed while a connect attempt paused scanning;
-        // every new one after it is held until heard: each exactly once, in order, none invented.
+        // the eleven sent every 5 s across the first minute after it are each heard exactly once,
+        // in order, none invented: no attempt paused scanning within that minute.
+        #expect(sent.count == 11)
         #expect(heard.filter { $0 != 60 } == sent, "heard \(heard)")
         #expect(!output.lines("monitor").contains { $0["event"] as? String == "connected" })
+    }
+
+    @Test(
+        "9. the guest sees host paths under the folders it puts tmpfs on (/tmp, /root: a checkout there): hrbridge runs from /tmp"
+    )
+    func pathsUnderTmpfsFoldersStayVisible() async throws {
+        let output = try await RealBlueZBed.checkedOutput("scan")
+        let planned = try #require(RealBlueZBed.plannedHrbridge(output.folder.deletingLastPathComponent()))
+        #expect(planned.hasPrefix("/tmp/"), "the plan's hrbridge is not under /tmp: \(planned)")
+        #expect(output.result["exit"] as? Int == 0, "\(output.text("scan.err"))")
+        #expect(output.lines("scan").contains { $0["event"] as? String == "found" }, "scan printed nothing")
     }
 }

@@ -4,12 +4,18 @@ import Sensors
 // The transitions' shared steps: placing the strap, linking, failing, moving off an adapter.
 extension SensorConnection {
     /// Connects through the best candidate, or waits for one (discovering, or for an adapter).
-    mutating func place(_ surroundings: Surroundings, _ actions: inout [Action]) {
+    /// `deferringForBroadcast`: while its broadcast is heard, an attempt waits out the interval
+    /// (off for a slot freed for it by priority).
+    mutating func place(
+        _ surroundings: Surroundings, deferringForBroadcast: Bool = true, _ actions: inout [Action]
+    ) {
         awaitingOtherConnect = false
         if let adapter = surroundings.candidates.first {
             // Heard through its broadcast: attempts (each pauses scanning) stay a full interval
-            // apart, the first one after the broadcast was heard included.
-            if surroundings.hearsBroadcast, let last = lastAttemptAt {
+            // apart, and the first one comes a full interval after the broadcast was first heard.
+            if deferringForBroadcast, surroundings.hearsBroadcast,
+                let last = [lastAttemptAt, broadcastHeardAt].compactMap({ $0 }).max()
+            {
                 let earliest = last.addingTimeInterval(configuration.broadcastRetryInterval.seconds)
                 if surroundings.now < earliest {
                     state = .backingOff(until: earliest)
@@ -34,6 +40,7 @@ extension SensorConnection {
     /// The link is up through `adapter`: wait for its services.
     mutating func linked(_ adapter: String, _ surroundings: Surroundings, _ actions: inout [Action]) {
         awaitingOtherConnect = false
+        broadcastHeardAt = nil
         state = .resolving(adapter: adapter)
         lastAdapter = adapter
         actions.append(.report(.connected, adapter: adapter))

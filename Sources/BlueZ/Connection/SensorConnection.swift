@@ -169,6 +169,8 @@ public struct SensorConnection: Sendable {
     var lastEarlyRetry: Date?
     /// When the last `Connect` attempt began.
     public internal(set) var lastAttemptAt: Date?
+    /// When its broadcast was first heard since it last had a link.
+    public internal(set) var broadcastHeardAt: Date?
 
     /// A machine in ``State/idle``.
     public init(address: String, configuration: Configuration = Configuration()) {
@@ -212,6 +214,7 @@ public struct SensorConnection: Sendable {
         _ input: Input, in surroundings: Surroundings, using random: inout some RandomNumberGenerator
     ) -> [Action] {
         var actions: [Action] = []
+        if case .broadcastHeard = input, !isReady { broadcastHeardAt = surroundings.now }
         switch (state, input) {
         case (.idle, .start):
             place(surroundings, &actions)
@@ -238,6 +241,18 @@ public struct SensorConnection: Sendable {
             fail(
                 error, reason: .failed(error.description), outcome: .failed(.inProgress), adapter, surroundings,
                 &random, &actions)
+        case (.connecting(let adapter), .broadcastHeard) where !awaitingOtherConnect:
+            // Heard while our LE connection is pending, which pauses the controller's scanning (and
+            // so the broadcast): call the attempt off and wait a full interval.
+            actions.append(.disconnect(adapter: adapter))
+            actions.append(
+                .report(
+                    .disconnected(.failed("called off: its broadcast is heard; next attempt in 60 s")), adapter: adapter
+                )
+            )
+            let until = surroundings.now.addingTimeInterval(configuration.broadcastRetryInterval.seconds)
+            state = .backingOff(until: until)
+            schedule(at: until, &actions)
         case (.connecting(let adapter), .adapterLost(let lost)) where lost == adapter,
             (.connecting(let adapter), .deviceRemoved(let lost)) where lost == adapter:
             // The call in flight fails on its own; its reply is stale once we moved on.
@@ -320,9 +335,14 @@ public struct SensorConnection: Sendable {
         case (.discovering, .deviceAppeared), (.discovering, .advertised), (.rediscovering, .deviceAppeared),
             (.rediscovering, .advertised),
             (.waitingForAdapter, .deviceAppeared), (.waitingForAdapter, .advertised),
-            (.waitingForAdapter, .adapterReady), (.waitingForAdapter, .slotFreed),
+            (.waitingForAdapter, .adapterReady),
             (.discovering, .adapterReady), (.rediscovering, .adapterReady):
             if !surroundings.candidates.isEmpty || !surroundings.deviceKnown { place(surroundings, &actions) }
+        case (.waitingForAdapter, .slotFreed):
+            // A slot freed for it by priority (a session wants its RR): taken at once, broadcast or not.
+            if !surroundings.candidates.isEmpty || !surroundings.deviceKnown {
+                place(surroundings, deferringForBroadcast: false, &actions)
+            }
         case (.rediscovering, .timerFired(let generation)) where generation == timerGeneration:
             // Not seen again within the delay: try whatever BlueZ has (the cache may have kept it).
             place(surroundings, &actions)

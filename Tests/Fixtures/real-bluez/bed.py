@@ -592,15 +592,17 @@ class Bed:
         def heard(lines):
             return [l["heartRate"] for l in lines if l.get("via") == "advertisement"]
 
-        # Readiness: hrbridge hears the first reading; then each new one is held until it is heard
-        # (up to 45 s: a pending connect attempt pauses the controller's scanning for up to 30 s).
+        # Readiness: hrbridge hears the first reading (a connect attempt made before it may pause
+        # the controller's scanning for up to 30 s). Then a new reading every 5 s for the first
+        # minute, none waited for: no connect attempt may pause scanning within that minute, so
+        # every one is heard (BlueZ reports a changed value only: one missed is lost).
         first = await monitor.wait_for(lambda lines: len(heard(lines)) >= 1, 120)
-        rates = list(range(61, 69))
+        rates = list(range(61, 72))
         if first:
             for rate in rates:
                 await strap.broadcast_reading(rate)
-                await monitor.wait_for(lambda lines: rate in heard(lines), 45)
-                await asyncio.sleep(0.5)
+                await asyncio.sleep(5)
+            await monitor.wait_for(lambda lines: rates[-1] in heard(lines), 15)
         code = await monitor.stop()
         await strap.go_away()
         self.result("broadcast", strap=strap.address, exit=code, firstHeard=first, rates=rates, connections=strap.connections)
