@@ -78,6 +78,40 @@ struct BrowserTests {
         }
     }
 
+    /// Where people open the pages: three desktop windows and a phone, and the board also on a TV.
+    static let layoutSizes = ["1280x800", "1400x1000", "1920x1080", "390x844"]
+
+    @Test(
+        "every page fits the sizes people use: no sideways scrolling, nothing wider than its card, no word broken in a table, compact dates, charts that fill their cards"
+    )
+    func layoutAtEverySize() async throws {
+        let shots =
+            ["dashboard", "workout", "board", "overlay"].flatMap { page in Self.layoutSizes.map { (page, $0) } }
+            + [("board", "3840x2160")]
+        // Written afresh: an earlier run's screenshots must not stand in for this one's.
+        for (page, size) in shots {
+            try? FileManager.default.removeItem(at: Self.screenshots.appendingPathComponent("\(page)-\(size).png"))
+        }
+        let daemon = try await DaemonUnderTest()
+        defer { daemon.stop() }
+        let browser = try Spawned(
+            venvPython,
+            [
+                packageRoot.appendingPathComponent("Tests/Fixtures/web/layout_check.py").path,
+                "http://127.0.0.1:\(daemon.port)", DaemonUnderTest.readToken, DaemonUnderTest.controlToken,
+                Self.screenshots.path,
+            ], label: "layout")
+        defer { browser.stop() }
+        let status = await browser.wait(timeout: .seconds(300))
+        #expect(status == 0, "\(browser.output.filter { !$0.hasPrefix("ok ") }.joined(separator: "\n"))")
+        for (page, size) in shots {
+            #expect(browser.output.contains("ok layout \(page) \(size)"), "layout \(page) \(size)")
+            let path = Self.screenshots.appendingPathComponent("\(page)-\(size).png").path
+            let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+            #expect(bytes > 5000, "screenshot \(page)-\(size).png")
+        }
+    }
+
     /// 60 straps: the harness's three and 57 more, each with an athlete (zones colour the tiles);
     /// the first 14 hold a link, the other 46 only broadcast, and the last goes quiet after 20 s.
     static func sixtyStraps() -> (scenario: String, settings: String, quiet: String) {

@@ -258,12 +258,8 @@ struct ExportTests {
         "the demo's workout: FIT (Garmin's SDK), TCX (Garmin's schema) and CSV carry the summary's energy, battery per device"
     )
     func demoTotals() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("demo-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let (directory, store, binary) = try scratchStore()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = directory.appendingPathComponent("store.sqlite").path
-        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-            .appendingPathComponent("hrbridge").path
         // `make demo`'s workout, played fast.
         let run = try Spawned(
             binary,
@@ -329,12 +325,8 @@ struct ExportTests {
 
     @Test("`hrbridge workouts export` writes a FIT file Garmin's SDK accepts; missing or empty workouts fail clearly")
     func command() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let (directory, store, binary) = try scratchStore()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let store = directory.appendingPathComponent("store.sqlite").path
-        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-            .appendingPathComponent("hrbridge").path
         let run = try Spawned(
             binary, ["workout", "run", "--json", "--speed", "5000", "--duration", "3m", "--store", store])
         #expect(await run.wait() == 0)
@@ -355,6 +347,15 @@ struct ExportTests {
         let missing = try Spawned(binary, ["workouts", "export", UUID().uuidString, "--store", store])
         #expect(await missing.wait() == 66)
     }
+}
+
+/// A scratch folder with a store path in it, and the hrbridge binary beside the tests.
+private func scratchStore() throws -> (directory: URL, store: String, binary: String) {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        .appendingPathComponent("hrbridge").path
+    return (directory, directory.appendingPathComponent("store.sqlite").path, binary)
 }
 
 /// Garmin's TCX schema's verdict on `text` (xmllint; the schema comes from Debian's pytrainer

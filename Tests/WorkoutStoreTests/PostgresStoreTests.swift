@@ -135,29 +135,9 @@ struct PostgresStoreTests {
             let store = WorkoutStore(backend: backend)
             #expect(try store.appliedMigrations() == ["v1", "v2-timestamptz"])
             // The same dates, to PostgreSQL's microsecond.
-            func near(_ dates: [Date?], _ expected: [Double]) -> Bool {
-                dates.count == expected.count
-                    && zip(dates, expected).allSatisfy { date, offset in
-                        date.map { abs($0.timeIntervalSince(start) - offset) <= 0.5e-6 + 1e-9 } ?? false
-                    }
-            }
-            #expect(near([try store.workout(workout).start], [0]))
-            #expect(near(try store.activeSessions().map(\.start), [0]))
-            let intervals = try store.activityIntervals(of: workout)
-            #expect(near(intervals.map(\.1) + intervals.map(\.2), [0, 60]))
-            #expect(near(try store.events(of: workout).map(\.dateInterval.start), [30]))
-            #expect(near(try store.scheduledPlans(around: start).map(\.date), [3600]))
-            #expect(near(try store.samples(type: .heartRate).map(\.start), [0]))
-            let hour = Date(timeIntervalSinceReferenceDate: 800_006_400)
-            let buckets = try store.statisticsCollection(
-                type: .heartRate, from: hour, to: hour.addingTimeInterval(3600), anchor: hour, interval: .hour)
-            #expect(buckets.map(\.count) == [1])
-            // The same sample again, as a gateway's backfill would send it: not stored twice.
-            let again = try QuantitySample(
-                type: .heartRate, quantity: Quantity(unit: QuantityType.heartRate.canonicalUnit, value: 120),
-                start: start, end: start, source: SampleSource(adapter: "mock", address: "X", name: nil))
-            #expect(try store.append([again], workout: workout) == 0)
-            #expect(try store.statistics(type: .heartRate).sampleCount == 1)
+            try expectMigratedDates(
+                store, workout: workout, start: start, hour: Date(timeIntervalSinceReferenceDate: 800_006_400),
+                tolerance: 0.5e-6 + 1e-9)
 
             // What psql, Grafana or a notebook sees: dates, in any time zone.
             let seen = try await server.runScript(

@@ -141,27 +141,7 @@ struct StoreTests {
         let store = try WorkoutStore(path: path)
         #expect(try store.appliedMigrations() == Self.migrations)
         // The same dates, to well under a microsecond (a REAL addition rounds the last bit).
-        func near(_ dates: [Date?], _ expected: [Double]) -> Bool {
-            dates.count == expected.count
-                && zip(dates, expected).allSatisfy { date, offset in
-                    date.map { abs($0.timeIntervalSince(start) - offset) < 1e-6 } ?? false
-                }
-        }
-        #expect(near([try store.workout(workout).start], [0]))
-        #expect(near(try store.activeSessions().map(\.start), [0]))
-        let intervals = try store.activityIntervals(of: workout)
-        #expect(near(intervals.map(\.1) + intervals.map(\.2), [0, 60]))
-        #expect(near(try store.events(of: workout).map(\.dateInterval.start), [30]))
-        #expect(near(try store.scheduledPlans(around: start).map(\.date), [3600]))
-        #expect(near(try store.samples(type: .heartRate).map(\.start), [0]))
-        let buckets = try store.statisticsCollection(
-            type: .heartRate, from: origin, to: origin.addingTimeInterval(3600), anchor: origin, interval: .hour)
-        #expect(buckets.map(\.count) == [1])
-        // The same sample again, as a gateway's backfill would send it: not stored twice.
-        let again = try QuantitySample(
-            type: .heartRate, quantity: Quantity(unit: QuantityType.heartRate.canonicalUnit, value: 120), start: start,
-            end: start, source: SampleSource(adapter: "mock", address: "X", name: nil))
-        #expect(try store.append([again], workout: workout) == 0)
+        try expectMigratedDates(store, workout: workout, start: start, hour: origin, tolerance: 1e-6)
         let rows = try DatabaseQueue(path: path).read { db in
             try [
                 "SELECT datetime(start, 'unixepoch') FROM workout", "SELECT datetime(end, 'unixepoch') FROM activity",

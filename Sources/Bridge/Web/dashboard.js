@@ -113,6 +113,8 @@ function render() {
     const to = points[points.length - 1].t;
     drawChart($("chart"), points, to - 600, to, session ? session.zones : []);
     $("chart-caption").textContent = `${points.length} readings from ${status ? status.athleteName || status.name || status.address : ""}`;
+  } else {
+    drawChart($("chart"), [], 0, 600, session ? session.zones : []);   // the empty grid, until readings come
   }
 }
 

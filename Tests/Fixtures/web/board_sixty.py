@@ -42,7 +42,7 @@ const rects = [...document.querySelectorAll('.tile')].map((tile) => {
     facts: tile.querySelector('.facts').textContent, background: getComputedStyle(tile).backgroundColor,
     zone: tile.dataset.zone, zoneColour: colourOf(zoneColour(tile.dataset.zone ? Number(tile.dataset.zone) : null)),
     top: box.top, bottom: box.bottom, left: box.left, right: box.right, width: box.width, height: box.height,
-    digits: parseFloat(getComputedStyle(tile.querySelector('.bpm')).fontSize),
+    digits: parseFloat(getComputedStyle(tile.querySelector('.hr')).fontSize),
     name: parseFloat(getComputedStyle(tile.querySelector('h2')).fontSize)};
 });
 return {tiles: rects, width: innerWidth, height: innerHeight,
