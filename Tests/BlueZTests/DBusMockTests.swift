@@ -446,6 +446,40 @@ struct DBusMockTests {
         }
     }
 
+    @Test("`workout run --adapter bluez` and `scan` interrupted while waiting: a clean end, exit 0, nothing recorded")
+    func workoutAndScanInterrupted() async throws {
+        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("hrbridge").path
+        try await withMockBlueZ { mock in
+            let store = FileManager.default.temporaryDirectory.appendingPathComponent("interrupt-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: store) }
+            // No strap known: it discovers, waiting for the first one found.
+            let workout = try Spawned(
+                binary, ["workout", "run", "--adapter", "bluez", "--json", "--store", store.path],
+                environment: ["DBUS_SYSTEM_BUS_ADDRESS": mock.bus.address], label: "workout run")
+            defer { workout.stop() }
+            try await eventually("workout run discovering") {
+                try await mock.calls(on: "/org/bluez/hci0").contains("StartDiscovery")
+            }
+            kill(workout.pid, SIGINT)
+            #expect(await workout.wait() == 0, "\(workout.report)")
+            #expect(
+                workout.output.contains { $0.contains("interrupted before the workout began") }, "\(workout.report)")
+            #expect(!FileManager.default.fileExists(atPath: store.path), "nothing recorded")
+            // scan: interrupted mid-scan (its timeout far away), it ends cleanly.
+            let before = try await mock.calls(on: "/org/bluez/hci0").filter { $0 == "StartDiscovery" }.count
+            let scan = try Spawned(
+                binary, ["scan", "--json", "--timeout", "600"],
+                environment: ["DBUS_SYSTEM_BUS_ADDRESS": mock.bus.address], label: "scan")
+            defer { scan.stop() }
+            try await eventually("scan discovering") {
+                try await mock.calls(on: "/org/bluez/hci0").filter { $0 == "StartDiscovery" }.count > before
+            }
+            kill(scan.pid, SIGTERM)
+            #expect(await scan.wait() == 0, "\(scan.report)")
+        }
+    }
+
     @Test("signals forged by another local process are dropped: no fake frame, no fake disconnect, real frames flow")
     func forgedSignals() async throws {
         try await withMockBlueZ { mock in
