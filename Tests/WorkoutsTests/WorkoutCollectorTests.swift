@@ -88,6 +88,23 @@ struct WorkoutCollectorTests {
         #expect(workout.primarySources?[.heartRate] == viaRoom1)
     }
 
+    @Test("an amount that began before the workout counts in its first activity too: activity and workout sums agree")
+    func amountBeforeStartInFirstActivity() throws {
+        var builder = collector()
+        try builder.begin(at: t0)
+        _ = try builder.beginActivity(running, at: t0)
+        // Energy since the reading before the start (−2 s … +1 s), then two more increments.
+        _ = try builder.add([
+            sample(.activeEnergyBurned, 3, at: -2, length: 3), sample(.activeEnergyBurned, 4, at: 1, length: 5),
+            sample(.activeEnergyBurned, 5, at: 6, length: 5),
+        ])
+        try builder.end(at: date(20))
+        let workout = try builder.finish()
+        #expect(workout.statistics[.activeEnergyBurned]?.sum == 12)
+        #expect(workout.activities.first?.statistics[.activeEnergyBurned]?.sum == 12)
+        #expect(workout.activeEnergy.kilojoules == 12)
+    }
+
     @Test("a batch is all or nothing: one sample before the start refuses it without counting the rest")
     func atomicBatch() async throws {
         var builder = collector()

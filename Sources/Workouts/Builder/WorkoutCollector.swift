@@ -113,7 +113,9 @@ public struct WorkoutCollector: Sendable {
             types.insert(sample.type)
             if !sourcesSeen.contains(sample.source) { sourcesSeen.append(sample.source) }
             statisticsByType[sample.type, default: StatisticsAccumulator(type: sample.type)].add(sample)
-            if let activity = activityIndex(containing: sample.start) {
+            // A sample that began before the workout (an energy increment since the reading
+            // before) counts in the activity the workout began with, as it counts in the workout.
+            if let activity = activityIndex(containing: max(sample.start, start)) {
                 activities[activity].statistics[sample.type, default: StatisticsAccumulator(type: sample.type)]
                     .add(sample)
             }

@@ -13,7 +13,8 @@ public struct WorkoutActivity: Hashable, Sendable, Codable, Identifiable {
     public var end: Date?
     /// Elapsed time, excluding pauses, in seconds.
     public var elapsedTime: TimeInterval
-    /// Statistics of the samples that started within the activity.
+    /// Statistics of the samples that started within the activity (one that began before the
+    /// workout counts in the activity the workout began with).
     public var statistics: [QuantityType: Statistics]
     /// Time in zone within the activity.
     public var zoneGroups: [ZoneGroup]
