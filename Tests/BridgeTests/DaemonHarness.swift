@@ -47,9 +47,9 @@ final class DaemonUnderTest: Sendable {
                 + #""segments": [{"type": "steady", "duration": "60m", "intensity": 0.5}]"#
                 + (index == 2
                     ? #", "faults": [\#((dropouts ? faults : malformed).joined(separator: ", "))]"# : "")
-                // The first strap's battery drains a little while sessions run: battery samples in them.
+                // The first strap's battery drains all hour (1 % a simulated minute): battery samples in every session.
                 + (index == 0
-                    ? #", "faults": [{"type": "batteryDrain", "at": "20s", "to": 85, "duration": "60s"}]"# : "")
+                    ? #", "faults": [{"type": "batteryDrain", "at": "20s", "to": 30, "duration": "59m"}]"# : "")
                 + "}"
         }
         return #"{"version": 1, "seed": 7, "straps": ["# + straps.joined(separator: ",\n") + "]}"
