@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "JSONSupport", targets: ["JSONSupport"]),
         .library(name: "WorkoutRecording", targets: ["WorkoutRecording"]),
         .library(name: "MQTT", targets: ["MQTT"]),
+        .library(name: "BridgeOut", targets: ["BridgeOut"]),
         .executable(name: "hrbridge", targets: ["hrbridge"]),
     ],
     dependencies: [
@@ -134,7 +135,7 @@ let package = Package(
             dependencies: [
                 "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus", "WorkoutStore",
                 "WorkoutExport", "WorkoutPlans", "JSONSupport", "WorkoutRecording", "MQTT", "RemoteSensors",
-                "PostgresStore",
+                "PostgresStore", "BridgeOut",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -152,12 +153,18 @@ let package = Package(
                 .embedInCode("Web/board.css"), .embedInCode("Web/overlay.js"), .embedInCode("Web/overlay.css"),
             ]
         ),
+        // Readings passed on: re-encoded heart-rate frames for the Bluetooth peripheral, OSC for VR avatars.
+        .target(
+            name: "BridgeOut",
+            dependencies: ["GATT", "Sensors", .product(name: "Logging", package: "swift-log")]
+        ),
         // The command line: thin commands over the modules.
         .executableTarget(
             name: "hrbridge",
             dependencies: [
                 "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus", "Doctor", "WorkoutStore",
                 "WorkoutExport", "WorkoutPlans", "Bridge", "JSONSupport", "WorkoutRecording", "PostgresStore",
+                "BridgeOut",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -166,6 +173,10 @@ let package = Package(
             ]
         ),
         .testTarget(name: "GATTTests", dependencies: ["GATT"]),
+        .testTarget(
+            name: "BridgeOutTests",
+            dependencies: ["BridgeOut", "GATT", "Sensors", "BusHarness", .product(name: "Logging", package: "swift-log")]
+        ),
         .testTarget(
             name: "MQTTTests", dependencies: ["MQTT", "BusHarness", .product(name: "Logging", package: "swift-log")]),
         .testTarget(

@@ -54,6 +54,13 @@ enum BusChecks {
                     path: path, properties: objects[path]?.stringDictionary?["org.bluez.Adapter1"]?.stringDictionary,
                     links: links))
         }
+        let kernel = PeripheralRoleCheck.kernelRelease()
+        for path in adapters {
+            let facts = PeripheralRoleCheck.facts(
+                path: path, interfaces: objects[path]?.stringDictionary ?? [:], adapterCount: adapters.count,
+                kernel: kernel)
+            checks.append(PeripheralRoleCheck.check(facts))
+        }
         checks.append(contentsOf: strapChecks(objects))
         return checks
     }

@@ -264,6 +264,9 @@ struct DoctorTests {
             }
             #expect(check(checks, "adapter hci0")?.status == .ok)
             #expect(check(checks, "adapter hci1")?.status == .ok)
+            // BlueZoo offers advertising on both adapters; the verdict names the kernel and roles.
+            let peripheral = try #require(check(checks, "peripheral hci1"))
+            #expect(peripheral.detail.contains("kernel \(PeripheralRoleCheck.kernelRelease())"), "\(peripheral.detail)")
             let strap = try #require(check(checks, "strap 00:00:00:00:00:02"))
             #expect(strap.status == .ok)
             #expect(strap.detail.hasPrefix("Test Strap: not connected"))
