@@ -1,0 +1,102 @@
+public import GATT
+public import Sensors
+
+/// Decides what a heart-rate peripheral sends, from the events of the strap it passes on.
+///
+/// A pure value: events in, actions out. Each heart-rate frame of the followed strap becomes one
+/// or more frames with the same heart rate, contact and (when forwarded) energy and **every** RR
+/// interval unchanged; frames are split so none exceeds `maximumFrameLength` (an app on the
+/// default ATT MTU takes 20 bytes, and BlueZ would cut a longer notification short, losing RR).
+/// Nothing is invented: when the strap drops, nothing is sent until it sends again.
+public struct HeartRateRelay: Sendable {
+    /// What is passed on.
+    public struct Options: Hashable, Sendable {
+        /// Forward RR intervals (HRV apps and watches use them).
+        public var forwardRR: Bool
+        /// Forward Energy Expended (and serve the control point that resets it).
+        public var forwardEnergy: Bool
+        /// The longest notification value: ATT MTU 23 minus the 3-byte header.
+        public var maximumFrameLength: Int
+
+        public init(forwardRR: Bool = true, forwardEnergy: Bool = false, maximumFrameLength: Int = 20) {
+            self.forwardRR = forwardRR
+            self.forwardEnergy = forwardEnergy
+            self.maximumFrameLength = max(maximumFrameLength, 8)
+        }
+    }
+
+    /// What to do.
+    public enum Action: Hashable, Sendable {
+        /// Notify subscribed apps with this frame.
+        case send(HeartRateMeasurement)
+        /// The strap's battery level changed.
+        case battery(UInt8)
+        /// The followed strap is up (measurements will flow) or down (nothing is sent meanwhile).
+        case source(SensorIdentity, up: Bool)
+    }
+
+    public let options: Options
+    /// The strap followed, by address (any adapter); `nil`: nothing is passed on.
+    public private(set) var address: String?
+    /// Whether the followed strap's link is up.
+    public private(set) var isUp = false
+    /// Frames passed on since the start, and heart-rate frames of the strap received.
+    public private(set) var framesIn = 0
+    public private(set) var framesOut = 0
+
+    public init(address: String?, options: Options = Options()) {
+        self.address = address?.uppercased()
+        self.options = options
+    }
+
+    /// Follows another strap (a session's primary changed); the old one's state is forgotten.
+    public mutating func follow(_ address: String?) {
+        let address = address?.uppercased()
+        guard address != self.address else { return }
+        self.address = address
+        isUp = false
+    }
+
+    /// The actions one event calls for.
+    public mutating func handle(_ event: SensorEvent) -> [Action] {
+        switch event {
+        case .measurement(let measurement) where measurement.sensor.address == address:
+            guard case .heartRateMeasurement(let frame) = measurement.value else { return [] }
+            framesIn += 1
+            let frames = split(frame)
+            framesOut += frames.count
+            return frames.map(Action.send)
+        case .batteryLevel(let sensor, let level) where sensor.address == address:
+            return [.battery(level)]
+        case .connectionChanged(let sensor, let state) where sensor.address == address:
+            let up = state == .ready
+            guard up != isUp else { return [] }
+            isUp = up
+            return [.source(sensor, up: up)]
+        default:
+            return []
+        }
+    }
+
+    /// The frame re-encoded with what is forwarded, split so each fits.
+    func split(_ frame: HeartRateMeasurement) -> [HeartRateMeasurement] {
+        var first = HeartRateMeasurement(
+            heartRate: frame.heartRate, valueFormat: frame.valueFormat, sensorContact: frame.sensorContact,
+            energyExpended: options.forwardEnergy ? frame.energyExpended : nil)
+        let intervals = options.forwardRR ? frame.rrIntervals : []
+        let header = 1 + (frame.valueFormat == .uint16 ? 2 : 1)
+        let firstRoom = (options.maximumFrameLength - header - (first.energyExpended == nil ? 0 : 2)) / 2
+        first.rrIntervals = Array(intervals.prefix(firstRoom))
+        var frames = [first]
+        var rest = intervals.dropFirst(firstRoom)
+        let room = (options.maximumFrameLength - header) / 2
+        while !rest.isEmpty {
+            var next = first
+            next.energyExpended = nil
+            next.rrIntervals = Array(rest.prefix(room))
+            rest = rest.dropFirst(room)
+            frames.append(next)
+        }
+        return frames
+    }
+}
