@@ -175,7 +175,10 @@ let package = Package(
         .testTarget(name: "GATTTests", dependencies: ["GATT"]),
         .testTarget(
             name: "BridgeOutTests",
-            dependencies: ["BridgeOut", "GATT", "Sensors", "BusHarness", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "BridgeOut", "GATT", "Sensors", "BusHarness", "hrbridge",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "MQTTTests", dependencies: ["MQTT", "BusHarness", .product(name: "Logging", package: "swift-log")]),

@@ -3,8 +3,9 @@
 # Garmin's FIT SDK (the FIT format owner's decoder), websockets (a WebSocket client for the API
 # tests), schemathesis (fuzzes the API from its OpenAPI document), Selenium (drives Debian's
 # chromium for the web-face tests), python-dbusmock, NeuroKit2 (the independent HRV
-# implementation the HRV tests compare with), paho-mqtt (a third-party MQTT client) and
-# prometheus-client (the Prometheus project's own text-format parser). The venv sees Debian's dbus-python and PyGObject (python3-dbus, python3-gi),
+# implementation the HRV tests compare with), paho-mqtt (a third-party MQTT client),
+# prometheus-client (the Prometheus project's own text-format parser) and python-osc (a
+# third-party OSC server that receives hrbridge's OSC output). The venv sees Debian's dbus-python and PyGObject (python3-dbus, python3-gi),
 # which the strap fixture uses.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,9 +13,9 @@ python=/usr/bin/python3
 if [ ! -x .venv/bin/python ]; then
     "$python" -m venv --system-site-packages .venv
 fi
-if ! .venv/bin/python -c "import bluezoo, dbusmock, garmin_fit_sdk, websockets, schemathesis, selenium, neurokit2, paho.mqtt, prometheus_client" 2>/dev/null \
+if ! .venv/bin/python -c "import bluezoo, dbusmock, garmin_fit_sdk, websockets, schemathesis, selenium, neurokit2, paho.mqtt, prometheus_client, pythonosc" 2>/dev/null \
     || [ "$(.venv/bin/pip show bluezoo 2>/dev/null | sed -n 's/^Version: //p')" != "1.0.2" ]; then
-    .venv/bin/pip install --quiet --disable-pip-version-check "bluezoo==1.0.2" "python-dbusmock==0.38.1" "garmin-fit-sdk==21.218.0" "websockets==15.0.1" "schemathesis==4.32.5" "selenium==4.27.1" "neurokit2==0.2.13" "paho-mqtt==2.1.0" "prometheus-client==0.21.1"
+    .venv/bin/pip install --quiet --disable-pip-version-check "bluezoo==1.0.2" "python-dbusmock==0.38.1" "garmin-fit-sdk==21.218.0" "websockets==15.0.1" "schemathesis==4.32.5" "selenium==4.27.1" "neurokit2==0.2.13" "paho-mqtt==2.1.0" "prometheus-client==0.21.1" "python-osc==1.10.2"
 fi
 echo "python peers: bluezoo $(.venv/bin/pip show bluezoo | sed -n 's/^Version: //p'), python-dbusmock $(.venv/bin/pip show python-dbusmock | sed -n 's/^Version: //p'), neurokit2 $(.venv/bin/pip show neurokit2 | sed -n 's/^Version: //p')"
 # A real RR series for the HRV tests: the NN intervals pyhrv ships (its wheel only, not its

@@ -19,6 +19,8 @@ public final class BridgeCore: Sendable {
     public let logger: Logger
     /// What `GET /metrics` serves (nil: no metrics).
     public let metrics: (any MetricsExposition)?
+    /// What the daemon passes on to other devices.
+    public let outputs = BridgeOutputs()
 
     public init(
         configuration: BridgeConfiguration, sensors: SensorManager, sessions: SessionManager, classes: ClassManager,

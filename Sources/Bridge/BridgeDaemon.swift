@@ -1,4 +1,5 @@
 import BlueZ
+import BridgeOut
 import DBus
 import Foundation
 import GATT
@@ -29,6 +30,8 @@ public enum DaemonError: Error, CustomStringConvertible {
     case listener(String)
     /// The `[mqtt]` client cannot be set up (a credential or certificate file).
     case mqtt(String)
+    /// `[peripheral]` or `[osc]` cannot be set up (no system bus, no adapter for α1, a target that does not resolve).
+    case output(String)
 
     /// A one-line description for messages and logs.
     public var description: String {
@@ -38,6 +41,7 @@ public enum DaemonError: Error, CustomStringConvertible {
         case .adapter(let why): "adapter: \(why)"
         case .listener(let why): "API listener: \(why)"
         case .mqtt(let why): "MQTT: \(why)"
+        case .output(let why): "output: \(why)"
         }
     }
 }
@@ -67,6 +71,8 @@ public enum BridgeDaemon {
         }
         defer { withExtendedLifetime(recordingLock) {} }
         var dbus: DBusConnection?
+        var placement: PeripheralPlacement?
+        var availableAdapters: [String] = []
         let adapter: any SensorAdapter
         let clock: any WallClock
         // Straps to keep connected besides the configured ones: the simulator's when none is
@@ -120,6 +126,15 @@ public enum BridgeDaemon {
                 throw DaemonError.adapter("cannot reach the system D-Bus: \(error)")
             }
             dbus = connection
+            // The adapter that serves apps holds no straps when another adapter can.
+            var names = names
+            if let settings = configuration.peripheral {
+                let available = await PeripheralService.adapters(on: connection)
+                placement = PeripheralPlacement.choose(
+                    available: available, requested: settings.adapter, strapAdapters: names ?? [])
+                if names == nil, let straps = placement?.straps { names = straps }
+                availableAdapters = available
+            }
             var options = BlueZAdapter.Options()
             // Zero adapters (or no bluetoothd) is a state, not a failure: the daemon comes up, says
             // "waiting: no Bluetooth adapter", and the pool starts working when one appears.
@@ -158,6 +173,22 @@ public enum BridgeDaemon {
         defer { backfill?.cancel() }
 
         var services: [any Service] = []
+        let simulatorStrap = (adapter as? MockSensorAdapter)?.sensors.first?.address
+        if let settings = configuration.peripheral {
+            services.append(
+                try await peripheralService(
+                    settings, core: core, dbus: dbus, placement: placement, available: availableAdapters,
+                    simulatorStrap: simulatorStrap, logger: logger))
+        }
+        if let settings = configuration.osc {
+            do {
+                services.append(
+                    try OSCService(
+                        settings: settings, core: core, clock: clock, simulatorStrap: simulatorStrap, logger: logger))
+            } catch {
+                throw DaemonError.output("[osc]: \(error)")
+            }
+        }
         // READY waits for every listener: a client that starts after READY finds the API up.
         let listening = AsyncStream<Void>.makeStream()
         let listeners = configuration.tcpPort == nil ? 1 : 2
@@ -194,6 +225,53 @@ public enum BridgeDaemon {
             throw DaemonError.listener("\(error)")
         }
         await dbus?.close()
+    }
+
+    /// The heart-rate peripheral of `[peripheral]`, placed on an adapter, registered with the core.
+    static func peripheralService(
+        _ settings: PeripheralSettings, core: BridgeCore, dbus: DBusConnection?, placement: PeripheralPlacement?,
+        available: [String], simulatorStrap: String?, logger: Logger
+    ) async throws -> PeripheralService {
+        let connection: DBusConnection
+        if let dbus {
+            connection = dbus
+        } else {
+            do {
+                connection = try DBusConnection(bus: .system, logger: logger)
+            } catch {
+                throw DaemonError.output("[peripheral] needs the system D-Bus and bluetoothd: \(error)")
+            }
+        }
+        var available = available
+        if dbus == nil { available = await PeripheralService.adapters(on: connection) }
+        // Without bluetoothd yet, the named adapter (or hci0) is waited for.
+        let placement =
+            placement ?? PeripheralPlacement.choose(available: available, requested: settings.adapter)
+            ?? PeripheralPlacement(peripheral: settings.adapter ?? "hci0", straps: nil, isShared: true)
+        var alpha1Adapter: String?
+        if settings.alpha1 {
+            alpha1Adapter =
+                settings.alpha1Adapter ?? available.last {
+                    $0 != placement.peripheral && placement.straps?.contains($0) != true
+                }
+                ?? available.last { $0 != placement.peripheral }
+            guard let chosen = alpha1Adapter, chosen != placement.peripheral else {
+                throw DaemonError.output(
+                    "[peripheral] alpha1 needs an adapter besides \(placement.peripheral) (apps tell sensors apart by address); "
+                        + "BlueZ has \(available.isEmpty ? "none" : available.joined(separator: ", "))")
+            }
+        }
+        logger.info(
+            "heart-rate peripheral on \(placement.peripheral)",
+            metadata: [
+                "straps": "\(placement.straps?.joined(separator: ",") ?? "any adapter")",
+                "alpha1": "\(alpha1Adapter ?? "off")",
+            ])
+        let service = PeripheralService(
+            settings: settings, core: core, connection: connection, placement: placement, alpha1Adapter: alpha1Adapter,
+            simulatorStrap: simulatorStrap, logger: logger)
+        core.outputs.register(peripheral: service)
+        return service
     }
 
     /// HTTP/1 with WebSocket upgrades, with the listener's connection limit (each listener its

@@ -409,6 +409,10 @@ public final class DBusConnection: Sendable {
         path: String, keepingDescriptors: Bool = false,
         handler: @escaping @Sendable (DBusMethodCall) async -> DBusMethodReply
     ) throws(DBusError) {
+        try register(path: path, ExportedObject(handler: .async(handler), keepsDescriptors: keepingDescriptors))
+    }
+
+    private func register(path: String, _ object: ExportedObject) throws(DBusError) {
         var vtable = DBusObjectPathVTable()
         vtable.message_function = { _, message, context in
             guard let message, let context else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
@@ -417,12 +421,22 @@ public final class DBusConnection: Sendable {
         var error = CDBus.DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
-        state.withLock { $0.handlers[path] = ExportedObject(handler: handler, keepsDescriptors: keepingDescriptors) }
+        state.withLock { $0.handlers[path] = object }
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard dbus_connection_try_register_object_path(pointer, path, &vtable, context, &error) != 0 else {
             _ = state.withLock { $0.handlers.removeValue(forKey: path) }
             throw Self.error(from: error, fallback: "cannot export \(path)")
         }
+    }
+
+    /// Serves method calls on `path` with `handler`, called on the loop thread as each call arrives:
+    /// calls are answered in the order they were sent (a `StartNotify` then a `StopNotify` stay in
+    /// that order, which separate tasks would not guarantee). The handler must not block or wait:
+    /// the bus waits meanwhile. Descriptors in a call are closed on arrival.
+    public func exportInOrder(
+        path: String, handler: @escaping @Sendable (DBusMethodCall) -> DBusMethodReply
+    ) throws(DBusError) {
+        try register(path: path, ExportedObject(handler: .inline(handler), keepsDescriptors: false))
     }
 
     /// Stops serving `path`.
@@ -439,23 +453,30 @@ public final class DBusConnection: Sendable {
         let call = DBusMethodCall(
             sender: message.sender ?? "", path: path, interface: message.interface, member: message.member ?? "",
             arguments: message.arguments(keepingDescriptors: object.keepsDescriptors))
-        Task {
-            let reply: DBusMessage?
-            switch await object.handler(call) {
-            case .success(let values):
-                let answer = message.methodReturn()
-                reply =
-                    answer?.append(values) == true
-                    ? answer
-                    : message.errorReply(
-                        name: DBusError.failedName, message: "cannot encode the reply")
-            case .failure(let error):
-                reply = message.errorReply(name: error.name, message: error.message)
-            }
-            if let reply { dbus_connection_send(self.pointer, reply.pointer, nil) }
-            self.loop.wake()
+        switch object.handler {
+        case .inline(let handler):
+            send(handler(call), answering: message)
+        case .async(let handler):
+            Task { self.send(await handler(call), answering: message) }
         }
         return DBUS_HANDLER_RESULT_HANDLED
+    }
+
+    private func send(_ result: DBusMethodReply, answering message: DBusMessage) {
+        let reply: DBusMessage?
+        switch result {
+        case .success(let values):
+            let answer = message.methodReturn()
+            reply =
+                answer?.append(values) == true
+                ? answer
+                : message.errorReply(
+                    name: DBusError.failedName, message: "cannot encode the reply")
+        case .failure(let error):
+            reply = message.errorReply(name: error.name, message: error.message)
+        }
+        if let reply { dbus_connection_send(pointer, reply.pointer, nil) }
+        loop.wake()
     }
 
     // MARK: Incoming messages
@@ -547,7 +568,14 @@ public final class DBusConnection: Sendable {
 
 /// An object served on a path: its handler, and whether the handler takes the descriptors it is sent.
 private struct ExportedObject: Sendable {
-    let handler: @Sendable (DBusMethodCall) async -> DBusMethodReply
+    enum Handler: Sendable {
+        /// Awaited in a task of its own.
+        case async(@Sendable (DBusMethodCall) async -> DBusMethodReply)
+        /// Called on the loop thread, in arrival order.
+        case inline(@Sendable (DBusMethodCall) -> DBusMethodReply)
+    }
+
+    let handler: Handler
     let keepsDescriptors: Bool
 }
 

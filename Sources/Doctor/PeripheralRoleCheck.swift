@@ -62,7 +62,8 @@ enum PeripheralRoleCheck {
             return DoctorCheck(
                 name: name, status: .ok,
                 detail:
-                    "\(said): can serve apps while holding straps; advertising pauses while a strap connects on this adapter")
+                    "\(said): can serve apps while holding straps; advertising pauses while a strap connects on this adapter"
+            )
         }
         if facts.adapterCount > 1 {
             return DoctorCheck(

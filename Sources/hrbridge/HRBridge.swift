@@ -13,7 +13,8 @@ struct HRBridge: AsyncParsableCommand {
         abstract: "Bluetooth LE heart-rate straps and fitness sensors as a workout platform for Linux.",
         subcommands: [
             DecodeCommand.self, WorkoutCommand.self, ScanCommand.self, DevicesCommand.self, PairCommand.self,
-            ForgetCommand.self, MonitorCommand.self, DoctorCommand.self, WorkoutsCommand.self, SamplesCommand.self,
+            ForgetCommand.self, MonitorCommand.self, RelayCommand.self, DoctorCommand.self, WorkoutsCommand.self,
+            SamplesCommand.self,
             PlanCommand.self, DaemonCommand.self, SessionCommand.self, HRVCommand.self,
         ]
     )

@@ -13,7 +13,8 @@ struct HeartRateRelayTests {
         let value = GATTValue.heartRateMeasurement(try HeartRateMeasurement(bytes: bytes))
         return .measurement(
             SensorMeasurement(
-                sensor: sensor, characteristic: .heartRateMeasurement, value: value, receivedAt: Date(timeIntervalSince1970: 0)))
+                sensor: sensor, characteristic: .heartRateMeasurement, value: value,
+                receivedAt: Date(timeIntervalSince1970: 0)))
     }
 
     private func sent(_ actions: [HeartRateRelay.Action]) -> [[UInt8]] {
@@ -86,5 +87,9 @@ struct HeartRateRelayTests {
         #expect(relay.handle(try frame(strap, [0x00, 72])).isEmpty)
         #expect(sent(relay.handle(try frame(other, [0x00, 99]))) == [[0x00, 99]])
         #expect(!relay.isUp)
+        relay.follow(strap.address, isUp: true)
+        #expect(relay.isUp, "a strap already streaming when followed")
+        relay.follow(nil, isUp: true)
+        #expect(!relay.isUp, "no strap is never up")
     }
 }

@@ -15,7 +15,15 @@ struct MetricsLintTests {
         "hrbridge_forged_signals_dropped_total":
             "BlueZ adapter only: a signal forged on the system bus (DBusMockTests counts the drop)",
         "hrbridge_live_dropped_total": "created on the first drop: a live client that stops reading until it overflows",
+        "hrbridge_peripheral_advertising": peripheral,
+        "hrbridge_peripheral_centrals": peripheral,
+        "hrbridge_peripheral_subscribed": peripheral,
+        "hrbridge_peripheral_frames_sent_total": peripheral,
+        "hrbridge_peripheral_frames_unsubscribed_total": peripheral,
+        "hrbridge_peripheral_writes_refused_total": peripheral,
     ]
+
+    private static let peripheral = "only with [peripheral] on BlueZ (DaemonBlueZTests' peripheral test scrapes them)"
 
     /// The gateway's straps: the first two plain; the third sends a malformed frame every 10 s and
     /// drops its link for 10 s of every minute; the fourth only broadcasts, and every 10 s in a

@@ -41,10 +41,11 @@ public final class BlueZooBed: Sendable {
         children = LockedList()
     }
 
-    /// Starts a virtual strap on the adapter with `address`, notifying `frames` (hex) every `interval`.
+    /// Starts a virtual strap on the adapter with `address`, notifying `frames` (hex) every `interval`
+    /// once subscribed; `gated`: not before ``Strap/send(_:)`` says `resume`.
     public func startStrap(
         address: String, frames: [String], interval: Double = 0.02, service: String = "180d",
-        name: String = "Test Strap"
+        name: String = "Test Strap", gated: Bool = false
     ) async throws -> Strap {
         let directory = bus.directory
         let framesFile = directory.appendingPathComponent("frames-\(address).txt")
@@ -57,7 +58,8 @@ public final class BlueZooBed: Sendable {
             [
                 script, "--adapter-address", address, "--frames", framesFile.path, "--interval", String(interval),
                 "--service", service, "--name", name, "--control", control,
-            ], environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address], label: "strap \(address)",
+            ] + (gated ? ["--gated"] : []), environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address],
+            label: "strap \(address)",
             readyLine: { $0 == "ready" })
         children.append(process)
         return Strap(process: process, control: control)

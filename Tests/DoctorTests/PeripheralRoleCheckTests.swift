@@ -19,7 +19,10 @@ struct PeripheralRoleCheckTests {
         "verdicts",
         arguments: [
             // Both roles at once: fine on one adapter.
-            (facts(roles: ["central", "peripheral", "central-peripheral"]), DoctorCheck.Status.ok, "can serve apps while"),
+            (
+                facts(roles: ["central", "peripheral", "central-peripheral"]), DoctorCheck.Status.ok,
+                "can serve apps while"
+            ),
             // Not at once, but a second adapter takes the peripheral role.
             (facts(adapters: 2), .ok, "hold straps on one and serve apps from another"),
             // One adapter, old kernel: reconnecting a strap fails while an app is connected.

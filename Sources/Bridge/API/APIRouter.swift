@@ -51,6 +51,7 @@ public enum APIRouter {
             health.problems = [problem]
             health.store = StoreHealthJSON(storage)
         }
+        health.peripheral = await core.outputs.peripheral?.snapshot()
         return health
     }
 

@@ -1,3 +1,4 @@
+public import BridgeOut
 import Foundation
 public import MQTT
 public import Workouts
@@ -112,6 +113,10 @@ public struct BridgeConfiguration: Sendable {
     public var mqtt: MQTTSettings?
     /// The class session and its automatic sign-in.
     public var classSettings = ClassSettings()
+    /// `[peripheral]`: hrbridge as a Bluetooth heart-rate sensor for apps (nil: off).
+    public var peripheral: PeripheralSettings?
+    /// `[osc]`: heart rate as OSC parameters for VR avatars (nil: off).
+    public var osc: OSCSettings?
 
     /// The default configuration: the simulator, default paths, no TCP listener.
     public init() {}

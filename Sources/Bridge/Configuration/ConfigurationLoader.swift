@@ -1,3 +1,5 @@
+import BlueZ
+import BridgeOut
 import Foundation
 import MQTT
 import PostgresStore
@@ -175,7 +177,8 @@ private struct Reader {
 
     mutating func read(_ root: TOMLDocument.Table) -> BridgeConfiguration {
         var configuration = BridgeConfiguration()
-        onlyKnown(root, ["adapter", "store", "api", "athletes", "sensors", "mqtt", "class"], in: "")
+        onlyKnown(
+            root, ["adapter", "store", "api", "athletes", "sensors", "mqtt", "class", "peripheral", "osc"], in: "")
         if let adapter = table(root["adapter"], "adapter") { configuration.adapter = readAdapter(adapter) }
         if let store = table(root["store"], "store") {
             onlyKnown(store, ["path", "url", "password_file"], in: "store")
@@ -185,6 +188,16 @@ private struct Reader {
         if let api = table(root["api"], "api") { readAPI(api, into: &configuration) }
         if let mqtt = table(root["mqtt"], "mqtt") { configuration.mqtt = readMQTT(mqtt) }
         if let settings = table(root["class"], "class") { configuration.classSettings = readClass(settings) }
+        if let settings = table(root["peripheral"], "peripheral") {
+            configuration.peripheral = readPeripheral(settings, adapter: configuration.adapter)
+        }
+        if let settings = table(root["osc"], "osc") { configuration.osc = readOSC(settings) }
+        for (name, source) in [("peripheral", configuration.peripheral?.source), ("osc", configuration.osc?.source)] {
+            guard source == .simulator else { continue }
+            if case .mock = configuration.adapter { continue }
+            let line = (table(root[name], name)?["source"]?.line) ?? 1
+            problem(line, "[\(name)] source = \"simulator\" needs the simulated adapter ([adapter] kind = \"mock\")")
+        }
         for athlete in tables(root["athletes"], "athletes") {
             guard let read = readAthlete(athlete) else { continue }
             if configuration.athletes.contains(where: { $0.profile.id == read.profile.id }) {
@@ -457,6 +470,109 @@ private struct Reader {
             }
         }
         return settings
+    }
+
+    /// `[peripheral]`: hrbridge as a heart-rate sensor for apps; `nil` unless enabled.
+    mutating func readPeripheral(_ table: TOMLDocument.Table, adapter: BridgeConfiguration.AdapterKind)
+        -> PeripheralSettings?
+    {
+        onlyKnown(
+            table,
+            [
+                "enabled", "adapter", "source", "name", "forward_rr", "forward_energy", "location", "alpha1",
+                "alpha1_adapter", "alpha1_name",
+            ], in: "peripheral")
+        var settings = PeripheralSettings()
+        for (key, path) in [("adapter", \PeripheralSettings.adapter), ("alpha1_adapter", \.alpha1Adapter)] {
+            if let (text, line) = string(table, key), text != "auto" {
+                settings[keyPath: path] = adapterName(text, line: line)
+            }
+        }
+        if let (text, line) = string(table, "source") {
+            do {
+                settings.source = try RelaySource(parsing: text)
+            } catch {
+                problem(line, error.description)
+            }
+        }
+        for (key, path) in [("name", \PeripheralSettings.name), ("alpha1_name", \.alpha1Name)] {
+            guard let (text, line) = string(table, key) else { continue }
+            let safe = AdvertisedName.sanitized(text)
+            if safe != text {
+                problem(line, "\(key) \"\(text.prefix(40))\" cannot be advertised as it is; \"\(safe)\" can")
+            } else {
+                settings[keyPath: path] = text
+            }
+        }
+        if let flag = flag(table, "forward_rr") { settings.forwardRR = flag }
+        if let flag = flag(table, "forward_energy") { settings.forwardEnergy = flag }
+        if let flag = flag(table, "alpha1") { settings.alpha1 = flag }
+        if let (text, line) = string(table, "location") {
+            if let location = PeripheralSettings.location(named: text) {
+                settings.location = location
+            } else {
+                let known = PeripheralSettings.locations.map(\.0).joined(separator: ", ")
+                problem(line, "location '\(text.prefix(40))' is not one of \(known)")
+            }
+        }
+        let enabled = flag(table, "enabled") ?? false
+        if case .mqtt = adapter, let line = table["enabled"]?.line, enabled {
+            problem(
+                line, "[peripheral] needs Bluetooth: a hub ([adapter] kind = \"mqtt\") has no adapter to serve apps")
+        }
+        if settings.alpha1, let first = settings.adapter, first == settings.alpha1Adapter,
+            let line = table["alpha1"]?.line
+        {
+            problem(line, "alpha1 needs an adapter of its own: alpha1_adapter is the peripheral's adapter \(first)")
+        }
+        return enabled ? settings : nil
+    }
+
+    /// `[osc]` and `[osc.custom]`: OSC for VR avatars; `nil` unless enabled.
+    mutating func readOSC(_ table: TOMLDocument.Table) -> OSCSettings? {
+        onlyKnown(table, OSCSettings.Key.allCases.map(\.rawValue), in: "osc")
+        var settings = OSCSettings()
+        for key in [OSCSettings.Key.target, .source, .preset, .onDrop, .chatboxFormat] {
+            guard let (text, line) = string(table, key.rawValue) else { continue }
+            do {
+                try settings.set(key, to: text)
+            } catch {
+                problem(line, error.description)
+            }
+        }
+        let integers: [(OSCSettings.Key, ClosedRange<Int>, WritableKeyPath<OSCSettings, Int>)] = [
+            (.minHR, OSCSettings.Limits.minHR, \.minHR), (.maxHR, OSCSettings.Limits.maxHR, \.maxHR),
+            (.beatPulseMs, OSCSettings.Limits.beatPulseMs, \.beatPulseMs),
+            (.beatDelayMs, OSCSettings.Limits.beatDelayMs, \.beatDelayMs),
+        ]
+        for (key, range, path) in integers {
+            if let value = integer(table, key.rawValue, in: range) { settings[keyPath: path] = value }
+        }
+        if let seconds = number(
+            table, OSCSettings.Key.chatboxEverySeconds.rawValue, in: OSCSettings.Limits.chatboxEverySeconds, unit: " s")
+        {
+            settings.chatboxEverySeconds = seconds
+        }
+        if let flag = flag(table, OSCSettings.Key.chatbox.rawValue) { settings.chatbox = flag }
+        if let custom = self.table(table["custom"], "osc.custom") {
+            for key in custom.keys.sorted() {
+                guard let (name, line) = string(custom, key) else { continue }
+                do {
+                    try settings.setCustomName(key, to: name)
+                } catch {
+                    problem(line, error.description)
+                }
+            }
+        }
+        let enabled = flag(table, OSCSettings.Key.enabled.rawValue) ?? false
+        settings.enabled = enabled
+        do {
+            try settings.validate()
+        } catch {
+            let line = table[error.key]?.line ?? table["custom"]?.line ?? table.line
+            problem(line, error.description)
+        }
+        return enabled ? settings : nil
     }
 
     mutating func readMQTT(_ table: TOMLDocument.Table) -> MQTTSettings? {

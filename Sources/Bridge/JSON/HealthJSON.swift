@@ -13,4 +13,6 @@ public struct HealthJSON: Codable, Sendable, Equatable {
     /// When degraded: `disk full`, `store unreachable` (a database server), `store unwritable`, `samples lost`.
     public var problems: [String]?
     public var store: StoreHealthJSON?
+    /// hrbridge as a Bluetooth heart-rate sensor, when `[peripheral]` is enabled.
+    public var peripheral: PeripheralJSON?
 }

@@ -75,7 +75,7 @@ public actor MQTTBridge: Service {
     /// Runs until graceful shutdown, then says `offline` and disconnects.
     public func run() async throws {
         let hubMessages = core.hub.subscribe(
-            kinds: ["sensor", "session", "event", "zone", "plan", "hrv"], byteBudget: 16 << 20)
+            kinds: ["sensor", "session", "event", "zone", "plan", "hrv", "peripheral"], byteBudget: 16 << 20)
         let adapterEvents = core.sensors.adapter.events()
         for status in await core.sensors.list() { noteStatus(status) }
         if settings.commands { await client.subscribe(topics.commandFilter) }
@@ -208,9 +208,21 @@ public actor MQTTBridge: Service {
                 MQTTMessage(
                     topic: topics.session(session, leaf), text: message.json,
                     qos: message.kind == "hrv" ? .atMostOnce : .atLeastOnce, retain: message.kind == "session"))
+        case "peripheral":
+            // The heart-rate peripheral's state, retained: published when it changes, not per frame.
+            guard let adapter = try? JSONText.decode(AdapterOnly.self, from: Data(message.json.utf8)).adapter else {
+                return
+            }
+            await client.publish(
+                MQTTMessage(topic: topics.peripheral(adapter), text: message.json, qos: .atLeastOnce, retain: true))
         default:
             break
         }
+    }
+
+    /// The one field a `peripheral` message is read for here.
+    private struct AdapterOnly: Decodable {
+        var adapter: String
     }
 
     /// The one field a `gone` sensor message is read for.

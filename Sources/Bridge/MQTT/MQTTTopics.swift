@@ -36,6 +36,9 @@ public struct MQTTTopics: Sendable, Equatable {
         "\(root)/sensor/\(Self.objectID(address))/\(leaf)"
     }
 
+    /// The heart-rate peripheral on `adapter`: `hrbridge/<node>/peripheral/hci1` (retained state).
+    public func peripheral(_ adapter: String) -> String { "\(root)/peripheral/\(adapter)" }
+
     /// `hrbridge/<node>/session/<uuid>/<leaf>`: `state`, `event`, `zone`, `plan`, `hrv`.
     public func session(_ id: UUID, _ leaf: String) -> String {
         "\(root)/session/\(id.uuidString.lowercased())/\(leaf)"

@@ -105,6 +105,24 @@ public enum MetricsCatalog {
         Family(
             name: "hrbridge_remote_backfill_frames_total", kind: .counter,
             help: "Frames a hub received from gateways' journals after the broker was away."),
+        Family(
+            name: "hrbridge_peripheral_advertising", kind: .gauge,
+            help: "1 while the heart-rate peripheral advertises on the adapter (label adapter), else 0."),
+        Family(
+            name: "hrbridge_peripheral_centrals", kind: .gauge,
+            help: "Apps (centrals) connected to the heart-rate peripheral's adapter (label adapter)."),
+        Family(
+            name: "hrbridge_peripheral_subscribed", kind: .gauge,
+            help: "1 while an app is subscribed to the peripheral's heart-rate notifications (label adapter), else 0."),
+        Family(
+            name: "hrbridge_peripheral_frames_sent_total", kind: .counter,
+            help: "Heart-rate frames the peripheral sent to subscribed apps (label adapter)."),
+        Family(
+            name: "hrbridge_peripheral_frames_unsubscribed_total", kind: .counter,
+            help: "Heart-rate frames of the source that no app was subscribed to (label adapter)."),
+        Family(
+            name: "hrbridge_peripheral_writes_refused_total", kind: .counter,
+            help: "Control-point writes from apps refused with ATT error 0x80 (label adapter)."),
     ]
 
     private static let byName = Dictionary(uniqueKeysWithValues: families.map { ($0.name, $0) })

@@ -1,5 +1,6 @@
 import Metrics
 import Sensors
+import Synchronization
 
 /// The gauges read at scrape time rather than counted as they change: sessions by state, live
 /// subscribers, adapters and the links in use on each.
@@ -18,6 +19,33 @@ enum MetricsGauges {
         Gauge(label: "hrbridge_adapters").record(adapters.count)
         for adapter in adapters {
             Gauge(label: "hrbridge_adapter_links", dimensions: [("adapter", adapter.name)]).record(adapter.linksInUse)
+        }
+        if let peripheral = await core.outputs.peripheral?.snapshot() { record(peripheral) }
+    }
+
+    /// The peripheral's counters as last recorded, so each scrape adds what happened since.
+    private static let peripheralCounted = Mutex<[String: Int]>([:])
+
+    static func record(_ peripheral: PeripheralJSON) {
+        let adapter = [("adapter", peripheral.adapter)]
+        Gauge(label: "hrbridge_peripheral_advertising", dimensions: adapter).record(peripheral.advertising ? 1 : 0)
+        Gauge(label: "hrbridge_peripheral_centrals", dimensions: adapter).record(peripheral.centrals)
+        Gauge(label: "hrbridge_peripheral_subscribed", dimensions: adapter).record(peripheral.notifying ? 1 : 0)
+        // Labels written out: the metrics lint reads them from the sources.
+        let sent = Counter(label: "hrbridge_peripheral_frames_sent_total", dimensions: adapter)
+        let unsubscribed = Counter(label: "hrbridge_peripheral_frames_unsubscribed_total", dimensions: adapter)
+        let refused = Counter(label: "hrbridge_peripheral_writes_refused_total", dimensions: adapter)
+        for (counter, key, total) in [
+            (sent, "sent", peripheral.framesSent), (unsubscribed, "unsubscribed", peripheral.framesDropped),
+            (refused, "refused", peripheral.refusedWrites),
+        ] {
+            let key = key + "|" + peripheral.adapter
+            let since = peripheralCounted.withLock { counted in
+                defer { counted[key] = max(counted[key] ?? 0, total) }
+                return max(total - (counted[key] ?? 0), 0)
+            }
+            // Incremented even by 0, so the family is there from the first scrape.
+            counter.increment(by: since)
         }
     }
 }

@@ -234,6 +234,12 @@ public actor BridgeSession {
         return "heart rate from advertisements (no link) carries no RR intervals: no HRV until a link frees"
     }
 
+    /// The address of the strap whose heart rate the session's figures follow: its primary
+    /// heart-rate source once a sample came, else its first sensor.
+    public func primaryHeartRateStrap() async -> String? {
+        await builder.primarySources[.heartRate]?.address ?? sensors.first?.address
+    }
+
     /// The session's current state.
     public var state: WorkoutSessionState {
         get async { await recorder.finished == nil ? await session.state : .ended }

@@ -49,12 +49,13 @@ public struct HeartRateRelay: Sendable {
         self.options = options
     }
 
-    /// Follows another strap (a session's primary changed); the old one's state is forgotten.
-    public mutating func follow(_ address: String?) {
+    /// Follows another strap (a session's primary changed), whose link is `isUp` now; the old
+    /// one's state is forgotten.
+    public mutating func follow(_ address: String?, isUp: Bool = false) {
         let address = address?.uppercased()
         guard address != self.address else { return }
         self.address = address
-        isUp = false
+        self.isUp = address != nil && isUp
     }
 
     /// The actions one event calls for.

@@ -1,10 +1,12 @@
 import ArgumentParser
 import BlueZ
 import Bridge
+import BridgeOut
 import DBus
 import Foundation
 import GATT
 import JSONSupport
+import Logging
 import Sensors
 import Synchronization
 
@@ -35,6 +37,11 @@ struct MonitorCommand: AsyncParsableCommand {
             Without bluetoothd or an adapter, monitor says so and waits for them (no polling).
             Ctrl-C (SIGINT) or SIGTERM ends it at any moment, also while it still waits for bluetoothd,
             an adapter or a strap: the stats line, exit status 0. Exit status 69 when no strap is found.
+
+            --osc HOST:PORT also sends the first strap's heart rate as OSC for VR avatars (VRChat listens
+            on 9000; [v6-address]:port for IPv6), with the parameter names of --osc-preset; at the end the
+            avatar is told the strap is gone, and a line on stderr counts the datagrams. Exit status 68
+            when the host does not resolve.
             """
     )
 
@@ -49,7 +56,23 @@ struct MonitorCommand: AsyncParsableCommand {
     @Flag(help: "JSON lines.")
     var json = false
 
+    @Option(name: .customLong("osc"), help: "Also send the first strap's heart rate as OSC to HOST:PORT.")
+    var osc: String?
+
+    @Option(
+        name: .customLong("osc-preset"),
+        help: "OSC parameter names: hrtovrchat (default), hrpresence, iron-heart, vrcosc.")
+    var oscPreset = "hrtovrchat"
+
+    func validate() throws {
+        _ = try MonitorOSC.settings(target: osc ?? OSCTarget.localVRChat.description, preset: oscPreset)
+    }
+
     func run() async throws {
+        let oscOutput = try osc.map {
+            try MonitorOSC(
+                settings: MonitorOSC.settings(target: $0, preset: oscPreset), logger: bluetooth.settings.logger)
+        }
         let statistics = MonitorStatistics()
         let view = MonitorView(json: json)
         // From the first instant: an interrupt while waiting for bluetoothd, an adapter or a strap
@@ -69,6 +92,7 @@ struct MonitorCommand: AsyncParsableCommand {
             for await event in events {
                 statistics.record(event)
                 view.show(event, statistics: statistics)
+                oscOutput?.forward(event)
             }
         }
         let targets = await StrapSelection.choose(adapter: adapter, addresses: addresses)
@@ -78,6 +102,7 @@ struct MonitorCommand: AsyncParsableCommand {
             await connection.close()
             throw ExitCode(69)
         }
+        oscOutput?.follow(address: targets[0].address)
         for target in targets {
             do {
                 try await adapter.connect(target)
@@ -95,8 +120,69 @@ struct MonitorCommand: AsyncParsableCommand {
         for target in targets { try? await adapter.disconnect(target) }
         await adapter.shutdown()
         await printer.value
+        await oscOutput?.finish()
         await connection.close()
         view.finish(statistics: statistics)
+    }
+}
+
+/// `monitor --osc`: the first strap's events as OSC facts, sent by an ``OSCOutput`` beside the
+/// printing (the daemon's `[osc]` does the same with more choices).
+final class MonitorOSC: Sendable {
+    private let sender: OSCSender
+    private let facts: AsyncStream<OSCFact>.Continuation
+    private let running: Task<Void, Never>
+    private let followed = Mutex<String?>(nil)
+
+    /// The command line's target and preset as the daemon's settings; refuses what they refuse.
+    static func settings(target: String, preset: String) throws -> OSCSettings {
+        var settings = OSCSettings()
+        settings.enabled = true
+        do {
+            try settings.set(.target, to: target)
+            try settings.set(.preset, to: preset)
+        } catch {
+            throw ValidationError("--osc\(error.key == "preset" ? "-preset" : ""): \(error.problem)")
+        }
+        if settings.preset == .custom {
+            throw ValidationError("--osc-preset: custom needs names, which only the daemon's [osc.custom] takes")
+        }
+        return settings
+    }
+
+    /// Resolves the target and starts the runner; exits 68 when the host does not resolve.
+    init(settings: OSCSettings, logger: Logger) throws {
+        do {
+            sender = try OSCSender(target: settings.target, logger: logger)
+        } catch {
+            StandardError.write("hrbridge: \(error)")
+            throw ExitCode(68)
+        }
+        let (stream, facts) = AsyncStream.makeStream(of: OSCFact.self)
+        self.facts = facts
+        let output = OSCOutput(
+            configuration: try settings.feedConfiguration(), facts: stream, clock: SystemWallClock(),
+            transport: sender, logger: logger)
+        running = Task { await output.run() }
+    }
+
+    /// Sends the strap at `address` from now on.
+    func follow(address: String) { followed.withLock { $0 = address } }
+
+    /// Passes on what `event` says about the followed strap.
+    func forward(_ event: SensorEvent) {
+        guard let address = followed.withLock({ $0 }), let fact = OSCFact(event, address: address, now: Date())
+        else { return }
+        facts.yield(fact)
+    }
+
+    /// Ends the runner (it sends the drop sequence) and says how many datagrams went.
+    func finish() async {
+        facts.finish()
+        await running.value
+        StandardError.write(
+            "hrbridge: OSC: \(sender.datagramsSent) datagrams sent to \(sender.target), \(sender.sendErrors) send errors"
+        )
     }
 }
 

@@ -7,6 +7,7 @@ It speaks only the public BlueZ server API, so it runs against BlueZoo (or a rea
 
 Usage: strap.py --adapter-address AA:.. --frames FILE [--interval S] [--name NAME]
                 [--service 180d] [--control FIFO]
+--gated: nothing is sent until the first "resume", subscribed or not.
 Frames: one hex frame per line. Control lines (from the FIFO): "pause", "resume", "hold" (pause until the next StartNotify),
 "disconnect" (drop the link from the strap's side), "quit".
 Prints "ready" once registered, "subscribed" on StartNotify, "sent N" after each frame.
@@ -166,6 +167,7 @@ def main():
     parser.add_argument("--name", default="Test Strap")
     parser.add_argument("--service", default="180d")
     parser.add_argument("--control")
+    parser.add_argument("--gated", action="store_true", help="send nothing until the first resume")
     args = parser.parse_args()
 
     dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
@@ -187,7 +189,8 @@ def main():
         Characteristic(bus, info, 1, "2a24", ["read"], b"Test Strap")
     advertisement = Advertisement(bus, "/org/hrbridge/advertisement", args.name, [args.service])
 
-    state = {"next": 0, "paused": False, "timer": None}
+    # --gated: nothing is sent, subscribed or not, until the first "resume".
+    state = {"next": 0, "paused": False, "timer": None, "gated": args.gated}
 
     def send():
         if state["paused"] or not measurement.notifying:
@@ -203,6 +206,8 @@ def main():
         return True
 
     def start_sending():
+        if state["gated"]:
+            return
         state["paused"] = False
         if state["timer"] is None:
             state["timer"] = GLib.timeout_add(int(args.interval * 1000), send)
@@ -218,6 +223,7 @@ def main():
         if command == "pause":
             state["paused"] = True
         elif command == "resume":
+            state["gated"] = False
             state["paused"] = False
             start_sending()
         elif command == "hold":

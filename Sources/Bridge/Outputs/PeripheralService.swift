@@ -1,0 +1,234 @@
+import BlueZ
+public import BridgeOut
+public import DBus
+import Foundation
+import GATT
+import JSONSupport
+public import Logging
+import Metrics
+import Samples
+import Sensors
+public import ServiceLifecycle
+
+/// `[peripheral]`: the daemon as a Bluetooth heart-rate sensor for Zwift, watches and phones.
+///
+/// Passes on the configured source's frames (a strap, the running session's primary strap,
+/// or the simulator's first strap) through a ``HeartRatePeripheral`` on its adapter, and with
+/// `alpha1` a second sensor on another adapter whose "heart rate" is the session's DFA α1 × 100.
+/// Its state goes to the live hub as `peripheral` messages (and so to MQTT), to `/v1/health`
+/// and to `/metrics`.
+public actor PeripheralService: Service, PeripheralStateSource {
+    private let settings: PeripheralSettings
+    private let core: BridgeCore
+    private let logger: Logger
+    /// The adapter that serves apps, and whether straps share it.
+    public nonisolated let placement: PeripheralPlacement
+    /// The adapter of the α1 sensor, when there is one.
+    public nonisolated let alpha1Adapter: String?
+    private let peripheral: HeartRatePeripheral
+    private let alpha1Peripheral: HeartRatePeripheral?
+    private var relay: HeartRateRelay
+    private var source: OutputSource
+    /// The last α1 of the followed session, passed on with each of its strap's frames.
+    private var alpha1: Double?
+    private var lastPublished: PeripheralJSON?
+
+    /// - Parameters:
+    ///   - simulatorStrap: the simulator's first strap, when the daemon runs the simulator.
+    public init(
+        settings: PeripheralSettings, core: BridgeCore, connection: DBusConnection, placement: PeripheralPlacement,
+        alpha1Adapter: String?, simulatorStrap: String?, logger: Logger
+    ) {
+        self.settings = settings
+        self.core = core
+        self.logger = logger
+        self.placement = placement
+        self.alpha1Adapter = settings.alpha1 ? alpha1Adapter : nil
+        var configuration = PeripheralConfiguration(
+            adapter: placement.peripheral, localName: AdvertisedName.sanitized(settings.name))
+        configuration.bodySensorLocation = settings.location
+        configuration.energyControlPoint = settings.forwardEnergy
+        peripheral = HeartRatePeripheral(connection: connection, configuration: configuration, logger: logger)
+        if let adapter = self.alpha1Adapter {
+            var identity = PeripheralConfiguration(
+                adapter: adapter, localName: AdvertisedName.sanitized(settings.alpha1Name))
+            identity.bodySensorLocation = .other
+            identity.energyControlPoint = false
+            alpha1Peripheral = HeartRatePeripheral(connection: connection, configuration: identity, logger: logger)
+        } else {
+            alpha1Peripheral = nil
+        }
+        source = OutputSource(source: settings.source, simulatorStrap: simulatorStrap)
+        relay = HeartRateRelay(
+            address: source.address,
+            options: .init(forwardRR: settings.forwardRR, forwardEnergy: settings.forwardEnergy))
+    }
+
+    public func run() async throws {
+        let events = core.sensors.adapter.events()
+        let messages = core.hub.subscribe(kinds: ["session", "hrv"], byteBudget: 1 << 20)
+        let peripheralEvents = peripheral.events()
+        let alpha1Events = alpha1Peripheral?.events()
+        await followSession()
+        let excluded = Set(relay.address.map { [$0] } ?? [])
+        await peripheral.setExcludedAddresses(excluded)
+        await publish()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [peripheral, logger] in
+                do {
+                    try await peripheral.run()
+                } catch {
+                    logger.error("the heart-rate peripheral stopped: \(error)")
+                }
+            }
+            if let alpha1Peripheral, let alpha1Events {
+                group.addTask { [logger] in
+                    do {
+                        try await alpha1Peripheral.run()
+                    } catch {
+                        logger.error("the α1 peripheral stopped: \(error)")
+                    }
+                }
+                group.addTask { [weak self] in
+                    for await event in alpha1Events { await self?.noted(event, alpha1: true) }
+                }
+            }
+            group.addTask { [weak self] in
+                for await event in events { await self?.handle(event) }
+            }
+            group.addTask { [weak self] in
+                for await delivery in messages {
+                    guard case .message(let message) = delivery else { continue }
+                    await self?.handle(message)
+                }
+            }
+            group.addTask { [weak self] in
+                for await event in peripheralEvents { await self?.noted(event, alpha1: false) }
+            }
+            group.addTask { try? await gracefulShutdown() }
+            await group.next()
+            messages.finish()
+            group.cancelAll()
+        }
+    }
+
+    /// BlueZ's adapters by name, in index order (`hci0`, `hci1`, … `hci10`); empty without bluetoothd.
+    public static func adapters(on connection: DBusConnection) async -> [String] {
+        guard
+            let reply = try? await connection.call(
+                destination: "org.bluez", path: "/", interface: "org.freedesktop.DBus.ObjectManager",
+                member: "GetManagedObjects"),
+            let objects = reply.first?.objectPathDictionary
+        else { return [] }
+        return objects.filter { $0.value.stringDictionary?["org.bluez.Adapter1"] != nil }
+            .compactMap { $0.key.split(separator: "/").last.map(String.init) }
+            .sorted { $0.count != $1.count ? $0.count < $1.count : $0 < $1 }
+    }
+
+    // MARK: Frames
+
+    private func handle(_ event: SensorEvent) async {
+        // Another strap of the session sent heart rate: the primary may have moved to it.
+        if source.mayHaveMoved(event) { await followSession() }
+        for action in relay.handle(event) {
+            switch action {
+            case .send(let frame):
+                await peripheral.send(frame)
+                if let alpha1Peripheral, let alpha1 {
+                    // One α1 frame per strap frame: the watch sees a live sensor; the value is
+                    // the last window's, never made up between windows.
+                    let value = UInt16(min(max((alpha1 * 100).rounded(), 0), 300))
+                    await alpha1Peripheral.send(HeartRateMeasurement(heartRate: value, sensorContact: .notSupported))
+                }
+            case .battery(let level):
+                await peripheral.setBatteryLevel(level)
+            case .source:
+                await publish()
+            }
+        }
+    }
+
+    private func handle(_ message: LiveMessage) async {
+        switch message.kind {
+        case "session":
+            guard settings.source == .session else { return }
+            await followSession()
+        case "hrv":
+            guard message.session != nil, message.session == source.session,
+                let window = try? JSONText.decode(Alpha1Only.self, from: Data(message.json.utf8))
+            else { return }
+            if let value = window.alpha1 { alpha1 = value }
+        default:
+            break
+        }
+    }
+
+    private struct Alpha1Only: Decodable {
+        var alpha1: Double?
+    }
+
+    /// Follows the oldest running session's primary heart-rate strap.
+    private func followSession() async {
+        let before = source.session
+        // Copied out: an actor's stored value cannot be mutated across an await.
+        var next = source
+        let moved = await next.followSession(core.sessions)
+        source = next
+        if source.session != before { alpha1 = nil }
+        guard moved else { return }
+        var streaming = false
+        if let address = source.address { streaming = await core.sensors.status(address)?.state == "ready" }
+        relay.follow(source.address, isUp: streaming)
+        logger.info("peripheral follows \(source.address ?? "no strap")")
+        await peripheral.setExcludedAddresses(source.address.map { [$0] } ?? [])
+        await publish()
+    }
+
+    // MARK: State
+
+    private func noted(_ event: PeripheralEvent, alpha1: Bool) async {
+        switch event {
+        case .energyResetRequested:
+            if let address = relay.address {
+                try? await core.sensors.adapter.resetEnergyExpended(core.sensors.identity(address))
+            }
+        case .refusedWrite(let bytes):
+            logger.notice("an app wrote \(bytes.count) bytes to the control point: refused")
+        default:
+            break
+        }
+        await publish()
+    }
+
+    /// The state as the API, MQTT and `/metrics` show it.
+    public func snapshot() async -> PeripheralJSON {
+        let status = await peripheral.status
+        var json = PeripheralJSON(
+            adapter: status.adapter, registered: status.registered, advertising: status.advertising,
+            reason: status.reason, notifying: status.notifying, centrals: status.connectedCentrals,
+            source: settings.source.description, following: relay.address, sourceUp: relay.isUp,
+            framesIn: relay.framesIn, framesSent: status.framesSent, framesDropped: status.framesDropped,
+            refusedWrites: status.refusedWrites)
+        if let alpha1Peripheral {
+            let other = await alpha1Peripheral.status
+            json.alpha1 = PeripheralJSON.Alpha1(
+                adapter: other.adapter, registered: other.registered, advertising: other.advertising,
+                notifying: other.notifying, framesSent: other.framesSent, value: alpha1)
+        }
+        return json
+    }
+
+    /// A `peripheral` message on the live hub when the state changed (not for counters alone).
+    private func publish() async {
+        var current = await snapshot()
+        current.framesSent = 0
+        current.framesDropped = 0
+        current.framesIn = 0
+        current.alpha1?.value = nil
+        current.alpha1?.framesSent = 0
+        current.centrals = 0
+        guard current != lastPublished else { return }
+        lastPublished = current
+        core.hub.publish(LiveMessage(kind: "peripheral", sensor: nil, payload: await snapshot()))
+    }
+}

@@ -1,0 +1,177 @@
+import Bridge
+import BusHarness
+import DBus
+import Foundation
+import Logging
+import NIOHTTP1
+import Synchronization
+import Testing
+
+/// The daemon as a Bluetooth heart-rate sensor (`[peripheral]`), against BlueZoo: a strap on hci0,
+/// the daemon holding it through hci1 and serving apps from hci2, an app on hci3 that follows the
+/// running session's strap; its state in `/v1/health` (checked against the OpenAPI document) and
+/// `/metrics`.
+@Suite("hrbridge daemon: [peripheral] on BlueZoo", .serialized)
+struct DaemonPeripheralTests {
+    static let strap = "00:00:00:00:0B:01"
+    static let adapters = [strap, "00:00:00:00:0B:02", "00:00:00:00:0B:03", "00:00:00:00:0B:04"]
+    static let relayDevice = "/org/bluez/hci3/dev_00_00_00_00_0B_03"
+    static let characteristic = "org.bluez.GattCharacteristic1"
+    static let frames = ["1648a003", "164ba203", "0650", "1651b003"]
+    static let logger = Logger(label: "test")
+
+    static func call(
+        _ connection: DBusConnection, _ path: String, _ interface: String, _ member: String,
+        _ arguments: [DBusValue] = []
+    ) async throws -> [DBusValue] {
+        try await connection.call(
+            destination: "org.bluez", path: path, interface: interface, member: member, arguments: arguments)
+    }
+
+    static func objects(_ connection: DBusConnection) async throws -> [String: [String: [String: DBusValue]]] {
+        let reply = try await call(connection, "/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+        var objects: [String: [String: [String: DBusValue]]] = [:]
+        for (path, interfaces) in reply.first?.stringDictionary ?? [:] {
+            objects[path] = interfaces.stringDictionary?.mapValues { $0.stringDictionary ?? [:] }
+        }
+        return objects
+    }
+
+    @Test("the session's strap reaches an app frame for frame; health and metrics say so")
+    func sessionStrapToAnApp() async throws {
+        try await withBlueZoo(adapters: Self.adapters) { bed in
+            let strap = try await bed.startStrap(address: Self.strap, frames: Self.frames, interval: 0.05, gated: true)
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "hrbridge-peripheral-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let socket = directory.appendingPathComponent("api.sock").path
+            try Data(
+                """
+                [adapter]
+                kind = "bluez"
+                names = ["hci1"]
+                [store]
+                path = "\(directory.path)/store.sqlite"
+                [api]
+                socket = "\(socket)"
+                [[sensors]]
+                address = "\(Self.strap)"
+                [peripheral]
+                enabled = true
+                adapter = "hci2"
+                source = "session"
+                name = "Gym HR"
+                """.utf8
+            ).write(to: directory.appendingPathComponent("config.toml"))
+            let app = try DBusConnection(bus: .address(bed.bus.address), logger: Self.logger)
+            defer { Task { await app.close() } }
+            // BlueZoo lists an advertisement only of a discoverable adapter.
+            _ = try await Self.call(
+                app, "/org/bluez/hci2", "org.freedesktop.DBus.Properties", "Set",
+                [.string("org.bluez.Adapter1"), .string("Discoverable"), .variant(.boolean(true))])
+            let daemon = try Spawned(
+                DaemonUnderTest.binary,
+                ["daemon", "--config", directory.appendingPathComponent("config.toml").path, "--log-level", "info"],
+                environment: ["DBUS_SYSTEM_BUS_ADDRESS": bed.bus.address], label: "daemon")
+            defer { daemon.stop() }
+            let client = APIClient(endpoint: .unix(socket))
+            try await eventually("the strap to stream: \(daemon.output.suffix(10).joined(separator: "\n"))") {
+                let sensor = try? await client.send(.GET, "/v1/sensors/\(Self.strap)")
+                return sensor?.object?["state"] as? String == "ready"
+            }
+            var peripheral: [String: Any] = [:]
+            try await eventually("advertising on hci2") {
+                peripheral = try await client.send(.GET, "/v1/health").object?["peripheral"] as? [String: Any] ?? [:]
+                return peripheral["advertising"] as? Bool == true
+            }
+            #expect(peripheral["adapter"] as? String == "hci2")
+            #expect(peripheral["following"] is NSNull, "no session yet: no strap passed on")
+            let created = try await client.send(.POST, "/v1/sessions", json: ["sensors": [Self.strap]])
+            #expect(created.status == 201)
+            try await eventually("the session's strap followed") {
+                peripheral = try await client.send(.GET, "/v1/health").object?["peripheral"] as? [String: Any] ?? [:]
+                return peripheral["following"] as? String == Self.strap
+            }
+
+            // The app finds "Gym HR" on hci3, connects and subscribes.
+            _ = try await Self.call(
+                app, "/org/bluez/hci3", "org.bluez.Adapter1", "SetDiscoveryFilter",
+                [.propertyMap([("Transport", .string("le"))])])
+            _ = try await Self.call(app, "/org/bluez/hci3", "org.bluez.Adapter1", "StartDiscovery")
+            try await eventually("the advertisement seen from hci3") {
+                try await Self.objects(app)[Self.relayDevice]?["org.bluez.Device1"]?["Name"]?.string == "Gym HR"
+            }
+            _ = try await Self.call(app, "/org/bluez/hci3", "org.bluez.Adapter1", "StopDiscovery")
+            _ = try await Self.call(app, Self.relayDevice, "org.bluez.Device1", "Connect")
+            var measurement: String?
+            try await eventually("the heart-rate characteristic") {
+                measurement = try await Self.objects(app).first { path, interfaces in
+                    path.hasPrefix(Self.relayDevice + "/")
+                        && interfaces[Self.characteristic]?["UUID"]?.string?.hasPrefix("00002a37") == true
+                }?.key
+                return measurement != nil
+            }
+            let path = try #require(measurement)
+            let received = Mutex<[[UInt8]]>([])
+            let values = try await app.signals(
+                matching: MatchRule(
+                    sender: "org.bluez", path: path, interface: "org.freedesktop.DBus.Properties",
+                    member: "PropertiesChanged"))
+            let recorder = Task {
+                for await signal in values {
+                    guard let bytes = signal.arguments.dropFirst().first?.stringDictionary?["Value"]?.bytes else {
+                        continue
+                    }
+                    received.withLock { $0.append(bytes) }
+                }
+            }
+            defer { recorder.cancel() }
+            _ = try await Self.call(app, path, Self.characteristic, "StartNotify")
+            try await eventually("the app subscribed") {
+                try await client.send(.GET, "/v1/health").object?["peripheral"].flatMap { $0 as? [String: Any] }?[
+                    "notifying"] as? Bool == true
+            }
+            try strap.send("resume")
+            try await eventually("every frame at the app") { received.withLock { $0.count } >= Self.frames.count }
+            #expect(received.withLock { $0 }.map { $0.map { String(format: "%02x", $0) }.joined() } == Self.frames)
+
+            // Health, as the OpenAPI document describes it.
+            let health = try await client.send(.GET, "/v1/health")
+            peripheral = health.object?["peripheral"] as? [String: Any] ?? [:]
+            #expect(peripheral["framesSent"] as? Int == Self.frames.count)
+            #expect(peripheral["centrals"] as? Int == 1)
+            #expect(peripheral["sourceUp"] as? Bool == true)
+            #expect(peripheral["source"] as? String == "session")
+            let observed = try JSONSerialization.data(
+                withJSONObject: [
+                    "method": "get", "path": "/v1/health", "status": health.status,
+                    "body": try JSONSerialization.jsonObject(with: health.body),
+                ])
+            let file = directory.appendingPathComponent("observed.jsonl")
+            try observed.write(to: file)
+            let checker = try Spawned(
+                packageRoot.appendingPathComponent(".venv/bin/python").path,
+                [
+                    packageRoot.appendingPathComponent("Tests/Fixtures/openapi/check_responses.py").path,
+                    "--validate-only", packageRoot.appendingPathComponent("Sources/Bridge/API/openapi.json").path,
+                    file.path,
+                ], label: "check_responses")
+            #expect(await checker.wait() == 0, "\(checker.output.joined(separator: "\n"))")
+            #expect(checker.output.last?.contains("checked 1 responses") == true)
+
+            // The families of /metrics.
+            let metrics = String(decoding: try await client.send(.GET, "/metrics").body, as: UTF8.self)
+            for family in [
+                #"hrbridge_peripheral_advertising{adapter="hci2"} 1"#,
+                #"hrbridge_peripheral_centrals{adapter="hci2"} 1"#,
+                #"hrbridge_peripheral_subscribed{adapter="hci2"} 1"#,
+                #"hrbridge_peripheral_frames_sent_total{adapter="hci2"} \#(Self.frames.count)"#,
+                #"hrbridge_peripheral_frames_unsubscribed_total{adapter="hci2"}"#,
+                #"hrbridge_peripheral_writes_refused_total{adapter="hci2"} 0"#,
+            ] {
+                #expect(metrics.contains(family), "\(family) in /metrics")
+            }
+        }
+    }
+}
