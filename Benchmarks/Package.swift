@@ -23,6 +23,14 @@ let package = Package(
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .executableTarget(
+            name: "OSCBeatBenchmark",
+            dependencies: [
+                .product(name: "BridgeOut", package: "hrbridge"), .product(name: "GATT", package: "hrbridge"),
+                .product(name: "Sensors", package: "hrbridge"), .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .executableTarget(
             name: "HRVBenchmark",
             dependencies: [.product(name: "Workouts", package: "hrbridge")],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]

@@ -74,14 +74,21 @@ enum PeripheralRoleCheck {
         }
         let kernelAdvice =
             Self.kernelBefore611(facts.kernel)
-            ? "this kernel (before 6.11) does not trust this controller's LE states, so "
+            ? "this kernel (before 6.11) may not trust this controller's LE states, so "
             : "the controller does not report simultaneous LE roles, so "
         return DoctorCheck(
             name: name, status: .warn,
             detail:
-                "\(said): \(kernelAdvice)a strap cannot be connected again while an app is connected to this adapter",
-            fix: "add a second Bluetooth adapter (any USB dongle) for the peripheral; or run Linux 6.11 or later")
+                "\(said): \(kernelAdvice)a strap may not be connected again while an app is connected to this adapter "
+                + "(hrbridge then disconnects the app until the strap is back)",
+            fix: "add a second Bluetooth adapter (any USB dongle) for the peripheral, or run Linux 6.11 or later; "
+                + "BlueZ lists central-peripheral only with KernelExperimental = \(Self.simultaneousRolesFeature) "
+                + "in /etc/bluetooth/main.conf [General], so add it to let BlueZ say when the controller can")
     }
+
+    /// The kernel's experimental feature for LE simultaneous roles (MGMT): BlueZ 5.66 lists
+    /// `central-peripheral` only when `KernelExperimental` names it.
+    static let simultaneousRolesFeature = "671b10b5-42c0-4696-9227-eb28d1b049d6"
 
     /// `6.1.0-27-amd64` → true; `6.11.2` → false; unreadable → true (the cautious answer).
     static func kernelBefore611(_ release: String) -> Bool {

@@ -37,8 +37,14 @@ struct DaemonPeripheralTests {
         return objects
     }
 
-    @Test("the session's strap reaches an app frame for frame; health and metrics say so")
+    @Test("the session's strap reaches an app frame for frame; health, MQTT and metrics say so")
     func sessionStrapToAnApp() async throws {
+        try await withMosquitto { broker in try await sessionStrapToAnApp(broker: broker) }
+    }
+
+    private func sessionStrapToAnApp(broker: MosquittoBroker) async throws {
+        let reader = try await MQTTSubscriber(broker: broker, filters: ["hrbridge/gym/peripheral/#"])
+        defer { reader.stop() }
         try await withBlueZoo(adapters: Self.adapters) { bed in
             let strap = try await bed.startStrap(address: Self.strap, frames: Self.frames, interval: 0.05, gated: true)
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -62,6 +68,9 @@ struct DaemonPeripheralTests {
                 adapter = "hci2"
                 source = "session"
                 name = "Gym HR"
+                [mqtt]
+                url = "mqtt://127.0.0.1:\(broker.port)"
+                node = "gym"
                 """.utf8
             ).write(to: directory.appendingPathComponent("config.toml"))
             let app = try DBusConnection(bus: .address(bed.bus.address), logger: Self.logger)
@@ -159,6 +168,21 @@ struct DaemonPeripheralTests {
                 ], label: "check_responses")
             #expect(await checker.wait() == 0, "\(checker.output.joined(separator: "\n"))")
             #expect(checker.output.last?.contains("checked 1 responses") == true)
+
+            // MQTT: the retained state, published when it changed (the app subscribed), not per frame.
+            let state = try await reader.waitFor("the peripheral's state with the app subscribed") {
+                $0.topic == "hrbridge/gym/peripheral/hci2" && $0.object?["notifying"] as? Bool == true
+            }
+            // Retained: a client that comes later gets it at once (flagged retained).
+            let late = try await MQTTSubscriber(broker: broker, filters: ["hrbridge/gym/peripheral/#"])
+            defer { late.stop() }
+            let kept = try await late.waitFor("the retained state") { $0.topic == "hrbridge/gym/peripheral/hci2" }
+            #expect(kept.retain && kept.object?["adapter"] as? String == "hci2")
+            #expect(
+                state.object?["advertising"] as? Bool == true && state.object?["following"] as? String == Self.strap)
+            #expect(
+                reader.messages(on: "hrbridge/gym/peripheral/hci2").count < Self.frames.count + 5,
+                "state messages, not one per frame")
 
             // The families of /metrics.
             let metrics = String(decoding: try await client.send(.GET, "/metrics").body, as: UTF8.self)

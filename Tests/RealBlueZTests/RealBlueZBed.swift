@@ -56,7 +56,21 @@ struct ScenarioOutput {
 /// bluetoothd 5.66 and Bumble virtual controllers and straps runs every scenario; each test then
 /// asserts on what hrbridge printed in its scenario.
 enum RealBlueZBed {
-    static let scenarios = ["scan", "monitor", "pair", "away", "restart", "adapters", "daemon", "broadcast"]
+    /// Every scenario, in the order the guest plays them. The relay's come last: `relaylimited`
+    /// adds a third controller, and `relay` expects hrbridge to place itself among two.
+    static let allScenarios = [
+        "scan", "monitor", "pair", "away", "restart", "adapters", "daemon", "broadcast",
+        "relay", "relayrestart", "relaysim", "relaydaemon", "relay1", "relaylimited",
+    ]
+
+    /// The scenarios this run plays: all of them, or those `REAL_BLUEZ_SCENARIOS` names
+    /// (comma-separated, e.g. `relay,relay1`) to iterate on a few; the tests of the others then
+    /// fail with "left no result".
+    static let scenarios: [String] = {
+        let named = (ProcessInfo.processInfo.environment["REAL_BLUEZ_SCENARIOS"] ?? "")
+            .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return named.isEmpty ? allScenarios : allScenarios.filter(named.contains)
+    }()
 
     /// Sent in this order in every streaming scenario; flags 0x06 = contact detected. One frame
     /// is malformed (a 16-bit heart rate with one byte): it is refused, and the stream goes on.
@@ -76,6 +90,18 @@ enum RealBlueZBed {
 
     /// What hrbridge must deliver: every frame but the malformed one, in order.
     static var delivered: [PlannedFrame] { frames.filter { !$0.refused } }
+
+    /// A frame with ten RR intervals: 22 bytes, more than a 20-byte notification (the default
+    /// ATT MTU of 23) carries, so the relay splits it in two.
+    static let longFrame =
+        "165a"
+        + (0..<10).map { index in
+            let value = 900 + index
+            return String(format: "%02x%02x", value & 0xFF, value >> 8)
+        }.joined()
+
+    /// The relay's scenarios send these first: every frame of the plan, then the long one.
+    static var relayFrames: [String] { frames.map(\.hex) + [longFrame] }
 
     static let script = packageRoot.appendingPathComponent("Tests/Fixtures/real-bluez/boot.sh").path
 
@@ -181,13 +207,14 @@ enum RealBlueZBed {
         defer { linked.folder.map { try? FileManager.default.removeItem(at: $0) } }
         let plan: [String: Any] = [
             "hrbridge": linked.path, "scenarios": scenarios, "frames": frames.map(\.hex),
+            "relayFrames": relayFrames,
         ]
         try? JSONSerialization.data(withJSONObject: plan).write(to: folder.appendingPathComponent("plan.json"))
         let status: Int32?
         do {
             let process = try Spawned("/bin/bash", [script, folder.path], label: "real-bluez guest")
             // Under TCG the whole run takes a few minutes; boot.sh has its own QEMU timeout.
-            status = await process.wait(timeout: .seconds(1_200))
+            status = await process.wait(timeout: .seconds(1_800))
             if status == nil { process.stop() }
         } catch {
             return .failure(.bootFailed(status: nil, console: "\(error)"))

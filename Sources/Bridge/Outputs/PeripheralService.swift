@@ -31,6 +31,8 @@ public actor PeripheralService: Service, PeripheralStateSource {
     private var source: OutputSource
     /// The last α1 of the followed session, passed on with each of its strap's frames.
     private var alpha1: Double?
+    /// The session that α1 came from.
+    private var alpha1Session: UUID?
     private var lastPublished: PeripheralJSON?
 
     /// - Parameters:
@@ -151,16 +153,40 @@ public actor PeripheralService: Service, PeripheralStateSource {
     private func handle(_ message: LiveMessage) async {
         switch message.kind {
         case "session":
+            // A session that ended leaves no α1 standing.
+            if message.session == alpha1Session,
+                let state = try? JSONText.decode(StateOnly.self, from: Data(message.json.utf8)).state,
+                state == "ended" || state == "stopped"
+            {
+                alpha1 = nil
+                alpha1Session = nil
+            }
             guard settings.source == .session else { return }
             await followSession()
         case "hrv":
-            guard message.session != nil, message.session == source.session,
+            guard alpha1Peripheral != nil, let session = message.session, await records(session),
                 let window = try? JSONText.decode(Alpha1Only.self, from: Data(message.json.utf8))
             else { return }
-            if let value = window.alpha1 { alpha1 = value }
+            if let value = window.alpha1 {
+                alpha1 = value
+                alpha1Session = session
+            }
         default:
             break
         }
+    }
+
+    /// Whether `session` is the one whose α1 goes out: the followed session, or (for a strap or
+    /// the simulator) a session recording the strap passed on.
+    private func records(_ session: UUID) async -> Bool {
+        if settings.source == .session { return session == source.session }
+        guard let address = relay.address, let recording = try? await core.sessions.session(session.uuidString)
+        else { return false }
+        return recording.sensors.contains { $0.address == address }
+    }
+
+    private struct StateOnly: Decodable {
+        var state: String
     }
 
     private struct Alpha1Only: Decodable {

@@ -19,7 +19,7 @@ public struct PeripheralSettings: Hashable, Sendable {
     /// The adapter of that second sensor; `nil`: automatic.
     public var alpha1Adapter: String?
     /// Its name.
-    public var alpha1Name = "hrbridge alpha1x100"
+    public var alpha1Name = "hrbridge a1x100"
 
     public init() {}
 

@@ -160,10 +160,11 @@ struct RelayCommand: AsyncParsableCommand {
         // On one adapter the strap comes first: connecting pauses advertising, and some kernels
         // refuse a central link while an app is connected to us.
         let strapReady = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        lines.placement(placement, strap: target)
+        lines.placement(placement, strap: target, simulated: simulate)
         try? await source.connect(target)
         interrupt.ready()
 
+        let final = Mutex<PeripheralStatus?>(nil)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 var relay = HeartRateRelay(address: target.address, options: options)
@@ -207,6 +208,9 @@ struct RelayCommand: AsyncParsableCommand {
             group.addTask { for await _ in interrupt.signals { return } }
             if let duration { group.addTask { try? await Task.sleep(for: .seconds(duration)) } }
             await group.next()
+            // The state while it ran (stopping unregisters everything).
+            let running = await peripheral.status
+            final.withLock { $0 = running }
             group.cancelAll()
         }
         try? await source.disconnect(target)
@@ -216,7 +220,12 @@ struct RelayCommand: AsyncParsableCommand {
         } else if let mock = source as? MockSensorAdapter {
             await mock.finish(at: Date())
         }
-        let status = await peripheral.status
+        var status = await peripheral.status
+        if let running = final.withLock({ $0 }) {
+            // Counters as they ended, state as it was while running.
+            status.registered = running.registered
+            status.advertising = running.advertising
+        }
         await bus.close()
         lines.finish(statistics: statistics, peripheral: status, view: view)
     }
@@ -269,7 +278,11 @@ final class RelayLines: Sendable {
         }
     }
 
-    func placement(_ placement: PeripheralPlacement, strap: SensorIdentity) {
+    func placement(_ placement: PeripheralPlacement, strap: SensorIdentity, simulated: Bool) {
+        guard !simulated else {
+            line("placed", adapter: placement.peripheral, detail: "the simulator's strap \(strap.address)")
+            return
+        }
         let straps = placement.straps?.joined(separator: ",") ?? "any adapter"
         line(
             "placed", adapter: placement.peripheral,

@@ -19,11 +19,11 @@ import time
 import traceback
 import urllib.parse
 
-from bumble import hci
-from bumble.att import Attribute
+from bumble import hci, ll
+from bumble.att import ATT_Error, Attribute
 from bumble.controller import Controller
 from bumble.core import AdvertisingData, PhysicalTransport
-from bumble.device import AdvertisingType, Device
+from bumble.device import AdvertisingType, Device, Peer
 from bumble.gatt import (
     GATT_CLIENT_CHARACTERISTIC_CONFIGURATION_DESCRIPTOR,
     Characteristic,
@@ -40,6 +40,15 @@ BLUETOOTHD = "/usr/libexec/bluetooth/bluetoothd"
 HEART_RATE = 0x180D
 BATTERY = 0x180F
 DEVICE_INFORMATION = 0x180A
+HEART_RATE_TEXT = "180D"
+# MGMT's experimental feature "LE simultaneous roles". bluetoothd 5.66 lists "central-peripheral"
+# in Adapter1.Roles only when KernelExperimental (-K) names it and the kernel offers it, which
+# Linux 6.1 does when the controller's LE states allow both roles at once (le_states[3] & 0x10,
+# [4] & 0x08 and 0x40, and hci_vhci's HCI_QUIRK_VALID_LE_STATES); it sends no MGMT command for it.
+SIMULTANEOUS_ROLES = "671b10b5-42c0-4696-9227-eb28d1b049d6"
+# Bumble's default LE states (every combination) without "simultaneous central and peripheral"
+# (byte 3, bit 0x10): a controller like many USB dongles.
+LIMITED_LE_STATES = bytes.fromhex("ffff3fefff030000")
 
 
 def log(text):
@@ -77,6 +86,41 @@ class ResettingController(Controller):
         return super().on_hci_reset_command(command)
 
 
+class AppController(Controller):
+    """A phone's controller. Bumble's link answers an active scan with the advertising data again;
+    a real advertiser answers with its scan response, where bluetoothd 5.66 puts LocalName. This
+    one looks the advertiser up on the link and reports its real scan response."""
+
+    def __init__(self, *arguments, **options):
+        super().__init__(*arguments, **options)
+        self.le_features &= ~(hci.LeFeatureMask.LL_PRIVACY | hci.LeFeatureMask.LE_EXTENDED_ADVERTISING)
+        self.seen = {}
+
+    def on_advertising_pdu(self, pdu):
+        if not isinstance(pdu, ll.AdvInd):
+            return super().on_advertising_pdu(pdu)
+        advertiser = next(
+            (c for c in self.link.controllers if c is not self and c.le_legacy_advertiser.enabled
+             and c.le_legacy_advertiser.address == pdu.advertiser_address),
+            None,
+        )
+        scan_response = bytes(advertiser.le_legacy_advertiser.scan_response_data) if advertiser else b""
+        self.seen[pdu.advertiser_address.to_string(False)] = {"data": pdu.data.hex(), "scanResponse": scan_response.hex()}
+        if self.le_scan_enable:
+            events = [(hci.HCI_LE_Advertising_Report_Event.EventType.ADV_IND, pdu.data)]
+            if self.le_scan_type == 1:  # active
+                events.append((hci.HCI_LE_Advertising_Report_Event.EventType.SCAN_RSP, scan_response))
+            for kind, data in events:
+                report = hci.HCI_LE_Advertising_Report_Event.Report(
+                    event_type=kind, address_type=pdu.advertiser_address.address_type,
+                    address=pdu.advertiser_address, data=data, rssi=-50,
+                )
+                self.send_hci_packet(hci.HCI_LE_Advertising_Report_Event([report]))
+        pending = self.pending_le_connection
+        if pending and pending.peer_address == pdu.advertiser_address:
+            self.create_le_connection(pdu.advertiser_address)
+
+
 class BroadcastOnlyController(Controller):
     """A strap that only broadcasts: connection requests go unanswered (Bumble's link would
     connect a non-connectable advertiser), as with a strap whose one connection is taken."""
@@ -107,6 +151,8 @@ class Strap:
         )
         self.device.keystore = MemoryKeyStore()
         self.sent = []
+        # When each frame of `sent` went out (time.monotonic()), for latencies to the relay's apps.
+        self.sent_at = []
         self.pairings = 0
         self.encrypted_connections = 0
         self.connections = 0
@@ -244,11 +290,186 @@ class Strap:
             if self.connection is None or not self.subscribed.is_set():
                 log(f"{self.name}: nobody subscribed; {count} of {len(frames)} frames sent")
                 break
+            when = time.monotonic()
             await self.device.notify_subscribers(self.measurement, bytes.fromhex(frame))
             self.sent.append(frame)
+            self.sent_at.append(when)
             count += 1
             await asyncio.sleep(interval)
         return count
+
+
+def short_uuid(uuid):
+    """A UUID as hrbridge's docs write it: "180D" for the Bluetooth base UUIDs, else in full."""
+    text = uuid.to_hex_str()
+    if len(text) == 32 and text.upper().endswith("00001000800000805F9B34FB") and text.startswith("0000"):
+        return text[4:8].upper()
+    return text.upper()
+
+
+def advertising_fields(data_hex):
+    """The AD structures of advertising data or a scan response that an app filters on."""
+    data = bytes.fromhex(data_hex or "")
+    fields = {"serviceUUIDs": [], "name": None, "appearance": None, "flags": None}
+    index = 0
+    while index < len(data) and data[index]:
+        length = data[index]
+        kind, value = data[index + 1], data[index + 2 : index + 1 + length]
+        if kind in (0x02, 0x03):
+            fields["serviceUUIDs"] += [f"{int.from_bytes(value[i:i + 2], 'little'):04X}" for i in range(0, len(value) - 1, 2)]
+        elif kind in (0x08, 0x09):
+            fields["name"] = value.decode(errors="replace")
+        elif kind == 0x19:
+            fields["appearance"] = int.from_bytes(value[:2], "little")
+        elif kind == 0x01:
+            fields["flags"] = value[0] if value else None
+        index += 1 + length
+    return fields
+
+
+class App:
+    """A phone app using hrbridge as its heart-rate sensor: a Bumble central on its own controller,
+    on the link of the adapter hrbridge serves from. It scans for the Heart Rate advertisement,
+    connects, discovers the services, reads 0x2A38 and subscribes to 0x2A37, keeping each
+    notification as the raw bytes (RR compared exactly) with the time it arrived."""
+
+    def __init__(self, link, name, address):
+        self.name = name
+        self.address = address
+        self.controller = AppController(f"app {name}", link=link)
+        self.device = Device(
+            name=name, address=hci.Address(address), host=Host(self.controller, AsyncPipeSink(self.controller))
+        )
+        # Each notification: {"hex", "at" (monotonic), "phase"}; the phase is the bed's label
+        # for the part of the scenario it arrived in.
+        self.received = []
+        self.phase = "first"
+        self.advertisements = []
+        self.connection = None
+        self.connections = 0
+        self.disconnections = []
+        self.location = None
+        self.services = []
+        self.characteristics = []
+        self.subscribed_at = []
+        self.disconnected = asyncio.Event()
+        self.changed = asyncio.Event()
+        self.leaving = False
+
+    async def power_on(self):
+        await self.device.power_on()
+
+    async def find(self, advertiser, timeout=60):
+        """Scans (actively, as phones do) until the BlueZ controller `advertiser` advertises Heart
+        Rate connectably; keeps what it advertised and returns its address."""
+        addresses = {advertiser.public_address.to_string(False), advertiser.random_address.to_string(False)}
+        found = asyncio.get_running_loop().create_future()
+
+        def on_advertisement(advertisement):
+            key = advertisement.address.to_string(False)
+            seen = self.controller.seen.get(key)
+            if found.done() or key not in addresses or seen is None or not advertisement.is_connectable:
+                return
+            if HEART_RATE_TEXT in advertising_fields(seen["data"])["serviceUUIDs"] + advertising_fields(seen["scanResponse"])["serviceUUIDs"]:
+                found.set_result((advertisement.address, dict(seen)))
+
+        started = time.monotonic()
+        self.device.on("advertisement", on_advertisement)
+        await self.device.start_scanning(legacy=True, active=True, filter_duplicates=False)
+        try:
+            address, seen = await asyncio.wait_for(found, timeout)
+        finally:
+            self.device.remove_listener("advertisement", on_advertisement)
+            await self.device.stop_scanning()
+        self.advertisements.append({
+            "address": address.to_string(False), "data": seen["data"], "scanResponse": seen["scanResponse"],
+            "advertising": advertising_fields(seen["data"]), "scanResponseFields": advertising_fields(seen["scanResponse"]),
+            "afterSeconds": time.monotonic() - started, "at": time.monotonic(),
+        })
+        log(f"{self.name}: found {address} advertising {seen}")
+        return address
+
+    async def connect(self, advertiser, timeout=60):
+        """Finds the advertisement, connects, reads 0x2A38 and subscribes to 0x2A37."""
+        address = await self.find(advertiser, timeout)
+        connection = await self.device.connect(address, transport=PhysicalTransport.LE, timeout=30)
+        self.connection = connection
+        self.connections += 1
+        self.leaving = False
+        self.disconnected.clear()
+        connection.on("disconnection", lambda reason: self._on_disconnection(connection, reason))
+        log(f"{self.name}: connected to {address}")
+        peer = Peer(connection)
+        await peer.discover_services()
+        for service in peer.services:
+            await peer.discover_characteristics(service=service)
+        self.services = [short_uuid(service.uuid) for service in peer.services]
+        self.characteristics = sorted({short_uuid(c.uuid) for service in peer.services for c in service.characteristics})
+        heart_rate = [service for service in peer.services if short_uuid(service.uuid) == HEART_RATE_TEXT]
+        if not heart_rate:
+            raise RuntimeError(f"{self.name}: no Heart Rate service among {self.services}")
+        characteristics = {short_uuid(c.uuid): c for c in heart_rate[0].characteristics}
+        self.heart_rate_characteristics = characteristics
+        if "2A38" in characteristics:
+            self.location = (await characteristics["2A38"].read_value()).hex()
+        await characteristics["2A37"].subscribe(self._on_notification)
+        self.subscribed_at.append(time.monotonic())
+        log(f"{self.name}: subscribed; services {self.services}, location {self.location}")
+
+    async def write_control_point(self, value):
+        """Writes the Heart Rate Control Point (with response): "ok", or the ATT error code."""
+        characteristic = getattr(self, "heart_rate_characteristics", {}).get("2A39")
+        if characteristic is None:
+            return "absent"
+        try:
+            await characteristic.write_value(value, with_response=True)
+        except ATT_Error as error:
+            return int(error.error_code)
+        return "ok"
+
+    def _on_notification(self, value):
+        self.received.append({"hex": bytes(value).hex(), "at": time.monotonic(), "phase": self.phase})
+        self.changed.set()
+
+    def _on_disconnection(self, connection, reason):
+        log(f"{self.name}: disconnected (reason {reason})")
+        self.disconnections.append({"reason": int(reason), "at": time.monotonic(), "byApp": self.leaving, "phase": self.phase})
+        if self.connection is connection:
+            self.connection = None
+        self.disconnected.set()
+        self.changed.set()
+
+    async def disconnect(self):
+        if self.connection is None:
+            return
+        self.leaving = True
+        await self.connection.disconnect()
+        await asyncio.wait_for(self.disconnected.wait(), 30)
+
+    def frames(self, phase=None):
+        return [entry for entry in self.received if phase is None or entry["phase"] == phase]
+
+    async def wait_for_frames(self, count, phase, timeout=30):
+        """Waits until `count` notifications arrived in `phase`; whether they did."""
+        deadline = time.monotonic() + timeout
+        while len(self.frames(phase)) < count:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            self.changed.clear()
+            try:
+                await asyncio.wait_for(self.changed.wait(), remaining)
+            except asyncio.TimeoutError:
+                pass
+        return True
+
+    def record(self):
+        return {
+            "name": self.name, "address": self.address, "received": self.received,
+            "advertisements": self.advertisements, "connections": self.connections,
+            "disconnections": self.disconnections, "location": self.location, "services": self.services,
+            "characteristics": self.characteristics, "subscribedAt": self.subscribed_at,
+        }
 
 
 class Hrbridge:
@@ -299,6 +520,14 @@ class Hrbridge:
         """Waits until `count` lines of `event` (e.g. "connected") have been printed."""
         return await self.wait_for(lambda lines: sum(1 for l in lines if l.get("event") == event) >= count, timeout)
 
+    def peripheral(self, state=None):
+        """The relay's peripheral lines (of one state)."""
+        return [l for l in self.lines if l.get("event") == "peripheral" and (state is None or l.get("state") == state)]
+
+    async def wait_for_peripheral(self, state, count=1, timeout=60):
+        """Waits until the relay has printed `count` peripheral lines of `state`."""
+        return await self.wait_for(lambda _: len(self.peripheral(state)) >= count, timeout)
+
     async def wait_for(self, predicate, timeout):
         deadline = time.monotonic() + timeout
         while not predicate(self.lines):
@@ -336,6 +565,116 @@ class Hrbridge:
         return await self.stop()
 
 
+# Scenarios that take longer than the default 300 s bound under TCG.
+LIMITS = {"relay": 480, "relaydaemon": 420, "relaylimited": 420, "relayrestart": 420}
+
+
+def decode_measurement(data):
+    """A 0x2A37 value: heart rate, contact bits (flags bits 1-2), energy or None, RR intervals
+    (1/1024 s); None when it is malformed (as hrbridge refuses it)."""
+    if len(data) < 2:
+        return None
+    flags, index = data[0], 1
+    if flags & 0x01:
+        if len(data) < 3:
+            return None
+        rate, index = int.from_bytes(data[1:3], "little"), 3
+    else:
+        rate, index = data[1], 2
+    energy = None
+    if flags & 0x08:
+        if len(data) < index + 2:
+            return None
+        energy, index = int.from_bytes(data[index:index + 2], "little"), index + 2
+    rest = data[index:]
+    if flags & 0x10:
+        if len(rest) % 2:
+            return None
+        rr = [int.from_bytes(rest[i:i + 2], "little") for i in range(0, len(rest), 2)]
+    elif rest:
+        return None
+    else:
+        rr = []
+    return {"heartRate": rate, "contact": (flags >> 1) & 0x03, "energy": energy, "rr": rr}
+
+
+def notifications_for(frames):
+    """How many notifications an app should get for `frames` relayed without energy: none for a
+    malformed one, two for one that does not fit 20 bytes."""
+    count = 0
+    for frame in frames:
+        decoded = decode_measurement(bytes.fromhex(frame))
+        if decoded is None:
+            continue
+        size = 1 + (2 if bytes.fromhex(frame)[0] & 0x01 else 1) + 2 * len(decoded["rr"])
+        count += 2 if size > 20 else 1
+    return count
+
+
+def latency_frames(count):
+    """Frames with a heart rate each their own (60, 61, …) and the matching RR interval."""
+    frames = []
+    for index in range(count):
+        rate = 60 + index % 190
+        rr = round(60 * 1024 / rate)
+        frames.append((bytes([0x16, rate]) + rr.to_bytes(2, "little")).hex())
+    return frames
+
+
+def frame_key(rate, rr):
+    return (rate, tuple(rr))
+
+
+def latencies(frames, sent_at, arrivals):
+    """Seconds from the strap's send to each arrival of the same frame; arrivals are
+    (heart rate, RR in 1/1024 s, time)."""
+    when = {}
+    for frame, at in zip(frames, sent_at):
+        decoded = decode_measurement(bytes.fromhex(frame))
+        if decoded is not None:
+            when.setdefault(frame_key(decoded["heartRate"], decoded["rr"]), at)
+    return [at - when[frame_key(rate, rr)] for rate, rr, at in arrivals if frame_key(rate, rr) in when]
+
+
+def percentile(values, fraction):
+    """Nearest rank."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * fraction // 1))
+    return ordered[int(rank) - 1]
+
+
+def summary(values):
+    return {"count": len(values), "p50": percentile(values, 0.5), "p99": percentile(values, 0.99),
+            "max": max(values) if values else None, "values": values}
+
+
+def app_arrivals(app, phase):
+    out = []
+    for entry in app.frames(phase):
+        decoded = decode_measurement(bytes.fromhex(entry["hex"]))
+        if decoded is not None:
+            out.append((decoded["heartRate"], decoded["rr"], entry["at"]))
+    return out
+
+
+async def quietly(awaitable):
+    """Clean-up that must not keep a scenario from writing its result."""
+    try:
+        return await awaitable
+    except Exception as error:  # recorded in bed.log; the result says what happened before
+        log(f"clean-up failed: {error!r}")
+        return None
+
+
+def cpu_seconds(pid):
+    """utime + stime of a process (all its threads) in seconds."""
+    with open(f"/proc/{pid}/stat") as file:
+        fields = file.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class Bed:
     def __init__(self, out):
         self.out = out
@@ -343,9 +682,15 @@ class Bed:
             self.plan = json.load(file)
         self.binary = self.plan["hrbridge"]
         self.frames = self.plan["frames"]
+        # The relay's scenarios: the plan's frames and one too long for a 20-byte notification.
+        self.relay_frames = self.plan.get("relayFrames", self.frames)
         self.bluetoothd = None
         self.links = []
         self.controllers = []
+        # hci<index> -> (link, controller): each controller once, whichever scenario adds it first.
+        self.adapters = {}
+        # KernelExperimental UUIDs given to bluetoothd (-K); see SIMULTANEOUS_ROLES.
+        self.kernel_experimental = []
 
     def folder(self, scenario):
         path = os.path.join(self.out, scenario)
@@ -356,8 +701,36 @@ class Bed:
     # commands on it, and bluetoothd waits on them while powering, stopping and connecting.
     async def start_bluetoothd(self):
         logfile = open(os.path.join(self.out, "bluetoothd.log"), "a")
-        self.bluetoothd = await asyncio.create_subprocess_exec(BLUETOOTHD, "-n", "-d", stdout=logfile, stderr=logfile)
-        log(f"bluetoothd started (pid {self.bluetoothd.pid})")
+        options = [f"--kernel={','.join(self.kernel_experimental)}"] if self.kernel_experimental else []
+        self.bluetoothd = await asyncio.create_subprocess_exec(
+            BLUETOOTHD, "-n", "-d", *options, stdout=logfile, stderr=logfile
+        )
+        log(f"bluetoothd started (pid {self.bluetoothd.pid}) {' '.join(options)}")
+
+    async def use_bluetoothd(self, simultaneous_roles):
+        """bluetoothd as a scenario needs it: with KernelExperimental naming LE simultaneous roles
+        (Roles then lists "central-peripheral" where the kernel offers it) or as Debian ships it.
+        Restarts it, and powers every adapter again, only when that changes."""
+        wanted = [SIMULTANEOUS_ROLES] if simultaneous_roles else []
+        if wanted == self.kernel_experimental:
+            return
+        await self.stop_bluetoothd()
+        self.kernel_experimental = wanted
+        await self.start_bluetoothd()
+        for index in sorted(self.adapters):
+            await self.power(f"hci{index}")
+
+    async def roles(self, adapter):
+        """Adapter1.Roles as bluetoothd reports it."""
+        reader = await asyncio.create_subprocess_exec(
+            "busctl", "--system", "--json=short", "get-property", "org.bluez", f"/org/bluez/{adapter}",
+            "org.bluez.Adapter1", "Roles", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        )
+        output, _ = await reader.communicate()
+        try:
+            return json.loads(output)["data"]
+        except (ValueError, KeyError):
+            return None
 
     async def stop_bluetoothd(self):
         self.bluetoothd.terminate()
@@ -368,8 +741,11 @@ class Bed:
             await self.bluetoothd.wait()
         log("bluetoothd stopped")
 
-    async def add_controller(self, index):
-        """A controller BlueZ sees as hci<index>, on a link of its own."""
+    async def add_controller(self, index, le_states=None):
+        """A controller BlueZ sees as hci<index>, on a link of its own; the same one again when a
+        scenario before added it (it stays for the rest of the run)."""
+        if index in self.adapters:
+            return self.adapters[index][0]
         link = AddressedLink()
         transport = await open_transport("vhci")
         controller = ResettingController(
@@ -382,10 +758,16 @@ class Bed:
         controller.le_features &= ~(
             hci.LeFeatureMask.LL_PRIVACY | hci.LeFeatureMask.LE_EXTENDED_ADVERTISING
         )
+        if le_states is not None:
+            controller.le_states = le_states
         self.links.append(link)
         self.controllers.append((transport, controller))
+        self.adapters[index] = (link, controller)
         await self.power(f"hci{index}")
         return link
+
+    def controller(self, index):
+        return self.adapters[index][1]
 
     async def power(self, adapter):
         """Powers the adapter once bluetoothd has it (it appears a moment after the controller)."""
@@ -607,19 +989,348 @@ class Bed:
         await strap.go_away()
         self.result("broadcast", strap=strap.address, exit=code, firstHeard=first, rates=rates, connections=strap.connections)
 
+    # The relay: hrbridge as a heart-rate sensor for apps -----------------------------------
+
+    async def relay_ready(self, relay, strap, apps, advertiser, facts):
+        """The strap subscribed, the relay advertising, every app connected and subscribed, and
+        the relay told to notify."""
+        await asyncio.wait_for(strap.subscribed.wait(), 90)
+        facts["advertising"] = await relay.wait_for_peripheral("advertising", 1, 90)
+        for app in apps:
+            await app.connect(advertiser)
+        facts["notifying"] = await relay.wait_for_peripheral("notifying", 1, 30)
+
+    async def relay_phase(self, strap, apps, phase, frames, interval=0.05, timeout=30):
+        """Sends `frames` while the apps record `phase`; waits until each app has what it should get."""
+        for app in apps:
+            app.phase = phase
+        start = len(strap.sent)
+        sent = await strap.send(frames, interval)
+        expected = notifications_for(strap.sent[start:])
+        complete = [await app.wait_for_frames(expected, phase, timeout) for app in apps]
+        return {"sent": strap.sent[start:], "sentAt": strap.sent_at[start:], "count": sent,
+                "expected": expected, "complete": complete}
+
+    async def relay(self, first_link):
+        """Two adapters: the strap on hci0, hrbridge relay placed by itself on hci1, two apps."""
+        folder = self.folder("relay")
+        facts = {"name": "hrbridge Relay"}
+        await self.use_bluetoothd(simultaneous_roles=False)
+        second_link = await self.add_controller(1)
+        strap = await self.strap(first_link, "HRM-Relay 10", "C1:00:00:00:00:10")
+        apps = [App(second_link, "App 1", "D1:00:00:00:00:01"), App(second_link, "App 2", "D1:00:00:00:00:02")]
+        for app in apps:
+            await app.power_on()
+        relay = Hrbridge(self.binary, folder, "relay")
+        try:
+            await relay.start("relay", strap.address, "--json", "--name", facts["name"])
+            await self.relay_ready(relay, strap, apps, self.controller(1), facts)
+            facts["first"] = await self.relay_phase(strap, apps, "first", self.relay_frames)
+            # One app leaves and comes back: it finds the advertisement again.
+            left = time.monotonic()
+            await apps[1].disconnect()
+            await apps[1].connect(self.controller(1))
+            facts["rejoinSeconds"] = time.monotonic() - left
+            facts["second"] = await self.relay_phase(strap, apps, "second", self.frames)
+            # 4 Hz to both apps: latency strap -> app per frame, and the relay's CPU time.
+            frames = latency_frames(120)
+            cpu_before, wall_before = cpu_seconds(relay.process.pid), time.monotonic()
+            facts["latency"] = await self.relay_phase(strap, apps, "latency", frames, interval=0.25)
+            cpu, wall = cpu_seconds(relay.process.pid) - cpu_before, time.monotonic() - wall_before
+            await asyncio.sleep(1.0)  # anything late or repeated still lands in "latency"
+            every = []
+            for app in apps:
+                values = latencies(facts["latency"]["sent"], facts["latency"]["sentAt"], app_arrivals(app, "latency"))
+                facts.setdefault("latencyByApp", {})[app.name] = summary(values)
+                every += values
+            facts["latencySeconds"] = summary(every)
+            facts["cpu"] = {"seconds": cpu, "windowSeconds": wall, "perMinute": cpu / wall * 60 if wall else None,
+                            "clockTicks": os.sysconf("SC_CLK_TCK")}
+            facts["roles"] = {adapter: await self.roles(adapter) for adapter in ("hci0", "hci1")}
+        finally:
+            facts["exit"] = await quietly(relay.stop())
+            facts["doctorExit"] = await quietly(Hrbridge(self.binary, folder, "doctor").run("doctor", "--json"))
+            for app in apps:
+                await quietly(app.disconnect())
+            await quietly(strap.go_away())
+            self.result("relay", strap=strap.address, apps=[app.record() for app in apps], **facts)
+
+    async def relay_one(self, first_link):
+        """One adapter in both roles (its controller can do both at once, and bluetoothd says so):
+        the strap goes out of range and comes back while the app stays connected."""
+        folder = self.folder("relay1")
+        facts = {"name": "hrbridge One"}
+        await self.use_bluetoothd(simultaneous_roles=True)
+        strap = await self.strap(first_link, "HRM-Relay1 11", "C1:00:00:00:00:11")
+        app = App(first_link, "App 3", "D1:00:00:00:00:03")
+        await app.power_on()
+        relay = Hrbridge(self.binary, folder, "relay")
+        try:
+            facts["roles"] = {"hci0": await self.roles("hci0")}
+            # With --energy: energy expended passed on, and the control point served.
+            await relay.start("relay", strap.address, "--json", "--adapter", "hci0", "--peripheral-adapter", "hci0",
+                              "--name", facts["name"], "--energy")
+            await self.relay_ready(relay, strap, [app], self.controller(0), facts)
+            half = len(self.frames) // 2
+            facts["first"] = await self.relay_phase(strap, [app], "first", self.frames[:half])
+            facts["controlPoint"] = {
+                "reset": await app.write_control_point(bytes([0x01])),
+                "other": await app.write_control_point(bytes([0x02])),
+            }
+            facts["controlPointLines"] = await relay.wait_for(
+                lambda _: relay.peripheral("energyReset") and relay.peripheral("refusedWrite"), 10
+            )
+            facts["awaySeconds"] = 4.0
+            await strap.go_away()
+            await asyncio.sleep(facts["awaySeconds"])
+            back = time.monotonic()
+            await strap.advertise()
+            await asyncio.wait_for(strap.subscribed.wait(), 90)
+            facts["resubscribedAfterSeconds"] = time.monotonic() - back
+            facts["second"] = await self.relay_phase(strap, [app], "second", self.frames[half:])
+            await asyncio.sleep(1.0)
+        finally:
+            facts["exit"] = await quietly(relay.stop())
+            await quietly(app.disconnect())
+            await quietly(strap.go_away())
+            self.result("relay1", strap=strap.address, apps=[app.record()], **facts)
+
+    async def relay_simulated(self, first_link):
+        """relay --simulate on hci0: the simulator's strap, relayed to an app."""
+        folder = self.folder("relaysim")
+        facts = {"duration": 40}
+        app = App(first_link, "App 4", "D1:00:00:00:00:04")
+        await app.power_on()
+        relay = Hrbridge(self.binary, folder, "relay")
+        try:
+            await relay.start("relay", "--simulate", "--json", "--peripheral-adapter", "hci0",
+                              "--duration", str(facts["duration"]), "--name", "hrbridge Sim")
+            facts["advertising"] = await relay.wait_for_peripheral("advertising", 1, 90)
+            await app.connect(self.controller(0))
+            try:
+                await asyncio.wait_for(relay.process.wait(), facts["duration"] + 60)
+            except asyncio.TimeoutError:
+                facts["endedByItself"] = False
+            else:
+                facts["endedByItself"] = True
+        finally:
+            facts["exit"] = await quietly(relay.stop())
+            await quietly(app.disconnect())
+            self.result("relaysim", apps=[app.record()], **facts)
+
+    async def relay_restart(self, first_link):
+        """bluetoothd restarted under a running relay (two adapters): it registers and advertises
+        again; the app, whose link the restart cut, reconnects and gets frames again."""
+        folder = self.folder("relayrestart")
+        facts = {"name": "hrbridge Restart"}
+        second_link = await self.add_controller(1)
+        strap = await self.strap(first_link, "HRM-Restart 13", "C1:00:00:00:00:13")
+        app = App(second_link, "App 6", "D1:00:00:00:00:06")
+        await app.power_on()
+        relay = Hrbridge(self.binary, folder, "relay")
+        try:
+            await relay.start("relay", strap.address, "--json", "--adapter", "hci0", "--peripheral-adapter", "hci1",
+                              "--name", facts["name"])
+            await self.relay_ready(relay, strap, [app], self.controller(1), facts)
+            half = len(self.frames) // 2
+            facts["first"] = await self.relay_phase(strap, [app], "first", self.frames[:half])
+            before = {state: len(relay.peripheral(state)) for state in ("registered", "advertising", "notifying")}
+            facts["linesBeforeRestart"] = len(relay.lines)
+            await self.stop_bluetoothd()
+            await self.start_bluetoothd()
+            for index in sorted(self.adapters):
+                await self.power(f"hci{index}")
+            restarted = time.monotonic()
+            await asyncio.wait_for(app.disconnected.wait(), 60)
+            await asyncio.wait_for(strap.disconnected.wait(), 60)
+            facts["registeredAgain"] = await relay.wait_for_peripheral("registered", before["registered"] + 1, 90)
+            facts["advertisingAgain"] = await relay.wait_for_peripheral("advertising", before["advertising"] + 1, 60)
+            facts["advertisingAfterSeconds"] = time.monotonic() - restarted
+            app.phase = "second"
+            await app.connect(self.controller(1))
+            await asyncio.wait_for(strap.subscribed.wait(), 90)
+            facts["notifyingAgain"] = await relay.wait_for_peripheral("notifying", before["notifying"] + 1, 30)
+            facts["second"] = await self.relay_phase(strap, [app], "second", self.frames[half:])
+            await asyncio.sleep(1.0)
+        finally:
+            facts["exit"] = await quietly(relay.stop())
+            await quietly(app.disconnect())
+            await quietly(strap.go_away())
+            self.result("relayrestart", strap=strap.address, apps=[app.record()], **facts)
+
+    async def relay_daemon(self, first_link):
+        """hrbridge daemon with [peripheral] following the session: an app gets the session
+        strap's frames, a WebSocket client on /v1/ws gets them too; latencies of both."""
+        folder = self.folder("relaydaemon")
+        facts = {"name": "hrbridge Daemon"}
+        await self.add_controller(1)
+        strap = await self.strap(first_link, "HRM-Relay D 14", "C1:00:00:00:00:14")
+        socket_path = "/run/hrbridge-relay-api.sock"
+        store = "/run/hrbridge-relay-store.sqlite"
+        config = os.path.join(folder, "config.toml")
+        with open(config, "w") as file:
+            file.write(
+                f'[adapter]\nkind = "bluez"\n\n[store]\npath = "{store}"\n\n'
+                f'[api]\nsocket = "{socket_path}"\n\n'
+                f'[[athletes]]\nid = "ada"\nname = "Ada"\nmax_hr = 190\n\n'
+                f'[[sensors]]\naddress = "{strap.address}"\nathlete = "ada"\n\n'
+                f'[peripheral]\nenabled = true\nsource = "session"\nname = "{facts["name"]}"\n'
+                f'forward_rr = true\nforward_energy = false\n'
+            )
+        daemon = Hrbridge(self.binary, folder, "daemon")
+        api = UnixHTTP(socket_path)
+        app = None
+        messages = []
+        reader = None
+        try:
+            await daemon.start("daemon", "--config", config)
+            await asyncio.wait_for(strap.subscribed.wait(), 90)
+            facts["sensorReady"] = await api.wait_for_state(f"/v1/sensors/{urllib.parse.quote(strap.address)}", "ready", 60)
+            facts["advertising"] = await self.wait_for_health(api, lambda p: p.get("advertising") is True, 90)
+            _, health = await api.request("GET", "/v1/health")
+            facts["healthBefore"] = health
+            adapter = ((health or {}).get("peripheral") or {}).get("adapter") if isinstance(health, dict) else None
+            facts["adapter"] = adapter
+            if facts["advertising"] and adapter:
+                # The app goes where the daemon placed the peripheral.
+                index = int(adapter.removeprefix("hci"))
+                app = App(self.adapters[index][0], "App 7", "D1:00:00:00:00:07")
+                await app.power_on()
+                await app.connect(self.controller(index))
+            # Without the peripheral the API's stream is still measured.
+            apps = [app] if app else []
+            reader = asyncio.create_task(self.read_websocket(socket_path, messages))
+            status, session = await api.request("POST", "/v1/sessions", {"sensors": [strap.address], "activity": "running"})
+            facts["sessionStatus"] = status
+            session_id = session.get("id") if isinstance(session, dict) else None
+            facts["sessionRunning"] = bool(session_id) and await api.wait_for_state(f"/v1/sessions/{session_id}", "running", 30)
+            # Readiness: the app's subscription reached hrbridge, and it follows the session's strap.
+            facts["following"] = bool(app) and await self.wait_for_health(
+                api, lambda p: p.get("notifying") is True and p.get("following") == strap.address, 60
+            )
+            facts["first"] = await self.relay_phase(strap, apps, "first", self.frames, interval=0.5)
+            facts["latency"] = await self.relay_phase(strap, apps, "latency", latency_frames(40), interval=0.25)
+            await asyncio.sleep(1.0)
+            measured = [
+                (m["heartRate"], [round(s * 1024) for s in m.get("rrIntervals") or []], at)
+                for m, at in messages
+                if m.get("kind") == "measurement" and m.get("sensor") == strap.address and "heartRate" in m
+            ]
+            frames, sent_at = facts["latency"]["sent"], facts["latency"]["sentAt"]
+            if app:
+                facts["latencyApp"] = summary(latencies(frames, sent_at, app_arrivals(app, "latency")))
+            facts["latencyWebSocket"] = summary(latencies(frames, sent_at, measured))
+            facts["websocketMeasurements"] = [{"heartRate": r, "rr": rr} for r, rr, _ in measured]
+            _, facts["health"] = await api.request("GET", "/v1/health")
+            if session_id:
+                await api.request("POST", f"/v1/sessions/{session_id}/stop", {})
+        finally:
+            if reader is not None:
+                reader.cancel()
+                try:
+                    await reader
+                except (asyncio.CancelledError, Exception):
+                    pass  # cancelled here, or the socket closed with the daemon
+            facts["exit"] = await quietly(daemon.stop())
+            if app is not None:
+                await quietly(app.disconnect())
+            await quietly(strap.go_away())
+            self.result("relaydaemon", strap=strap.address, apps=[app.record()] if app else [], **facts)
+
+    async def wait_for_health(self, api, predicate, timeout):
+        """Polls GET /v1/health until its peripheral object satisfies `predicate`."""
+        deadline = time.monotonic() + timeout
+        peripheral = None
+        while time.monotonic() < deadline:
+            status, body = await api.request("GET", "/v1/health")
+            peripheral = body.get("peripheral") if status == 200 and isinstance(body, dict) else None
+            if isinstance(peripheral, dict) and predicate(peripheral):
+                return True
+            await asyncio.sleep(0.3)
+        log(f"health's peripheral never matched: {peripheral!r}")
+        return False
+
+    async def read_websocket(self, socket_path, messages):
+        """Every message of /v1/ws over the API's Unix socket, with the time it arrived."""
+        from websockets.asyncio.client import unix_connect
+
+        async with unix_connect(socket_path, "ws://localhost/v1/ws", max_queue=None) as websocket:
+            async for message in websocket:
+                at = time.monotonic()
+                try:
+                    messages.append((json.loads(message), at))
+                except ValueError:
+                    pass
+
+    async def relay_limited(self, first_link):
+        """A controller without simultaneous central and peripheral LE states: doctor says so,
+        and when the strap drops while an app is connected, the relay lets the app go, gets the
+        strap back, and advertises again."""
+        folder = self.folder("relaylimited")
+        facts = {"name": "hrbridge Limited"}
+        await self.use_bluetoothd(simultaneous_roles=True)
+        link = await self.add_controller(2, le_states=LIMITED_LE_STATES)
+        facts["doctorExit"] = await Hrbridge(self.binary, folder, "doctor").run("doctor", "--json")
+        facts["roles"] = {f"hci{index}": await self.roles(f"hci{index}") for index in sorted(self.adapters)}
+        strap = await self.strap(link, "HRM-Limited 12", "C1:00:00:00:00:12")
+        app = App(link, "App 5", "D1:00:00:00:00:05")
+        await app.power_on()
+        relay = Hrbridge(self.binary, folder, "relay")
+        try:
+            await relay.start("relay", strap.address, "--json", "--adapter", "hci2", "--peripheral-adapter", "hci2",
+                              "--name", facts["name"])
+            await self.relay_ready(relay, strap, [app], self.controller(2), facts)
+            half = len(self.frames) // 2
+            facts["first"] = await self.relay_phase(strap, [app], "first", self.frames[:half])
+            facts["awaySeconds"] = 4.0
+            away = time.monotonic()
+            facts["awayAt"] = away
+            await strap.go_away()
+            await asyncio.sleep(facts["awaySeconds"])
+            await strap.advertise()
+            facts["backAt"] = time.monotonic()
+            try:
+                await asyncio.wait_for(app.disconnected.wait(), 60)
+            except asyncio.TimeoutError:
+                facts["appLetGo"] = False
+            else:
+                facts["appLetGo"] = True
+            try:
+                await asyncio.wait_for(strap.subscribed.wait(), 90)
+            except asyncio.TimeoutError:
+                facts["strapBack"] = False
+            else:
+                facts["strapBack"] = True
+                facts["strapBackAt"] = time.monotonic()
+            facts["advertisingAgain"] = await relay.wait_for_peripheral("advertising", 2, 60)
+            app.phase = "second"
+            await app.connect(self.controller(2))
+            facts["appBackAt"] = time.monotonic()
+            # bluetoothd answers the app's CCC write before hrbridge has its StartNotify.
+            facts["notifyingAgain"] = await relay.wait_for_peripheral("notifying", 2, 30)
+            facts["second"] = await self.relay_phase(strap, [app], "second", self.frames[half:])
+            await asyncio.sleep(1.0)
+        finally:
+            facts["exit"] = await quietly(relay.stop())
+            await quietly(app.disconnect())
+            await quietly(strap.go_away())
+            self.result("relaylimited", strap=strap.address, apps=[app.record()], **facts)
+
     async def run(self, scenarios):
         await self.start_bluetoothd()
         first_link = await self.add_controller(0)
         available = {
             "scan": self.scan, "monitor": self.monitor, "pair": self.pair, "away": self.away,
             "restart": self.restart, "adapters": self.two_adapters, "daemon": self.daemon,
-            "broadcast": self.broadcast,
+            "broadcast": self.broadcast, "relay": self.relay, "relay1": self.relay_one,
+            "relaysim": self.relay_simulated, "relayrestart": self.relay_restart,
+            "relaydaemon": self.relay_daemon, "relaylimited": self.relay_limited,
         }
         for name in scenarios:
             log(f"scenario {name}")
             started = time.monotonic()
             try:
-                await asyncio.wait_for(available[name](first_link), 300)
+                await asyncio.wait_for(available[name](first_link), LIMITS.get(name, 300))
             except BaseException as error:  # recorded for the test, then the next scenario runs
                 with open(os.path.join(self.folder(name), "failure.txt"), "w") as file:
                     file.write("".join(traceback.format_exception(error)))

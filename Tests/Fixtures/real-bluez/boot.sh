@@ -30,7 +30,9 @@ needed=("$root" "$here" "$venv" "$(dirname "$hrbridge")" "$(dirname "$(realpath 
     done
 } > "$out/guest-paths"
 # No KVM in the machines this runs on (nested virtualisation hangs): TCG, which boots in ~10 s.
-timeout "${REAL_BLUEZ_TIMEOUT:-900}" qemu-system-x86_64 \
+# The whole run takes 7-9 minutes on 2 quiet cores (the relay's scenarios included); the bound
+# leaves room for a loaded machine.
+timeout "${REAL_BLUEZ_TIMEOUT:-1500}" qemu-system-x86_64 \
     -accel tcg,thread=multi -cpu max -smp 2 -m 2048 -nographic -no-reboot -nic none \
     -kernel "$root/$bed/vmlinuz" -initrd "$root/$bed/initramfs.gz" \
     -append "console=ttyS0 quiet panic=-1 rdinit=/init" \

@@ -1,0 +1,176 @@
+import Bridge
+import BusHarness
+import DBus
+import Foundation
+import Logging
+import NIOHTTP1
+import Synchronization
+import Testing
+
+/// The daemon's outputs on the simulator: `[osc]` to python-osc, and `[peripheral]` with its
+/// α1 sensor on BlueZoo (the session's DFA α1 × 100 as a heart rate an app reads).
+@Suite("hrbridge daemon: [osc] and [peripheral] alpha1 on the simulator", .serialized)
+struct DaemonOutputsTests {
+    static let logger = Logger(label: "test")
+
+    /// JSON lines python-osc's server printed.
+    static func received(_ server: Spawned) -> [[String: Any]] {
+        server.output.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .filter { $0["address"] != nil }
+    }
+
+    @Test("[osc]: the simulator's strap reaches python-osc with VRCOSC's names and types")
+    func oscToPythonOSC() async throws {
+        let server = try await Spawned.startPeer(
+            venvPython, [packageRoot.appendingPathComponent("Tests/Fixtures/osc/server.py").path],
+            label: "python-osc server"
+        ) { peer in peer.output.contains { $0.contains("\"ready\"") } }
+        defer { server.stop() }
+        let ready = try #require(
+            server.output.first { $0.contains("\"ready\"") }.flatMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            })
+        let port = try #require(ready["port"] as? Int)
+        let daemon = try await DaemonUnderTest(
+            moreSettings: """
+                [osc]
+                enabled = true
+                target = "127.0.0.1:\(port)"
+                source = "simulator"
+                preset = "vrcosc"
+                """)
+        defer { daemon.stop() }
+        let value = "/avatar/parameters/VRCOSC/Heartrate/Value"
+        try await eventually("heart rates at python-osc") {
+            Self.received(server).filter { $0["address"] as? String == value }.count >= 5
+        }
+        let messages = Self.received(server)
+        let rates = messages.filter { $0["address"] as? String == value }
+        #expect(rates.allSatisfy { $0["tags"] as? String == ",i" })
+        let values = rates.compactMap { ($0["values"] as? [Any])?.first as? Int }
+        #expect(values.contains { (40...220).contains($0) }, "\(values)")
+        let connected = messages.last { $0["address"] as? String == "/avatar/parameters/VRCOSC/Heartrate/Connected" }
+        #expect(connected?["tags"] as? String == ",T")
+        let normalised = messages.first { $0["address"] as? String == "/avatar/parameters/VRCOSC/Heartrate/Normalised" }
+        #expect(normalised?["tags"] as? String == ",f")
+        #expect(!server.output.contains { $0.contains("\"refused\"") }, "python-osc took every datagram")
+    }
+
+    @Test("[peripheral] alpha1: a second sensor on its own adapter carries the session's α1 × 100")
+    func alpha1Sensor() async throws {
+        let adapters = ["00:00:00:00:0C:01", "00:00:00:00:0C:02", "00:00:00:00:0C:03"]
+        try await withBlueZoo(adapters: adapters) { bed in
+            let app = try DBusConnection(bus: .address(bed.bus.address), logger: Self.logger)
+            defer { Task { await app.close() } }
+            func call(_ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue] = [])
+                async throws -> [DBusValue]
+            {
+                try await app.call(
+                    destination: "org.bluez", path: path, interface: interface, member: member, arguments: arguments)
+            }
+            func objects() async throws -> [String: DBusValue] {
+                try await call("/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects").first?
+                    .stringDictionary ?? [:]
+            }
+            _ = try await call(
+                "/org/bluez/hci1", "org.freedesktop.DBus.Properties", "Set",
+                [.string("org.bluez.Adapter1"), .string("Discoverable"), .variant(.boolean(true))])
+            // Fast: 2 minutes of beats (the first α1 window) in a few seconds.
+            let daemon = try await DaemonUnderTest(
+                environment: ["DBUS_SYSTEM_BUS_ADDRESS": bed.bus.address], speed: 30,
+                moreSettings: """
+                    [peripheral]
+                    enabled = true
+                    source = "simulator"
+                    adapter = "hci0"
+                    alpha1 = true
+                    alpha1_adapter = "hci1"
+                    """)
+            defer { daemon.stop() }
+            let client = daemon.unix
+            let strap = DaemonUnderTest.straps[0]
+            let created = try await client.send(.POST, "/v1/sessions", json: ["sensors": [strap]])
+            let id = try #require(created.object?["id"] as? String)
+            let events = EventCollector(client, path: "/v1/events?session=\(id)")
+            defer { events.cancel() }
+
+            // The app finds the α1 sensor on hci1 and subscribes.
+            let device = "/org/bluez/hci2/dev_00_00_00_00_0C_02"
+            _ = try await call(
+                "/org/bluez/hci2", "org.bluez.Adapter1", "SetDiscoveryFilter",
+                [.propertyMap([("Transport", .string("le"))])])
+            _ = try await call("/org/bluez/hci2", "org.bluez.Adapter1", "StartDiscovery")
+            try await eventually(
+                "the α1 sensor's advertisement: \(daemon.process.output.suffix(8).joined(separator: "\n")); \((try? await objects())?[device].map { "\($0)" } ?? "no device")"
+            ) {
+                try await objects()[device]?.stringDictionary?["org.bluez.Device1"]?.stringDictionary?["Name"]?
+                    .string == "hrbridge a1x100"
+            }
+            _ = try await call("/org/bluez/hci2", "org.bluez.Adapter1", "StopDiscovery")
+            _ = try await call(device, "org.bluez.Device1", "Connect")
+            var measurement: String?
+            try await eventually("its heart-rate characteristic") {
+                measurement = try await objects().first { path, interfaces in
+                    path.hasPrefix(device + "/")
+                        && interfaces.stringDictionary?["org.bluez.GattCharacteristic1"]?.stringDictionary?["UUID"]?
+                            .string?.hasPrefix("00002a37") == true
+                }?.key
+                return measurement != nil
+            }
+            let path = try #require(measurement)
+            let received = Mutex<[[UInt8]]>([])
+            let values = try await app.signals(
+                matching: MatchRule(
+                    sender: "org.bluez", path: path, interface: "org.freedesktop.DBus.Properties",
+                    member: "PropertiesChanged"))
+            let recorder = Task {
+                for await signal in values {
+                    guard let bytes = signal.arguments.dropFirst().first?.stringDictionary?["Value"]?.bytes else {
+                        continue
+                    }
+                    received.withLock { $0.append(bytes) }
+                }
+            }
+            defer { recorder.cancel() }
+            _ = try await call(path, "org.bluez.GattCharacteristic1", "StartNotify")
+            try await eventually("α1 frames at the app after the first window") {
+                !events.of(kind: "hrv").isEmpty && received.withLock { $0.count } >= 3
+            }
+            // Every value the app got is a window's α1 × 100, as a plain uint8 heart rate.
+            let windows = Set(
+                events.of(kind: "hrv").compactMap { $0["alpha1"] as? Double }.map { Int(($0 * 100).rounded()) })
+            let frames = received.withLock { $0 }
+            #expect(frames.allSatisfy { $0.count == 2 && $0[0] == 0x00 }, "\(frames)")
+            try await eventually("the windows seen so far to cover the frames") {
+                let seen = Set(
+                    events.of(kind: "hrv").compactMap { $0["alpha1"] as? Double }.map { Int(($0 * 100).rounded()) })
+                return frames.allSatisfy { seen.contains(Int($0[1])) }
+            }
+            #expect(!windows.isEmpty)
+            let health = try await client.send(.GET, "/v1/health").object?["peripheral"] as? [String: Any]
+            let alpha1 = try #require(health?["alpha1"] as? [String: Any])
+            #expect(alpha1["adapter"] as? String == "hci1")
+            #expect(alpha1["notifying"] as? Bool == true)
+            #expect(alpha1["value"] is Double)
+            #expect(health?["following"] as? String == strap, "the simulator's first strap")
+
+            // The session ends: no α1 stands any more, and none is sent.
+            _ = try await client.send(.POST, "/v1/sessions/\(id)/stop")
+            try await eventually("α1 cleared") {
+                let peripheral = try await client.send(.GET, "/v1/health").object?["peripheral"] as? [String: Any]
+                return (peripheral?["alpha1"] as? [String: Any])?["value"] is NSNull
+            }
+            // A few more simulated seconds of the strap's frames reach the main sensor, not the α1 one
+            // (counted after some frames went by: one in flight at the stop may still arrive).
+            let framesIn = {
+                try await client.send(.GET, "/v1/health").object?["peripheral"].flatMap { $0 as? [String: Any] }?[
+                    "framesIn"] as? Int ?? 0
+            }
+            let stopped = try await framesIn()
+            try await eventually("strap frames after the stop") { try await framesIn() >= stopped + 3 }
+            let sentAtEnd = received.withLock { $0.count }
+            try await eventually("more strap frames") { try await framesIn() >= stopped + 13 }
+            #expect(received.withLock { $0.count } == sentAtEnd, "α1 frames after the session ended")
+        }
+    }
+}
