@@ -48,40 +48,6 @@ func withRunning(
     }
 }
 
-/// Calls `member` on `org.bluez`.
-func callBlueZ(
-    _ connection: DBusConnection, _ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue] = []
-) async throws -> [DBusValue] {
-    try await connection.call(
-        destination: "org.bluez", path: path, interface: interface, member: member, arguments: arguments)
-}
-
-/// org.bluez's objects: path → interface → properties.
-func blueZObjects(_ connection: DBusConnection) async throws -> [String: [String: [String: DBusValue]]] {
-    let reply = try await callBlueZ(connection, "/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
-    var objects: [String: [String: [String: DBusValue]]] = [:]
-    for (path, interfaces) in reply.first?.stringDictionary ?? [:] {
-        objects[path] = (interfaces.stringDictionary ?? [:]).mapValues { $0.stringDictionary ?? [:] }
-    }
-    return objects
-}
-
-/// Records the `Value` bytes of one characteristic's PropertiesChanged signals.
-final class ValueRecorder: Sendable {
-    private let values = Mutex<[[UInt8]]>([])
-
-    func record(_ signals: AsyncStream<DBusSignal>) async {
-        for await signal in signals {
-            guard signal.arguments.count >= 2, let bytes = signal.arguments[1].stringDictionary?["Value"]?.bytes else {
-                continue
-            }
-            values.withLock { $0.append(bytes) }
-        }
-    }
-
-    var all: [[UInt8]] { values.withLock { $0 } }
-}
-
 @Suite("Heart Rate peripheral over D-Bus: BlueZoo, and callers that are not bluetoothd", .serialized)
 struct PeripheralTests {
     static let peripheralAddress = "00:00:00:00:00:0A"

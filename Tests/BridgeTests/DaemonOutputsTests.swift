@@ -62,18 +62,8 @@ struct DaemonOutputsTests {
         try await withBlueZoo(adapters: adapters) { bed in
             let app = try DBusConnection(bus: .address(bed.bus.address), logger: Self.logger)
             defer { Task { await app.close() } }
-            func call(_ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue] = [])
-                async throws -> [DBusValue]
-            {
-                try await app.call(
-                    destination: "org.bluez", path: path, interface: interface, member: member, arguments: arguments)
-            }
-            func objects() async throws -> [String: DBusValue] {
-                try await call("/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects").first?
-                    .stringDictionary ?? [:]
-            }
-            _ = try await call(
-                "/org/bluez/hci1", "org.freedesktop.DBus.Properties", "Set",
+            _ = try await callBlueZ(
+                app, "/org/bluez/hci1", "org.freedesktop.DBus.Properties", "Set",
                 [.string("org.bluez.Adapter1"), .string("Discoverable"), .variant(.boolean(true))])
             // Fast: 2 minutes of beats (the first α1 window) in a few seconds.
             let daemon = try await DaemonUnderTest(
@@ -96,50 +86,38 @@ struct DaemonOutputsTests {
 
             // The app finds the α1 sensor on hci1 and subscribes.
             let device = "/org/bluez/hci2/dev_00_00_00_00_0C_02"
-            _ = try await call(
-                "/org/bluez/hci2", "org.bluez.Adapter1", "SetDiscoveryFilter",
+            _ = try await callBlueZ(
+                app, "/org/bluez/hci2", "org.bluez.Adapter1", "SetDiscoveryFilter",
                 [.propertyMap([("Transport", .string("le"))])])
-            _ = try await call("/org/bluez/hci2", "org.bluez.Adapter1", "StartDiscovery")
+            _ = try await callBlueZ(app, "/org/bluez/hci2", "org.bluez.Adapter1", "StartDiscovery")
             try await eventually(
-                "the α1 sensor's advertisement: \(daemon.process.output.suffix(8).joined(separator: "\n")); \((try? await objects())?[device].map { "\($0)" } ?? "no device")"
+                "the α1 sensor's advertisement: \(daemon.process.output.suffix(8).joined(separator: "\n")); \((try? await blueZObjects(app))?[device].map { "\($0)" } ?? "no device")"
             ) {
-                try await objects()[device]?.stringDictionary?["org.bluez.Device1"]?.stringDictionary?["Name"]?
+                try await blueZObjects(app)[device]?["org.bluez.Device1"]?["Name"]?
                     .string == "hrbridge a1x100"
             }
-            _ = try await call("/org/bluez/hci2", "org.bluez.Adapter1", "StopDiscovery")
-            _ = try await call(device, "org.bluez.Device1", "Connect")
+            _ = try await callBlueZ(app, "/org/bluez/hci2", "org.bluez.Adapter1", "StopDiscovery")
+            _ = try await callBlueZ(app, device, "org.bluez.Device1", "Connect")
             var measurement: String?
             try await eventually("its heart-rate characteristic") {
-                measurement = try await objects().first { path, interfaces in
+                measurement = try await blueZObjects(app).first { path, interfaces in
                     path.hasPrefix(device + "/")
-                        && interfaces.stringDictionary?["org.bluez.GattCharacteristic1"]?.stringDictionary?["UUID"]?
+                        && interfaces["org.bluez.GattCharacteristic1"]?["UUID"]?
                             .string?.hasPrefix("00002a37") == true
                 }?.key
                 return measurement != nil
             }
             let path = try #require(measurement)
-            let received = Mutex<[[UInt8]]>([])
-            let values = try await app.signals(
-                matching: MatchRule(
-                    sender: "org.bluez", path: path, interface: "org.freedesktop.DBus.Properties",
-                    member: "PropertiesChanged"))
-            let recorder = Task {
-                for await signal in values {
-                    guard let bytes = signal.arguments.dropFirst().first?.stringDictionary?["Value"]?.bytes else {
-                        continue
-                    }
-                    received.withLock { $0.append(bytes) }
-                }
-            }
-            defer { recorder.cancel() }
-            _ = try await call(path, "org.bluez.GattCharacteristic1", "StartNotify")
+            let received = try await ValueRecorder.start(path, on: app)
+            defer { received.stop() }
+            _ = try await callBlueZ(app, path, "org.bluez.GattCharacteristic1", "StartNotify")
             try await eventually("α1 frames at the app after the first window") {
-                !events.of(kind: "hrv").isEmpty && received.withLock { $0.count } >= 3
+                !events.of(kind: "hrv").isEmpty && received.all.count >= 3
             }
             // Every value the app got is a window's α1 × 100, as a plain uint8 heart rate.
             let windows = Set(
                 events.of(kind: "hrv").compactMap { $0["alpha1"] as? Double }.map { Int(($0 * 100).rounded()) })
-            let frames = received.withLock { $0 }
+            let frames = received.all
             #expect(frames.allSatisfy { $0.count == 2 && $0[0] == 0x00 }, "\(frames)")
             try await eventually("the windows seen so far to cover the frames") {
                 let seen = Set(
@@ -168,9 +146,9 @@ struct DaemonOutputsTests {
             }
             let stopped = try await framesIn()
             try await eventually("strap frames after the stop") { try await framesIn() >= stopped + 3 }
-            let sentAtEnd = received.withLock { $0.count }
+            let sentAtEnd = received.all.count
             try await eventually("more strap frames") { try await framesIn() >= stopped + 13 }
-            #expect(received.withLock { $0.count } == sentAtEnd, "α1 frames after the session ended")
+            #expect(received.all.count == sentAtEnd, "α1 frames after the session ended")
         }
     }
 }

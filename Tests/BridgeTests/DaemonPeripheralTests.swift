@@ -20,23 +20,6 @@ struct DaemonPeripheralTests {
     static let frames = ["1648a003", "164ba203", "0650", "1651b003"]
     static let logger = Logger(label: "test")
 
-    static func call(
-        _ connection: DBusConnection, _ path: String, _ interface: String, _ member: String,
-        _ arguments: [DBusValue] = []
-    ) async throws -> [DBusValue] {
-        try await connection.call(
-            destination: "org.bluez", path: path, interface: interface, member: member, arguments: arguments)
-    }
-
-    static func objects(_ connection: DBusConnection) async throws -> [String: [String: [String: DBusValue]]] {
-        let reply = try await call(connection, "/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
-        var objects: [String: [String: [String: DBusValue]]] = [:]
-        for (path, interfaces) in reply.first?.stringDictionary ?? [:] {
-            objects[path] = interfaces.stringDictionary?.mapValues { $0.stringDictionary ?? [:] }
-        }
-        return objects
-    }
-
     @Test("the session's strap reaches an app frame for frame; health, MQTT and metrics say so")
     func sessionStrapToAnApp() async throws {
         try await withMosquitto { broker in try await sessionStrapToAnApp(broker: broker) }
@@ -76,7 +59,7 @@ struct DaemonPeripheralTests {
             let app = try DBusConnection(bus: .address(bed.bus.address), logger: Self.logger)
             defer { Task { await app.close() } }
             // BlueZoo lists an advertisement only of a discoverable adapter.
-            _ = try await Self.call(
+            _ = try await callBlueZ(
                 app, "/org/bluez/hci2", "org.freedesktop.DBus.Properties", "Set",
                 [.string("org.bluez.Adapter1"), .string("Discoverable"), .variant(.boolean(true))])
             let daemon = try Spawned(
@@ -104,46 +87,34 @@ struct DaemonPeripheralTests {
             }
 
             // The app finds "Gym HR" on hci3, connects and subscribes.
-            _ = try await Self.call(
+            _ = try await callBlueZ(
                 app, "/org/bluez/hci3", "org.bluez.Adapter1", "SetDiscoveryFilter",
                 [.propertyMap([("Transport", .string("le"))])])
-            _ = try await Self.call(app, "/org/bluez/hci3", "org.bluez.Adapter1", "StartDiscovery")
+            _ = try await callBlueZ(app, "/org/bluez/hci3", "org.bluez.Adapter1", "StartDiscovery")
             try await eventually("the advertisement seen from hci3") {
-                try await Self.objects(app)[Self.relayDevice]?["org.bluez.Device1"]?["Name"]?.string == "Gym HR"
+                try await blueZObjects(app)[Self.relayDevice]?["org.bluez.Device1"]?["Name"]?.string == "Gym HR"
             }
-            _ = try await Self.call(app, "/org/bluez/hci3", "org.bluez.Adapter1", "StopDiscovery")
-            _ = try await Self.call(app, Self.relayDevice, "org.bluez.Device1", "Connect")
+            _ = try await callBlueZ(app, "/org/bluez/hci3", "org.bluez.Adapter1", "StopDiscovery")
+            _ = try await callBlueZ(app, Self.relayDevice, "org.bluez.Device1", "Connect")
             var measurement: String?
             try await eventually("the heart-rate characteristic") {
-                measurement = try await Self.objects(app).first { path, interfaces in
+                measurement = try await blueZObjects(app).first { path, interfaces in
                     path.hasPrefix(Self.relayDevice + "/")
                         && interfaces[Self.characteristic]?["UUID"]?.string?.hasPrefix("00002a37") == true
                 }?.key
                 return measurement != nil
             }
             let path = try #require(measurement)
-            let received = Mutex<[[UInt8]]>([])
-            let values = try await app.signals(
-                matching: MatchRule(
-                    sender: "org.bluez", path: path, interface: "org.freedesktop.DBus.Properties",
-                    member: "PropertiesChanged"))
-            let recorder = Task {
-                for await signal in values {
-                    guard let bytes = signal.arguments.dropFirst().first?.stringDictionary?["Value"]?.bytes else {
-                        continue
-                    }
-                    received.withLock { $0.append(bytes) }
-                }
-            }
-            defer { recorder.cancel() }
-            _ = try await Self.call(app, path, Self.characteristic, "StartNotify")
+            let received = try await ValueRecorder.start(path, on: app)
+            defer { received.stop() }
+            _ = try await callBlueZ(app, path, Self.characteristic, "StartNotify")
             try await eventually("the app subscribed") {
                 try await client.send(.GET, "/v1/health").object?["peripheral"].flatMap { $0 as? [String: Any] }?[
                     "notifying"] as? Bool == true
             }
             try strap.send("resume")
-            try await eventually("every frame at the app") { received.withLock { $0.count } >= Self.frames.count }
-            #expect(received.withLock { $0 }.map { $0.map { String(format: "%02x", $0) }.joined() } == Self.frames)
+            try await eventually("every frame at the app") { received.all.count >= Self.frames.count }
+            #expect(received.all.map { $0.map { String(format: "%02x", $0) }.joined() } == Self.frames)
 
             // Health, as the OpenAPI document describes it.
             let health = try await client.send(.GET, "/v1/health")
