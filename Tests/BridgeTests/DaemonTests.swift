@@ -259,7 +259,9 @@ struct DaemonTests {
         var descriptors: [Int32] = []
         defer { for descriptor in descriptors { close(descriptor) } }
         for _ in 0..<2_000 {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            // Close-on-exec: a server another suite spawns meanwhile (PostgreSQL) must not inherit
+            // 2,000 descriptors (it then refused to start: "insufficient file descriptors").
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard descriptor >= 0 else { break }
             _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
             var address = sockaddr_in()
@@ -292,7 +294,7 @@ struct DaemonTests {
     func slowClient() async throws {
         let daemon = try await DaemonUnderTest(apiSettings: "idle_timeout = 2")
         defer { daemon.stop() }
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(descriptor) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

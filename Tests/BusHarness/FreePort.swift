@@ -4,7 +4,7 @@
 
 /// A loopback port nobody listens on now (the kernel's pick), for a peer or a daemon under test.
 public func freeLoopbackPort() throws -> Int {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard descriptor >= 0 else { throw HarnessError("socket() failed") }
     defer { close(descriptor) }
     var address = sockaddr_in()
