@@ -16,7 +16,8 @@ SYSCONFDIR ?= /etc
 UNITDIR ?= $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
 UDEVDIR ?= $(shell pkg-config --variable=udevdir udev 2>/dev/null || echo /lib/udev)
 SYSUSERSDIR ?= $(shell pkg-config --variable=sysusersdir systemd 2>/dev/null || echo /usr/lib/sysusers.d)
-BINARY ?= .build/release/hrbridge
+# Where `make install-files` takes the two executables from.
+BINDIR_BUILT ?= .build/release
 
 setup:
 	@scripts/check-toolchain.sh
@@ -28,8 +29,9 @@ test-setup: setup
 python-peers: test-setup
 	@scripts/setup-python.sh
 
+# The command line alone: it does not link the server stack, so the demo does not wait for it.
 build: setup
-	$(SWIFT) build
+	$(SWIFT) build --product hrbridge
 
 # The main job: a simulated 18-minute interval workout with two virtual straps, played at 60×
 # (about 20 s), live view on a terminal, summary at the end. No hardware, no root services.
@@ -75,15 +77,17 @@ bench-daemon: python-peers
 
 release: setup
 	$(SWIFT) build -c release --static-swift-stdlib --product hrbridge
+	$(SWIFT) build -c release --static-swift-stdlib --product hrbridged
 
-# Builds in release mode, then installs the binary, the unit, the sysusers entry, the udev rule and
+# Builds in release mode, then installs both executables, the unit, the sysusers entry, the udev rule and
 # (only when there is none) the default configuration. Enabling the unit is left to the admin.
 install: release install-files
 
 install-files:
-	install -Dm755 $(BINARY) $(DESTDIR)$(BINDIR)/hrbridge
+	install -Dm755 $(BINDIR_BUILT)/hrbridge $(DESTDIR)$(BINDIR)/hrbridge
+	install -Dm755 $(BINDIR_BUILT)/hrbridged $(DESTDIR)$(BINDIR)/hrbridged
 	install -d $(DESTDIR)$(UNITDIR)
-	sed 's#^ExecStart=.*#ExecStart=$(BINDIR)/hrbridge daemon#' systemd/hrbridge.service > $(DESTDIR)$(UNITDIR)/hrbridge.service
+	sed 's#^ExecStart=.*#ExecStart=$(BINDIR)/hrbridged#' systemd/hrbridge.service > $(DESTDIR)$(UNITDIR)/hrbridge.service
 	chmod 644 $(DESTDIR)$(UNITDIR)/hrbridge.service
 	install -Dm644 systemd/hrbridge.sysusers $(DESTDIR)$(SYSUSERSDIR)/hrbridge.conf
 	install -Dm644 udev/60-hrbridge.rules $(DESTDIR)$(UDEVDIR)/rules.d/60-hrbridge.rules
@@ -92,5 +96,5 @@ install-files:
 	@echo "installed; as root: systemd-sysusers && systemctl daemon-reload && udevadm control --reload && systemctl enable --now hrbridge"
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/hrbridge $(DESTDIR)$(UNITDIR)/hrbridge.service $(DESTDIR)$(SYSUSERSDIR)/hrbridge.conf $(DESTDIR)$(UDEVDIR)/rules.d/60-hrbridge.rules
+	rm -f $(DESTDIR)$(BINDIR)/hrbridge $(DESTDIR)$(BINDIR)/hrbridged $(DESTDIR)$(UNITDIR)/hrbridge.service $(DESTDIR)$(SYSUSERSDIR)/hrbridge.conf $(DESTDIR)$(UDEVDIR)/rules.d/60-hrbridge.rules
 	@echo "kept $(DESTDIR)$(SYSCONFDIR)/hrbridge/config.toml and the store in /var/lib/hrbridge (remove them by hand if wanted)"

@@ -21,7 +21,10 @@ let package = Package(
         .library(name: "WorkoutRecording", targets: ["WorkoutRecording"]),
         .library(name: "MQTT", targets: ["MQTT"]),
         .library(name: "BridgeOut", targets: ["BridgeOut"]),
+        .library(name: "Wire", targets: ["Wire"]),
+        .library(name: "BridgeClient", targets: ["BridgeClient"]),
         .executable(name: "hrbridge", targets: ["hrbridge"]),
+        .executable(name: "hrbridged", targets: ["hrbridged"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -135,7 +138,7 @@ let package = Package(
             dependencies: [
                 "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus", "WorkoutStore",
                 "WorkoutExport", "WorkoutPlans", "JSONSupport", "WorkoutRecording", "MQTT", "RemoteSensors",
-                "PostgresStore", "BridgeOut",
+                "PostgresStore", "BridgeOut", "Wire",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -153,20 +156,44 @@ let package = Package(
                 .embedInCode("Web/board.css"), .embedInCode("Web/overlay.js"), .embedInCode("Web/overlay.css"),
             ]
         ),
+        // What the daemon says to its clients and its peers: the JSON wire types and ISO 8601 times.
+        .target(
+            name: "Wire",
+            dependencies: [
+                "GATT", "Samples", "Sensors", "Workouts", "WorkoutStore", "WorkoutExport", "WorkoutPlans",
+                "JSONSupport",
+            ]
+        ),
         // Readings passed on: re-encoded heart-rate frames for the Bluetooth peripheral, OSC for VR avatars.
         .target(
             name: "BridgeOut",
             dependencies: ["GATT", "Sensors", .product(name: "Logging", package: "swift-log")]
         ),
-        // The command line: thin commands over the modules.
+        // A client of the daemon's API (REST and Server-Sent Events) over its Unix socket or TCP.
+        .target(
+            name: "BridgeClient",
+            dependencies: [
+                "Wire", "JSONSupport", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // The command line: thin commands over the modules. It does not link the server stack
+        // (Hummingbird, postgres-nio, TLS): `make demo` builds this alone.
         .executableTarget(
             name: "hrbridge",
             dependencies: [
                 "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus", "Doctor", "WorkoutStore",
-                "WorkoutExport", "WorkoutPlans", "Bridge", "JSONSupport", "WorkoutRecording", "PostgresStore",
-                "BridgeOut",
+                "WorkoutExport", "WorkoutPlans", "Wire", "BridgeClient", "JSONSupport", "WorkoutRecording", "BridgeOut",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The service: the daemon with Prometheus as its metrics backend.
+        .executableTarget(
+            name: "hrbridged",
+            dependencies: [
+                "Bridge",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
@@ -225,6 +252,7 @@ let package = Package(
             name: "WorkoutStoreTests",
             dependencies: [
                 "WorkoutStore", "PostgresStore", "Workouts", "Samples", "Sensors", "BusHarness", "hrbridge",
+                "hrbridged",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -236,14 +264,14 @@ let package = Package(
             name: "WorkoutPlansTests",
             dependencies: ["WorkoutPlans", "Workouts", "Samples", "Sensors", "SensorSimulator"]),
         // Real bluetoothd and the Linux kernel in QEMU, Bumble virtual controllers (Tests/Fixtures/real-bluez).
-        .testTarget(name: "RealBlueZTests", dependencies: ["BusHarness", "hrbridge"]),
+        .testTarget(name: "RealBlueZTests", dependencies: ["BusHarness", "hrbridge", "hrbridged"]),
         .testTarget(
-            name: "hrbridgeTests", dependencies: ["hrbridge", "BusHarness", "Workouts", "Bridge", "JSONSupport"]),
+            name: "hrbridgeTests", dependencies: ["hrbridge", "BusHarness", "Workouts", "Wire", "JSONSupport"]),
         .testTarget(
             name: "BridgeTests",
             dependencies: [
-                "Bridge", "BusHarness", "Workouts", "Sensors", "SensorSimulator", "GATT", "hrbridge", "JSONSupport",
-                "Samples", "WorkoutStore", "MQTT",
+                "Bridge", "BridgeClient", "Wire", "BusHarness", "Workouts", "Sensors", "SensorSimulator", "GATT",
+                "hrbridge", "hrbridged", "JSONSupport", "Samples", "WorkoutStore", "MQTT",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 ../scripts/setup-python.sh >/dev/null
-(cd .. && swift build -c release --static-swift-stdlib --product hrbridge >/dev/null)
+(cd .. && swift build -c release --static-swift-stdlib --product hrbridged >/dev/null)
 swift build -c release --product NotifyBenchmark >/dev/null
-exec ../.venv/bin/python daemon/bench_hub.py --hrbridge ../.build/release/hrbridge \
+exec ../.venv/bin/python daemon/bench_hub.py --hrbridged ../.build/release/hrbridged \
     --producer .build/release/NotifyBenchmark "$@"

@@ -1,4 +1,4 @@
-"""Daemon benchmark: 50 straps at 4 Hz through BlueZ (D-Bus) into `hrbridge daemon`, fanned out to
+"""Daemon benchmark: 50 straps at 4 Hz through BlueZ (D-Bus) into `hrbridged`, fanned out to
 20 WebSocket clients; then the idle daemon.
 
 One private dbus-daemon; `NotifyBenchmark --producer --straps 50` owns org.bluez and emits frames
@@ -8,7 +8,7 @@ adapter, 50 configured straps, TCP listener with a read token) connects them; 20
 `rrIntervals` (raw = seconds × 1024) to get latency frame emitted → message at the client.
 Daemon CPU comes from /proc/PID/stat (utime + stime), RSS from /proc/PID/status (VmHWM, VmRSS).
 
-usage: bench_daemon.py --hrbridge PATH --producer PATH [--seconds 20] [--clients 20] [--straps 50]
+usage: bench_daemon.py --hrbridged PATH --producer PATH [--seconds 20] [--clients 20] [--straps 50]
 
 With --stalled-sse N [--minutes 10] [--straps 10] it measures the other end instead: N clients
 open /v1/events and never read (a 4 KiB receive buffer, so the daemon's writes stall early)
@@ -314,7 +314,7 @@ def unit_environment():
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--hrbridge", required=True)
+    parser.add_argument("--hrbridged", required=True)
     parser.add_argument("--producer", required=True)
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--clients", type=int, default=20)
@@ -352,7 +352,7 @@ def main():
                     out.write('[mqtt]\nurl = "mqtt://127.0.0.1:%d"\nnode = "bench"\nstate_interval = 0\n' % broker_port)
             # It holds a token: private, or the daemon refuses it.
             os.chmod(os.path.join(directory, "config.toml"), 0o600)
-            daemon = subprocess.Popen([arguments.hrbridge, "daemon", "--config", os.path.join(directory, "config.toml"),
+            daemon = subprocess.Popen([arguments.hrbridged, "--config", os.path.join(directory, "config.toml"),
                                        "--log-level", "warning"], env=environment)
             started = time.monotonic()
             import urllib.request

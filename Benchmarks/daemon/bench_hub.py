@@ -1,4 +1,4 @@
-"""Hub benchmark: N gateways (each `hrbridge daemon` on the BlueZ adapter, fed by its own private bus
+"""Hub benchmark: N gateways (each `hrbridged` on the BlueZ adapter, fed by its own private bus
 and `NotifyBenchmark --producer`) publish every frame (`[mqtt] publish_measurements`) to Debian's
 mosquitto; one hub (`[adapter] kind = "mqtt"`, no radio) follows them and serves the API; C WebSocket
 clients read the hub's `/v1/ws`. Every frame carries its emit time (CLOCK_BOOTTIME) in its RR fields,
@@ -11,7 +11,7 @@ and runs a class with every strap signed in (`[class] auto_join`), so every fram
 samples: the row count of `sample` before and after the window gives the ingest rate, and the
 server's processes' CPU is read beside the hub's.
 
-usage: bench_hub.py --hrbridge PATH --producer PATH [--gateways 3] [--straps 20] [--seconds 20] [--clients 5]
+usage: bench_hub.py --hrbridged PATH --producer PATH [--gateways 3] [--straps 20] [--seconds 20] [--clients 5]
                     [--postgres]
 """
 import argparse
@@ -144,7 +144,7 @@ async def measure(arguments, port, hub_pid, broker_pid, producers):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--hrbridge", required=True)
+    parser.add_argument("--hrbridged", required=True)
     parser.add_argument("--producer", required=True)
     parser.add_argument("--gateways", type=int, default=3)
     parser.add_argument("--straps", type=int, default=20)
@@ -180,7 +180,7 @@ def main():
                 for index in range(1, arguments.straps + 1):
                     config += '[[sensors]]\naddress = "%s"\n' % address(gateway, index)
                 write_config(os.path.join(folder, "config.toml"), config)
-                daemon = subprocess.Popen([arguments.hrbridge, "daemon", "--config", os.path.join(folder, "config.toml"),
+                daemon = subprocess.Popen([arguments.hrbridged, "--config", os.path.join(folder, "config.toml"),
                                            "--log-level", "warning"], env=environment)
                 processes.append(daemon)
                 gateway_pids.append(daemon.pid)
@@ -205,7 +205,7 @@ def main():
             write_config(os.path.join(hub_folder, "config.toml"), config)
             environment = dict(os.environ)
             environment.update(unit_environment())
-            hub = subprocess.Popen([arguments.hrbridge, "daemon", "--config", os.path.join(hub_folder, "config.toml"),
+            hub = subprocess.Popen([arguments.hrbridged, "--config", os.path.join(hub_folder, "config.toml"),
                                     "--log-level", "warning"], env=environment)
             processes.append(hub)
             time.sleep(1)

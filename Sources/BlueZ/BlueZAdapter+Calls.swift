@@ -116,7 +116,7 @@ extension BlueZAdapter {
         }
     }
 
-    /// The names of the adapters BlueZ has, sorted (`hci0`, `hci1`…).
+    /// The names of the adapters BlueZ has, in index order (`hci0`, `hci1`, … `hci10`).
     public static func adapterNames(on connection: DBusConnection) async throws(SensorAdapterError) -> [String] {
         var cache = ObjectCache()
         cache.load(snapshot: try await managedObjects(connection))

@@ -44,7 +44,7 @@ struct ObjectCache: Sendable {
     var adapters: [(path: String, name: String)] {
         objects.compactMap { path, interfaces in
             interfaces[Self.adapterInterface] == nil ? nil : (path, String(path.split(separator: "/").last ?? ""))
-        }.sorted { $0.path < $1.path }
+        }.sorted { $0.path.count != $1.path.count ? $0.path.count < $1.path.count : $0.path < $1.path }
     }
 
     /// Device paths directly under `adapter`.

@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 import Sensors
+import Wire
 public import WorkoutStore
 
 /// What the API serves: the sensors, the sessions, the store and the live hub of one daemon.

@@ -46,7 +46,7 @@ public enum DaemonError: Error, CustomStringConvertible {
     }
 }
 
-/// `hrbridge daemon`: the sensor manager, the session manager, the store, the API listeners and the
+/// `hrbridged`: the sensor manager, the session manager, the store, the API listeners and the
 /// systemd notifier, run as one service group. SIGTERM/SIGINT end every session (saved), then exit.
 public enum BridgeDaemon {
     /// Runs until SIGTERM or SIGINT.
@@ -129,7 +129,7 @@ public enum BridgeDaemon {
             // The adapter that serves apps holds no straps when another adapter can.
             var names = names
             if let settings = configuration.peripheral {
-                let available = await PeripheralService.adapters(on: connection)
+                let available = (try? await BlueZAdapter.adapterNames(on: connection)) ?? []
                 placement = PeripheralPlacement.choose(
                     available: available, requested: settings.adapter, strapAdapters: names ?? [])
                 if names == nil, let straps = placement?.straps { names = straps }
@@ -243,7 +243,7 @@ public enum BridgeDaemon {
             }
         }
         var available = available
-        if dbus == nil { available = await PeripheralService.adapters(on: connection) }
+        if dbus == nil { available = (try? await BlueZAdapter.adapterNames(on: connection)) ?? [] }
         // Without bluetoothd yet, the named adapter (or hci0) is waited for.
         let placement =
             placement ?? PeripheralPlacement.choose(available: available, requested: settings.adapter)
@@ -341,7 +341,7 @@ public enum BridgeDaemon {
                 throw DaemonError.listener("\(path) exists and is not a socket")
             }
             guard !Self.answers(path) else {
-                throw DaemonError.listener("\(path) is the socket of a running hrbridge daemon")
+                throw DaemonError.listener("\(path) is the socket of a running hrbridged")
             }
             unlink(path)
         }
@@ -397,7 +397,7 @@ struct BridgeService: Service {
         }
         let line = await core.statusLine()
         notifier.ready(status: line)
-        logger.notice("hrbridge daemon ready", metadata: ["status": "\(line)"])
+        logger.notice("hrbridged ready", metadata: ["status": "\(line)"])
         let core = core
         let notifier = notifier
         let dbus = dbus

@@ -15,7 +15,7 @@ struct HRBridge: AsyncParsableCommand {
             DecodeCommand.self, WorkoutCommand.self, ScanCommand.self, DevicesCommand.self, PairCommand.self,
             ForgetCommand.self, MonitorCommand.self, RelayCommand.self, DoctorCommand.self, WorkoutsCommand.self,
             SamplesCommand.self,
-            PlanCommand.self, DaemonCommand.self, SessionCommand.self, HRVCommand.self,
+            PlanCommand.self, SessionCommand.self, HRVCommand.self,
         ]
     )
 

@@ -1,8 +1,10 @@
 import Bridge
+import BridgeClient
 import BusHarness
 import Foundation
 import NIOHTTP1
 import Testing
+import Wire
 
 @Suite("The web face in a real browser: Debian's chromium, headless, driven by Selenium", .serialized)
 struct BrowserTests {

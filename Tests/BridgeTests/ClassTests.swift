@@ -1,10 +1,12 @@
 import Bridge
+import BridgeClient
 import BusHarness
 import Foundation
 import NIOHTTP1
 import Testing
+import Wire
 
-@Suite("hrbridge daemon: a class with automatic sign-in", .serialized)
+@Suite("hrbridged: a class with automatic sign-in", .serialized)
 struct ClassTests {
     let straps = DaemonUnderTest.straps
 

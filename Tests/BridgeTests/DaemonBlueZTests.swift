@@ -1,10 +1,12 @@
 import Bridge
+import BridgeClient
 import BusHarness
 import DBus
 import Foundation
 import NIOHTTP1
 import Synchronization
 import Testing
+import Wire
 
 #if canImport(Glibc)
     import Glibc
@@ -29,13 +31,13 @@ private func bluezDaemon(
         """.utf8
     ).write(to: directory.appendingPathComponent("config.toml"))
     let daemon = try Spawned(
-        DaemonUnderTest.binary,
-        ["daemon", "--config", directory.appendingPathComponent("config.toml").path, "--log-level", "info"],
+        DaemonUnderTest.daemonBinary,
+        ["--config", directory.appendingPathComponent("config.toml").path, "--log-level", "info"],
         environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address].merging(environment) { $1 }, label: label)
     return (daemon, socket)
 }
 
-@Suite("hrbridge daemon on BlueZ (python-dbusmock): zero adapters is a state, not a failure", .serialized)
+@Suite("hrbridged on BlueZ (python-dbusmock): zero adapters is a state, not a failure", .serialized)
 struct DaemonBlueZTests {
     @Test("without bluetoothd the daemon is READY and says it waits; when BlueZ and the strap appear, it streams")
     func waitsForBluetoothd() async throws {

@@ -1,15 +1,17 @@
 import Bridge
+import BridgeClient
 import BusHarness
 import Foundation
 import NIOHTTP1
 import Synchronization
 import Testing
+import Wire
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// `hrbridge daemon` started for real on the mock adapter in a temporary directory: its own
+/// `hrbridged` started for real on the mock adapter in a temporary directory: its own
 /// config, store, Unix socket and a free TCP port with a read and a control token.
 final class DaemonUnderTest: Sendable {
     static let readToken = "read-token-0123456789abcdef"
@@ -28,9 +30,16 @@ final class DaemonUnderTest: Sendable {
     var unix: APIClient { APIClient(endpoint: .unix(socketPath)) }
     func tcp(_ token: String?) -> APIClient { APIClient(endpoint: .tcp(host: "127.0.0.1", port: port), token: token) }
 
+    /// The command line, `hrbridge`, built beside the tests.
     static var binary: String {
         URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
             .appendingPathComponent("hrbridge").path
+    }
+
+    /// The service, `hrbridged`, built beside the tests.
+    static var daemonBinary: String {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("hrbridged").path
     }
 
     /// Three virtual straps; with `dropouts`, the third one disconnects for 25 s of every minute
@@ -129,8 +138,8 @@ final class DaemonUnderTest: Sendable {
         if environment["STATE_DIRECTORY"] == nil { environment["STATE_DIRECTORY"] = directory.path }
         // Ready: the API answers on the socket with every strap streaming.
         process = try await Spawned.startPeer(
-            Self.binary,
-            ["daemon", "--config", directory.appendingPathComponent("config.toml").path, "--log-level", "info"],
+            Self.daemonBinary,
+            ["--config", directory.appendingPathComponent("config.toml").path, "--log-level", "info"],
             environment: environment, label: "daemon"
         ) { _ in
             guard let reply = try? await unix.send(.GET, "/v1/health"), reply.status == 200 else { return false }

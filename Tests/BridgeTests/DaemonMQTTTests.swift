@@ -1,15 +1,17 @@
 import Bridge
+import BridgeClient
 import BusHarness
 import Foundation
 import NIOHTTP1
 import Testing
+import Wire
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
 /// The daemon on the simulator publishing to a real mosquitto broker, read by paho-mqtt.
-@Suite("hrbridge daemon over MQTT and /metrics", .serialized)
+@Suite("hrbridged over MQTT and /metrics", .serialized)
 struct DaemonMQTTTests {
     static func settings(_ broker: MosquittoBroker, commands: Bool = true) -> String {
         """
@@ -191,7 +193,7 @@ struct DaemonMQTTTests {
             ).write(to: URL(fileURLWithPath: config))
             let api = APIClient(endpoint: .unix(directory.appendingPathComponent("api.sock").path))
             let daemon = try await Spawned.startPeer(
-                DaemonUnderTest.binary, ["daemon", "--config", config], label: "daemon"
+                DaemonUnderTest.daemonBinary, ["--config", config], label: "daemon"
             ) {
                 _ in
                 guard let reply = try? await api.send(.GET, "/v1/health"), reply.status == 200 else { return false }

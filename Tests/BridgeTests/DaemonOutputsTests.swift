@@ -1,4 +1,5 @@
 import Bridge
+import BridgeClient
 import BusHarness
 import DBus
 import Foundation
@@ -6,10 +7,11 @@ import Logging
 import NIOHTTP1
 import Synchronization
 import Testing
+import Wire
 
 /// The daemon's outputs on the simulator: `[osc]` to python-osc, and `[peripheral]` with its
 /// α1 sensor on BlueZoo (the session's DFA α1 × 100 as a heart rate an app reads).
-@Suite("hrbridge daemon: [osc] and [peripheral] alpha1 on the simulator", .serialized)
+@Suite("hrbridged: [osc] and [peripheral] alpha1 on the simulator", .serialized)
 struct DaemonOutputsTests {
     static let logger = Logger(label: "test")
 

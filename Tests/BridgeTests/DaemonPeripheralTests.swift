@@ -1,4 +1,5 @@
 import Bridge
+import BridgeClient
 import BusHarness
 import DBus
 import Foundation
@@ -6,12 +7,13 @@ import Logging
 import NIOHTTP1
 import Synchronization
 import Testing
+import Wire
 
 /// The daemon as a Bluetooth heart-rate sensor (`[peripheral]`), against BlueZoo: a strap on hci0,
 /// the daemon holding it through hci1 and serving apps from hci2, an app on hci3 that follows the
 /// running session's strap; its state in `/v1/health` (checked against the OpenAPI document) and
 /// `/metrics`.
-@Suite("hrbridge daemon: [peripheral] on BlueZoo", .serialized)
+@Suite("hrbridged: [peripheral] on BlueZoo", .serialized)
 struct DaemonPeripheralTests {
     static let strap = "00:00:00:00:0B:01"
     static let adapters = [strap, "00:00:00:00:0B:02", "00:00:00:00:0B:03", "00:00:00:00:0B:04"]
@@ -63,8 +65,8 @@ struct DaemonPeripheralTests {
                 app, "/org/bluez/hci2", "org.freedesktop.DBus.Properties", "Set",
                 [.string("org.bluez.Adapter1"), .string("Discoverable"), .variant(.boolean(true))])
             let daemon = try Spawned(
-                DaemonUnderTest.binary,
-                ["daemon", "--config", directory.appendingPathComponent("config.toml").path, "--log-level", "info"],
+                DaemonUnderTest.daemonBinary,
+                ["--config", directory.appendingPathComponent("config.toml").path, "--log-level", "info"],
                 environment: ["DBUS_SYSTEM_BUS_ADDRESS": bed.bus.address], label: "daemon")
             defer { daemon.stop() }
             let client = APIClient(endpoint: .unix(socket))

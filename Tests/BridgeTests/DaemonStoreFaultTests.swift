@@ -1,8 +1,10 @@
 import Bridge
+import BridgeClient
 import BusHarness
 import Foundation
 import NIOHTTP1
 import Testing
+import Wire
 
 #if canImport(Glibc)
     import Glibc

@@ -1,14 +1,16 @@
 import Bridge
+import BridgeClient
 import BusHarness
 import Foundation
 import NIOHTTP1
 import Testing
+import Wire
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-@Suite("hrbridge daemon end to end on the mock adapter", .serialized)
+@Suite("hrbridged end to end on the mock adapter", .serialized)
 struct DaemonTests {
     let straps = DaemonUnderTest.straps
 
@@ -326,7 +328,7 @@ struct DaemonTests {
         // A second daemon on the same configuration must not take over: the store is the first
         // one's (75); on another store, the live socket is still not stolen (71).
         let config = daemon.directory.appendingPathComponent("config.toml")
-        let second = try Spawned(DaemonUnderTest.binary, ["daemon", "--config", config.path], label: "second")
+        let second = try Spawned(DaemonUnderTest.daemonBinary, ["--config", config.path], label: "second")
         #expect(await second.wait() == 75, "\(second.report)")
         let otherStore = daemon.directory.appendingPathComponent("other.toml")
         try Data(
@@ -336,15 +338,15 @@ struct DaemonTests {
             .utf8
         ).write(to: otherStore)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: otherStore.path)
-        let third = try Spawned(DaemonUnderTest.binary, ["daemon", "--config", otherStore.path], label: "third")
+        let third = try Spawned(DaemonUnderTest.daemonBinary, ["--config", otherStore.path], label: "third")
         #expect(await third.wait() == 71, "\(third.report)")
-        #expect(third.output.contains { $0.contains("socket of a running hrbridge daemon") }, "\(third.report)")
+        #expect(third.output.contains { $0.contains("socket of a running hrbridged") }, "\(third.report)")
         #expect(try await daemon.unix.send(.GET, "/v1/health").status == 200, "the first one still serves")
         daemon.process.stop()
         // A symlink where the socket goes is refused, not followed.
         try? FileManager.default.removeItem(atPath: daemon.socketPath)
         try FileManager.default.createSymbolicLink(atPath: daemon.socketPath, withDestinationPath: "/tmp/elsewhere")
-        let fourth = try Spawned(DaemonUnderTest.binary, ["daemon", "--config", config.path], label: "fourth")
+        let fourth = try Spawned(DaemonUnderTest.daemonBinary, ["--config", config.path], label: "fourth")
         #expect(await fourth.wait() == 71, "\(fourth.report)")
         #expect(fourth.output.contains { $0.contains("exists and is not a socket") }, "\(fourth.report)")
         try? FileManager.default.removeItem(at: daemon.directory)
@@ -418,7 +420,7 @@ struct DaemonTests {
     }
 }
 
-@Suite("hrbridge daemon: structured workouts in sessions", .serialized)
+@Suite("hrbridged: structured workouts in sessions", .serialized)
 struct DaemonPlanTests {
     static var plan: [String: Any] {
         [

@@ -1,10 +1,12 @@
 import Bridge
+import BridgeClient
 import Foundation
 import GATT
 import JSONSupport
 import Samples
 import Sensors
 import Testing
+import Wire
 
 /// The per-frame lines are written by hand for speed; they must be the bytes `JSONEncoder` writes
 /// for the same typed value, or a client could see two shapes of one message.

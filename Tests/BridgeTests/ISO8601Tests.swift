@@ -1,6 +1,8 @@
 import Bridge
+import BridgeClient
 import Foundation
 import Testing
+import Wire
 
 @Suite("ISO 8601 output without the format-style machinery")
 struct ISO8601Tests {

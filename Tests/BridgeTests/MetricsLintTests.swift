@@ -1,8 +1,10 @@
 import Bridge
+import BridgeClient
 import BusHarness
 import Foundation
 import NIOHTTP1
 import Testing
+import Wire
 
 /// `GET /metrics` read by Prometheus's own linter, `promtool check metrics` (Debian's `prometheus`
 /// package), after every family the daemons here can show has been touched.

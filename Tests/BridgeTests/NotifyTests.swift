@@ -1,9 +1,11 @@
 import Bridge
+import BridgeClient
 import BusHarness
 import Foundation
 import NIOHTTP1
 import Synchronization
 import Testing
+import Wire
 
 #if canImport(Glibc)
     import Glibc

@@ -1,8 +1,10 @@
 import Bridge
+import BridgeClient
 import BusHarness
 import Foundation
 import NIOHTTP1
 import Testing
+import Wire
 
 /// The OpenAPI document and the response types cannot drift: real responses of every kind are
 /// checked against the document's schemas (closed with `additionalProperties: false`) by

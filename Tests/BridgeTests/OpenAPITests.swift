@@ -1,8 +1,10 @@
 import Bridge
+import BridgeClient
 import BusHarness
 import Foundation
 import NIOHTTP1
 import Testing
+import Wire
 
 @Suite("The OpenAPI document: served as written, and the API conforms (schemathesis)", .serialized)
 struct OpenAPITests {

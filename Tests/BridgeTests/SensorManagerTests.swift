@@ -1,9 +1,11 @@
+import BridgeClient
 import Foundation
 import GATT
 import Logging
 import SensorSimulator
 import Sensors
 import Testing
+import Wire
 
 @testable import Bridge
 

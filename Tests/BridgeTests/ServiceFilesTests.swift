@@ -21,7 +21,7 @@ struct ServiceFilesTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("unit-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let text = try String(contentsOf: unit, encoding: .utf8).replacingOccurrences(
-            of: "ExecStart=/usr/local/bin/hrbridge daemon", with: "ExecStart=\(DaemonUnderTest.binary) daemon")
+            of: "ExecStart=/usr/local/bin/hrbridged", with: "ExecStart=\(DaemonUnderTest.daemonBinary)")
         let copy = directory.appendingPathComponent("hrbridge.service")
         try Data(text.utf8).write(to: copy)
         return copy
@@ -111,12 +111,12 @@ struct ServiceFilesTests {
         let configuration = try ConfigurationLoader.load(path: path)
         #expect(configuration.adapter == .bluez())
         let (status, output) = try await runToEnd(
-            DaemonUnderTest.binary, ["daemon", "--config", path, "--check-config"])
+            DaemonUnderTest.daemonBinary, ["--config", path, "--check-config"])
         #expect(status == 0, "\(output)")
         let bad = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).toml")
         try Data("[adapter]\nkind = \"radio\"\n".utf8).write(to: bad)
         defer { try? FileManager.default.removeItem(at: bad) }
-        let (badStatus, badOutput) = try await runToEnd(DaemonUnderTest.binary, ["daemon", "--config", bad.path])
+        let (badStatus, badOutput) = try await runToEnd(DaemonUnderTest.daemonBinary, ["--config", bad.path])
         #expect(badStatus == 78, "bad configuration exits 78")
         #expect(badOutput.contains { $0.contains("line 2: adapter kind 'radio'") })
     }
@@ -126,14 +126,17 @@ struct ServiceFilesTests {
         let stage = FileManager.default.temporaryDirectory.appendingPathComponent("stage-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: stage) }
         let variables = [
-            "DESTDIR=\(stage.path)", "PREFIX=/usr", "BINARY=\(DaemonUnderTest.binary)", "UNITDIR=/lib/systemd/system",
+            "DESTDIR=\(stage.path)", "PREFIX=/usr",
+            "BINDIR_BUILT=\(URL(fileURLWithPath: DaemonUnderTest.binary).deletingLastPathComponent().path)",
+            "UNITDIR=/lib/systemd/system",
             "UDEVDIR=/lib/udev", "SYSUSERSDIR=/usr/lib/sysusers.d",
         ]
         let (status, output) = try await runToEnd(
             "/usr/bin/make", ["-C", packageRoot.path, "install-files"] + variables)
         #expect(status == 0, "\(output)")
         let installed = [
-            "usr/bin/hrbridge", "lib/systemd/system/hrbridge.service", "usr/lib/sysusers.d/hrbridge.conf",
+            "usr/bin/hrbridge", "usr/bin/hrbridged", "lib/systemd/system/hrbridge.service",
+            "usr/lib/sysusers.d/hrbridge.conf",
             "lib/udev/rules.d/60-hrbridge.rules", "etc/hrbridge/config.toml",
         ]
         for path in installed {
@@ -146,7 +149,7 @@ struct ServiceFilesTests {
         #expect(configMode == 0o640)
         let unitText = try String(
             contentsOf: stage.appendingPathComponent("lib/systemd/system/hrbridge.service"), encoding: .utf8)
-        #expect(unitText.contains("ExecStart=/usr/bin/hrbridge daemon"))
+        #expect(unitText.contains("ExecStart=/usr/bin/hrbridged\n"))
         let (uninstallStatus, _) = try await runToEnd(
             "/usr/bin/make", ["-C", packageRoot.path, "uninstall"] + variables)
         #expect(uninstallStatus == 0)

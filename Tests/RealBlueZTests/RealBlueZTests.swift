@@ -130,7 +130,7 @@ struct RealBlueZTests {
         }
     }
 
-    @Test("7. hrbridge daemon: a session over its API records the strap; the FIT export decodes with Garmin's SDK")
+    @Test("7. hrbridged: a session over its API records the strap; the FIT export decodes with Garmin's SDK")
     func daemonRecordsAndExports() async throws {
         let output = try await RealBlueZBed.checkedOutput("daemon")
         let result = output.result

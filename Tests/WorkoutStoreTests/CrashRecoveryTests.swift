@@ -170,7 +170,7 @@ struct CrashRecoveryTests {
         #expect(second.output.contains { $0.contains("another hrbridge records into this store (pid \(live.pid)") })
         let config = directory.appendingPathComponent("config.toml")
         try Data("[store]\npath = \"\(path)\"\n[api]\nsocket = \"\(directory.path)/api.sock\"\n".utf8).write(to: config)
-        let daemon = try Spawned(binary, ["daemon", "--config", config.path], label: "daemon")
+        let daemon = try Spawned(binary + "d", ["--config", config.path], label: "daemon")
         #expect(await daemon.wait() == 75, "\(daemon.report)")
         // SIGKILL: the kernel releases the lock with the process; recovery can take it.
         kill(live.pid, SIGKILL)

@@ -196,7 +196,7 @@ struct StoreFaultTests {
             socket = "\(directory)/api.sock"
             """.utf8
         ).write(to: URL(fileURLWithPath: directory + "/config.toml"))
-        let daemon = try Spawned(binary, ["daemon", "--config", directory + "/config.toml"], label: "daemon")
+        let daemon = try Spawned(binary + "d", ["--config", directory + "/config.toml"], label: "daemon")
         #expect(await daemon.wait() == 73, "\(daemon.output.suffix(3))")
         #expect(daemon.output.contains { $0.contains("cannot open the store") }, "\(daemon.output.suffix(3))")
     }

@@ -1,7 +1,7 @@
-import Bridge
 import Foundation
 import JSONSupport
 import Testing
+import Wire
 
 @testable import WorkoutPlans
 @testable import hrbridge

@@ -2,6 +2,7 @@ import Foundation
 public import HTTPTypes
 public import Hummingbird
 import JSONSupport
+import Wire
 public import WorkoutStore
 
 /// An API error: an HTTP status and a JSON body `{"error":{"code":…,"message":…}}`.
@@ -25,18 +26,8 @@ public struct APIError: HTTPResponseError, Sendable {
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers = self.headers
         headers[.contentType] = "application/json"
-        let body = (try? JSONText.line(Body(error: .init(code: code, message: message)))) ?? "{}"
+        let body = (try? JSONText.line(ErrorJSON(code: code, message: message))) ?? "{}"
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
-    }
-
-    /// The error body: `{"error":{"code","message"}}` (what the API client reads back).
-    public struct Body: Codable, Sendable {
-        public struct Detail: Codable, Sendable {
-            public var code: String
-            public var message: String
-        }
-
-        public var error: Detail
     }
 
     static func badRequest(_ message: String) -> APIError { APIError(.badRequest, "invalid_request", message) }

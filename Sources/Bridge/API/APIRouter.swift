@@ -4,6 +4,7 @@ public import Hummingbird
 import JSONSupport
 import NIOCore
 import Sensors
+import Wire
 
 /// Builds the `/v1` API: REST (JSON), a Server-Sent Events stream and a WebSocket stream. Each
 /// resource has its controller; this wires the middleware and the few routes of the API itself.

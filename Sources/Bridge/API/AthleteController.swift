@@ -1,4 +1,5 @@
 import Hummingbird
+import Wire
 
 /// `/v1/athletes`: the configured athletes with their zones in force.
 struct AthleteController {
@@ -6,14 +7,17 @@ struct AthleteController {
 
     func addRoutes(to v1: RouterGroup<BridgeRequestContext>) {
         let core = core
-        v1.get("athletes") { _, _ in try APIRouter.json(["athletes": core.configuration.athletes.map(AthleteJSON.init)])
+        v1.get("athletes") { _, _ in
+            try APIRouter.json([
+                "athletes": core.configuration.athletes.map { AthleteJSON(profile: $0.profile, zones: $0.zones) }
+            ])
         }
         v1.get("athletes/:id") { _, context in
             let id = try context.parameters.require("id")
             guard let found = core.configuration.athlete(id) else {
                 throw APIError(.notFound, "unknown_athlete", "no athlete '\(id)'")
             }
-            return try APIRouter.json(AthleteJSON(found))
+            return try APIRouter.json(AthleteJSON(profile: found.profile, zones: found.zones))
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Wire
 
 /// `/v1/class`: start the class (configured straps in range then sign in by themselves), read
 /// who is in it, end it (every session in it saved).

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Sensors
+import Wire
 
 /// `/v1/sensors`: the straps the bridge knows, and connect, disconnect, pair and forget.
 struct SensorController {

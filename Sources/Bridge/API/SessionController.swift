@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Wire
 
 /// `/v1/sessions`: start a workout on chosen sensors, control it (pause, resume, lap, next step,
 /// new activity, stop) and read it. MQTT commands go through the same ``SessionCommands``.

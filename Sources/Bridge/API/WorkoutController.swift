@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import Samples
+import Wire
 import WorkoutExport
 import WorkoutStore
 

@@ -1,9 +1,10 @@
 public import BridgeOut
 import Foundation
 public import MQTT
+import Wire
 public import Workouts
 
-/// What `hrbridge daemon` runs with: read from `/etc/hrbridge/config.toml` (or `--config`) by
+/// What `hrbridged` runs with: read from `/etc/hrbridge/config.toml` (or `--config`) by
 /// ``ConfigurationLoader``; every field has a default, so an empty file is a valid configuration.
 public struct BridgeConfiguration: Sendable {
     /// Where sensor data comes from.
@@ -123,11 +124,7 @@ public struct BridgeConfiguration: Sendable {
 
     /// The socket path in force.
     public var effectiveSocketPath: String {
-        if let socketPath { return socketPath }
-        if let runtime = ProcessInfo.processInfo.environment["RUNTIME_DIRECTORY"]?.split(separator: ":").first {
-            return "\(runtime)/api.sock"
-        }
-        return "/run/hrbridge/api.sock"
+        socketPath ?? DaemonSocket.defaultPath
     }
 
     /// The athlete a sensor belongs to, when the configuration says.

@@ -1,5 +1,6 @@
 public import Foundation
 import JSONSupport
+import Wire
 
 /// One message of the live stream, rendered to JSON once and fanned out to every subscriber.
 ///

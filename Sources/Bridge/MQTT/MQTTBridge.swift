@@ -8,6 +8,7 @@ import Metrics
 import RemoteSensors
 import Sensors
 public import ServiceLifecycle
+import Wire
 
 /// Publishes the bridge to an MQTT broker: each sensor's retained state and availability, each
 /// session's state, events, zone changes and plan steps, Home Assistant discovery; and, when the
@@ -373,7 +374,7 @@ public actor MQTTBridge: Service {
         var command: String
         var ok: Bool
         var session: SessionJSON?
-        var error: APIError.Body.Detail?
+        var error: ErrorJSON.Detail?
     }
 
     private func reply(requestID: String?, command: String, session: SessionJSON? = nil, error: APIError? = nil) async {
@@ -384,7 +385,7 @@ public actor MQTTBridge: Service {
         }
         let reply = Reply(
             requestId: requestID, command: command, ok: error == nil, session: session,
-            error: error.map { APIError.Body.Detail(code: $0.code, message: $0.message) })
+            error: error.map { ErrorJSON.Detail(code: $0.code, message: $0.message) })
         let text = (try? JSONText.line(reply)) ?? #"{"ok":false}"#
         await client.publish(MQTTMessage(topic: topics.response, text: text, qos: .atLeastOnce))
     }

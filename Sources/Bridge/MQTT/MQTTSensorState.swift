@@ -1,5 +1,6 @@
 public import Foundation
 import JSONSupport
+import Wire
 
 /// What the bridge publishes about one sensor on its retained `state` topic, and when.
 ///

@@ -1,6 +1,7 @@
 import Metrics
 import Sensors
 import Synchronization
+import Wire
 
 /// The gauges read at scrape time rather than counted as they change: sessions by state, live
 /// subscribers, adapters and the links in use on each.

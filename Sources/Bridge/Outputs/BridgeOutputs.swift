@@ -1,4 +1,5 @@
 import Synchronization
+public import Wire
 
 /// What the daemon passes on to other devices (the Bluetooth peripheral, OSC), for the API,
 /// MQTT and `/metrics` to report: the services register here when the daemon assembles them.

@@ -3,6 +3,7 @@ import Foundation
 public import Logging
 public import Sensors
 public import ServiceLifecycle
+import Wire
 
 /// `[osc]`: the configured source's heart rate, RR beats and connection as OSC parameters for VR
 /// avatars (VRChat, ChilloutVR, Resonite), over UDP to the configured target.

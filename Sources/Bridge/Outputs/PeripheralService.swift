@@ -9,6 +9,7 @@ import Metrics
 import Samples
 import Sensors
 public import ServiceLifecycle
+public import Wire
 
 /// `[peripheral]`: the daemon as a Bluetooth heart-rate sensor for Zwift, watches and phones.
 ///
@@ -112,19 +113,6 @@ public actor PeripheralService: Service, PeripheralStateSource {
             messages.finish()
             group.cancelAll()
         }
-    }
-
-    /// BlueZ's adapters by name, in index order (`hci0`, `hci1`, … `hci10`); empty without bluetoothd.
-    public static func adapters(on connection: DBusConnection) async -> [String] {
-        guard
-            let reply = try? await connection.call(
-                destination: "org.bluez", path: "/", interface: "org.freedesktop.DBus.ObjectManager",
-                member: "GetManagedObjects"),
-            let objects = reply.first?.objectPathDictionary
-        else { return [] }
-        return objects.filter { $0.value.stringDictionary?["org.bluez.Adapter1"] != nil }
-            .compactMap { $0.key.split(separator: "/").last.map(String.init) }
-            .sorted { $0.count != $1.count ? $0.count < $1.count : $0 < $1 }
     }
 
     // MARK: Frames

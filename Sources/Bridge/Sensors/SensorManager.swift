@@ -4,6 +4,7 @@ public import Logging
 import Metrics
 import Samples
 public import Sensors
+public import Wire
 import Workouts
 
 /// Keeps the configured sensors connected and follows every sensor's state for the API.

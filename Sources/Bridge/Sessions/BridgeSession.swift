@@ -3,6 +3,7 @@ import Logging
 import Samples
 public import Sensors
 import Synchronization
+public import Wire
 import WorkoutPlans
 import WorkoutRecording
 public import WorkoutStore

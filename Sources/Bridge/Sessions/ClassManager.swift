@@ -1,6 +1,7 @@
 public import Foundation
 public import Logging
 public import Sensors
+public import Wire
 import Workouts
 
 /// The class: one running at a time, a session per athlete. With `[class] auto_join`, a configured

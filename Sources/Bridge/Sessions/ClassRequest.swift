@@ -1,4 +1,5 @@
 import JSONSupport
+import Wire
 public import Workouts
 
 /// `POST /v1/class`: the activity and place of the class (both optional).

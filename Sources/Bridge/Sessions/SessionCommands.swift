@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Wire
 import WorkoutStore
 import Workouts
 

@@ -3,6 +3,7 @@ public import Logging
 import Samples
 public import Sensors
 import Synchronization
+public import Wire
 import WorkoutPlans
 import WorkoutRecording
 public import WorkoutStore

@@ -1,10 +1,10 @@
 import ArgumentParser
 import BlueZ
-import Bridge
 import DBus
 import Foundation
 import JSONSupport
 import Sensors
+import Wire
 
 /// `hrbridge devices`: sensors BlueZ knows, with their state.
 struct DevicesCommand: AsyncParsableCommand {

@@ -1,6 +1,5 @@
 import ArgumentParser
 import BlueZ
-import Bridge
 import BridgeOut
 import DBus
 import Foundation
@@ -9,6 +8,7 @@ import JSONSupport
 import Logging
 import Sensors
 import Synchronization
+import Wire
 
 #if canImport(Glibc)
     import Glibc

@@ -1,6 +1,5 @@
 import ArgumentParser
 import BlueZ
-import Bridge
 import BridgeOut
 import DBus
 import Foundation
@@ -10,6 +9,7 @@ import Logging
 import SensorSimulator
 import Sensors
 import Synchronization
+import Wire
 
 #if canImport(Glibc)
     import Glibc
@@ -112,7 +112,7 @@ struct RelayCommand: AsyncParsableCommand {
             StandardError.write("hrbridge: cannot reach the system D-Bus (\(error)); is dbus running?")
             throw ExitCode(69)
         }
-        let available = await PeripheralService.adapters(on: bus)
+        let available = (try? await BlueZAdapter.adapterNames(on: bus)) ?? []
         guard
             let placement = PeripheralPlacement.choose(
                 available: available, requested: peripheralAdapter, strapAdapters: bluetooth.adapter)

@@ -1,11 +1,11 @@
 import ArgumentParser
 import BlueZ
-import Bridge
 import DBus
 import Foundation
 import GATT
 import JSONSupport
 import Sensors
+import Wire
 
 /// `hrbridge scan`: heart-rate straps and fitness sensors in range.
 struct ScanCommand: AsyncParsableCommand {

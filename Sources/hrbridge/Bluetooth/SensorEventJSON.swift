@@ -1,5 +1,5 @@
-import Bridge
 import Foundation
+import Wire
 
 /// A status line of `monitor --json`, `scan --json` and `workout run --json` about a strap or the
 /// adapter: what happened, to which, when; each other key only when it applies.

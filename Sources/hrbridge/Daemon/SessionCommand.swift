@@ -1,7 +1,8 @@
 import ArgumentParser
-import Bridge
+import BridgeClient
 import Foundation
 import NIOHTTP1
+import Wire
 import Workouts
 
 /// `hrbridge session …`: drives a running daemon through its API socket.
@@ -27,7 +28,7 @@ struct SessionCommand: AsyncParsableCommand {
         var client: APIClient {
             let path =
                 socket ?? ProcessInfo.processInfo.environment["HRBRIDGE_SOCKET"]
-                ?? BridgeConfiguration().effectiveSocketPath
+                ?? DaemonSocket.defaultPath
             return APIClient(endpoint: .unix(path))
         }
 
@@ -42,7 +43,7 @@ struct SessionCommand: AsyncParsableCommand {
                 }
             } catch {
                 StandardError.write(
-                    "hrbridge: no daemon answers on \(client.endpoint) (\(error)); is `hrbridge daemon` running?")
+                    "hrbridge: no daemon answers on \(client.endpoint) (\(error)); is `hrbridged` running?")
                 throw ExitCode(69)
             }
             guard (200..<300).contains(reply.status) else {

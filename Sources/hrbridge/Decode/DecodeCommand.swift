@@ -1,10 +1,10 @@
 import ArgumentParser
-import Bridge
 import Foundation
 import GATT
 import JSONSupport
 import Samples
 import Sensors
+import Wire
 
 /// `hrbridge decode <characteristic> <hex>`: one frame through the strict decoders, as JSON.
 struct DecodeCommand: ParsableCommand {

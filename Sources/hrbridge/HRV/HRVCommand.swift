@@ -1,7 +1,7 @@
 import ArgumentParser
-import Bridge
 import Foundation
 import Samples
+import Wire
 import WorkoutStore
 import Workouts
 

@@ -1,8 +1,8 @@
 import ArgumentParser
-import Bridge
 import Foundation
 import JSONSupport
 import Samples
+import Wire
 import WorkoutPlans
 import WorkoutStore
 import Workouts

@@ -1,5 +1,5 @@
-import Bridge
 import Foundation
+import Wire
 import WorkoutPlans
 
 /// A running plan's output: its events as JSON lines, and its line in the live view.

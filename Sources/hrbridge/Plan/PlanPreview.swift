@@ -1,5 +1,5 @@
-import Bridge
 import Foundation
+import Wire
 import WorkoutPlans
 import Workouts
 

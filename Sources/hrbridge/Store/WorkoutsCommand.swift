@@ -1,9 +1,9 @@
 import ArgumentParser
-import Bridge
 import Foundation
 import JSONSupport
 import Samples
 import Sensors
+import Wire
 import WorkoutExport
 import WorkoutStore
 import Workouts

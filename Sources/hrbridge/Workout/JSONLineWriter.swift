@@ -1,10 +1,10 @@
-import Bridge
 import Foundation
 import GATT
 import JSONSupport
 import Samples
 import Sensors
 import Synchronization
+import Wire
 import WorkoutPlans
 import Workouts
 

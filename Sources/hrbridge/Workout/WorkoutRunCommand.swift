@@ -1,5 +1,4 @@
 import ArgumentParser
-import Bridge
 import Foundation
 import GATT
 import Logging
@@ -7,6 +6,7 @@ import Samples
 import SensorSimulator
 import Sensors
 import Synchronization
+import Wire
 import WorkoutExport
 import WorkoutPlans
 import WorkoutRecording

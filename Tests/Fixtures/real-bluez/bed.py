@@ -932,8 +932,8 @@ class Bed:
                 f'[[athletes]]\nid = "ada"\nname = "Ada"\nmax_hr = 190\n\n'
                 f'[[sensors]]\naddress = "{strap.address}"\nathlete = "ada"\n'
             )
-        daemon = Hrbridge(self.binary, folder, "daemon")
-        await daemon.start("daemon", "--config", config)
+        daemon = Hrbridge(self.binary + "d", folder, "daemon")
+        await daemon.start("--config", config)
         api = UnixHTTP(socket_path)
         deadline = time.monotonic() + 90
         while not strap.subscribed.is_set() and time.monotonic() < deadline:
@@ -1159,7 +1159,7 @@ class Bed:
             self.result("relayrestart", strap=strap.address, apps=[app.record()], **facts)
 
     async def relay_daemon(self, first_link):
-        """hrbridge daemon with [peripheral] following the session: an app gets the session
+        """hrbridged with [peripheral] following the session: an app gets the session
         strap's frames, a WebSocket client on /v1/ws gets them too; latencies of both."""
         folder = self.folder("relaydaemon")
         facts = {"name": "hrbridge Daemon"}
@@ -1177,13 +1177,13 @@ class Bed:
                 f'[peripheral]\nenabled = true\nsource = "session"\nname = "{facts["name"]}"\n'
                 f'forward_rr = true\nforward_energy = false\n'
             )
-        daemon = Hrbridge(self.binary, folder, "daemon")
+        daemon = Hrbridge(self.binary + "d", folder, "daemon")
         api = UnixHTTP(socket_path)
         app = None
         messages = []
         reader = None
         try:
-            await daemon.start("daemon", "--config", config)
+            await daemon.start("--config", config)
             await asyncio.wait_for(strap.subscribed.wait(), 90)
             facts["sensorReady"] = await api.wait_for_state(f"/v1/sensors/{urllib.parse.quote(strap.address)}", "ready", 60)
             facts["advertising"] = await self.wait_for_health(api, lambda p: p.get("advertising") is True, 90)

@@ -3,6 +3,7 @@ import JSONSupport
 import NIOCore
 public import NIOHTTP1
 import NIOPosix
+import Wire
 
 /// A small HTTP/1.1 client for the daemon's API, over its Unix socket or TCP (used by
 /// `hrbridge session …` and the tests). NIO does the HTTP; this only frames requests.
@@ -25,7 +26,7 @@ public struct APIClient: Sendable {
         /// The body as `Value`, or nil when it is not one.
         public func decode<Value: Decodable>(_ type: Value.Type) -> Value? { try? JSONText.decode(type, from: body) }
         /// The error message of an error body.
-        public var errorMessage: String? { decode(APIError.Body.self)?.error.message }
+        public var errorMessage: String? { decode(ErrorJSON.self)?.error.message }
     }
 
     /// Where the daemon listens.

@@ -1,6 +1,6 @@
 public import JSONSupport
 import Samples
-import Workouts
+public import Workouts
 
 /// A configured athlete as the API shows it: profile, the maximum in force, and the zones in force.
 public struct AthleteJSON: Codable, Sendable, Equatable {
@@ -15,9 +15,8 @@ public struct AthleteJSON: Codable, Sendable, Equatable {
     @Nullable public var maximumHeartRate: Double?
     public var zones: [WorkoutJSON.Zone]
 
-    /// The athlete's JSON.
-    public init(_ athlete: BridgeConfiguration.Athlete) {
-        let profile = athlete.profile
+    /// The athlete's JSON: `zones` overrides the profile's preferred heart-rate zones.
+    public init(profile: UserProfile, zones customZones: ZoneConfiguration?) {
         id = profile.id
         name = profile.name
         age = profile.age
@@ -26,7 +25,7 @@ public struct AthleteJSON: Codable, Sendable, Equatable {
         restingHeartRate = profile.restingHeartRate
         maximumHeartRate = profile.effectiveMaximumHeartRate
         zones =
-            (athlete.zones ?? profile.preferredZoneConfiguration(for: .heartRate))?.zones.map(WorkoutJSON.Zone.init)
+            (customZones ?? profile.preferredZoneConfiguration(for: .heartRate))?.zones.map(WorkoutJSON.Zone.init)
             ?? []
     }
 }

@@ -18,6 +18,22 @@ public struct SessionJSON: Encodable, Sendable {
         /// Why no HRV is computed now, when that is so: every strap of the session is heard
         /// through its broadcast, which carries no RR intervals.
         public var hrvUnavailable: String?
+
+        public init(
+            statistics: [String: WorkoutJSON.Statistics], zones: [WorkoutJSON.ZoneDuration], zone: WorkoutJSON.Zone?,
+            rmssd: Double?, alpha1: WorkoutJSON.HRVWindow?, activeEnergy: Double?, laps: Int, plan: PlanJSON.Status?,
+            hrvUnavailable: String?
+        ) {
+            self.statistics = statistics
+            self.zones = zones
+            self.zone = zone
+            self.rmssd = rmssd
+            self.alpha1 = alpha1
+            self.activeEnergy = activeEnergy
+            self.laps = laps
+            self.plan = plan
+            self.hrvUnavailable = hrvUnavailable
+        }
     }
 
     public var id: UUID
@@ -37,6 +53,21 @@ public struct SessionJSON: Encodable, Sendable {
     public var summary: WorkoutJSON.Summary?
     /// False while an ended session's workout waits for the store.
     public var saved: Bool?
+
+    public init(
+        id: UUID, athlete: String, guest: Bool, state: String, activity: String, location: String, sensors: [String],
+        start: Date, elapsedTime: Double
+    ) {
+        self.id = id
+        self.athlete = athlete
+        self.guest = guest
+        self.state = state
+        self.activity = activity
+        self.location = location
+        self.sensors = sensors
+        self.start = start
+        self.elapsedTime = elapsedTime
+    }
 
     private enum Key: String, CodingKey {
         case id, athlete, guest, state, activity, location, sensors, start, elapsedTime, store, summary, saved

@@ -15,4 +15,18 @@ public struct HealthJSON: Codable, Sendable, Equatable {
     public var store: StoreHealthJSON?
     /// hrbridge as a Bluetooth heart-rate sensor, when `[peripheral]` is enabled.
     public var peripheral: PeripheralJSON?
+
+    public init(
+        status: String, adapter: String, adapters: [AdapterJSON], sensorsStreaming: Int, sessionsActive: Int,
+        problems: [String]? = nil, store: StoreHealthJSON? = nil, peripheral: PeripheralJSON? = nil
+    ) {
+        self.status = status
+        self.adapter = adapter
+        self.adapters = adapters
+        self.sensorsStreaming = sensorsStreaming
+        self.sessionsActive = sessionsActive
+        self.problems = problems
+        self.store = store
+        self.peripheral = peripheral
+    }
 }

@@ -114,8 +114,8 @@ public struct ActivityChange: Sendable, Codable {
 }
 
 /// Bluetooth address syntax: six hex pairs separated by colons.
-enum BluetoothAddress {
-    static func isValid(_ text: String) -> Bool {
+public enum BluetoothAddress {
+    public static func isValid(_ text: String) -> Bool {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         return parts.count == 6 && parts.allSatisfy { $0.count == 2 && UInt8($0, radix: 16) != nil }
     }

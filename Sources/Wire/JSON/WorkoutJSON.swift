@@ -253,7 +253,7 @@ public enum WorkoutJSON {
         }
     }
 
-    static func heartRateZones(_ groups: [ZoneGroup]) -> [ZoneDuration] {
+    public static func heartRateZones(_ groups: [ZoneGroup]) -> [ZoneDuration] {
         groups.first { $0.configuration.quantityType == .heartRate }?.durations.map(ZoneDuration.init) ?? []
     }
 }

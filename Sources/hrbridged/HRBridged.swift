@@ -3,11 +3,13 @@ import Bridge
 import Foundation
 import Logging
 
-/// `hrbridge daemon`: the service that feeds sessions to local clients.
-struct DaemonCommand: AsyncParsableCommand {
+/// `hrbridged`: the service that feeds sessions to local clients (the `hrbridge` command line
+/// talks to it through `hrbridge session`).
+@main
+struct HRBridged: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "daemon",
-        abstract: "Run the bridge as a service: sensors, sessions, store and the live API.",
+        commandName: "hrbridged",
+        abstract: "The hrbridge service: sensors, sessions, store and the live API.",
         discussion: """
             Reads /etc/hrbridge/config.toml (or --config; without either file it runs the simulator
             with default paths). Listens on a Unix socket (default /run/hrbridge/api.sock, or
@@ -43,7 +45,7 @@ struct DaemonCommand: AsyncParsableCommand {
             do {
                 configuration = try ConfigurationLoader.load(path: path)
             } catch {
-                StandardError.write(error.description)
+                writeError(error.description)
                 throw ExitCode(78)
             }
         }
@@ -63,7 +65,7 @@ struct DaemonCommand: AsyncParsableCommand {
             try await BridgeDaemon.run(
                 configuration: configuration, metrics: PrometheusExposition.bootstrap(), logger: logger)
         } catch let error as DaemonError {
-            StandardError.write("hrbridge daemon: \(error)")
+            writeError("hrbridged: \(error)")
             switch error {
             case .store: throw ExitCode(73)
             case .storeBusy: throw ExitCode(75)
@@ -74,4 +76,9 @@ struct DaemonCommand: AsyncParsableCommand {
             }
         }
     }
+}
+
+/// One line on standard error.
+private func writeError(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
 }

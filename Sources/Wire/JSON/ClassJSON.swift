@@ -21,6 +21,21 @@ public struct ClassJSON: Codable, Sendable, Equatable {
         /// When it left, and why: `out of range` or `stopped` (its session ended through the API).
         @Nullable public var left: String?
         @Nullable public var leftBecause: String?
+
+        public init(
+            sensor: String, athlete: String, state: String, session: String?, sessions: [String], joined: String,
+            lastHeard: String?, left: String?, leftBecause: String?
+        ) {
+            self.sensor = sensor
+            self.athlete = athlete
+            self.state = state
+            self.session = session
+            self.sessions = sessions
+            self.joined = joined
+            self.lastHeard = lastHeard
+            self.left = left
+            self.leftBecause = leftBecause
+        }
     }
 
     /// Lower-case, as session ids are.
@@ -36,4 +51,19 @@ public struct ClassJSON: Codable, Sendable, Equatable {
     /// Seconds out of range before an athlete leaves.
     public var leaveAfter: Double
     public var members: [Member]
+
+    public init(
+        id: String, state: String, activity: String, location: String, start: String, end: String?, autoJoin: Bool,
+        leaveAfter: Double, members: [Member]
+    ) {
+        self.id = id
+        self.state = state
+        self.activity = activity
+        self.location = location
+        self.start = start
+        self.end = end
+        self.autoJoin = autoJoin
+        self.leaveAfter = leaveAfter
+        self.members = members
+    }
 }
