@@ -39,11 +39,11 @@ public final class BridgeCore: Sendable {
 
     /// The messages a late subscriber gets first: every sensor's status, every active session and the class.
     public func currentState() async -> [LiveMessage] {
-        var messages = await sensors.list().map { LiveMessage(kind: "sensor", sensor: $0.address, payload: $0) }
+        var messages = await sensors.list().map { LiveMessage(kind: .sensor, sensor: $0.address, payload: $0) }
         for session in await sessions.active {
-            messages.append(LiveMessage(kind: "session", session: session.id, payload: await session.snapshot()))
+            messages.append(LiveMessage(kind: .session, session: session.id, payload: await session.snapshot()))
         }
-        if let running = await classes.snapshot { messages.append(LiveMessage(kind: "class", payload: running)) }
+        if let running = await classes.snapshot { messages.append(LiveMessage(kind: .class, payload: running)) }
         return messages
     }
 

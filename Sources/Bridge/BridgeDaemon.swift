@@ -15,6 +15,7 @@ import SensorSimulator
 import Sensors
 import ServiceLifecycle
 import UnixSignals
+import Wire
 import WorkoutStore
 
 #if canImport(Glibc)
@@ -405,7 +406,7 @@ struct BridgeService: Service {
             group.addTask {
                 var last = ""
                 for await delivery in messages
-                where ["sensor", "session", "adapter", "dropped"].contains(delivery.kind) {
+                where [.sensor, .session, .adapter, .dropped].contains(delivery.kind) {
                     let line = await core.statusLine()
                     if line != last {
                         notifier.status(line)

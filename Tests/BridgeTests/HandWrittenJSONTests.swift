@@ -36,7 +36,7 @@ struct HandWrittenJSONTests {
             #expect(
                 MeasurementJSON.line(frame, receivedAt: date, sensor: sensor, kind: nil) == (try JSONText.line(plain)))
             let session = round.isMultiple(of: 2) ? UUID() : nil
-            let tagged = TaggedJSON(kind: "measurement", session: session, payload: plain)
+            let tagged = TaggedJSON(kind: .measurement, session: session, payload: plain)
             #expect(
                 MeasurementJSON.line(frame, receivedAt: date, sensor: sensor, session: session)
                     == (try JSONText.line(tagged)))
@@ -66,9 +66,9 @@ struct HandWrittenJSONTests {
                 metadata: metadata)
             let session = round.isMultiple(of: 3) ? nil : UUID()
             let sensor = round.isMultiple(of: 4) ? nil : sample.source.address
-            let typed = TaggedJSON(kind: "sample", session: session, sensor: sensor, payload: SampleJSON(sample))
+            let typed = TaggedJSON(kind: .sample, session: session, sensor: sensor, payload: SampleJSON(sample))
             #expect(
-                SampleJSON.line(sample, kind: "sample", session: session, sensor: sensor) == (try JSONText.line(typed)),
+                SampleJSON.line(sample, kind: .sample, session: session, sensor: sensor) == (try JSONText.line(typed)),
                 "round \(round)")
         }
     }

@@ -1,6 +1,7 @@
 import Bridge
 import Foundation
 import Testing
+import Wire
 
 @Suite("Live hub: routing filters and a byte budget per client")
 struct LiveHubTests {
@@ -16,7 +17,7 @@ struct LiveHubTests {
         let budget = 16 * 1024
         let stuck = hub.subscribe(byteBudget: budget)
         let total = 2_000
-        for index in 0..<total { hub.publish(LiveMessage(kind: "measurement", sensor: "A", payload: ["n": index])) }
+        for index in 0..<total { hub.publish(LiveMessage(kind: .measurement, sensor: "A", payload: ["n": index])) }
         #expect(stuck.queuedBytes <= budget)
         hub.finish()
         var deliveries: [LiveSubscription.Delivery] = []
@@ -37,9 +38,9 @@ struct LiveHubTests {
     func filteredBeforeBuffering() async {
         let hub = LiveHub()
         let onlyB = hub.subscribe(sensor: "b")
-        for index in 0..<500 { hub.publish(LiveMessage(kind: "measurement", sensor: "A", payload: ["n": index])) }
+        for index in 0..<500 { hub.publish(LiveMessage(kind: .measurement, sensor: "A", payload: ["n": index])) }
         #expect(onlyB.queuedBytes == 0)
-        hub.publish(LiveMessage(kind: "measurement", sensor: "B", payload: ["n": 7]))
+        hub.publish(LiveMessage(kind: .measurement, sensor: "B", payload: ["n": 7]))
         hub.finish()
         var received: [Int] = []
         for await delivery in onlyB { received += number(delivery).map { [$0] } ?? [] }
@@ -58,7 +59,7 @@ struct LiveHubTests {
             }
             return numbers
         }
-        for index in 0..<100 { hub.publish(LiveMessage(kind: "measurement", sensor: "A", payload: ["n": index])) }
+        for index in 0..<100 { hub.publish(LiveMessage(kind: .measurement, sensor: "A", payload: ["n": index])) }
         #expect(await collected.value == Array(0..<100))
         #expect(hub.subscriberCount == 1)
         hub.finish()
@@ -68,7 +69,7 @@ struct LiveHubTests {
     func filters() {
         let session = UUID()
         let message = LiveMessage(
-            kind: "sample", session: session, sensor: "C0:FF:EE:00:00:01", payload: [String: Int]())
+            kind: .sample, session: session, sensor: "C0:FF:EE:00:00:01", payload: [String: Int]())
         #expect(message.matches(session: nil, sensor: nil))
         #expect(message.matches(session: session, sensor: "c0:ff:ee:00:00:01"))
         #expect(!message.matches(session: UUID(), sensor: nil))

@@ -71,13 +71,14 @@ struct SensorManagerTests {
         // 10 s at 4 Hz, a new heart rate every frame; then the last one held for 2 s.
         for index in 0..<40 { await frame(UInt16(100 + index), at: Double(index) * 0.25) }
         for index in 40..<48 { await frame(139, at: Double(index) * 0.25) }
-        hub.publish(LiveMessage(kind: "end", session: nil, sensor: "C0:FF:EE:00:00:01", json: "{}"))
+        // A marker the manager never sends: the end of what the test published.
+        hub.publish(LiveMessage(kind: .error, session: nil, sensor: "C0:FF:EE:00:00:01", json: "{}"))
         var statuses: [[String: Any]] = []
         var measurements = 0
         for await message in messages {
-            if message.kind == "end" { break }
-            if message.kind == "measurement" { measurements += 1 }
-            if message.kind == "sensor" {
+            if message.kind == .error { break }
+            if message.kind == .measurement { measurements += 1 }
+            if message.kind == .sensor {
                 statuses.append(
                     try #require(try JSONSerialization.jsonObject(with: Data(message.json.utf8)) as? [String: Any]))
             }

@@ -1,5 +1,6 @@
 public import Foundation
 import Synchronization
+public import Wire
 
 /// Where the live stream comes from: managers publish, API streams subscribe.
 ///
@@ -33,7 +34,7 @@ public final class LiveHub: Sendable {
     /// A subscription to the messages for `session` and `sensor` (nil: all) from now on.
     /// `kinds` (nil: all) keeps a reader that wants a few kinds from being handed every frame.
     public func subscribe(
-        session: UUID? = nil, sensor: String? = nil, kinds: Set<String>? = nil,
+        session: UUID? = nil, sensor: String? = nil, kinds: Set<LiveMessageKind>? = nil,
         byteBudget: Int = LiveHub.clientByteBudget
     ) -> LiveSubscription {
         let box = Mutex<ObjectIdentifier?>(nil)

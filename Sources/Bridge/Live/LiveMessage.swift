@@ -1,6 +1,6 @@
 public import Foundation
 import JSONSupport
-import Wire
+public import Wire
 
 /// One message of the live stream, rendered to JSON once and fanned out to every subscriber.
 ///
@@ -11,12 +11,12 @@ public struct LiveMessage: Sendable, Equatable {
     /// one reference (8 bytes), so 200 stalled clients with 4 MiB of backlog each cost about
     /// 16 MB of entries rather than 144 MB of copied fields (Benchmarks/README.md).
     private final class Storage: Sendable {
-        let kind: String
+        let kind: LiveMessageKind
         let session: UUID?
         let sensor: String?
         let json: String
 
-        init(kind: String, session: UUID?, sensor: String?, json: String) {
+        init(kind: LiveMessageKind, session: UUID?, sensor: String?, json: String) {
             self.kind = kind
             self.session = session
             self.sensor = sensor
@@ -27,7 +27,7 @@ public struct LiveMessage: Sendable, Equatable {
     private let storage: Storage
 
     /// What it is.
-    public var kind: String { storage.kind }
+    public var kind: LiveMessageKind { storage.kind }
     /// The session it belongs to, when any.
     public var session: UUID? { storage.session }
     /// The sensor it comes from, when any.
@@ -36,14 +36,14 @@ public struct LiveMessage: Sendable, Equatable {
     public var json: String { storage.json }
 
     /// Renders `payload` with the routing keys added among its own.
-    public init(kind: String, session: UUID? = nil, sensor: String? = nil, payload: some Encodable) {
+    public init(kind: LiveMessageKind, session: UUID? = nil, sensor: String? = nil, payload: some Encodable) {
         let routed = TaggedJSON(kind: kind, session: session, sensor: sensor, payload: payload)
         let json = (try? JSONText.line(routed)) ?? #"{"kind":"error","message":"unencodable message"}"#
         storage = Storage(kind: kind, session: session, sensor: sensor, json: json)
     }
 
     /// A message whose line was written by hand (the per-frame ones); `json` must carry the routing keys.
-    public init(kind: String, session: UUID?, sensor: String?, json: String) {
+    public init(kind: LiveMessageKind, session: UUID?, sensor: String?, json: String) {
         storage = Storage(kind: kind, session: session, sensor: sensor, json: json)
     }
 

@@ -2,6 +2,7 @@ public import Foundation
 import Metrics
 import NIOCore
 import Synchronization
+public import Wire
 
 /// One client's share of the live stream: messages its filters want are queued on arrival
 /// (filtered before they are buffered), up to a byte budget; when a client reads too slowly the
@@ -25,10 +26,10 @@ public final class LiveSubscription: AsyncSequence, Sendable {
         }
 
         /// The SSE event name.
-        public var kind: String {
+        public var kind: LiveMessageKind {
             switch self {
             case .message(let message): message.kind
-            case .dropped: "dropped"
+            case .dropped: .dropped
             }
         }
     }
@@ -46,14 +47,14 @@ public final class LiveSubscription: AsyncSequence, Sendable {
     /// The sensor filter (nil: every sensor).
     public let sensor: String?
     /// The kinds wanted (nil: every kind).
-    public let kinds: Set<String>?
+    public let kinds: Set<LiveMessageKind>?
     /// Bytes of JSON that may wait for this reader.
     public let byteBudget: Int
     private let state = Mutex(State())
     private let onEnd: @Sendable () -> Void
 
     init(
-        session: UUID?, sensor: String?, kinds: Set<String>? = nil, byteBudget: Int,
+        session: UUID?, sensor: String?, kinds: Set<LiveMessageKind>? = nil, byteBudget: Int,
         onEnd: @escaping @Sendable () -> Void
     ) {
         self.session = session

@@ -76,7 +76,7 @@ public actor MQTTBridge: Service {
     /// Runs until graceful shutdown, then says `offline` and disconnects.
     public func run() async throws {
         let hubMessages = core.hub.subscribe(
-            kinds: ["sensor", "session", "event", "zone", "plan", "hrv", "peripheral"], byteBudget: 16 << 20)
+            kinds: [.sensor, .session, .event, .zone, .plan, .hrv, .peripheral], byteBudget: 16 << 20)
         let adapterEvents = core.sensors.adapter.events()
         for status in await core.sensors.list() { noteStatus(status) }
         if settings.commands { await client.subscribe(topics.commandFilter) }
@@ -118,7 +118,7 @@ public actor MQTTBridge: Service {
             guard case .heartRateMeasurement(let frame) = measurement.value else { return }
             let address = measurement.sensor.address
             var state = sensors[address] ?? MQTTSensorState(address: address, name: measurement.sensor.name)
-            let wasReady = state.state == "ready"
+            let wasReady = state.state == .ready
             state.via = measurement.via.rawValue
             let figures = core.sensors.figures(address: address, heartRate: Double(frame.heartRate))
             let due = state.measured(
@@ -184,9 +184,9 @@ public actor MQTTBridge: Service {
     /// A sensor's status as the sensor manager publishes it: state, battery, binding.
     private func hubMessage(_ message: LiveMessage) async {
         switch message.kind {
-        case "sensor":
+        case .sensor:
             guard let address = message.sensor else { return }
-            if (try? JSONText.decode(StateOnly.self, from: Data(message.json.utf8)))?.state == "gone" {
+            if (try? JSONText.decode(StateOnly.self, from: Data(message.json.utf8)))?.state == .gone {
                 await forget(address)
                 return
             }
@@ -200,16 +200,16 @@ public actor MQTTBridge: Service {
                 await publishAvailability(address)
                 await publishState(address)
             }
-        case "session", "event", "zone", "plan", "hrv":
+        case .session, .event, .zone, .plan, .hrv:
             guard let session = message.session else { return }
             // A guest's session is never stored anywhere: no session topics, retained or not.
             guard !core.sessions.isGuest(session) else { return }
-            let leaf = message.kind == "session" ? "state" : message.kind
+            let leaf = message.kind == .session ? "state" : message.kind.rawValue
             await client.publish(
                 MQTTMessage(
                     topic: topics.session(session, leaf), text: message.json,
-                    qos: message.kind == "hrv" ? .atMostOnce : .atLeastOnce, retain: message.kind == "session"))
-        case "peripheral":
+                    qos: message.kind == .hrv ? .atMostOnce : .atLeastOnce, retain: message.kind == .session))
+        case .peripheral:
             // The heart-rate peripheral's state, retained: published when it changes, not per frame.
             guard let adapter = try? JSONText.decode(AdapterOnly.self, from: Data(message.json.utf8)).adapter else {
                 return
@@ -228,7 +228,7 @@ public actor MQTTBridge: Service {
 
     /// The one field a `gone` sensor message is read for.
     private struct StateOnly: Decodable {
-        var state: String
+        var state: SensorState
     }
 
     /// The hub dropped messages for us (the broker path is slower than the frames): said, counted.
@@ -239,7 +239,7 @@ public actor MQTTBridge: Service {
     private func noteStatus(_ status: SensorStatus) {
         var state = sensors[status.address] ?? MQTTSensorState(address: status.address)
         state.setName(status.athleteName ?? status.name)
-        if status.state != "ready" && state.state == "ready" {
+        if status.state != .ready && state.state == .ready {
             state.disconnected()
         }
         state.state = status.state
@@ -251,7 +251,7 @@ public actor MQTTBridge: Service {
     /// Straps worth a Home Assistant device: configured ones and those that connected, not every
     /// advertiser in range.
     private func shouldAnnounce(_ status: SensorStatus) -> Bool {
-        core.sensors.isConfigured(status.address) || ["ready", "connected"].contains(status.state)
+        core.sensors.isConfigured(status.address) || [.ready, .connected].contains(status.state)
             || status.session != nil
     }
 
@@ -271,7 +271,7 @@ public actor MQTTBridge: Service {
         guard let state = sensors[address], announced.contains(address) else { return }
         await client.publish(
             MQTTMessage(
-                topic: topics.sensor(address, "availability"), text: state.state == "ready" ? "online" : "offline",
+                topic: topics.sensor(address, "availability"), text: state.state == .ready ? "online" : "offline",
                 qos: .atLeastOnce, retain: true))
     }
 

@@ -1,6 +1,6 @@
 public import Foundation
 import JSONSupport
-import Wire
+public import Wire
 
 /// What the bridge publishes about one sensor on its retained `state` topic, and when.
 ///
@@ -12,7 +12,7 @@ public struct MQTTSensorState: Sendable, Equatable {
     /// A display name (a Bluetooth name is attacker text: cleaned and cut to 64 characters).
     public private(set) var name: String?
     /// `ready`, `connected`, `connecting`, `disconnected` or `seen`.
-    public var state = "disconnected"
+    public var state = SensorState.disconnected
     public var heartRate: Int?
     /// The last frame's RR intervals, in milliseconds.
     public var rr: [Int] = []
@@ -83,7 +83,7 @@ public struct MQTTSensorState: Sendable, Equatable {
         self.zone = zone
         self.percentOfMax = percentOfMax
         time = date
-        if state != "ready" { state = "ready" }
+        if state != .ready { state = .ready }
         let due = lastPublished.map { date.timeIntervalSince($0) >= interval || date < $0 } ?? true
         if due && (changed || pending || interval == 0 || lastPublished == nil) {
             lastPublished = date
@@ -96,7 +96,7 @@ public struct MQTTSensorState: Sendable, Equatable {
 
     /// The link dropped: the values it had are no longer true.
     public mutating func disconnected() {
-        state = "disconnected"
+        state = .disconnected
         heartRate = nil
         rr = []
         zone = nil
@@ -117,7 +117,7 @@ public struct MQTTSensorState: Sendable, Equatable {
         object.add("percentOfMax", percentOfMax)
         if let rmssd { object.add("rmssd", rmssd) } else { object.addNull("rmssd") }
         object.add("rr", rr.map(Double.init))
-        object.add("state", state)
+        object.add("state", state.rawValue)
         object.add("time", time.map(ISO8601.format))
         object.add("via", via)
         object.add("zone", zone)

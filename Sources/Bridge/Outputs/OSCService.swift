@@ -32,11 +32,11 @@ public actor OSCService: Service {
 
     public func run() async throws {
         let events = core.sensors.adapter.events()
-        let messages = core.hub.subscribe(kinds: ["session"], byteBudget: 1 << 20)
+        let messages = core.hub.subscribe(kinds: [.session], byteBudget: 1 << 20)
         let output = OSCOutput(
             configuration: configuration, facts: facts, clock: clock, transport: sender, logger: logger)
         await follow()
-        if let address = source.address, await core.sensors.status(address)?.state == "ready" {
+        if let address = source.address, await core.sensors.status(address)?.state == .ready {
             input.yield(.connected(at: clock.now()))
         }
         await withTaskGroup(of: Void.self) { group in
@@ -79,7 +79,7 @@ public actor OSCService: Service {
         guard moved else { return }
         logger.info("OSC follows \(source.address ?? "no strap")")
         input.yield(.disconnected(at: clock.now()))
-        if let address = source.address, await core.sensors.status(address)?.state == "ready" {
+        if let address = source.address, await core.sensors.status(address)?.state == .ready {
             input.yield(.connected(at: clock.now()))
         }
     }

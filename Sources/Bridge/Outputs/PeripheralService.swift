@@ -69,7 +69,7 @@ public actor PeripheralService: Service, PeripheralStateSource {
 
     public func run() async throws {
         let events = core.sensors.adapter.events()
-        let messages = core.hub.subscribe(kinds: ["session", "hrv"], byteBudget: 1 << 20)
+        let messages = core.hub.subscribe(kinds: [.session, .hrv], byteBudget: 1 << 20)
         let peripheralEvents = peripheral.events()
         let alpha1Events = alpha1Peripheral?.events()
         await followSession()
@@ -140,7 +140,7 @@ public actor PeripheralService: Service, PeripheralStateSource {
 
     private func handle(_ message: LiveMessage) async {
         switch message.kind {
-        case "session":
+        case .session:
             // A session that ended leaves no α1 standing.
             if message.session == alpha1Session,
                 let state = try? JSONText.decode(StateOnly.self, from: Data(message.json.utf8)).state,
@@ -151,7 +151,7 @@ public actor PeripheralService: Service, PeripheralStateSource {
             }
             guard settings.source == .session else { return }
             await followSession()
-        case "hrv":
+        case .hrv:
             guard alpha1Peripheral != nil, let session = message.session, await records(session),
                 let window = try? JSONText.decode(Alpha1Only.self, from: Data(message.json.utf8))
             else { return }
@@ -191,7 +191,7 @@ public actor PeripheralService: Service, PeripheralStateSource {
         if source.session != before { alpha1 = nil }
         guard moved else { return }
         var streaming = false
-        if let address = source.address { streaming = await core.sensors.status(address)?.state == "ready" }
+        if let address = source.address { streaming = await core.sensors.status(address)?.state == .ready }
         relay.follow(source.address, isUp: streaming)
         logger.info("peripheral follows \(source.address ?? "no strap")")
         await peripheral.setExcludedAddresses(source.address.map { [$0] } ?? [])
@@ -243,6 +243,6 @@ public actor PeripheralService: Service, PeripheralStateSource {
         current.centrals = 0
         guard current != lastPublished else { return }
         lastPublished = current
-        core.hub.publish(LiveMessage(kind: "peripheral", sensor: nil, payload: await snapshot()))
+        core.hub.publish(LiveMessage(kind: .peripheral, sensor: nil, payload: await snapshot()))
     }
 }

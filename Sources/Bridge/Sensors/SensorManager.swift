@@ -57,7 +57,7 @@ public actor SensorManager {
         self.logger = logger
         for sensor in known {
             var status = SensorStatus(
-                address: sensor.address, adapter: adapter.name, name: sensor.name, state: "disconnected",
+                address: sensor.address, adapter: adapter.name, name: sensor.name, state: .disconnected,
                 athlete: sensor.athlete)
             status.athleteName = byAddress[sensor.address].map { $0.profile.name ?? $0.profile.id }
             statuses[sensor.address] = status
@@ -92,7 +92,7 @@ public actor SensorManager {
         for sensor in targets where targeted.insert(sensor.address).inserted {
             if statuses[sensor.address] == nil {
                 statuses[sensor.address] = SensorStatus(
-                    address: sensor.address, adapter: adapter.name, name: sensor.name, state: "disconnected")
+                    address: sensor.address, adapter: adapter.name, name: sensor.name, state: .disconnected)
             }
             do {
                 try await adapter.connect(sensor)
@@ -118,7 +118,7 @@ public actor SensorManager {
     public func status(_ address: String) -> SensorStatus? { statuses[address.uppercased()] }
 
     /// How many sensors stream now.
-    public var readyCount: Int { statuses.values.filter { $0.state == "ready" }.count }
+    public var readyCount: Int { statuses.values.filter { $0.state == .ready }.count }
 
     /// The identity of a sensor by address.
     public func identity(_ address: String) -> SensorIdentity {
@@ -162,12 +162,12 @@ public actor SensorManager {
             statuses.removeValue(forKey: address.uppercased()) != nil
         {
             let gone = address.uppercased()
-            hub.publish(LiveMessage(kind: "sensor", sensor: gone, payload: ["address": gone, "state": "gone"]))
+            hub.publish(LiveMessage(kind: .sensor, sensor: gone, payload: ["address": gone, "state": "gone"]))
         }
     }
 
     private func publish(_ status: SensorStatus) {
-        hub.publish(LiveMessage(kind: "sensor", sensor: status.address, payload: status))
+        hub.publish(LiveMessage(kind: .sensor, sensor: status.address, payload: status))
     }
 
     /// A new frame's status: a zone change goes out at once; a heart-rate change at most once a
@@ -213,14 +213,14 @@ public actor SensorManager {
 
     private func isKept(_ address: String) -> Bool {
         known.contains { $0.address == address } || targeted.contains(address)
-            || statuses[address].map { $0.session != nil || $0.state == "ready" || $0.state == "connected" } == true
+            || statuses[address].map { $0.session != nil || $0.state == .ready || $0.state == .connected } == true
     }
 
     /// Forgets a sensor that is only seen, telling subscribers it is gone.
     private func drop(_ address: String) {
         guard !isKept(address), statuses.removeValue(forKey: address) != nil else { return }
         heartRatePublished[address] = nil
-        hub.publish(LiveMessage(kind: "sensor", sensor: address, payload: ["address": address, "state": "gone"]))
+        hub.publish(LiveMessage(kind: .sensor, sensor: address, payload: ["address": address, "state": "gone"]))
     }
 
     private func update(_ identity: SensorIdentity, _ change: (inout SensorStatus) -> Void) {
@@ -256,24 +256,24 @@ public actor SensorManager {
                 status.adapter = sensor.adapter
                 switch state {
                 case .ready:
-                    if status.state != "ready" {
+                    if status.state != .ready {
                         connections.increment()
                         if let since = droppedAt.removeValue(forKey: sensor.address) {
                             reconnectGap.record(duration: ContinuousClock.now - since)
                         }
                     }
-                    status.state = "ready"
+                    status.state = .ready
                     status.reason = nil
-                case .connected: status.state = "connected"
-                case .connecting: status.state = "connecting"
+                case .connected: status.state = .connected
+                case .connecting: status.state = .connecting
                 case .disconnected(let reason):
-                    if status.state != "disconnected" {
+                    if status.state != .disconnected {
                         status.disconnections += 1
                         Counter(label: "hrbridge_disconnections_total", dimensions: [("reason", reason.metricName)])
                             .increment()
-                        if status.state == "ready" { droppedAt[sensor.address] = .now }
+                        if status.state == .ready { droppedAt[sensor.address] = .now }
                     }
-                    status.state = "disconnected"
+                    status.state = .disconnected
                     status.reason = reason.description
                     // Stale data expires: no heart rate is shown for a strap that is gone.
                     status.heartRate = nil
@@ -300,7 +300,7 @@ public actor SensorManager {
             publishMeasured(status, before: before, at: measurement.receivedAt)
             hub.publish(
                 LiveMessage(
-                    kind: "measurement", session: status.session, sensor: address,
+                    kind: .measurement, session: status.session, sensor: address,
                     json: MeasurementJSON.line(
                         frame, receivedAt: measurement.receivedAt, sensor: address, session: status.session,
                         via: measurement.via)))
@@ -336,7 +336,7 @@ public actor SensorManager {
             logger.info("broadcast refused", metadata: ["sensor": "\(sensor.address)", "error": "\(error.reason)"])
         case .adapterChanged(let name, let state):
             // One adapter's change: the bridge's availability is the pool's (ready while one is).
-            hub.publish(LiveMessage(kind: "adapter", payload: ["adapter": name, "state": "\(state)"]))
+            hub.publish(LiveMessage(kind: .adapter, payload: ["adapter": name, "state": "\(state)"]))
             Task { [weak self, adapter, offersKnown] in
                 await self?.setAvailability(await adapter.availability())
                 guard state == .ready, offersKnown, let self else { return }

@@ -63,8 +63,8 @@ public actor BridgeSession {
                 let address = sample.source.address
                 hub.publish(
                     LiveMessage(
-                        kind: "sample", session: id, sensor: address,
-                        json: SampleJSON.line(sample, kind: "sample", session: id, sensor: address)))
+                        kind: .sample, session: id, sensor: address,
+                        json: SampleJSON.line(sample, kind: .sample, session: id, sensor: address)))
             }
             trigger.poke()
         }
@@ -83,11 +83,11 @@ public actor BridgeSession {
         await recorder.attach(onUpdate: { update in
             switch update {
             case .event(let event):
-                hub.publish(LiveMessage(kind: "event", session: workoutID, payload: WorkoutJSON.Event(event)))
+                hub.publish(LiveMessage(kind: .event, session: workoutID, payload: WorkoutJSON.Event(event)))
             case .zone(let zone):
-                hub.publish(LiveMessage(kind: "zone", session: workoutID, payload: WorkoutJSON.ZoneChange(zone)))
+                hub.publish(LiveMessage(kind: .zone, session: workoutID, payload: WorkoutJSON.ZoneChange(zone)))
             case .heartRateVariability(let window):
-                hub.publish(LiveMessage(kind: "hrv", session: workoutID, payload: WorkoutJSON.HRVWindow(window)))
+                hub.publish(LiveMessage(kind: .hrv, session: workoutID, payload: WorkoutJSON.HRVWindow(window)))
             case .activityBegan, .activityEnded, .collected:
                 break
             }
@@ -101,7 +101,7 @@ public actor BridgeSession {
 
     /// Publishes the session's state to the live hub.
     func publishState() async {
-        hub.publish(LiveMessage(kind: "session", session: id, payload: await snapshot()))
+        hub.publish(LiveMessage(kind: .session, session: id, payload: await snapshot()))
     }
 
     /// The plan's "next": ends the current step (open goals end only this way).
@@ -112,7 +112,7 @@ public actor BridgeSession {
     }
 
     private func publish(_ events: [PlanEvent]) {
-        for event in events { hub.publish(LiveMessage(kind: "plan", session: id, payload: PlanJSON.Event(event))) }
+        for event in events { hub.publish(LiveMessage(kind: .plan, session: id, payload: PlanJSON.Event(event))) }
     }
 
     private func startPlan() {

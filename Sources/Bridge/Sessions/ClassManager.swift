@@ -131,7 +131,7 @@ public actor ClassManager {
         for sensor in configured {
             guard let status = await sensors.status(sensor.address) else { continue }
             let address = sensor.address
-            let heard = status.state == "ready" ? now : status.lastMeasurement
+            let heard = status.state == .ready ? now : status.lastMeasurement
             let inRange = heard.map { now.timeIntervalSince($0) <= settings.heardWithin } ?? false
             if var member = running.members[address], let session = member.session {
                 if let heard, member.lastHeard.map({ heard > $0 }) ?? true { member.lastHeard = heard }
@@ -217,7 +217,7 @@ public actor ClassManager {
 
     private func publish() {
         guard let current else { return }
-        hub.publish(LiveMessage(kind: "class", payload: json(current)))
+        hub.publish(LiveMessage(kind: .class, payload: json(current)))
     }
 
     private func json(_ running: RunningClass) -> ClassJSON {

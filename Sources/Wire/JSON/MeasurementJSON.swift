@@ -33,7 +33,7 @@ public struct MeasurementJSON: Codable, Sendable, Equatable {
     /// The same object written by hand, with `kind` and `session` when given: one per frame, so it
     /// skips `JSONEncoder` (Benchmarks/README.md). `MeasurementJSONTests` holds it to the encoder's bytes.
     public static func line(
-        _ frame: HeartRateMeasurement, receivedAt: Date, sensor: String, kind: String? = "measurement",
+        _ frame: HeartRateMeasurement, receivedAt: Date, sensor: String, kind: LiveMessageKind? = .measurement,
         session: UUID? = nil, via: MeasurementPath = .connection
     ) -> String {
         writer(frame, receivedAt: receivedAt, sensor: sensor, kind: kind, session: session, via: via).text()
@@ -41,13 +41,13 @@ public struct MeasurementJSON: Codable, Sendable, Equatable {
 
     /// The line's writer, for a caller that wants its bytes (`monitor --json` writes them to stdout as they are).
     public static func writer(
-        _ frame: HeartRateMeasurement, receivedAt: Date, sensor: String, kind: String?, session: UUID? = nil,
+        _ frame: HeartRateMeasurement, receivedAt: Date, sensor: String, kind: LiveMessageKind?, session: UUID? = nil,
         via: MeasurementPath = .connection
     ) -> JSONObjectWriter {
         var object = JSONObjectWriter(capacity: 160)
         object.add("energyExpended", frame.energyExpended.map(Int.init))
         object.add("heartRate", Int(frame.heartRate))
-        if let kind { object.add("kind", kind) }
+        if let kind { object.add("kind", kind.rawValue) }
         object.add("rrIntervals", frame.rrIntervals.map(\.seconds))
         object.add("sensor", sensor)
         object.add("sensorContact", frame.sensorContact.rawValue)

@@ -46,10 +46,11 @@ public struct SampleJSON: Codable, Sendable, Equatable {
     /// The same object written by hand, with the routing keys of a live or `--json` line (`kind`,
     /// `session`, `sensor`) among its own: one per sample per frame, so it skips `JSONEncoder`.
     /// `SampleJSONTests` holds it to the encoder's bytes.
-    public static func line(_ sample: QuantitySample, kind: String, session: UUID?, sensor: String?) -> String {
+    public static func line(_ sample: QuantitySample, kind: LiveMessageKind, session: UUID?, sensor: String?) -> String
+    {
         var object = JSONObjectWriter()
         object.add("end", ISO8601.format(sample.end))
-        object.add("kind", kind)
+        object.add("kind", kind.rawValue)
         object.addObject("metadata") { metadata in
             if let raw = sample.metadata.counterReset { metadata.add("counterReset", raw) }
             if let raw = sample.metadata.rawRRInterval { metadata.add("rawRRInterval", Int(raw)) }

@@ -9,7 +9,7 @@ public struct SensorStatus: Sendable, Codable, Equatable {
     /// A display name.
     public var name: String?
     /// `ready`, `connected`, `connecting`, `disconnected` or `seen` (discovered, not connected).
-    public var state: String
+    public var state: SensorState
     /// Why it is disconnected, when it is.
     public var reason: String?
     /// The athlete it belongs to (configuration).
@@ -40,7 +40,9 @@ public struct SensorStatus: Sendable, Codable, Equatable {
     /// How its last measurement came: `connection` or `advertisement` (`nil` before the first).
     public var via: String?
 
-    public init(address: String, adapter: String, name: String? = nil, state: String = "seen", athlete: String? = nil) {
+    public init(
+        address: String, adapter: String, name: String? = nil, state: SensorState = .seen, athlete: String? = nil
+    ) {
         self.address = address
         self.adapter = adapter
         self.name = name
@@ -84,7 +86,7 @@ public struct SensorStatus: Sendable, Codable, Equatable {
         address = try container.decode(String.self, forKey: .address)
         adapter = try container.decode(String.self, forKey: .adapter)
         name = try container.decodeIfPresent(String.self, forKey: .name)
-        state = try container.decode(String.self, forKey: .state)
+        state = try container.decode(SensorState.self, forKey: .state)
         reason = try container.decodeIfPresent(String.self, forKey: .reason)
         athlete = try container.decodeIfPresent(String.self, forKey: .athlete)
         heartRate = try container.decodeIfPresent(Int.self, forKey: .heartRate)

@@ -5,12 +5,12 @@ public import Foundation
 public struct TaggedJSON<Payload: Encodable>: Encodable {
     private enum Key: String, CodingKey { case kind, session, sensor }
 
-    public var kind: String
+    public var kind: LiveMessageKind
     public var session: UUID?
     public var sensor: String?
     public var payload: Payload
 
-    public init(kind: String, session: UUID? = nil, sensor: String? = nil, payload: Payload) {
+    public init(kind: LiveMessageKind, session: UUID? = nil, sensor: String? = nil, payload: Payload) {
         self.kind = kind
         self.session = session
         self.sensor = sensor

@@ -69,7 +69,7 @@ struct SessionCommand: AsyncParsableCommand {
             var chosen = sensors
             if chosen.isEmpty {
                 let list = try await connection.client.send(.GET, "/v1/sensors").decode([String: [SensorStatus]].self)
-                let free = list?["sensors"]?.first { $0.state == "ready" && $0.session == nil }
+                let free = list?["sensors"]?.first { $0.state == .ready && $0.session == nil }
                 guard let address = free?.address else {
                     StandardError.write("hrbridge: no free streaming sensor; name one with --sensor")
                     throw ExitCode(65)

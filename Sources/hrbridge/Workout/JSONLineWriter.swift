@@ -28,7 +28,7 @@ final class JSONLineWriter: Sendable {
 
     func samples(_ samples: [QuantitySample]) {
         guard enabled else { return }
-        for sample in samples { write(line: SampleJSON.line(sample, kind: "sample", session: nil, sensor: nil)) }
+        for sample in samples { write(line: SampleJSON.line(sample, kind: .sample, session: nil, sensor: nil)) }
     }
 
     private struct ActivityChange: Encodable {
@@ -38,14 +38,14 @@ final class JSONLineWriter: Sendable {
     func builderUpdate(_ update: BuilderUpdate) {
         switch update {
         case .collected: break
-        case .event(let event): write(TaggedJSON(kind: "event", payload: WorkoutJSON.Event(event)))
-        case .zone(let zone): write(TaggedJSON(kind: "zone", payload: WorkoutJSON.ZoneChange(zone)))
+        case .event(let event): write(TaggedJSON(kind: .event, payload: WorkoutJSON.Event(event)))
+        case .zone(let zone): write(TaggedJSON(kind: .zone, payload: WorkoutJSON.ZoneChange(zone)))
         case .activityBegan(let activity):
-            write(TaggedJSON(kind: "activityBegan", payload: ActivityChange(activity: WorkoutJSON.Activity(activity))))
+            write(TaggedJSON(kind: .activityBegan, payload: ActivityChange(activity: WorkoutJSON.Activity(activity))))
         case .activityEnded(let activity):
-            write(TaggedJSON(kind: "activityEnded", payload: ActivityChange(activity: WorkoutJSON.Activity(activity))))
+            write(TaggedJSON(kind: .activityEnded, payload: ActivityChange(activity: WorkoutJSON.Activity(activity))))
         case .heartRateVariability(let window):
-            write(TaggedJSON(kind: "hrv", payload: WorkoutJSON.HRVWindow(window)))
+            write(TaggedJSON(kind: .hrv, payload: WorkoutJSON.HRVWindow(window)))
         }
     }
 
@@ -78,7 +78,7 @@ final class JSONLineWriter: Sendable {
     }
 
     /// A plan event: `{"kind":"plan","event":"stepStarted",…}`.
-    func plan(_ event: PlanEvent) { write(TaggedJSON(kind: "plan", payload: PlanJSON.Event(event))) }
+    func plan(_ event: PlanEvent) { write(TaggedJSON(kind: .plan, payload: PlanJSON.Event(event))) }
 
     func summary(_ workout: Workout) { write(WorkoutJSON.Summary(workout)) }
 }

@@ -1,0 +1,34 @@
+/// What a message of the live stream (and of `--json` output lines) is: the `kind` key of its
+/// JSON and the `event:` of its Server-Sent Event.
+public enum LiveMessageKind: String, Codable, Sendable, CaseIterable {
+    /// A quantity sample of a session.
+    case sample
+    /// One decoded heart-rate frame (or broadcast) of a sensor.
+    case measurement
+    /// A sensor's state, or `gone`.
+    case sensor
+    /// A session's state and live figures.
+    case session
+    /// A workout event (pause, resume, lap, segment…).
+    case event
+    /// A heart-rate zone change.
+    case zone
+    /// A window of HRV figures.
+    case hrv
+    /// A structured workout's step or block.
+    case plan
+    /// The running class.
+    case `class`
+    /// An adapter's availability.
+    case adapter
+    /// hrbridge as a Bluetooth heart-rate sensor.
+    case peripheral
+    /// A multisport workout's next activity began (`workout run --json`).
+    case activityBegan
+    /// A multisport workout's activity ended (`workout run --json`).
+    case activityEnded
+    /// A subscriber fell behind and messages were dropped for it.
+    case dropped
+    /// A message that could not be written.
+    case error
+}
