@@ -71,132 +71,47 @@ public enum BridgeDaemon {
             throw DaemonError.store("\(store.path).lock: \(error)")
         }
         defer { withExtendedLifetime(recordingLock) {} }
-        var dbus: DBusConnection?
-        var placement: PeripheralPlacement?
-        var availableAdapters: [String] = []
-        let adapter: any SensorAdapter
-        let clock: any WallClock
-        // Straps to keep connected besides the configured ones: the simulator's when none is
-        // configured; on BlueZ, the user's own (paired or trusted heart-rate straps).
-        let offersKnown: Bool
-        switch configuration.adapter {
-        case .mock(let scenarioPath, let seed, let speed):
-            clock = AcceleratedWallClock(speed: speed)
-            var scenario = Scenario.default
-            if let scenarioPath {
-                do {
-                    scenario = try ScenarioParser.load(path: scenarioPath)
-                } catch {
-                    throw DaemonError.adapter("\(error)")
-                }
-            }
-            adapter = MockSensorAdapter(scenario: scenario, seed: seed, clock: clock, logger: logger)
-            offersKnown = configuration.sensors.isEmpty
-        case .mqtt(let remote):
-            clock = SystemWallClock()
-            // A hub: its straps are other gateways'.
-            let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "hub"
-            // A persistent session under a stable id: backfill a gateway sends while the hub is
-            // away (the broker restarted and the gateway came back first) waits at the broker.
-            var options = MQTTClient.Options(broker: remote.broker, clientID: "hrbridge-hub-\(host.prefix(40))")
-            options.cleanSession = false
-            options.username = remote.username
-            if let path = remote.passwordFile {
-                guard let password = PasswordFile.read(path) else {
-                    throw DaemonError.adapter("\(path): cannot be read as a password file")
-                }
-                options.password = password
-            }
-            options.tlsCAFile = remote.tlsCA
-            var settings = MQTTSensorAdapter.Settings(client: options, nodes: remote.nodes.map(Set.init))
-            settings.expire = remote.expire
-            do {
-                let remoteAdapter = try MQTTSensorAdapter(settings: settings, clock: clock, logger: logger)
-                try await remoteAdapter.start()
-                adapter = remoteAdapter
-            } catch {
-                throw DaemonError.adapter("\(error)")
-            }
-            offersKnown = false
-        case .bluez(let names, let repairOnKeyLoss):
-            clock = SystemWallClock()
-            let connection: DBusConnection
-            do {
-                connection = try DBusConnection(bus: .system, logger: logger)
-            } catch {
-                throw DaemonError.adapter("cannot reach the system D-Bus: \(error)")
-            }
-            dbus = connection
-            // The adapter that serves apps holds no straps when another adapter can.
-            var names = names
-            if let settings = configuration.peripheral {
-                let available = (try? await BlueZAdapter.adapterNames(on: connection)) ?? []
-                placement = PeripheralPlacement.choose(
-                    available: available, requested: settings.adapter, strapAdapters: names ?? [])
-                if names == nil, let straps = placement?.straps { names = straps }
-                availableAdapters = available
-            }
-            var options = BlueZAdapter.Options()
-            // Zero adapters (or no bluetoothd) is a state, not a failure: the daemon comes up, says
-            // "waiting: no Bluetooth adapter", and the pool starts working when one appears.
-            options.waitsForAdapter = true
-            options.repairsOnAuthenticationFailure = repairOnKeyLoss
-            options.connectsUnknownDevices = true
-            for sensor in configuration.sensors {
-                if let bound = sensor.adapter { options.bindings[sensor.address] = bound }
-                if sensor.priority != 0 { options.priorities[sensor.address] = sensor.priority }
-            }
-            do {
-                adapter = try await BlueZAdapter.open(
-                    adapters: names, connection: connection, options: options, clock: clock, logger: logger)
-            } catch {
-                throw DaemonError.adapter("\(error)")
-            }
-            offersKnown = true
-        }
+        let assembly = try await configuration.adapter.factory.make(configuration, logger: logger)
+        let adapter = assembly.adapter
         let sensors = SensorManager(
             adapter: adapter, known: configuration.sensors, athletes: configuration.athletes, hub: hub, logger: logger)
         let sessions = SessionManager(
-            configuration: configuration, sensors: sensors, store: store, clock: clock, hub: hub, logger: logger)
+            configuration: configuration, sensors: sensors, store: store, clock: assembly.clock, hub: hub,
+            logger: logger)
         let classes = ClassManager(
-            configuration: configuration, sensors: sensors, sessions: sessions, clock: clock, hub: hub, logger: logger)
+            configuration: configuration, sensors: sensors, sessions: sessions, clock: assembly.clock, hub: hub,
+            logger: logger)
         let core = BridgeCore(
             configuration: configuration, sensors: sensors, sessions: sessions, classes: classes, store: store,
             hub: hub, metrics: metrics, logger: logger)
-        await sensors.start(offersKnown: offersKnown)
-        await sessions.recover()
-        // A hub stores what gateways send again from their journals after the broker was away.
-        let backfill = (adapter as? MQTTSensorAdapter).map { remote in
-            Task {
-                for await batch in remote.backfill() { await sessions.backfill(batch) }
-            }
+        let services = try await services(core: core, assembly: assembly, notifier: notifier, logger: logger)
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            // A listener that cannot bind (port in use, socket directory not writable) ends the group.
+            await assembly.dbus?.close()
+            throw DaemonError.listener("\(error)")
         }
-        defer { backfill?.cancel() }
+        await assembly.dbus?.close()
+    }
 
-        var services: [any Service] = []
-        let simulatorStrap = (adapter as? MockSensorAdapter)?.sensors.first?.address
-        if let settings = configuration.peripheral {
-            services.append(
-                try await peripheralService(
-                    settings, core: core, dbus: dbus, placement: placement, available: availableAdapters,
-                    simulatorStrap: simulatorStrap, logger: logger))
-        }
-        if let settings = configuration.osc {
-            do {
-                services.append(
-                    try OSCService(
-                        settings: settings, core: core, clock: clock, simulatorStrap: simulatorStrap, logger: logger))
-            } catch {
-                throw DaemonError.output("[osc]: \(error)")
-            }
-        }
-        // READY waits for every listener: a client that starts after READY finds the API up.
-        let listening = AsyncStream<Void>.makeStream()
-        let listeners = configuration.tcpPort == nil ? 1 : 2
-        let bridge = BridgeService(
-            core: core, notifier: notifier, dbus: dbus, listening: listening.stream, listeners: listeners,
-            logger: logger)
-        services.append(bridge)
+    /// The daemon's services in start order. The group stops them in reverse on SIGTERM: systemd
+    /// hears STOPPING, the class stops signing in, every session ends and is saved, the live
+    /// stream ends, then the listeners, the outputs and MQTT (which publish the sessions' ends),
+    /// and the sensors last.
+    static func services(
+        core: BridgeCore, assembly: AdapterAssembly, notifier: SystemdNotifier, logger: Logger
+    ) async throws -> [any Service] {
+        let configuration = core.configuration
+        let sensorsReady = ReadinessSignal()
+        let sessionsReady = ReadinessSignal()
+        var services: [any Service] = [
+            SensorService(sensors: core.sensors, offersKnown: assembly.offersKnown, ready: sensorsReady)
+        ]
         if let settings = configuration.mqtt {
             do {
                 services.append(try MQTTBridge(core: core, settings: settings, logger: logger))
@@ -204,6 +119,25 @@ public enum BridgeDaemon {
                 throw DaemonError.mqtt("\(error)")
             }
         }
+        let simulatorStrap = (assembly.adapter as? MockSensorAdapter)?.sensors.first?.address
+        if let settings = configuration.peripheral {
+            services.append(
+                try await peripheralService(
+                    settings, core: core, dbus: assembly.dbus, placement: assembly.placement,
+                    available: assembly.availableAdapters, simulatorStrap: simulatorStrap, logger: logger))
+        }
+        if let settings = configuration.osc {
+            do {
+                services.append(
+                    try OSCService(
+                        settings: settings, core: core, clock: assembly.clock, simulatorStrap: simulatorStrap,
+                        logger: logger))
+            } catch {
+                throw DaemonError.output("[osc]: \(error)")
+            }
+        }
+        // READY waits for every listener: a client that starts after READY finds the API up.
+        let listening = AsyncStream<Void>.makeStream()
         services.append(try unixListener(core: core, listening: listening.continuation, logger: logger))
         if let port = configuration.tcpPort {
             let router = APIRouter.make(core: core, requiresToken: true)
@@ -214,18 +148,18 @@ public enum BridgeDaemon {
                     onServerRunning: { _ in listening.continuation.yield() },
                     logger: logger))
         }
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
-                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        do {
-            try await group.run()
-        } catch {
-            // A listener that cannot bind (port in use, socket directory not writable) ends the group.
-            await dbus?.close()
-            throw DaemonError.listener("\(error)")
+        services.append(LiveHubService(hub: core.hub))
+        services.append(SessionService(sessions: core.sessions, sensorsReady: sensorsReady, ready: sessionsReady))
+        services.append(ClassService(classes: core.classes))
+        // A hub stores what gateways send again from their journals after the broker was away.
+        if let source = assembly.adapter.backfillSource {
+            services.append(BackfillService(source: source, sessions: core.sessions))
         }
-        await dbus?.close()
+        services.append(
+            NotifierService(
+                core: core, notifier: notifier, dbus: assembly.dbus, listening: listening.stream,
+                listeners: configuration.tcpPort == nil ? 1 : 2, sessionsReady: sessionsReady, logger: logger))
+        return services
     }
 
     /// The heart-rate peripheral of `[peripheral]`, placed on an adapter, registered with the core.
@@ -374,75 +308,5 @@ public enum BridgeDaemon {
                 connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         } == 0
-    }
-}
-
-/// The daemon's own service: READY once everything is up, STATUS on every change (no polling),
-/// WATCHDOG at half of WATCHDOG_USEC while the D-Bus loop is healthy, and on shutdown STOPPING
-/// and every session ended and saved.
-struct BridgeService: Service {
-    let core: BridgeCore
-    let notifier: SystemdNotifier
-    let dbus: DBusConnection?
-    /// One element per listener that is up.
-    let listening: AsyncStream<Void>
-    let listeners: Int
-    let logger: Logger
-
-    func run() async throws {
-        let messages = core.hub.subscribe()
-        var up = 0
-        for await _ in listening.cancelOnGracefulShutdown() {
-            up += 1
-            if up == listeners { break }
-        }
-        let line = await core.statusLine()
-        notifier.ready(status: line)
-        logger.notice("hrbridged ready", metadata: ["status": "\(line)"])
-        let core = core
-        let notifier = notifier
-        let dbus = dbus
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                var last = ""
-                for await delivery in messages
-                where [.sensor, .session, .adapter, .dropped].contains(delivery.kind) {
-                    let line = await core.statusLine()
-                    if line != last {
-                        notifier.status(line)
-                        last = line
-                    }
-                }
-            }
-            if let interval = notifier.watchdogInterval {
-                group.addTask {
-                    // With BlueZ, a ping means the D-Bus loop answered the last heartbeat: a wedged
-                    // loop (or a lost bus) stops the pings, and systemd restarts us.
-                    var answered = dbus?.heartbeats ?? 0
-                    var first = true
-                    while !Task.isCancelled {
-                        if let dbus {
-                            let now = dbus.heartbeats
-                            if dbus.isConnected && (first || now > answered) { notifier.watchdog() }
-                            answered = now
-                            dbus.requestHeartbeat()
-                        } else {
-                            notifier.watchdog()
-                        }
-                        first = false
-                        try? await Task.sleep(for: interval)
-                    }
-                }
-            }
-            group.addTask { try? await gracefulShutdown() }
-            await group.next()
-            group.cancelAll()
-        }
-        notifier.stopping()
-        logger.notice("stopping: ending sessions")
-        await core.classes.shutdown()
-        await core.sessions.stopAll()
-        await core.sensors.stop()
-        core.hub.finish()
     }
 }

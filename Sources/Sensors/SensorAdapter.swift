@@ -36,6 +36,13 @@ public protocol SensorAdapter: Sendable {
     func adapterStatuses() async -> [AdapterStatus]
     /// Sets who gets a freed link slot first (higher first; `nil`: back to the configured one).
     func setPriority(_ priority: Int?, for address: String) async
+    /// Where late measurements come from, when the adapter offers them (nil: it does not).
+    var backfillSource: (any BackfillSource)? { get }
+}
+
+extension SensorAdapter {
+    /// Most adapters hear measurements only as they happen.
+    public var backfillSource: (any BackfillSource)? { nil }
 }
 
 /// Why an adapter command failed.

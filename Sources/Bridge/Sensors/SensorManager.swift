@@ -4,6 +4,7 @@ public import Logging
 import Metrics
 import Samples
 public import Sensors
+import ServiceLifecycle
 public import Wire
 import Workouts
 
@@ -25,7 +26,6 @@ public actor SensorManager {
     /// newer heart rate waits: such changes go out at most once a second of frame time
     /// (`measurement` messages carry every frame's heart rate); anything else goes out at once.
     private var heartRatePublished: [String: (at: Date, pending: Bool)] = [:]
-    private var followTask: Task<Void, Never>?
     /// Adapter availability, for the systemd status line.
     public private(set) var availability: AdapterAvailability = .ready
     /// Whether the adapter's own straps are kept connected too (asked again whenever an adapter
@@ -64,22 +64,26 @@ public actor SensorManager {
         }
     }
 
-    /// Starts following the adapter and connects the configured sensors and, with `offersKnown`,
-    /// the heart-rate straps the adapter knows as the user's own (BlueZ's paired or trusted straps,
-    /// the simulator's straps), again whenever an adapter becomes usable.
-    public func start(offersKnown: Bool = false) async {
+    /// Follows the adapter until graceful shutdown (or cancellation): connects the configured
+    /// sensors and, with `offersKnown`, the heart-rate straps the adapter knows as the user's own
+    /// (BlueZ's paired or trusted straps, the simulator's straps), again whenever an adapter
+    /// becomes usable. `ready` is signalled once those connections were asked for.
+    public func run(offersKnown: Bool = false, ready: ReadinessSignal) async {
         self.offersKnown = offersKnown
         let events = adapter.events()
         // Read after subscribing: any later change arrives as an event, so nothing is missed.
         availability = await adapter.availability()
-        followTask = Task { [weak self] in
-            for await event in events { await self?.handle(event) }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await event in events.cancelOnGracefulShutdown() { await self.handle(event) }
+            }
+            var targets = known.map { SensorIdentity(adapter: adapter.name, address: $0.address, name: $0.name) }
+            if offersKnown {
+                targets += await ownedStraps().filter { sensor in !targets.contains { $0.address == sensor.address } }
+            }
+            await connect(targets)
+            ready.signal()
         }
-        var targets = known.map { SensorIdentity(adapter: adapter.name, address: $0.address, name: $0.name) }
-        if offersKnown {
-            targets += await ownedStraps().filter { sensor in !targets.contains { $0.address == sensor.address } }
-        }
-        await connect(targets)
     }
 
     /// The heart-rate straps the adapter knows as the user's own.
@@ -104,12 +108,6 @@ public actor SensorManager {
     }
 
     private func setAvailability(_ state: AdapterAvailability) { availability = state }
-
-    /// Stops following the adapter.
-    public func stop() {
-        followTask?.cancel()
-        followTask = nil
-    }
 
     /// Every sensor known or seen, sorted by address.
     public func list() -> [SensorStatus] { statuses.values.sorted { $0.address < $1.address } }

@@ -1,0 +1,36 @@
+import Foundation
+import Logging
+import MQTT
+import RemoteSensors
+import Sensors
+
+/// A hub: its straps are other gateways', heard over MQTT.
+struct RemoteAdapterFactory: AdapterFactory {
+    let settings: BridgeConfiguration.RemoteAdapterSettings
+
+    func make(_ configuration: BridgeConfiguration, logger: Logger) async throws(DaemonError) -> AdapterAssembly {
+        let clock = SystemWallClock()
+        let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "hub"
+        // A persistent session under a stable id: backfill a gateway sends while the hub is
+        // away (the broker restarted and the gateway came back first) waits at the broker.
+        var options = MQTTClient.Options(broker: settings.broker, clientID: "hrbridge-hub-\(host.prefix(40))")
+        options.cleanSession = false
+        options.username = settings.username
+        if let path = settings.passwordFile {
+            guard let password = PasswordFile.read(path) else {
+                throw DaemonError.adapter("\(path): cannot be read as a password file")
+            }
+            options.password = password
+        }
+        options.tlsCAFile = settings.tlsCA
+        var adapterSettings = MQTTSensorAdapter.Settings(client: options, nodes: settings.nodes.map(Set.init))
+        adapterSettings.expire = settings.expire
+        do {
+            let adapter = try MQTTSensorAdapter(settings: adapterSettings, clock: clock, logger: logger)
+            try await adapter.start()
+            return AdapterAssembly(adapter: adapter, clock: clock, offersKnown: false)
+        } catch {
+            throw DaemonError.adapter("\(error)")
+        }
+    }
+}

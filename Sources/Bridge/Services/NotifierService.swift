@@ -1,0 +1,73 @@
+import DBus
+import Logging
+import ServiceLifecycle
+import Wire
+
+/// systemd's view of the daemon: READY once sessions are recovered and every listener is up,
+/// STATUS on every change (no polling), WATCHDOG at half of WATCHDOG_USEC while the D-Bus loop is
+/// healthy, and STOPPING first on shutdown (it is the last service started, so the first stopped).
+struct NotifierService: Service {
+    let core: BridgeCore
+    let notifier: SystemdNotifier
+    let dbus: DBusConnection?
+    /// One element per listener that is up.
+    let listening: AsyncStream<Void>
+    let listeners: Int
+    /// Sessions a crash interrupted run again.
+    let sessionsReady: ReadinessSignal
+    let logger: Logger
+
+    func run() async throws {
+        let messages = core.hub.subscribe()
+        var up = 0
+        for await _ in listening.cancelOnGracefulShutdown() {
+            up += 1
+            if up == listeners { break }
+        }
+        await sessionsReady.wait()
+        let line = await core.statusLine()
+        notifier.ready(status: line)
+        logger.notice("hrbridged ready", metadata: ["status": "\(line)"])
+        let core = core
+        let notifier = notifier
+        let dbus = dbus
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                var last = ""
+                for await delivery in messages
+                where [.sensor, .session, .adapter, .dropped].contains(delivery.kind) {
+                    let line = await core.statusLine()
+                    if line != last {
+                        notifier.status(line)
+                        last = line
+                    }
+                }
+            }
+            if let interval = notifier.watchdogInterval {
+                group.addTask {
+                    // With BlueZ, a ping means the D-Bus loop answered the last heartbeat: a wedged
+                    // loop (or a lost bus) stops the pings, and systemd restarts us.
+                    var answered = dbus?.heartbeats ?? 0
+                    var first = true
+                    while !Task.isCancelled {
+                        if let dbus {
+                            let now = dbus.heartbeats
+                            if dbus.isConnected && (first || now > answered) { notifier.watchdog() }
+                            answered = now
+                            dbus.requestHeartbeat()
+                        } else {
+                            notifier.watchdog()
+                        }
+                        first = false
+                        try? await Task.sleep(for: interval)
+                    }
+                }
+            }
+            group.addTask { try? await gracefulShutdown() }
+            await group.next()
+            group.cancelAll()
+        }
+        notifier.stopping()
+        logger.notice("stopping: ending sessions")
+    }
+}

@@ -1,0 +1,15 @@
+import ServiceLifecycle
+
+/// The sensor manager as a service: it follows the adapter for the daemon's life and is the
+/// last to stop (sessions end while their straps still stream).
+struct SensorService: Service {
+    let sensors: SensorManager
+    /// Whether the adapter's own straps (paired, simulated) are kept connected too.
+    let offersKnown: Bool
+    /// Signalled once the sensors are followed and the first connections asked for.
+    let ready: ReadinessSignal
+
+    func run() async {
+        await sensors.run(offersKnown: offersKnown, ready: ready)
+    }
+}

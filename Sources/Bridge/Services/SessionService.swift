@@ -1,0 +1,19 @@
+import ServiceLifecycle
+
+/// The session manager as a service: once the sensors are followed it continues the sessions a
+/// crash interrupted; on graceful shutdown it ends every session, saved.
+struct SessionService: Service {
+    let sessions: SessionManager
+    /// Waited for before recovering: a recovered session binds its sensors.
+    let sensorsReady: ReadinessSignal
+    /// Signalled once interrupted sessions run again.
+    let ready: ReadinessSignal
+
+    func run() async {
+        await sensorsReady.wait()
+        await sessions.recover()
+        ready.signal()
+        try? await gracefulShutdown()
+        await sessions.stopAll()
+    }
+}
