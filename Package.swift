@@ -273,6 +273,9 @@ let package = Package(
                 "Bridge", "BridgeClient", "Wire", "BusHarness", "Workouts", "Sensors", "SensorSimulator", "GATT",
                 "hrbridge", "hrbridged", "JSONSupport", "Samples", "WorkoutStore", "MQTT",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
     ]

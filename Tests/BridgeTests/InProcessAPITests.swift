@@ -1,0 +1,132 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import Wire
+
+@testable import Bridge
+
+/// Routes, bodies, errors and tokens, answered in-process (no daemon process, no socket).
+@Suite("the API in-process: routes, bodies, errors and tokens", .serialized)
+struct InProcessAPITests {
+    let straps = DaemonUnderTest.straps
+
+    /// The `id` of a session body.
+    struct Identified: Decodable { var id: String }
+
+    @Test("bad requests get a 4xx JSON error naming the problem, never a 5xx, and the API goes on")
+    func badRequests() async throws {
+        let bridge = try await InProcessBridge()
+        try await bridge.test { (client) async throws in
+            let busy = try #require(
+                try await client.send(.post, "/v1/sessions", json: ["sensors": [straps[0]]]).decode(Identified.self))
+            let cases: [(method: HTTPRequest.Method, path: String, body: [String: Any]?, status: Int, code: String)] = [
+                (.post, "/v1/sessions", ["sensors": []], 400, "invalid_request"),
+                (.post, "/v1/sessions", ["sensors": [straps[1]], "colour": "red"], 400, "invalid_request"),
+                (.post, "/v1/sessions", ["sensors": [straps[1]], "activity": "flying"], 400, "invalid_request"),
+                (.post, "/v1/sessions", ["sensors": [straps[1]], "zones": [150]], 400, "invalid_request"),
+                (.post, "/v1/sessions", ["sensors": [straps[1]], "guest": "yes"], 400, "invalid_request"),
+                (.post, "/v1/sessions", ["sensors": ["C0:FF:EE:99:99:99"]], 404, "unknown_sensor"),
+                (.post, "/v1/sessions", ["sensors": ["strap"]], 400, "invalid_request"),
+                (.post, "/v1/sessions", ["sensors": Array(repeating: straps[1], count: 17)], 400, "invalid_request"),
+                (
+                    .post, "/v1/sessions", ["sensors": [straps[1]], "athlete": String(repeating: "a", count: 65)], 400,
+                    "invalid_request"
+                ),
+                (.post, "/v1/sessions", ["sensors": [straps[1]], "zones": Array(100...111)], 400, "invalid_request"),
+                (.trace, "/v1/sessions", nil, 405, "method_not_allowed"),
+                (.post, "/v1/sessions", ["sensors": [straps[0]]], 409, "sensor_in_use"),
+                (.post, "/v1/sessions", ["sensors": [straps[1]], "athlete": "nobody"], 404, "unknown_athlete"),
+                (.post, "/v1/sessions/not-a-session/pause", nil, 404, "unknown_session"),
+                (.post, "/v1/sessions/\(busy.id)/resume", nil, 409, "invalid_state"),
+                (.get, "/v1/sensors/not-an-address", nil, 400, "invalid_request"),
+                (.get, "/v1/sensors/C0:FF:EE:99:99:99", nil, 404, "unknown_sensor"),
+                (.get, "/v1/workouts/not-a-uuid", nil, 400, "invalid_request"),
+                (.get, "/v1/workouts/\(UUID().uuidString)", nil, 404, "unknown_workout"),
+                (.get, "/v1/workouts?limit=0", nil, 400, "invalid_request"),
+                (.get, "/v1/events?session=nope", nil, 400, "invalid_request"),
+                (.delete, "/v1/sensors/\(straps[0])", nil, 409, "sensor_in_use"),
+            ]
+            for item in cases {
+                let reply = try await client.send(item.method, item.path, json: item.body)
+                #expect(Int(reply.status.code) == item.status, "\(item.method) \(item.path) \(item.body ?? [:])")
+                #expect(reply.errorCode == item.code, "\(item.path)")
+                #expect(reply.decode(ErrorJSON.self)?.error.message.isEmpty == false)
+            }
+            let malformed = try await client.execute(
+                uri: "/v1/sessions", method: .post, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: "{not json"))
+            #expect(malformed.status == .badRequest)
+            #expect(try await client.send(.get, "/v1/health").status == .ok, "the API goes on")
+        }
+        try await bridge.stop()
+    }
+
+    @Test("tokens: without one is 401, a read token reads but cannot start a session (403), control can")
+    func tokenRoles() async throws {
+        let bridge = try await InProcessBridge()
+        try await bridge.test(requiresToken: true) { (client) async throws in
+            let anonymous = try await client.send(.get, "/v1/sensors")
+            #expect(anonymous.status == .unauthorized)
+            #expect(anonymous.headers[.wwwAuthenticate] == "Bearer")
+            #expect(try await client.send(.get, "/v1/health", token: "wrong-token-0123456789").status == .unauthorized)
+            let read = DaemonUnderTest.readToken
+            #expect(try await client.send(.get, "/v1/sensors", token: read).status == .ok)
+            #expect(try await client.send(.get, "/v1/openapi.json", token: read).status == .ok)
+            let refused = try await client.send(.post, "/v1/sessions", json: ["sensors": [straps[0]]], token: read)
+            #expect(refused.status == .forbidden)
+            #expect(refused.errorCode == "forbidden")
+            #expect(
+                try await client.send(.post, "/v1/sensors/\(straps[0])/disconnect", token: read).status == .forbidden)
+            let created = try await client.send(
+                .post, "/v1/sessions", json: ["sensors": [straps[0]]], token: DaemonUnderTest.controlToken)
+            #expect(created.status == .created)
+            let query = try await client.send(.get, "/v1/sessions?token=\(read)")
+            #expect(query.status == .ok, "?token= works where headers cannot be set (EventSource, WebSocket)")
+        }
+        try await bridge.stop()
+    }
+
+    @Test("tokens are compared in full: a prefix, a longer string or another case is refused")
+    func tokenComparison() async throws {
+        let bridge = try await InProcessBridge()
+        try await bridge.test(requiresToken: true) { (client) async throws in
+            let token = DaemonUnderTest.readToken
+            for wrong in [String(token.dropLast()), token + "x", token.uppercased(), ""] {
+                #expect(try await client.send(.get, "/v1/sensors", token: wrong).status == .unauthorized, "\(wrong)")
+            }
+            #expect(try await client.send(.get, "/v1/sensors", token: token).status == .ok)
+        }
+        try await bridge.stop()
+    }
+
+    @Test("ten concurrent creates on one strap: exactly one session; ended sessions are pruned from memory")
+    func atomicCreateAndPruning() async throws {
+        let bridge = try await InProcessBridge()
+        let strap = straps[1]
+        try await bridge.test { (client) async throws in
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<10 {
+                    group.addTask {
+                        Int(try await client.send(.post, "/v1/sessions", json: ["sensors": [strap]]).status.code)
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.sorted() == [201] + Array(repeating: 409, count: 9), "\(statuses)")
+            #expect(try await client.send(.get, "/v1/health").decode(HealthJSON.self)?.sessionsActive == 1)
+            let running = try #require(
+                try await client.send(.get, "/v1/sessions").decode([String: [Identified]].self)?["sessions"]?.first?.id)
+            #expect(try await client.send(.post, "/v1/sessions/\(running)/stop").status == .ok)
+            // More ended sessions than are kept: the oldest is no longer a session, but its workout is stored.
+            for _ in 0..<SessionManager.endedLimit {
+                let created = try #require(
+                    try await client.send(.post, "/v1/sessions", json: ["sensors": [strap]]).decode(Identified.self))
+                #expect(try await client.send(.post, "/v1/sessions/\(created.id)/stop").status == .ok)
+            }
+            #expect(try await client.send(.get, "/v1/sessions/\(running)").status == .notFound)
+            #expect(try await client.send(.get, "/v1/workouts/\(running)").status == .ok)
+        }
+        try await bridge.stop()
+    }
+}
