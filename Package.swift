@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "WorkoutRecording", targets: ["WorkoutRecording"]),
         .library(name: "MQTT", targets: ["MQTT"]),
         .library(name: "BridgeOut", targets: ["BridgeOut"]),
+        .library(name: "Wire", targets: ["Wire"]),
         .executable(name: "hrbridge", targets: ["hrbridge"]),
     ],
     dependencies: [
@@ -113,6 +114,8 @@ let package = Package(
         // How the project writes and reads JSON: one encoder setup, `null`-keeping optionals, a
         // value type for documents of unknown shape, and a hand writer for per-frame lines.
         .target(name: "JSONSupport"),
+        // The MQTT topics hrbridge publishes and reads: built and parsed in one place.
+        .target(name: "Wire"),
         // Pure frame decoders/encoders, UUIDs and stateful derivers. Foundation-free.
         .target(name: "GATT"),
         // Quantity types, units, samples, and the turn of decoded frames into samples.
@@ -173,6 +176,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "GATTTests", dependencies: ["GATT"]),
+        .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(
             name: "BridgeOutTests",
             dependencies: [
