@@ -57,7 +57,7 @@ let package = Package(
         .target(
             name: "RemoteSensors",
             dependencies: [
-                "GATT", "Sensors", "MQTT", .product(name: "Logging", package: "swift-log"),
+                "GATT", "Sensors", "MQTT", "Wire", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
