@@ -138,7 +138,7 @@ let package = Package(
             dependencies: [
                 "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus", "WorkoutStore",
                 "WorkoutExport", "WorkoutPlans", "JSONSupport", "WorkoutRecording", "MQTT", "RemoteSensors",
-                "PostgresStore", "BridgeOut",
+                "PostgresStore", "BridgeOut", "Wire",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
