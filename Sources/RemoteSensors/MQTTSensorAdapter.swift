@@ -89,7 +89,8 @@ public actor MQTTSensorAdapter: SensorAdapter {
                 group.addTask { [weak self] in
                     // One wake-up, at the tracker's deadline. While the clock runs forward the
                     // deadline only moves later (a measurement pushes its strap's silence out), so
-                    // the one armed is never late: waking early, the loop arms the next one.
+                    // the one armed is never late: woken early, the loop arms the next one. (A wall
+                    // clock set back can make it late, by at most `expire`.)
                     var doorbell = rings.makeAsyncIterator()
                     while let wakeUp = await self?.armWakeUp() {
                         switch wakeUp {
