@@ -59,7 +59,7 @@ let package = Package(
         .target(
             name: "RemoteSensors",
             dependencies: [
-                "GATT", "Sensors", "MQTT", .product(name: "Logging", package: "swift-log"),
+                "GATT", "Sensors", "MQTT", "Wire", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
@@ -156,7 +156,8 @@ let package = Package(
                 .embedInCode("Web/board.css"), .embedInCode("Web/overlay.js"), .embedInCode("Web/overlay.css"),
             ]
         ),
-        // What the daemon says to its clients and its peers: the JSON wire types and ISO 8601 times.
+        // What the daemon says to its clients and its peers: the JSON wire types, ISO 8601 times, and
+        // the MQTT topics, built and parsed in one place.
         .target(
             name: "Wire",
             dependencies: [
@@ -200,6 +201,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "GATTTests", dependencies: ["GATT"]),
+        .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(
             name: "BridgeOutTests",
             dependencies: [

@@ -4,16 +4,17 @@ public import Logging
 public import MQTT
 import Metrics
 public import Sensors
+import Wire
 
 /// Sensors heard through other gateways: the measurements they publish on an MQTT broker
 /// (`[mqtt] publish_measurements`), as a sensor adapter. To everything above it a remote strap is
 /// a sensor like a linked one; its identity's adapter is the gateway's node name.
 ///
-/// A strap is ready from its first measurement; it drops (`linkLost`) when its gateway's Will says
-/// `offline`, when its availability topic says `offline`, and (`timeout`) when nothing came for
-/// ``Settings/expire`` seconds. A jump in its sequence numbers is a gap: the same drop and return
-/// a lost link makes. Nothing from the broker is trusted: topics and payloads are checked, names
-/// are bounded, and at most ``Settings/sensorLimit`` straps are followed.
+/// The bookkeeping (ready from the first measurement; sequence gaps, moves between gateways, the
+/// Will, availability and silence drop it) is ``RemoteStrapTracker``'s; this actor parses the
+/// broker's messages, feeds the tracker, carries out its actions and wakes it at its deadline.
+/// Nothing from the broker is trusted: topics (``Topic``) and payloads are checked, names are
+/// bounded, and at most ``Settings/sensorLimit`` straps are followed.
 public actor MQTTSensorAdapter: SensorAdapter {
     /// Where the measurements come from.
     public struct Settings: Sendable {
@@ -32,11 +33,12 @@ public actor MQTTSensorAdapter: SensorAdapter {
         }
     }
 
-    private struct Remote {
-        var identity: SensorIdentity
-        var ready = false
-        var lastSequence: UInt32?
-        var lastHeard: Date?
+    /// What the wake-up loop does next.
+    private enum WakeUp {
+        /// Sleep until the date, then tell the tracker the time.
+        case at(Date)
+        /// No strap streams: wait for the doorbell.
+        case whenRung
     }
 
     /// `mqtt`.
@@ -48,9 +50,15 @@ public actor MQTTSensorAdapter: SensorAdapter {
     private let broadcaster = EventBroadcaster<SensorEvent>()
     private let backfills = EventBroadcaster<[SensorMeasurement]>()
     private let backfilled = Counter(label: "hrbridge_remote_backfill_frames_total")
-    private var remotes: [String: Remote] = [:]
-    private var names: [String: String] = [:]
-    private var tasks: [Task<Void, Never>] = []
+    private var tracker: RemoteStrapTracker
+    /// The broker's events and the wake-up, from ``start()`` until ``shutdown()``.
+    private var run: Task<Void, Never>?
+    /// The deadline the wake-up sleeps until (nil: it waits for the doorbell). Tests wait for it
+    /// before they move their clock.
+    private(set) var armedDeadline: Date?
+    /// Rung when a strap starts streaming while no wake-up is armed.
+    private let doorbell: AsyncStream<Void>.Continuation
+    private let rings: AsyncStream<Void>
     private var connected = false
     private let refused = Counter(label: "hrbridge_remote_measurements_refused_total")
     private let gaps = Counter(label: "hrbridge_remote_sequence_gaps_total")
@@ -59,40 +67,57 @@ public actor MQTTSensorAdapter: SensorAdapter {
         self.settings = settings
         self.clock = clock
         self.logger = logger
+        tracker = RemoteStrapTracker(
+            configuration: .init(expire: settings.expire, sensorLimit: settings.sensorLimit))
+        (rings, doorbell) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         client = try MQTTClient(options: settings.client, logger: logger)
     }
 
     /// Subscribes and connects; the broker may come later (libmosquitto keeps trying).
     public func start() async throws(MQTTError) {
-        for leaf in ["measurement", "availability", "state", "backfill"] {
+        for leaf in Topic.SensorLeaf.allCases {
             await client.subscribe(
-                "hrbridge/+/sensor/+/\(leaf)", qos: leaf == "measurement" ? .atMostOnce : .atLeastOnce)
+                TopicFilter.everySensor(leaf).string, qos: leaf == .measurement ? .atMostOnce : .atLeastOnce)
         }
-        await client.subscribe("hrbridge/+/status")
+        await client.subscribe(TopicFilter.everyStatus.string)
         let events = client.events
-        tasks.append(
-            Task { [weak self] in
-                for await event in events { await self?.handle(event) }
-            })
-        let clock = clock
-        tasks.append(
-            Task { [weak self] in
-                while !Task.isCancelled {
-                    do {
-                        try await clock.sleep(until: clock.now().addingTimeInterval(1))
-                    } catch {
-                        return
-                    }
-                    await self?.expireSilent()
+        run = Task { [weak self, clock, rings] in
+            await withDiscardingTaskGroup { group in
+                group.addTask { [weak self] in
+                    for await event in events { await self?.handle(event) }
                 }
-            })
+                group.addTask { [weak self] in
+                    // One wake-up, at the tracker's deadline. While the clock runs forward the
+                    // deadline only moves later (a measurement pushes its strap's silence out), so
+                    // the one armed is never late: woken early, the loop arms the next one. (A wall
+                    // clock set back can make it late, by at most `expire`.)
+                    var doorbell = rings.makeAsyncIterator()
+                    while let wakeUp = await self?.armWakeUp() {
+                        switch wakeUp {
+                        case .at(let deadline):
+                            do {
+                                try await clock.sleep(until: deadline)
+                            } catch {
+                                return
+                            }
+                            await self?.feed(.timePassed)
+                        case .whenRung:
+                            guard await doorbell.next() != nil else { return }
+                        }
+                    }
+                }
+            }
+        }
         try await client.start()
     }
 
     /// Disconnects from the broker and ends the event stream.
     public func shutdown() async {
-        for task in tasks { task.cancel() }
+        run?.cancel()
+        doorbell.finish()
         await client.stop()
+        await run?.value
+        run = nil
         broadcaster.finish()
         backfills.finish()
     }
@@ -102,6 +127,35 @@ public actor MQTTSensorAdapter: SensorAdapter {
     /// Frames a gateway sends again from its journal after the broker was away (`backfill`),
     /// decoded, a strap's batch at a time. They are late: for the store, not for the live view.
     public nonisolated func backfill() -> AsyncStream<[SensorMeasurement]> { backfills.subscribe() }
+
+    // MARK: The tracker
+
+    /// Tells the tracker `input`, now, and carries out what it says.
+    private func feed(_ input: RemoteStrapTracker.Input) {
+        for action in tracker.handle(input, at: clock.now()) {
+            switch action {
+            case .emit(let event):
+                broadcaster.yield(event)
+            case .sequenceGap(let sensor, let missing):
+                gaps.increment()
+                logger.info("sequence gap", metadata: ["sensor": "\(sensor.address)", "missing": "\(missing)"])
+            case .moved(let address, let from, let to):
+                logger.info(
+                    "strap heard through another gateway",
+                    metadata: ["sensor": "\(address)", "from": "\(from)", "to": "\(to)"])
+            case .limitReached(_, let node):
+                refuse(.badTopic("hrbridge/\(node)/sensor/…: more than \(settings.sensorLimit) straps"), node: node)
+            }
+        }
+        // Only when none is armed: an armed wake-up is never late (see `start`).
+        if armedDeadline == nil, tracker.nextDeadline != nil { doorbell.yield() }
+    }
+
+    /// The wake-up loop's next step; the deadline is noted for tests.
+    private func armWakeUp() -> WakeUp {
+        armedDeadline = tracker.nextDeadline
+        return armedDeadline.map(WakeUp.at) ?? .whenRung
+    }
 
     // MARK: Broker messages
 
@@ -114,7 +168,7 @@ public actor MQTTSensorAdapter: SensorAdapter {
             connected = false
             logger.warning("broker connection lost", metadata: ["reason": "\(why)"])
             broadcaster.yield(.adapterChanged(name, .serviceStopped))
-            for address in remotes.keys { drop(address, .adapterUnavailable) }
+            feed(.brokerLost)
         case .message(let message):
             receive(message)
         case .refused(let topic, let bytes):
@@ -124,73 +178,38 @@ public actor MQTTSensorAdapter: SensorAdapter {
     }
 
     private func receive(_ message: MQTTMessage) {
-        let parts = message.topic.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count >= 3, parts[0] == "hrbridge" else { return }
-        let node = String(parts[1])
-        guard Self.isNodeName(node), settings.nodes?.contains(node) ?? true else { return }
-        if parts.count == 3, parts[2] == "status" {
+        let topic: Topic
+        do {
+            topic = try Topic.parse(message.topic)
+        } catch {
+            refuse(.badTopic(message.topic), node: "?", because: error)
+            return
+        }
+        switch topic {
+        case .status(let node) where follows(node):
             // The gateway's Will (or its farewell): every strap it forwarded is gone.
-            if message.text == "offline" {
-                for (address, remote) in remotes where remote.identity.adapter == node { drop(address, .linkLost) }
+            if message.text == "offline" { feed(.gatewayOffline(node: node)) }
+        case .sensor(let node, let address, let leaf) where follows(node):
+            switch leaf {
+            case .measurement: measured(message.payload, address: address, node: node)
+            case .availability: if message.text == "offline" { feed(.strapOffline(address: address, node: node)) }
+            case .state: noteName(message.payload, address: address)
+            case .backfill: backfill(message.payload, address: address, node: node)
             }
-            return
-        }
-        guard parts.count == 5, parts[2] == "sensor", let address = Self.address(fromObjectID: parts[3]) else {
-            refuse(.badTopic(message.topic), node: node)
-            return
-        }
-        switch parts[4] {
-        case "measurement": measured(message.payload, address: address, node: node)
-        case "availability": if message.text == "offline" { drop(address, .linkLost) }
-        case "state": noteName(message.payload, address: address)
-        case "backfill": backfill(message.payload, address: address, node: node)
-        default: break
+        default:
+            // Another gateway than those followed, or a topic not subscribed to.
+            break
         }
     }
 
+    /// Whether `node`'s messages are read.
+    private func follows(_ node: String) -> Bool { settings.nodes?.contains(node) ?? true }
+
     private func measured(_ payload: [UInt8], address: String, node: String) {
-        let measurement: RemoteMeasurement
         do {
-            measurement = try RemoteMeasurement(payload: payload)
+            feed(.envelope(try RemoteMeasurement(payload: payload), address: address, node: node))
         } catch {
             refuse(error, node: node)
-            return
-        }
-        guard var remote = remotes[address] ?? newRemote(address, node: node) else { return }
-        if remote.identity.adapter != node {
-            // The strap moved to another gateway: a new link.
-            drop(address, .linkLost)
-            remote.identity = SensorIdentity(adapter: node, address: address, name: names[address])
-            remote.lastSequence = nil
-        }
-        if let last = remote.lastSequence, remote.ready, measurement.sequence != last &+ 1,
-            measurement.sequence > last
-        {
-            // Frames lost between gateway and hub: a gap, as a dropped link is.
-            gaps.increment()
-            logger.info(
-                "sequence gap", metadata: ["sensor": "\(address)", "missing": "\(measurement.sequence - last - 1)"])
-            remotes[address] = remote
-            drop(address, .linkLost)
-            remote.ready = false
-        }
-        remote.lastSequence = measurement.sequence
-        remote.lastHeard = clock.now()
-        if !remote.ready {
-            remote.ready = true
-            broadcaster.yield(.connectionChanged(remote.identity, .connected))
-            broadcaster.yield(.connectionChanged(remote.identity, .ready))
-        }
-        remotes[address] = remote
-        do {
-            let value = try GATTValue(characteristic: measurement.characteristic, bytes: measurement.bytes)
-            broadcaster.yield(
-                .measurement(
-                    SensorMeasurement(
-                        sensor: remote.identity, characteristic: measurement.characteristic, value: value,
-                        receivedAt: measurement.receivedAt, via: measurement.via)))
-        } catch {
-            broadcaster.yield(.decodingFailed(remote.identity, error, bytes: measurement.bytes))
         }
     }
 
@@ -202,7 +221,7 @@ public actor MQTTSensorAdapter: SensorAdapter {
             refuse(error, node: node)
             return
         }
-        let identity = SensorIdentity(adapter: node, address: address, name: names[address])
+        let identity = tracker.identity(address: address, node: node)
         var measurements: [SensorMeasurement] = []
         for frame in frames {
             guard let value = try? GATTValue(characteristic: frame.characteristic, bytes: frame.bytes) else {
@@ -218,43 +237,11 @@ public actor MQTTSensorAdapter: SensorAdapter {
         if !measurements.isEmpty { backfills.yield(measurements) }
     }
 
-    private func newRemote(_ address: String, node: String) -> Remote? {
-        guard remotes.count < settings.sensorLimit else {
-            refuse(.badTopic("hrbridge/\(node)/sensor/…: more than \(settings.sensorLimit) straps"), node: node)
-            return nil
-        }
-        let identity = SensorIdentity(adapter: node, address: address, name: names[address])
-        broadcaster.yield(.discovered(DiscoveredSensor(identity: identity, rssi: nil, services: [.heartRate])))
-        return Remote(identity: identity)
-    }
-
-    private func drop(_ address: String, _ reason: DisconnectReason) {
-        guard var remote = remotes[address], remote.ready else { return }
-        remote.ready = false
-        remote.lastSequence = nil
-        remotes[address] = remote
-        broadcaster.yield(.connectionChanged(remote.identity, .disconnected(reason)))
-    }
-
-    private func expireSilent() {
-        let now = clock.now()
-        for (address, remote) in remotes where remote.ready {
-            if let heard = remote.lastHeard, now.timeIntervalSince(heard) > settings.expire { drop(address, .timeout) }
-        }
-    }
-
-    /// The name in a gateway's retained state (`{"name": …}`), bounded; it is anyone's text.
+    /// The name in a gateway's retained state (`{"name": …}`); the tracker bounds it.
     private func noteName(_ payload: [UInt8], address: String) {
-        guard payload.count <= 16 * 1024, let name = try? JSONDecoder().decode(NameOnly.self, from: Data(payload)).name,
-            !name.isEmpty
+        guard payload.count <= 16 * 1024, let name = try? JSONDecoder().decode(NameOnly.self, from: Data(payload)).name
         else { return }
-        names[address] = String(name.prefix(248))
-        if var remote = remotes[address], remote.identity.name != names[address] {
-            remote.identity = SensorIdentity(adapter: remote.identity.adapter, address: address, name: names[address])
-            remotes[address] = remote
-            broadcaster.yield(
-                .discovered(DiscoveredSensor(identity: remote.identity, rssi: nil, services: [.heartRate])))
-        }
+        feed(.named(address: address, name: name))
     }
 
     /// The one field of a gateway's state read here.
@@ -262,23 +249,12 @@ public actor MQTTSensorAdapter: SensorAdapter {
         var name: String?
     }
 
-    private func refuse(_ error: RemoteMeasurementError, node: String) {
+    private func refuse(_ error: RemoteMeasurementError, node: String, because reason: TopicError? = nil) {
         refused.increment()
         Counter(label: "hrbridge_remote_refused_total", dimensions: [("reason", error.metricName)]).increment()
-        logger.info("remote measurement refused", metadata: ["node": "\(node)", "error": "\(error)"])
-    }
-
-    /// Letters, digits, `-` and `_`, 1–64: what a gateway's node may be called.
-    static func isNodeName(_ text: String) -> Bool {
-        (1...64).contains(text.count)
-            && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
-    }
-
-    /// `C0:FF:EE:00:00:01` from the topic's `c0ffee000001`.
-    static func address(fromObjectID id: Substring) -> String? {
-        guard id.count == 12, id.allSatisfy(\.isHexDigit) else { return nil }
-        let digits = Array(id.uppercased())
-        return stride(from: 0, to: 12, by: 2).map { String(digits[$0..<$0 + 2]) }.joined(separator: ":")
+        logger.info(
+            "remote measurement refused",
+            metadata: ["node": "\(node)", "error": "\(reason.map(String.init(describing:)) ?? "\(error)")"])
     }
 
     // MARK: SensorAdapter
@@ -299,8 +275,7 @@ public actor MQTTSensorAdapter: SensorAdapter {
     }
     /// Stops showing a strap until it is heard again.
     public func forget(_ sensor: SensorIdentity) throws(SensorAdapterError) {
-        drop(sensor.address, .requested)
-        remotes[sensor.address] = nil
+        feed(.forgotten(address: sensor.address))
     }
     public func resetEnergyExpended(_ sensor: SensorIdentity) throws(SensorAdapterError) {
         throw .failed(name: "remote", message: "reset \(sensor.address)'s energy on its gateway")
@@ -308,10 +283,10 @@ public actor MQTTSensorAdapter: SensorAdapter {
 
     /// The straps heard so far (trusted: a gateway forwards only what its owner keeps connected).
     public func knownDevices() -> [KnownDevice] {
-        remotes.values.map { remote in
+        tracker.straps.values.map { strap in
             KnownDevice(
-                identity: remote.identity, rssi: nil, services: [.heartRate], trusted: true, connected: remote.ready,
-                servicesResolved: remote.ready)
+                identity: strap.identity, rssi: nil, services: [.heartRate], trusted: true, connected: strap.isReady,
+                servicesResolved: strap.isReady)
         }
     }
 
@@ -320,9 +295,9 @@ public actor MQTTSensorAdapter: SensorAdapter {
 
     /// One status per gateway heard: its straps streaming.
     public func adapterStatuses() -> [AdapterStatus] {
-        let byNode = Dictionary(grouping: remotes.values, by: \.identity.adapter)
+        let byNode = Dictionary(grouping: tracker.straps.values, by: \.identity.adapter)
         return byNode.keys.sorted().map { node in
-            let ready = byNode[node, default: []].filter(\.ready).map(\.identity.address).sorted()
+            let ready = byNode[node, default: []].filter(\.isReady).map(\.identity.address).sorted()
             return AdapterStatus(
                 name: node, availability: connected ? .ready : .serviceStopped, linksInUse: ready.count,
                 sensors: ready)

@@ -38,13 +38,16 @@ struct MQTTSensorAdapterTests {
     }
 
     @Test(
-        "measurements become a ready sensor; a sequence gap drops and restores it; bad topics, envelopes and values are refused and the stream goes on; other gateways filtered; the Will and silence drop it"
+        "measurements become a ready sensor; a sequence gap drops and restores it; bad topics, envelopes and values are refused and the stream goes on; other gateways filtered; the Will and silence (on the test's clock) drop it"
     )
     func gatewaysGoodAndBad() async throws {
         try await withMosquitto { broker in
             var settings = MQTTSensorAdapter.Settings(client: options(broker, id: "hub"), nodes: ["room-1"])
             settings.expire = 2
-            let adapter = try MQTTSensorAdapter(settings: settings, clock: SystemWallClock(), logger: logger)
+            // Silence is measured on this clock alone: however slow the machine, only `advance` expires a strap.
+            let clock = ManualWallClock()
+            let start = clock.now()
+            let adapter = try MQTTSensorAdapter(settings: settings, clock: clock, logger: logger)
             let received = Received()
             let events = adapter.events()
             let collector = Task { for await event in events { received.append(event) } }
@@ -114,13 +117,31 @@ struct MQTTSensorAdapterTests {
             await gateway.publish(MQTTMessage(topic: "hrbridge/room-1/status", text: "offline", qos: .atLeastOnce))
             try await eventually("dropped by the Will") { states().last == .disconnected(.linkLost) }
 
-            // Back, then silent: gone after `expire`.
+            // Back, then silent: gone `expire` seconds after the last frame, by the clock, and not before.
             await send(topic, frame(0, heartRate: 70))
             try await eventually("ready again") { states().last == .ready }
-            try await eventually("timed out after 2 s of silence") { states().last == .disconnected(.timeout) }
+            try await eventually("the wake-up armed for 2 s after the frame") {
+                await adapter.armedDeadline == start.addingTimeInterval(2)
+            }
+            clock.advance(by: 1.5)
+            await send(topic, frame(1, heartRate: 71))
+            try await eventually("a frame 1.5 s later") { heartRates().last == 71 }
+            clock.advance(to: start.addingTimeInterval(2))
+            try await eventually("woken at the first deadline, re-armed at the second") {
+                await adapter.armedDeadline == start.addingTimeInterval(3.5)
+            }
+            #expect(states().last == .ready, "heard 0.5 s ago: not expired")
+            #expect(!states().contains(.disconnected(.timeout)))
+            clock.advance(to: start.addingTimeInterval(3.5))
+            try await eventually("timed out 2 s after the last frame") { states().last == .disconnected(.timeout) }
             #expect(await adapter.adapterStatuses().map(\.name) == ["room-1"])
+
+            // The wake-up belongs to the adapter: shut down, nothing sleeps on the clock any more.
+            await send(topic, frame(2, heartRate: 72))
+            try await eventually("ready and the wake-up armed") { clock.sleeperCount == 1 }
             await gateway.stop()
             await adapter.shutdown()
+            #expect(clock.sleeperCount == 0)
         }
     }
 }

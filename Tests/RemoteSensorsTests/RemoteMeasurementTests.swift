@@ -56,14 +56,4 @@ struct RemoteMeasurementTests {
     func refused(payload: [UInt8], error: RemoteMeasurementError) {
         #expect(throws: error) { try RemoteMeasurement(payload: payload) }
     }
-
-    @Test("topic ids become addresses; anything else does not")
-    func addresses() {
-        #expect(MQTTSensorAdapter.address(fromObjectID: "c0ffee000001") == "C0:FF:EE:00:00:01")
-        #expect(MQTTSensorAdapter.address(fromObjectID: "c0ffee00000") == nil)
-        #expect(MQTTSensorAdapter.address(fromObjectID: "c0ffee00000g") == nil)
-        #expect(MQTTSensorAdapter.address(fromObjectID: "+") == nil)
-        #expect(MQTTSensorAdapter.isNodeName("room-1") && !MQTTSensorAdapter.isNodeName("a/b"))
-        #expect(!MQTTSensorAdapter.isNodeName(String(repeating: "x", count: 65)))
-    }
 }

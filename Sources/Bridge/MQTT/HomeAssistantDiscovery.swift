@@ -1,6 +1,7 @@
 import Foundation
 import JSONSupport
 public import MQTT
+import Wire
 
 /// Home Assistant MQTT discovery: the retained config messages that make a strap a device with
 /// heart rate, zone, battery, RMSSD and connection entities, and the empty ones that remove it.
@@ -65,7 +66,7 @@ public enum HomeAssistantDiscovery {
             config["name"] = .string(entity.name)
             config["unique_id"] = .string("\(topics.node)_\(id)_\(entity.object)")
             config["object_id"] = .string("\(topics.node)_\(id)_\(entity.object)")
-            config["state_topic"] = .string(topics.sensor(sensor.address, "state"))
+            config["state_topic"] = .string(topics.sensor(sensor.address, .state))
             config["device"] = .object(device)
             config["origin"] = .object([
                 "name": .string("hrbridge"), "support_url": .string("https://github.com/hrbridge/hrbridge"),
@@ -73,7 +74,7 @@ public enum HomeAssistantDiscovery {
             var availability: [JSONValue] = [.object(["topic": .string(topics.status)])]
             if entity.component != "binary_sensor" {
                 // The connection entity stays available (showing "off") while the strap is away.
-                availability.append(.object(["topic": .string(topics.sensor(sensor.address, "availability"))]))
+                availability.append(.object(["topic": .string(topics.sensor(sensor.address, .availability))]))
                 if expireAfter > 0 { config["expire_after"] = .number(Double(expireAfter)) }
             }
             config["availability"] = .array(availability)

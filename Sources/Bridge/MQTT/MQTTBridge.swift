@@ -105,7 +105,7 @@ public actor MQTTBridge: Service {
         for address in sensors.keys where announced.contains(address) {
             await client.publish(
                 MQTTMessage(
-                    topic: topics.sensor(address, "availability"), text: "offline", qos: .atLeastOnce, retain: true))
+                    topic: topics.sensor(address, .availability), text: "offline", qos: .atLeastOnce, retain: true))
         }
         await client.stop(farewell: MQTTMessage(topic: topics.status, text: "offline", qos: .atLeastOnce, retain: true))
     }
@@ -150,7 +150,7 @@ public actor MQTTBridge: Service {
         guard let message = RemoteMeasurement(measurement, sequence: sequence) else { return }
         sequences[address] = sequence &+ 1
         journal?.append(address: address, message)
-        await client.publish(MQTTMessage(topic: topics.sensor(address, "measurement"), payload: message.encoded()))
+        await client.publish(MQTTMessage(topic: topics.sensor(address, .measurement), payload: message.encoded()))
     }
 
     /// Sends the journaled frames since `replayFrom` again, a strap's batch of up to 512 per QoS 1
@@ -167,7 +167,7 @@ public actor MQTTBridge: Service {
                 let batch = Array(frames[index..<min(index + RemoteBackfill.maximumFrames, frames.count)])
                 await client.publish(
                     MQTTMessage(
-                        topic: topics.sensor(address, "backfill"), payload: RemoteBackfill.encode(batch),
+                        topic: topics.sensor(address, .backfill), payload: RemoteBackfill.encode(batch),
                         qos: .atLeastOnce, retain: false))
                 index += batch.count
             }
@@ -204,7 +204,8 @@ public actor MQTTBridge: Service {
             guard let session = message.session else { return }
             // A guest's session is never stored anywhere: no session topics, retained or not.
             guard !core.sessions.isGuest(session) else { return }
-            let leaf = message.kind == .session ? "state" : message.kind.rawValue
+            guard let leaf = Topic.SessionLeaf(rawValue: message.kind == .session ? "state" : message.kind.rawValue)
+            else { return }
             await client.publish(
                 MQTTMessage(
                     topic: topics.session(session, leaf), text: message.json,
@@ -260,10 +261,10 @@ public actor MQTTBridge: Service {
         if state.guest {
             guard settings.publishGuests else { return }
             // Live only: a guest's values are never kept by the broker.
-            await client.publish(MQTTMessage(topic: topics.sensor(address, "state"), text: state.payload))
+            await client.publish(MQTTMessage(topic: topics.sensor(address, .state), text: state.payload))
             return
         }
-        await client.publish(MQTTMessage(topic: topics.sensor(address, "state"), text: state.payload, retain: true))
+        await client.publish(MQTTMessage(topic: topics.sensor(address, .state), text: state.payload, retain: true))
     }
 
     private func publishAvailability(_ address: String) async {
@@ -271,7 +272,7 @@ public actor MQTTBridge: Service {
         guard let state = sensors[address], announced.contains(address) else { return }
         await client.publish(
             MQTTMessage(
-                topic: topics.sensor(address, "availability"), text: state.state == .ready ? "online" : "offline",
+                topic: topics.sensor(address, .availability), text: state.state == .ready ? "online" : "offline",
                 qos: .atLeastOnce, retain: true))
     }
 
@@ -299,7 +300,7 @@ public actor MQTTBridge: Service {
                 await client.publish(message)
             }
         }
-        for leaf in ["state", "availability"] {
+        for leaf in [Topic.SensorLeaf.state, .availability] {
             await client.publish(
                 MQTTMessage(topic: topics.sensor(address, leaf), payload: [], qos: .atLeastOnce, retain: true))
         }
@@ -318,7 +319,7 @@ public actor MQTTBridge: Service {
             }
             await command(message)
         case .refused(let topic, let bytes):
-            if topic.hasPrefix(topics.root + "/cmd/") {
+            if topic.hasPrefix(topics.commandPrefix) {
                 await reply(
                     requestID: nil, command: topic,
                     error: APIError(.contentTooLarge, "too_large", "the command is \(bytes) bytes; at most 64 KiB"))
@@ -335,7 +336,7 @@ public actor MQTTBridge: Service {
 
     /// Runs one command and answers on the response topic.
     private func command(_ message: MQTTMessage) async {
-        let name = String(message.topic.dropFirst(topics.root.count + "/cmd/".count).prefix(120))
+        let name = String(message.topic.dropFirst(topics.commandPrefix.count).prefix(120))
         guard message.topic != topics.response else { return }
         var body = Data(message.payload)
         var requestID: String?

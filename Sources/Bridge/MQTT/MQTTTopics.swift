@@ -1,9 +1,9 @@
 public import Foundation
+public import Wire
 
-/// The topic names the bridge publishes and listens on (stable: documented in docs/mqtt.md).
-///
-/// Sensors appear by their address without colons, lower case (`c0ffee000001`): the form Home
-/// Assistant allows in ids, and free of characters some tools treat specially in topics.
+/// The topics of one bridge (its node) and of its Home Assistant, as strings for the client:
+/// a thin view of Wire's ``Topic``, where every topic is built and parsed (stable: documented in
+/// docs/mqtt.md).
 public struct MQTTTopics: Sendable, Equatable {
     /// This bridge's name.
     public let node: String
@@ -15,38 +15,39 @@ public struct MQTTTopics: Sendable, Equatable {
         self.discoveryPrefix = discoveryPrefix
     }
 
-    /// `hrbridge/<node>`.
-    public var root: String { "hrbridge/\(node)" }
+    /// `hrbridge/<node>`: what every topic of this bridge starts with.
+    public var root: String { "\(Topic.root)/\(node)" }
     /// `online`/`offline` (retained; `offline` is the Will).
-    public var status: String { "\(root)/status" }
+    public var status: String { Topic.status(node: node).string }
     /// Commands: `…/cmd/session/start`, `…/cmd/session/<id>/<action>`.
-    public var commandFilter: String { "\(root)/cmd/#" }
+    public var commandFilter: String { TopicFilter.commands(node: node).string }
+    /// `hrbridge/<node>/cmd/`: what every command topic starts with (the filter without its `#`).
+    public var commandPrefix: String { String(commandFilter.dropLast()) }
     /// Where every command's reply goes.
-    public var response: String { "\(root)/cmd/response" }
+    public var response: String { Topic.commandResponse(node: node).string }
     /// Home Assistant's own status (`online` after it starts: discovery is published again).
-    public var homeAssistantStatus: String { "\(discoveryPrefix)/status" }
+    public var homeAssistantStatus: String { Topic.homeAssistantStatus(prefix: discoveryPrefix).string }
 
     /// `c0ffee000001` for `C0:FF:EE:00:00:01`.
-    public static func objectID(_ address: String) -> String {
-        address.lowercased().filter { $0 != ":" }
-    }
+    public static func objectID(_ address: String) -> String { Topic.objectID(address) }
 
-    /// `hrbridge/<node>/sensor/<id>/<leaf>`: `state`, `availability`.
-    public func sensor(_ address: String, _ leaf: String) -> String {
-        "\(root)/sensor/\(Self.objectID(address))/\(leaf)"
+    /// `hrbridge/<node>/sensor/<id>/<leaf>`.
+    public func sensor(_ address: String, _ leaf: Topic.SensorLeaf) -> String {
+        Topic.sensor(node: node, address: address, leaf: leaf).string
     }
 
     /// The heart-rate peripheral on `adapter`: `hrbridge/<node>/peripheral/hci1` (retained state).
-    public func peripheral(_ adapter: String) -> String { "\(root)/peripheral/\(adapter)" }
+    public func peripheral(_ adapter: String) -> String { Topic.peripheral(node: node, adapter: adapter).string }
 
-    /// `hrbridge/<node>/session/<uuid>/<leaf>`: `state`, `event`, `zone`, `plan`, `hrv`.
-    public func session(_ id: UUID, _ leaf: String) -> String {
-        "\(root)/session/\(id.uuidString.lowercased())/\(leaf)"
+    /// `hrbridge/<node>/session/<uuid>/<leaf>`.
+    public func session(_ id: UUID, _ leaf: Topic.SessionLeaf) -> String {
+        Topic.session(node: node, id: id, leaf: leaf).string
     }
 
     /// `<prefix>/<component>/<node>_<id>/<object>/config`.
     public func discovery(_ component: String, address: String, object: String) -> String {
-        "\(discoveryPrefix)/\(component)/\(node)_\(Self.objectID(address))/\(object)/config"
+        Topic.discovery(prefix: discoveryPrefix, component: component, node: node, address: address, object: object)
+            .string
     }
 
     /// A command topic read: what to do, and to which session.
@@ -55,16 +56,14 @@ public struct MQTTTopics: Sendable, Equatable {
         case action(String, session: String)
     }
 
-    /// The command a topic names, or why it names none.
+    /// The command a topic names (parsed by ``Topic``, for this node), or why it names none.
     public func command(from topic: String) -> Result<Command, CommandTopicError> {
-        let prefix = "\(root)/cmd/"
-        guard topic.hasPrefix(prefix) else { return .failure(CommandTopicError(topic: topic)) }
-        let parts = topic.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false)
-        if parts == ["session", "start"] { return .success(.start) }
-        if parts.count == 3, parts[0] == "session", !parts[1].isEmpty, !parts[2].isEmpty {
-            return .success(.action(String(parts[2]), session: String(parts[1])))
+        switch Topic(topic) {
+        case .startSession(let target)? where target == node: .success(.start)
+        case .sessionCommand(let target, let session, let action)? where target == node:
+            .success(.action(action, session: session))
+        default: .failure(CommandTopicError(topic: topic))
         }
-        return .failure(CommandTopicError(topic: topic))
     }
 
     /// A topic under `cmd/` that is no command.

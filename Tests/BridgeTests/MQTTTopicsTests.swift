@@ -1,0 +1,50 @@
+import Bridge
+import Foundation
+import Testing
+import Wire
+
+@Suite("A bridge's MQTT topics, through Wire's Topic")
+struct MQTTTopicsTests {
+    let topics = MQTTTopics(node: "gym", discoveryPrefix: "ha")
+    let session = UUID(uuidString: "6F1C2A3B-4D5E-4F60-8172-8394A5B6C7D8")!
+
+    @Test("the topics docs/mqtt.md lists")
+    func strings() {
+        #expect(topics.root == "hrbridge/gym")
+        #expect(topics.status == "hrbridge/gym/status")
+        #expect(topics.commandFilter == "hrbridge/gym/cmd/#")
+        #expect(topics.commandPrefix == "hrbridge/gym/cmd/")
+        #expect(topics.response == "hrbridge/gym/cmd/response")
+        #expect(topics.homeAssistantStatus == "ha/status")
+        #expect(topics.sensor("C0:FF:EE:00:00:01", .availability) == "hrbridge/gym/sensor/c0ffee000001/availability")
+        #expect(topics.peripheral("hci1") == "hrbridge/gym/peripheral/hci1")
+        #expect(topics.session(session, .hrv) == "hrbridge/gym/session/6f1c2a3b-4d5e-4f60-8172-8394a5b6c7d8/hrv")
+        #expect(
+            topics.discovery("binary_sensor", address: "C0:FF:EE:00:00:01", object: "connection")
+                == "ha/binary_sensor/gym_c0ffee000001/connection/config")
+    }
+
+    @Test(
+        "commands: this node's, well formed",
+        arguments: [
+            ("hrbridge/gym/cmd/session/start", MQTTTopics.Command.start),
+            ("hrbridge/gym/cmd/session/abc/lap", .action("lap", session: "abc")),
+        ])
+    func commands(topic: String, command: MQTTTopics.Command) {
+        #expect(topics.command(from: topic) == .success(command))
+    }
+
+    @Test(
+        "not commands: another node's, the reply topic, other shapes, wildcards",
+        arguments: [
+            "hrbridge/pool/cmd/session/start", "hrbridge/gym/cmd/response", "hrbridge/gym/cmd/reboot",
+            "hrbridge/gym/cmd/session//lap", "hrbridge/gym/cmd/session/a/b/c", "hrbridge/gym/cmd/session/+/lap",
+        ])
+    func notCommands(topic: String) {
+        guard case .failure(let error) = topics.command(from: topic) else {
+            Issue.record("\(topic) read as a command")
+            return
+        }
+        #expect(error.topic == topic)
+    }
+}

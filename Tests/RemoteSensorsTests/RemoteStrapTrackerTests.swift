@@ -1,0 +1,316 @@
+import Foundation
+import GATT
+import Sensors
+import Testing
+
+@testable import RemoteSensors
+
+private let start = Date(timeIntervalSinceReferenceDate: 800_000_000)
+private let strap = "C0:FF:EE:00:00:01"
+private let other = "C0:FF:EE:00:00:02"
+
+/// A measurement envelope as a gateway sends it.
+private func envelope(
+    _ sequence: UInt32, from node: String = "room-1", address: String = strap, heartRate: UInt16 = 60,
+    bytes: [UInt8]? = nil
+) -> RemoteStrapTracker.Input {
+    let measurement = RemoteMeasurement(
+        sequence: sequence, receivedAt: start, via: .connection, characteristic: .heartRateMeasurement,
+        bytes: bytes ?? HeartRateMeasurement(heartRate: heartRate, sensorContact: .detected).encoded())
+    return .envelope(measurement, address: address, node: node)
+}
+
+/// An action, short: `ready room-1/01`, `gap 3 room-1/01`, `hr 60 room-1/01`.
+private func summary(_ action: RemoteStrapTracker.Action) -> String {
+    func tag(_ identity: SensorIdentity) -> String {
+        "\(identity.adapter)/\(identity.address.suffix(2))" + (identity.name.map { " '\($0)'" } ?? "")
+    }
+    switch action {
+    case .emit(.discovered(let sensor)): return "discovered \(tag(sensor.identity))"
+    case .emit(.connectionChanged(let identity, .connected)): return "connected \(tag(identity))"
+    case .emit(.connectionChanged(let identity, .ready)): return "ready \(tag(identity))"
+    case .emit(.connectionChanged(let identity, .disconnected(let reason))):
+        return "disconnected(\(reason)) \(tag(identity))"
+    case .emit(.measurement(let measurement)):
+        guard case .heartRateMeasurement(let frame) = measurement.value else { return "measurement" }
+        return "hr \(frame.heartRate) \(tag(measurement.sensor))"
+    case .emit(.decodingFailed(let identity, _, _)): return "decodingFailed \(tag(identity))"
+    case .emit(let event): return "\(event)"
+    case .sequenceGap(let identity, let missing): return "gap \(missing) \(tag(identity))"
+    case .moved(let address, let from, let to): return "moved \(address.suffix(2)) \(from)→\(to)"
+    case .limitReached(let address, let node): return "limit \(node)/\(address.suffix(2))"
+    }
+}
+
+/// A tracker (silence expires after 10 s, at most 2 straps) and what its inputs did.
+private struct TrackerDriver {
+    var tracker = RemoteStrapTracker(configuration: .init(expire: 10, sensorLimit: 2))
+
+    /// Feeds `input` at `seconds` after the start; the actions, short.
+    @discardableResult
+    mutating func feed(_ input: RemoteStrapTracker.Input, at seconds: Double = 0) -> [String] {
+        tracker.handle(input, at: start.addingTimeInterval(seconds)).map(summary)
+    }
+
+    /// Seconds from the start to the next deadline.
+    var deadline: Double? { tracker.nextDeadline.map { $0.timeIntervalSince(start) } }
+}
+
+/// Where a strap is before the input under test, each reached the way the broker reaches it.
+enum StrapSituation: String, CaseIterable, Sendable {
+    /// Nothing heard.
+    case unheard
+    /// Streaming through room-1: sequence 5 heard at 0 s.
+    case ready
+    /// Dropped by room-1's Will at 1 s.
+    case dropped
+    /// Silent since 0 s, expired at 10 s.
+    case expired
+    /// Forgotten at 1 s.
+    case forgotten
+
+    fileprivate var driver: TrackerDriver {
+        var driver = TrackerDriver()
+        if self == .unheard { return driver }
+        driver.feed(envelope(5))
+        switch self {
+        case .unheard, .ready: break
+        case .dropped: driver.feed(.gatewayOffline(node: "room-1"), at: 1)
+        case .expired: driver.feed(.timePassed, at: 10)
+        case .forgotten: driver.feed(.forgotten(address: strap), at: 1)
+        }
+        return driver
+    }
+}
+
+/// One row of the transition table.
+struct Transition: Sendable, CustomTestStringConvertible {
+    var name: String
+    var from: StrapSituation
+    var input: RemoteStrapTracker.Input
+    var at: Double
+    var actions: [String]
+    /// Seconds from the start to the next deadline afterwards (nil: none).
+    var deadline: Double?
+
+    var testDescription: String { "\(from.rawValue), \(name)" }
+}
+
+@Suite("Remote straps: envelopes, availability and silence in, sensor events out")
+struct RemoteStrapTrackerTests {
+    static let transitions: [Transition] = [
+        Transition(
+            name: "first envelope: discovered, connected, ready, the measurement", from: .unheard, input: envelope(0),
+            at: 0, actions: ["discovered room-1/01", "connected room-1/01", "ready room-1/01", "hr 60 room-1/01"],
+            deadline: 10),
+        Transition(
+            name: "first envelope with any sequence number: no gap", from: .unheard, input: envelope(1234), at: 2,
+            actions: ["discovered room-1/01", "connected room-1/01", "ready room-1/01", "hr 60 room-1/01"],
+            deadline: 12),
+        Transition(
+            name: "in order: the measurement alone, the deadline later", from: .ready,
+            input: envelope(6, heartRate: 61), at: 1, actions: ["hr 61 room-1/01"], deadline: 11),
+        Transition(
+            name: "sequence gap: counted, dropped as a lost link and back at once", from: .ready, input: envelope(9),
+            at: 1,
+            actions: [
+                "gap 3 room-1/01", "disconnected(link lost) room-1/01", "connected room-1/01", "ready room-1/01",
+                "hr 60 room-1/01",
+            ], deadline: 11),
+        Transition(
+            name: "duplicate sequence number: passed on as it comes", from: .ready, input: envelope(5), at: 1,
+            actions: ["hr 60 room-1/01"], deadline: 11),
+        Transition(
+            name: "older sequence number (the gateway started again): goes on, no gap", from: .ready,
+            input: envelope(0), at: 1, actions: ["hr 60 room-1/01"], deadline: 11),
+        Transition(
+            name: "moved to another gateway: dropped from the old one, connected through the new one", from: .ready,
+            input: envelope(0, from: "room-2"), at: 1,
+            actions: [
+                "disconnected(link lost) room-1/01", "moved 01 room-1→room-2", "connected room-2/01", "ready room-2/01",
+                "hr 60 room-2/01",
+            ], deadline: 11),
+        Transition(
+            name: "moved while dropped: connected through the new gateway", from: .dropped,
+            input: envelope(9, from: "room-2"), at: 2,
+            actions: ["moved 01 room-1→room-2", "connected room-2/01", "ready room-2/01", "hr 60 room-2/01"],
+            deadline: 12),
+        Transition(
+            name: "the owning gateway's Will: dropped as a lost link", from: .ready,
+            input: .gatewayOffline(node: "room-1"), at: 1, actions: ["disconnected(link lost) room-1/01"],
+            deadline: nil),
+        Transition(
+            name: "another gateway's Will: nothing", from: .ready, input: .gatewayOffline(node: "room-2"), at: 1,
+            actions: [], deadline: 10),
+        Transition(
+            name: "availability offline from the owning gateway: dropped as a lost link", from: .ready,
+            input: .strapOffline(address: strap, node: "room-1"), at: 1,
+            actions: ["disconnected(link lost) room-1/01"], deadline: nil),
+        Transition(
+            name: "availability offline from a gateway the strap is NOT on: dropped all the same (today's rule)",
+            from: .ready, input: .strapOffline(address: strap, node: "room-2"), at: 1,
+            actions: ["disconnected(link lost) room-1/01"], deadline: nil),
+        Transition(
+            name: "availability offline for another strap: nothing", from: .ready,
+            input: .strapOffline(address: other, node: "room-1"), at: 1, actions: [], deadline: 10),
+        Transition(
+            name: "silence just before the deadline: nothing", from: .ready, input: .timePassed, at: 9.999,
+            actions: [], deadline: 10),
+        Transition(
+            name: "silence at exactly the deadline: timeout", from: .ready, input: .timePassed, at: 10,
+            actions: ["disconnected(timeout) room-1/01"], deadline: nil),
+        Transition(
+            name: "silence past the deadline: timeout", from: .ready, input: .timePassed, at: 60,
+            actions: ["disconnected(timeout) room-1/01"], deadline: nil),
+        Transition(
+            name: "the broker lost: dropped, the adapter unavailable", from: .ready, input: .brokerLost, at: 1,
+            actions: ["disconnected(adapter unavailable) room-1/01"], deadline: nil),
+        Transition(
+            name: "forgotten: dropped as requested", from: .ready, input: .forgotten(address: strap), at: 1,
+            actions: ["disconnected(requested) room-1/01"], deadline: nil),
+        Transition(
+            name: "heard again after expiry: connected and ready, no discovery, no gap", from: .expired,
+            input: envelope(100), at: 20, actions: ["connected room-1/01", "ready room-1/01", "hr 60 room-1/01"],
+            deadline: 30),
+        Transition(
+            name: "heard again after the Will: connected and ready, no gap", from: .dropped, input: envelope(100),
+            at: 20, actions: ["connected room-1/01", "ready room-1/01", "hr 60 room-1/01"], deadline: 30),
+        Transition(
+            name: "heard again after being forgotten: discovered anew", from: .forgotten, input: envelope(6), at: 2,
+            actions: ["discovered room-1/01", "connected room-1/01", "ready room-1/01", "hr 60 room-1/01"],
+            deadline: 12),
+        Transition(
+            name: "a bad value in a good envelope: the decoder's refusal, the strap ready", from: .unheard,
+            input: envelope(0, bytes: [0x10, 70, 0x01]), at: 0,
+            actions: ["discovered room-1/01", "connected room-1/01", "ready room-1/01", "decodingFailed room-1/01"],
+            deadline: 10),
+    ]
+
+    /// Inputs that change nothing for a strap that is not streaming.
+    static let idleInputs: [(String, RemoteStrapTracker.Input)] = [
+        ("the Will", .gatewayOffline(node: "room-1")),
+        ("availability offline", .strapOffline(address: strap, node: "room-1")),
+        ("time passing", .timePassed), ("the broker lost", .brokerLost),
+    ]
+
+    @Test("every transition", arguments: transitions)
+    func transition(_ row: Transition) {
+        var driver = row.from.driver
+        #expect(driver.feed(row.input, at: row.at) == row.actions)
+        #expect(driver.deadline == row.deadline)
+    }
+
+    @Test(
+        "a strap not streaming: the Will, availability, time and the broker change nothing",
+        arguments: [StrapSituation.unheard, .dropped, .expired, .forgotten], idleInputs)
+    func notStreaming(_ situation: StrapSituation, input: (String, RemoteStrapTracker.Input)) {
+        var driver = situation.driver
+        let before = driver.tracker.straps
+        #expect(driver.feed(input.1, at: 30).isEmpty, "\(input.0)")
+        #expect(driver.tracker.straps == before)
+        #expect(driver.deadline == nil)
+    }
+
+    @Test("the sequence numbers wrap around: 2³²−1 then 0 is in order")
+    func wrapAround() {
+        var driver = TrackerDriver()
+        driver.feed(envelope(.max))
+        #expect(driver.feed(envelope(0), at: 1) == ["hr 60 room-1/01"])
+        #expect(
+            driver.feed(envelope(2), at: 2) == [
+                "gap 1 room-1/01", "disconnected(link lost) room-1/01", "connected room-1/01", "ready room-1/01",
+                "hr 60 room-1/01",
+            ])
+    }
+
+    @Test("after a gateway starts again from 0, its next frames are in order")
+    func restartedGateway() {
+        var driver = TrackerDriver()
+        driver.feed(envelope(500))
+        #expect(driver.feed(envelope(0), at: 1) == ["hr 60 room-1/01"])
+        #expect(driver.feed(envelope(1), at: 2) == ["hr 60 room-1/01"])
+        #expect(driver.tracker.straps[strap]?.link == .up(lastSequence: 1, lastHeard: start.addingTimeInterval(2)))
+    }
+
+    @Test("the deadline: the earliest silence of the ready straps, later as they are heard, none when none streams")
+    func deadlines() {
+        var driver = TrackerDriver()
+        #expect(driver.deadline == nil)
+        driver.feed(envelope(0))
+        driver.feed(envelope(0, address: other), at: 3)
+        #expect(driver.deadline == 10)
+        driver.feed(envelope(1), at: 5)
+        #expect(driver.deadline == 13, "the first strap heard again: the other one's silence ends first")
+        #expect(driver.feed(.timePassed, at: 13) == ["disconnected(timeout) room-1/02"])
+        #expect(driver.deadline == 15)
+        #expect(driver.feed(.timePassed, at: 15) == ["disconnected(timeout) room-1/01"])
+        #expect(driver.deadline == nil)
+    }
+
+    @Test("several straps due at once expire together, in address order")
+    func expireTogether() {
+        var driver = TrackerDriver()
+        driver.feed(envelope(0, address: other))
+        driver.feed(envelope(0), at: 1)
+        #expect(
+            driver.feed(.timePassed, at: 30) == ["disconnected(timeout) room-1/01", "disconnected(timeout) room-1/02"])
+    }
+
+    @Test("the Will drops only its own gateway's straps")
+    func willOfOneGateway() {
+        var driver = TrackerDriver()
+        driver.feed(envelope(0))
+        driver.feed(envelope(0, from: "room-2", address: other))
+        #expect(driver.feed(.gatewayOffline(node: "room-2"), at: 1) == ["disconnected(link lost) room-2/02"])
+        #expect(driver.tracker.straps[strap]?.isReady == true)
+        #expect(driver.feed(.brokerLost, at: 2) == ["disconnected(adapter unavailable) room-1/01"])
+    }
+
+    @Test("names: heard before the strap, used when it comes; heard after, announced again; bounded")
+    func names() {
+        var driver = TrackerDriver()
+        #expect(driver.feed(.named(address: strap, name: "Ann")).isEmpty, "no strap yet")
+        #expect(driver.feed(envelope(0)).first == "discovered room-1/01 'Ann'")
+        #expect(driver.feed(.named(address: strap, name: "Ann")).isEmpty, "the same name")
+        #expect(driver.feed(.named(address: strap, name: "")).isEmpty, "an empty name is none")
+        #expect(driver.feed(.named(address: strap, name: "Bea")) == ["discovered room-1/01 'Bea'"])
+        #expect(driver.feed(envelope(1)) == ["hr 60 room-1/01 'Bea'"])
+        driver.feed(.named(address: strap, name: String(repeating: "x", count: 300)))
+        #expect(driver.tracker.straps[strap]?.identity.name?.count == 248)
+        #expect(driver.tracker.identity(address: strap, node: "room-9").name?.count == 248, "for backfill")
+        #expect(driver.tracker.identity(address: other, node: "room-9").name == nil)
+    }
+
+    @Test("names are kept for at most as many straps as are followed")
+    func namesBounded() {
+        var driver = TrackerDriver()
+        for index in 0..<5 { driver.feed(.named(address: "AA:00:00:00:00:0\(index)", name: "n\(index)")) }
+        #expect(driver.tracker.identity(address: "AA:00:00:00:00:01", node: "r").name == "n1")
+        #expect(driver.tracker.identity(address: "AA:00:00:00:00:02", node: "r").name == nil)
+        driver.feed(.named(address: "AA:00:00:00:00:00", name: "renamed"))
+        #expect(driver.tracker.identity(address: "AA:00:00:00:00:00", node: "r").name == "renamed", "a known one")
+    }
+
+    @Test("at the strap limit a new strap is refused; the ones followed go on; a forgotten one frees a place")
+    func limit() {
+        var driver = TrackerDriver()
+        driver.feed(envelope(0))
+        driver.feed(envelope(0, address: other))
+        let third = "C0:FF:EE:00:00:03"
+        #expect(driver.feed(envelope(0, address: third), at: 1) == ["limit room-1/03"])
+        #expect(driver.tracker.straps[third] == nil)
+        #expect(driver.feed(envelope(1), at: 1) == ["hr 60 room-1/01"])
+        driver.feed(.forgotten(address: other), at: 2)
+        #expect(driver.feed(envelope(0, address: third), at: 3).first == "discovered room-1/03")
+    }
+
+    @Test("a dropped strap is still known (shown disconnected) until forgotten")
+    func known() {
+        var driver = TrackerDriver()
+        driver.feed(envelope(0))
+        driver.feed(.timePassed, at: 10)
+        #expect(driver.tracker.straps[strap]?.isReady == false)
+        driver.feed(.forgotten(address: strap), at: 11)
+        #expect(driver.tracker.straps.isEmpty)
+    }
+}
