@@ -8,30 +8,68 @@ public import Sensors
 /// takes no connection: its heart rate comes in Polar-style advertisements, through the strict
 /// advertisement decoder, `via: .advertisement`.
 ///
-/// Time comes from the injected ``WallClock``: an accelerated clock gives `--speed 60`, a manual
-/// clock gives tests that never sleep. Simulated time zero is the clock's reading at creation.
+/// Simulated time is the scenario's own: second N of the run plays the straps' N-th second, and
+/// every event it emits carries the time `origin + N`. What moves the run from one second to the
+/// next is either
+/// - a clock (``init(scenario:seed:clock:name:logger:)``, the daemon): second N plays when the
+///   clock reads `origin + N` (`origin` is its reading at creation), so an accelerated clock gives
+///   `--speed 60` and a manual clock gives tests that never sleep; or
+/// - the caller (``init(scenario:seed:steppingFrom:name:logger:)``, `workout run`): ``step()``
+///   plays the next second and returns once every subscriber has handled its events. No clock is
+///   read: the same scenario and seed give the same events with the same times at any pace
+///   (``SimulationPacer`` only waits between steps), and ``timeline`` is the run's clock.
 public actor MockSensorAdapter: SensorAdapter {
     /// `mock`.
     public nonisolated let name: String
     /// The scenario being played.
     public nonisolated let scenario: Scenario
-    private let clock: any WallClock
+    /// The clock simulated time reads on: the one given, or a stepped adapter's own timeline,
+    /// which reads the time of the last second played (`origin` before the first step).
+    public nonisolated let timeline: any WallClock
+    /// The timeline a stepped adapter moves; nil when a clock drives the adapter.
+    private let steppedTimeline: ManualWallClock?
     private let origin: Date
     private let logger: Logger
-    private let broadcaster = EventBroadcaster<SensorEvent>()
+    private let broadcaster = ConsumptionTrackingBroadcaster<SensorEvent>()
     private var simulations: [SensorIdentity: StrapSimulation] = [:]
-    private var streaming: [SensorIdentity: Task<Void, Never>] = [:]
+    /// The straps streaming now (linked, or followed through their advertisements).
+    private var streaming: Set<SensorIdentity> = []
     private var forgotten: Set<SensorIdentity> = []
     /// Each broadcast-only strap's advertisement frame counter (3 bits, advancing per reading).
     private var broadcastCounters: [SensorIdentity: UInt8] = [:]
+    /// The last simulated second played, in seconds since `origin`.
+    private var playedSecond = 0.0
+    /// With a clock: the task playing each second as the clock reaches it, while a strap streams.
+    private var clockDriver: Task<Void, Never>?
     private var stopSecond: Double?
 
-    /// Creates the adapter; `seed` overrides the scenario's.
+    /// Creates an adapter whose seconds play as `clock` reaches them; `seed` overrides the scenario's.
     public init(scenario: Scenario, seed: UInt64? = nil, clock: any WallClock, name: String = "mock", logger: Logger) {
+        self.init(
+            scenario: scenario, seed: seed, origin: clock.now(), timeline: clock, steppedTimeline: nil, name: name,
+            logger: logger)
+    }
+
+    /// Creates a stepped adapter: simulated time starts at `origin` and moves only by ``step()``;
+    /// `seed` overrides the scenario's.
+    public init(
+        scenario: Scenario, seed: UInt64? = nil, steppingFrom origin: Date, name: String = "mock", logger: Logger
+    ) {
+        let timeline = ManualWallClock(now: origin)
+        self.init(
+            scenario: scenario, seed: seed, origin: origin, timeline: timeline, steppedTimeline: timeline, name: name,
+            logger: logger)
+    }
+
+    private init(
+        scenario: Scenario, seed: UInt64?, origin: Date, timeline: any WallClock, steppedTimeline: ManualWallClock?,
+        name: String, logger: Logger
+    ) {
         self.name = name
         self.scenario = scenario
-        self.clock = clock
-        self.origin = clock.now()
+        self.timeline = timeline
+        self.steppedTimeline = steppedTimeline
+        self.origin = origin
         self.logger = logger
         let seed = seed ?? scenario.seed
         for (index, strap) in scenario.straps.enumerated() {
@@ -39,6 +77,9 @@ public actor MockSensorAdapter: SensorAdapter {
             simulations[identity] = StrapSimulation(scenario: strap, seed: seed &+ UInt64(index) &* 0x9E37_79B9)
         }
     }
+
+    /// Whether ``step()`` moves simulated time (else a clock does).
+    public nonisolated var isStepped: Bool { steppedTimeline != nil }
 
     /// Every virtual strap's identity, in scenario order.
     public nonisolated var sensors: [SensorIdentity] {
@@ -68,30 +109,33 @@ public actor MockSensorAdapter: SensorAdapter {
             throw .unknownSensor(requested)
         }
         let (sensor, simulation) = simulations[index]
-        guard streaming[sensor] == nil else { return }
+        guard !streaming.contains(sensor) else { return }
         if simulation.scenario.broadcastOnly {
             // No link to make: the strap is followed through its advertisements from now on
             // (which carry its name).
             broadcaster.yield(.discovered(DiscoveredSensor(identity: sensor, rssi: -70, services: [])))
-            let start = clock.now().timeIntervalSince(origin).rounded(.down)
-            simulations[sensor]?.advance(to: start).forEach { _ in }
-            streaming[sensor] = Task { [weak self] in await self?.stream(sensor, from: start) }
-            return
+        } else {
+            broadcaster.yield(.connectionChanged(sensor, .connecting))
+            broadcaster.yield(.connectionChanged(sensor, .connected))
+            announceServices(sensor, strap: simulation.scenario)
         }
-        broadcaster.yield(.connectionChanged(sensor, .connecting))
-        broadcaster.yield(.connectionChanged(sensor, .connected))
-        announceServices(sensor, strap: simulation.scenario)
-        let start = clock.now().timeIntervalSince(origin).rounded(.down)
         // Catch up silently: the body kept going while nobody listened.
-        simulations[sensor]?.advance(to: start).forEach { _ in }
-        streaming[sensor] = Task { [weak self] in await self?.stream(sensor, from: start) }
+        _ = simulations[sensor]?.advance(to: secondToJoinAt())
+        streaming.insert(sensor)
+        if steppedTimeline == nil && clockDriver == nil {
+            clockDriver = Task { [weak self] in await self?.playAsTheClockGoes() }
+        }
     }
 
     /// Disconnects a strap.
     public func disconnect(_ sensor: SensorIdentity) throws(SensorAdapterError) {
         guard simulations[sensor] != nil else { throw .unknownSensor(sensor) }
-        guard let task = streaming.removeValue(forKey: sensor) else { throw .notConnected(sensor) }
-        task.cancel()
+        guard streaming.remove(sensor) != nil else { throw .notConnected(sensor) }
+        if streaming.isEmpty {
+            // Nobody listens: a strap connecting later catches up to the clock, silently.
+            clockDriver?.cancel()
+            clockDriver = nil
+        }
         broadcaster.yield(.connectionChanged(sensor, .disconnected(.requested)))
     }
 
@@ -109,14 +153,14 @@ public actor MockSensorAdapter: SensorAdapter {
     /// Forgets a strap: it disconnects and is no longer discovered until paired again.
     public func forget(_ sensor: SensorIdentity) throws(SensorAdapterError) {
         guard simulations[sensor] != nil else { throw .unknownSensor(sensor) }
-        if streaming[sensor] != nil { try disconnect(sensor) }
+        if streaming.contains(sensor) { try disconnect(sensor) }
         forgotten.insert(sensor)
     }
 
     /// Resets the strap's Energy Expended counter.
     public func resetEnergyExpended(_ sensor: SensorIdentity) throws(SensorAdapterError) {
         guard simulations[sensor] != nil else { throw .unknownSensor(sensor) }
-        guard streaming[sensor] != nil else { throw .notConnected(sensor) }
+        guard streaming.contains(sensor) else { throw .notConnected(sensor) }
         simulations[sensor]?.resetEnergyExpended()
     }
 
@@ -139,33 +183,56 @@ public actor MockSensorAdapter: SensorAdapter {
     public func adapterStatuses() -> [AdapterStatus] {
         [
             AdapterStatus(
-                name: name, availability: .ready, linksInUse: streaming.keys.filter(isLinked).count,
-                sensors: streaming.keys.filter(isLinked).map(\.address).sorted())
+                name: name, availability: .ready, linksInUse: streaming.filter(isLinked).count,
+                sensors: streaming.filter(isLinked).map(\.address).sorted())
         ]
     }
 
-    /// Lets every connected strap deliver its frames up to `date`, then ends the event stream.
-    ///
-    /// At high `--speed` the consumers may lag behind the clock; this makes the end of a run
-    /// deterministic: every frame up to `date` is emitted, none after.
+    /// Plays the next simulated second on a stepped adapter: moves ``timeline`` to it, emits every
+    /// streaming strap's events of that second (in scenario order, each carrying the second's
+    /// time), and returns that time once every subscriber has handled them. One caller steps.
+    @discardableResult
+    public func step() async -> Date {
+        precondition(steppedTimeline != nil, "step() moves a stepped adapter; a clock moves this one")
+        let second = playedSecond + 1
+        let time = origin.addingTimeInterval(second)
+        // Consumers read the timeline while they handle the second (a battery level's date).
+        steppedTimeline?.advance(to: time)
+        play(second: second)
+        await broadcaster.waitUntilConsumed()
+        return time
+    }
+
+    /// Returns once every subscriber has handled every event emitted so far (``step()`` waits for
+    /// its own; this is for those of ``connect(_:)`` and the like).
+    public func waitUntilEventsConsumed() async { await broadcaster.waitUntilConsumed() }
+
+    /// Ends the event stream with every frame up to `date` delivered, none after: a clock-driven
+    /// adapter plays on to `date` first, however far its consumers lag; a stepped one has
+    /// delivered what its steps played.
     public func finish(at date: Date) async {
-        stopSecond = date.timeIntervalSince(origin).rounded(.down)
-        let tasks = Array(streaming.values)
-        for task in tasks { await task.value }
-        streaming = [:]
-        broadcaster.finish()
+        if steppedTimeline == nil {
+            stopSecond = date.timeIntervalSince(origin).rounded(.down)
+            await clockDriver?.value
+        }
+        stopStreaming()
     }
 
     /// Stops every strap at once and ends the event stream.
     public func shutdown() {
-        for task in streaming.values { task.cancel() }
-        streaming = [:]
+        clockDriver?.cancel()
+        stopStreaming()
+    }
+
+    private func stopStreaming() {
+        clockDriver = nil
+        streaming = []
         broadcaster.finish()
     }
 
     /// Whether a strap streams over a link (a broadcast-only strap never has one).
     private func isLinked(_ sensor: SensorIdentity) -> Bool {
-        streaming[sensor] != nil && simulations[sensor]?.scenario.broadcastOnly == false
+        streaming.contains(sensor) && simulations[sensor]?.scenario.broadcastOnly == false
     }
 
     private func announceServices(_ sensor: SensorIdentity, strap: StrapScenario) {
@@ -180,17 +247,36 @@ public actor MockSensorAdapter: SensorAdapter {
         broadcaster.yield(.bodySensorLocation(sensor, .chest))
     }
 
-    private func stream(_ sensor: SensorIdentity, from start: Double) async {
-        var second = start
+    /// The second a connecting strap catches up to: the last one played, or, while a clock drives
+    /// the adapter and nothing streams, the clock's.
+    private func secondToJoinAt() -> Double {
+        if steppedTimeline == nil && clockDriver == nil {
+            playedSecond = max(playedSecond, timeline.now().timeIntervalSince(origin).rounded(.down))
+        }
+        return playedSecond
+    }
+
+    /// The clock-driven adapter's loop: each second plays when the clock reaches it.
+    private func playAsTheClockGoes() async {
         while !Task.isCancelled {
-            second += 1
+            let second = playedSecond + 1
             if let stopSecond, second > stopSecond { return }
             do {
-                try await clock.sleep(until: origin.addingTimeInterval(second))
+                try await timeline.sleep(until: origin.addingTimeInterval(second))
             } catch {
                 return
             }
-            guard !Task.isCancelled, var simulation = simulations[sensor] else { return }
+            // `finish(at:)` may have set the stop while this slept.
+            if Task.isCancelled || stopSecond.map({ second > $0 }) == true { return }
+            play(second: second)
+        }
+    }
+
+    /// Plays simulated second `second` on every streaming strap, in scenario order.
+    private func play(second: Double) {
+        playedSecond = second
+        for sensor in sensors where streaming.contains(sensor) {
+            guard var simulation = simulations[sensor] else { continue }
             let outputs = simulation.advance(to: second)
             simulations[sensor] = simulation
             for output in outputs { emit(output, for: sensor, strap: simulation.scenario) }

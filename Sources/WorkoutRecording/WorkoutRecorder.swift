@@ -202,6 +202,14 @@ public actor WorkoutRecorder {
         }
     }
 
+    /// Returns once the handlers ``attach(onUpdate:onSensorEvent:)`` installed have handled every
+    /// builder update and sensor event so far: a stepped simulation waits for this after each
+    /// second, so what they record and print is the same at any pace.
+    public nonisolated func waitUntilHandlersCaughtUp() async {
+        await builder.waitUntilUpdatesConsumed()
+        await dataSource.waitUntilSensorEventsConsumed()
+    }
+
     /// Begins recording a new workout at `date` and writes the recovery journal; returns the
     /// plan's first events. A recovered workout is already under way: nothing to begin.
     public func begin(at date: Date) async throws -> [PlanEvent] {
@@ -276,8 +284,8 @@ public actor WorkoutRecorder {
     public enum Settle: Sendable {
         /// Stop taking samples at once (the daemon: the strap stays connected for others).
         case detach
-        /// Let the adapter deliver every frame up to the end (`deliver` is told the end date),
-        /// then take them all: the CLI's simulator runs ahead of its consumers at high speed.
+        /// Let the adapter deliver every frame up to the end (`deliver` is told the end date) and
+        /// end its stream, then take them all: nothing an adapter sent before the end is lost.
         case drain(deliver: @Sendable (Date) async -> Void)
     }
 

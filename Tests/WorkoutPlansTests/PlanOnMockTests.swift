@@ -8,7 +8,7 @@ import Workouts
 
 @testable import WorkoutPlans
 
-@Suite("Structured workouts on the mock adapter, manual clock")
+@Suite("Structured workouts on the stepped mock adapter")
 struct PlanOnMockTests {
     @Test(
         "steps change at the right active times, pauses do not count, alerts fire and clear, segments and laps are recorded"
@@ -22,9 +22,12 @@ struct PlanOnMockTests {
                 .steady(duration: 60, intensity: 0), .steady(duration: 60, intensity: 1),
                 .steady(duration: 300, intensity: 0),
             ])
-        let clock = ManualWallClock()
         let logger = Logger(label: "test")
-        let mock = MockSensorAdapter(scenario: Scenario(seed: 3, straps: [strap]), clock: clock, logger: logger)
+        let mock = MockSensorAdapter(
+            scenario: Scenario(seed: 3, straps: [strap]),
+            steppingFrom: Date(timeIntervalSinceReferenceDate: 800_000_000),
+            logger: logger)
+        let clock = mock.timeline
         let configuration = WorkoutConfiguration(activityType: .running, location: .indoor)
         let session = WorkoutSession(configuration: configuration, clock: clock, registry: WorkoutSessionRegistry())
         let builder = session.associatedWorkoutBuilder()
@@ -54,20 +57,9 @@ struct PlanOnMockTests {
                 ], cooldown: WorkoutStep(goal: .open)))
         let runner = PlanRunner(plan: plan, session: session, zones: [:])
         _ = await runner.start(at: start)
-        var heartRateSamples = 0
         for second in 1...300 {
-            clock.advance(by: 1)
-            // Wait until the second's frame reached the builder: the test never sleeps on time.
-            let deadline = ContinuousClock.now + .seconds(5)
-            while ContinuousClock.now < deadline {
-                let count = await builder.statistics(for: .heartRate)?.sampleCount ?? 0
-                if count > heartRateSamples {
-                    heartRateSamples = count
-                    break
-                }
-                await Task.yield()
-            }
-            let now = clock.now()
+            // The second's frame has reached the builder when the step returns: no waiting on time.
+            let now = await mock.step()
             if second == 100 { try await session.pause(at: now) }
             if second == 130 { try await session.resume(at: now) }
             _ = await runner.tick(at: now)

@@ -24,9 +24,12 @@ struct WorkoutRecorderTests {
     func recordsAndSaves() async throws {
         let (store, directory) = try temporaryStore()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let clock = AcceleratedWallClock(speed: 120)
         let logger = Logger(label: "test")
-        let adapter = MockSensorAdapter(scenario: .default, seed: 1, clock: clock, logger: logger)
+        // Simulated time only: each step plays a second and returns once the recorder has taken it.
+        let adapter = MockSensorAdapter(
+            scenario: .default, seed: 1, steppingFrom: Date(timeIntervalSinceReferenceDate: 800_000_000),
+            logger: logger)
+        let clock = adapter.timeline
         let strap = try #require(adapter.sensors.first)
         let recorder = try await WorkoutRecorder(
             WorkoutRecorder.Setup(
@@ -39,13 +42,13 @@ struct WorkoutRecorderTests {
         _ = try await recorder.begin(at: start)
         #expect(try store.activeSessions().map(\.workoutID) == [recorder.id], "journaled as it begins")
 
-        try await clock.sleep(until: start.addingTimeInterval(60))
+        for _ in 0..<60 { await adapter.step() }
         try await recorder.lap(at: clock.now())
         try await recorder.pause(at: clock.now())
         #expect(try store.activeSessions().first?.state == .paused, "the journal follows a pause")
         try await recorder.resume(at: clock.now())
         #expect(try store.activeSessions().first?.state == .running)
-        try await clock.sleep(until: start.addingTimeInterval(120))
+        for _ in 0..<60 { await adapter.step() }
 
         let end = clock.now()
         let workout = try await recorder.finish(
@@ -54,6 +57,7 @@ struct WorkoutRecorderTests {
         #expect(try store.activeSessions().isEmpty, "the journal entry goes once saved")
         let stored = try store.workout(recorder.id)
         #expect(stored.summary != nil)
+        #expect(workout.elapsedTime == 120)
         #expect(workout.events.contains { $0.kind == .lap })
         #expect(workout.events.contains { $0.kind == .pause })
         let heartRates = try store.samples(type: .heartRate, workout: recorder.id)
@@ -65,7 +69,7 @@ struct WorkoutRecorderTests {
 
     @Test("a plan the zones in force cannot judge is refused before anything is recorded")
     func planNeedsZones() async throws {
-        let clock = AcceleratedWallClock(speed: 1)
+        let clock = ManualWallClock()
         let logger = Logger(label: "test")
         let adapter = MockSensorAdapter(scenario: .default, clock: clock, logger: logger)
         let plan = try PlanFormat.decode(

@@ -101,7 +101,7 @@ struct CrashRecoveryTests {
             if point % 5 == 0 {
                 // The session continues: recover runs it to the end and saves it.
                 let recover = try Spawned(
-                    binary, ["workout", "recover", "--json", "--speed", "3000", "--duration", "2m", "--store", path],
+                    binary, ["workout", "recover", "--json", "--speed", "max", "--duration", "2m", "--store", path],
                     label: "recover")
                 #expect(await recover.wait(timeout: .seconds(60)) == 0, "\(recover.output.suffix(3))")
                 let reopened = try WorkoutStore(path: path)
@@ -121,7 +121,7 @@ struct CrashRecoveryTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("store.sqlite").path
         let first = try Spawned(
-            binary, ["workout", "run", "--json", "--speed", "5000", "--duration", "2m", "--store", path])
+            binary, ["workout", "run", "--json", "--speed", "max", "--duration", "2m", "--store", path])
         #expect(await first.wait() == 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let details = try WorkoutStore(path: path, guest: true).sourceDetails(
@@ -129,7 +129,7 @@ struct CrashRecoveryTests {
         #expect(details.model == "Virtual Strap")
         #expect(details.firmware == "1.0")
         let guest = try Spawned(
-            binary, ["workout", "run", "--json", "--speed", "5000", "--duration", "2m", "--store", path, "--guest"])
+            binary, ["workout", "run", "--json", "--speed", "max", "--duration", "2m", "--store", path, "--guest"])
         #expect(await guest.wait() == 0)
         #expect(guest.output.last?.contains("elapsedTime") == true)
         #expect(guest.output.contains { $0.contains("not saved (guest workout)") })
@@ -164,7 +164,7 @@ struct CrashRecoveryTests {
             live.output.contains { $0.contains("\"kind\":\"sample\"") }
         }
         let second = try Spawned(
-            binary, ["workout", "run", "--json", "--speed", "5000", "--duration", "1m", "--store", path],
+            binary, ["workout", "run", "--json", "--speed", "max", "--duration", "1m", "--store", path],
             label: "second")
         #expect(await second.wait() == 75, "\(second.report)")
         #expect(second.output.contains { $0.contains("another hrbridge records into this store (pid \(live.pid)") })
@@ -176,7 +176,7 @@ struct CrashRecoveryTests {
         kill(live.pid, SIGKILL)
         _ = await live.wait()
         let recover = try Spawned(
-            binary, ["workout", "recover", "--json", "--speed", "5000", "--duration", "1m", "--store", path],
+            binary, ["workout", "recover", "--json", "--speed", "max", "--duration", "1m", "--store", path],
             label: "recover")
         #expect(await recover.wait() == 0, "\(recover.report)")
     }
@@ -228,7 +228,7 @@ struct CrashRecoveryTests {
         #expect(try store.activeSessions().isEmpty)
         #expect(try store.unreadableJournalRows().first?.hasPrefix("workout \(id.uuidString): unreadable") == true)
         let run = try Spawned(
-            binary, ["workout", "run", "--json", "--speed", "5000", "--duration", "1m", "--store", path], label: "run")
+            binary, ["workout", "run", "--json", "--speed", "max", "--duration", "1m", "--store", path], label: "run")
         #expect(await run.wait() == 0, "\(run.report)")
         #expect(run.output.contains { $0.contains("cannot recover from the journal: workout \(id.uuidString)") })
     }

@@ -74,7 +74,7 @@ struct HRVCommandTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hrv-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = directory + "/store.sqlite"
-        let run = try runHRBridge(["workout", "run", "--json", "--speed", "3000", "--duration", "6m", "--store", store])
+        let run = try runHRBridge(["workout", "run", "--json", "--speed", "max", "--duration", "6m", "--store", store])
         #expect(run.status == 0, "\(run.stderr)")
         let listing = try runHRBridge(["workouts", "list", "--json", "--store", store])
         let line = try #require(listing.stdout.split(separator: "\n").first)

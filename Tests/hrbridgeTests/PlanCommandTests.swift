@@ -77,7 +77,7 @@ struct PlanCommandTests {
     @Test("run on the simulator: steps in order at their times, laps per iteration, the plan completes")
     func run() throws {
         let file = try temporaryFile("p.json", try runHRBridge(["plan", "example"]).stdout)
-        let result = try runHRBridge(["plan", "run", file.path, "--speed", "1000", "--json", "--guest", "--age", "35"])
+        let result = try runHRBridge(["plan", "run", file.path, "--speed", "max", "--json", "--guest", "--age", "35"])
         #expect(result.status == 0, "\(result.stderr)")
         let objects = try result.stdout.split(separator: "\n").map {
             try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
@@ -124,7 +124,7 @@ struct PlanCommandTests {
         #expect(entry["name"] as? String == "Heart-rate intervals")
 
         let run = try runHRBridge([
-            "plan", "run", file.path, "--speed", "2000", "--json", "--age", "35", "--store", store,
+            "plan", "run", file.path, "--speed", "max", "--json", "--age", "35", "--store", store,
         ])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stderr.contains("marked the scheduled 'Heart-rate intervals'"))

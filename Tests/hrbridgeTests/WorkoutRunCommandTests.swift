@@ -12,7 +12,7 @@ struct WorkoutRunCommandTests {
     @Test("--json: samples, events and zone lines, then a summary with the documented keys")
     func jsonRun() throws {
         let result = try runHRBridge([
-            "workout", "run", "--json", "--speed", "3000", "--duration", "4m", "--zones", "110,130,150,165",
+            "workout", "run", "--json", "--speed", "max", "--duration", "4m", "--zones", "110,130,150,165",
             "--age", "35", "--sex", "male", "--weight", "72",
         ])
         #expect(result.status == 0, "\(result.stderr)")
@@ -40,10 +40,26 @@ struct WorkoutRunCommandTests {
         #expect(objects.dropLast().allSatisfy { $0["kind"] != nil })
     }
 
+    @Test("`make demo`'s workout prints the same output byte for byte, twice at --speed max and once paced")
+    func deterministic() throws {
+        let demo = [
+            "workout", "run", "--activity", "running", "--age", "35", "--sex", "male", "--weight", "72",
+            "--resting-hr", "55",
+        ]
+        let first = try runHRBridge(demo + ["--speed", "max"])
+        let second = try runHRBridge(demo + ["--speed", "max"])
+        // 18 minutes at 3000×: 0.4 s of pacing, with the consumers' waits in between.
+        let paced = try runHRBridge(demo + ["--speed", "3000"])
+        for result in [first, second, paced] { #expect(result.status == 0, "\(result.stderr)") }
+        #expect(first.stdout.contains("Workout: running, 18:00 elapsed"))
+        #expect(first.stdout.contains("Sensors: "))
+        #expect(second.stdout == first.stdout)
+        #expect(paced.stdout == first.stdout)
+    }
+
     @Test("the built-in scenario's faults show: a refused frame and a disconnect of strap B")
     func faultsShow() throws {
-        // Speed 600 (1.3 s): at 5000 a stalled machine can jump the accelerated clock past the faults.
-        let result = try runHRBridge(["workout", "run", "--json", "--speed", "600", "--duration", "13m"])
+        let result = try runHRBridge(["workout", "run", "--json", "--speed", "max", "--duration", "13m"])
         #expect(result.status == 0)
         let sensorLines = try lines(result.stdout).filter { $0["kind"] as? String == "sensor" }
         #expect(
@@ -63,7 +79,7 @@ struct WorkoutRunCommandTests {
         )
         .write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let result = try runHRBridge(["workout", "run", "--scenario", file.path, "--speed", "1000"])
+        let result = try runHRBridge(["workout", "run", "--scenario", file.path, "--speed", "max"])
         #expect(result.status == 65)
         #expect(result.stdout.isEmpty)
         let problems = result.stderr.split(separator: "\n")
@@ -80,7 +96,7 @@ struct WorkoutRunCommandTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let run = try runHRBridge(
-            ["workout", "run", "--speed", "600", "--duration", "20s", "--json", "--store", "store.sqlite"],
+            ["workout", "run", "--speed", "max", "--duration", "20s", "--json", "--store", "store.sqlite"],
             in: directory)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("store.sqlite").path))
@@ -93,6 +109,7 @@ struct WorkoutRunCommandTests {
     func badOptions() throws {
         for arguments in [
             ["--zones", "120"], ["--zones", "150,140"], ["--activity", "juggling"], ["--speed", "0"],
+            ["--speed", "fast"], ["--speed", "100001"],
             ["--duration", "soon"],
         ] {
             let result = try runHRBridge(["workout", "run"] + arguments)

@@ -9,7 +9,7 @@ public actor LiveWorkoutBuilder {
     private var collector: WorkoutCollector
     private nonisolated let id: UUID
     private let clock: any WallClock
-    private let updatesBroadcaster = EventBroadcaster<BuilderUpdate>()
+    private let updatesBroadcaster = ConsumptionTrackingBroadcaster<BuilderUpdate>()
     private let sampleSink: (@Sendable ([QuantitySample]) -> Void)?
 
     /// Creates a builder.
@@ -42,6 +42,10 @@ public actor LiveWorkoutBuilder {
 
     /// Builder updates from now on.
     public nonisolated func updates() -> AsyncStream<BuilderUpdate> { updatesBroadcaster.subscribe() }
+
+    /// Returns once every ``updates()`` subscriber has handled every update so far (a stepped
+    /// simulation waits for this, so the updates of one second are out before the next).
+    public nonisolated func waitUntilUpdatesConsumed() async { await updatesBroadcaster.waitUntilConsumed() }
 
     /// The workout's configuration.
     public var configuration: WorkoutConfiguration { collector.configuration }

@@ -37,7 +37,7 @@ public actor LiveDataSource {
     private weak var builder: LiveWorkoutBuilder?
     /// Counters so far.
     public private(set) var counters = Counters()
-    private let statusBroadcaster = EventBroadcaster<SensorEvent>()
+    private let statusBroadcaster = ConsumptionTrackingBroadcaster<SensorEvent>()
 
     /// Creates a data source; `typesToCollect` defaults to the activity's types.
     ///
@@ -70,6 +70,10 @@ public actor LiveDataSource {
 
     /// Every adapter event that passes through, for live views (sensor state, battery, errors).
     public nonisolated func sensorEvents() -> AsyncStream<SensorEvent> { statusBroadcaster.subscribe() }
+
+    /// Returns once every ``sensorEvents()`` subscriber has handled every event passed on so far:
+    /// a stepped simulation waits for this too, so a live view sees each second before the next.
+    public nonisolated func waitUntilSensorEventsConsumed() async { await statusBroadcaster.waitUntilConsumed() }
 
     /// Starts feeding `builder` from every adapter.
     public func attach(to builder: LiveWorkoutBuilder) {

@@ -1,6 +1,7 @@
 import Foundation
 import GATT
 import Samples
+import SensorSimulator
 import Sensors
 import Workouts
 
@@ -12,13 +13,15 @@ import Workouts
 final class LiveView {
     private let sensors: [SensorIdentity]
     private let configuration: WorkoutConfiguration
-    private let speed: Double
+    private let speed: SimulationPace
     private var linesDrawn = 0
     /// On a terminal the view redraws in place; otherwise it prints one plain line per workout minute.
     private let interactive = isatty(STDOUT_FILENO) == 1
     private var nextPlainMinute = 0.0
+    /// When the terminal was last redrawn: ten redraws a second are plenty for the eye, at any speed.
+    private var lastRedraw: ContinuousClock.Instant?
 
-    init(sensors: [SensorIdentity], configuration: WorkoutConfiguration, speed: Double) {
+    init(sensors: [SensorIdentity], configuration: WorkoutConfiguration, speed: SimulationPace) {
         self.sensors = sensors
         self.configuration = configuration
         self.speed = speed
@@ -28,13 +31,18 @@ final class LiveView {
         builder: LiveWorkoutBuilder, tracker: SensorTracker, state: WorkoutSessionState, at now: Date,
         planLine: String? = nil
     ) async {
+        if interactive {
+            let instant = ContinuousClock.now
+            if let lastRedraw, instant - lastRedraw < .milliseconds(100) { return }
+            lastRedraw = instant
+        }
         let snapshot = await builder.snapshot
         var lines: [String] = []
         let elapsed = snapshot.elapsedTime(at: now)
         let activityNumber = snapshot.allActivities.count
         lines.append(
             "hrbridge · \(configuration.activityType.rawValue) (\(configuration.location.rawValue)) · "
-                + "\(Format.clock(elapsed)) · \(state.rawValue) · activity \(activityNumber) · speed ×\(Format.number(speed))"
+                + "\(Format.clock(elapsed)) · \(state.rawValue) · activity \(activityNumber) · speed \(speed == .maximum ? "max" : "×" + speed.label)"
         )
         let zones = snapshot.zoneConfiguration(for: .heartRate)
         let statistics = snapshot.statistics(for: .heartRate)

@@ -27,6 +27,10 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             {"kind":"zone",…}, {"kind":"sensor",…}, then a final summary object with the keys
             elapsedTime, statistics, zones, events, activities, hrv and activeEnergy.
 
+            The simulator runs on its own time: --speed only paces it (60 plays a minute per second,
+            max as fast as the machine goes), so a scenario and --seed give the same workout at any
+            speed; the workout is dated when the run starts, to the second.
+
             --adapter bluez uses real straps through BlueZ (real time; --speed is ignored): the
             --sensor addresses, else every paired or trusted strap with the Heart Rate service, else
             the first one found (within 30 s); --bluetooth-adapter picks hciN.
@@ -58,11 +62,14 @@ struct WorkoutRunCommand: AsyncParsableCommand {
     @Option(help: "Scenario file for the mock adapter (see `hrbridge workout scenario`).")
     var scenario: String?
 
-    @Option(help: "Seed for the simulator (default: the scenario's).")
+    @Option(help: "Seed for the simulator (default: the scenario's; the built-in one's is 2026).")
     var seed: UInt64?
 
-    @Option(help: "Time acceleration: 60 plays a minute per second.")
-    var speed: Double = 1
+    @Option(
+        help: ArgumentHelp(
+            "Simulated seconds per real second: 60 plays a minute per second, max as fast as possible.",
+            discussion: "It changes how long the run takes, never what is recorded."))
+    var speed: SimulationPace = .speed(1)
 
     @Option(help: "Stop after this much workout time, e.g. 30m, 90s (default: the scenario's length).")
     var duration: String?
@@ -123,7 +130,6 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         }
         guard WorkoutLocation(rawValue: location) != nil else { throw ValidationError("location is indoor or outdoor") }
         guard adapter == "mock" || adapter == "bluez" else { throw ValidationError("adapter is mock or bluez") }
-        guard speed > 0, speed <= 100_000 else { throw ValidationError("--speed must be above 0 and at most 100000") }
         if let duration, ScenarioParser.duration(duration).map({ $0 > 0 }) != true {
             throw ValidationError("--duration '\(duration)' is not a duration such as 30m or 90s")
         }
@@ -206,8 +212,18 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             return 2 * (estimate.duration + Double(estimate.openSteps) * (openStepLength ?? 300)) + 600
         }
         let workoutLength = duration.flatMap(ScenarioParser.duration) ?? planLength ?? defaultLength
-        // Real straps run in real time: --speed applies to the simulator only.
-        let clock = AcceleratedWallClock(speed: usesBlueZ ? 1 : speed)
+        // The simulator's timeline is the run's clock: start, end, elapsed time, zones and every
+        // sample date are simulated time (from this second on), so no wall-clock timing reaches
+        // the workout. Real straps run in real time: --speed applies to the simulator only.
+        let simulator =
+            usesBlueZ
+            ? nil
+            : MockSensorAdapter(
+                scenario: scenario, seed: seed,
+                steppingFrom: Date(
+                    timeIntervalSinceReferenceDate: Date.now.timeIntervalSinceReferenceDate.rounded(.down)),
+                logger: logger)
+        let clock: any WallClock = simulator?.timeline ?? SystemWallClock()
         // From the first wait on: an interrupt while waiting for bluetoothd, an adapter, a strap
         // or an answer ends the command cleanly (exit 0); once recording, it stops the workout.
         let interrupt = InterruptWatch { _ in
@@ -215,12 +231,11 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             Glibc.exit(0)
         }
         let sensorsSource: WorkoutSensors
-        if usesBlueZ {
+        if let simulator {
+            sensorsSource = try WorkoutSensors.mock(simulator, addresses: sensors)
+        } else {
             let settings = BluetoothSettings(adapter: bluetoothAdapter, verbose: verbose)
             sensorsSource = try await WorkoutSensors.bluez(settings: settings, addresses: sensors, clock: clock)
-        } else {
-            let mock = MockSensorAdapter(scenario: scenario, seed: seed, clock: clock, logger: logger)
-            sensorsSource = try WorkoutSensors.mock(mock, addresses: sensors)
         }
         let output = JSONLineWriter(enabled: json)
         let storage = try openStore()
@@ -296,6 +311,10 @@ struct WorkoutRunCommand: AsyncParsableCommand {
                 StandardError.write("hrbridge: \(sensor.address): \(error); retrying in the background")
             }
         }
+        var ticker =
+            simulator.map { WorkoutTicker.simulated($0, pace: speed, recorder: recorder) }
+            ?? .realTime(clock)
+        await ticker.settle()
         let start = clock.now()
         var firstPlanEvents: [PlanEvent] = []
         if let recovered {
@@ -305,7 +324,8 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         }
 
         let keyboard = json ? nil : KeyboardInput()
-        let view = json ? nil : LiveView(sensors: chosen, configuration: configuration, speed: speed)
+        let view =
+            json ? nil : LiveView(sensors: chosen, configuration: configuration, speed: usesBlueZ ? .speed(1) : speed)
         var planDisplay = PlanDisplay(stepStart: start)
         planDisplay.note(firstPlanEvents, output: output)
         let end = start.addingTimeInterval(workoutLength)
@@ -349,14 +369,13 @@ struct WorkoutRunCommand: AsyncParsableCommand {
                 default: break
                 }
             }
-            // A plan is judged every workout second, so steps end on time at any --speed.
-            let step = runsPlan ? min(max(speed / 10, 0.05), 1) : max(speed / 10, 0.05)
-            try await clock.sleep(until: min(end, now.addingTimeInterval(step)))
+            // A plan is judged at every tick (at least every workout second), so steps end on time.
+            try await ticker.next(before: end)
         }
         keyboard?.restore()
         let workout: Workout
         do {
-            // Deliver every frame up to the stop, however far the consumers lag at high --speed.
+            // Every frame up to the stop is delivered and taken before the workout ends.
             workout = try await recorder.finish(
                 at: min(clock.now(), end), settle: .drain(deliver: { stop in await sensorsSource.finish(stop) }))
         } catch let error as StoreError {
