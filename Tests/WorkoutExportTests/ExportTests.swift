@@ -318,9 +318,10 @@ struct ExportTests {
         let battery = try #require(statistics["batteryLevel"] as? [String: Any])
         #expect(battery["average"] is NSNull, "no mean across devices")
         let devices = try #require(battery["bySource"] as? [[String: Any]])
-        // Only the demo's arm band reports its battery (draining): its own last value.
-        #expect(devices.map { $0["name"] as? String } == ["Virtual Arm Band B"])
-        #expect(devices.allSatisfy { $0["mostRecent"] is Double })
+        // Each device its own last value: the strap's reading at connection (the workout's first
+        // second, on the simulator's timeline), the arm band's after draining.
+        #expect(devices.map { $0["name"] as? String } == ["Virtual Strap A", "Virtual Arm Band B"])
+        #expect(devices.map { $0["mostRecent"] as? Double } == [88, 9])
     }
 
     @Test("`hrbridge workouts export` writes a FIT file Garmin's SDK accepts; missing or empty workouts fail clearly")
