@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Fails when the documentation has drifted: the module graph in docs/internals.md differs from
-# Package.swift, the README outgrows 250 lines, or a relative link in README.md or docs/ points
+# Package.swift or its service graph from BridgeDaemon.services, the README outgrows 250 lines, or a relative link in README.md or docs/ points
 # at a file that is not in the repository.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 scripts/module-graph.py --check
+python3 scripts/service-graph.py --check
 lines=$(wc -l < README.md)
 if [ "$lines" -gt 250 ]; then
     echo "README.md has $lines lines (at most 250: the rest belongs in docs/)"
@@ -25,4 +26,4 @@ for problem in problems:
     print(problem)
 sys.exit(1 if problems else 0)
 PY
-echo "docs check: README $lines lines, links resolve, module graph current"
+echo "docs check: README $lines lines, links resolve, module graph and service graph current"

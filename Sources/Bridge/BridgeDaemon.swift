@@ -114,7 +114,7 @@ public enum BridgeDaemon {
         ]
         if let settings = configuration.mqtt {
             do {
-                services.append(try MQTTBridge(core: core, settings: settings, logger: logger))
+                services.append(try MQTTBridge(core: core, settings: settings, clock: assembly.clock, logger: logger))
             } catch {
                 throw DaemonError.mqtt("\(error)")
             }

@@ -6,7 +6,7 @@ public import Logging
 import MQTT
 import Metrics
 import RemoteSensors
-import Sensors
+public import Sensors
 public import ServiceLifecycle
 import Wire
 
@@ -31,13 +31,17 @@ public actor MQTTBridge: Service {
     /// 5 minutes (the gateway may have restarted during an outage); after a lost connection, from
     /// a keepalive and a half before it was noticed.
     private var replayFrom: Date?
+    /// The clock the frames' times are on (the adapter's): replay windows are measured on it.
+    private let clock: any WallClock
     private let backfillFrames = Counter(label: "hrbridge_mqtt_backfill_frames_total")
     private let commandsRefused = Counter(label: "hrbridge_mqtt_commands_total", dimensions: [("result", "refused")])
     private let commandsDone = Counter(label: "hrbridge_mqtt_commands_total", dimensions: [("result", "done")])
 
-    /// Sets the client up from the settings (the password read from its file).
-    public init(core: BridgeCore, settings: MQTTSettings, logger: Logger) throws {
+    /// Sets the client up from the settings (the password read from its file); `clock` is the
+    /// one the adapter stamps frames with.
+    public init(core: BridgeCore, settings: MQTTSettings, clock: any WallClock, logger: Logger) throws {
         self.core = core
+        self.clock = clock
         self.settings = settings
         self.logger = logger
         topics = MQTTTopics(node: settings.node, discoveryPrefix: settings.discoveryPrefix)
@@ -61,7 +65,7 @@ public actor MQTTBridge: Service {
             do {
                 journal = try MeasurementJournal(
                     path: settings.effectiveJournalPath, maximumBytes: settings.journalMegabytes << 20)
-                replayFrom = Date().addingTimeInterval(-300)
+                replayFrom = clock.now().addingTimeInterval(-300)
             } catch {
                 logger.warning(
                     "measurement journal unavailable: frames lost while the broker is away are not sent again",
@@ -329,7 +333,7 @@ public actor MQTTBridge: Service {
         case .disconnected:
             // QoS 0 frames sent into the dead connection before it was noticed are lost too.
             if journal != nil, replayFrom == nil {
-                replayFrom = Date().addingTimeInterval(-(Double(settings.keepalive) * 1.5 + 2))
+                replayFrom = clock.now().addingTimeInterval(-(Double(settings.keepalive) * 1.5 + 2))
             }
         }
     }
