@@ -121,6 +121,9 @@ enum RealBlueZBed {
         if !FileManager.default.isExecutableFile(atPath: hrbridge) {
             return "no hrbridge executable beside the tests at \(hrbridge)"
         }
+        if !FileManager.default.isExecutableFile(atPath: hrbridge + "d") {
+            return "no hrbridged executable beside the tests at \(hrbridge)d"
+        }
         return nil
     }
 
@@ -174,13 +177,16 @@ enum RealBlueZBed {
 
     /// The plan's hrbridge: a link to the built one in a folder under /tmp, where the guest mounts
     /// a tmpfs, so every run shows that the guest still sees the host paths it needs there (as it
-    /// must for a checkout under /tmp or /root). The built one when /tmp cannot take the link.
+    /// must for a checkout under /tmp or /root); `hrbridged` is linked beside it. The built one
+    /// when /tmp cannot take the links.
     private static func linkedHrbridge() -> (path: String, folder: URL?) {
         let folder = URL(fileURLWithPath: "/tmp/hrbridge-real-bluez-\(UUID().uuidString)")
         let link = folder.appendingPathComponent("hrbridge")
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: hrbridge)
+            try FileManager.default.createSymbolicLink(
+                atPath: folder.appendingPathComponent("hrbridged").path, withDestinationPath: hrbridge + "d")
             return (link.path, folder)
         } catch {
             try? FileManager.default.removeItem(at: folder)
