@@ -72,18 +72,9 @@ public enum BridgeDaemon {
         }
         defer { withExtendedLifetime(recordingLock) {} }
         let assembly = try await configuration.adapter.factory.make(configuration, logger: logger)
-        let adapter = assembly.adapter
-        let sensors = SensorManager(
-            adapter: adapter, known: configuration.sensors, athletes: configuration.athletes, hub: hub, logger: logger)
-        let sessions = SessionManager(
-            configuration: configuration, sensors: sensors, store: store, clock: assembly.clock, hub: hub,
+        let core = core(
+            configuration: configuration, assembly: assembly, store: store, hub: hub, metrics: metrics,
             logger: logger)
-        let classes = ClassManager(
-            configuration: configuration, sensors: sensors, sessions: sessions, clock: assembly.clock, hub: hub,
-            logger: logger)
-        let core = BridgeCore(
-            configuration: configuration, sensors: sensors, sessions: sessions, classes: classes, store: store,
-            hub: hub, metrics: metrics, logger: logger)
         let services = try await services(core: core, assembly: assembly, notifier: notifier, logger: logger)
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
@@ -97,6 +88,25 @@ public enum BridgeDaemon {
             throw DaemonError.listener("\(error)")
         }
         await assembly.dbus?.close()
+    }
+
+    /// The sensor, session and class managers on the adapter, with the store and the live hub.
+    static func core(
+        configuration: BridgeConfiguration, assembly: AdapterAssembly, store: WorkoutStore, hub: LiveHub,
+        metrics: (any MetricsExposition)?, logger: Logger
+    ) -> BridgeCore {
+        let sensors = SensorManager(
+            adapter: assembly.adapter, known: configuration.sensors, athletes: configuration.athletes, hub: hub,
+            logger: logger)
+        let sessions = SessionManager(
+            configuration: configuration, sensors: sensors, store: store, clock: assembly.clock, hub: hub,
+            logger: logger)
+        let classes = ClassManager(
+            configuration: configuration, sensors: sensors, sessions: sessions, clock: assembly.clock, hub: hub,
+            logger: logger)
+        return BridgeCore(
+            configuration: configuration, sensors: sensors, sessions: sessions, classes: classes, store: store,
+            hub: hub, metrics: metrics, logger: logger)
     }
 
     /// The daemon's services in start order. The group stops them in reverse on SIGTERM: systemd

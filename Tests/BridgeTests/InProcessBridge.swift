@@ -57,19 +57,10 @@ final class InProcessBridge: Sendable {
         let hub = LiveHub()
         let store = try BridgeDaemon.openStore(configuration, logger: logger)
         let assembly = try await configuration.adapter.factory.make(configuration, logger: logger)
-        let sensors = SensorManager(
-            adapter: assembly.adapter, known: configuration.sensors, athletes: configuration.athletes, hub: hub,
-            logger: logger)
-        let sessions = SessionManager(
-            configuration: configuration, sensors: sensors, store: store, clock: assembly.clock, hub: hub,
-            logger: logger)
-        let classes = ClassManager(
-            configuration: configuration, sensors: sensors, sessions: sessions, clock: assembly.clock, hub: hub,
-            logger: logger)
-        let core = BridgeCore(
-            configuration: configuration, sensors: sensors, sessions: sessions, classes: classes, store: store,
-            hub: hub, logger: logger)
+        let core = BridgeDaemon.core(
+            configuration: configuration, assembly: assembly, store: store, hub: hub, metrics: nil, logger: logger)
         self.core = core
+        let sensors = core.sensors
         // Subscribed before anything runs: no sensor message is missed while waiting for the straps.
         let messages = hub.subscribe(kinds: [.sensor])
         let sensorsReady = ReadinessSignal()
@@ -77,8 +68,8 @@ final class InProcessBridge: Sendable {
         let services: [any Service] = [
             SensorService(sensors: sensors, offersKnown: assembly.offersKnown, ready: sensorsReady),
             LiveHubService(hub: hub),
-            SessionService(sessions: sessions, sensorsReady: sensorsReady, ready: sessionsReady),
-            ClassService(classes: classes),
+            SessionService(sessions: core.sessions, sensorsReady: sensorsReady, ready: sessionsReady),
+            ClassService(classes: core.classes),
         ]
         let group = ServiceGroup(services: services, logger: logger)
         self.group = group
