@@ -79,7 +79,8 @@ extension BlueZAdapter {
                 break
             } catch  where error.code == .busy && attempts < 10 {
                 attempts += 1
-                try? await Task.sleep(for: .milliseconds(200))
+                // On the adapter's clock, as every wait of the adapter is (tests inject theirs).
+                try? await clock.sleep(until: clock.now().addingTimeInterval(0.2))
             }
         }
         _ = await waitUntil(.seconds(3)) { $0.properties(path, ObjectCache.adapterInterface)?["Powered"]?.bool == true }
