@@ -31,7 +31,7 @@ public actor ClassManager {
         var joined: Date
         var lastHeard: Date?
         var left: Date?
-        var leftBecause: String?
+        var leftBecause: LeaveReason?
         /// Whether the last published snapshot showed it in range.
         var shownInRange = true
     }
@@ -107,7 +107,7 @@ public actor ClassManager {
             await end(session, of: address)
             running.members[address]?.session = nil
             running.members[address]?.left = now
-            running.members[address]?.leftBecause = "class ended"
+            running.members[address]?.leftBecause = .classEnded
         }
         running.end = now
         current = running
@@ -139,13 +139,13 @@ public actor ClassManager {
                     // Ended through the API (or its plan ended): it stays out until the class ends.
                     member.session = nil
                     member.left = now
-                    member.leftBecause = "stopped"
+                    member.leftBecause = .stopped
                     changed = true
                 } else if !inRange, now.timeIntervalSince(member.lastHeard ?? member.joined) >= settings.leaveAfter {
                     await end(session, of: address)
                     member.session = nil
                     member.left = now
-                    member.leftBecause = "out of range"
+                    member.leftBecause = .outOfRange
                     changed = true
                     logger.info(
                         "left the class: out of range",
@@ -158,7 +158,7 @@ public actor ClassManager {
                 continue
             }
             // A session started by hand on a configured strap is part of the class either way.
-            let signsIn = settings.autoJoin && inRange && running.members[address]?.leftBecause != "stopped"
+            let signsIn = settings.autoJoin && inRange && running.members[address]?.leftBecause != .stopped
             guard signsIn || status.session != nil else { continue }
             guard let session = await join(address, athlete: sensor.athlete, status: status, running: running) else {
                 continue
@@ -222,7 +222,7 @@ public actor ClassManager {
 
     private func json(_ running: RunningClass) -> ClassJSON {
         let members = running.members.values.sorted { $0.sensor < $1.sensor }.map { member in
-            let state = member.session == nil ? "left" : member.shownInRange ? "in" : "out of range"
+            let state: ClassMemberState = member.session == nil ? .left : member.shownInRange ? .in : .outOfRange
             return ClassJSON.Member(
                 sensor: member.sensor, athlete: member.athlete, state: state,
                 session: member.session.map { $0.uuidString.lowercased() },
