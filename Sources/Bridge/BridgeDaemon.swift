@@ -214,6 +214,8 @@ public enum BridgeDaemon {
                     onServerRunning: { _ in listening.continuation.yield() },
                     logger: logger))
         }
+        // Last: shut down first, so the sessions ending at shutdown are not taken for athletes leaving.
+        services.append(classes)
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },

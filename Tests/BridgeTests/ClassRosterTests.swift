@@ -1,4 +1,8 @@
 import Foundation
+import GATT
+import Logging
+import SensorSimulator
+import Sensors
 import Testing
 import Wire
 import Workouts
@@ -368,5 +372,149 @@ struct ClassRosterTests {
         #expect(object["session"] is NSNull)
         let decoded = try JSONDecoder().decode(ClassJSON.Member.self, from: JSONEncoder().encode(member))
         #expect(decoded == member)
+    }
+}
+
+/// Sessions that start when the test says so (with `holds`), and remember what started and ended.
+private actor HeldSessions: ClassSessions {
+    private let holds: Bool
+    private var held: [CheckedContinuation<Void, Never>] = []
+    private var askers: [CheckedContinuation<Void, Never>] = []
+    private(set) var started: [UUID] = []
+    private(set) var ended: [UUID] = []
+
+    init(holds: Bool) { self.holds = holds }
+
+    func startSession(strap: String, athlete: String?, activity: WorkoutActivityType, location: WorkoutLocation)
+        async throws(SessionError) -> (id: UUID, athlete: String)
+    {
+        if holds {
+            await withCheckedContinuation { continuation in
+                held.append(continuation)
+                for asker in askers { asker.resume() }
+                askers = []
+            }
+        }
+        let id = session(started.count + 1)
+        started.append(id)
+        return (id, athlete ?? "strap")
+    }
+
+    func runningAthlete(of session: UUID) -> String? {
+        started.contains(session) && !ended.contains(session) ? "alice" : nil
+    }
+
+    func endSession(_ session: UUID) { ended.append(session) }
+
+    /// Returns once a session start is held.
+    func untilAsked() async {
+        guard held.isEmpty else { return }
+        await withCheckedContinuation { askers.append($0) }
+    }
+
+    /// Lets the held session starts finish.
+    func release() {
+        for continuation in held { continuation.resume() }
+        held = []
+    }
+}
+
+extension ClassRosterTests {
+    /// The manager around the roster: real sensor manager and hub, sessions held by the test, a
+    /// clock that moves only when told.
+    @Suite("Class roster in the class manager")
+    struct InTheManager {
+        let clock = ManualWallClock(now: origin)
+        let hub = LiveHub()
+        let strap = SensorIdentity(adapter: "mock", address: alice, name: "Alice H10")
+
+        private func manager(_ sessions: HeldSessions) -> (ClassManager, SensorManager) {
+            var configuration = BridgeConfiguration()
+            configuration.sensors = [BridgeConfiguration.KnownSensor(address: alice, athlete: "alice")]
+            configuration.classSettings.autoJoin = true
+            configuration.classSettings.leaveAfter = 60
+            let logger = Logger(label: "test")
+            let sensors = SensorManager(
+                adapter: MockSensorAdapter(scenario: .default, clock: clock, logger: logger),
+                known: configuration.sensors, hub: hub, logger: logger)
+            let classes = ClassManager(
+                configuration: configuration, sensors: sensors, sessions: sessions, clock: clock, hub: hub,
+                logger: logger)
+            return (classes, sensors)
+        }
+
+        /// A broadcast of Alice's strap heard now.
+        func broadcast(_ sensors: SensorManager) async {
+            await sensors.handle(
+                .measurement(
+                    SensorMeasurement(
+                        sensor: strap, characteristic: .heartRateMeasurement,
+                        value: .heartRateMeasurement(HeartRateMeasurement(heartRate: 120)), receivedAt: clock.now(),
+                        via: .advertisement)))
+        }
+
+        /// The class once `condition` holds of it, waiting for its live messages.
+        func awaitClass(
+            _ classes: ClassManager, _ updates: LiveSubscription, _ condition: (ClassJSON) -> Bool
+        ) async -> ClassJSON? {
+            if let current = await classes.snapshot, condition(current) { return current }
+            for await _ in updates {
+                if let current = await classes.snapshot, condition(current) { return current }
+            }
+            return nil
+        }
+
+        @Test(
+            "a class stopped while a member's session starts stays stopped: the late session ends, nobody is left in it"
+        )
+        func stopDuringJoin() async throws {
+            let sessions = HeldSessions(holds: true)
+            let (classes, sensors) = manager(sessions)
+            await sensors.handle(.connectionChanged(strap, .ready))
+            await classes.refresh(alice)
+            async let starting = classes.start(ClassRequest())
+            await sessions.untilAsked()
+            let ended = try await classes.stop()
+            #expect(ended.state == "ended" && ended.members.isEmpty)
+            await sessions.release()
+            let answered = try await starting
+            #expect(answered.state == "ended")
+            let late = try #require(await sessions.started.first)
+            #expect(await sessions.ended == [late], "the session that started late is ended")
+            let snapshot = try #require(await classes.snapshot)
+            #expect(snapshot.state == "ended" && snapshot.members.allSatisfy { $0.session == nil })
+            // It stays stopped: a strap in range changes nothing, and there is nothing to stop.
+            await classes.refresh(alice)
+            #expect(await classes.snapshot == snapshot)
+            await #expect(throws: ClassManager.Refusal.noClass) { try await classes.stop() }
+        }
+
+        @Test(
+            "measurements arrive as hub messages and the leave comes at the roster's deadline on the clock",
+            .timeLimit(.minutes(1)))
+        func leavesAtTheDeadline() async throws {
+            let sessions = HeldSessions(holds: false)
+            let (classes, sensors) = manager(sessions)
+            let updates = hub.subscribe(kinds: [.class])
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await classes.run() }
+                _ = try await classes.start(ClassRequest())
+                await broadcast(sensors)
+                let joined = await awaitClass(classes, updates) { $0.members.first?.state == .in }
+                #expect(joined?.members.first?.session == session(1).uuidString.lowercased())
+                // Silent for a minute: out of range, then gone, when the clock says so.
+                clock.advance(by: 61)
+                let left = await awaitClass(classes, updates) { $0.members.first?.state == .left }
+                #expect(left?.members.first?.leftBecause == .outOfRange)
+                #expect(await sessions.ended == [session(1)])
+                // Heard again: back, in a second session.
+                await broadcast(sensors)
+                let back = await awaitClass(classes, updates) { $0.members.first?.sessions.count == 2 }
+                #expect(back?.members.first?.state == .in)
+                _ = try await classes.stop()
+                #expect(await sessions.ended == [session(1), session(2)])
+                group.cancelAll()
+            }
+        }
     }
 }
