@@ -160,7 +160,9 @@ public enum BridgeDaemon {
         }
         services.append(LiveHubService(hub: core.hub))
         services.append(SessionService(sessions: core.sessions, sensorsReady: sensorsReady, ready: sessionsReady))
-        services.append(ClassService(classes: core.classes))
+        // After the sessions: it stops first, so the sessions ending at shutdown are not taken for
+        // athletes leaving.
+        services.append(core.classes)
         // A hub stores what gateways send again from their journals after the broker was away.
         if let source = assembly.adapter.backfillSource {
             services.append(BackfillService(source: source, sessions: core.sessions))

@@ -69,7 +69,7 @@ final class InProcessBridge: Sendable {
             SensorService(sensors: sensors, offersKnown: assembly.offersKnown, ready: sensorsReady),
             LiveHubService(hub: hub),
             SessionService(sessions: core.sessions, sensorsReady: sensorsReady, ready: sessionsReady),
-            ClassService(classes: core.classes),
+            core.classes,
         ]
         let group = ServiceGroup(services: services, logger: logger)
         self.group = group

@@ -1,6 +1,7 @@
 public import Foundation
 public import Logging
 public import Sensors
+public import ServiceLifecycle
 public import Wire
 import Workouts
 
@@ -8,8 +9,12 @@ import Workouts
 /// strap seen in range (linked, or its broadcast heard) joins under its athlete; out of range for
 /// `leave_after_minutes`, it leaves and its workout is saved; back in range, it joins again.
 ///
-/// Judged once a second of the injected clock, so a simulated clock drives it in tests.
-public actor ClassManager {
+/// A thin shell around ``ClassRoster``, which decides: this feeds it facts (the live hub's `sensor`,
+/// `measurement` and `session` messages, the class requests, its deadlines on the injected clock)
+/// and carries out its actions. The roster's state is never copied across a suspension: a session
+/// start that suspends is told back to the roster as a fact, so a class stopped meanwhile stays
+/// stopped. ``run()`` follows the hub and keeps the one timer; the daemon runs it as a service.
+public actor ClassManager: Service {
     /// Why a class request was refused.
     public enum Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         case alreadyRunning(UUID)
@@ -23,218 +28,187 @@ public actor ClassManager {
         }
     }
 
-    private struct Member {
-        var sensor: String
-        var athlete: String
-        var session: UUID?
-        var sessions: [UUID] = []
-        var joined: Date
-        var lastHeard: Date?
-        var left: Date?
-        var leftBecause: String?
-        /// Whether the last published snapshot showed it in range.
-        var shownInRange = true
-    }
-
-    private struct RunningClass {
-        var id = UUID()
-        var activity: WorkoutActivityType
-        var location: WorkoutLocation
-        var start: Date
-        var end: Date?
-        var members: [String: Member] = [:]
-    }
-
     private let settings: ClassSettings
-    private let configured: [BridgeConfiguration.KnownSensor]
+    private let straps: [ClassRoster.Strap]
+    private let addresses: Set<String>
     private let sensors: SensorManager
-    private let sessions: SessionManager
+    private let sessions: any ClassSessions
     private let clock: any WallClock
     private let hub: LiveHub
     private let logger: Logger
-    private var current: RunningClass?
-    private var watchTask: Task<Void, Never>?
-    /// The last refusal logged per strap, so a strap that cannot join is logged once, not every second.
+    private nonisolated let timer: DeadlineTimer
+    private var roster = ClassRoster()
+    /// Set at shutdown: the sessions end with the daemon's, and nobody is judged for it.
+    private var isShutDown = false
+    /// The last refusal logged per strap, so a strap that cannot join is logged once, not every retry.
     private var refusals: [String: String] = [:]
 
     public init(
-        configuration: BridgeConfiguration, sensors: SensorManager, sessions: SessionManager, clock: any WallClock,
-        hub: LiveHub, logger: Logger
+        configuration: BridgeConfiguration, sensors: SensorManager, sessions: any ClassSessions,
+        clock: any WallClock, hub: LiveHub, logger: Logger
     ) {
         self.settings = configuration.classSettings
-        self.configured = configuration.sensors
+        self.straps = configuration.sensors.map { ClassRoster.Strap(address: $0.address, athlete: $0.athlete) }
+        self.addresses = Set(configuration.sensors.map(\.address))
         self.sensors = sensors
         self.sessions = sessions
         self.clock = clock
         self.hub = hub
         self.logger = logger
+        self.timer = DeadlineTimer(clock: clock)
     }
 
     /// The running class, or the last one ended (nil before the first).
-    public var snapshot: ClassJSON? { current.map(json) }
+    public var snapshot: ClassJSON? { roster.json }
 
-    /// Starts a class; with auto-join, the configured straps in range join at once.
+    /// Starts a class; with auto-join, the configured straps in range join before this returns.
     public func start(_ request: ClassRequest) async throws(Refusal) -> ClassJSON {
-        if let current, current.end == nil { throw .alreadyRunning(current.id) }
-        current = RunningClass(
-            activity: request.activity ?? settings.activity, location: request.location, start: clock.now())
+        if let running = roster.runningClassID { throw .alreadyRunning(running) }
         refusals = [:]
-        logger.info("class started", metadata: ["class": "\(current!.id)", "autoJoin": "\(settings.autoJoin)"])
-        await sweep()
-        publish()
-        let clock = clock
-        watchTask = Task { [weak self] in
-            while !Task.isCancelled {
-                do {
-                    try await clock.sleep(until: clock.now().addingTimeInterval(1))
-                } catch {
-                    return
-                }
-                await self?.sweep()
-            }
-        }
-        return json(current!)
+        let setup = ClassRoster.Setup(
+            id: UUID(), activity: request.activity ?? settings.activity, location: request.location,
+            autoJoin: settings.autoJoin, leaveAfter: settings.leaveAfter, heardWithin: settings.heardWithin,
+            straps: straps)
+        logger.info("class started", metadata: ["class": "\(setup.id)", "autoJoin": "\(settings.autoJoin)"])
+        await feed(.classStarted(setup))
+        // The roster holds a class from its start on.
+        return roster.json!
     }
 
-    /// Ends the class and every session in it (their workouts saved).
+    /// Ends the class and every session in it (their workouts saved before this returns).
     public func stop() async throws(Refusal) -> ClassJSON {
-        guard var running = current, running.end == nil else { throw .noClass }
-        watchTask?.cancel()
-        watchTask = nil
-        let now = clock.now()
-        for (address, member) in running.members {
-            guard let session = member.session else { continue }
-            await end(session, of: address)
-            running.members[address]?.session = nil
-            running.members[address]?.left = now
-            running.members[address]?.leftBecause = "class ended"
-        }
-        running.end = now
-        current = running
-        logger.info("class ended", metadata: ["class": "\(running.id)"])
-        publish()
-        return json(running)
+        guard let running = roster.runningClassID else { throw .noClass }
+        logger.info("class ended", metadata: ["class": "\(running)"])
+        // The class as it ended, whatever happens once its sessions are ended.
+        return await feed(.classStopped)!
     }
 
-    /// Stops judging (shutdown); the sessions end with the daemon's.
+    /// Stops judging (shutdown): the sessions end with the daemon's.
     public func shutdown() {
-        watchTask?.cancel()
-        watchTask = nil
+        isShutDown = true
+        timer.arm(nil)
     }
 
-    /// One judgement: who joins, who is out of range, who leaves.
-    func sweep() async {
-        guard var running = current, running.end == nil else { return }
-        let now = clock.now()
-        let active = Set(await sessions.active.map(\.id))
-        var changed = false
-        for sensor in configured {
-            guard let status = await sensors.status(sensor.address) else { continue }
-            let address = sensor.address
-            let heard = status.state == .ready ? now : status.lastMeasurement
-            let inRange = heard.map { now.timeIntervalSince($0) <= settings.heardWithin } ?? false
-            if var member = running.members[address], let session = member.session {
-                if let heard, member.lastHeard.map({ heard > $0 }) ?? true { member.lastHeard = heard }
-                if !active.contains(session) {
-                    // Ended through the API (or its plan ended): it stays out until the class ends.
-                    member.session = nil
-                    member.left = now
-                    member.leftBecause = "stopped"
-                    changed = true
-                } else if !inRange, now.timeIntervalSince(member.lastHeard ?? member.joined) >= settings.leaveAfter {
-                    await end(session, of: address)
-                    member.session = nil
-                    member.left = now
-                    member.leftBecause = "out of range"
-                    changed = true
-                    logger.info(
-                        "left the class: out of range",
-                        metadata: ["sensor": "\(address)", "athlete": "\(member.athlete)"])
-                } else if member.shownInRange != inRange {
-                    member.shownInRange = inRange
-                    changed = true
+    /// Follows the sensors and the sessions through the live hub, and tells the roster the time at
+    /// its deadlines, until cancelled or a graceful shutdown.
+    public func run() async {
+        // Subscribed before the first look at the sensors: a change in between comes as a message.
+        let deliveries = hub.subscribe(kinds: [.sensor, .measurement, .session])
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.timer.run { await self.deadlineReached() } }
+                group.addTask {
+                    await self.resynchronize()
+                    for await delivery in deliveries { await self.receive(delivery) }
                 }
-                running.members[address] = member
-                continue
+                await group.next()
+                group.cancelAll()
             }
-            // A session started by hand on a configured strap is part of the class either way.
-            let signsIn = settings.autoJoin && inRange && running.members[address]?.leftBecause != "stopped"
-            guard signsIn || status.session != nil else { continue }
-            guard let session = await join(address, athlete: sensor.athlete, status: status, running: running) else {
-                continue
-            }
-            var member =
-                running.members[address]
-                ?? Member(sensor: address, athlete: session.athlete, joined: now)
-            member.session = session.id
-            member.sessions.append(session.id)
-            member.lastHeard = heard
-            member.left = nil
-            member.leftBecause = nil
-            member.shownInRange = true
-            running.members[address] = member
-            changed = true
-            logger.info("joined the class", metadata: ["sensor": "\(address)", "athlete": "\(session.athlete)"])
         }
-        current = running
-        if changed { publish() }
+        // Nothing is judged any more: the sessions end with the daemon's.
+        shutdown()
     }
 
-    /// The strap's session: the one it records already (a session started by hand, or recovered
-    /// after a restart), else a new one under its athlete.
-    private func join(_ address: String, athlete: String?, status: SensorStatus, running: RunningClass) async
-        -> (id: UUID, athlete: String)?
-    {
-        if let id = status.session, let existing = try? await sessions.session(id.uuidString),
-            await existing.state != .ended
-        {
-            return (id, existing.profile.id)
+    /// Tells the roster what the sensor manager says of a configured strap now. Only ``run()``'s
+    /// loop calls it (and tests), one call at a time, so what it tells is never older than what it told.
+    func refresh(_ address: String) async {
+        guard !isShutDown, let status = await sensors.status(address) else { return }
+        await feed(.link(address, ClassRoster.Link(status)))
+    }
+
+    private func receive(_ delivery: LiveSubscription.Delivery) async {
+        guard !isShutDown else { return }
+        guard case .message(let message) = delivery else {
+            // Messages were dropped: what they said is read again.
+            await resynchronize()
+            return
         }
-        let request = SessionRequest(
-            activity: running.activity, location: running.location, sensors: [address], athlete: athlete)
-        do {
-            let session = try await sessions.create(request)
-            refusals[address] = nil
-            return (session.id, session.profile.id)
-        } catch {
-            if refusals.updateValue(error.code, forKey: address) != error.code {
-                logger.warning(
-                    "cannot join the class", metadata: ["sensor": "\(address)", "error": "\(error.description)"])
+        switch message.kind {
+        case .sensor, .measurement:
+            guard let address = message.sensor, addresses.contains(address) else { return }
+            await refresh(address)
+        case .session:
+            guard let session = message.session, roster.memberSessions.contains(session) else { return }
+            await checkRunning(session)
+        default:
+            break
+        }
+    }
+
+    /// Every configured strap's status, and whether every member's session still runs.
+    private func resynchronize() async {
+        for strap in straps { await refresh(strap.address) }
+        for session in roster.memberSessions { await checkRunning(session) }
+    }
+
+    private func checkRunning(_ session: UUID) async {
+        if await sessions.runningAthlete(of: session) == nil { await feed(.sessionEnded(session)) }
+    }
+
+    private func deadlineReached() async {
+        guard !isShutDown else { return }
+        await feed(.time)
+    }
+
+    /// Hands a fact to the roster and carries out its actions; returns the class as the fact left it.
+    @discardableResult
+    private func feed(_ fact: ClassRoster.Fact) async -> ClassJSON? {
+        let actions = roster.handle(fact, at: clock.now())
+        let json = roster.json
+        if !isShutDown { timer.arm(roster.nextDeadline) }
+        for action in actions { await perform(action) }
+        return json
+    }
+
+    private func perform(_ action: ClassRoster.Action) async {
+        switch action {
+        case .publish:
+            if let json = roster.json { hub.publish(LiveMessage(kind: .class, payload: json)) }
+        case .endSession(let session, let strap, let reason):
+            if reason == .outOfRange {
+                logger.info("left the class: out of range", metadata: ["sensor": "\(strap)"])
             }
-            return nil
+            await end(session, of: strap)
+        case .startSession(let start):
+            let outcome = await startSession(start)
+            await feed(outcome)
+            guard case .sessionStarted(let started) = outcome, roster.memberSessions.contains(started.session) else {
+                return
+            }
+            logger.info("joined the class", metadata: ["sensor": "\(started.strap)", "athlete": "\(started.athlete)"])
+            // Ended before the roster heard of it (its hub message came first): told now.
+            await checkRunning(started.session)
+        }
+    }
+
+    /// The strap's session: the one it records already while that runs, else a new one.
+    private func startSession(_ start: ClassRoster.SessionStart) async -> ClassRoster.Fact {
+        if let adopting = start.adopting, let athlete = await sessions.runningAthlete(of: adopting) {
+            return .sessionStarted(
+                .init(ticket: start.ticket, strap: start.strap, session: adopting, athlete: athlete, adopted: true))
+        }
+        do {
+            let session = try await sessions.startSession(
+                strap: start.strap, athlete: start.athlete, activity: start.activity, location: start.location)
+            refusals[start.strap] = nil
+            return .sessionStarted(
+                .init(ticket: start.ticket, strap: start.strap, session: session.id, athlete: session.athlete))
+        } catch {
+            if refusals.updateValue(error.code, forKey: start.strap) != error.code {
+                logger.warning(
+                    "cannot join the class", metadata: ["sensor": "\(start.strap)", "error": "\(error.description)"])
+            }
+            return .sessionNotStarted(ticket: start.ticket)
         }
     }
 
     private func end(_ session: UUID, of address: String) async {
         do {
-            try await sessions.stop(session.uuidString)
+            try await sessions.endSession(session)
         } catch {
             // Left in the recovery journal: the store saves it once it can.
             logger.error(
                 "a class session did not end cleanly", metadata: ["sensor": "\(address)", "error": "\(error)"])
         }
-    }
-
-    private func publish() {
-        guard let current else { return }
-        hub.publish(LiveMessage(kind: .class, payload: json(current)))
-    }
-
-    private func json(_ running: RunningClass) -> ClassJSON {
-        let members = running.members.values.sorted { $0.sensor < $1.sensor }.map { member in
-            let state = member.session == nil ? "left" : member.shownInRange ? "in" : "out of range"
-            return ClassJSON.Member(
-                sensor: member.sensor, athlete: member.athlete, state: state,
-                session: member.session.map { $0.uuidString.lowercased() },
-                sessions: member.sessions.map { $0.uuidString.lowercased() }, joined: ISO8601.format(member.joined),
-                lastHeard: member.lastHeard.map(ISO8601.format), left: member.left.map(ISO8601.format),
-                leftBecause: member.leftBecause)
-        }
-        return ClassJSON(
-            id: running.id.uuidString.lowercased(), state: running.end == nil ? "running" : "ended",
-            activity: running.activity.rawValue,
-            location: running.location.rawValue, start: ISO8601.format(running.start),
-            end: running.end.map(ISO8601.format), autoJoin: settings.autoJoin,
-            leaveAfter: settings.leaveAfter, members: members)
     }
 }

@@ -9,7 +9,7 @@ public struct ClassJSON: Codable, Sendable, Equatable {
         public var sensor: String
         public var athlete: String
         /// `in` (recording), `out of range` (recording, not heard lately) or `left` (session ended).
-        public var state: String
+        public var state: ClassMemberState
         /// The session recording it now (its id, lower-case as everywhere in the API).
         @Nullable public var session: String?
         /// Every session it recorded in this class (a strap that leaves and comes back has two).
@@ -18,13 +18,14 @@ public struct ClassJSON: Codable, Sendable, Equatable {
         public var joined: String
         /// When it was last heard (a link, or a broadcast).
         @Nullable public var lastHeard: String?
-        /// When it left, and why: `out of range` or `stopped` (its session ended through the API).
+        /// When it left.
         @Nullable public var left: String?
-        @Nullable public var leftBecause: String?
+        /// Why it left: `out of range`, `stopped` (its session ended through the API) or `class ended`.
+        @Nullable public var leftBecause: LeaveReason?
 
         public init(
-            sensor: String, athlete: String, state: String, session: String?, sessions: [String], joined: String,
-            lastHeard: String?, left: String?, leftBecause: String?
+            sensor: String, athlete: String, state: ClassMemberState, session: String?, sessions: [String],
+            joined: String, lastHeard: String?, left: String?, leftBecause: LeaveReason?
         ) {
             self.sensor = sensor
             self.athlete = athlete

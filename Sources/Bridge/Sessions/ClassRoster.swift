@@ -1,0 +1,415 @@
+public import Foundation
+public import Wire
+public import Workouts
+
+/// The class as a pure decider: facts go in (the class started or stopped, what the sensor manager
+/// says of a strap, sessions started or ended, the time), actions come out (start a session for a
+/// strap, end one, publish the class), with the next date at which it must be told the time.
+///
+/// No I/O and no clock: every fact comes with its date, and ``ClassManager`` carries the actions
+/// out. A session start that suspends is answered later with ``Fact/sessionStarted(_:)`` or
+/// ``Fact/sessionNotStarted(ticket:)``; whatever happened meanwhile (the class stopped) stays true.
+///
+/// The rules, as the once-a-second sweep had them, judged on every fact:
+/// - A strap is heard *now* while its link is `ready`, else when its last measurement (a link frame
+///   or a broadcast) came. It is in range while heard within `heardWithin` seconds.
+/// - Only configured straps take part. With auto-join, one in range joins under its athlete; with
+///   or without it, one that records a session (started by hand, or recovered) joins with that
+///   session. A member whose session was ended through the API (`stopped`) does not join again by
+///   itself, but does with a session started by hand.
+/// - A member not in range is shown `out of range`; once out of range and not heard for
+///   `leaveAfter` seconds (since it joined, if never heard), its session ends and it leaves
+///   (`out of range`). Back in range, it joins again in a new session.
+/// - A session start that fails is asked for again a second later (``retryInterval``).
+/// - Stopping the class ends every session in it (`class ended`); a session whose start finishes
+///   after the class it was for stopped is ended at once (one adopted is left alone).
+/// - Time is taken as told: a clock that steps back makes nobody leave earlier.
+public struct ClassRoster: Sendable {
+    /// A configured strap and the athlete it records under (nil: its configured or anonymous one).
+    public struct Strap: Hashable, Sendable {
+        /// The Bluetooth address, upper case.
+        public var address: String
+        /// The athlete identifier.
+        public var athlete: String?
+
+        /// A strap as given.
+        public init(address: String, athlete: String? = nil) {
+            self.address = address
+            self.athlete = athlete
+        }
+    }
+
+    /// A class to run: its start request with `[class]` and the configured straps.
+    public struct Setup: Hashable, Sendable {
+        /// The class's identifier.
+        public var id: UUID
+        /// The activity of every session in it.
+        public var activity: WorkoutActivityType
+        /// Where it takes place.
+        public var location: WorkoutLocation
+        /// Whether configured straps in range join by themselves.
+        public var autoJoin: Bool
+        /// Seconds out of range after which a member leaves.
+        public var leaveAfter: TimeInterval
+        /// A strap without a link is in range while a measurement came this recently (s).
+        public var heardWithin: TimeInterval
+        /// The straps that may join, in configuration order.
+        public var straps: [Strap]
+
+        /// A setup as given.
+        public init(
+            id: UUID, activity: WorkoutActivityType, location: WorkoutLocation, autoJoin: Bool,
+            leaveAfter: TimeInterval, heardWithin: TimeInterval, straps: [Strap]
+        ) {
+            self.id = id
+            self.activity = activity
+            self.location = location
+            self.autoJoin = autoJoin
+            self.leaveAfter = leaveAfter
+            self.heardWithin = heardWithin
+            self.straps = straps
+        }
+    }
+
+    /// What the sensor manager says of a strap.
+    public struct Link: Hashable, Sendable {
+        /// Its state: `ready` counts as heard for as long as it lasts.
+        public var state: SensorState
+        /// When its last measurement came, through a link or a broadcast.
+        public var lastMeasurement: Date?
+        /// The session recording it, when one is.
+        public var session: UUID?
+
+        /// A link as given.
+        public init(state: SensorState, lastMeasurement: Date? = nil, session: UUID? = nil) {
+            self.state = state
+            self.lastMeasurement = lastMeasurement
+            self.session = session
+        }
+
+        /// What a sensor status says.
+        public init(_ status: SensorStatus) {
+            self.init(state: status.state, lastMeasurement: status.lastMeasurement, session: status.session)
+        }
+    }
+
+    /// A session asked for with ``Action/startSession(_:)``.
+    public struct SessionStart: Hashable, Sendable {
+        /// Answer with this ticket.
+        public var ticket: Int
+        /// The strap it records, alone.
+        public var strap: String
+        /// Its athlete (nil: the strap's configured or anonymous athlete).
+        public var athlete: String?
+        /// The class's activity.
+        public var activity: WorkoutActivityType
+        /// The class's location.
+        public var location: WorkoutLocation
+        /// The session already recording the strap: adopted while it runs, else a new one starts.
+        public var adopting: UUID?
+
+        /// A session start as given.
+        public init(
+            ticket: Int, strap: String, athlete: String?, activity: WorkoutActivityType, location: WorkoutLocation,
+            adopting: UUID? = nil
+        ) {
+            self.ticket = ticket
+            self.strap = strap
+            self.athlete = athlete
+            self.activity = activity
+            self.location = location
+            self.adopting = adopting
+        }
+    }
+
+    /// A session started (or adopted) for a ``SessionStart``.
+    public struct SessionStarted: Hashable, Sendable {
+        /// The ticket of the ``SessionStart``.
+        public var ticket: Int
+        /// The strap it records.
+        public var strap: String
+        /// The session.
+        public var session: UUID
+        /// Its athlete.
+        public var athlete: String
+        /// Whether it is the session the strap recorded already (not one the class started).
+        public var adopted: Bool
+
+        /// A started session as given.
+        public init(ticket: Int, strap: String, session: UUID, athlete: String, adopted: Bool = false) {
+            self.ticket = ticket
+            self.strap = strap
+            self.session = session
+            self.athlete = athlete
+            self.adopted = adopted
+        }
+    }
+
+    /// A fact, told with its date to ``handle(_:at:)``.
+    public enum Fact: Hashable, Sendable {
+        /// A class starts (ignored while one runs: the caller refuses that).
+        case classStarted(Setup)
+        /// The class ends, and every session in it.
+        case classStopped
+        /// What the sensor manager says of a strap now (its state changed, or a measurement came).
+        case link(String, Link)
+        /// A session asked for runs.
+        case sessionStarted(SessionStarted)
+        /// A session asked for did not start.
+        case sessionNotStarted(ticket: Int)
+        /// A session ended from outside the class: through the API, or its plan ended.
+        case sessionEnded(UUID)
+        /// Only the date: a deadline came.
+        case time
+    }
+
+    /// What the caller does, in order.
+    public enum Action: Hashable, Sendable {
+        /// Start or adopt a session for a strap that joins; answer with ``Fact/sessionStarted(_:)``
+        /// or ``Fact/sessionNotStarted(ticket:)``.
+        case startSession(SessionStart)
+        /// End a session, its workout saved: its athlete left, or the class it was for ended.
+        case endSession(UUID, strap: String, because: LeaveReason)
+        /// The class changed: publish ``json``.
+        case publish
+    }
+
+    /// How long after a failed session start the strap is tried again.
+    public static let retryInterval: TimeInterval = 1
+
+    private struct Member: Hashable, Sendable {
+        var strap: String
+        var athlete: String
+        var session: UUID?
+        var sessions: [UUID] = []
+        var joined: Date
+        var lastHeard: Date?
+        var left: Date?
+        var leftBecause: LeaveReason?
+        /// Whether the last judgement found it in range.
+        var shownInRange = true
+    }
+
+    private struct RunningClass: Hashable, Sendable {
+        var setup: Setup
+        var start: Date
+        var end: Date?
+        var members: [String: Member] = [:]
+    }
+
+    /// The running class, or the last one ended.
+    private var current: RunningClass?
+    /// What the sensor manager said last of each strap (kept between classes).
+    private var links: [String: Link] = [:]
+    /// Session starts under way: the strap of each ticket.
+    private var pendingStarts: [Int: String] = [:]
+    private var lastTicket = 0
+    /// Straps whose session start failed, and when they may be tried again.
+    private var retryAt: [String: Date] = [:]
+    /// The date of the last fact.
+    private var now: Date?
+
+    /// No class yet.
+    public init() {}
+
+    /// The running class's identifier (nil: none runs).
+    public var runningClassID: UUID? { current.flatMap { $0.end == nil ? $0.setup.id : nil } }
+
+    /// Whether a class runs.
+    public var isRunning: Bool { runningClassID != nil }
+
+    /// The sessions the running class's members record now.
+    public var memberSessions: Set<UUID> {
+        guard let current, current.end == nil else { return [] }
+        return Set(current.members.values.compactMap(\.session))
+    }
+
+    /// Takes a fact told at `now`; returns what to do: sessions to end, then the publication, then
+    /// sessions to start.
+    public mutating func handle(_ fact: Fact, at now: Date) -> [Action] {
+        self.now = now
+        var outcome = Outcome()
+        switch fact {
+        case .classStarted(let setup):
+            guard !isRunning else { return [] }
+            current = RunningClass(setup: setup, start: now)
+            pendingStarts = [:]
+            retryAt = [:]
+            outcome.changed = true
+        case .classStopped:
+            return stop(at: now)
+        case .link(let strap, let link):
+            links[strap] = link
+        case .sessionStarted(let started):
+            guard pendingStarts.removeValue(forKey: started.ticket) != nil, isRunning else {
+                // Late for its class (it stopped meanwhile): a session the class started ends; one
+                // adopted, or a member's told twice, is left alone.
+                guard !started.adopted, !memberSessions.contains(started.session) else { return [] }
+                return [.endSession(started.session, strap: started.strap, because: .classEnded)]
+            }
+            retryAt[started.strap] = nil
+            join(started, at: now)
+            outcome.changed = true
+        case .sessionNotStarted(let ticket):
+            guard let strap = pendingStarts.removeValue(forKey: ticket) else { return [] }
+            retryAt[strap] = now.addingTimeInterval(Self.retryInterval)
+        case .sessionEnded(let session):
+            guard var running = current, running.end == nil,
+                let strap = running.members.first(where: { $0.value.session == session })?.key
+            else { return [] }
+            // Ended through the API (or its plan ended): it stays out until the class ends.
+            running.members[strap]?.session = nil
+            running.members[strap]?.left = now
+            running.members[strap]?.leftBecause = .stopped
+            current = running
+            outcome.changed = true
+        case .time:
+            break
+        }
+        judge(at: now, into: &outcome)
+        return outcome.actions
+    }
+
+    /// The next date at which ``handle(_:at:)`` must be told the time (``Fact/time``), if any.
+    public var nextDeadline: Date? {
+        guard let now, let running = current, running.end == nil else { return nil }
+        let setup = running.setup
+        var deadlines: [Date] = []
+        for strap in setup.straps {
+            guard let link = links[strap.address] else { continue }
+            guard let member = running.members[strap.address], member.session != nil else {
+                if let retry = retryAt[strap.address], !pendingStarts.values.contains(strap.address) {
+                    deadlines.append(retry)
+                }
+                continue
+            }
+            // A ready link is heard until a fact says otherwise: time alone changes nothing.
+            guard link.state != .ready else { continue }
+            let outOfRangeFrom: Date
+            if let lastInRange = link.lastMeasurement?.addingTimeInterval(setup.heardWithin), now <= lastInRange {
+                // Shown out of range from the first instant after the last one in range.
+                outOfRangeFrom = Date(timeIntervalSinceReferenceDate: lastInRange.timeIntervalSinceReferenceDate.nextUp)
+                deadlines.append(outOfRangeFrom)
+            } else {
+                outOfRangeFrom = now
+            }
+            let leaves = (member.lastHeard ?? member.joined).addingTimeInterval(setup.leaveAfter)
+            deadlines.append(max(leaves, outOfRangeFrom))
+        }
+        return deadlines.filter { $0 > now }.min()
+    }
+
+    /// The class as the API shows it (nil before the first).
+    public var json: ClassJSON? {
+        guard let current else { return nil }
+        let members = current.members.values.sorted { $0.strap < $1.strap }.map { member in
+            let state: ClassMemberState = member.session == nil ? .left : member.shownInRange ? .in : .outOfRange
+            return ClassJSON.Member(
+                sensor: member.strap, athlete: member.athlete, state: state,
+                session: member.session.map { $0.uuidString.lowercased() },
+                sessions: member.sessions.map { $0.uuidString.lowercased() }, joined: ISO8601.format(member.joined),
+                lastHeard: member.lastHeard.map(ISO8601.format), left: member.left.map(ISO8601.format),
+                leftBecause: member.leftBecause)
+        }
+        let setup = current.setup
+        return ClassJSON(
+            id: setup.id.uuidString.lowercased(), state: current.end == nil ? "running" : "ended",
+            activity: setup.activity.rawValue, location: setup.location.rawValue, start: ISO8601.format(current.start),
+            end: current.end.map(ISO8601.format), autoJoin: setup.autoJoin, leaveAfter: setup.leaveAfter,
+            members: members)
+    }
+
+    /// What one fact leads to.
+    private struct Outcome {
+        var ends: [Action] = []
+        var starts: [Action] = []
+        var changed = false
+
+        var actions: [Action] { ends + (changed ? [.publish] : []) + starts }
+    }
+
+    private mutating func stop(at now: Date) -> [Action] {
+        guard var running = current, running.end == nil else { return [] }
+        var ends: [Action] = []
+        for strap in running.members.keys.sorted() {
+            guard let session = running.members[strap]?.session else { continue }
+            ends.append(.endSession(session, strap: strap, because: .classEnded))
+            running.members[strap]?.session = nil
+            running.members[strap]?.left = now
+            running.members[strap]?.leftBecause = .classEnded
+        }
+        running.end = now
+        current = running
+        pendingStarts = [:]
+        retryAt = [:]
+        return ends + [.publish]
+    }
+
+    /// When the strap is heard: now while its link is ready, else its last measurement.
+    private func whenHeard(_ link: Link, at now: Date) -> Date? {
+        link.state == .ready ? now : link.lastMeasurement
+    }
+
+    private func isInRange(_ heard: Date?, at now: Date, within seconds: TimeInterval) -> Bool {
+        heard.map { now <= $0.addingTimeInterval(seconds) } ?? false
+    }
+
+    private mutating func join(_ started: SessionStarted, at now: Date) {
+        guard var running = current else { return }
+        var member =
+            running.members[started.strap]
+            ?? Member(strap: started.strap, athlete: started.athlete, joined: now)
+        member.session = started.session
+        member.sessions.append(started.session)
+        member.lastHeard = links[started.strap].flatMap { whenHeard($0, at: now) }
+        member.left = nil
+        member.leftBecause = nil
+        member.shownInRange = true
+        running.members[started.strap] = member
+        current = running
+    }
+
+    /// One judgement of every configured strap: who is out of range, who leaves, who joins.
+    private mutating func judge(at now: Date, into outcome: inout Outcome) {
+        guard var running = current, running.end == nil else { return }
+        let setup = running.setup
+        for strap in setup.straps {
+            let address = strap.address
+            guard let link = links[address] else { continue }
+            let heard = whenHeard(link, at: now)
+            let inRange = isInRange(heard, at: now, within: setup.heardWithin)
+            if var member = running.members[address], let session = member.session {
+                if let heard, member.lastHeard.map({ heard > $0 }) ?? true { member.lastHeard = heard }
+                let silentSince = member.lastHeard ?? member.joined
+                if !inRange, now >= silentSince.addingTimeInterval(setup.leaveAfter) {
+                    outcome.ends.append(.endSession(session, strap: address, because: .outOfRange))
+                    member.session = nil
+                    member.left = now
+                    member.leftBecause = .outOfRange
+                    outcome.changed = true
+                } else if member.shownInRange != inRange {
+                    member.shownInRange = inRange
+                    outcome.changed = true
+                }
+                running.members[address] = member
+                continue
+            }
+            guard !pendingStarts.values.contains(address), retryAt[address].map({ now >= $0 }) ?? true else {
+                continue
+            }
+            // A session started by hand on a configured strap is part of the class either way; one
+            // the class had already (and saw end) is not taken back.
+            let recorded = link.session.flatMap { running.members[address]?.sessions.contains($0) == true ? nil : $0 }
+            let signsIn = setup.autoJoin && inRange && running.members[address]?.leftBecause != .stopped
+            guard signsIn || recorded != nil else { continue }
+            lastTicket += 1
+            pendingStarts[lastTicket] = address
+            outcome.starts.append(
+                .startSession(
+                    SessionStart(
+                        ticket: lastTicket, strap: address, athlete: strap.athlete, activity: setup.activity,
+                        location: setup.location, adopting: recorded)))
+        }
+        current = running
+    }
+}

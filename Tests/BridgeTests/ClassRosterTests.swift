@@ -1,0 +1,520 @@
+import Foundation
+import GATT
+import Logging
+import SensorSimulator
+import Sensors
+import Testing
+import Wire
+import Workouts
+
+@testable import Bridge
+
+private let origin = Date(timeIntervalSinceReferenceDate: 800_000_000)
+private let alice = "C0:FF:EE:00:00:01"
+private let bob = "C0:FF:EE:00:00:02"
+private let stranger = "C0:FF:EE:00:00:09"
+private let classID = UUID(uuidString: "00000000-0000-0000-0000-0000000C1A55")!
+
+/// The date `seconds` after the origin.
+private func at(_ seconds: TimeInterval) -> Date { origin.addingTimeInterval(seconds) }
+
+/// Session `number`'s identifier.
+private func session(_ number: Int) -> UUID {
+    UUID(uuidString: String(format: "00000000-0000-0000-0000-%012d", number))!
+}
+
+/// A class of Alice's strap (athlete `alice`) and Bob's (no athlete): 10 s heard, 60 s to leave.
+private func setup(autoJoin: Bool = true) -> ClassRoster.Setup {
+    ClassRoster.Setup(
+        id: classID, activity: .cycling, location: .indoor, autoJoin: autoJoin, leaveAfter: 60, heardWithin: 10,
+        straps: [ClassRoster.Strap(address: alice, athlete: "alice"), ClassRoster.Strap(address: bob)])
+}
+
+private func starts(_ strap: String, ticket: Int, adopting: UUID? = nil) -> ClassRoster.Action {
+    .startSession(
+        ClassRoster.SessionStart(
+            ticket: ticket, strap: strap, athlete: strap == alice ? "alice" : nil, activity: .cycling,
+            location: .indoor, adopting: adopting))
+}
+
+private func started(_ strap: String, ticket: Int, session number: Int, adopted: Bool = false) -> ClassRoster.Fact {
+    .sessionStarted(
+        ClassRoster.SessionStarted(
+            ticket: ticket, strap: strap, session: session(number), athlete: strap == alice ? "alice" : "strap",
+            adopted: adopted))
+}
+
+/// A broadcast (or a frame) heard at `seconds`, without a link.
+private func broadcast(_ strap: String, heard seconds: TimeInterval, session: UUID? = nil) -> ClassRoster.Fact {
+    .link(strap, ClassRoster.Link(state: .seen, lastMeasurement: at(seconds), session: session))
+}
+
+/// A roster and the actions of its last fact.
+private struct RosterDriver {
+    var roster = ClassRoster()
+    var actions: [ClassRoster.Action] = []
+
+    @discardableResult
+    mutating func feed(_ fact: ClassRoster.Fact, at seconds: TimeInterval) -> [ClassRoster.Action] {
+        actions = roster.handle(fact, at: at(seconds))
+        return actions
+    }
+
+    func member(_ strap: String) -> ClassJSON.Member? { roster.json?.members.first { $0.sensor == strap } }
+
+    /// The next deadline, in seconds after the origin.
+    var deadline: TimeInterval? { roster.nextDeadline.map { $0.timeIntervalSince(origin) } }
+
+    /// A running class in which Alice joined at 0 (session 1), her strap broadcasting, last heard at 0.
+    static func aliceIn(autoJoin: Bool = true) -> RosterDriver {
+        var driver = RosterDriver()
+        driver.feed(broadcast(alice, heard: 0), at: 0)
+        driver.feed(.classStarted(setup(autoJoin: autoJoin)), at: 0)
+        driver.feed(started(alice, ticket: 1, session: 1), at: 0)
+        return driver
+    }
+}
+
+/// The first instant after `seconds` (after the origin).
+private func justAfter(_ seconds: TimeInterval) -> TimeInterval {
+    Date(timeIntervalSinceReferenceDate: at(seconds).timeIntervalSinceReferenceDate.nextUp).timeIntervalSince(origin)
+}
+
+@Suite("Class roster: facts in, joins and leaves out")
+struct ClassRosterTests {
+    /// A strap's link at 100 s, and whether it is in range (so it joins at the class's start).
+    struct Reach: CustomTestStringConvertible, Sendable {
+        let name: String
+        let link: ClassRoster.Link
+        let joins: Bool
+        var testDescription: String { name }
+    }
+
+    @Test(
+        "in range: a ready link, or a measurement (a link frame or a broadcast) heard within heardWithin",
+        arguments: [
+            Reach(name: "ready, never measured", link: .init(state: .ready), joins: true),
+            Reach(name: "broadcast heard 5 s ago", link: .init(state: .seen, lastMeasurement: at(95)), joins: true),
+            Reach(
+                name: "broadcast heard exactly 10 s ago", link: .init(state: .seen, lastMeasurement: at(90)),
+                joins: true),
+            Reach(
+                name: "broadcast heard 10.001 s ago", link: .init(state: .seen, lastMeasurement: at(89.999)),
+                joins: false),
+            Reach(
+                name: "connected, frame 1 s ago", link: .init(state: .connected, lastMeasurement: at(99)), joins: true),
+            Reach(name: "disconnected, never heard", link: .init(state: .disconnected), joins: false),
+            Reach(
+                name: "disconnected, heard 11 s ago", link: .init(state: .disconnected, lastMeasurement: at(89)),
+                joins: false),
+        ])
+    func inRange(_ reach: Reach) {
+        var driver = RosterDriver()
+        driver.feed(.link(alice, reach.link), at: 100)
+        let actions = driver.feed(.classStarted(setup()), at: 100)
+        #expect(actions == [.publish] + (reach.joins ? [starts(alice, ticket: 1)] : []))
+    }
+
+    @Test("a class starts with auto-join: configured straps in range are asked to join, an unconfigured one is not")
+    func startWithAutoJoin() throws {
+        var driver = RosterDriver()
+        #expect(driver.roster.json == nil && driver.deadline == nil, "no class before the first")
+        driver.feed(.link(alice, .init(state: .ready)), at: -1)
+        driver.feed(broadcast(bob, heard: -5), at: -1)
+        driver.feed(.link(stranger, .init(state: .ready)), at: -1)
+        #expect(
+            driver.feed(.classStarted(setup()), at: 0) == [.publish, starts(alice, ticket: 1), starts(bob, ticket: 2)])
+        #expect(driver.roster.runningClassID == classID)
+        let json = try #require(driver.roster.json)
+        #expect(json.state == "running" && json.members.isEmpty && json.autoJoin && json.leaveAfter == 60)
+        #expect(json.activity == "cycling" && json.start == ISO8601.format(at(0)))
+        // Asked once: facts while the starts are under way ask nothing more.
+        #expect(driver.feed(.link(alice, .init(state: .ready)), at: 0.5) == [])
+        #expect(driver.feed(.link(stranger, .init(state: .ready, session: session(9))), at: 0.5) == [])
+        #expect(driver.feed(.classStarted(setup()), at: 1) == [], "one class at a time")
+    }
+
+    @Test("without auto-join nobody in range joins, but a strap recording a session started by hand joins with it")
+    func startWithoutAutoJoin() {
+        var driver = RosterDriver()
+        driver.feed(.link(alice, .init(state: .ready)), at: 0)
+        driver.feed(.link(bob, .init(state: .ready, session: session(7))), at: 0)
+        #expect(
+            driver.feed(.classStarted(setup(autoJoin: false)), at: 0) == [
+                .publish, starts(bob, ticket: 1, adopting: session(7)),
+            ])
+        #expect(driver.feed(started(bob, ticket: 1, session: 7, adopted: true), at: 1) == [.publish])
+        #expect(driver.member(bob)?.sessions == [session(7).uuidString.lowercased()])
+        #expect(driver.member(alice) == nil)
+    }
+
+    @Test("a configured strap in range joins under its athlete: in, its session, when it was heard")
+    func joins() throws {
+        var driver = RosterDriver()
+        driver.feed(.classStarted(setup()), at: 0)
+        #expect(driver.feed(broadcast(alice, heard: 3), at: 3) == [starts(alice, ticket: 1)])
+        #expect(driver.feed(started(alice, ticket: 1, session: 1), at: 4) == [.publish])
+        let member = try #require(driver.member(alice))
+        #expect(member.athlete == "alice" && member.state == .in)
+        #expect(member.session == session(1).uuidString.lowercased())
+        #expect(member.sessions == [session(1).uuidString.lowercased()])
+        #expect(member.joined == ISO8601.format(at(4)) && member.lastHeard == ISO8601.format(at(3)))
+        #expect(member.left == nil && member.leftBecause == nil)
+        #expect(driver.roster.memberSessions == [session(1)])
+        #expect(driver.feed(started(alice, ticket: 1, session: 1), at: 4.5) == [], "told twice")
+        #expect(
+            driver.feed(started(alice, ticket: 1, session: 2), at: 5) == [
+                .endSession(session(2), strap: alice, because: .classEnded)
+            ], "an answer to no start under way is not a member")
+    }
+
+    @Test("an unconfigured strap never joins, in range or recording")
+    func unconfiguredStrap() {
+        var driver = RosterDriver()
+        driver.feed(.classStarted(setup()), at: 0)
+        #expect(driver.feed(.link(stranger, .init(state: .ready, session: session(5))), at: 1) == [])
+        #expect(driver.feed(broadcast(stranger, heard: 2), at: 2) == [])
+        #expect(driver.roster.json?.members.isEmpty == true)
+    }
+
+    /// Where Alice is at a time, her strap last heard at 0 and silent since.
+    struct Silence: CustomTestStringConvertible, Sendable {
+        let seconds: TimeInterval
+        let state: ClassMemberState
+        var testDescription: String { "\(seconds) s" }
+    }
+
+    @Test(
+        "silent since 0: in until 10 s, out of range after, left at exactly 60 s and not 1 ms before",
+        arguments: [
+            Silence(seconds: 9.999, state: .in), Silence(seconds: 10, state: .in),
+            Silence(seconds: 10.001, state: .outOfRange), Silence(seconds: 59.999, state: .outOfRange),
+            Silence(seconds: 60, state: .left), Silence(seconds: 600, state: .left),
+        ])
+    func silence(_ row: Silence) {
+        var driver = RosterDriver.aliceIn()
+        let actions = driver.feed(.time, at: row.seconds)
+        #expect(driver.member(alice)?.state == row.state)
+        switch row.state {
+        case .in: #expect(actions == [])
+        case .outOfRange: #expect(actions == [.publish])
+        case .left: #expect(actions == [.endSession(session(1), strap: alice, because: .outOfRange), .publish])
+        }
+    }
+
+    @Test("the deadlines: the first instant out of range, then the leave; none once left")
+    func deadlines() throws {
+        var driver = RosterDriver.aliceIn()
+        #expect(driver.deadline == justAfter(10))
+        #expect(driver.feed(.time, at: justAfter(10)) == [.publish])
+        #expect(driver.member(alice)?.state == .outOfRange)
+        #expect(driver.deadline == 60)
+        #expect(driver.feed(.time, at: 60) == [.endSession(session(1), strap: alice, because: .outOfRange), .publish])
+        let member = try #require(driver.member(alice))
+        #expect(member.state == .left && member.leftBecause == .outOfRange && member.left == ISO8601.format(at(60)))
+        #expect(member.session == nil && member.lastHeard == ISO8601.format(at(0)))
+        #expect(driver.deadline == nil)
+        #expect(driver.feed(.time, at: 61) == [], "told the time with nothing due: nothing")
+    }
+
+    @Test("heard again while out of range: shown in again, and the leave moves")
+    func backInRange() {
+        var driver = RosterDriver.aliceIn()
+        driver.feed(.time, at: 30)
+        #expect(driver.member(alice)?.state == .outOfRange)
+        #expect(driver.feed(broadcast(alice, heard: 40), at: 40) == [.publish])
+        #expect(driver.member(alice)?.state == .in && driver.member(alice)?.lastHeard == ISO8601.format(at(40)))
+        #expect(driver.deadline == justAfter(50))
+        #expect(driver.feed(.time, at: 99.999) == [.publish])
+        #expect(driver.deadline == 100)
+    }
+
+    @Test("a ready link is heard for as long as it lasts: no deadline; after it drops, silence counts from then")
+    func readyLink() {
+        var driver = RosterDriver()
+        driver.feed(.link(alice, .init(state: .ready, lastMeasurement: at(0))), at: 0)
+        driver.feed(.classStarted(setup()), at: 0)
+        driver.feed(started(alice, ticket: 1, session: 1), at: 0)
+        #expect(driver.deadline == nil)
+        #expect(driver.feed(.link(alice, .init(state: .ready, lastMeasurement: at(20))), at: 20) == [])
+        #expect(driver.feed(.time, at: 500) == [], "nothing is due while linked")
+        #expect(driver.member(alice)?.lastHeard == ISO8601.format(at(500)))
+        let dropped = ClassRoster.Link(state: .disconnected, lastMeasurement: at(500))
+        #expect(driver.feed(.link(alice, dropped), at: 501) == [])
+        #expect(driver.deadline == justAfter(510))
+        driver.feed(.time, at: justAfter(510))
+        #expect(driver.deadline == 560)
+        #expect(driver.feed(.time, at: 560) == [.endSession(session(1), strap: alice, because: .outOfRange), .publish])
+    }
+
+    @Test("back in range after leaving: joins again in a second session")
+    func rejoin() throws {
+        var driver = RosterDriver.aliceIn()
+        driver.feed(.time, at: 60)
+        #expect(driver.feed(broadcast(alice, heard: 100), at: 100) == [starts(alice, ticket: 2)])
+        #expect(driver.member(alice)?.state == .left, "left until its session runs")
+        #expect(driver.feed(started(alice, ticket: 2, session: 2), at: 101) == [.publish])
+        let member = try #require(driver.member(alice))
+        #expect(member.state == .in && member.session == session(2).uuidString.lowercased())
+        #expect(member.sessions == [session(1), session(2)].map { $0.uuidString.lowercased() })
+        #expect(member.joined == ISO8601.format(at(0)), "joined the class once")
+        #expect(member.left == nil && member.leftBecause == nil)
+    }
+
+    @Test(
+        "a session stopped through the API: left (stopped), not back by itself; a session started by hand brings it back"
+    )
+    func stoppedThroughTheAPI() throws {
+        var driver = RosterDriver.aliceIn()
+        #expect(driver.feed(.sessionEnded(session(8)), at: 20) == [], "not a member's session")
+        #expect(driver.feed(.sessionEnded(session(1)), at: 20) == [.publish])
+        let member = try #require(driver.member(alice))
+        #expect(member.state == .left && member.leftBecause == .stopped && member.left == ISO8601.format(at(20)))
+        #expect(driver.feed(.sessionEnded(session(1)), at: 21) == [], "told twice")
+        // Still recording session 1 as the sensor manager last said: not taken back.
+        #expect(driver.feed(.link(alice, .init(state: .ready, session: session(1))), at: 30) == [])
+        #expect(driver.feed(.link(alice, .init(state: .ready)), at: 31) == [])
+        #expect(driver.deadline == nil)
+        #expect(
+            driver.feed(.link(alice, .init(state: .ready, session: session(5))), at: 40) == [
+                starts(alice, ticket: 2, adopting: session(5))
+            ])
+        #expect(driver.feed(started(alice, ticket: 2, session: 5, adopted: true), at: 40) == [.publish])
+        #expect(driver.member(alice)?.state == .in && driver.member(alice)?.sessions.count == 2)
+    }
+
+    @Test("a join whose session does not start is asked again a second later, not before")
+    func failedStart() {
+        var driver = RosterDriver()
+        driver.feed(.link(alice, .init(state: .ready)), at: 0)
+        driver.feed(.classStarted(setup()), at: 0)
+        #expect(driver.feed(.sessionNotStarted(ticket: 1), at: 0.25) == [])
+        #expect(driver.deadline == 0.25 + ClassRoster.retryInterval)
+        #expect(driver.feed(.link(alice, .init(state: .ready)), at: 1.125) == [])
+        #expect(driver.feed(.sessionNotStarted(ticket: 1), at: 1.125) == [], "told twice")
+        #expect(driver.feed(.time, at: 1.25) == [starts(alice, ticket: 2)])
+        #expect(driver.deadline == nil, "a start under way has no deadline")
+        #expect(driver.feed(started(alice, ticket: 2, session: 1), at: 1.5) == [.publish])
+    }
+
+    @Test("the class stops: every session ends (class ended), a start under way ends when it comes late")
+    func classStops() throws {
+        var driver = RosterDriver.aliceIn()
+        driver.feed(broadcast(bob, heard: 1), at: 1)
+        driver.feed(started(bob, ticket: 2, session: 2), at: 1)
+        driver.feed(.sessionEnded(session(2)), at: 2)
+        driver.feed(.link(bob, .init(state: .ready, session: session(3))), at: 3)
+        #expect(driver.roster.memberSessions == [session(1)])
+        #expect(
+            driver.feed(.classStopped, at: 5) == [
+                .endSession(session(1), strap: alice, because: .classEnded), .publish,
+            ])
+        let json = try #require(driver.roster.json)
+        #expect(json.state == "ended" && json.end == ISO8601.format(at(5)))
+        #expect(json.members.allSatisfy { $0.state == .left && $0.session == nil })
+        #expect(json.members.map(\.leftBecause) == [.classEnded, .stopped], "Bob had left before")
+        #expect(driver.roster.runningClassID == nil && driver.roster.memberSessions.isEmpty && driver.deadline == nil)
+        // Bob's adoption of session 3 was under way (ticket 3): left alone; a session the class started ends.
+        #expect(driver.feed(started(bob, ticket: 3, session: 3, adopted: true), at: 6) == [])
+        #expect(
+            driver.feed(started(bob, ticket: 3, session: 4), at: 6) == [
+                .endSession(session(4), strap: bob, because: .classEnded)
+            ])
+        #expect(driver.feed(broadcast(alice, heard: 7), at: 7) == [])
+        #expect(driver.feed(.sessionEnded(session(1)), at: 7) == [])
+        #expect(driver.feed(.classStopped, at: 8) == [], "nothing left to stop")
+        #expect(driver.roster.json?.end == ISO8601.format(at(5)))
+        // A new class: nobody is a member of it yet; Bob's strap still records session 3, so it joins with it.
+        #expect(
+            driver.feed(.classStarted(setup()), at: 10) == [
+                .publish, starts(alice, ticket: 4), starts(bob, ticket: 5, adopting: session(3)),
+            ])
+        #expect(driver.roster.json?.members.isEmpty == true)
+    }
+
+    @Test("time going backwards: nobody leaves early, when last heard never moves back")
+    func timeGoesBackwards() {
+        var driver = RosterDriver.aliceIn()
+        driver.feed(broadcast(alice, heard: 100), at: 100)
+        #expect(driver.feed(.time, at: 50) == [])
+        #expect(driver.member(alice)?.state == .in && driver.member(alice)?.lastHeard == ISO8601.format(at(100)))
+        #expect(driver.deadline == justAfter(110))
+        #expect(driver.feed(broadcast(alice, heard: 40), at: 40) == [])
+        #expect(driver.member(alice)?.lastHeard == ISO8601.format(at(100)))
+        #expect(driver.feed(.time, at: 159.999) == [.publish])
+        #expect(driver.feed(.time, at: 160) == [.endSession(session(1), strap: alice, because: .outOfRange), .publish])
+    }
+
+    @Test(
+        "member states keep their JSON strings",
+        arguments: zip(ClassMemberState.allCases, ["in", "out of range", "left"]))
+    func memberStateStrings(_ state: ClassMemberState, _ text: String) throws {
+        #expect(try JSONEncoder().encode(state) == Data("\"\(text)\"".utf8))
+        #expect(try JSONDecoder().decode(ClassMemberState.self, from: Data("\"\(text)\"".utf8)) == state)
+    }
+
+    @Test(
+        "leave reasons keep their JSON strings",
+        arguments: zip(LeaveReason.allCases, ["out of range", "stopped", "class ended"]))
+    func leaveReasonStrings(_ reason: LeaveReason, _ text: String) throws {
+        #expect(try JSONEncoder().encode(reason) == Data("\"\(text)\"".utf8))
+        #expect(try JSONDecoder().decode(LeaveReason.self, from: Data("\"\(text)\"".utf8)) == reason)
+    }
+
+    @Test("a member encodes with its state and reason as strings")
+    func memberJSON() throws {
+        var driver = RosterDriver.aliceIn()
+        driver.feed(.time, at: 60)
+        let member = try #require(driver.member(alice))
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: JSONEncoder().encode(member)) as? [String: Any])
+        #expect(object["state"] as? String == "left" && object["leftBecause"] as? String == "out of range")
+        #expect(object["session"] is NSNull)
+        let decoded = try JSONDecoder().decode(ClassJSON.Member.self, from: JSONEncoder().encode(member))
+        #expect(decoded == member)
+    }
+}
+
+/// Sessions that start when the test says so (with `holds`), and remember what started and ended.
+private actor HeldSessions: ClassSessions {
+    private let holds: Bool
+    private var held: [CheckedContinuation<Void, Never>] = []
+    private var askers: [CheckedContinuation<Void, Never>] = []
+    private(set) var started: [UUID] = []
+    private(set) var ended: [UUID] = []
+
+    init(holds: Bool) { self.holds = holds }
+
+    func startSession(strap: String, athlete: String?, activity: WorkoutActivityType, location: WorkoutLocation)
+        async throws(SessionError) -> (id: UUID, athlete: String)
+    {
+        if holds {
+            await withCheckedContinuation { continuation in
+                held.append(continuation)
+                for asker in askers { asker.resume() }
+                askers = []
+            }
+        }
+        let id = session(started.count + 1)
+        started.append(id)
+        return (id, athlete ?? "strap")
+    }
+
+    func runningAthlete(of session: UUID) -> String? {
+        started.contains(session) && !ended.contains(session) ? "alice" : nil
+    }
+
+    func endSession(_ session: UUID) { ended.append(session) }
+
+    /// Returns once a session start is held.
+    func untilAsked() async {
+        guard held.isEmpty else { return }
+        await withCheckedContinuation { askers.append($0) }
+    }
+
+    /// Lets the held session starts finish.
+    func release() {
+        for continuation in held { continuation.resume() }
+        held = []
+    }
+}
+
+extension ClassRosterTests {
+    /// The manager around the roster: real sensor manager and hub, sessions held by the test, a
+    /// clock that moves only when told.
+    @Suite("Class roster in the class manager")
+    struct InTheManager {
+        let clock = ManualWallClock(now: origin)
+        let hub = LiveHub()
+        let strap = SensorIdentity(adapter: "mock", address: alice, name: "Alice H10")
+
+        private func manager(_ sessions: HeldSessions) -> (ClassManager, SensorManager) {
+            var configuration = BridgeConfiguration()
+            configuration.sensors = [BridgeConfiguration.KnownSensor(address: alice, athlete: "alice")]
+            configuration.classSettings.autoJoin = true
+            configuration.classSettings.leaveAfter = 60
+            let logger = Logger(label: "test")
+            let sensors = SensorManager(
+                adapter: MockSensorAdapter(scenario: .default, clock: clock, logger: logger),
+                known: configuration.sensors, hub: hub, logger: logger)
+            let classes = ClassManager(
+                configuration: configuration, sensors: sensors, sessions: sessions, clock: clock, hub: hub,
+                logger: logger)
+            return (classes, sensors)
+        }
+
+        /// A broadcast of Alice's strap heard now.
+        func broadcast(_ sensors: SensorManager) async {
+            await sensors.handle(
+                .measurement(
+                    SensorMeasurement(
+                        sensor: strap, characteristic: .heartRateMeasurement,
+                        value: .heartRateMeasurement(HeartRateMeasurement(heartRate: 120)), receivedAt: clock.now(),
+                        via: .advertisement)))
+        }
+
+        /// The class once `condition` holds of it, waiting for its live messages.
+        func awaitClass(
+            _ classes: ClassManager, _ updates: LiveSubscription, _ condition: (ClassJSON) -> Bool
+        ) async -> ClassJSON? {
+            if let current = await classes.snapshot, condition(current) { return current }
+            for await _ in updates {
+                if let current = await classes.snapshot, condition(current) { return current }
+            }
+            return nil
+        }
+
+        @Test(
+            "a class stopped while a member's session starts stays stopped: the late session ends, nobody is left in it"
+        )
+        func stopDuringJoin() async throws {
+            let sessions = HeldSessions(holds: true)
+            let (classes, sensors) = manager(sessions)
+            await sensors.handle(.connectionChanged(strap, .ready))
+            await classes.refresh(alice)
+            async let starting = classes.start(ClassRequest())
+            await sessions.untilAsked()
+            let ended = try await classes.stop()
+            #expect(ended.state == "ended" && ended.members.isEmpty)
+            await sessions.release()
+            let answered = try await starting
+            #expect(answered.state == "ended")
+            let late = try #require(await sessions.started.first)
+            #expect(await sessions.ended == [late], "the session that started late is ended")
+            let snapshot = try #require(await classes.snapshot)
+            #expect(snapshot.state == "ended" && snapshot.members.allSatisfy { $0.session == nil })
+            // It stays stopped: a strap in range changes nothing, and there is nothing to stop.
+            await classes.refresh(alice)
+            #expect(await classes.snapshot == snapshot)
+            await #expect(throws: ClassManager.Refusal.noClass) { try await classes.stop() }
+        }
+
+        @Test(
+            "measurements arrive as hub messages and the leave comes at the roster's deadline on the clock",
+            .timeLimit(.minutes(1)))
+        func leavesAtTheDeadline() async throws {
+            let sessions = HeldSessions(holds: false)
+            let (classes, sensors) = manager(sessions)
+            let updates = hub.subscribe(kinds: [.class])
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await classes.run() }
+                _ = try await classes.start(ClassRequest())
+                await broadcast(sensors)
+                let joined = await awaitClass(classes, updates) { $0.members.first?.state == .in }
+                #expect(joined?.members.first?.session == session(1).uuidString.lowercased())
+                // Silent for a minute: out of range, then gone, when the clock says so.
+                clock.advance(by: 61)
+                let left = await awaitClass(classes, updates) { $0.members.first?.state == .left }
+                #expect(left?.members.first?.leftBecause == .outOfRange)
+                #expect(await sessions.ended == [session(1)])
+                // Heard again: back, in a second session.
+                await broadcast(sensors)
+                let back = await awaitClass(classes, updates) { $0.members.first?.sessions.count == 2 }
+                #expect(back?.members.first?.state == .in)
+                _ = try await classes.stop()
+                #expect(await sessions.ended == [session(1), session(2)])
+                group.cancelAll()
+            }
+        }
+    }
+}
