@@ -11,14 +11,14 @@ struct HRBridged: AsyncParsableCommand {
         commandName: "hrbridged",
         abstract: "The hrbridge service: sensors, sessions, store and the live API.",
         discussion: """
-            Reads /etc/hrbridge/config.toml (or --config; without either file it runs the simulator
-            with default paths). Listens on a Unix socket (default /run/hrbridge/api.sock, or
-            $RUNTIME_DIRECTORY/api.sock under systemd) and optionally on 127.0.0.1:PORT with bearer
-            tokens. Speaks sd_notify when NOTIFY_SOCKET is set: READY=1, STATUS=, WATCHDOG=1, STOPPING=1.
+            Reads /etc/hrbridge/config.toml (or --config; without either file it runs the simulator \
+            with default paths). Listens on a Unix socket (default /run/hrbridge/api.sock, or \
+            $RUNTIME_DIRECTORY/api.sock under systemd) and optionally on 127.0.0.1:PORT with bearer \
+            tokens. Speaks sd_notify when NOTIFY_SOCKET is set: READY=1, STATUS=, WATCHDOG=1, STOPPING=1. \
             SIGTERM or SIGINT ends every running session (saved), then exits 0.
 
-            Exit status: 0 stopped; 69 adapter unavailable (or [peripheral] or [osc] cannot start); 71 API listener failed; 73 store cannot
-            be opened; 75 another process records into the store (systemd retries); 78 bad
+            Exit status: 0 stopped; 69 adapter unavailable (or [peripheral] or [osc] cannot start); 71 API listener failed; 73 store cannot \
+            be opened; 75 another process records into the store (systemd retries); 78 bad \
             configuration (one line per problem, with its line number).
             """
     )
