@@ -254,7 +254,7 @@ let package = Package(
             name: "WorkoutStoreTests",
             dependencies: [
                 "WorkoutStore", "PostgresStore", "Workouts", "Samples", "Sensors", "BusHarness", "hrbridge",
-                "hrbridged",
+                "hrbridged", "Wire",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Logging", package: "swift-log"),
             ]
         ),

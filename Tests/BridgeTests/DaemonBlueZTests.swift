@@ -69,7 +69,7 @@ struct DaemonBlueZTests {
         #expect(ready?.contains("STATUS=waiting: bluetoothd not running") == true)
         let client = APIClient(endpoint: .unix(socket))
         let health = try await client.send(.GET, "/v1/health")
-        #expect(health.object?["adapter"] as? String == "bluetoothd not running")
+        #expect(try health.decoded(HealthJSON.self).adapter == "bluetoothd not running")
 
         // bluetoothd starts with an adapter; the strap is there and advertises its Heart Rate service.
         let mock = try await MockBlueZ.start(on: bus)
@@ -79,15 +79,15 @@ struct DaemonBlueZTests {
         try await eventually(
             "the strap to stream: \(daemon.output.suffix(15).joined(separator: "\n"))"
         ) {
-            let sensors = try await client.send(.GET, "/v1/sensors").object?["sensors"] as? [[String: Any]]
-            return sensors?.first?["state"] as? String == "ready"
+            let sensors = try await client.send(.GET, "/v1/sensors").list("sensors", of: SensorStatus.self)
+            return sensors.first?.state == .ready
         }
-        let status = try await client.send(.GET, "/v1/health").object
-        #expect(status?["adapter"] as? String == "ready")
+        let status = try await client.send(.GET, "/v1/health").decoded(HealthJSON.self)
+        #expect(status.adapter == "ready")
         try await mock.notify([0x06, 99])
         try await eventually("the frame through BlueZ, the daemon and the API") {
-            let sensor = try await client.send(.GET, "/v1/sensors/11:22:33:44:55:66").object
-            return sensor?["heartRate"] as? Int == 99
+            let sensor = try await client.send(.GET, "/v1/sensors/11:22:33:44:55:66").decoded(SensorStatus.self)
+            return sensor.heartRate == 99
         }
         try await eventually("the streaming status") {
             datagrams.withLock { $0 }.contains { $0.contains("STATUS=1 sensor streaming") }
@@ -131,16 +131,16 @@ struct DaemonBlueZTests {
         // Each advertisement carries a new reading (the frame counter moves on) until one is through.
         // One answer carries both (a failed link attempt in between clears the shown heart rate).
         var counter: UInt8 = 0
-        var sensor: [String: Any]?
+        var sensor: SensorStatus?
         try await eventually("the broadcast through BlueZ, the daemon and the API") {
             counter &+= 1
             try await mock.advertise([0x22 | (counter & 7) << 2, 0x00, 0x00, 0x38])
             // (The API socket may not be up yet: not an answer, so try again.)
-            sensor = try? await client.send(.GET, "/v1/sensors/11:22:33:44:55:66").object
-            return sensor?["via"] as? String == "advertisement" && sensor?["heartRate"] as? Int != nil
+            sensor = try? await client.send(.GET, "/v1/sensors/11:22:33:44:55:66").decode(SensorStatus.self)
+            return sensor?.via == "advertisement" && sensor?.heartRate != nil
         }
-        #expect(sensor?["heartRate"] as? Int == 56)
-        #expect(sensor?["state"] as? String != "ready", "no link: the heart rate came by broadcast")
+        #expect(sensor?.heartRate == 56)
+        #expect(sensor?.state != .ready, "no link: the heart rate came by broadcast")
         await mock.control.close()
     }
 }

@@ -2,6 +2,7 @@ import Bridge
 import BridgeClient
 import BusHarness
 import Foundation
+import JSONSupport
 import NIOHTTP1
 import Synchronization
 import Testing
@@ -145,7 +146,7 @@ final class DaemonUnderTest: Sendable {
             guard let reply = try? await unix.send(.GET, "/v1/health"), reply.status == 200 else { return false }
             // nil: the API answering is enough (a hub's count depends on what gateways send by then).
             guard let streaming else { return true }
-            return reply.object?["sensorsStreaming"] as? Int == streaming
+            return reply.decode(HealthJSON.self)?.sensorsStreaming == streaming
         }
     }
 
@@ -189,21 +190,87 @@ final class EventCollector: Sendable {
         task.withLock { $0 = collector }
     }
 
-    var all: [[String: Any]] {
-        messages.withLock { $0 }.compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-        }
+    /// The `data:` lines so far, as sent.
+    var lines: [String] { messages.withLock { $0 } }
+
+    /// Every message so far: its tags, and the rest as free-form JSON.
+    func tagged() throws -> [TaggedJSON<JSONValue>] { try LiveLines.tagged(lines) }
+
+    /// The messages of `kind` so far, each read as `payload` (throws on one that is not one).
+    func messages<Payload: Decodable>(_ kind: LiveMessageKind, as payload: Payload.Type) throws
+        -> [TaggedJSON<Payload>]
+    {
+        try LiveLines.decode(lines, kind, as: payload)
     }
 
+    /// Every message as a dictionary (for tests of the raw shape).
+    var all: [[String: Any]] {
+        lines.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+    }
+
+    /// The messages of `kind` as dictionaries (for tests of the raw shape).
     func of(kind: String) -> [[String: Any]] { all.filter { $0["kind"] as? String == kind } }
 
     func cancel() { task.withLock { $0?.cancel() } }
 }
 
-// Tests read and write free-form JSON to probe the API from outside; the sources use typed values.
+/// Lines of the live stream (SSE `data:`, WebSocket frames) read as the wire types they carry:
+/// `TaggedJSON` of the kind's payload (`sample`: `SampleJSON`, `session`: `SessionJSON`,
+/// `hrv`: `WorkoutJSON.HRVWindow`, `plan`: `PlanJSON.Event`…).
+enum LiveLines {
+    private struct Kind: Decodable {
+        var kind: LiveMessageKind
+    }
+
+    /// Each line's tags, the rest as free-form JSON; throws on a line that is not a tagged message.
+    static func tagged(_ lines: [String]) throws -> [TaggedJSON<JSONValue>] {
+        try lines.map { try decode(TaggedJSON<JSONValue>.self, $0) }
+    }
+
+    /// The lines of `kind`, each read as `payload`; throws on a line that is not a tagged message,
+    /// or one of `kind` that is not a `payload`.
+    static func decode<Payload: Decodable>(_ lines: [String], _ kind: LiveMessageKind, as payload: Payload.Type)
+        throws -> [TaggedJSON<Payload>]
+    {
+        try lines.filter { try decode(Kind.self, $0).kind == kind }.map { try decode(TaggedJSON<Payload>.self, $0) }
+    }
+
+    private static func decode<Value: Decodable>(_ type: Value.Type, _ line: String) throws -> Value {
+        do {
+            return try JSONText.decode(type, from: Data(line.utf8))
+        } catch {
+            throw HarnessError("not a \(type): \(line)\n\(error)")
+        }
+    }
+}
+
+// Tests read replies as the wire types; `object` is for the few that check the raw shape (keys
+// present, `null` kept) and `send(json:)` writes any object, including ones the API must refuse.
 extension APIClient.Reply {
     /// The body as a JSON object.
     var object: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
+
+    /// The body as `Value`; throws naming the type, with the body, when it is not one.
+    func decoded<Value: Decodable>(_ type: Value.Type) throws -> Value {
+        do {
+            return try JSONText.decode(type, from: body)
+        } catch {
+            throw HarnessError("HTTP \(status): not a \(type): \(String(decoding: body, as: UTF8.self))\n\(error)")
+        }
+    }
+
+    /// The array of a list reply (`{"sensors":[…]}`) as `Element`s.
+    func list<Element: Decodable>(_ key: String, of element: Element.Type) throws -> [Element] {
+        guard let list = try decoded([String: [Element]].self)[key] else {
+            throw HarnessError("no '\(key)' in \(String(decoding: body, as: UTF8.self))")
+        }
+        return list
+    }
+}
+
+extension UUID {
+    /// As the API writes it (lower case): for paths, filters and the store's rows.
+    var wire: String { uuidString.lowercased() }
 }
 
 extension APIClient {

@@ -2,6 +2,7 @@ import Bridge
 import BridgeClient
 import BusHarness
 import Foundation
+import JSONSupport
 import NIOHTTP1
 import Testing
 import Wire
@@ -49,6 +50,7 @@ struct DaemonMQTTTests {
                 #expect(parts.count == 5 && parts[0] == "homeassistant" && parts[4] == "config")
                 #expect(["sensor", "binary_sensor"].contains(parts[1]))
                 #expect(Self.isID(parts[2]) && Self.isID(parts[3]))
+                // Home Assistant's format, not ours: read as it would read it.
                 let object = try #require(config.object, "\(config.topic) is a JSON object")
                 // What Home Assistant's MQTT discovery needs for an entity with a device.
                 let stateTopic = try #require(object["state_topic"] as? String)
@@ -93,6 +95,7 @@ struct DaemonMQTTTests {
             try await eventually("three state updates of the first strap") {
                 reader.messages(on: stateTopic).count >= 3
             }
+            // The keys it carries, nulls included: the raw object.
             let state = try #require(reader.messages(on: stateTopic).last?.object)
             for key in [
                 "heartRate", "rr", "rmssd", "zone", "percentOfMax", "battery", "contact", "via", "state", "time",
@@ -126,16 +129,21 @@ struct DaemonMQTTTests {
             // after it in order, show that its own would have arrived by then).
             let guest = try await daemon.unix.send(
                 .POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[1]], "guest": true])
-            let guestID = try #require(guest.object?["id"] as? String)
+            let guestID = try guest.decoded(SessionJSON.self).id.wire
             try await mqttPublish(
                 broker: broker, topic: "hrbridge/gym/cmd/session/start",
                 payload: #"{"requestId": "r1", "sensors": ["C0:FF:EE:00:00:01"], "activity": "cycling"}"#)
-            let started = try await reader.waitFor("the start reply") { $0.object?["requestId"] as? String == "r1" }
-            #expect(started.object?["ok"] as? Bool == true)
-            let session = try #require((started.object?["session"] as? [String: Any])?["id"] as? String)
-            #expect((started.object?["session"] as? [String: Any])?["activity"] as? String == "cycling")
+            func reply(_ message: MQTTSubscriber.Received) -> CommandReplyJSON? {
+                message.decode(CommandReplyJSON.self)
+            }
+            let started = try #require(
+                reply(try await reader.waitFor("the start reply") { reply($0)?.requestId == "r1" }))
+            #expect(started.ok == true)
+            let session = try #require(started.session?.id.wire)
+            #expect(started.session?.activity == "cycling")
             try await reader.waitFor("the retained session state") {
-                $0.topic == "hrbridge/gym/session/\(session)/state" && $0.object?["state"] as? String == "running"
+                $0.topic == "hrbridge/gym/session/\(session)/state"
+                    && $0.decode(TaggedJSON<SessionJSON>.self)?.payload.state == "running"
             }
             #expect(!reader.messages.contains { $0.topic.contains(guestID) }, "nothing of the guest's session")
 
@@ -148,26 +156,27 @@ struct DaemonMQTTTests {
             try await mqttPublish(
                 broker: broker, topic: "hrbridge/gym/cmd/session/start",
                 payload: #"{"requestId": "bad", "sensors": 5}"#)
-            let refused = try await reader.waitFor("the refusal") { $0.object?["requestId"] as? String == "bad" }
-            #expect(refused.object?["ok"] as? Bool == false)
-            let error = try #require(refused.object?["error"] as? [String: Any])
-            #expect(error["code"] as? String == "invalid_request")
-            #expect((error["message"] as? String)?.contains("sensors") == true)
+            let refused = try #require(reply(try await reader.waitFor("the refusal") { reply($0)?.requestId == "bad" }))
+            #expect(refused.ok == false)
+            let error = try #require(refused.error)
+            #expect(error.code == "invalid_request")
+            #expect(error.message.contains("sensors"))
             try await mqttPublish(broker: broker, topic: "hrbridge/gym/cmd/session/start", payload: "not json")
             try await mqttPublish(broker: broker, topic: "hrbridge/gym/cmd/reboot", payload: "{}")
             try await eventually("two more refusals") {
-                reader.messages(on: "hrbridge/gym/cmd/response").filter { $0.object?["ok"] as? Bool == false }.count
-                    == 3
+                reader.messages(on: "hrbridge/gym/cmd/response").filter { reply($0)?.ok == false }.count == 3
             }
-            let sessions = try await daemon.unix.send(.GET, "/v1/sessions")
-            #expect((sessions.object?["sessions"] as? [Any])?.count == 2, "only the good command started a session")
+            let sessions = try await daemon.unix.send(.GET, "/v1/sessions").list("sessions", of: SessionJSON.self)
+            #expect(sessions.count == 2, "only the good command started a session")
 
             try await mqttPublish(
                 broker: broker, topic: "hrbridge/gym/cmd/session/\(session)/stop", payload: #"{"requestId": "r2"}"#)
-            let stopped = try await reader.waitFor("the stop reply") { $0.object?["requestId"] as? String == "r2" }
-            #expect(stopped.object?["ok"] as? Bool == true)
+            let stopped = try #require(
+                reply(try await reader.waitFor("the stop reply") { reply($0)?.requestId == "r2" }))
+            #expect(stopped.ok == true)
             try await reader.waitFor("the ended state") {
-                $0.topic == "hrbridge/gym/session/\(session)/state" && $0.object?["state"] as? String == "ended"
+                $0.topic == "hrbridge/gym/session/\(session)/state"
+                    && $0.decode(TaggedJSON<SessionJSON>.self)?.payload.state == "ended"
             }
         }
     }
@@ -197,12 +206,11 @@ struct DaemonMQTTTests {
             ) {
                 _ in
                 guard let reply = try? await api.send(.GET, "/v1/health"), reply.status == 200 else { return false }
-                return reply.object?["sensorsStreaming"] as? Int ?? 0 > 0
+                return reply.decode(HealthJSON.self)?.sensorsStreaming ?? 0 > 0
             }
             defer { daemon.stop() }
-            let list = try await api.send(.GET, "/v1/sensors")
-            let sensors = try #require(list.object?["sensors"] as? [[String: Any]])
-            let address = try #require(sensors.compactMap { $0["address"] as? String }.first)
+            let sensors = try await api.send(.GET, "/v1/sensors").list("sensors", of: SensorStatus.self)
+            let address = try #require(sensors.first?.address)
             let id = MQTTTopics.objectID(address)
             let reader = try await MQTTSubscriber(
                 broker: broker, filters: ["homeassistant/#", "hrbridge/gym/sensor/#"])
@@ -235,8 +243,8 @@ struct DaemonMQTTTests {
                 payload: #"{"sensors": ["C0:FF:EE:00:00:01"]}"#)
             // The daemon does not even subscribe: the command sits unanswered; the API shows no session.
             try await reader.waitFor("the command itself") { $0.topic == "hrbridge/gym/cmd/session/start" }
-            let sessions = try await daemon.unix.send(.GET, "/v1/sessions")
-            #expect((sessions.object?["sessions"] as? [Any])?.isEmpty == true)
+            let sessions = try await daemon.unix.send(.GET, "/v1/sessions").list("sessions", of: SessionJSON.self)
+            #expect(sessions.isEmpty)
             #expect(reader.messages(on: "hrbridge/gym/cmd/response").isEmpty)
         }
     }
@@ -250,7 +258,7 @@ struct DaemonMQTTTests {
             defer { reader.stop() }
             let created = try await daemon.unix.send(
                 .POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[0]]])
-            let session = try #require(created.object?["id"] as? String)
+            let session = try created.decoded(SessionJSON.self).id.wire
             var laps = 0
             for round in 0..<3 {
                 for _ in 0..<4 {
@@ -281,7 +289,13 @@ struct DaemonMQTTTests {
     @Test func metricsAreValidPrometheusTextAndMoveAsFramesArrive() async throws {
         let daemon = try await DaemonUnderTest()
         defer { daemon.stop() }
-        func scrape() async throws -> [[String: Any]] {
+        /// A sample as parse.py prints it.
+        struct Sample: Decodable {
+            var name: String
+            var labels: [String: String]
+            var value: Double
+        }
+        func scrape() async throws -> [Sample] {
             let reply = try await daemon.unix.send(.GET, "/metrics")
             #expect(reply.status == 200)
             let file = daemon.directory.appendingPathComponent("metrics-\(UUID().uuidString).txt")
@@ -290,15 +304,13 @@ struct DaemonMQTTTests {
                 venvPython, [packageRoot.appendingPathComponent("Tests/Fixtures/metrics/parse.py").path, file.path])
             let status = await parser.wait()
             #expect(status == 0, "prometheus-client parses it: \(parser.report)")
-            return parser.output.compactMap {
-                (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-            }
+            // (A quantile with no observation yet is NaN, which JSON cannot hold: such a line is skipped.)
+            return parser.output.compactMap { try? JSONText.decode(Sample.self, from: Data($0.utf8)) }
         }
-        func value(_ samples: [[String: Any]], _ name: String, _ labels: [String: String] = [:]) -> Double? {
+        func value(_ samples: [Sample], _ name: String, _ labels: [String: String] = [:]) -> Double? {
             samples.first { sample in
-                sample["name"] as? String == name
-                    && labels.allSatisfy { (sample["labels"] as? [String: String])?[$0.key] == $0.value }
-            }?["value"] as? Double
+                sample.name == name && labels.allSatisfy { sample.labels[$0.key] == $0.value }
+            }?.value
         }
         var first = try await scrape()
         try await eventually("the first frames counted") {
@@ -316,9 +328,7 @@ struct DaemonMQTTTests {
         try await eventually("the frame counter to move and a refused frame to be counted") {
             later = try await scrape()
             return (value(later, "hrbridge_frames_decoded_total") ?? 0) > decoded
-                && later.contains {
-                    $0["name"] as? String == "hrbridge_frames_refused_total" && ($0["value"] as? Double ?? 0) > 0
-                }
+                && later.contains { $0.name == "hrbridge_frames_refused_total" && $0.value > 0 }
         }
         #expect(value(later, "hrbridge_sessions", ["state": "running"]) == 1)
         try await eventually("a store write timed") {

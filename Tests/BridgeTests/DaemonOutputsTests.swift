@@ -15,7 +15,8 @@ import Wire
 struct DaemonOutputsTests {
     static let logger = Logger(label: "test")
 
-    /// JSON lines python-osc's server printed.
+    /// JSON lines python-osc's server printed (its own format: an OSC message's address, type tags
+    /// and values of mixed types, read as it prints them).
     static func received(_ server: Spawned) -> [[String: Any]] {
         server.output.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
             .filter { $0["address"] != nil }
@@ -82,7 +83,7 @@ struct DaemonOutputsTests {
             let client = daemon.unix
             let strap = DaemonUnderTest.straps[0]
             let created = try await client.send(.POST, "/v1/sessions", json: ["sensors": [strap]])
-            let id = try #require(created.object?["id"] as? String)
+            let id = try created.decoded(SessionJSON.self).id.wire
             let events = EventCollector(client, path: "/v1/events?session=\(id)")
             defer { events.cancel() }
 
@@ -114,38 +115,42 @@ struct DaemonOutputsTests {
             defer { received.stop() }
             _ = try await callBlueZ(app, path, "org.bluez.GattCharacteristic1", "StartNotify")
             try await eventually("α1 frames at the app after the first window") {
-                !events.of(kind: "hrv").isEmpty && received.all.count >= 3
+                try !events.messages(.hrv, as: WorkoutJSON.HRVWindow.self).isEmpty && received.all.count >= 3
             }
             // Every value the app got is a window's α1 × 100, as a plain uint8 heart rate.
-            let windows = Set(
-                events.of(kind: "hrv").compactMap { $0["alpha1"] as? Double }.map { Int(($0 * 100).rounded()) })
+            func alpha1Values() throws -> Set<Int> {
+                Set(
+                    try events.messages(.hrv, as: WorkoutJSON.HRVWindow.self).compactMap(\.payload.alpha1).map {
+                        Int(($0 * 100).rounded())
+                    })
+            }
+            let windows = try alpha1Values()
             let frames = received.all
             #expect(frames.allSatisfy { $0.count == 2 && $0[0] == 0x00 }, "\(frames)")
             try await eventually("the windows seen so far to cover the frames") {
-                let seen = Set(
-                    events.of(kind: "hrv").compactMap { $0["alpha1"] as? Double }.map { Int(($0 * 100).rounded()) })
+                let seen = try alpha1Values()
                 return frames.allSatisfy { seen.contains(Int($0[1])) }
             }
             #expect(!windows.isEmpty)
-            let health = try await client.send(.GET, "/v1/health").object?["peripheral"] as? [String: Any]
-            let alpha1 = try #require(health?["alpha1"] as? [String: Any])
-            #expect(alpha1["adapter"] as? String == "hci1")
-            #expect(alpha1["notifying"] as? Bool == true)
-            #expect(alpha1["value"] is Double)
-            #expect(health?["following"] as? String == strap, "the simulator's first strap")
+            func peripheral() async throws -> PeripheralJSON? {
+                try await client.send(.GET, "/v1/health").decoded(HealthJSON.self).peripheral
+            }
+            let health = try await peripheral()
+            let alpha1 = try #require(health?.alpha1)
+            #expect(alpha1.adapter == "hci1")
+            #expect(alpha1.notifying == true)
+            #expect(alpha1.value != nil)
+            #expect(health?.following == strap, "the simulator's first strap")
 
             // The session ends: no α1 stands any more, and none is sent.
             _ = try await client.send(.POST, "/v1/sessions/\(id)/stop")
             try await eventually("α1 cleared") {
-                let peripheral = try await client.send(.GET, "/v1/health").object?["peripheral"] as? [String: Any]
-                return (peripheral?["alpha1"] as? [String: Any])?["value"] is NSNull
+                let alpha1 = try await peripheral()?.alpha1
+                return alpha1 != nil && alpha1?.value == nil
             }
             // A few more simulated seconds of the strap's frames reach the main sensor, not the α1 one
             // (counted after some frames went by: one in flight at the stop may still arrive).
-            let framesIn = {
-                try await client.send(.GET, "/v1/health").object?["peripheral"].flatMap { $0 as? [String: Any] }?[
-                    "framesIn"] as? Int ?? 0
-            }
+            let framesIn = { try await peripheral()?.framesIn ?? 0 }
             let stopped = try await framesIn()
             try await eventually("strap frames after the stop") { try await framesIn() >= stopped + 3 }
             let sentAtEnd = received.all.count

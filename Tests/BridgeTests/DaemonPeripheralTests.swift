@@ -72,20 +72,23 @@ struct DaemonPeripheralTests {
             let client = APIClient(endpoint: .unix(socket))
             try await eventually("the strap to stream: \(daemon.output.suffix(10).joined(separator: "\n"))") {
                 let sensor = try? await client.send(.GET, "/v1/sensors/\(Self.strap)")
-                return sensor?.object?["state"] as? String == "ready"
+                return sensor?.decode(SensorStatus.self)?.state == .ready
             }
-            var peripheral: [String: Any] = [:]
+            func health() async throws -> PeripheralJSON? {
+                try await client.send(.GET, "/v1/health").decoded(HealthJSON.self).peripheral
+            }
+            var peripheral: PeripheralJSON?
             try await eventually("advertising on hci2") {
-                peripheral = try await client.send(.GET, "/v1/health").object?["peripheral"] as? [String: Any] ?? [:]
-                return peripheral["advertising"] as? Bool == true
+                peripheral = try await health()
+                return peripheral?.advertising == true
             }
-            #expect(peripheral["adapter"] as? String == "hci2")
-            #expect(peripheral["following"] is NSNull, "no session yet: no strap passed on")
+            #expect(peripheral?.adapter == "hci2")
+            #expect(peripheral?.following == nil, "no session yet: no strap passed on")
             let created = try await client.send(.POST, "/v1/sessions", json: ["sensors": [Self.strap]])
             #expect(created.status == 201)
             try await eventually("the session's strap followed") {
-                peripheral = try await client.send(.GET, "/v1/health").object?["peripheral"] as? [String: Any] ?? [:]
-                return peripheral["following"] as? String == Self.strap
+                peripheral = try await health()
+                return peripheral?.following == Self.strap
             }
 
             // The app finds "Gym HR" on hci3, connects and subscribes.
@@ -110,26 +113,22 @@ struct DaemonPeripheralTests {
             let received = try await ValueRecorder.start(path, on: app)
             defer { received.stop() }
             _ = try await callBlueZ(app, path, Self.characteristic, "StartNotify")
-            try await eventually("the app subscribed") {
-                try await client.send(.GET, "/v1/health").object?["peripheral"].flatMap { $0 as? [String: Any] }?[
-                    "notifying"] as? Bool == true
-            }
+            try await eventually("the app subscribed") { try await health()?.notifying == true }
             try strap.send("resume")
             try await eventually("every frame at the app") { received.all.count >= Self.frames.count }
             #expect(received.all.map { $0.map { String(format: "%02x", $0) }.joined() } == Self.frames)
 
             // Health, as the OpenAPI document describes it.
-            let health = try await client.send(.GET, "/v1/health")
-            peripheral = health.object?["peripheral"] as? [String: Any] ?? [:]
-            #expect(peripheral["framesSent"] as? Int == Self.frames.count)
-            #expect(peripheral["centrals"] as? Int == 1)
-            #expect(peripheral["sourceUp"] as? Bool == true)
-            #expect(peripheral["source"] as? String == "session")
-            let observed = try JSONSerialization.data(
-                withJSONObject: [
-                    "method": "get", "path": "/v1/health", "status": health.status,
-                    "body": try JSONSerialization.jsonObject(with: health.body),
-                ])
+            let reply = try await client.send(.GET, "/v1/health")
+            let served = try #require(try reply.decoded(HealthJSON.self).peripheral)
+            #expect(served.framesSent == Self.frames.count)
+            #expect(served.centrals == 1)
+            #expect(served.sourceUp == true)
+            #expect(served.source == "session")
+            // The body as it came, for the schema check.
+            let observed =
+                Data(#"{"method":"get","path":"/v1/health","status":\#(reply.status),"body":"#.utf8) + reply.body
+                + Data("}".utf8)
             let file = directory.appendingPathComponent("observed.jsonl")
             try observed.write(to: file)
             let checker = try Spawned(
@@ -143,16 +142,18 @@ struct DaemonPeripheralTests {
             #expect(checker.output.last?.contains("checked 1 responses") == true)
 
             // MQTT: the retained state, published when it changed (the app subscribed), not per frame.
-            let state = try await reader.waitFor("the peripheral's state with the app subscribed") {
-                $0.topic == "hrbridge/gym/peripheral/hci2" && $0.object?["notifying"] as? Bool == true
+            func state(_ message: MQTTSubscriber.Received) -> PeripheralJSON? {
+                message.decode(TaggedJSON<PeripheralJSON>.self)?.payload
+            }
+            let published = try await reader.waitFor("the peripheral's state with the app subscribed") {
+                $0.topic == "hrbridge/gym/peripheral/hci2" && state($0)?.notifying == true
             }
             // Retained: a client that comes later gets it at once (flagged retained).
             let late = try await MQTTSubscriber(broker: broker, filters: ["hrbridge/gym/peripheral/#"])
             defer { late.stop() }
             let kept = try await late.waitFor("the retained state") { $0.topic == "hrbridge/gym/peripheral/hci2" }
-            #expect(kept.retain && kept.object?["adapter"] as? String == "hci2")
-            #expect(
-                state.object?["advertising"] as? Bool == true && state.object?["following"] as? String == Self.strap)
+            #expect(kept.retain && state(kept)?.adapter == "hci2")
+            #expect(state(published)?.advertising == true && state(published)?.following == Self.strap)
             #expect(
                 reader.messages(on: "hrbridge/gym/peripheral/hci2").count < Self.frames.count + 5,
                 "state messages, not one per frame")

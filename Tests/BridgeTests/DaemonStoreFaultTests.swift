@@ -33,18 +33,18 @@ struct DaemonStoreFaultTests {
         let created = try await daemon.unix.send(
             .POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[0]]])
         #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
-        let id = try #require(created.object?["id"] as? String)
+        let id = try created.decoded(SessionJSON.self).id.wire
         try await eventually("the first samples stored") {
+            // (Not stored yet: a 404, not an answer, so try again.)
             let reply = try? await daemon.unix.send(.GET, "/v1/workouts/\(id)/samples?type=heartRate")
-            return ((reply?.object?["samples"] as? [Any])?.count ?? 0) > 0
+            return (try? reply?.list("samples", of: SampleJSON.self).isEmpty) == false
         }
         try disk.fill()
 
         try await eventually("health to say the disk is full") {
-            let health = try? await daemon.unix.send(.GET, "/v1/health").object
-            return health?["status"] as? String == "degraded"
-                && health?["problems"] as? [String] == ["disk full"]
-                && ((health?["store"] as? [String: Any])?["waiting"] as? Int ?? 0) > 0
+            let health = try? await daemon.unix.send(.GET, "/v1/health").decode(HealthJSON.self)
+            return health?.status == "degraded" && health?.problems == ["disk full"]
+                && (health?.store?.waiting ?? 0) > 0
         }
         try await eventually("STATUS= to say the disk is full") {
             datagrams.all.contains { $0.hasPrefix("STATUS=degraded: disk full") }
@@ -52,36 +52,37 @@ struct DaemonStoreFaultTests {
         let notStarted = try await daemon.unix.send(
             .POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[1]]])
         #expect(notStarted.status == 507, "\(String(decoding: notStarted.body, as: UTF8.self))")
-        #expect((notStarted.object?["error"] as? [String: Any])?["code"] as? String == "disk_full")
+        #expect(try notStarted.decoded(ErrorJSON.self).error.code == "disk_full")
         let refused = try await daemon.unix.send(.POST, "/v1/sessions/\(id)/stop")
         #expect(refused.status == 507)
-        let error = refused.object?["error"] as? [String: Any]
-        #expect(error?["code"] as? String == "disk_full")
-        #expect((error?["message"] as? String)?.contains("stop it again") == true, "\(String(describing: error))")
-        let pending = try #require(try await daemon.unix.send(.GET, "/v1/sessions/\(id)").object)
-        #expect(pending["state"] as? String == "ended")
-        #expect(pending["saved"] as? Bool == false)
-        #expect(((pending["store"] as? [String: Any])?["lost"] as? Int) == 0)
+        let error = try refused.decoded(ErrorJSON.self).error
+        #expect(error.code == "disk_full")
+        #expect(error.message.contains("stop it again"), "\(error)")
+        let pending = try await daemon.unix.send(.GET, "/v1/sessions/\(id)").decoded(SessionJSON.self)
+        #expect(pending.state == "ended")
+        #expect(pending.saved == false)
+        #expect(pending.store?.lost == 0)
         #expect(try await daemon.unix.send(.POST, "/v1/sessions/\(id)/stop").status == 507, "still full")
         #expect(try await daemon.unix.send(.GET, "/v1/health").status == 200, "the daemon goes on")
 
         disk.free()
         let stopped = try await daemon.unix.send(.POST, "/v1/sessions/\(id)/stop")
         #expect(stopped.status == 200, "\(String(decoding: stopped.body, as: UTF8.self))")
-        let summary = try #require(stopped.object?["summary"] as? [String: Any])
-        #expect(stopped.object?["saved"] == nil)
-        let counted = ((summary["statistics"] as? [String: Any])?["heartRate"] as? [String: Any])?["count"] as? Int
+        let session = try stopped.decoded(SessionJSON.self)
+        let summary = try #require(session.summary)
+        #expect(session.saved == nil)
+        let counted = summary.statistics["heartRate"]?.count
         let stored = try await daemon.unix.send(.GET, "/v1/workouts/\(id)/samples?type=heartRate")
-        let storedCount = (stored.object?["samples"] as? [Any])?.count
+        let storedCount = try stored.list("samples", of: SampleJSON.self).count
         #expect(
             counted != nil && storedCount == counted,
-            "every heart rate the session counted is stored: \(String(describing: storedCount)) stored, \(String(describing: counted)) counted"
+            "every heart rate the session counted is stored: \(storedCount) stored, \(String(describing: counted)) counted"
         )
-        let workout = try #require(try await daemon.unix.send(.GET, "/v1/workouts/\(id)").object)
-        #expect(workout["active"] as? Bool == false)
-        let health = try #require(try await daemon.unix.send(.GET, "/v1/health").object)
-        #expect(health["status"] as? String == "ok")
-        #expect(health["problems"] == nil)
+        let workout = try await daemon.unix.send(.GET, "/v1/workouts/\(id)").decoded(WorkoutDetailJSON.self)
+        #expect(workout.listing.active == false)
+        let health = try await daemon.unix.send(.GET, "/v1/health").decoded(HealthJSON.self)
+        #expect(health.status == "ok")
+        #expect(health.problems == nil)
         let started = try await daemon.unix.send(
             .POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[1]]])
         #expect(started.status == 201, "the strap was not left reserved by the refused start")

@@ -2,6 +2,7 @@ import Bridge
 import BridgeClient
 import BusHarness
 import Foundation
+import JSONSupport
 import NIOHTTP1
 import Testing
 import Wire
@@ -14,26 +15,22 @@ import Wire
 struct DaemonTests {
     let straps = DaemonUnderTest.straps
 
-    func object(_ reply: APIClient.Reply) throws -> [String: Any] {
-        try #require(reply.object, "not a JSON object: \(String(decoding: reply.body, as: UTF8.self))")
-    }
-
     @Test("create → SSE and WebSocket streams → pause, resume, lap → stop → stored → exported")
     func fullFlow() async throws {
         let daemon = try await DaemonUnderTest()
         defer { daemon.stop() }
-        let sensors = try object(try await daemon.unix.send(.GET, "/v1/sensors"))["sensors"] as? [[String: Any]]
-        #expect(sensors?.compactMap { $0["address"] as? String } == straps)
-        #expect(sensors?.allSatisfy { $0["state"] as? String == "ready" } == true)
+        let sensors = try await daemon.unix.send(.GET, "/v1/sensors").list("sensors", of: SensorStatus.self)
+        #expect(sensors.map(\.address) == straps)
+        #expect(sensors.allSatisfy { $0.state == .ready })
 
         let created = try await daemon.unix.send(
             .POST, "/v1/sessions", json: ["sensors": [straps[0]], "activity": "cycling"])
         #expect(created.status == 201)
-        let session = try object(created)
-        let id = try #require(session["id"] as? String)
-        #expect(session["athlete"] as? String == "alice", "the configured owner of the strap")
-        #expect(session["state"] as? String == "running")
-        #expect(session["activity"] as? String == "cycling")
+        let session = try created.decoded(SessionJSON.self)
+        let id = session.id.wire
+        #expect(session.athlete == "alice", "the configured owner of the strap")
+        #expect(session.state == "running")
+        #expect(session.activity == "cycling")
 
         let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)")
         defer { events.cancel() }
@@ -44,47 +41,46 @@ struct DaemonTests {
                 "ws://127.0.0.1:\(daemon.port)/v1/ws?session=\(id)", DaemonUnderTest.readToken, "6",
             ], label: "ws_watch")
         defer { webSocket.stop() }
-        try await eventually("samples on the SSE stream") { events.of(kind: "sample").count >= 3 }
-        #expect(events.of(kind: "session").first?["id"] as? String == id, "a late subscriber first gets the state")
-        #expect(events.all.allSatisfy { $0["session"] as? String == id }, "the filter holds")
-        let samples = events.of(kind: "sample")
-        #expect(samples.allSatisfy { ($0["source"] as? [String: Any])?["address"] as? String == straps[0] })
-        #expect(samples.contains { $0["type"] as? String == "heartRate" && ($0["value"] as? Double ?? 0) > 40 })
+        try await eventually("samples on the SSE stream") {
+            try events.messages(.sample, as: SampleJSON.self).count >= 3
+        }
+        #expect(
+            try events.messages(.session, as: SessionJSON.self).first?.payload.id == session.id,
+            "a late subscriber first gets the state")
+        #expect(try events.tagged().allSatisfy { $0.session == session.id }, "the filter holds")
+        let samples = try events.messages(.sample, as: SampleJSON.self).map(\.payload)
+        #expect(samples.allSatisfy { $0.source.address == straps[0] })
+        #expect(samples.contains { $0.type == "heartRate" && $0.value > 40 })
 
         #expect(await webSocket.wait() == 0, "\(webSocket.output.suffix(5))")
-        let frames = webSocket.output.compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-        }
+        // The frames as printed (a line of the client's own would not be an object).
+        let frames = try LiveLines.tagged(webSocket.output.filter { $0.hasPrefix("{") })
         #expect(frames.count == 6)
-        #expect(frames.allSatisfy { $0["session"] as? String == id })
-        #expect(frames.first?["kind"] as? String == "session")
+        #expect(frames.allSatisfy { $0.session == session.id })
+        #expect(frames.first?.kind == .session)
 
-        let paused = try object(try await daemon.unix.send(.POST, "/v1/sessions/\(id)/pause"))
-        #expect(paused["state"] as? String == "paused")
-        let resumed = try object(try await daemon.unix.send(.POST, "/v1/sessions/\(id)/resume"))
-        #expect(resumed["state"] as? String == "running")
+        let paused = try await daemon.unix.send(.POST, "/v1/sessions/\(id)/pause").decoded(SessionJSON.self)
+        #expect(paused.state == "paused")
+        let resumed = try await daemon.unix.send(.POST, "/v1/sessions/\(id)/resume").decoded(SessionJSON.self)
+        #expect(resumed.state == "running")
         try await Task.sleep(for: .milliseconds(600))
-        let lapped = try object(try await daemon.unix.send(.POST, "/v1/sessions/\(id)/lap"))
-        #expect(lapped["laps"] as? Int == 1)
-        let stopped = try object(try await daemon.unix.send(.POST, "/v1/sessions/\(id)/stop"))
-        #expect(stopped["state"] as? String == "ended")
-        let summary = try #require(stopped["summary"] as? [String: Any])
-        let heartRate = (summary["statistics"] as? [String: Any])?["heartRate"] as? [String: Any]
-        #expect((heartRate?["count"] as? Int ?? 0) > 0)
+        let lapped = try await daemon.unix.send(.POST, "/v1/sessions/\(id)/lap").decoded(SessionJSON.self)
+        #expect(lapped.live?.laps == 1)
+        let stopped = try await daemon.unix.send(.POST, "/v1/sessions/\(id)/stop").decoded(SessionJSON.self)
+        #expect(stopped.state == "ended")
+        let summary = try #require(stopped.summary)
+        #expect((summary.statistics["heartRate"]?.count ?? 0) > 0)
         // Events are ordered by their start: the lap began with the session.
-        #expect(
-            Set((summary["events"] as? [[String: Any]])?.compactMap { $0["type"] as? String } ?? []) == [
-                "pause", "resume", "lap",
-            ])
+        #expect(Set(summary.events.map(\.type)) == ["pause", "resume", "lap"])
         try await eventually("the session's end on the stream") {
-            events.of(kind: "session").contains { $0["state"] as? String == "ended" }
+            try events.messages(.session, as: SessionJSON.self).contains { $0.payload.state == "ended" }
         }
 
-        let workouts = try object(try await daemon.unix.send(.GET, "/v1/workouts"))["workouts"] as? [[String: Any]]
-        #expect(workouts?.map { $0["id"] as? String } == [id])
-        let stored = try object(try await daemon.unix.send(.GET, "/v1/workouts/\(id)"))
-        #expect(stored["active"] as? Bool == false)
-        #expect(stored["summary"] is [String: Any])
+        let workouts = try await daemon.unix.send(.GET, "/v1/workouts").list("workouts", of: WorkoutListingJSON.self)
+        #expect(workouts.map(\.id) == [id])
+        let stored = try await daemon.unix.send(.GET, "/v1/workouts/\(id)").decoded(WorkoutDetailJSON.self)
+        #expect(stored.listing.active == false)
+        #expect(stored.summary != nil)
         let fit = try await daemon.unix.send(.GET, "/v1/workouts/\(id)/export?format=fit")
         #expect(fit.status == 200)
         #expect(fit.body.count > 14 && String(decoding: fit.body[8..<12], as: UTF8.self) == ".FIT")
@@ -99,41 +95,42 @@ struct DaemonTests {
     func twoConcurrentSessions() async throws {
         let daemon = try await DaemonUnderTest()
         defer { daemon.stop() }
-        let first = try object(try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [straps[0]]]))
-        let second = try object(try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [straps[1]]]))
-        let ids = try [#require(first["id"] as? String), #require(second["id"] as? String)]
-        #expect(first["athlete"] as? String == "alice")
-        #expect(second["athlete"] as? String == "strap-c0ffee000002", "an unconfigured strap is its own athlete")
+        let first = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [straps[0]]])
+            .decoded(SessionJSON.self)
+        let second = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [straps[1]]])
+            .decoded(SessionJSON.self)
+        let ids = [first.id, second.id]
+        #expect(first.athlete == "alice")
+        #expect(second.athlete == "strap-c0ffee000002", "an unconfigured strap is its own athlete")
         let events = EventCollector(daemon.unix, path: "/v1/events")
         defer { events.cancel() }
         try await eventually("samples of both sessions") {
-            Set(events.of(kind: "sample").compactMap { $0["session"] as? String }) == Set(ids)
+            Set(try events.messages(.sample, as: SampleJSON.self).compactMap(\.session)) == Set(ids)
         }
         for (index, id) in ids.enumerated() {
             let sources = Set(
-                events.of(kind: "sample").filter { $0["session"] as? String == id }.compactMap {
-                    ($0["source"] as? [String: Any])?["address"] as? String
-                })
+                try events.messages(.sample, as: SampleJSON.self).filter { $0.session == id }.map(
+                    \.payload.source.address))
             #expect(sources == [straps[index]])
         }
-        let listed = try object(try await daemon.unix.send(.GET, "/v1/sessions"))["sessions"] as? [[String: Any]]
-        #expect(Set(listed?.compactMap { $0["id"] as? String } ?? []) == Set(ids))
-        for id in ids { #expect(try await daemon.unix.send(.POST, "/v1/sessions/\(id)/stop").status == 200) }
-        let workouts = try object(try await daemon.unix.send(.GET, "/v1/workouts"))["workouts"] as? [[String: Any]]
-        #expect(Set(workouts?.compactMap { $0["id"] as? String } ?? []) == Set(ids))
+        let listed = try await daemon.unix.send(.GET, "/v1/sessions").list("sessions", of: SessionJSON.self)
+        #expect(Set(listed.map(\.id)) == Set(ids))
+        for id in ids { #expect(try await daemon.unix.send(.POST, "/v1/sessions/\(id.wire)/stop").status == 200) }
+        let workouts = try await daemon.unix.send(.GET, "/v1/workouts").list("workouts", of: WorkoutListingJSON.self)
+        #expect(Set(workouts.map(\.id)) == Set(ids.map(\.wire)))
     }
 
     @Test("a guest session streams live and leaves the store unchanged")
     func guestSession() async throws {
         let daemon = try await DaemonUnderTest()
         defer { daemon.stop() }
-        let created = try object(
-            try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [straps[2]], "guest": true]))
-        let id = try #require(created["id"] as? String)
-        #expect(created["guest"] as? Bool == true)
+        let created = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [straps[2]], "guest": true])
+            .decoded(SessionJSON.self)
+        let id = created.id.wire
+        #expect(created.guest == true)
         let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)")
         defer { events.cancel() }
-        try await eventually("the guest's samples") { events.of(kind: "sample").count >= 2 }
+        try await eventually("the guest's samples") { try events.messages(.sample, as: SampleJSON.self).count >= 2 }
         // The strap sends malformed frames: while it records a guest, the log names the strap only.
         let linesBefore = daemon.process.output.count
         try await eventually("a refused frame of the guest's strap in the log") {
@@ -146,8 +143,8 @@ struct DaemonTests {
         #expect(guestLines.allSatisfy { !$0.contains("bytes=") && $0.contains("guest=true") }, "\(guestLines)")
         let stopped = try await daemon.unix.send(.POST, "/v1/sessions/\(id)/stop")
         #expect(stopped.status == 200)
-        let workouts = try object(try await daemon.unix.send(.GET, "/v1/workouts"))["workouts"] as? [[String: Any]]
-        #expect(workouts?.isEmpty == true, "nothing was written")
+        let workouts = try await daemon.unix.send(.GET, "/v1/workouts").list("workouts", of: WorkoutListingJSON.self)
+        #expect(workouts.isEmpty, "nothing was written")
         #expect(try await daemon.unix.send(.GET, "/v1/workouts/\(id)").status == 404)
     }
 
@@ -155,28 +152,27 @@ struct DaemonTests {
     func recoveryAfterKill() async throws {
         // Real time: the simulator's accelerated clock starts afresh with each process.
         let daemon = try await DaemonUnderTest(speed: 1)
-        let created = try object(try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [straps[0]]]))
-        let id = try #require(created["id"] as? String)
+        let created = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [straps[0]]])
+            .decoded(SessionJSON.self)
+        let id = created.id.wire
         let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)")
-        func heartRates(_ collector: EventCollector) -> Int {
-            collector.of(kind: "sample").filter { $0["type"] as? String == "heartRate" }.count
+        func heartRates(_ collector: EventCollector) throws -> Int {
+            try collector.messages(.sample, as: SampleJSON.self).filter { $0.payload.type == "heartRate" }.count
         }
-        try await eventually("heart rates before the crash") { heartRates(events) >= 4 }
+        try await eventually("heart rates before the crash") { try heartRates(events) >= 4 }
         events.cancel()
         kill(daemon.process.pid, SIGKILL)
         _ = await daemon.process.wait()
         let restarted = try await DaemonUnderTest(reusing: daemon)
         defer { restarted.stop() }
-        let sessions = try object(try await restarted.unix.send(.GET, "/v1/sessions"))["sessions"] as? [[String: Any]]
-        #expect(sessions?.map { $0["id"] as? String } == [id], "the session is back")
-        #expect(sessions?.first?["state"] as? String == "running")
+        let sessions = try await restarted.unix.send(.GET, "/v1/sessions").list("sessions", of: SessionJSON.self)
+        #expect(sessions.map(\.id) == [created.id], "the session is back")
+        #expect(sessions.first?.state == "running")
         let resumed = EventCollector(restarted.unix, path: "/v1/events?session=\(id)")
         defer { resumed.cancel() }
-        try await eventually("heart rates after the restart") { heartRates(resumed) >= 3 }
-        let stopped = try object(try await restarted.unix.send(.POST, "/v1/sessions/\(id)/stop"))
-        let count =
-            ((stopped["summary"] as? [String: Any])?["statistics"] as? [String: Any])
-            .flatMap { ($0["heartRate"] as? [String: Any])?["count"] as? Int } ?? 0
+        try await eventually("heart rates after the restart") { try heartRates(resumed) >= 3 }
+        let stopped = try await restarted.unix.send(.POST, "/v1/sessions/\(id)/stop").decoded(SessionJSON.self)
+        let count = stopped.summary?.statistics["heartRate"]?.count ?? 0
         // The store is written at least once a second: a SIGKILL loses at most the last second.
         #expect(count >= 6, "heart rates from before and after the crash are in one workout")
     }
@@ -291,10 +287,10 @@ struct DaemonTests {
         }
         let (startStatus, startOutput) = try await run(["start", "--sensor", straps[1], "--activity", "walking"])
         #expect(startStatus == 0, "\(startOutput)")
-        let started = startOutput.compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-        }
-        let id = try #require(started.first?["id"] as? String)
+        // It prints the session as the API gave it.
+        let line = try #require(startOutput.first { $0.hasPrefix("{") }, "\(startOutput)")
+        let started = try JSONText.decode(SessionJSON.self, from: Data(line.utf8))
+        let id = started.id.wire
         #expect(try await run(["lap"]).0 == 0, "the only session is the default")
         let (_, status) = try await run(["status", id])
         #expect(status.joined().contains("\"laps\":1"))
@@ -343,28 +339,29 @@ struct DaemonPlanTests {
         let refusal = String(decoding: refused.body, as: UTF8.self)
         #expect(refused.status == 422 || refused.status == 400, "\(refused.status) \(refusal)")
         #expect(refusal.contains("$.custom.blocks[0].iterations") && refusal.contains("at most 1000"), "\(refusal)")
-        #expect(try await daemon.unix.send(.GET, "/v1/health").object?["sessionsActive"] as? Int == 0)
+        #expect(try await daemon.unix.send(.GET, "/v1/health").decoded(HealthJSON.self).sessionsActive == 0)
         let created = try await daemon.unix.send(
             .POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[1]], "plan": Self.plan])
         #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
-        let id = try #require(created.object?["id"] as? String)
-        let plan = try #require(created.object?["plan"] as? [String: Any])
-        #expect((plan["current"] as? [String: Any])?["purpose"] as? String == "warmup")
+        let session = try created.decoded(SessionJSON.self)
+        let id = session.id.wire
+        let plan = try #require(session.live?.plan)
+        #expect(plan.current?.purpose == "warmup")
         let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)")
         defer { events.cancel() }
         // 10 + 2 × 15 = 40 s of workout time: 8 s at speed 5.
         try await eventually("the session to end with its plan") {
-            events.of(kind: "session").contains { $0["state"] as? String == "ended" }
+            try events.messages(.session, as: SessionJSON.self).contains { $0.payload.state == "ended" }
         }
-        let planEvents = events.of(kind: "plan").compactMap { $0["event"] as? String }
+        let planEvents = try events.messages(.plan, as: PlanJSON.Event.self).map(\.payload.event)
         // The first step started before this subscriber came; every step's end is on the stream.
         #expect(planEvents.filter { $0 == "stepEnded" }.count == 5, "\(planEvents)")
         #expect(planEvents.filter { $0 == "lap" }.count == 2)
         #expect(planEvents.last == "completed")
-        let stored = try await daemon.unix.send(.GET, "/v1/workouts/\(id)")
-        let summary = try #require(stored.object?["summary"] as? [String: Any])
-        #expect(abs((summary["elapsedTime"] as? Double ?? 0) - 40) < 1.5, "ends at the plan's last step")
-        let kinds = (summary["events"] as? [[String: Any]])?.compactMap { $0["type"] as? String } ?? []
+        let stored = try await daemon.unix.send(.GET, "/v1/workouts/\(id)").decoded(WorkoutDetailJSON.self)
+        let summary = try #require(stored.summary)
+        #expect(abs(summary.elapsedTime - 40) < 1.5, "ends at the plan's last step")
+        let kinds = summary.events.map(\.type)
         #expect(kinds.filter { $0 == "segment" }.count == 5)
         #expect(kinds.filter { $0 == "lap" }.count == 2)
     }
@@ -380,7 +377,7 @@ struct DaemonPlanTests {
         #expect(refused.status == 400)
         #expect(refused.errorMessage?.hasPrefix("plan:") == true, "\(refused.errorMessage ?? "")")
         let created = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[1]]])
-        let id = try #require(created.object?["id"] as? String)
+        let id = try created.decoded(SessionJSON.self).id.wire
         let next = try await daemon.unix.send(.POST, "/v1/sessions/\(id)/next")
         #expect(next.status == 409)
     }

@@ -55,13 +55,13 @@ struct HubTests {
         return gateways
     }
 
-    func object(_ reply: APIClient.Reply) throws -> [String: Any] {
-        try #require(reply.object, "not a JSON object: \(String(decoding: reply.body, as: UTF8.self))")
+    func sensors(_ hub: DaemonUnderTest) async throws -> [String: SensorStatus] {
+        let list = try await hub.unix.send(.GET, "/v1/sensors").list("sensors", of: SensorStatus.self)
+        return Dictionary(uniqueKeysWithValues: list.map { ($0.address, $0) })
     }
 
-    func sensors(_ hub: DaemonUnderTest) async throws -> [String: [String: Any]] {
-        let list = try object(try await hub.unix.send(.GET, "/v1/sensors"))["sensors"] as? [[String: Any]] ?? []
-        return Dictionary(uniqueKeysWithValues: list.map { ($0["address"] as? String ?? "?", $0) })
+    func health(_ hub: DaemonUnderTest) async throws -> HealthJSON {
+        try await hub.unix.send(.GET, "/v1/health").decoded(HealthJSON.self)
     }
 
     @Test(
@@ -81,35 +81,32 @@ struct HubTests {
             let everyStrap = (1...3).flatMap(Self.straps)
             try await eventually("30 remote straps ready on the hub") {
                 let seen = try await sensors(hub)
-                return everyStrap.allSatisfy { seen[$0]?["state"] as? String == "ready" }
+                return everyStrap.allSatisfy { seen[$0]?.state == .ready }
             }
             let seen = try await sensors(hub)
             #expect(seen.count == 30)
-            #expect(seen[Self.straps(2)[0]]?["adapter"] as? String == "room-2", "the gateway it is linked through")
-            #expect(seen[Self.straps(2)[0]]?["name"] as? String == "Room 2 strap 1", "its name, from the gateway")
-            let health = try object(try await hub.unix.send(.GET, "/v1/health"))
-            let adapters = (health["adapters"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
-            #expect(adapters == ["room-1", "room-2", "room-3"])
+            #expect(seen[Self.straps(2)[0]]?.adapter == "room-2", "the gateway it is linked through")
+            #expect(seen[Self.straps(2)[0]]?.name == "Room 2 strap 1", "its name, from the gateway")
+            #expect(try await health(hub).adapters.map(\.name) == ["room-1", "room-2", "room-3"])
 
             // A session on the hub records a strap of room 2.
             let remote = Self.straps(2)[3]
-            let created = try object(try await hub.unix.send(.POST, "/v1/sessions", json: ["sensors": [remote]]))
-            let session = try #require(created["id"] as? String)
+            let created = try await hub.unix.send(.POST, "/v1/sessions", json: ["sensors": [remote]])
+            let session = try created.decoded(SessionJSON.self).id.wire
             try await eventually("heart-rate samples in the hub's session") {
-                let live = try object(try await hub.unix.send(.GET, "/v1/sessions/\(session)"))
-                let heartRate = (live["statistics"] as? [String: Any])?["heartRate"] as? [String: Any]
-                return (heartRate?["count"] as? Int ?? 0) >= 3
+                let live = try await hub.unix.send(.GET, "/v1/sessions/\(session)").decoded(SessionJSON.self).live
+                return (live?.statistics["heartRate"]?.count ?? 0) >= 3
             }
 
             // Gateway 3 killed without a word: the broker's Will drops its straps on the hub.
             kill(gateways[2].process.pid, SIGKILL)
             try await eventually("room 3's straps lost on the hub") {
                 let seen = try await sensors(hub)
-                return Self.straps(3).allSatisfy { seen[$0]?["state"] as? String == "disconnected" }
+                return Self.straps(3).allSatisfy { seen[$0]?.state == .disconnected }
             }
             let afterKill = try await sensors(hub)
-            #expect(Self.straps(1).allSatisfy { afterKill[$0]?["state"] as? String == "ready" }, "the others go on")
-            #expect(afterKill[Self.straps(3)[0]]?["disconnections"] as? Int == 1)
+            #expect(Self.straps(1).allSatisfy { afterKill[$0]?.state == .ready }, "the others go on")
+            #expect(afterKill[Self.straps(3)[0]]?.disconnections == 1)
 
             // It comes back: so do its straps.
             let setup = Self.gateway(3, broker: broker)
@@ -118,13 +115,14 @@ struct HubTests {
                 sensorsSection: setup.sensors)
             try await eventually("room 3's straps back on the hub") {
                 let seen = try await sensors(hub)
-                return Self.straps(3).allSatisfy { seen[$0]?["state"] as? String == "ready" }
+                return Self.straps(3).allSatisfy { seen[$0]?.state == .ready }
             }
 
-            let stopped = try object(try await hub.unix.send(.POST, "/v1/sessions/\(session)/stop"))
-            let samples = try object(try await hub.unix.send(.GET, "/v1/workouts/\(session)/samples"))
-            #expect(stopped["state"] as? String == "ended")
-            #expect(((samples["samples"] as? [Any])?.count ?? 0) >= 3, "the remote strap's samples are stored")
+            let stopped = try await hub.unix.send(.POST, "/v1/sessions/\(session)/stop").decoded(SessionJSON.self)
+            let samples = try await hub.unix.send(.GET, "/v1/workouts/\(session)/samples")
+                .list("samples", of: SampleJSON.self)
+            #expect(stopped.state == "ended")
+            #expect(samples.count >= 3, "the remote strap's samples are stored")
         }
     }
 
@@ -171,13 +169,9 @@ struct HubTests {
                 #expect(try await hub.unix.send(.POST, "/v1/class", json: [:]).status == 201)
                 var sessions: [String: String] = [:]
                 try await eventually("alice, bob and carol in the class") {
-                    let reply = try object(try await hub.unix.send(.GET, "/v1/class"))
-                    for member in reply["members"] as? [[String: Any]] ?? [] {
-                        if let athlete = member["athlete"] as? String, let session = member["session"] as? String,
-                            member["state"] as? String == "in"
-                        {
-                            sessions[athlete] = session
-                        }
+                    let running = try await hub.unix.send(.GET, "/v1/class").decoded(ClassJSON.self)
+                    for member in running.members where member.state == "in" {
+                        if let session = member.session { sessions[member.athlete] = session }
                     }
                     return sessions.count == 3
                 }
@@ -195,15 +189,11 @@ struct HubTests {
                 // PostgreSQL restarts: the hub holds the samples it cannot write and writes them after.
                 await database.stop()
                 try await eventually("the hub reports the store unreachable") {
-                    let health = try object(try await hub.unix.send(.GET, "/v1/health"))
-                    return (health["problems"] as? [String])?.contains("store unreachable") == true
+                    try await health(hub).problems?.contains("store unreachable") == true
                 }
-                let whileDown = try object(try await hub.unix.send(.GET, "/v1/health"))
-                #expect(((whileDown["store"] as? [String: Any])?["waiting"] as? Int ?? 0) > 0)
+                #expect((try await health(hub).store?.waiting ?? 0) > 0)
                 try await database.start()
-                try await eventually("the hub's store healthy again") {
-                    try object(try await hub.unix.send(.GET, "/v1/health"))["problems"] == nil
-                }
+                try await eventually("the hub's store healthy again") { try await health(hub).problems == nil }
 
                 // The broker restarts: frames published meanwhile come back from the gateways' journals.
                 let before = try await storedCounts()
@@ -211,19 +201,18 @@ struct HubTests {
                 try await eventually("the hub lost every remote strap") {
                     let seen = try await sensors(hub)
                     return Self.hubAthletes.allSatisfy {
-                        seen[Self.straps($0.0)[0]]?["state"] as? String == "disconnected"
+                        seen[Self.straps($0.0)[0]]?.state == .disconnected
                     }
                 }
                 // Several frames pass on each gateway while the broker is away.
-                let gatewayFrames = try await sensors(gateways[0])[Self.straps(1)[0]]?["framesDecoded"] as? Int ?? 0
+                let gatewayFrames = try await sensors(gateways[0])[Self.straps(1)[0]]?.framesDecoded ?? 0
                 try await eventually("gateway 1 decoded 5 more frames with the broker away") {
-                    (try await sensors(gateways[0])[Self.straps(1)[0]]?["framesDecoded"] as? Int ?? 0) >= gatewayFrames
-                        + 5
+                    (try await sensors(gateways[0])[Self.straps(1)[0]]?.framesDecoded ?? 0) >= gatewayFrames + 5
                 }
                 try await broker.start()
                 try await eventually("the remote straps back on the hub") {
                     let seen = try await sensors(hub)
-                    return Self.hubAthletes.allSatisfy { seen[Self.straps($0.0)[0]]?["state"] as? String == "ready" }
+                    return Self.hubAthletes.allSatisfy { seen[Self.straps($0.0)[0]]?.state == .ready }
                 }
                 // Live frames are stored within a second or two, the journal's as the batches arrive.
                 var seenLast = ""
@@ -261,10 +250,10 @@ struct HubTests {
                     #expect(state == ["finished"], "\(athlete)'s workout finished in PostgreSQL")
                     // The outage's samples came as backfill, after the live view moved on: the
                     // finished workout's figures are those of its stored samples all the same.
-                    let detail = try object(try await hub.unix.send(.GET, "/v1/workouts/\(session)"))
-                    let statistics = (detail["summary"] as? [String: Any])?["statistics"] as? [String: Any]
+                    let detail = try await hub.unix.send(.GET, "/v1/workouts/\(session)").decoded(
+                        WorkoutDetailJSON.self)
                     for type in ["heartRate", "heartbeatSeries"] {
-                        let figures = try #require(statistics?[type] as? [String: Any], "\(athlete): \(type)")
+                        let figures = try #require(detail.summary?.statistics[type], "\(athlete): \(type)")
                         let stored =
                             try await database.query(
                                 """
@@ -273,10 +262,9 @@ struct HubTests {
                                 """
                             ).first?.split(separator: "|").compactMap { Double($0) } ?? []
                         try #require(stored.count == 4, "\(athlete): \(type) stored \(stored)")
-                        #expect(figures["count"] as? Int == Int(stored[0]), "\(athlete): \(type) count vs stored")
-                        #expect(
-                            abs((figures["average"] as? Double ?? .nan) - stored[1]) < 1e-6, "\(athlete): \(type) mean")
-                        #expect(figures["min"] as? Double == stored[2] && figures["max"] as? Double == stored[3])
+                        #expect(figures.count == Int(stored[0]), "\(athlete): \(type) count vs stored")
+                        #expect(abs((figures.average ?? .nan) - stored[1]) < 1e-6, "\(athlete): \(type) mean")
+                        #expect(figures.min == stored[2] && figures.max == stored[3])
                     }
                 }
                 let athletes = try await database.query("SELECT DISTINCT athlete FROM workout ORDER BY athlete")
@@ -307,68 +295,59 @@ struct HubTests {
                 sensorsSection: strapSection)
             defer { hub.stop() }
             try await eventually("the strap ready on the hub") {
-                try await sensors(hub)[strap]?["state"] as? String == "ready"
+                try await sensors(hub)[strap]?.state == .ready
             }
             // One session on each, started together, on the same strap for the same athlete.
             async let onGateway = gateway.unix.send(
                 .POST, "/v1/sessions", json: ["sensors": [strap], "athlete": "alice"])
             async let onHub = hub.unix.send(.POST, "/v1/sessions", json: ["sensors": [strap], "athlete": "alice"])
-            let ids = try [object(try await onGateway)["id"] as? String, object(try await onHub)["id"] as? String]
-            let gatewaySession = try #require(ids[0])
-            let hubSession = try #require(ids[1])
+            let gatewaySession = try await onGateway.decoded(SessionJSON.self).id.wire
+            let hubSession = try await onHub.decoded(SessionJSON.self).id.wire
             // Past two minutes of beats on both: α1 windows exist.
             try await eventually("α1 on both", timeout: .seconds(240)) {
-                let gatewayLive = try object(try await gateway.unix.send(.GET, "/v1/sessions/\(gatewaySession)"))
-                let hubLive = try object(try await hub.unix.send(.GET, "/v1/sessions/\(hubSession)"))
-                return gatewayLive["alpha1"] is [String: Any] && hubLive["alpha1"] is [String: Any]
+                let gatewayLive = try await gateway.unix.send(.GET, "/v1/sessions/\(gatewaySession)")
+                    .decoded(SessionJSON.self).live
+                let hubLive = try await hub.unix.send(.GET, "/v1/sessions/\(hubSession)").decoded(SessionJSON.self).live
+                return gatewayLive?.alpha1 != nil && hubLive?.alpha1 != nil
             }
             async let gatewayStop = gateway.unix.send(.POST, "/v1/sessions/\(gatewaySession)/stop")
             async let hubStop = hub.unix.send(.POST, "/v1/sessions/\(hubSession)/stop")
-            let stopped = try [object(try await gatewayStop), object(try await hubStop)]
-            let summaries = try stopped.map { try #require($0["summary"] as? [String: Any]) }
+            let stopped = try [await gatewayStop.decoded(SessionJSON.self), await hubStop.decoded(SessionJSON.self)]
+            let summaries = try stopped.map { try #require($0.summary) }
             let (local, remote) = (summaries[0], summaries[1])
 
-            func zones(_ summary: [String: Any]) -> [Double] {
-                (summary["zones"] as? [[String: Any]] ?? []).map { $0["duration"] as? Double ?? -1 }
-            }
+            func zones(_ summary: WorkoutJSON.Summary) -> [Double] { summary.zones.map(\.duration) }
             #expect(zones(remote).count == 5)
             #expect(zones(remote).reduce(0, +) > 100, "the hub's session counts time in zones: \(zones(remote))")
             for (hubZone, gatewayZone) in zip(zones(remote), zones(local)) {
                 #expect(abs(hubZone - gatewayZone) <= 2.5, "zones: hub \(zones(remote)), gateway \(zones(local))")
             }
-            func figure(_ summary: [String: Any], _ path: String...) -> Double? {
-                var value: Any? = summary
-                for key in path { value = (value as? [String: Any])?[key] }
-                return (value as? Double) ?? (value as? Int).map(Double.init)
-            }
-            let hubIntervals = try #require(figure(remote, "hrv", "acceptedIntervals"))
-            let gatewayIntervals = try #require(figure(local, "hrv", "acceptedIntervals"))
+            let hubIntervals = remote.hrv.acceptedIntervals
+            let gatewayIntervals = local.hrv.acceptedIntervals
             #expect(hubIntervals > 150, "the hub's HRV counts the strap's beats")
             #expect(
                 abs(hubIntervals - gatewayIntervals) <= 8, "beats: hub \(hubIntervals), gateway \(gatewayIntervals)")
-            let hubRMSSD = try #require(figure(remote, "hrv", "rmssd"))
-            let gatewayRMSSD = try #require(figure(local, "hrv", "rmssd"))
+            let hubRMSSD = try #require(remote.hrv.rmssd)
+            let gatewayRMSSD = try #require(local.hrv.rmssd)
             #expect(
                 abs(hubRMSSD - gatewayRMSSD) <= 0.1 * gatewayRMSSD, "RMSSD: hub \(hubRMSSD), gateway \(gatewayRMSSD)")
-            let hubWindows = try #require(figure(remote, "dfaAlpha1", "windows"))
-            let gatewayWindows = try #require(figure(local, "dfaAlpha1", "windows"))
+            let hubWindows = remote.dfaAlpha1.windows
+            let gatewayWindows = local.dfaAlpha1.windows
             #expect(hubWindows >= 1 && abs(hubWindows - gatewayWindows) <= 1)
-            if let hubAlpha = figure(remote, "dfaAlpha1", "last"), let gatewayAlpha = figure(local, "dfaAlpha1", "last")
-            {
+            if let hubAlpha = remote.dfaAlpha1.last, let gatewayAlpha = local.dfaAlpha1.last {
                 #expect(abs(hubAlpha - gatewayAlpha) <= 0.1, "α1: hub \(hubAlpha), gateway \(gatewayAlpha)")
             } else {
-                Issue.record("no α1 value: hub \(String(describing: remote["dfaAlpha1"]))")
+                Issue.record("no α1 value: hub \(remote.dfaAlpha1)")
             }
             for type in ["heartRate", "heartbeatSeries"] {
-                let hubCount = try #require(figure(remote, "statistics", type, "count"))
-                let gatewayCount = try #require(figure(local, "statistics", type, "count"))
+                let hubCount = try #require(remote.statistics[type]?.count)
+                let gatewayCount = try #require(local.statistics[type]?.count)
                 #expect(abs(hubCount - gatewayCount) <= 4, "\(type): hub \(hubCount), gateway \(gatewayCount)")
             }
-            let hubAverage = try #require(figure(remote, "statistics", "heartRate", "average"))
-            let gatewayAverage = try #require(figure(local, "statistics", "heartRate", "average"))
+            let hubAverage = try #require(remote.statistics["heartRate"]?.average)
+            let gatewayAverage = try #require(local.statistics["heartRate"]?.average)
             #expect(abs(hubAverage - gatewayAverage) <= 1, "average: hub \(hubAverage), gateway \(gatewayAverage)")
-            let energy = stopped.map { ($0["summary"] as? [String: Any])?["activeEnergy"] as? [String: Any] }
-            #expect(energy[1]?["source"] as? String == energy[0]?["source"] as? String, "energy from the same source")
+            #expect(remote.activeEnergy.source == local.activeEnergy.source, "energy from the same source")
         }
     }
 }

@@ -1,14 +1,19 @@
 import Bridge
 import Foundation
+import JSONSupport
 import Testing
 import Wire
 
 @Suite("Live hub: routing filters and a byte budget per client")
 struct LiveHubTests {
+    /// The tests' own payload: a message's number.
+    struct Numbered: Decodable {
+        var n: Int
+    }
+
     func number(_ delivery: LiveSubscription.Delivery) -> Int? {
         guard case .message(let message) = delivery else { return nil }
-        let object = try? JSONSerialization.jsonObject(with: Data(message.json.utf8)) as? [String: Any]
-        return object?["n"] as? Int
+        return try? JSONText.decode(Numbered.self, from: Data(message.json.utf8)).n
     }
 
     @Test("a client that does not read keeps only the newest messages within its budget, and is told what it lost")

@@ -196,17 +196,16 @@ struct MetricsLintTests {
                 #expect(check.lines.isEmpty, "\(name): promtool check metrics:\n\(check.lines.joined(separator: "\n"))")
             }
             // Every refusal is counted by reason alike in the status and /metrics: frames and broadcasts.
-            let sensors = try #require(
-                try await gateway.unix.send(.GET, "/v1/sensors").object?["sensors"] as? [[String: Any]])
+            let sensors = try await gateway.unix.send(.GET, "/v1/sensors").list("sensors", of: SensorStatus.self)
             let gatewayScrape = String(decoding: scrapes.first { $0.name == "gateway" }?.body ?? Data(), as: UTF8.self)
             for (address, family) in [
                 (DaemonUnderTest.straps[2], "hrbridge_frames_refused_total"),
                 (Self.broadcaster, "hrbridge_broadcasts_refused_total"),
             ] {
-                let status = try #require(sensors.first { $0["address"] as? String == address }, "\(address)")
-                let byReason = try #require(status["refusedByReason"] as? [String: Int], "\(address): \(status)")
+                let status = try #require(sensors.first { $0.address == address }, "\(address)")
+                let byReason = status.refusedByReason
                 #expect(!byReason.isEmpty, "\(address): refusals by reason")
-                #expect(byReason.values.reduce(0, +) == status["framesRefused"] as? Int, "\(address): \(status)")
+                #expect(byReason.values.reduce(0, +) == status.framesRefused, "\(address): \(status)")
                 for reason in byReason.keys {
                     #expect(gatewayScrape.contains("\(family){reason=\"\(reason)\"}"), "\(family) by \(reason)")
                 }

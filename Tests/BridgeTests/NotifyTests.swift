@@ -142,10 +142,9 @@ struct NotifyTests {
         // The running session was ended and saved on the way out.
         let restarted = try await DaemonUnderTest(reusing: daemon)
         defer { restarted.stop(removing: false) }
-        let workouts = try await restarted.unix.send(.GET, "/v1/workouts")
-        let list = workouts.object?["workouts"] as? [[String: Any]]
-        #expect(list?.count == 1)
-        #expect(list?.first?["active"] as? Bool == false)
+        let list = try await restarted.unix.send(.GET, "/v1/workouts").list("workouts", of: WorkoutListingJSON.self)
+        #expect(list.count == 1)
+        #expect(list.first?.active == false)
     }
 
     @Test("a notify socket nobody reads fills up, and the daemon goes on serving (sends never block)")

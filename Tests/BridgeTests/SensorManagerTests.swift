@@ -1,6 +1,7 @@
 import BridgeClient
 import Foundation
 import GATT
+import JSONSupport
 import Logging
 import SensorSimulator
 import Sensors
@@ -73,18 +74,17 @@ struct SensorManagerTests {
         for index in 40..<48 { await frame(139, at: Double(index) * 0.25) }
         // A marker the manager never sends: the end of what the test published.
         hub.publish(LiveMessage(kind: .error, session: nil, sensor: "C0:FF:EE:00:00:01", json: "{}"))
-        var statuses: [[String: Any]] = []
+        var statuses: [SensorStatus] = []
         var measurements = 0
         for await message in messages {
             if message.kind == .error { break }
             if message.kind == .measurement { measurements += 1 }
             if message.kind == .sensor {
-                statuses.append(
-                    try #require(try JSONSerialization.jsonObject(with: Data(message.json.utf8)) as? [String: Any]))
+                statuses.append(try JSONText.decode(SensorStatus.self, from: Data(message.json.utf8)))
             }
         }
         #expect(measurements == 48, "every frame's heart rate is on the stream as a measurement")
         #expect((10...12).contains(statuses.count), "about one status a second, not one a frame: \(statuses.count)")
-        #expect(statuses.last?["heartRate"] as? Int == 139, "the last heart rate went out")
+        #expect(statuses.last?.heartRate == 139, "the last heart rate went out")
     }
 }

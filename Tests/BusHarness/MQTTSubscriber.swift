@@ -10,9 +10,14 @@ public final class MQTTSubscriber: Sendable {
         public var retain: Bool
         public var qos: Int
 
-        /// The payload as a JSON object, when it is one.
+        /// The payload as a JSON object, when it is one (for a peer's format, or the raw shape).
         public var object: [String: Any]? {
             (try? JSONSerialization.jsonObject(with: Data(payload.utf8))) as? [String: Any]
+        }
+
+        /// The payload as `Value`, when it is one.
+        public func decode<Value: Decodable>(_ type: Value.Type) -> Value? {
+            try? JSONDecoder().decode(type, from: Data(payload.utf8))
         }
     }
 

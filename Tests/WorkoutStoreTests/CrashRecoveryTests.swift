@@ -5,6 +5,7 @@ import Logging
 import Samples
 import Sensors
 import Testing
+import Wire
 import Workouts
 
 @testable import WorkoutStore
@@ -48,11 +49,11 @@ struct CrashRecoveryTests {
                 let lines = child.output
                 let now = monotonicSeconds()
                 for line in lines[consumed...] where line.contains("\"kind\":\"sample\"") {
-                    guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                        let type = object["type"] as? String, let start = object["start"] as? String,
-                        let value = object["value"] as? Double
-                    else { continue }
-                    seen[key(type, start, value)] = now
+                    // (The last line may be cut short by the kill.)
+                    guard let sample = try? JSONDecoder().decode(SampleJSON.self, from: Data(line.utf8)) else {
+                        continue
+                    }
+                    seen[key(sample.type, sample.start, sample.value)] = now
                     samplesSeen += 1
                 }
                 consumed = lines.count
@@ -62,11 +63,8 @@ struct CrashRecoveryTests {
             let killedAt = monotonicSeconds()
             _ = await child.wait()
             for line in child.output[consumed...] where line.contains("\"kind\":\"sample\"") {
-                if let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                    let type = object["type"] as? String, let start = object["start"] as? String,
-                    let value = object["value"] as? Double
-                {
-                    seen[key(type, start, value)] = killedAt
+                if let sample = try? JSONDecoder().decode(SampleJSON.self, from: Data(line.utf8)) {
+                    seen[key(sample.type, sample.start, sample.value)] = killedAt
                 }
             }
 
@@ -195,9 +193,8 @@ struct CrashRecoveryTests {
         try await eventually("the workout to record") { run.output.contains { $0.contains("\"kind\":\"sample\"") } }
         kill(run.pid, signal)
         #expect(await run.wait() == 0, "\(run.report)")
-        let summary = try #require(
-            run.output.last.flatMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
-        let elapsed = try #require(summary["elapsedTime"] as? Double)
+        let summary = try JSONDecoder().decode(WorkoutJSON.Summary.self, from: Data(try #require(run.output.last).utf8))
+        let elapsed = summary.elapsedTime
         #expect(elapsed > 0 && elapsed < 1800, "ended where it stood: \(elapsed) s")
         let store = try WorkoutStore(path: path, guest: true)
         #expect(try store.activeSessions().isEmpty, "nothing left for --recover")

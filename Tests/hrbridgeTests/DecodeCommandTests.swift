@@ -1,5 +1,7 @@
 import Foundation
+import JSONSupport
 import Testing
+import Wire
 
 /// Runs the built `hrbridge` executable, as a user would.
 struct CommandResult {
@@ -34,8 +36,9 @@ func runHRBridge(_ arguments: [String], in directory: URL? = nil) throws -> Comm
         stderr: String(decoding: stderr, as: UTF8.self))
 }
 
-private func json(_ text: String) throws -> [String: Any] {
-    try #require(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+/// A decoded value's object: free-form, as its keys, `null`s and number kinds are what is checked.
+private func json(_ text: String) throws -> [String: JSONValue] {
+    try JSONLines.decode([String: JSONValue].self, text)
 }
 
 @Suite("hrbridge decode")
@@ -46,11 +49,11 @@ struct DecodeCommandTests {
         #expect(result.status == 0)
         let object = try json(result.stdout)
         #expect(Set(object.keys) == ["heartRate", "sensorContact", "energyExpended", "energySaturated", "rrIntervals"])
-        #expect(object["heartRate"] as? Int == 85)
-        #expect(object["sensorContact"] as? String == "detected")
-        #expect(object["energyExpended"] as? Int == 50)
-        #expect(object["energySaturated"] as? Bool == false)
-        #expect(object["rrIntervals"] as? [Double] == [0.0322265625])
+        #expect(object["heartRate"]?.integer == 85)
+        #expect(object["sensorContact"]?.string == "detected")
+        #expect(object["energyExpended"]?.integer == 50)
+        #expect(object["energySaturated"]?.bool == false)
+        #expect(object["rrIntervals"] == .array([.number(0.0322265625)]))
         #expect(result.stderr.isEmpty)
     }
 
@@ -59,11 +62,11 @@ struct DecodeCommandTests {
         let result = try runHRBridge(["decode", "heart-rate-measurement", "10:43", "72", "03"])
         #expect(result.status == 0)
         let object = try json(result.stdout)
-        #expect(object["energyExpended"] is NSNull)
-        #expect(object["sensorContact"] as? String == "notSupported")
-        #expect(object["rrIntervals"] as? [Double] == [0.861328125])
+        #expect(object["energyExpended"] == .null)
+        #expect(object["sensorContact"]?.string == "notSupported")
+        #expect(object["rrIntervals"] == .array([.number(0.861328125)]))
         let saturated = try json(try runHRBridge(["decode", "0x2A37", "08 46 FF FF"]).stdout)
-        #expect(saturated["energySaturated"] as? Bool == true)
+        #expect(saturated["energySaturated"]?.bool == true)
     }
 
     @Test(
@@ -96,22 +99,22 @@ struct DecodeCommandTests {
     func otherCharacteristics() throws {
         let bike = try json(
             try runHRBridge(["decode", "indoor-bike-data", "54 02 CA 0C A0 00 D3 A4 00 2C 01 8F"]).stdout)
-        #expect(abs((bike["speed"] as? Double ?? 0) - 9.09444) < 0.0001)
-        #expect(bike["cadence"] as? Double == 80)
-        #expect(bike["totalDistance"] as? Int == 42195)
-        #expect(bike["power"] as? Int == 300)
-        #expect(bike["heartRate"] as? Int == 143)
+        #expect(abs((bike["speed"]?.number ?? 0) - 9.09444) < 0.0001)
+        #expect(bike["cadence"]?.number == 80)
+        #expect(bike["totalDistance"]?.integer == 42195)
+        #expect(bike["power"]?.integer == 300)
+        #expect(bike["heartRate"]?.integer == 143)
         let power = try json(try runHRBridge(["decode", "2a63", "00 00 FB FF"]).stdout)
-        #expect(power["instantaneousPower"] as? Int == -5)
+        #expect(power["instantaneousPower"]?.integer == -5)
         let battery = try json(try runHRBridge(["decode", "2a19", "64"]).stdout)
-        #expect(battery["batteryLevel"] as? Int == 100)
+        #expect(battery["batteryLevel"]?.integer == 100)
         let location = try json(try runHRBridge(["decode", "2a38", "07"]).stdout)
-        #expect(location["bodySensorLocation"] as? String == "unknown")
-        #expect(location["rawValue"] as? Int == 7)
+        #expect(location["bodySensorLocation"]?.string == "unknown")
+        #expect(location["rawValue"]?.integer == 7)
         let csc = try json(try runHRBridge(["decode", "2a5b", "01 39 30 00 00 E8 03"]).stdout)
-        #expect(csc["wheelEventTime"] as? Double == 0.9765625)
+        #expect(csc["wheelEventTime"]?.number == 0.9765625)
         let model = try json(try runHRBridge(["decode", "model-number", "48 31 30 00 00"]).stdout)
-        #expect(model["modelNumber"] as? String == "H10")
+        #expect(model["modelNumber"]?.string == "H10")
         #expect(try runHRBridge(["decode", "2a19", "65"]).status == 65)
     }
 
@@ -121,13 +124,14 @@ struct DecodeCommandTests {
             "decode", "2a37", "16 42 18 04 70 01", "--samples", "--received-at", "2026-01-01T10:00:00Z",
         ])
         #expect(result.status == 0)
-        let samples = try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
-        #expect(samples.map { $0["type"] as? String } == ["heartRate", "heartbeatSeries", "heartbeatSeries"])
-        #expect(samples[0]["value"] as? Double == 66)
-        #expect(samples[0]["unit"] as? String == "count/min")
-        #expect(samples[2]["end"] as? String == "2026-01-01T10:00:00.000Z")
-        #expect(samples[2]["start"] as? String == "2026-01-01T09:59:59.640Z")
-        #expect((samples[1]["metadata"] as? [String: Any])?["rawRRInterval"] as? Int == 1048)
+        let samples = try JSONLines.decode([SampleJSON].self, result.stdout)
+        #expect(samples.map(\.type) == ["heartRate", "heartbeatSeries", "heartbeatSeries"])
+        try #require(samples.count == 3)
+        #expect(samples[0].value == 66)
+        #expect(samples[0].unit == "count/min")
+        #expect(samples[2].end == "2026-01-01T10:00:00.000Z")
+        #expect(samples[2].start == "2026-01-01T09:59:59.640Z")
+        #expect(samples[1].metadata.rawRRInterval == 1048)
     }
 
     @Test("--help documents exit codes and the JSON keys")

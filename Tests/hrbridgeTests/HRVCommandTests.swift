@@ -1,9 +1,19 @@
 import Foundation
+import JSONSupport
 import Testing
+import Wire
 import Workouts
+
+@testable import hrbridge
 
 @Suite("hrbridge hrv analyze")
 struct HRVCommandTests {
+    /// What these tests read of the report (`HRVReport` only writes): the count and the α1 windows.
+    struct Report: Decodable {
+        var intervals: Int
+        var dfaAlpha1: [WorkoutJSON.HRVWindow]
+    }
+
     /// A breathing heart with one missed and one extra beat, as whole milliseconds.
     static func series() -> [Double] {
         var series = (0..<900).map { index in (650 + 25 * sin(2 * Double.pi * Double(index) / 5.3)).rounded() }
@@ -23,30 +33,33 @@ struct HRVCommandTests {
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         let result = try runHRBridge(["hrv", "analyze", path])
         #expect(result.status == 0, "\(result.stderr)")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        // Every key documented: the report's own keys, nulls kept, as printed.
+        let object = try JSONLines.decode([String: JSONValue].self, result.stdout)
         #expect(
             Set(object.keys) == [
                 "intervals", "artefacts", "meanRR", "meanHeartRate", "rmssd", "sdnn", "pnn50", "dfaAlpha1",
                 "thresholds",
             ])
-        #expect(object["intervals"] as? Int == series.count)
-        let artefacts = try #require(object["artefacts"] as? [String: Any])
-        #expect(artefacts["missed"] as? Int == 1)
-        #expect(artefacts["extra"] as? Int == 1)
+        #expect(object["intervals"]?.integer == series.count)
+        let artefacts = try #require(object["artefacts"]?.object)
+        #expect(artefacts["missed"]?.integer == 1)
+        #expect(artefacts["extra"]?.integer == 1)
         let analysis = HRVAnalysis(intervals: series)
-        #expect(abs((object["rmssd"] as? Double ?? 0) - (analysis.timeDomain?.rmssd ?? .nan)) < 1e-9)
-        #expect(abs((object["sdnn"] as? Double ?? 0) - (analysis.timeDomain?.sdnn ?? .nan)) < 1e-9)
-        #expect(abs((object["pnn50"] as? Double ?? -1) - (analysis.timeDomain?.pnn50 ?? .nan)) < 1e-9)
-        let windows = try #require(object["dfaAlpha1"] as? [[String: Any]])
-        #expect(windows.count == analysis.windows.count)
+        #expect(abs((object["rmssd"]?.number ?? 0) - (analysis.timeDomain?.rmssd ?? .nan)) < 1e-9)
+        #expect(abs((object["sdnn"]?.number ?? 0) - (analysis.timeDomain?.sdnn ?? .nan)) < 1e-9)
+        #expect(abs((object["pnn50"]?.number ?? -1) - (analysis.timeDomain?.pnn50 ?? .nan)) < 1e-9)
+        let windowObjects = try #require(object["dfaAlpha1"]?.array).compactMap { $0.object }
         #expect(
-            windows.first.map { Set($0.keys) } == [
+            windowObjects.first.map { Set($0.keys) } == [
                 "end", "beats", "alpha1", "artefactPercent", "artefacts", "reliable", "heartRate", "power",
             ])
-        let printed = windows.map { $0["alpha1"] as? Double ?? .nan }
+        // The windows themselves, as the live stream's `hrv` messages carry them.
+        let windows = try JSONLines.decode(Report.self, result.stdout).dfaAlpha1
+        #expect(windows.count == analysis.windows.count)
+        let printed = windows.map { $0.alpha1 ?? .nan }
         let computed = analysis.windows.map { $0.alpha1 ?? .nan }
         #expect(zip(printed, computed).allSatisfy { abs($0 - $1) < 1e-9 }, "the printed α1 series is the library's")
-        let thresholds = try #require(object["thresholds"] as? [String: Any])
+        let thresholds = try #require(object["thresholds"]?.object)
         #expect(Set(thresholds.keys) == ["hrvt1", "hrvt2", "points", "rSquared", "confident", "note"])
     }
 
@@ -77,16 +90,13 @@ struct HRVCommandTests {
         let run = try runHRBridge(["workout", "run", "--json", "--speed", "max", "--duration", "6m", "--store", store])
         #expect(run.status == 0, "\(run.stderr)")
         let listing = try runHRBridge(["workouts", "list", "--json", "--store", store])
-        let line = try #require(listing.stdout.split(separator: "\n").first)
-        let id = try #require(
-            (try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["id"] as? String)
+        let line = try #require(JSONLines.lines(listing.stdout).first)
+        let id = try JSONLines.decode(ListLine.self, line).id
         let result = try runHRBridge(["hrv", "analyze", id, "--store", store])
         #expect(result.status == 0, "\(result.stderr)")
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-        let intervals = try #require(object["intervals"] as? Int)
-        #expect(intervals > 300, "six minutes of beats")
-        let windows = try #require(object["dfaAlpha1"] as? [[String: Any]])
-        #expect(windows.count >= 40)
-        #expect(windows.allSatisfy { ($0["end"] as? Double ?? 0) >= 120 })
+        let report = try JSONLines.decode(Report.self, result.stdout)
+        #expect(report.intervals > 300, "six minutes of beats")
+        #expect(report.dfaAlpha1.count >= 40)
+        #expect(report.dfaAlpha1.allSatisfy { $0.end >= 120 })
     }
 }

@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+import Wire
+
+@testable import hrbridge
 
 private func temporaryFile(_ name: String, _ text: String) throws -> URL {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("plan-\(UUID().uuidString)")
@@ -79,21 +82,20 @@ struct PlanCommandTests {
         let file = try temporaryFile("p.json", try runHRBridge(["plan", "example"]).stdout)
         let result = try runHRBridge(["plan", "run", file.path, "--speed", "max", "--json", "--guest", "--age", "35"])
         #expect(result.status == 0, "\(result.stderr)")
-        let objects = try result.stdout.split(separator: "\n").map {
-            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
-        }
-        let plan = objects.filter { $0["kind"] as? String == "plan" }
-        let started = plan.filter { $0["event"] as? String == "stepStarted" }
-        #expect(started.compactMap { $0["index"] as? Int } == Array(0..<8))
-        #expect(plan.filter { $0["event"] as? String == "lap" }.count == 3)
-        #expect(plan.last?["event"] as? String == "completed")
+        // Tagged lines, then the summary.
+        let lines = JSONLines.lines(result.stdout)
+        let plan = try JSONLines.messages(lines.dropLast(), .plan, as: PlanJSON.Event.self).map(\.payload)
+        let started = plan.filter { $0.event == "stepStarted" }
+        #expect(started.compactMap(\.step?.index) == Array(0..<8))
+        #expect(plan.filter { $0.event == "lap" }.count == 3)
+        #expect(plan.last?.event == "completed")
         // Time goals end on time, whatever the tick.
-        let ended = plan.filter { $0["event"] as? String == "stepEnded" }
+        let ended = plan.filter { $0.event == "stepEnded" }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        let lengths = ended.compactMap { object -> Double? in
-            guard let start = (object["start"] as? String).flatMap(formatter.date(from:)),
-                let end = (object["end"] as? String).flatMap(formatter.date(from:))
+        let lengths = ended.compactMap { event -> Double? in
+            guard let start = event.start.flatMap(formatter.date(from:)),
+                let end = event.end.flatMap(formatter.date(from:))
             else { return nil }
             return end.timeIntervalSince(start)
         }
@@ -101,11 +103,10 @@ struct PlanCommandTests {
         #expect(lengths.count == 8)
         for (length, goal) in zip(lengths, goals) { #expect(abs(length - goal) < 0.5, "\(lengths)") }
         // The workout ends when the plan does: 13 minutes, not the backstop.
-        let summary = try #require(objects.last)
-        #expect(abs((summary["elapsedTime"] as? Double ?? 0) - 780) < 1)
-        let events = try #require(summary["events"] as? [[String: Any]])
-        #expect(events.filter { $0["type"] as? String == "segment" }.count == 8)
-        #expect(events.filter { $0["type"] as? String == "lap" }.count == 3)
+        let summary = try JSONLines.decode(WorkoutJSON.Summary.self, try #require(lines.last))
+        #expect(abs(summary.elapsedTime - 780) < 1)
+        #expect(summary.events.filter { $0.type == "segment" }.count == 8)
+        #expect(summary.events.filter { $0.type == "lap" }.count == 3)
     }
 
     @Test("schedule, list, and completion by a run of the same plan")
@@ -118,10 +119,9 @@ struct PlanCommandTests {
         let badDate = try runHRBridge(["plan", "schedule", file.path, "--at", "tomorrowish", "--store", store])
         #expect(badDate.status == 64)
         var list = try runHRBridge(["plan", "list", "--json", "--store", store])
-        var entry = try #require(
-            JSONSerialization.jsonObject(with: Data(list.stdout.split(separator: "\n")[0].utf8)) as? [String: Any])
-        #expect(entry["status"] as? String == "upcoming")
-        #expect(entry["name"] as? String == "Heart-rate intervals")
+        var entry = try JSONLines.decode(ScheduledLine.self, try #require(JSONLines.lines(list.stdout).first))
+        #expect(entry.status == "upcoming")
+        #expect(entry.name == "Heart-rate intervals")
 
         let run = try runHRBridge([
             "plan", "run", file.path, "--speed", "max", "--json", "--age", "35", "--store", store,
@@ -129,9 +129,8 @@ struct PlanCommandTests {
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stderr.contains("marked the scheduled 'Heart-rate intervals'"))
         list = try runHRBridge(["plan", "list", "--json", "--store", store])
-        entry = try #require(
-            JSONSerialization.jsonObject(with: Data(list.stdout.split(separator: "\n")[0].utf8)) as? [String: Any])
-        #expect(entry["status"] as? String == "done")
-        #expect(entry["workout"] is String)
+        entry = try JSONLines.decode(ScheduledLine.self, try #require(JSONLines.lines(list.stdout).first))
+        #expect(entry.status == "done")
+        #expect(entry.workout != nil)
     }
 }

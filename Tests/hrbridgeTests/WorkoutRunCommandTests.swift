@@ -1,11 +1,9 @@
 import Foundation
+import JSONSupport
 import Testing
+import Wire
 
-private func lines(_ text: String) throws -> [[String: Any]] {
-    try text.split(separator: "\n").map {
-        try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
-    }
-}
+@testable import hrbridge
 
 @Suite("hrbridge workout")
 struct WorkoutRunCommandTests {
@@ -16,28 +14,26 @@ struct WorkoutRunCommandTests {
             "--age", "35", "--sex", "male", "--weight", "72",
         ])
         #expect(result.status == 0, "\(result.stderr)")
-        let objects = try lines(result.stdout)
-        let summary = try #require(objects.last)
+        let lines = JSONLines.lines(result.stdout)
+        let last = try #require(lines.last)
+        // The documented keys: the summary's own object, as printed.
         #expect(
-            Set(summary.keys) == [
+            Set(try JSONLines.decode([String: JSONValue].self, last).keys) == [
                 "elapsedTime", "statistics", "zones", "events", "activities", "hrv", "dfaAlpha1", "activeEnergy",
             ])
-        #expect(summary["elapsedTime"] as? Double == 240)
-        let statistics = try #require(summary["statistics"] as? [String: [String: Any]])
-        let heartRate = try #require(statistics["heartRate"])
-        #expect((heartRate["average"] as? Double ?? 0) > 50)
-        #expect(heartRate["unit"] as? String == "count/min")
-        let zones = try #require(summary["zones"] as? [[String: Any]])
-        #expect(zones.map { $0["index"] as? Int } == [1, 2, 3, 4, 5])
-        let covered = zones.compactMap { $0["duration"] as? Double }.reduce(0, +)
+        let summary = try JSONLines.decode(WorkoutJSON.Summary.self, last)
+        #expect(summary.elapsedTime == 240)
+        let heartRate = try #require(summary.statistics["heartRate"])
+        #expect((heartRate.average ?? 0) > 50)
+        #expect(heartRate.unit == "count/min")
+        #expect(summary.zones.map(\.index) == [1, 2, 3, 4, 5])
+        let covered = summary.zones.map(\.duration).reduce(0, +)
         #expect(covered > 200 && covered <= 240)
-        let hrv = try #require(summary["hrv"] as? [String: Any])
-        #expect((hrv["rmssd"] as? Double ?? 0) > 0)
-        let energy = try #require(summary["activeEnergy"] as? [String: Any])
-        #expect(energy["source"] as? String == "sensor")
-        let kinds = Set(objects.dropLast().compactMap { $0["kind"] as? String })
-        #expect(kinds.isSuperset(of: ["sample", "zone", "sensor", "activityBegan"]))
-        #expect(objects.dropLast().allSatisfy { $0["kind"] != nil })
+        #expect((summary.hrv.rmssd ?? 0) > 0)
+        #expect(summary.activeEnergy.source == "sensor")
+        // Every line before it is tagged (reading one that is not throws).
+        let kinds = Set(try JSONLines.tagged(lines.dropLast()).map(\.kind))
+        #expect(kinds.isSuperset(of: [.sample, .zone, .sensor, .activityBegan]))
     }
 
     @Test("`make demo`'s workout prints the same output byte for byte, twice at --speed max and once paced")
@@ -61,13 +57,10 @@ struct WorkoutRunCommandTests {
     func faultsShow() throws {
         let result = try runHRBridge(["workout", "run", "--json", "--speed", "max", "--duration", "13m"])
         #expect(result.status == 0)
-        let sensorLines = try lines(result.stdout).filter { $0["kind"] as? String == "sensor" }
-        #expect(
-            sensorLines.contains {
-                $0["event"] as? String == "frameRefused" && $0["sensor"] as? String == "C0:FF:EE:00:00:02"
-            })
-        #expect(
-            sensorLines.contains { $0["event"] as? String == "disconnected" && $0["reason"] as? String == "link lost" })
+        let lines = JSONLines.lines(result.stdout)
+        let sensorLines = try JSONLines.messages(lines.dropLast(), .sensor, as: SensorEventJSON.self).map(\.payload)
+        #expect(sensorLines.contains { $0.event == "frameRefused" && $0.sensor == "C0:FF:EE:00:00:02" })
+        #expect(sensorLines.contains { $0.event == "disconnected" && $0.reason == "link lost" })
     }
 
     @Test("a bad scenario file: exit 65, one line per problem with file and JSON path")

@@ -374,21 +374,13 @@ public actor MQTTBridge: Service {
         }
     }
 
-    private struct Reply: Encodable {
-        var requestId: String?
-        var command: String
-        var ok: Bool
-        var session: SessionJSON?
-        var error: ErrorJSON.Detail?
-    }
-
     private func reply(requestID: String?, command: String, session: SessionJSON? = nil, error: APIError? = nil) async {
         if let error {
             commandsRefused.increment()
             logger.warning(
                 "MQTT command refused", metadata: ["command": "\(command)", "error": "\(error.code): \(error.message)"])
         }
-        let reply = Reply(
+        let reply = CommandReplyJSON(
             requestId: requestID, command: command, ok: error == nil, session: session,
             error: error.map { ErrorJSON.Detail(code: $0.code, message: $0.message) })
         let text = (try? JSONText.line(reply)) ?? #"{"ok":false}"#

@@ -26,7 +26,7 @@ public struct WorkoutListingJSON: Codable, Sendable, Equatable {
 }
 
 /// One stored workout: its listing and, once finished, its summary (`GET /v1/workouts/{id}`).
-public struct WorkoutDetailJSON: Encodable, Sendable, Equatable {
+public struct WorkoutDetailJSON: Codable, Sendable, Equatable {
     public var listing: WorkoutListingJSON
     public var summary: WorkoutJSON.Summary?
 
@@ -43,5 +43,11 @@ public struct WorkoutDetailJSON: Encodable, Sendable, Equatable {
         try listing.encode(to: encoder)
         var container = encoder.container(keyedBy: Key.self)
         try container.encode(summary, forKey: .summary)
+    }
+
+    /// Reads what ``encode(to:)`` writes.
+    public init(from decoder: any Decoder) throws {
+        listing = try WorkoutListingJSON(from: decoder)
+        summary = try decoder.container(keyedBy: Key.self).decodeIfPresent(WorkoutJSON.Summary.self, forKey: .summary)
     }
 }

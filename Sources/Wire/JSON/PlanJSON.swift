@@ -55,7 +55,7 @@ public enum PlanJSON {
     }
 
     /// A plan event: `{"event":"stepStarted",…}`; the step's keys are among its own.
-    public struct Event: Encodable, Sendable, Equatable {
+    public struct Event: Codable, Sendable, Equatable {
         /// `stepStarted`, `stepEnded`, `lap`, `alertOutOfRange`, `alertBackInRange`, `completed`.
         public var event: String
         public var time: String?
@@ -120,11 +120,26 @@ public enum PlanJSON {
             try container.encodeIfPresent(value, forKey: .value)
             try container.encodeIfPresent(target, forKey: .target)
         }
+
+        /// Reads what ``encode(to:)`` writes: the step's keys when `index` is among them.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: Key.self)
+            event = try container.decode(String.self, forKey: .event)
+            time = try container.decodeIfPresent(String.self, forKey: .time)
+            start = try container.decodeIfPresent(String.self, forKey: .start)
+            end = try container.decodeIfPresent(String.self, forKey: .end)
+            block = try container.decodeIfPresent(Int.self, forKey: .block)
+            iteration = try container.decodeIfPresent(Int.self, forKey: .iteration)
+            value = try container.decodeIfPresent(Double.self, forKey: .value)
+            target = try container.decodeIfPresent([Double].self, forKey: .target)
+            let keys = try decoder.container(keyedBy: AnyKey.self)
+            step = keys.contains(AnyKey("index")) ? try Step(from: decoder) : nil
+        }
     }
 
     /// What a dashboard shows: the current step, goal progress 0…1, the alert's target, value and
     /// state, the next step; `{"complete":true}` once the plan is done.
-    public struct Status: Encodable, Sendable, Equatable {
+    public struct Status: Codable, Sendable, Equatable {
         public var complete: Bool
         public var current: Step?
         public var progress: Double?
@@ -162,6 +177,18 @@ public enum PlanJSON {
                 try container.encode(alertInRange, forKey: .alertInRange)
             }
             try container.encode(next, forKey: .next)
+        }
+
+        /// Reads what ``encode(to:)`` writes.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: Key.self)
+            complete = try container.decode(Bool.self, forKey: .complete)
+            current = try container.decodeIfPresent(Step.self, forKey: .current)
+            progress = try container.decodeIfPresent(Double.self, forKey: .progress)
+            alertTarget = try container.decodeIfPresent([Double].self, forKey: .alertTarget)
+            alertValue = try container.decodeIfPresent(Double.self, forKey: .alertValue)
+            alertInRange = try container.decodeIfPresent(Bool.self, forKey: .alertInRange)
+            next = try container.decodeIfPresent(Step.self, forKey: .next)
         }
     }
 }

@@ -3,9 +3,9 @@ import JSONSupport
 
 /// A session as the API and the live stream show it: who, what, since when, and either its live
 /// figures (statistics, zone, HRV, energy, laps, plan) or, once ended, its summary.
-public struct SessionJSON: Encodable, Sendable {
+public struct SessionJSON: Codable, Sendable, Equatable {
     /// The figures of a session that is still recording; `null` where nothing is known yet.
-    public struct Live: Sendable {
+    public struct Live: Sendable, Equatable {
         public var statistics: [String: WorkoutJSON.Statistics]
         public var zones: [WorkoutJSON.ZoneDuration]
         public var zone: WorkoutJSON.Zone?
@@ -99,5 +99,43 @@ public struct SessionJSON: Encodable, Sendable {
         try container.encode(live.laps, forKey: .laps)
         try container.encodeIfPresent(live.plan, forKey: .plan)
         try container.encode(live.hrvUnavailable, forKey: .hrvUnavailable)
+    }
+
+    /// Reads what ``encode(to:)`` writes (a client's side): the live figures when `statistics` is
+    /// there, the summary when `summary` is.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        let text = try container.decode(String.self, forKey: .id)
+        guard let id = UUID(uuidString: text) else {
+            throw DecodingError.dataCorruptedError(forKey: .id, in: container, debugDescription: "not a UUID: \(text)")
+        }
+        self.id = id
+        athlete = try container.decode(String.self, forKey: .athlete)
+        guest = try container.decode(Bool.self, forKey: .guest)
+        state = try container.decode(String.self, forKey: .state)
+        activity = try container.decode(String.self, forKey: .activity)
+        location = try container.decode(String.self, forKey: .location)
+        sensors = try container.decode([String].self, forKey: .sensors)
+        let startText = try container.decode(String.self, forKey: .start)
+        guard let start = ISO8601.parse(startText) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .start, in: container, debugDescription: "not an ISO 8601 date: \(startText)")
+        }
+        self.start = start
+        elapsedTime = try container.decode(Double.self, forKey: .elapsedTime)
+        store = try container.decodeIfPresent(StoreHealthJSON.self, forKey: .store)
+        summary = try container.decodeIfPresent(WorkoutJSON.Summary.self, forKey: .summary)
+        saved = try container.decodeIfPresent(Bool.self, forKey: .saved)
+        guard container.contains(.statistics) else { return }
+        live = Live(
+            statistics: try container.decode([String: WorkoutJSON.Statistics].self, forKey: .statistics),
+            zones: try container.decode([WorkoutJSON.ZoneDuration].self, forKey: .zones),
+            zone: try container.decodeIfPresent(WorkoutJSON.Zone.self, forKey: .zone),
+            rmssd: try container.decodeIfPresent(Double.self, forKey: .rmssd),
+            alpha1: try container.decodeIfPresent(WorkoutJSON.HRVWindow.self, forKey: .alpha1),
+            activeEnergy: try container.decodeIfPresent(Double.self, forKey: .activeEnergy),
+            laps: try container.decode(Int.self, forKey: .laps),
+            plan: try container.decodeIfPresent(PlanJSON.Status.self, forKey: .plan),
+            hrvUnavailable: try container.decodeIfPresent(String.self, forKey: .hrvUnavailable))
     }
 }

@@ -26,3 +26,27 @@ public struct TaggedJSON<Payload: Encodable>: Encodable {
         try container.encodeIfPresent(sensor, forKey: .sensor)
     }
 }
+
+extension TaggedJSON: Decodable where Payload: Decodable {
+    /// Reads a tagged line: the tags, and the payload from the same object (a payload key that is
+    /// also a tag, such as a measurement's `sensor`, is read by both).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        kind = try container.decode(LiveMessageKind.self, forKey: .kind)
+        if let text = try container.decodeIfPresent(String.self, forKey: .session) {
+            guard let session = UUID(uuidString: text) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .session, in: container, debugDescription: "not a UUID: \(text)")
+            }
+            self.session = session
+        } else {
+            session = nil
+        }
+        sensor = try container.decodeIfPresent(String.self, forKey: .sensor)
+        payload = try Payload(from: decoder)
+    }
+}
+
+extension TaggedJSON: Sendable where Payload: Sendable {}
+
+extension TaggedJSON: Equatable where Payload: Equatable {}
