@@ -170,7 +170,7 @@ struct HubTests {
                 var sessions: [String: String] = [:]
                 try await eventually("alice, bob and carol in the class") {
                     let running = try await hub.unix.send(.GET, "/v1/class").decoded(ClassJSON.self)
-                    for member in running.members where member.state == "in" {
+                    for member in running.members where member.state == .in {
                         if let session = member.session { sessions[member.athlete] = session }
                     }
                     return sessions.count == 3
