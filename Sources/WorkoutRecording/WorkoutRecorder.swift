@@ -311,7 +311,7 @@ public actor WorkoutRecorder {
             workout = try await builder.finishWorkout()
             unsaved = workout
         }
-        try streamer?.finish()
+        try await streamer?.finish()
         let saved = hasLateSamples ? try recomputed(workout) : workout
         try store?.finish(saved)
         unsaved = nil
