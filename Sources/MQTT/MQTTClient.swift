@@ -90,6 +90,9 @@ public actor MQTTClient {
     private let sink: Unmanaged<CallbackSink>
     private let loopEvents: AsyncStream<LoopEvent>
     private let logger: Logger
+    /// What the retries of the first connect and the farewell's timeout wait on.
+    private let clock: any Clock<Duration>
+    private let backoff: ReconnectBackoff
     private var outbox: MQTTOutbox
     private var subscriptions: [(filter: String, qos: MQTTQoS)] = []
     private var connected = false
@@ -109,10 +112,15 @@ public actor MQTTClient {
     private static let libraryReady: Void = { _ = mosquitto_lib_init() }()
 
     /// Sets the client up (files, credentials, Will); nothing connects before ``start()``.
-    public init(options: Options, logger: Logger) throws(MQTTError) {
+    ///
+    /// `clock` times the retries of a first connect that failed and the farewell's timeout
+    /// (tests pass one they move by hand); libmosquitto's own reconnects keep real time.
+    public init(options: Options, logger: Logger, clock: any Clock<Duration> = ContinuousClock()) throws(MQTTError) {
         _ = Self.libraryReady
         self.options = options
         self.logger = logger
+        self.clock = clock
+        backoff = ReconnectBackoff(seconds: options.reconnectDelay)
         outbox = MQTTOutbox(liveLimit: options.liveLimit, eventLimit: options.eventLimit)
         let (loopEvents, loopContinuation) = AsyncStream<LoopEvent>.makeStream()
         self.loopEvents = loopEvents
@@ -228,18 +236,20 @@ public actor MQTTClient {
 
     private var firstConnectTask: Task<Void, Never>?
 
-    /// Retries the first connect, doubling the delay up to the maximum, until one succeeds.
+    /// Retries the first connect on ``backoff``'s schedule until one succeeds; ``stop(farewell:timeout:)``
+    /// cancels it and waits for it to end.
     private func retryFirstConnect() async {
-        var delay = Double(options.reconnectDelay.lowerBound)
+        var attempt = 1
         while !stopped && connects == 0 {
-            try? await Task.sleep(for: .seconds(delay))
+            let delay = backoff.delay(beforeAttempt: attempt)
+            do { try await clock.sleep(for: delay) } catch { return }
             guard !stopped && connects == 0 else { return }
             let code = mosquitto_reconnect_async(handle.pointer)
             if code == MOSQ_ERR_SUCCESS.rawValue {
                 // The socket is up; the loop thread finishes the handshake (or reports why not).
-                try? await Task.sleep(for: .seconds(delay))
+                do { try await clock.sleep(for: delay) } catch { return }
             }
-            delay = min(delay * 2, Double(options.reconnectDelay.upperBound))
+            attempt += 1
         }
     }
 
@@ -286,15 +296,22 @@ public actor MQTTClient {
         eventContinuation.finish()
         for (_, waiter) in acknowledged { waiter.resume() }
         acknowledged.removeAll()
+        // Stopped means stopped: no retry or loop event runs after this returns.
+        await firstConnectTask?.value
+        await loopTask?.value
     }
 
+    /// Returns once the broker acknowledged `mid`, or `timeout` passed on the clock.
     private func waitForAcknowledgement(_ mid: Int32, timeout: Duration) async {
-        let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
-            await self?.acknowledge(mid)
+        let clock = clock
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [weak self] in
+                do { try await clock.sleep(for: timeout) } catch { return }
+                await self?.acknowledge(mid)
+            }
+            await withCheckedContinuation { continuation in acknowledged[mid] = continuation }
+            group.cancelAll()
         }
-        await withCheckedContinuation { continuation in acknowledged[mid] = continuation }
-        timer.cancel()
     }
 
     private func acknowledge(_ mid: Int32) {

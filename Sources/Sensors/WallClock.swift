@@ -61,9 +61,15 @@ public final class ManualWallClock: WallClock {
         let continuation: CheckedContinuation<Void, any Error>
     }
 
+    private struct SleepWatcher {
+        let count: Int
+        let continuation: CheckedContinuation<Void, Never>
+    }
+
     private struct State {
         var now: Date
         var waiters: [Int: Waiter] = [:]
+        var watchers: [SleepWatcher] = []
         var nextID = 0
     }
 
@@ -96,6 +102,20 @@ public final class ManualWallClock: WallClock {
     /// How many tasks are sleeping on the clock.
     public var sleeperCount: Int { state.withLock { $0.waiters.count } }
 
+    /// Returns once at least `count` tasks sleep on the clock: a test advances time when the code
+    /// under test waits for it, instead of polling or guessing. Not cancellable (a test's own time
+    /// limit ends one that waits in vain).
+    public func waitUntilSleeping(_ count: Int = 1) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                guard state.waiters.count < count else { return true }
+                state.watchers.append(SleepWatcher(count: count, continuation: continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
     /// Suspends until ``advance(to:)`` reaches `date`.
     public func sleep(until date: Date) async throws {
         let id = state.withLock { state -> Int in
@@ -104,16 +124,19 @@ public final class ManualWallClock: WallClock {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let outcome = state.withLock { state -> SleepOutcome in
-                    if Task.isCancelled { return .cancelled }
-                    if date <= state.now { return .due }
+                let (outcome, watchers) = state.withLock { state -> (SleepOutcome, [SleepWatcher]) in
+                    if Task.isCancelled { return (.cancelled, []) }
+                    if date <= state.now { return (.due, []) }
                     state.waiters[id] = Waiter(deadline: date, continuation: continuation)
-                    return .waiting
+                    let sleeping = state.waiters.count
+                    let satisfied = state.watchers.filter { $0.count <= sleeping }
+                    state.watchers.removeAll { $0.count <= sleeping }
+                    return (.waiting, satisfied)
                 }
                 switch outcome {
                 case .due: continuation.resume()
                 case .cancelled: continuation.resume(throwing: CancellationError())
-                case .waiting: break
+                case .waiting: for watcher in watchers { watcher.continuation.resume() }
                 }
             }
         } onCancel: {

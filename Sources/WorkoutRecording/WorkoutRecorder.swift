@@ -71,6 +71,8 @@ public actor WorkoutRecorder {
     private let logger: Logger
     private let runner: PlanRunner?
     private var lapStart: Date
+    /// The handlers ``attach(onUpdate:onSensorEvent:)`` starts: they end with their streams
+    /// (``streamsEnded()``) or are cancelled and awaited (``stopStreams()``).
     private var streamTasks: [Task<Void, Never>] = []
     /// The ended workout while the store refuses it; the next ``finish(at:settle:)`` saves it.
     private var unsaved: Workout?
@@ -311,7 +313,7 @@ public actor WorkoutRecorder {
             workout = try await builder.finishWorkout()
             unsaved = workout
         }
-        try streamer?.finish()
+        try await streamer?.finish()
         let saved = hasLateSamples ? try recomputed(workout) : workout
         try store?.finish(saved)
         unsaved = nil
@@ -357,9 +359,12 @@ public actor WorkoutRecorder {
         for task in streamTasks { await task.value }
     }
 
-    /// Stops following the update and sensor streams.
-    public func stopStreams() {
-        for task in streamTasks { task.cancel() }
+    /// Stops following the update and sensor streams, and returns once their handlers have ended.
+    public func stopStreams() async {
+        let running = streamTasks
+        streamTasks = []
+        for task in running { task.cancel() }
+        for task in running { await task.value }
     }
 
     /// Moves the samples waiting in memory to the spill file (the store refuses and the process

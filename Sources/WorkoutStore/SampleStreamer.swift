@@ -1,6 +1,7 @@
 public import Foundation
 public import Logging
 public import Samples
+public import Sensors
 import Synchronization
 
 #if canImport(Glibc)
@@ -54,7 +55,8 @@ public final class SampleStreamer: Sendable {
     private let state = Mutex(State())
     /// Held for a whole flush: the timer and ``finish()`` never write at once.
     private let flushing = Mutex(())
-    private let task = Mutex<Task<Void, Never>?>(nil)
+    /// The timer's task: ``finish()`` cancels it and waits for it to end, deinit cancels it.
+    private let flusher = Mutex<Task<Void, Never>?>(nil)
 
     /// Samples read back from the spill file per store transaction.
     static let spillBatch = 4096
@@ -72,10 +74,22 @@ public final class SampleStreamer: Sendable {
     }
 
     /// Starts streaming; `interval` is the longest time a sample waits in memory while the store
-    /// accepts writes; `memoryLimit` bounds the samples kept in memory while it does not.
-    public init(
+    /// accepts writes, on `clock` (real time unless a test moves it); `memoryLimit` bounds the
+    /// samples kept in memory while it does not.
+    public convenience init(
         store: WorkoutStore, workout: UUID, interval: Duration = .seconds(1), memoryLimit: Int = 100_000,
-        spillDirectory: String? = nil, logger: Logger
+        spillDirectory: String? = nil, clock: any WallClock = SystemWallClock(), logger: Logger
+    ) {
+        self.init(
+            store: store, workout: workout, memoryLimit: memoryLimit, spillDirectory: spillDirectory,
+            timer: (interval, clock), logger: logger)
+    }
+
+    /// A streamer that flushes every `timer.interval` on `timer.clock`, or, without a timer, only
+    /// when told (recovery stores a spill file so).
+    init(
+        store: WorkoutStore, workout: UUID, memoryLimit: Int = 100_000, spillDirectory: String?,
+        timer: (interval: Duration, clock: any WallClock)?, logger: Logger
     ) {
         self.store = store
         self.workout = workout
@@ -93,20 +107,25 @@ public final class SampleStreamer: Sendable {
             try? handle.close()
             state.withLock { $0.health.spilled = lines }
         }
-        let flusher = Task { [weak self] in
+        if let timer { startFlushing(every: timer.interval, on: timer.clock) }
+    }
+
+    private func startFlushing(every interval: Duration, on clock: any WallClock) {
+        let seconds = Double(interval.components.seconds) + Double(interval.components.attoseconds) / 1e18
+        let task = Task { [weak self] in
             while true {
                 // Cancelled (finish, deinit): no flush after that, or two streamers of one
                 // workout could store its spill file twice.
-                do { try await Task.sleep(for: interval) } catch { return }
-                guard let self else { return }
+                do { try await clock.sleep(until: clock.now().addingTimeInterval(seconds)) } catch { return }
+                guard let self, !Task.isCancelled else { return }
                 self.flush()
             }
         }
-        task.withLock { $0 = flusher }
+        flusher.withLock { $0 = task }
     }
 
     deinit {
-        task.withLock { $0?.cancel() }
+        flusher.withLock { $0?.cancel() }
     }
 
     /// Queues samples; cheap enough to call from the builder's sample sink.
@@ -141,10 +160,18 @@ public final class SampleStreamer: Sendable {
         }
     }
 
-    /// Stops the timer and writes what is left; throws the store's refusal while anything is
-    /// still unstored, and may be called again (after space is freed) until it succeeds.
-    public func finish() throws(StoreError) {
-        task.withLock { $0?.cancel() }
+    /// Stops the timer (and waits for it to end) and writes what is left; throws the store's
+    /// refusal while anything is still unstored, and may be called again (after space is freed)
+    /// until it succeeds.
+    public func finish() async throws(StoreError) {
+        let timer = flusher.withLock { $0 }
+        timer?.cancel()
+        await timer?.value
+        try storeWaiting()
+    }
+
+    /// Writes what is left (without touching the timer); throws as ``finish()`` does.
+    func storeWaiting() throws(StoreError) {
         let health = flush()
         guard health.isCaughtUp else {
             throw health.lastError ?? .database("\(health.waiting + health.spilled) samples are not stored")

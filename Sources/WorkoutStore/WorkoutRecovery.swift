@@ -14,12 +14,12 @@ public enum WorkoutRecovery {
         _ record: ActiveSessionRecord, store: WorkoutStore, spillDirectory: String? = nil, logger: Logger
     ) throws -> WorkoutCollector {
         let spilled = SampleStreamer(
-            store: store, workout: record.workoutID, spillDirectory: spillDirectory, logger: logger)
+            store: store, workout: record.workoutID, spillDirectory: spillDirectory, timer: nil, logger: logger)
         if spilled.health.spilled > 0 {
             logger.notice(
                 "storing samples from the spill file", metadata: ["count": "\(spilled.health.spilled)"])
         }
-        try spilled.finish()
+        try spilled.storeWaiting()
         var collector = WorkoutCollector(
             configuration: record.configuration, profile: record.profile, id: record.workoutID)
         for zones in record.customZones {

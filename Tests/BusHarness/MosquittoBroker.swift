@@ -75,6 +75,17 @@ public final class MosquittoBroker: Sendable {
         broker?.stop()
     }
 
+    /// Freezes the broker (SIGSTOP): its connections stay open and nothing is answered, as a hung
+    /// broker's. ``thaw()`` before stopping it.
+    public func freeze() {
+        process.withLock { process in _ = process.map { kill($0.pid, SIGSTOP) } }
+    }
+
+    /// Lets a frozen broker run again (SIGCONT).
+    public func thaw() {
+        process.withLock { process in _ = process.map { kill($0.pid, SIGCONT) } }
+    }
+
     /// Stops and starts it again on the same ports, sessions kept.
     public func restart() async throws {
         stop()

@@ -120,6 +120,26 @@ import Testing
         }
     }
 
+    @Test func theFarewellWaitsForABrokerThatDoesNotAnswerOnlyUntilTheTimeoutOnTheClock() async throws {
+        try await withMosquitto { broker in
+            let clock = ManualClock()
+            let client = try MQTTClient(options: options(broker), logger: logger, clock: clock)
+            try await client.start()
+            try await waitUntilConnected(client)
+            broker.freeze()
+            defer { broker.thaw() }
+            async let stopped: Void = client.stop(
+                farewell: MQTTMessage(topic: "t/status", text: "offline", retain: true), timeout: .seconds(5))
+            await clock.waitUntilSleeping()
+            #expect(clock.requestedSleeps == [.seconds(5)])
+            clock.advance(by: .seconds(5) - .milliseconds(1))
+            #expect(clock.sleeperCount == 1, "still waiting for the acknowledgement")
+            clock.advance(by: .milliseconds(1))
+            await stopped
+            #expect(clock.sleeperCount == 0)
+        }
+    }
+
     @Test func unreadableCertificateIsAClearError() {
         var bad = MQTTClient.Options(
             broker: MQTTBrokerURL(host: "127.0.0.1", port: 8883, usesTLS: true), clientID: "bad")

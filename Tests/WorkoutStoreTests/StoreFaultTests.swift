@@ -77,14 +77,14 @@ struct StoreFaultTests {
         "a full disk: nothing is dropped (memory up to its limit, the rest spilled), finish fails until space is freed, then every sample is stored",
         .enabled(if: SmallDisk.isAvailable, "mounting a tmpfs needs root")
     )
-    func diskFull() throws {
+    func diskFull() async throws {
         let full = try FullDisk()
         defer { full.remove() }
         let (disk, spill, store, workout) = (full.disk, full.spill, full.store, full.workout)
         #expect(disk.available == 0)
 
         let streamer = SampleStreamer(
-            store: store, workout: workout, interval: .seconds(3600), memoryLimit: 1000, spillDirectory: spill,
+            store: store, workout: workout, memoryLimit: 1000, spillDirectory: spill, clock: ManualWallClock(),
             logger: logger)
         let samples = heartRates(10_000)
         streamer.submit(samples)
@@ -94,12 +94,12 @@ struct StoreFaultTests {
         #expect(health.spilled == 9000, "the older samples went to the spill file")
         #expect(health.lost == 0)
         #expect(FileManager.default.fileExists(atPath: streamer.spillPath))
-        #expect(throws: StoreError.diskFull(path: store.path)) { try streamer.finish() }
-        #expect(throws: StoreError.diskFull(path: store.path)) { try streamer.finish() }
+        await #expect(throws: StoreError.diskFull(path: store.path)) { try await streamer.finish() }
+        await #expect(throws: StoreError.diskFull(path: store.path)) { try await streamer.finish() }
         #expect(try storedStarts(store, workout).isEmpty, "a refused batch leaves nothing half-written")
 
         disk.free()
-        try streamer.finish()
+        try await streamer.finish()
         #expect(streamer.health.isCaughtUp)
         #expect(streamer.health.lastError == nil)
         #expect(try storedStarts(store, workout) == samples.map(\.start), "every sample, once")
@@ -111,22 +111,22 @@ struct StoreFaultTests {
         "samples are dropped only when the spill file cannot be written either, and then they are counted",
         .enabled(if: SmallDisk.isAvailable, "mounting a tmpfs needs root")
     )
-    func spillUnwritable() throws {
+    func spillUnwritable() async throws {
         // A directory that cannot exist: its parent is a file.
         let full = try FullDisk { try Data("x".utf8).write(to: URL(fileURLWithPath: $0 + "/not-a-directory")) }
         defer { full.remove() }
         let (disk, store, workout) = (full.disk, full.store, full.workout)
         let blocker = disk.path + "/not-a-directory"
         let streamer = SampleStreamer(
-            store: store, workout: workout, interval: .seconds(3600), memoryLimit: 500,
-            spillDirectory: blocker + "/spill", logger: logger)
+            store: store, workout: workout, memoryLimit: 500, spillDirectory: blocker + "/spill",
+            clock: ManualWallClock(), logger: logger)
         streamer.submit(heartRates(2000))
         let health = streamer.flush()
         #expect(health.waiting == 500)
         #expect(health.spilled == 0)
         #expect(health.lost == 1500)
         disk.free()
-        try streamer.finish()
+        try await streamer.finish()
         #expect(try storedStarts(store, workout) == heartRates(500, from: 1500).map(\.start), "the newest 500 kept")
     }
 
@@ -140,7 +140,7 @@ struct StoreFaultTests {
         let (disk, spill, store, workout) = (full.disk, full.spill, full.store, full.workout)
         do {
             let streamer = SampleStreamer(
-                store: store, workout: workout, interval: .seconds(3600), spillDirectory: spill, logger: logger)
+                store: store, workout: workout, spillDirectory: spill, clock: ManualWallClock(), logger: logger)
             streamer.submit(heartRates(3000))
             #expect(streamer.flush().lastError == .diskFull(path: store.path))
             try streamer.spillWaiting()

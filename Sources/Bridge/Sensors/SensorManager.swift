@@ -33,6 +33,9 @@ public actor SensorManager {
     private var offersKnown = false
     /// Sensors asked to connect so far.
     private var targeted: Set<String> = []
+    /// Adapters' availability changes, handed from the event loop to a helper loop of
+    /// ``run(offersKnown:ready:)``: asking the adapter and connecting straps must not hold up events.
+    private var adapterChanges: AsyncStream<AdapterAvailability>.Continuation?
     /// When each sensor's link dropped, for the reconnect-gap histogram.
     private var droppedAt: [String: ContinuousClock.Instant] = [:]
     private let framesDecoded = Counter(label: "hrbridge_frames_decoded_total")
@@ -73,9 +76,16 @@ public actor SensorManager {
         let events = adapter.events()
         // Read after subscribing: any later change arrives as an event, so nothing is missed.
         availability = await adapter.availability()
+        let (changes, changesContinuation) = AsyncStream<AdapterAvailability>.makeStream()
+        adapterChanges = changesContinuation
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await event in events.cancelOnGracefulShutdown() { await self.handle(event) }
+                // No more events: the helper loop ends once it has handled the changes queued.
+                changesContinuation.finish()
+            }
+            group.addTask {
+                for await state in changes { await self.adapterChanged(to: state) }
             }
             var targets = known.map { SensorIdentity(adapter: adapter.name, address: $0.address, name: $0.name) }
             if offersKnown {
@@ -84,6 +94,7 @@ public actor SensorManager {
             await connect(targets)
             ready.signal()
         }
+        adapterChanges = nil
     }
 
     /// The heart-rate straps the adapter knows as the user's own.
@@ -107,7 +118,13 @@ public actor SensorManager {
         }
     }
 
-    private func setAvailability(_ state: AdapterAvailability) { availability = state }
+    /// Re-reads the pool's availability after one adapter's change; an adapter that became usable
+    /// (plugged in, bluetoothd started) is asked for the user's own straps, with `offersKnown`.
+    private func adapterChanged(to state: AdapterAvailability) async {
+        availability = await adapter.availability()
+        guard state == .ready, offersKnown else { return }
+        await connect(await ownedStraps())
+    }
 
     /// Every sensor known or seen, sorted by address.
     public func list() -> [SensorStatus] { statuses.values.sorted { $0.address < $1.address } }
@@ -128,14 +145,15 @@ public actor SensorManager {
     private var guests: Set<String> = []
 
     /// Marks which session records a sensor (nil: none), and whether it is a guest's.
-    public func bind(_ address: String, to session: UUID?, guest: Bool = false) {
+    public func bind(_ address: String, to session: UUID?, guest: Bool = false) async {
         if session != nil && guest { guests.insert(address.uppercased()) } else { guests.remove(address.uppercased()) }
         statuses[address.uppercased()]?.session = session
         if let status = statuses[address.uppercased()] { publish(status) }
         // A strap recording a session comes first for a freed link slot.
         let configured = known.first { $0.address == address.uppercased() }?.priority ?? 0
         let priority = session == nil ? nil : configured + 100
-        Task { [adapter] in await adapter.setPriority(priority, for: address.uppercased()) }
+        // Awaited: the adapter only notes it, and two binds in a row must reach it in order.
+        await adapter.setPriority(priority, for: address.uppercased())
     }
 
     /// Connects a sensor and keeps it connected.
@@ -335,11 +353,7 @@ public actor SensorManager {
         case .adapterChanged(let name, let state):
             // One adapter's change: the bridge's availability is the pool's (ready while one is).
             hub.publish(LiveMessage(kind: .adapter, payload: ["adapter": name, "state": "\(state)"]))
-            Task { [weak self, adapter, offersKnown] in
-                await self?.setAvailability(await adapter.availability())
-                guard state == .ready, offersKnown, let self else { return }
-                await self.connect(await self.ownedStraps())
-            }
+            adapterChanges?.yield(state)
         case .lost(let sensor):
             // Gone from BlueZ's cache: a strap nobody configured or uses is forgotten.
             drop(sensor.address)

@@ -2,7 +2,6 @@ public import Foundation
 import Logging
 import Samples
 public import Sensors
-import Synchronization
 public import Wire
 import WorkoutPlans
 import WorkoutRecording
@@ -26,7 +25,10 @@ public actor BridgeSession {
     private let hub: LiveHub
     private let logger: Logger
     private let trigger: SnapshotTrigger
+    /// Publishes the state on every session event; cancelled and awaited by ``stop()``.
     private var stateTask: Task<Void, Never>?
+    /// Publishes the figures when ``trigger`` asks; cancelled and awaited by ``stop()``.
+    private var snapshotTask: Task<Void, Never>?
     private var planTask: Task<Void, Never>?
     private let whenPlanCompletes: (@Sendable (UUID) async -> Void)?
     /// Where each strap's last reading came from (`via`), for saying why HRV is absent.
@@ -92,11 +94,21 @@ public actor BridgeSession {
                 break
             }
         })
-        trigger.attach(self)
+        let requests = trigger.requests
+        snapshotTask = Task { [weak self] in
+            for await _ in requests { await self?.publishState() }
+        }
         let events = session.events()
         stateTask = Task { [weak self] in
             for await _ in events { await self?.publishState() }
         }
+    }
+
+    deinit {
+        // A session dropped without stop(): its tasks hold it weakly and end here.
+        stateTask?.cancel()
+        snapshotTask?.cancel()
+        planTask?.cancel()
     }
 
     /// Publishes the session's state to the live hub.
@@ -182,8 +194,11 @@ public actor BridgeSession {
         planTask?.cancel()
         let workout = try await recorder.finish(at: clock.now(), settle: .detach)
         await recorder.stopStreams()
-        stateTask?.cancel()
-        trigger.detach()
+        trigger.finish()
+        for task in [stateTask, snapshotTask].compactMap({ $0 }) {
+            task.cancel()
+            await task.value
+        }
         await publishState()
         return workout
     }
@@ -258,27 +273,4 @@ public actor BridgeSession {
 
     /// What the session's streamer holds unstored (nil for a guest's session).
     public var storeHealth: SampleStreamer.Health? { streamer?.health }
-}
-
-/// Publishes a session's figures when samples arrive, at most once a second (the elapsed time,
-/// averages, zone and energy a dashboard shows), without any timer.
-final class SnapshotTrigger: Sendable {
-    private let state = Mutex<(session: BridgeSession?, last: ContinuousClock.Instant?)>((nil, nil))
-
-    init() {}
-
-    func attach(_ session: BridgeSession) { state.withLock { $0.session = session } }
-
-    /// Breaks the session → builder → sink → trigger cycle once the session ends.
-    func detach() { state.withLock { $0 = (nil, nil) } }
-
-    func poke() {
-        let now = ContinuousClock.now
-        let due = state.withLock { state -> BridgeSession? in
-            guard let session = state.session, state.last.map({ now - $0 >= .seconds(1) }) ?? true else { return nil }
-            state.last = now
-            return session
-        }
-        if let due { Task { await due.publishState() } }
-    }
 }

@@ -33,6 +33,7 @@ public actor LiveDataSource {
     public private(set) var typesToCollect: Set<QuantityType>
     private var predicates: [QuantityType: @Sendable (SampleSource) -> Bool] = [:]
     private var samplers: [SensorIdentity: MeasurementSampler] = [:]
+    /// One per adapter, feeding the builder: ``drain()`` awaits them, ``detach()`` cancels and awaits them.
     private var tasks: [Task<Void, Never>] = []
     private weak var builder: LiveWorkoutBuilder?
     /// Counters so far.
@@ -99,12 +100,14 @@ public actor LiveDataSource {
         statusBroadcaster.finish()
     }
 
-    /// Stops feeding the builder at once.
-    public func detach() {
-        for task in tasks { task.cancel() }
+    /// Stops feeding the builder at once, and returns once the adapters' tasks have ended.
+    public func detach() async {
+        let running = tasks
+        for task in running { task.cancel() }
         tasks = []
         builder = nil
         statusBroadcaster.finish()
+        for task in running { await task.value }
     }
 
     /// Handles one adapter event (public so tests and the daemon can inject events directly).

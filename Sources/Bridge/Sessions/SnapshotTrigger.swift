@@ -1,0 +1,31 @@
+import Synchronization
+
+/// Asks for a session's figures to be published when samples arrive, at most once a second (the
+/// elapsed time, averages, zone and energy a dashboard shows), without any timer.
+///
+/// ``poke()`` is called from the builder's sample sink, which cannot wait: it only queues a
+/// request, and the session's own task (``BridgeSession``, which stops and awaits it) publishes.
+final class SnapshotTrigger: Sendable {
+    /// One element per publication due; a request not taken yet absorbs the next ones.
+    let requests: AsyncStream<Void>
+    private let continuation: AsyncStream<Void>.Continuation
+    private let lastRequest = Mutex<ContinuousClock.Instant?>(nil)
+
+    init() {
+        (requests, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Samples arrived: requests a publication unless one was requested less than a second ago.
+    func poke() {
+        let now = ContinuousClock.now
+        let due = lastRequest.withLock { last -> Bool in
+            guard last.map({ now - $0 >= .seconds(1) }) ?? true else { return false }
+            last = now
+            return true
+        }
+        if due { continuation.yield() }
+    }
+
+    /// No more requests: ``requests`` ends (the session is stopping).
+    func finish() { continuation.finish() }
+}
