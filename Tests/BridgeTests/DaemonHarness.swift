@@ -65,22 +65,33 @@ final class DaemonUnderTest: Sendable {
         return #"{"version": 1, "seed": 7, "straps": ["# + straps.joined(separator: ",\n") + "]}"
     }
 
-    /// Starts a daemon; `reusing` keeps an earlier daemon's directory (store, config) and port;
+    /// Starts a daemon; `reusing` keeps an earlier daemon's directory (store, config) and, with `samePort`, its port;
     /// `apiSettings` are more lines for its `[api]` table; `storeDirectory` holds the store
     /// elsewhere (a small disk); `scenario` replaces the three straps' (then `streaming` of them
     /// hold a link when the daemon is ready); `adapterSection` and `sensorsSection` replace the
     /// simulator's `[adapter]` and the three straps' `[[sensors]]`; `storeSection` replaces `[store]`.
     /// Its state directory (`STATE_DIRECTORY`: a gateway's journal) is its own directory.
     init(
-        reusing previous: DaemonUnderTest? = nil, environment: [String: String] = [:], speed: Double = 5,
+        reusing previous: DaemonUnderTest? = nil, samePort: Bool = true, environment: [String: String] = [:],
+        speed: Double = 5,
         classBoard: Bool = false, apiSettings: String = "", storeDirectory: String? = nil, moreSettings: String = "",
         scenario: String? = nil, streaming: Int? = 3, adapterSection: String? = nil, sensorsSection: String? = nil,
         storeSection: String? = nil
     ) async throws {
         if let previous {
             directory = previous.directory
-            port = previous.port
+            port = samePort ? previous.port : try freeLoopbackPort()
             storePath = previous.storePath
+            if !samePort {
+                // The old port is free again for anyone on the machine (another suite's server may
+                // hold it by now): a restart that needs no fixed URL takes a new one.
+                let config = directory.appendingPathComponent("config.toml")
+                let text = try String(contentsOf: config, encoding: .utf8)
+                try Data(
+                    text.replacingOccurrences(of: "tcp_port = \(previous.port)\n", with: "tcp_port = \(port)\n").utf8
+                )
+                .write(to: config)
+            }
         } else {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "hrbridge-daemon-\(UUID().uuidString)")

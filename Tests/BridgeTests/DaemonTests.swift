@@ -163,7 +163,7 @@ struct DaemonTests {
         events.cancel()
         kill(daemon.process.pid, SIGKILL)
         _ = await daemon.process.wait()
-        let restarted = try await DaemonUnderTest(reusing: daemon)
+        let restarted = try await DaemonUnderTest(reusing: daemon, samePort: false)
         defer { restarted.stop() }
         let sessions = try await restarted.unix.send(.GET, "/v1/sessions").list("sessions", of: SessionJSON.self)
         #expect(sessions.map(\.id) == [created.id], "the session is back")

@@ -115,6 +115,9 @@ public actor PeripheralService: Service, PeripheralStateSource {
         }
     }
 
+    /// How many times the followed session was looked up; only the latest lookup is applied.
+    private var followCalls = 0
+
     // MARK: Frames
 
     private func handle(_ event: SensorEvent) async {
@@ -183,10 +186,15 @@ public actor PeripheralService: Service, PeripheralStateSource {
 
     /// Follows the oldest running session's primary heart-rate strap.
     private func followSession() async {
+        followCalls += 1
+        let call = followCalls
         let before = source.session
         // Copied out: an actor's stored value cannot be mutated across an await.
         var next = source
         let moved = await next.followSession(core.sessions)
+        // A call that started later (a session message and a strap's frame at once) read the
+        // sessions later: its answer stands, this older one is dropped.
+        guard call == followCalls else { return }
         source = next
         if source.session != before { alpha1 = nil }
         guard moved else { return }

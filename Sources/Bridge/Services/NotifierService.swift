@@ -24,6 +24,11 @@ struct NotifierService: Service {
             up += 1
             if up == listeners { break }
         }
+        // Stopping before every listener came up (one could not bind): never READY, only STOPPING.
+        guard up == listeners else {
+            notifier.stopping()
+            return
+        }
         await sessionsReady.wait()
         let line = await core.statusLine()
         notifier.ready(status: line)
