@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs the whole test suite N times in a row on the already-built tree (make test builds it),
-# optionally with a CPU hog on one core, and prints each run's wall time and failures.
+# optionally with CPU hogs (one core, or every core), and prints each run's wall time and failures.
 #
-#   scripts/test-stress.sh N [--load] [--no-real-bluez]
+#   scripts/test-stress.sh N [--load | --load-both] [--no-real-bluez]
+#
+# --load keeps one core busy (a loaded CI machine); --load-both keeps every core busy.
 #
 # Each run is what make test runs: the suite, then the real-BlueZ bed in QEMU alone (about
 # 2.5 minutes more); --no-real-bluez leaves the bed out.
@@ -11,13 +13,15 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { echo "usage: scripts/test-stress.sh N [--load] [--no-real-bluez]" >&2; exit 2; }
+usage() { echo "usage: scripts/test-stress.sh N [--load | --load-both] [--no-real-bluez]" >&2; exit 2; }
 runs=""
 load=false
+hogs=1
 real=true
 for argument in "$@"; do
     case "$argument" in
         --load) load=true ;;
+        --load-both) load=true; hogs=$(nproc) ;;
         --no-real-bluez) real=false ;;
         ''|*[!0-9]*) usage ;;
         *) runs=$argument ;;
@@ -32,18 +36,23 @@ fi
 
 logs=.build/stress
 mkdir -p "$logs"
-hog=""
-stop_hog() { [ -n "$hog" ] && kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null; hog=""; }
+hog_pids=()
+stop_hog() {
+    for pid in "${hog_pids[@]}"; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
+    hog_pids=()
+}
 trap 'stop_hog; exit 130' INT TERM
 if $load; then
-    # One core kept busy for the whole stress run, as a loaded CI machine would be.
-    if command -v taskset >/dev/null 2>&1; then
-        taskset -c 0 sh -c 'while :; do :; done' &
-    else
-        sh -c 'while :; do :; done' &
-    fi
-    hog=$!
-    echo "CPU hog on one core: pid $hog"
+    # Busy loops pinned to cores 0… for the whole stress run, as a loaded CI machine would have.
+    for core in $(seq 0 $((hogs - 1))); do
+        if command -v taskset >/dev/null 2>&1; then
+            taskset -c "$core" sh -c 'while :; do :; done' &
+        else
+            sh -c 'while :; do :; done' &
+        fi
+        hog_pids+=($!)
+    done
+    echo "CPU hog on $hogs core(s): pids ${hog_pids[*]}"
 fi
 
 passed=0
@@ -75,5 +84,5 @@ for run in $(seq 1 "$runs"); do
     fi
 done
 stop_hog
-echo "stress: $passed of $runs runs passed$($load && echo ' (one core loaded)')"
+echo "stress: $passed of $runs runs passed$($load && echo " ($hogs core(s) loaded)")"
 [ "$failed" -eq 0 ]

@@ -158,13 +158,13 @@ extension BlueZAdapter {
         case .connect(let adapter, let attempt):
             links[address]?.identity.adapter = adapter
             pool.countAttempt(adapter)
-            Task { [weak self] in
+            background.spawn { [weak self] in
                 guard let self else { return }
                 let reply = await self.callConnect(address, on: adapter)
                 await self.feed(address, .connectReplied(attempt: attempt, reply))
             }
         case .subscribe(let adapter, let attempt):
-            Task { [weak self] in
+            background.spawn { [weak self] in
                 guard let self else { return }
                 let error = await self.subscribe(address, on: adapter)
                 await self.feed(address, .subscribeReplied(attempt: attempt, error))
@@ -177,9 +177,9 @@ extension BlueZAdapter {
             }
         case .release(let adapter):
             guard let link = links[address] else { return }
-            Task { [weak self] in _ = await self?.release(link, on: adapter) }
+            background.spawn { [weak self] in _ = await self?.release(link, on: adapter) }
         case .repair(let adapter):
-            Task { [weak self] in
+            background.spawn { [weak self] in
                 await self?.repair(address: address, on: adapter)
                 await self?.feed(address, .repairFinished)
             }
@@ -265,6 +265,7 @@ extension BlueZAdapter {
                 ? .failed(name: "org.hrbridge.Error.NoFreeLinkSlot", message: "no adapter has a free link slot")
                 : .adapterUnavailable("\(pool.availability)"))
         let teardown = link.teardown
+        // Not owned: a caller waits for this answer even after shutdown cancelled the rest.
         Task {
             await teardown?.value
             for waiter in waiters { waiter.resume(returning: .failure(error)) }

@@ -246,7 +246,7 @@ extension BlueZAdapter {
                 feedAll(.adapterReady(adapter: name))
                 // (Unless it is being powered on by that very discovery.)
                 if let services = discoveryServices, !discoveryStarting.contains(name) {
-                    Task { try? await discover(on: name, services: services) }
+                    background.spawn { [weak self] in try? await self?.discover(on: name, services: services) }
                 }
             }
         }

@@ -130,7 +130,7 @@ extension BlueZAdapter {
         let identity = links[address]?.identity ?? SensorIdentity(adapter: "", address: address)
         let adapter = adapterName(ofDevice: characteristicPath) ?? identity.adapter
         let sender = SensorIdentity(adapter: adapter, address: address, name: identity.name)
-        Task { [weak self, broadcaster, clock, logger] in
+        background.spawn { [weak self, broadcaster, clock, logger] in
             for await bytes in socket.datagrams {
                 Self.deliver(
                     bytes, characteristic: characteristic, from: sender, to: broadcaster, clock: clock, logger: logger)

@@ -152,6 +152,9 @@ public actor BlueZAdapter: SensorAdapter {
         let routes = Mutex<[String: FastRoute]>([:])
     }
     var tapID: Int?
+    /// Calls made in the background (connect, subscribe, release, repair, discovery, a socket's
+    /// datagrams): cancelled at ``shutdown()``.
+    let background = OwnedTasks()
     var signalTask: Task<Void, Never>?
     /// The org.bluez signals, with how many were delivered; `handledSignals` is how many this actor
     /// has applied. A method call catches up to the reply before it returns (see ``call``).
@@ -276,6 +279,8 @@ public actor BlueZAdapter: SensorAdapter {
             for socket in link.sockets.values { socket.close() }
         }
         if let tapID { connection.removeTap(tapID) }
+        background.cancelAll()
+        reconnectDiscoveryCalls?.cancel()
         signalTask?.cancel()
         ownerTask?.cancel()
         connection.unexport(path: PairingAgent.path)

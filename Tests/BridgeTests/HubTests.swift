@@ -60,6 +60,23 @@ struct HubTests {
         return Dictionary(uniqueKeysWithValues: list.map { ($0.address, $0) })
     }
 
+    /// Waits until every strap of `addresses` is ready on `hub`; on timeout the error names those
+    /// that are not (state, reason) and ends with the hub's last log lines.
+    func waitForReady(_ addresses: [String], on hub: DaemonUnderTest, _ what: String) async throws {
+        do {
+            try await eventually(what) {
+                let seen = try await sensors(hub)
+                return addresses.allSatisfy { seen[$0]?.state == .ready }
+            }
+        } catch {
+            let seen = (try? await sensors(hub)) ?? [:]
+            let missing = addresses.filter { seen[$0]?.state != .ready }.map { address in
+                seen[address].map { "\(address) \($0.state) \($0.reason ?? "")" } ?? "\(address) unknown"
+            }
+            throw HarnessError("\(error); not ready: \(missing.joined(separator: ", ")); \(hub.process.report)")
+        }
+    }
+
     func health(_ hub: DaemonUnderTest) async throws -> HealthJSON {
         try await hub.unix.send(.GET, "/v1/health").decoded(HealthJSON.self)
     }
@@ -79,10 +96,7 @@ struct HubTests {
             defer { hub.stop() }
 
             let everyStrap = (1...3).flatMap(Self.straps)
-            try await eventually("30 remote straps ready on the hub") {
-                let seen = try await sensors(hub)
-                return everyStrap.allSatisfy { seen[$0]?.state == .ready }
-            }
+            try await waitForReady(everyStrap, on: hub, "30 remote straps ready on the hub")
             let seen = try await sensors(hub)
             #expect(seen.count == 30)
             #expect(seen[Self.straps(2)[0]]?.adapter == "room-2", "the gateway it is linked through")
@@ -113,10 +127,7 @@ struct HubTests {
             gateways[2] = try await DaemonUnderTest(
                 reusing: gateways[2], speed: 1, moreSettings: setup.settings, scenario: setup.scenario, streaming: 10,
                 sensorsSection: setup.sensors)
-            try await eventually("room 3's straps back on the hub") {
-                let seen = try await sensors(hub)
-                return Self.straps(3).allSatisfy { seen[$0]?.state == .ready }
-            }
+            try await waitForReady(Self.straps(3), on: hub, "room 3's straps back on the hub")
 
             let stopped = try await hub.unix.send(.POST, "/v1/sessions/\(session)/stop").decoded(SessionJSON.self)
             let samples = try await hub.unix.send(.GET, "/v1/workouts/\(session)/samples")
