@@ -10,10 +10,6 @@ import Wire
 struct ClassTests {
     let straps = DaemonUnderTest.straps
 
-    func object(_ reply: APIClient.Reply) throws -> [String: Any] {
-        try #require(reply.object, "not a JSON object: \(String(decoding: reply.body, as: UTF8.self))")
-    }
-
     /// Alice's strap holds a link; the second strap (no athlete configured) too; Carol's only
     /// broadcasts, and is out of range from 120 s to 270 s of simulated time.
     static let scenario = """
@@ -26,10 +22,15 @@ struct ClassTests {
         ]}
         """
 
-    func members(_ daemon: DaemonUnderTest) async throws -> [String: [String: Any]] {
-        let reply = try object(try await daemon.unix.send(.GET, "/v1/class"))
-        let list = reply["members"] as? [[String: Any]] ?? []
-        return Dictionary(uniqueKeysWithValues: list.map { ($0["athlete"] as? String ?? "?", $0) })
+    /// The class's members by athlete.
+    func members(_ daemon: DaemonUnderTest) async throws -> [String: ClassJSON.Member] {
+        let members = try await daemon.unix.send(.GET, "/v1/class").decoded(ClassJSON.self).members
+        return Dictionary(uniqueKeysWithValues: members.map { ($0.athlete, $0) })
+    }
+
+    /// The running sessions.
+    func sessions(_ daemon: DaemonUnderTest) async throws -> [SessionJSON] {
+        try await daemon.unix.send(.GET, "/v1/sessions").list("sessions", of: SessionJSON.self)
     }
 
     @Test(
@@ -57,64 +58,60 @@ struct ClassTests {
         defer { events.cancel() }
         let started = try await daemon.unix.send(.POST, "/v1/class", json: [:])
         #expect(started.status == 201)
-        #expect(try object(started)["activity"] as? String == "cycling", "[class] activity")
+        #expect(try started.decoded(ClassJSON.self).activity == "cycling", "[class] activity")
         #expect(try await daemon.unix.send(.POST, "/v1/class", json: [:]).status == 409, "one class at a time")
 
         // Everyone in range signs in by themselves, the broadcast-only strap included.
         try await eventually("three athletes in the class") {
             let members = try await members(daemon)
-            return ["alice", "carol", anonymous].allSatisfy { members[$0]?["state"] as? String == "in" }
+            return ["alice", "carol", anonymous].allSatisfy { members[$0]?.state == .in }
         }
-        let sessions = try object(try await daemon.unix.send(.GET, "/v1/sessions"))["sessions"] as? [[String: Any]]
-        let athletes = Set((sessions ?? []).compactMap { $0["athlete"] as? String })
-        #expect(athletes == ["alice", "carol", anonymous])
-        #expect((sessions ?? []).allSatisfy { $0["activity"] as? String == "cycling" })
+        let running = try await sessions(daemon)
+        #expect(Set(running.map(\.athlete)) == ["alice", "carol", anonymous])
+        #expect(running.allSatisfy { $0.activity == "cycling" })
         // HRV: absent for the broadcast strap, and the session says why.
-        let byAthlete = Dictionary(uniqueKeysWithValues: (sessions ?? []).map { ($0["athlete"] as? String ?? "?", $0) })
-        #expect((byAthlete["carol"]?["hrvUnavailable"] as? String)?.contains("no RR intervals") == true)
-        #expect(byAthlete["alice"]?["hrvUnavailable"] is NSNull, "a linked strap has RR intervals")
-        let carolsFirst = try #require(try await members(daemon)["carol"]?["session"] as? String)
+        let byAthlete = Dictionary(uniqueKeysWithValues: running.map { ($0.athlete, $0) })
+        let carolsLive = try #require(byAthlete["carol"]?.live)
+        let alicesLive = try #require(byAthlete["alice"]?.live)
+        #expect(carolsLive.hrvUnavailable?.contains("no RR intervals") == true)
+        #expect(alicesLive.hrvUnavailable == nil, "a linked strap has RR intervals")
+        let carolsFirst = try #require(try await members(daemon)["carol"]?.session)
 
         // Alice's session ended by hand: she stays out of the class.
-        let alicesSession = try #require(try await members(daemon)["alice"]?["session"] as? String)
+        let alicesSession = try #require(try await members(daemon)["alice"]?.session)
         #expect(try await daemon.unix.send(.POST, "/v1/sessions/\(alicesSession)/stop").status == 200)
         try await eventually("Alice left, stopped") {
-            try await members(daemon)["alice"]?["leftBecause"] as? String == "stopped"
+            try await members(daemon)["alice"]?.leftBecause == .stopped
         }
 
         // Carol's strap goes quiet at 120 s: out of range, then she leaves (after 1 min) with her workout saved.
-        try await eventually("Carol left") { try await members(daemon)["carol"]?["state"] as? String == "left" }
-        let carolStates = events.of(kind: "class").compactMap { message in
-            (message["members"] as? [[String: Any]])?.first { $0["athlete"] as? String == "carol" }?["state"] as? String
+        try await eventually("Carol left") { try await members(daemon)["carol"]?.state == .left }
+        let carolStates = try events.messages(.class, as: ClassJSON.self).compactMap { message in
+            message.payload.members.first { $0.athlete == "carol" }?.state
         }
-        #expect(carolStates.contains("out of range"), "shown out of range before leaving: \(carolStates)")
-        #expect(try await members(daemon)["carol"]?["leftBecause"] as? String == "out of range")
-        let carolsSamples = try object(try await daemon.unix.send(.GET, "/v1/workouts/\(carolsFirst)/samples"))
-        #expect(((carolsSamples["samples"] as? [Any])?.count ?? 0) > 0, "her data is kept")
+        #expect(carolStates.contains(.outOfRange), "shown out of range before leaving: \(carolStates)")
+        #expect(try await members(daemon)["carol"]?.leftBecause == .outOfRange)
+        let carolsSamples = try await daemon.unix.send(.GET, "/v1/workouts/\(carolsFirst)/samples")
+            .list("samples", of: SampleJSON.self)
+        #expect(!carolsSamples.isEmpty, "her data is kept")
 
         // Back in range at 270 s: she joins again, in a new session.
-        try await eventually("Carol back") { try await members(daemon)["carol"]?["state"] as? String == "in" }
+        try await eventually("Carol back") { try await members(daemon)["carol"]?.state == .in }
         let carol = try #require(try await members(daemon)["carol"])
-        #expect((carol["sessions"] as? [String])?.count == 2)
-        #expect(carol["session"] as? String != carolsFirst)
+        #expect(carol.sessions.count == 2)
+        #expect(carol.session != nil && carol.session != carolsFirst)
         let alice = try #require(try await members(daemon)["alice"])
-        #expect(
-            alice["state"] as? String == "left" && (alice["sessions"] as? [String])?.count == 1, "stopped stays out")
+        #expect(alice.state == .left && alice.sessions.count == 1, "stopped stays out")
 
         // The class ends: every session in it ends and is saved.
-        let ended = try object(try await daemon.unix.send(.POST, "/v1/class/stop"))
-        #expect(ended["state"] as? String == "ended")
-        #expect((ended["members"] as? [[String: Any]] ?? []).allSatisfy { $0["state"] as? String == "left" })
-        let after = try object(try await daemon.unix.send(.GET, "/v1/sessions"))["sessions"] as? [[String: Any]]
-        #expect(after?.isEmpty == true)
-        let workouts = try object(try await daemon.unix.send(.GET, "/v1/workouts"))["workouts"] as? [[String: Any]]
-        let workoutsByAthlete = Dictionary(grouping: workouts ?? []) { $0["athlete"] as? String ?? "?" }.mapValues(
-            \.count)
+        let ended = try await daemon.unix.send(.POST, "/v1/class/stop").decoded(ClassJSON.self)
+        #expect(ended.state == "ended")
+        #expect(!ended.members.isEmpty && ended.members.allSatisfy { $0.state == .left })
+        #expect(try await sessions(daemon).isEmpty)
+        let workouts = try await daemon.unix.send(.GET, "/v1/workouts").list("workouts", of: WorkoutListingJSON.self)
+        let workoutsByAthlete = Dictionary(grouping: workouts, by: \.athlete).mapValues(\.count)
         #expect(workoutsByAthlete == ["alice": 1, anonymous: 1, "carol": 2], "Carol's two visits are two workouts")
-        #expect(
-            (workouts ?? []).contains {
-                $0["id"] as? String == carolsFirst.lowercased() || $0["id"] as? String == carolsFirst
-            })
+        #expect(workouts.contains { UUID(uuidString: $0.id) == UUID(uuidString: carolsFirst) })
         #expect(try await daemon.unix.send(.POST, "/v1/class/stop").status == 404, "nothing left to stop")
     }
 
@@ -122,16 +119,18 @@ struct ClassTests {
     func handStartedSessionsJoin() async throws {
         let daemon = try await DaemonUnderTest(classBoard: true)
         defer { daemon.stop() }
-        let created = try object(try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [straps[0]]]))
-        let session = try #require(created["id"] as? String)
-        let started = try object(try await daemon.unix.send(.POST, "/v1/class", json: ["activity": "rowing"]))
-        #expect(started["autoJoin"] as? Bool == false)
+        let created = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [straps[0]]])
+        let session = try created.decoded(SessionJSON.self).id
+        let started = try await daemon.unix.send(.POST, "/v1/class", json: ["activity": "rowing"]).decoded(ClassJSON.self)
+        #expect(started.autoJoin == false)
+        #expect(started.activity == "rowing")
         try await eventually("Alice's session in the class") {
-            try await members(daemon)["alice"]?["session"] as? String == session
+            try await members(daemon)["alice"]?.session.flatMap(UUID.init(uuidString:)) == session
         }
         #expect(try await members(daemon).count == 1, "the other straps, in range, do not sign in")
-        let ended = try object(try await daemon.unix.send(.POST, "/v1/class/stop"))
-        #expect((ended["members"] as? [[String: Any]])?.first?["leftBecause"] as? String == "class ended")
-        #expect(try object(try await daemon.unix.send(.GET, "/v1/sessions/\(session)"))["state"] as? String == "ended")
+        let ended = try await daemon.unix.send(.POST, "/v1/class/stop").decoded(ClassJSON.self)
+        #expect(ended.members.map(\.leftBecause) == [.classEnded])
+        let stopped = try await daemon.unix.send(.GET, "/v1/sessions/\(session.wire)").decoded(SessionJSON.self)
+        #expect(stopped.state == "ended")
     }
 }

@@ -16,6 +16,7 @@ final class SnapshotTrigger: Sendable {
     }
 
     /// Samples arrived: requests a publication unless one was requested less than a second ago.
+    /// Real time on purpose: this paces what a dashboard redraws, whatever the simulator's speed.
     func poke() {
         let now = ContinuousClock.now
         let due = lastRequest.withLock { last -> Bool in
