@@ -82,6 +82,10 @@ public enum BridgeDaemon {
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()
+        } catch let error as DaemonError {
+            // The adapter could not start its traffic.
+            await assembly.dbus?.close()
+            throw error
         } catch {
             // A listener that cannot bind (port in use, socket directory not writable) ends the group.
             await assembly.dbus?.close()
@@ -120,7 +124,9 @@ public enum BridgeDaemon {
         let sensorsReady = ReadinessSignal()
         let sessionsReady = ReadinessSignal()
         var services: [any Service] = [
-            SensorService(sensors: core.sensors, offersKnown: assembly.offersKnown, ready: sensorsReady)
+            SensorService(
+                sensors: core.sensors, offersKnown: assembly.offersKnown, ready: sensorsReady,
+                startAdapter: assembly.start)
         ]
         if let settings = configuration.mqtt {
             do {

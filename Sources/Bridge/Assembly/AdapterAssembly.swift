@@ -16,4 +16,7 @@ struct AdapterAssembly {
     var placement: PeripheralPlacement?
     /// BlueZ's adapters when the assembly asked.
     var availableAdapters: [String] = []
+    /// What starts the adapter's own traffic, run once the sensor manager listens to its events
+    /// (a hub's broker connection: straps heard before anyone listened would be lost).
+    var start: @Sendable () async throws(DaemonError) -> Void = {}
 }

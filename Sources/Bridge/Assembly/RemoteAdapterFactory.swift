@@ -25,12 +25,22 @@ struct RemoteAdapterFactory: AdapterFactory {
         options.tlsCAFile = settings.tlsCA
         var adapterSettings = MQTTSensorAdapter.Settings(client: options, nodes: settings.nodes.map(Set.init))
         adapterSettings.expire = settings.expire
+        let adapter: MQTTSensorAdapter
         do {
-            let adapter = try MQTTSensorAdapter(settings: adapterSettings, clock: clock, logger: logger)
-            try await adapter.start()
-            return AdapterAssembly(adapter: adapter, clock: clock, offersKnown: false)
+            adapter = try MQTTSensorAdapter(settings: adapterSettings, clock: clock, logger: logger)
         } catch {
             throw DaemonError.adapter("\(error)")
         }
+        var assembly = AdapterAssembly(adapter: adapter, clock: clock, offersKnown: false)
+        // Connected only once the sensor manager listens: a strap's first measurement makes it
+        // ready, and an event nobody heard would leave it shown as merely seen.
+        assembly.start = { () async throws(DaemonError) in
+            do {
+                try await adapter.start()
+            } catch {
+                throw DaemonError.adapter("\(error)")
+            }
+        }
+        return assembly
     }
 }

@@ -71,9 +71,15 @@ public actor SensorManager {
     /// sensors and, with `offersKnown`, the heart-rate straps the adapter knows as the user's own
     /// (BlueZ's paired or trusted straps, the simulator's straps), again whenever an adapter
     /// becomes usable. `ready` is signalled once those connections were asked for.
-    public func run(offersKnown: Bool = false, ready: ReadinessSignal) async {
+    /// `startAdapter` runs once the manager listens to the adapter: an adapter whose traffic starts
+    /// by itself (a hub's broker) starts there, so that no event goes out before anyone listens.
+    public func run(
+        offersKnown: Bool = false, ready: ReadinessSignal,
+        startAdapter: @Sendable () async throws(DaemonError) -> Void = {}
+    ) async throws(DaemonError) {
         self.offersKnown = offersKnown
         let events = adapter.events()
+        try await startAdapter()
         // Read after subscribing: any later change arrives as an event, so nothing is missed.
         availability = await adapter.availability()
         let (changes, changesContinuation) = AsyncStream<AdapterAvailability>.makeStream()

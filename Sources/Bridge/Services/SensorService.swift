@@ -8,8 +8,10 @@ struct SensorService: Service {
     let offersKnown: Bool
     /// Signalled once the sensors are followed and the first connections asked for.
     let ready: ReadinessSignal
+    /// Starts the adapter's own traffic once the manager listens (``AdapterAssembly/start``).
+    var startAdapter: @Sendable () async throws(DaemonError) -> Void = {}
 
-    func run() async {
-        await sensors.run(offersKnown: offersKnown, ready: ready)
+    func run() async throws {
+        try await sensors.run(offersKnown: offersKnown, ready: ready, startAdapter: startAdapter)
     }
 }
