@@ -10,8 +10,8 @@ extension Topic {
     public static func parse(_ text: String) throws(TopicError) -> Topic {
         let bytes = text.utf8.count
         guard bytes <= maximumLength else { throw .tooLong(bytes) }
-        if let reserved = text.first(where: { $0 == "+" || $0 == "#" || $0 == "\0" }) {
-            throw .reservedCharacter(reserved)
+        if let reserved = text.utf8.first(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") || $0 == 0 }) {
+            throw .reservedCharacter(Character(Unicode.Scalar(reserved)))
         }
         let segments = text.split(separator: "/", omittingEmptySubsequences: false)
         if let empty = segments.firstIndex(where: \.isEmpty) { throw .emptySegment(empty) }

@@ -59,15 +59,34 @@ public enum Topic: Hashable, Sendable {
 
     /// `C0:FF:EE:00:00:01` from `c0ffee000001` (either case); nil unless exactly 12 hex digits.
     public static func address(fromObjectID id: some StringProtocol) -> String? {
-        guard id.utf8.count == 12, id.allSatisfy({ $0.isASCII && $0.isHexDigit }) else { return nil }
-        let digits = Array(id.uppercased())
-        return stride(from: 0, to: 12, by: 2).map { String(digits[$0..<$0 + 2]) }.joined(separator: ":")
+        // Byte by byte: a hub parses one topic per frame.
+        guard id.utf8.count == 12 else { return nil }
+        var address: [UInt8] = []
+        address.reserveCapacity(17)
+        for (index, byte) in id.utf8.enumerated() {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - 0x20
+            default: return nil
+            }
+            if index > 0 && index % 2 == 0 { address.append(UInt8(ascii: ":")) }
+            address.append(digit)
+        }
+        return String(decoding: address, as: UTF8.self)
     }
 
     /// Letters, digits, `-` and `_`, 1 to 64 of them: what a node (a gateway) may be called.
     public static func isNodeName(_ text: some StringProtocol) -> Bool {
         (1...64).contains(text.utf8.count)
-            && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+            && text.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                    true
+                default: false
+                }
+            }
     }
 }
 

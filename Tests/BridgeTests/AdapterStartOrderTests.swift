@@ -49,15 +49,17 @@ struct AdapterStartOrderTests {
     func startedAfterSubscribing() async throws {
         let adapter = SelfStartingAdapter()
         let hub = LiveHub()
-        let messages = hub.subscribe(sensor: adapter.strap.address)
         let manager = SensorManager(adapter: adapter, known: [], hub: hub, logger: Logger(label: "test"))
         let ready = ReadinessSignal()
         let running = Task {
             try await manager.run(ready: ready, startAdapter: { adapter.start() })
         }
-        // The strap's frame on the live stream: every event the start produced was handled.
-        for await message in messages where message.kind == .measurement { break }
-        #expect(await manager.status(adapter.strap.address)?.state == .ready)
+        // The strap's frame reached the manager (its heart rate is shown): every event the start
+        // produced before it was handled too.
+        try await eventually("the strap's frame handled") {
+            await manager.status(adapter.strap.address)?.heartRate == 120
+        }
+        #expect(await manager.status(adapter.strap.address)?.state == .ready, "ready, not merely seen")
         #expect(await manager.readyCount == 1)
         adapter.finish()
         try await running.value

@@ -121,7 +121,8 @@ struct ClassTests {
         defer { daemon.stop() }
         let created = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [straps[0]]])
         let session = try created.decoded(SessionJSON.self).id
-        let started = try await daemon.unix.send(.POST, "/v1/class", json: ["activity": "rowing"]).decoded(ClassJSON.self)
+        let started = try await daemon.unix.send(.POST, "/v1/class", json: ["activity": "rowing"]).decoded(
+            ClassJSON.self)
         #expect(started.autoJoin == false)
         #expect(started.activity == "rowing")
         try await eventually("Alice's session in the class") {
