@@ -6,7 +6,7 @@ TEST_PACKAGES := bluez dbus python3-venv python3-dbus python3-gi systemd chromiu
 	qemu-system-x86 busybox-static kmod postgresql util-linux libxml2-utils prometheus
 BIN := .build/debug/hrbridge
 
-.PHONY: demo test test-real-bluez setup test-setup python-peers build format check-format check-docs bench bench-compare bench-daemon release install install-files uninstall fuzz stress
+.PHONY: demo test test-real-bluez setup test-setup python-peers build format check-format check-docs bench bench-compare bench-daemon bench-daemon-compare release install install-files uninstall fuzz stress
 
 # Install locations: `make install PREFIX=/usr DESTDIR=/tmp/stage` stages a package; unit, udev and
 # sysusers directories come from pkg-config when systemd's and udev's .pc files are installed.
@@ -74,6 +74,10 @@ bench-compare: setup
 
 bench-daemon: python-peers
 	Benchmarks/daemon.sh
+
+# The three daemon benchmarks, this tree against revision OLD, alternating: make bench-daemon-compare OLD=80193be
+bench-daemon-compare: python-peers
+	Benchmarks/daemon-compare.sh $(OLD) --runs $(or $(RUNS),3)
 
 release: setup
 	$(SWIFT) build -c release --static-swift-stdlib --product hrbridge
