@@ -266,6 +266,9 @@ public actor BlueZAdapter: SensorAdapter {
         opened = true
     }
 
+    /// How long shutdown waits for each `StopNotify`.
+    static let releaseTimeout: Duration = .seconds(2)
+
     /// Stops following BlueZ: unsubscribes notifications, disconnects nothing, ends the event stream.
     public func shutdown() async {
         let stopping = links
@@ -274,7 +277,9 @@ public actor BlueZAdapter: SensorAdapter {
             link.timer?.cancel()
             for waiter in link.waiters { waiter.resume(returning: .failure(.adapterUnavailable("shut down"))) }
             for characteristic in link.subscribed {
-                _ = try? await call(characteristic, ObjectCache.characteristicInterface, "StopNotify")
+                // Bounded: a hung bluetoothd must not hold the daemon's stop past systemd's limit.
+                _ = try? await call(
+                    characteristic, ObjectCache.characteristicInterface, "StopNotify", timeout: Self.releaseTimeout)
             }
             for socket in link.sockets.values { socket.close() }
         }

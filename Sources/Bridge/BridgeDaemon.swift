@@ -124,9 +124,7 @@ public enum BridgeDaemon {
         let sensorsReady = ReadinessSignal()
         let sessionsReady = ReadinessSignal()
         var services: [any Service] = [
-            SensorService(
-                sensors: core.sensors, offersKnown: assembly.offersKnown, ready: sensorsReady,
-                startAdapter: assembly.start)
+            SensorService(sensors: core.sensors, assembly: assembly, ready: sensorsReady)
         ]
         if let settings = configuration.mqtt {
             do {

@@ -105,6 +105,13 @@ struct DaemonBlueZTests {
         }
         #expect(try await client.send(.DELETE, "/v1/sensors/AA:BB:CC:DD:EE:FF").status == 404)
         #expect(try await mock.calls(on: "/org/bluez/hci0") == callsBefore, "no discovery, no RemoveDevice")
+
+        // SIGTERM: the adapter ends last, releasing the strap's notifications before the exit.
+        #expect(try await mock.calls(on: MockBlueZ.characteristic).contains("StartNotify"))
+        #expect(!(try await mock.calls(on: MockBlueZ.characteristic).contains("StopNotify")))
+        daemon.stop()
+        #expect(daemon.exitStatus == 0, "a clean exit: \(daemon.report)")
+        #expect(try await mock.calls(on: MockBlueZ.characteristic).contains("StopNotify"), "released at shutdown")
         await mock.control.close()
     }
 

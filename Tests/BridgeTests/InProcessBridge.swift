@@ -66,7 +66,7 @@ final class InProcessBridge: Sendable {
         let sensorsReady = ReadinessSignal()
         let sessionsReady = ReadinessSignal()
         let services: [any Service] = [
-            SensorService(sensors: sensors, offersKnown: assembly.offersKnown, ready: sensorsReady),
+            SensorService(sensors: sensors, assembly: assembly, ready: sensorsReady),
             LiveHubService(hub: hub),
             SessionService(sessions: core.sessions, sensorsReady: sensorsReady, ready: sessionsReady),
             core.classes,

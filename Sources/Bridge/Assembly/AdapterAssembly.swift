@@ -19,4 +19,7 @@ struct AdapterAssembly {
     /// What starts the adapter's own traffic, run once the sensor manager listens to its events
     /// (a hub's broker connection: straps heard before anyone listened would be lost).
     var start: @Sendable () async throws(DaemonError) -> Void = {}
+    /// What ends the adapter when the sensors stop, last of all: notifications released, the
+    /// broker left cleanly, the simulator stopped.
+    var stop: @Sendable () async -> Void = {}
 }

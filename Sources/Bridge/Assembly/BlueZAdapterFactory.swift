@@ -42,9 +42,11 @@ struct BlueZAdapterFactory: AdapterFactory {
         do {
             let adapter = try await BlueZAdapter.open(
                 adapters: names, connection: connection, options: options, clock: clock, logger: logger)
-            return AdapterAssembly(
+            var assembly = AdapterAssembly(
                 adapter: adapter, clock: clock, offersKnown: true, dbus: connection, placement: placement,
                 availableAdapters: available)
+            assembly.stop = { await adapter.shutdown() }
+            return assembly
         } catch {
             throw DaemonError.adapter("\(error)")
         }

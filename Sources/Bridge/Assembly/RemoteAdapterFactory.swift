@@ -41,6 +41,7 @@ struct RemoteAdapterFactory: AdapterFactory {
                 throw DaemonError.adapter("\(error)")
             }
         }
+        assembly.stop = { await adapter.shutdown() }
         return assembly
     }
 }

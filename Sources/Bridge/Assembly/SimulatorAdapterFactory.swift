@@ -19,6 +19,8 @@ struct SimulatorAdapterFactory: AdapterFactory {
             }
         }
         let adapter = MockSensorAdapter(scenario: loaded, seed: seed, clock: clock, logger: logger)
-        return AdapterAssembly(adapter: adapter, clock: clock, offersKnown: configuration.sensors.isEmpty)
+        var assembly = AdapterAssembly(adapter: adapter, clock: clock, offersKnown: configuration.sensors.isEmpty)
+        assembly.stop = { await adapter.shutdown() }
+        return assembly
     }
 }
