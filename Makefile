@@ -5,8 +5,12 @@ SYSTEM_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev libsqlite3-dev libm
 TEST_PACKAGES := bluez dbus python3-venv python3-dbus python3-gi systemd chromium chromium-driver mosquitto openssl \
 	qemu-system-x86 busybox-static kmod postgresql util-linux libxml2-utils prometheus
 BIN := .build/debug/hrbridge
+# The upstream version; packages add +git<commit count> (scripts/build-deb.sh).
+VERSION ?= 0.9.0
+# What `make deb` needs on top of building.
+DEB_PACKAGES := dpkg-dev binutils
 
-.PHONY: demo test test-real-bluez setup test-setup python-peers build format check-format check-docs bench bench-compare bench-daemon bench-daemon-compare release install install-files uninstall fuzz stress
+.PHONY: demo test test-real-bluez setup test-setup python-peers build format check-format check-docs bench bench-compare bench-daemon bench-daemon-compare release deb install install-files uninstall fuzz stress
 
 # Install locations: `make install PREFIX=/usr DESTDIR=/tmp/stage` stages a package; unit, udev and
 # sysusers directories come from pkg-config when systemd's and udev's .pc files are installed.
@@ -82,6 +86,11 @@ bench-daemon-compare: python-peers
 release: setup
 	$(SWIFT) build -c release --static-swift-stdlib --product hrbridge
 	$(SWIFT) build -c release --static-swift-stdlib --product hrbridged
+
+# The Debian package (.build/deb/hrbridge_<version>_<arch>.deb): see docs/service.md, "Installing".
+deb: release
+	@scripts/ensure-system-packages.sh $(DEB_PACKAGES)
+	scripts/build-deb.sh
 
 # Builds in release mode, then installs both executables, the unit, the sysusers entry, the udev rule and
 # (only when there is none) the default configuration. Enabling the unit is left to the admin.
