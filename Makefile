@@ -3,14 +3,15 @@ SWIFT ?= swift
 # What building (and the demo, on the simulator) needs; the tests need the peers and tools as well.
 SYSTEM_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev libsqlite3-dev libmosquitto-dev
 TEST_PACKAGES := bluez dbus python3-venv python3-dbus python3-gi systemd chromium chromium-driver mosquitto openssl \
-	qemu-system-x86 busybox-static kmod postgresql util-linux libxml2-utils prometheus
+	qemu-system-x86 busybox-static kmod postgresql util-linux libxml2-utils prometheus \
+	mmdebstrap e2fsprogs lintian $(DEB_PACKAGES)
 BIN := .build/debug/hrbridge
 # The upstream version; packages add +git<commit count> (scripts/build-deb.sh).
 VERSION ?= 0.9.0
 # What `make deb` needs on top of building.
 DEB_PACKAGES := dpkg-dev binutils
 
-.PHONY: demo test test-real-bluez setup test-setup python-peers build format check-format check-docs bench bench-compare bench-daemon bench-daemon-compare release deb install install-files uninstall fuzz stress
+.PHONY: demo test test-real-bluez test-system setup test-setup python-peers build format check-format check-docs bench bench-compare bench-daemon bench-daemon-compare release deb install install-files uninstall fuzz stress
 
 # Install locations: `make install PREFIX=/usr DESTDIR=/tmp/stage` stages a package; unit, udev and
 # sysusers directories come from pkg-config when systemd's and udev's .pc files are installed.
@@ -51,16 +52,24 @@ check-format:
 format:
 	$(SWIFT) format format --in-place --parallel $$(git ls-files -co --exclude-standard '*.swift')
 
-# The suite, then the real-BlueZ bed alone (one QEMU guest; it skips itself, saying why, without QEMU).
+# The suite, then the real-BlueZ bed alone (one QEMU guest; it skips itself, saying why, without
+# QEMU), then the package installed and run under systemd in the whole-system bed.
 test: python-peers check-format check-docs
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --skip RealBlueZTests
+	$(SWIFT) test --skip-build --skip RealBlueZTests --skip SystemTests
 	$(SWIFT) test --skip-build --filter RealBlueZTests
+	$(MAKE) --no-print-directory test-system
 
 # Only the real-BlueZ bed: bluetoothd 5.66 and Debian's kernel in QEMU, Bumble straps (docs/testing.md).
 test-real-bluez: python-peers
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --filter RealBlueZTests
+
+# Only the whole-system bed: the .deb installed with apt in a Debian 12 guest booted under QEMU with
+# systemd as PID 1, real D-Bus and bluetoothd, a Bumble strap (docs/testing.md).
+test-system: python-peers release
+	$(SWIFT) build --build-tests
+	scripts/test-system.sh
 
 # libFuzzer over the GATT decoders and the D-Bus value reader: 10 million inputs each (RUNS=…).
 fuzz: setup

@@ -267,6 +267,8 @@ let package = Package(
             dependencies: ["WorkoutPlans", "Workouts", "Samples", "Sensors", "SensorSimulator"]),
         // Real bluetoothd and the Linux kernel in QEMU, Bumble virtual controllers (Tests/Fixtures/real-bluez).
         .testTarget(name: "RealBlueZTests", dependencies: ["BusHarness", "hrbridge", "hrbridged"]),
+        // The Debian package installed and run under systemd in a QEMU guest (Tests/Fixtures/system).
+        .testTarget(name: "SystemTests", dependencies: ["BusHarness"]),
         .testTarget(
             name: "hrbridgeTests", dependencies: ["hrbridge", "BusHarness", "Workouts", "Wire", "JSONSupport"]),
         .testTarget(

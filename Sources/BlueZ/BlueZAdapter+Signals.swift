@@ -98,6 +98,9 @@ extension BlueZAdapter {
                 break
             }
             if changed["ServicesResolved"]?.bool == true { servicesMayHaveResolved(objectPath) }
+            if changed["Paired"]?.bool == true, cache.services(of: objectPath).contains(.heartRate) {
+                broadcaster.yield(.paired(identity(address, on: adapter)))
+            }
         case ObjectCache.adapterInterface:
             if changed["Powered"] != nil { refreshAdapters() }
         case ObjectCache.batteryInterface:

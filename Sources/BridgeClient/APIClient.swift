@@ -72,7 +72,12 @@ public struct APIClient: Sendable {
                 }
         switch endpoint {
         case .unix(let path):
-            return try await bootstrap.connect(unixDomainSocketPath: path, channelInitializer: initializer)
+            do {
+                return try await bootstrap.connect(unixDomainSocketPath: path, channelInitializer: initializer)
+            } catch let error as IOError where error.errnoCode == EACCES {
+                // Not "no daemon": one runs, and this user may not talk to it.
+                throw APIClientError.permissionDenied(path)
+            }
         case .tcp(let host, let port):
             return try await bootstrap.connect(host: host, port: port, channelInitializer: initializer)
         }
@@ -172,12 +177,17 @@ public enum APIClientError: Error, CustomStringConvertible {
     case status(Int, String)
     /// The API did not answer within the client's timeout.
     case timedOut(Duration)
+    /// The socket exists but this user may not connect to it (not in its group).
+    case permissionDenied(String)
 
     /// A one-line description for messages and logs.
     public var description: String {
         switch self {
         case .status(let code, let message): "HTTP \(code): \(message)"
         case .timedOut(let timeout): "the daemon did not answer within \(timeout)"
+        case .permissionDenied(let path):
+            "permission denied on \(path): the daemon's socket is for members of its group "
+                + "(sudo usermod -aG hrbridge $USER, then log in again)"
         }
     }
 }

@@ -136,4 +136,7 @@ public enum SensorEvent: Hashable, Sendable {
     case advertisementRefused(SensorIdentity, AdvertisementDecodingError)
     /// The adapter became usable, or stopped being usable (powered off, unplugged, bluetoothd gone).
     case adapterChanged(String, AdapterAvailability)
+    /// A heart-rate strap became paired while the adapter ran (by hrbridge or another client, such
+    /// as `hrbridge pair` beside the daemon): it is now the user's own.
+    case paired(SensorIdentity)
 }

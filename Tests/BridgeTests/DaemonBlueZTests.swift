@@ -12,23 +12,21 @@ import Wire
     import Glibc
 #endif
 
-/// A daemon on `bus` (kind = "bluez") with the mock's strap configured, its store and API socket in
-/// `directory`.
+/// A daemon on `bus` (kind = "bluez") with the mock's strap configured (or, with `configured`
+/// false, no strap configured: it follows BlueZ's paired ones), its store and API socket in `directory`.
 private func bluezDaemon(
-    bus: PrivateBus, in directory: URL, label: String, environment: [String: String] = [:]
+    bus: PrivateBus, in directory: URL, label: String, environment: [String: String] = [:], configured: Bool = true
 ) throws -> (daemon: Spawned, socket: String) {
     let socket = directory.appendingPathComponent("api.sock").path
     try Data(
-        """
+        ("""
         [adapter]
         kind = "bluez"
         [store]
         path = "\(directory.path)/store.sqlite"
         [api]
         socket = "\(socket)"
-        [[sensors]]
-        address = "11:22:33:44:55:66"
-        """.utf8
+        """ + (configured ? "\n[[sensors]]\naddress = \"11:22:33:44:55:66\"\n" : "\n")).utf8
     ).write(to: directory.appendingPathComponent("config.toml"))
     let daemon = try Spawned(
         DaemonUnderTest.daemonBinary,
@@ -39,6 +37,40 @@ private func bluezDaemon(
 
 @Suite("hrbridged on BlueZ (python-dbusmock): zero adapters is a state, not a failure", .serialized)
 struct DaemonBlueZTests {
+    @Test("a strap paired beside the running daemon (`hrbridge pair`) is followed at once, without a restart")
+    func followsAStrapPairedWhileRunning() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let mock = try await MockBlueZ.start(on: bus)
+        defer { mock.process.stop() }
+        try await mock.addResolvedStrap()
+        try await mock.announce([MockBlueZ.device + "/service0010", MockBlueZ.characteristic])
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hrbridge-bluez-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (daemon, socket) = try bluezDaemon(bus: bus, in: directory, label: "daemon", configured: false)
+        defer { daemon.stop() }
+        let client = APIClient(endpoint: .unix(socket))
+        // The API answers once the daemon connected every strap it follows at start: none yet.
+        try await eventually("the API: \(daemon.output.suffix(5))") {
+            (try? await client.send(.GET, "/v1/health"))?.status == 200
+        }
+        #expect(try await client.send(.GET, "/v1/sensors").list("sensors", of: SensorStatus.self).isEmpty)
+        #expect(try await !mock.calls(on: MockBlueZ.device).contains("Connect"), "not the user's strap yet")
+
+        // Another client (the CLI) pairs it: BlueZ says Paired, and the daemon follows it.
+        try await mock.setDevice("Paired", .boolean(true))
+        try await eventually("the paired strap to stream: \(daemon.output.suffix(15).joined(separator: "\n"))") {
+            let sensors = try await client.send(.GET, "/v1/sensors").list("sensors", of: SensorStatus.self)
+            return sensors.first { $0.address == "11:22:33:44:55:66" }?.state == .ready
+        }
+        try await mock.notify([0x06, 97])
+        try await eventually("the frame through BlueZ, the daemon and the API") {
+            try await client.send(.GET, "/v1/sensors/11:22:33:44:55:66").decoded(SensorStatus.self).heartRate == 97
+        }
+    }
+
     @Test("without bluetoothd the daemon is READY and says it waits; when BlueZ and the strap appear, it streams")
     func waitsForBluetoothd() async throws {
         let bus = try PrivateBus()

@@ -33,9 +33,16 @@ public actor SensorManager {
     private var offersKnown = false
     /// Sensors asked to connect so far.
     private var targeted: Set<String> = []
-    /// Adapters' availability changes, handed from the event loop to a helper loop of
-    /// ``run(offersKnown:ready:)``: asking the adapter and connecting straps must not hold up events.
-    private var adapterChanges: AsyncStream<AdapterAvailability>.Continuation?
+    /// Adapters' availability changes and newly paired straps, handed from the event loop to a
+    /// helper loop of ``run(offersKnown:ready:)``: asking the adapter and connecting straps must
+    /// not hold up events.
+    private var adapterChanges: AsyncStream<AdapterChange>.Continuation?
+
+    /// What the helper loop acts on.
+    enum AdapterChange {
+        case availability(AdapterAvailability)
+        case paired(SensorIdentity)
+    }
     /// When each sensor's link dropped, for the reconnect-gap histogram.
     private var droppedAt: [String: ContinuousClock.Instant] = [:]
     private let framesDecoded = Counter(label: "hrbridge_frames_decoded_total")
@@ -82,7 +89,7 @@ public actor SensorManager {
         try await startAdapter()
         // Read after subscribing: any later change arrives as an event, so nothing is missed.
         availability = await adapter.availability()
-        let (changes, changesContinuation) = AsyncStream<AdapterAvailability>.makeStream()
+        let (changes, changesContinuation) = AsyncStream<AdapterChange>.makeStream()
         adapterChanges = changesContinuation
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -91,7 +98,12 @@ public actor SensorManager {
                 changesContinuation.finish()
             }
             group.addTask {
-                for await state in changes { await self.adapterChanged(to: state) }
+                for await change in changes {
+                    switch change {
+                    case .availability(let state): await self.adapterChanged(to: state)
+                    case .paired(let sensor): await self.paired(sensor)
+                    }
+                }
             }
             var targets = known.map { SensorIdentity(adapter: adapter.name, address: $0.address, name: $0.name) }
             if offersKnown {
@@ -130,6 +142,14 @@ public actor SensorManager {
         availability = await adapter.availability()
         guard state == .ready, offersKnown else { return }
         await connect(await ownedStraps())
+    }
+
+    /// A strap paired while the daemon runs (`hrbridge pair` beside it) is the user's own from now
+    /// on: connected at once, with `offersKnown`, as it would be at the next start.
+    private func paired(_ sensor: SensorIdentity) async {
+        guard offersKnown else { return }
+        logger.notice("paired strap followed", metadata: ["sensor": "\(sensor.address)"])
+        await connect([sensor])
     }
 
     /// Every sensor known or seen, sorted by address.
@@ -359,7 +379,9 @@ public actor SensorManager {
         case .adapterChanged(let name, let state):
             // One adapter's change: the bridge's availability is the pool's (ready while one is).
             hub.publish(LiveMessage(kind: .adapter, payload: ["adapter": name, "state": "\(state)"]))
-            adapterChanges?.yield(state)
+            adapterChanges?.yield(.availability(state))
+        case .paired(let sensor):
+            adapterChanges?.yield(.paired(sensor))
         case .lost(let sensor):
             // Gone from BlueZ's cache: a strap nobody configured or uses is forgotten.
             drop(sensor.address)

@@ -12,8 +12,8 @@ struct SessionCommand: AsyncParsableCommand {
         abstract: "Start, pause, resume, lap, stop and watch sessions of a running daemon.",
         discussion: """
             Talks to the daemon's API socket (--socket, $HRBRIDGE_SOCKET, else /run/hrbridge/api.sock).
-            Prints the session as JSON. Exit status: 0 done; 69 no daemon on the socket; 65 refused
-            (the API's message is printed).
+            Prints the session as JSON. Exit status: 0 done; 69 no daemon on the socket; 77 permission
+            denied on the socket (not in its group); 65 refused (the API's message is printed).
             """,
         subcommands: [
             Start.self, Action.Pause.self, Action.Resume.self, Action.Lap.self, Action.Stop.self, Status.self,
@@ -42,9 +42,7 @@ struct SessionCommand: AsyncParsableCommand {
                     reply = try await client.send(method, path)
                 }
             } catch {
-                StandardError.write(
-                    "hrbridge: no daemon answers on \(client.endpoint) (\(error)); is `hrbridged` running?")
-                throw ExitCode(69)
+                throw SessionCommand.unreachable(client.endpoint, error, hint: "; is `hrbridged` running?")
             }
             guard (200..<300).contains(reply.status) else {
                 StandardError.write("hrbridge: \(reply.errorMessage ?? "HTTP \(reply.status)")")
@@ -128,6 +126,17 @@ struct SessionCommand: AsyncParsableCommand {
         }
     }
 
+    /// Says why the daemon did not answer and gives the exit status: 77 (EX_NOPERM) when the socket
+    /// is not this user's to open, else 69 (EX_UNAVAILABLE).
+    static func unreachable(_ endpoint: APIClient.Endpoint, _ error: any Error, hint: String = "") -> ExitCode {
+        if let error = error as? APIClientError, case .permissionDenied = error {
+            StandardError.write("hrbridge: \(error)")
+            return ExitCode(77)
+        }
+        StandardError.write("hrbridge: no daemon answers on \(endpoint) (\(error))\(hint)")
+        return ExitCode(69)
+    }
+
     /// The given id, else the only active session's.
     static func resolve(_ id: String?, _ connection: Connection) async throws -> String {
         if let id { return id }
@@ -135,8 +144,7 @@ struct SessionCommand: AsyncParsableCommand {
         do {
             reply = try await connection.client.send(.GET, "/v1/sessions")
         } catch {
-            StandardError.write("hrbridge: no daemon answers on \(connection.client.endpoint) (\(error))")
-            throw ExitCode(69)
+            throw unreachable(connection.client.endpoint, error)
         }
         struct Listed: Decodable { var id: String }
         let sessions = reply.decode([String: [Listed]].self)?["sessions"] ?? []
@@ -181,11 +189,13 @@ struct SessionCommand: AsyncParsableCommand {
                     return limit.map { seen < $0 } ?? true
                 }
             } catch let error as APIClientError {
+                if case .permissionDenied = error {
+                    throw SessionCommand.unreachable(connection.client.endpoint, error)
+                }
                 StandardError.write("hrbridge: \(error)")
                 throw ExitCode(65)
             } catch {
-                StandardError.write("hrbridge: no daemon answers on \(connection.client.endpoint) (\(error))")
-                throw ExitCode(69)
+                throw SessionCommand.unreachable(connection.client.endpoint, error)
             }
         }
     }
