@@ -50,8 +50,12 @@ struct SystemTests {
         #expect(facts["udevRule"] as? Bool == true)
         let journal = facts["journal"] as? [String] ?? []
         #expect(journal.contains { $0.contains("hrbridged ready") }, "journal: \(journal)")
-        // The sandbox lets the runtime do what it does at start: nothing refused is logged.
-        #expect(!journal.contains { $0.contains("Failed to set thread priority") }, "journal: \(journal)")
+        // The sandbox's system-call filter refuses nothing the runtime does at start (EPERM, errno 1).
+        // A worker asking for a higher priority than the service may have gets EACCES (13) from
+        // the kernel, as it should: no capability, no RLIMIT_NICE.
+        #expect(
+            !journal.contains { $0.contains("Failed to set thread priority") && $0.hasSuffix("errno=1") },
+            "journal: \(journal)")
     }
 
     @Test("3. a member of the hrbridge group uses the socket; anyone else is told permission denied")
@@ -64,12 +68,19 @@ struct SystemTests {
         #expect((stranger["output"] as? String)?.contains("permission denied on /run/hrbridge/api.sock") == true)
     }
 
-    @Test("4. the daemon discovers the strap; the member pairs it with the CLI; it streams")
+    @Test("4. the member finds the strap and pairs it with the CLI; the running daemon follows it and it streams")
     func strapIsPairedAndReady() async throws {
         let (facts, _) = try await SystemBed.facts("pair", boot: 1)
-        #expect(facts["discovered"] is [String: Any], "the daemon never reported the strap")
+        let scan = dictionary(facts["scan"])
+        #expect(scan["exit"] as? Int == 0, "\(scan)")
+        let found = (scan["found"] as? [[String: Any]])?.first
+        #expect(found?["name"] as? String == "HRM-System 39", "\(scan)")
+        #expect((found?["services"] as? [String])?.contains("heart-rate") == true, "\(scan)")
         #expect(dictionary(facts["pair"])["exit"] as? Int == 0, "\(facts["pair"] ?? "")")
+        // No restart, no configuration: BlueZ's Paired signal is enough.
         #expect(facts["ready"] as? Bool == true, "states: \(facts["states"] ?? "")")
+        #expect(facts["samples"] as? Int == 4)
+        #expect(dictionary(facts["sensor"])["via"] as? String == "connection")
         let strap = dictionary(facts["strap"])
         #expect((strap["pairings"] as? Int ?? 0) >= 1, "\(strap)")
         #expect((strap["encrypted"] as? Int ?? 0) >= 1, "\(strap)")
@@ -135,12 +146,15 @@ struct SystemTests {
         #expect(facts["active"] as? String == "inactive")
         let session = try #require(try await SystemBed.facts("session", boot: 1).facts["session"] as? String)
         let workouts = facts["workouts"] as? [[String: Any]] ?? []
-        #expect(workouts.contains { $0["id"] as? String == session }, "stored: \(facts["workouts"] ?? "")")
+        #expect(
+            workouts.contains { ($0["id"] as? String)?.lowercased() == session.lowercased() },
+            "stored: \(facts["workouts"] ?? "")")
     }
 
     @Test("10. after a reboot: started by itself, the store and the bond kept, the strap streams without pairing")
     func rebootKeepsEverything() async throws {
         let (facts, run) = try await SystemBed.facts("reboot", boot: 2)
+        #expect(facts["startedBySystemd"] as? Bool == true)
         let service = dictionary(facts["service"])
         #expect(service["active"] as? String == "active")
         #expect(service["enabled"] as? String == "enabled")
@@ -150,7 +164,9 @@ struct SystemTests {
         #expect(facts["ready"] as? Bool == true)
         let session = try #require(try await SystemBed.facts("session", boot: 1).facts["session"] as? String)
         let workouts = dictionary(dictionary(facts["workouts"])["body"])["workouts"] as? [[String: Any]] ?? []
-        #expect(workouts.contains { $0["id"] as? String == session }, "\(facts["workouts"] ?? "")")
+        #expect(
+            workouts.contains { ($0["id"] as? String)?.lowercased() == session.lowercased() },
+            "\(facts["workouts"] ?? "")")
         #expect(dictionary(facts["session"])["exit"] as? Int == 0, "\(facts["session"] ?? "")")
         #expect(facts["samples"] as? Int == 8)
         let strap = dictionary(facts["strap"])
@@ -161,7 +177,13 @@ struct SystemTests {
         #expect(decoded["isFit"] as? Bool == true)
         #expect(decoded["integrity"] as? Bool == true)
         #expect((decoded["errors"] as? [Any])?.isEmpty == true)
-        #expect(((decoded["heartRates"] as? [Any])?.count ?? 0) > 20, "\(decoded)")
+        // One record a second while the strap streamed (the scenarios keep it short), each a rate
+        // the strap sent; the kill and the frozen daemon are gaps, not invented records.
+        let rates = (decoded["heartRates"] as? [Any] ?? []).compactMap { ($0 as? NSNumber)?.intValue }
+        #expect(rates.count >= 10, "\(decoded)")
+        #expect(rates.allSatisfy { (60..<180).contains($0) }, "\(rates)")
+        let times = (decoded["timestamps"] as? [Any] ?? []).compactMap { ($0 as? NSNumber)?.intValue }
+        #expect(zip(times, times.dropFirst()).contains { $1 - $0 >= 5 }, "no gap in \(times)")
     }
 
     @Test("11. apt upgrades it: the new version runs; the store, the admin's configuration and the bond are kept")

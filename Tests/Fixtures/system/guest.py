@@ -127,15 +127,14 @@ def wait_for_samples(count, timeout, session=None):
 
 
 def wait_active(timeout, old_pid=None):
-    """Waits until systemd reports the unit active (with a new main PID if one is given)."""
+    """Waits until systemd itself has the unit active again with a new main PID (its Restart=,
+    never a start of ours); checks systemd's state twice a second until the deadline."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        # `systemctl start` on a Type=notify unit returns once READY=1 came (or it failed).
-        run(["systemctl", "start", UNIT], timeout=120)
         pid = unit_property("MainPID")
         if unit_property("ActiveState") == "active" and pid not in ("0", old_pid):
             return pid
-        run(["systemctl", "--wait", "is-system-running"], timeout=5)
+        time.sleep(0.5)
     return None
 
 
@@ -271,6 +270,8 @@ class Driver:
         finally:
             watch.close()
         facts["states"] = [m.get("state") for m in watch.messages if m.get("kind") == "sensor"]
+        # A few frames through, so the strap's own record is past the pairing.
+        facts["samples"] = wait_for_samples(4, 60)
         status, sensor = api(f"/v1/sensors/{STRAP}")
         facts["sensor"] = sensor
         facts["strap"] = strap_state()
@@ -287,7 +288,8 @@ class Driver:
 
     def restart_bluetooth(self, facts):
         session = self.state("session")
-        watch = Watch("--session", session) if session else None
+        # Everything, filtered here: the strap's state messages and its samples.
+        watch = Watch() if session else None
         try:
             before = time.time()
             code, _, error = run(["systemctl", "restart", "bluetooth"], timeout=120)
@@ -301,7 +303,9 @@ class Driver:
             if watch:
                 watch.close()
         facts["messages"] = [{k: m.get(k) for k in ("kind", "state", "reason", "_at")}
-                             for m in (watch.messages if watch else []) if m.get("kind") != "sample"]
+                             for m in (watch.messages if watch else [])
+                             if m.get("kind") == "sensor" and m.get("address") == STRAP
+                             or m.get("kind") == "session"]
         status, body = api(f"/v1/sessions/{session}")
         facts["sessionState"] = body.get("state") if isinstance(body, dict) else body
 
@@ -354,6 +358,8 @@ class Driver:
     # Boot 2 --------------------------------------------------------------------------------
 
     def after_reboot(self, facts):
+        # Started by systemd on its own (enabled: bluetooth.target wants it once hci0 is up).
+        facts["startedBySystemd"] = wait_active(120) is not None
         facts["service"] = service_facts()
         facts["bond"] = output(["bluetoothctl", "info", STRAP]).splitlines()
         watch = Watch("--sensor", STRAP)

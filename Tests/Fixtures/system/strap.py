@@ -7,7 +7,7 @@ does).
 
 While a central is subscribed it sends a frame every 0.25 s, heart rate 60..179 in turn, and
 appends each frame it sent to OUT/sent.jsonl ({"t": wall time, "hr": …}); its connections,
-pairings and encrypted links go to OUT/strap-<boot id>.json on every change.
+pairings, encrypted links and frames sent this boot go to OUT/strap-<boot id>.json with every frame.
 """
 
 import asyncio
@@ -71,8 +71,7 @@ async def main(out):
                     break
                 sent.write(json.dumps({"t": time.time(), "hr": rate}) + "\n")
                 count += 1
-                if count % 20 == 0:
-                    write_state()
+                write_state()
                 await asyncio.sleep(INTERVAL)
 
 
