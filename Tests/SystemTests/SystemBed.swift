@@ -23,6 +23,9 @@ enum SystemBed {
 
     /// Why this run cannot use the bed, or nil. Printed when the suite is skipped.
     static var unavailableReason: String? {
+        if getuid() != 0 {
+            return "the system bed builds a root filesystem with its files' owners: run make test-system as root"
+        }
         guard let packages else {
             return "HRBRIDGE_SYSTEM_DEBS names no packages (make test-system builds them and runs this suite)"
         }

@@ -231,6 +231,7 @@ class Driver:
         facts["apt"] = {"exit": code, "output": (text + error)[-3000:]}
         facts["version"] = output(["dpkg-query", "-W", "-f", "${Version}", "hrbridge"])
         facts["service"] = service_facts()
+        facts["alias"] = output(["systemctl", "is-active", "hrbridged"])
         facts["userEntry"] = output(["getent", "passwd", "hrbridge"])
         facts["groupEntry"] = output(["getent", "group", "hrbridge"])
         facts["config"] = stat("/etc/hrbridge/config.toml")
@@ -265,13 +266,15 @@ class Driver:
             code, text, error = run(["hrbridge", "pair", STRAP, "--timeout", "60"], user=MEMBER, timeout=240)
             facts["pair"] = {"exit": code, "output": (text + error).strip()[-2000:]}
             facts["ready"] = watch.until(sensor_state("ready"), 180) is not None
+            # Frames through (no session yet: the sensor's status carries the heart rate), so the
+            # strap's own record is past the pairing too.
+            streaming = watch.until(lambda m: sensor_state("ready")(m) and m.get("heartRate"), 60)
+            facts["heartRate"] = streaming.get("heartRate") if streaming else None
             if not facts["ready"]:
                 facts["diagnosis"] = diagnosis()
         finally:
             watch.close()
         facts["states"] = [m.get("state") for m in watch.messages if m.get("kind") == "sensor"]
-        # A few frames through, so the strap's own record is past the pairing.
-        facts["samples"] = wait_for_samples(4, 60)
         status, sensor = api(f"/v1/sensors/{STRAP}")
         facts["sensor"] = sensor
         facts["strap"] = strap_state()
