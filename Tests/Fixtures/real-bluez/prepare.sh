@@ -24,28 +24,15 @@ if [ ! -f "$kernel/boot/vmlinuz-$version" ]; then
     rm -rf "$bed/download"
 fi
 
-# The initramfs is rebuilt when init.sh changes.
-stamp="$version-$(cat "$fixtures/init.sh" "$0" | sha256sum | cut -c1-16)"
+# The initramfs is rebuilt when init.sh or the scripts making it change.
+stamp="$version-$(cat "$fixtures/init.sh" "$fixtures/initramfs.sh" "$0" | sha256sum | cut -c1-16)"
 if [ "$(cat "$bed/initramfs.stamp" 2>/dev/null)" != "$stamp" ]; then
-    staging=$(mktemp -d "$bed/initramfs.XXXXXX")
-    trap 'rm -rf "$staging"' EXIT
-    mkdir -p "$staging"/{bin,proc,sys,dev,newroot,modules}
-    cp /bin/busybox "$staging/bin/busybox"
-    cp "$fixtures/init.sh" "$staging/init"
-    chmod 755 "$staging/init"
-    : > "$staging/modules/order"
     # drbg and jitterentropy_rng first: ecdh_generic needs a default RNG (its self-test fails
     # without one, and then the kernel has no ECDH and LE pairing cannot work). jitterentropy_rng
     # looks up sha3-256 by name when it loads (no symbol dependency, so modprobe does not list it).
-    for module in sha3_generic jitterentropy_rng drbg bluetooth hci_vhci ecdh_generic ecc cmac ecb af_alg algif_hash algif_skcipher \
-        virtio_pci 9pnet_virtio 9p; do
-        modprobe -d "$kernel" -S "$version" --show-depends "$module" | awk '$1 == "insmod" { print $2 }'
-    done | awk '!seen[$0]++' | while read -r file; do
-        name=$(basename "$file")
-        cp "$file" "$staging/modules/$name"
-        echo "$name" >> "$staging/modules/order"
-    done
-    (cd "$staging" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1) > "$bed/initramfs.gz"
+    "$fixtures/initramfs.sh" "$kernel" "$version" "$fixtures/init.sh" "$bed/initramfs.gz" \
+        sha3_generic jitterentropy_rng drbg bluetooth hci_vhci ecdh_generic ecc cmac ecb af_alg algif_hash algif_skcipher \
+        virtio_pci 9pnet_virtio 9p
     cp "$kernel/boot/vmlinuz-$version" "$bed/vmlinuz"
     echo "$stamp" > "$bed/initramfs.stamp"
 fi

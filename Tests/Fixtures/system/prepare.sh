@@ -42,26 +42,13 @@ FSTAB
 fi
 
 # The initramfs is rebuilt when init.sh or this script changes.
-stamp="$version-$(cat "$here/init.sh" "$here/prepare.sh" | sha256sum | cut -c1-16)"
+stamp="$version-$(cat "$here/init.sh" "$here/prepare.sh" Tests/Fixtures/real-bluez/initramfs.sh | sha256sum | cut -c1-16)"
 if [ "$(cat "$bed/initramfs.stamp" 2>/dev/null)" != "$stamp" ]; then
-    staging=$(mktemp -d "$bed/initramfs.XXXXXX")
-    trap 'rm -rf "$staging"' EXIT
-    mkdir -p "$staging"/{bin,proc,sys,dev,newroot,modules}
-    cp /bin/busybox "$staging/bin/busybox"
-    cp "$here/init.sh" "$staging/init"
-    chmod 755 "$staging/init"
-    : > "$staging/modules/order"
     # The disk and its file system, the 9p shares, Bluetooth with the virtual controller and the
     # crypto LE pairing needs (see the real-BlueZ bed's prepare.sh for the order of the RNGs).
-    for module in virtio_pci virtio_blk ext4 crc32c_generic sha3_generic jitterentropy_rng drbg bluetooth hci_vhci \
-        ecdh_generic ecc cmac ecb af_alg algif_hash algif_skcipher 9pnet_virtio 9p; do
-        modprobe -d "$kernel" -S "$version" --show-depends "$module" | awk '$1 == "insmod" { print $2 }'
-    done | awk '!seen[$0]++' | while read -r file; do
-        name=$(basename "$file")
-        cp "$file" "$staging/modules/$name"
-        echo "$name" >> "$staging/modules/order"
-    done
-    (cd "$staging" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1) > "$bed/initramfs.gz"
+    Tests/Fixtures/real-bluez/initramfs.sh "$kernel" "$version" "$here/init.sh" "$bed/initramfs.gz" \
+        virtio_pci virtio_blk ext4 crc32c_generic sha3_generic jitterentropy_rng drbg bluetooth hci_vhci \
+        ecdh_generic ecc cmac ecb af_alg algif_hash algif_skcipher 9pnet_virtio 9p
     cp "$kernel/boot/vmlinuz-$version" "$bed/vmlinuz"
     echo "$stamp" > "$bed/initramfs.stamp"
 fi
