@@ -4,6 +4,7 @@
 # SYSTEM_TESTS=filter runs some of its tests only (the boots run in full either way).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+rm -rf .build/deb/system
 installed=$(scripts/build-deb.sh --out .build/deb/system)
 version=$(dpkg-deb --field "$installed" Version)
 upgrade=$(scripts/build-deb.sh --version "$version.1" --out .build/deb/system)
