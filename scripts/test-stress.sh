@@ -66,6 +66,8 @@ for run in $(seq 1 "$runs"); do
     if [ "$status" -eq 0 ] && $real; then
         swift test --skip-build --filter RealBlueZTests >>"$log" 2>&1
         status=$?
+        # The bed keeps only the last run's output: a failed run's is kept beside its log.
+        [ "$status" -eq 0 ] || cp -a .build/real-bluez/runs "$logs/run-$run-real-bluez" 2>/dev/null || true
     fi
     seconds=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
     closing=$(grep -E 'Test run with [0-9]+ tests? .*(passed|failed)' "$log" | sed 's/ after .*//' | paste -sd ';' -)
