@@ -66,7 +66,13 @@ struct SessionCommand: AsyncParsableCommand {
         func run() async throws {
             var chosen = sensors
             if chosen.isEmpty {
-                let list = try await connection.client.send(.GET, "/v1/sensors").decode([String: [SensorStatus]].self)
+                let reply: APIClient.Reply
+                do {
+                    reply = try await connection.client.send(.GET, "/v1/sensors")
+                } catch {
+                    throw SessionCommand.unreachable(connection.client.endpoint, error)
+                }
+                let list = reply.decode([String: [SensorStatus]].self)
                 let free = list?["sensors"]?.first { $0.state == .ready && $0.session == nil }
                 guard let address = free?.address else {
                     StandardError.write("hrbridge: no free streaming sensor; name one with --sensor")
