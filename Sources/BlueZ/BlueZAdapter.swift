@@ -108,7 +108,7 @@ public actor BlueZAdapter: SensorAdapter {
     let options: Options
     let clock: any WallClock
     let logger: Logger
-    let broadcaster = EventBroadcaster<SensorEvent>()
+    let broadcaster = EventBroadcaster<SensorEvent>(routingKey: \.sensorAddress)
     var random = SystemRandomNumberGenerator()
     var cache = ObjectCache() {
         didSet { cacheChanged() }
@@ -296,6 +296,10 @@ public actor BlueZAdapter: SensorAdapter {
 
     /// Events from now on.
     public nonisolated func events() -> AsyncStream<SensorEvent> { broadcaster.subscribe() }
+    /// The events of the sensors at `addresses` and the adapter's own, routed: nothing else is queued.
+    public nonisolated func events(from addresses: Set<String>) -> AsyncStream<SensorEvent> {
+        broadcaster.subscribe(keys: addresses)
+    }
 
     /// The object path of adapter `name`.
     static func adapterPath(_ name: String) -> String { "/org/bluez/" + name }

@@ -47,7 +47,7 @@ public actor MQTTSensorAdapter: SensorAdapter {
     private let client: MQTTClient
     private let clock: any WallClock
     private let logger: Logger
-    private let broadcaster = EventBroadcaster<SensorEvent>()
+    private let broadcaster = EventBroadcaster<SensorEvent>(routingKey: \.sensorAddress)
     private let backfills = EventBroadcaster<[SensorMeasurement]>()
     private let backfilled = Counter(label: "hrbridge_remote_backfill_frames_total")
     private var tracker: RemoteStrapTracker
@@ -123,6 +123,10 @@ public actor MQTTSensorAdapter: SensorAdapter {
     }
 
     public nonisolated func events() -> AsyncStream<SensorEvent> { broadcaster.subscribe() }
+    /// The events of the sensors at `addresses` and the adapter's own, routed: nothing else is queued.
+    public nonisolated func events(from addresses: Set<String>) -> AsyncStream<SensorEvent> {
+        broadcaster.subscribe(keys: addresses)
+    }
 
     /// Frames a gateway sends again from its journal after the broker was away (`backfill`),
     /// decoded, a strap's batch at a time. They are late: for the store, not for the live view.

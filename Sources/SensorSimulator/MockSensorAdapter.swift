@@ -30,7 +30,7 @@ public actor MockSensorAdapter: SensorAdapter {
     private let steppedTimeline: ManualWallClock?
     private let origin: Date
     private let logger: Logger
-    private let broadcaster = ConsumptionTrackingBroadcaster<SensorEvent>()
+    private let broadcaster = ConsumptionTrackingBroadcaster<SensorEvent>(routingKey: \.sensorAddress)
     private var simulations: [SensorIdentity: StrapSimulation] = [:]
     /// The straps streaming now (linked, or followed through their advertisements).
     private var streaming: Set<SensorIdentity> = []
@@ -88,6 +88,10 @@ public actor MockSensorAdapter: SensorAdapter {
 
     /// Adapter events from now on.
     public nonisolated func events() -> AsyncStream<SensorEvent> { broadcaster.subscribe() }
+    /// The events of the sensors at `addresses` and the adapter's own, routed: nothing else is queued.
+    public nonisolated func events(from addresses: Set<String>) -> AsyncStream<SensorEvent> {
+        broadcaster.subscribe(keys: addresses)
+    }
 
     /// Every strap advertises the Heart Rate, Battery and Device Information services.
     public func startDiscovery(services: Set<GATTService>) throws(SensorAdapterError) {

@@ -8,9 +8,12 @@ import Synchronization
 /// lockstep with its consumers: whatever they do with a batch is done before the next batch
 /// exists, however fast the producer goes. A subscriber that stops listening (its task is
 /// cancelled, its stream released) is no longer waited for. Buffers are unbounded: `yield`
-/// never waits.
+/// never waits. A `routingKey` lets a subscriber take only the values of some keys, as with
+/// ``EventBroadcaster``; it is not waited for on values it does not take.
 public final class ConsumptionTrackingBroadcaster<Element: Sendable>: Sendable {
     private struct Subscriber {
+        /// The keys taken (nil: every value).
+        var keys: Set<String>?
         var queue: [Element] = []
         /// Index of the next value to hand out in `queue` (values before it are taken).
         var head = 0
@@ -63,17 +66,24 @@ public final class ConsumptionTrackingBroadcaster<Element: Sendable>: Sendable {
     }
 
     private let state = Mutex(State())
+    private let routingKey: (@Sendable (Element) -> String?)?
 
-    /// Creates a broadcaster with no subscribers.
-    public init() {}
+    /// Creates a broadcaster with no subscribers; `routingKey` names a value's key for
+    /// ``subscribe(keys:)`` (nil: every subscriber gets every value).
+    public init(routingKey: (@Sendable (Element) -> String?)? = nil) {
+        self.routingKey = routingKey
+    }
 
     /// A new subscription: every value yielded from now on, then the end once ``finish()`` is called.
-    public func subscribe() -> AsyncStream<Element> {
+    public func subscribe() -> AsyncStream<Element> { subscribe(keys: nil) }
+
+    /// A new subscription to the values of `keys` and to values without a key (`keys` nil: all values).
+    public func subscribe(keys: Set<String>?) -> AsyncStream<Element> {
         let id: Int? = state.withLock { state in
             guard !state.isFinished else { return nil }
             let id = state.nextID
             state.nextID += 1
-            state.subscribers[id] = Subscriber()
+            state.subscribers[id] = Subscriber(keys: keys)
             return id
         }
         guard let id else { return AsyncStream { $0.finish() } }
@@ -86,12 +96,14 @@ public final class ConsumptionTrackingBroadcaster<Element: Sendable>: Sendable {
             onCancel: { [weak self] in self?.unsubscribe(id) })
     }
 
-    /// Delivers `value` to every subscriber.
+    /// Delivers `value` to every subscriber that asked for it.
     public func yield(_ value: Element) {
+        let key = routingKey?(value)
         let requests: [CheckedContinuation<Element?, Never>] = state.withLock { state in
             guard !state.isFinished else { return [] }
             var requests: [CheckedContinuation<Element?, Never>] = []
-            for id in state.subscribers.keys {
+            for (id, subscriber) in state.subscribers {
+                if let key, let keys = subscriber.keys, !keys.contains(key) { continue }
                 if let request = state.subscribers[id]?.request {
                     state.subscribers[id]?.request = nil
                     state.subscribers[id]?.isHandling = true

@@ -10,6 +10,9 @@ public protocol SensorAdapter: Sendable {
 
     /// A new subscription to the adapter's events; each call gets every event from then on.
     func events() -> AsyncStream<SensorEvent>
+    /// A new subscription to the events of the sensors at `addresses` and the adapter's own ones:
+    /// a session hears only the straps it records, so nothing is decoded into samples to be dropped.
+    func events(from addresses: Set<String>) -> AsyncStream<SensorEvent>
 
     /// Starts discovering sensors that advertise any of `services`.
     func startDiscovery(services: Set<GATTService>) async throws(SensorAdapterError)

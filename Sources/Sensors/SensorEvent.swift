@@ -140,3 +140,19 @@ public enum SensorEvent: Hashable, Sendable {
     /// as `hrbridge pair` beside the daemon): it is now the user's own.
     case paired(SensorIdentity)
 }
+
+extension SensorEvent {
+    /// The address of the sensor the event is about (nil for the adapter's own state): what a
+    /// session's subscription is routed by.
+    public var sensorAddress: String? {
+        switch self {
+        case .discovered(let sensor): sensor.identity.address
+        case .updated(let sensor, _), .lost(let sensor), .connectionChanged(let sensor, _), .servicesReady(let sensor, _),
+            .batteryLevel(let sensor, _), .deviceInformation(let sensor, _), .bodySensorLocation(let sensor, _),
+            .decodingFailed(let sensor, _, _), .advertisementRefused(let sensor, _), .paired(let sensor):
+            sensor.address
+        case .measurement(let measurement): measurement.sensor.address
+        case .adapterChanged: nil
+        }
+    }
+}

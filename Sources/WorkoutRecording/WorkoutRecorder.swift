@@ -150,11 +150,12 @@ public actor WorkoutRecorder {
         self.clock = clock
         self.logger = logger
         self.lapStart = started
+        let addresses = Set(setup.sensors.map(\.address))
         self.dataSource = LiveDataSource(
             adapters: [adapter], configuration: configuration, clock: clock,
-            logsRefusedFrames: setup.logsRefusedFrames, logger: logger)
+            addresses: setup.onlyTheseSensors ? addresses : nil, logsRefusedFrames: setup.logsRefusedFrames,
+            logger: logger)
         if setup.onlyTheseSensors {
-            let addresses = Set(setup.sensors.map(\.address))
             for type in await dataSource.typesToCollect.union([.heartRate, .heartbeatSeries, .activeEnergyBurned]) {
                 await dataSource.enableCollection(for: type) { addresses.contains($0.address) }
             }

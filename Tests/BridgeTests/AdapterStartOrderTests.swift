@@ -26,6 +26,7 @@ final class SelfStartingAdapter: SensorAdapter {
     }
 
     func events() -> AsyncStream<SensorEvent> { broadcaster.subscribe() }
+    func events(from addresses: Set<String>) -> AsyncStream<SensorEvent> { broadcaster.subscribe() }
     func finish() { broadcaster.finish() }
     func startDiscovery(services: Set<GATTService>) throws(SensorAdapterError) {}
     func stopDiscovery() throws(SensorAdapterError) {}

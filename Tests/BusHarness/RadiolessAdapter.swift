@@ -14,6 +14,7 @@ public final class RadiolessAdapter: SensorAdapter {
     public var givenPriorities: [String] { priorities.withLock { $0 } }
 
     public func events() -> AsyncStream<SensorEvent> { AsyncStream { $0.finish() } }
+    public func events(from addresses: Set<String>) -> AsyncStream<SensorEvent> { events() }
     public func startDiscovery(services: Set<GATTService>) throws(SensorAdapterError) {}
     public func stopDiscovery() throws(SensorAdapterError) {}
     public func connect(_ sensor: SensorIdentity) throws(SensorAdapterError) {}

@@ -25,6 +25,8 @@ public actor LiveDataSource {
     }
 
     private let adapters: [any SensorAdapter]
+    /// The addresses of the only sensors heard (nil: every sensor of the adapters).
+    private let addresses: Set<String>?
     private let clock: any WallClock
     private let logger: Logger
     private let logsRefusedFrames: Bool
@@ -40,17 +42,19 @@ public actor LiveDataSource {
     public private(set) var counters = Counters()
     private let statusBroadcaster = ConsumptionTrackingBroadcaster<SensorEvent>()
 
-    /// Creates a data source; `typesToCollect` defaults to the activity's types.
+    /// Creates a data source; `typesToCollect` defaults to the activity's types. With `addresses`,
+    /// only those sensors' events are heard at all (routed by the adapter, never sampled to be dropped).
     ///
     /// With `logsRefusedFrames` false, refused frames are only counted: the caller logs them
     /// (the daemon's sensor manager does, once per frame, hiding a guest's bytes).
     public init(
         adapters: [any SensorAdapter], configuration: WorkoutConfiguration, clock: any WallClock,
-        options: MeasurementSampler.Options = MeasurementSampler.Options(), logsRefusedFrames: Bool = true,
-        logger: Logger
+        addresses: Set<String>? = nil, options: MeasurementSampler.Options = MeasurementSampler.Options(),
+        logsRefusedFrames: Bool = true, logger: Logger
     ) {
         self.logsRefusedFrames = logsRefusedFrames
         self.adapters = adapters
+        self.addresses = addresses
         self.clock = clock
         self.options = options
         self.logger = logger
@@ -80,7 +84,7 @@ public actor LiveDataSource {
     public func attach(to builder: LiveWorkoutBuilder) {
         self.builder = builder
         for adapter in adapters {
-            let events = adapter.events()
+            let events = addresses.map { adapter.events(from: $0) } ?? adapter.events()
             tasks.append(
                 Task { [weak self] in
                     for await event in events {
