@@ -147,7 +147,8 @@ extension SensorEvent {
     public var sensorAddress: String? {
         switch self {
         case .discovered(let sensor): sensor.identity.address
-        case .updated(let sensor, _), .lost(let sensor), .connectionChanged(let sensor, _), .servicesReady(let sensor, _),
+        case .updated(let sensor, _), .lost(let sensor), .connectionChanged(let sensor, _),
+            .servicesReady(let sensor, _),
             .batteryLevel(let sensor, _), .deviceInformation(let sensor, _), .bodySensorLocation(let sensor, _),
             .decodingFailed(let sensor, _, _), .advertisementRefused(let sensor, _), .paired(let sensor):
             sensor.address
