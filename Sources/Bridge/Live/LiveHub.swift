@@ -31,6 +31,17 @@ public final class LiveHub: Sendable {
         for subscriber in subscribers { subscriber.offer(message) }
     }
 
+    /// Publishes a message whose text is made only when a subscriber's filters want it: a line per
+    /// sample costs an encoding, not paid while no client reads samples.
+    public func publish(kind: LiveMessageKind, session: UUID?, sensor: String?, json: () -> String) {
+        let subscribers = state.withLock { $0.subscribers.values.compactMap(\.subscription) }.filter {
+            $0.wants(kind: kind, session: session, sensor: sensor)
+        }
+        guard !subscribers.isEmpty else { return }
+        let message = LiveMessage(kind: kind, session: session, sensor: sensor, json: json())
+        for subscriber in subscribers { subscriber.offer(message) }
+    }
+
     /// A subscription to the messages for `session` and `sensor` (nil: all) from now on.
     /// `kinds` (nil: all) keeps a reader that wants a few kinds from being handed every frame.
     public func subscribe(

@@ -63,10 +63,9 @@ public actor BridgeSession {
         { samples in
             for sample in samples {
                 let address = sample.source.address
-                hub.publish(
-                    LiveMessage(
-                        kind: .sample, session: id, sensor: address,
-                        json: SampleJSON.line(sample, kind: .sample, session: id, sensor: address)))
+                hub.publish(kind: .sample, session: id, sensor: address) {
+                    SampleJSON.line(sample, kind: .sample, session: id, sensor: address)
+                }
             }
             trigger.poke()
         }

@@ -80,7 +80,7 @@ public actor ClassManager: Service {
         guard let running = roster.runningClassID else { throw .noClass }
         logger.info("class ended", metadata: ["class": "\(running)"])
         // The class as it ended, whatever happens once its sessions are ended.
-        return await feed(.classStopped)!
+        return await feed(.classStopped, snapshot: true)!
     }
 
     /// Stops judging (shutdown): the sessions end with the daemon's.
@@ -150,11 +150,12 @@ public actor ClassManager: Service {
         await feed(.time)
     }
 
-    /// Hands a fact to the roster and carries out its actions; returns the class as the fact left it.
+    /// Hands a fact to the roster and carries out its actions; with `snapshot`, returns the class as
+    /// the fact left it (encoding the roster costs a line per member: not done for every frame heard).
     @discardableResult
-    private func feed(_ fact: ClassRoster.Fact) async -> ClassJSON? {
+    private func feed(_ fact: ClassRoster.Fact, snapshot: Bool = false) async -> ClassJSON? {
         let actions = roster.handle(fact, at: clock.now())
-        let json = roster.json
+        let json = snapshot ? roster.json : nil
         if !isShutDown { timer.arm(roster.nextDeadline) }
         for action in actions { await perform(action) }
         return json

@@ -240,6 +240,10 @@ public struct ClassRoster: Sendable {
             return stop(at: now)
         case .link(let strap, let link):
             links[strap] = link
+            // A link changes its own strap's standing only; the others' wait for their deadlines
+            // (``Fact/time``), so a frame costs one judgement, not one per member.
+            judge(at: now, into: &outcome, only: strap)
+            return outcome.actions
         case .sessionStarted(let started):
             guard pendingStarts.removeValue(forKey: started.ticket) != nil, isRunning else {
                 // Late for its class (it stopped meanwhile): a session the class started ends; one
@@ -369,11 +373,16 @@ public struct ClassRoster: Sendable {
         current = running
     }
 
-    /// One judgement of every configured strap: who is out of range, who leaves, who joins.
-    private mutating func judge(at now: Date, into outcome: inout Outcome) {
+    /// One judgement of every configured strap (or only of the one at `only`): who is out of range,
+    /// who leaves, who joins.
+    private mutating func judge(at now: Date, into outcome: inout Outcome, only: String? = nil) {
         guard var running = current, running.end == nil else { return }
+        // Taken out while judged: the members are changed in place, not copied.
+        current = nil
+        defer { current = running }
         let setup = running.setup
         for strap in setup.straps {
+            if let only, strap.address != only { continue }
             let address = strap.address
             guard let link = links[address] else { continue }
             let heard = whenHeard(link, at: now)
@@ -410,6 +419,5 @@ public struct ClassRoster: Sendable {
                         ticket: lastTicket, strap: address, athlete: strap.athlete, activity: setup.activity,
                         location: setup.location, adopting: recorded)))
         }
-        current = running
     }
 }
