@@ -60,15 +60,17 @@ public enum BridgeDaemon {
         umask(mode_t(0o777 & ~configuration.socketMode))
         let notifier = SystemdNotifier()
         let hub = LiveHub()
-        let store = try openStore(configuration, logger: logger)
+        let store = try await openStore(configuration, logger: logger)
         // Held for the daemon's life: no other process records into or recovers from this store.
         let recordingLock: RecordingLock
         do {
-            recordingLock = try RecordingLock(store: store.path)
+            recordingLock = try RecordingLock(path: store.lockPath)
         } catch let busy as RecordingLock.Busy {
+            await closeStore(store)
             throw DaemonError.storeBusy(busy.description)
         } catch {
-            throw DaemonError.store("\(store.path).lock: \(error)")
+            await closeStore(store)
+            throw DaemonError.store("\(store.lockPath): \(error)")
         }
         defer { withExtendedLifetime(recordingLock) {} }
         let assembly = try await configuration.adapter.factory.make(configuration, logger: logger)
@@ -85,13 +87,22 @@ public enum BridgeDaemon {
         } catch let error as DaemonError {
             // The adapter could not start its traffic.
             await assembly.dbus?.close()
+            await closeStore(store)
             throw error
         } catch {
             // A listener that cannot bind (port in use, socket directory not writable) ends the group.
             await assembly.dbus?.close()
+            await closeStore(store)
             throw DaemonError.listener("\(error)")
         }
         await assembly.dbus?.close()
+        // Last: every session was saved by the services' shutdown.
+        await closeStore(store)
+    }
+
+    /// Ends a server store's connection pool (SQLite has nothing to end).
+    static func closeStore(_ store: WorkoutStore) async {
+        await (store.backend as? PostgresStore)?.close()
     }
 
     /// The sensor, session and class managers on the adapter, with the store and the live hub.
@@ -243,7 +254,7 @@ public enum BridgeDaemon {
         }
     }
 
-    static func openStore(_ configuration: BridgeConfiguration, logger: Logger) throws -> WorkoutStore {
+    static func openStore(_ configuration: BridgeConfiguration, logger: Logger) async throws -> WorkoutStore {
         if let url = configuration.storeURL {
             do {
                 var location = try PostgresStoreLocation(url: url)
@@ -253,7 +264,12 @@ public enum BridgeDaemon {
                     }
                     location.password = password
                 }
-                return WorkoutStore(backend: try PostgresStore(location, logger: logger))
+                // systemd's StateDirectory= (the unit's /var/lib/hrbridge), else the user's.
+                let state =
+                    ProcessInfo.processInfo.environment["STATE_DIRECTORY"]?.split(separator: ":").first.map(String.init)
+                    ?? PostgresStore.defaultStateDirectory
+                return WorkoutStore(
+                    backend: try await PostgresStore.open(location, stateDirectory: state, logger: logger))
             } catch let error as DaemonError {
                 throw error
             } catch {

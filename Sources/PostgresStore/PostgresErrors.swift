@@ -13,7 +13,6 @@ enum PostgresErrors {
 
     /// Whether the error is about the connection rather than the request: the connection is not reused.
     static func isConnectionLevel(_ error: any Error) -> Bool {
-        if error is PostgresConnectFailure { return true }
         guard let error = error as? PSQLError else { return !(error is StoreError) }
         guard error.code == .server else { return true }
         let state = error.serverInfo?[.sqlState] ?? ""
@@ -24,11 +23,6 @@ enum PostgresErrors {
     static func storeError(_ error: any Error, location: String) -> StoreError {
         switch error {
         case let error as StoreError: return error
-        case let error as PostgresConnectFailure:
-            let underlying = (error.underlying as? PSQLError).map {
-                "\($0.code)\($0.underlying.map { ": \($0)" } ?? "")"
-            }
-            return .unreachable("\(location): cannot connect: \(underlying ?? "\(error.underlying)")")
         case let error as PSQLError where error.code == .server:
             let state = error.serverInfo?[.sqlState] ?? ""
             let message = error.serverInfo?[.message] ?? "\(error.code)"

@@ -4,19 +4,20 @@ import PostgresNIO
 import WorkoutStore
 
 /// One borrowed connection inside a transaction: run a statement, read its rows.
-struct PostgresSession {
+struct PostgresSession: Sendable {
     let connection: PostgresConnection
     let logger: Logger
 
     /// Runs a statement; returns the rows it changed.
     @discardableResult
-    func execute(_ query: PostgresQuery) throws -> Int {
-        try connection.query(query, logger: logger).wait().metadata.rows ?? 0
+    func execute(_ query: PostgresQuery) async throws -> Int {
+        let result = try await connection.query(query, logger: logger).get()
+        return result.metadata.rows ?? 0
     }
 
     /// Runs a query and returns its rows.
-    func rows(_ query: PostgresQuery) throws -> [PostgresRandomAccessRow] {
-        try connection.query(query, logger: logger).wait().rows.map { $0.makeRandomAccess() }
+    func rows(_ query: PostgresQuery) async throws -> [PostgresRandomAccessRow] {
+        try await connection.query(query, logger: logger).get().rows.map { $0.makeRandomAccess() }
     }
 }
 

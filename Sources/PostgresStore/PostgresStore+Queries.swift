@@ -18,11 +18,11 @@ extension PostgresStore {
     }
 
     /// Samples matching the query.
-    public func samples(_ query: SampleQuery) throws(StoreError) -> [QuantitySample] {
-        try read { session in
+    public func samples(_ query: SampleQuery) async throws(StoreError) -> [QuantitySample] {
+        try await read { session in
             let order = query.ascending ? "ASC" : "DESC"
             let limit = query.limit.map { " LIMIT \(max($0, 0))" } ?? ""
-            return try session.rows(
+            return try await session.rows(
                 """
                 SELECT \(unescaped: Self.sampleColumns) FROM sample s JOIN source src ON src.id = s.source_id
                 WHERE s.type = \(query.type.rawValue) AND s.start_time >= to_timestamp(\(query.from.timeIntervalSince1970))
@@ -37,15 +37,15 @@ extension PostgresStore {
     }
 
     /// Statistics of `type` over `[from, to)`, per source too with `separateBySource`.
-    public func statistics(type: QuantityType, from: Date, to: Date, separateBySource: Bool) throws(StoreError)
+    public func statistics(type: QuantityType, from: Date, to: Date, separateBySource: Bool) async throws(StoreError)
         -> Statistics
     {
         let (start, end) = (from.timeIntervalSince1970, to.timeIntervalSince1970)
-        return try read { session in
-            func aggregate(source: Int64?) throws -> Statistics {
+        return try await read { session in
+            func aggregate(source: Int64?) async throws -> Statistics {
                 var statistics = Statistics(type: type)
                 guard
-                    let row = try session.rows(
+                    let row = try await session.rows(
                         """
                         SELECT COUNT(*), MIN(value), MAX(value), AVG(value), SUM(value), MIN(start_time), MAX(end_time)
                         FROM sample WHERE type = \(type.rawValue) AND start_time >= to_timestamp(\(start))
@@ -65,7 +65,7 @@ extension PostgresStore {
                     statistics.minimum = try row.optionalDouble(1)
                     statistics.maximum = try row.optionalDouble(2)
                     statistics.average = try row.optionalDouble(3)
-                    let recent = try session.rows(
+                    let recent = try await session.rows(
                         """
                         SELECT value, start_time FROM sample WHERE type = \(type.rawValue)
                         AND start_time >= to_timestamp(\(start)) AND start_time < to_timestamp(\(end)) AND (\(source)::int8 IS NULL OR source_id = \(source))
@@ -77,9 +77,9 @@ extension PostgresStore {
                 }
                 return statistics
             }
-            var result = try aggregate(source: nil)
+            var result = try await aggregate(source: nil)
             if separateBySource {
-                let sources = try session.rows(
+                let sources = try await session.rows(
                     """
                     SELECT DISTINCT src.id, src.adapter, src.address, src.name FROM sample s
                     JOIN source src ON src.id = s.source_id
@@ -89,7 +89,7 @@ extension PostgresStore {
                 for source in sources {
                     let identity = SampleSource(
                         adapter: try source.text(1), address: try source.text(2), name: try source.optionalText(3))
-                    result.bySource[identity] = try aggregate(source: try source.int(0))
+                    result.bySource[identity] = try await aggregate(source: try source.int(0))
                 }
             }
             return result
@@ -100,15 +100,15 @@ extension PostgresStore {
     /// buckets read the hourly rollups, the rest the samples.
     public func statisticsCollection(
         type: QuantityType, from: Date, to: Date, anchor: Date, interval: StatisticsInterval
-    ) throws(StoreError) -> [StatisticsBucket] {
+    ) async throws(StoreError) -> [StatisticsBucket] {
         let width = interval.seconds
         let anchorSeconds = anchor.timeIntervalSince1970
         let (start, end) = (from.timeIntervalSince1970, to.timeIntervalSince1970)
         let useRollups = StoreRows.readsRollups(interval, anchor: anchor, from: from, to: to)
-        return try read { session in
+        return try await read { session in
             let rows: [PostgresRandomAccessRow]
             if useRollups {
-                rows = try session.rows(
+                rows = try await session.rows(
                     """
                     SELECT floor((extract(epoch FROM hour)::float8 - \(anchorSeconds)) / \(width))::int8 AS bucket,
                     SUM(count)::int8, SUM(sum), MIN(minimum), MAX(maximum) FROM hourly
@@ -116,7 +116,7 @@ extension PostgresStore {
                     GROUP BY bucket ORDER BY bucket
                     """)
             } else {
-                rows = try session.rows(
+                rows = try await session.rows(
                     """
                     SELECT floor((extract(epoch FROM start_time)::float8 - \(anchorSeconds)) / \(width))::int8 AS bucket,
                     COUNT(*), SUM(value), MIN(value), MAX(value) FROM sample
@@ -135,10 +135,11 @@ extension PostgresStore {
 
     /// Additions and deletions of `type` since `anchor`, at most `limit` additions; anchors are
     /// values of the sample id sequence, shared by additions and tombstones.
-    public func changes(type: QuantityType, since anchor: Int64?, limit: Int) throws(StoreError) -> SampleChanges {
-        try read { session in
+    public func changes(type: QuantityType, since anchor: Int64?, limit: Int) async throws(StoreError) -> SampleChanges
+    {
+        try await read { session in
             let start = anchor ?? 0
-            let rows = try session.rows(
+            let rows = try await session.rows(
                 """
                 SELECT \(unescaped: Self.sampleColumns) FROM sample s JOIN source src ON src.id = s.source_id
                 WHERE s.type = \(type.rawValue) AND s.id > \(start) ORDER BY s.id LIMIT \(Int64(max(limit, 0)))
@@ -148,7 +149,7 @@ extension PostgresStore {
                 if let sample = try Self.sample(row) { added.append((id: try row.int(0), sample: sample)) }
             }
             let ceiling = rows.count == limit ? (try rows.last?.int(0) ?? start) : Int64.max
-            let deleted = try session.rows(
+            let deleted = try await session.rows(
                 """
                 SELECT anchor, sample_id FROM tombstone WHERE type = \(type.rawValue) AND anchor > \(start)
                 AND anchor <= \(ceiling) ORDER BY anchor
@@ -156,7 +157,8 @@ extension PostgresStore {
             let lastAdded = added.last?.id ?? start
             let lastDeleted = try deleted.last?.int(0) ?? start
             let sequence =
-                try session.rows("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM sample_id_seq").first?
+                try await session.rows("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM sample_id_seq")
+                .first?
                 .int(0) ?? start
             let next = rows.count == limit ? max(lastAdded, lastDeleted) : max(sequence, lastAdded, lastDeleted)
             return SampleChanges(added: added, deleted: try deleted.map { try $0.int(1) }, anchor: next)
@@ -166,18 +168,18 @@ extension PostgresStore {
     // MARK: Schedule
 
     /// Stores a schedule entry unless `limit` upcoming entries exist (the table is locked for the check).
-    public func insertScheduled(_ entry: ScheduledPlan, limit: Int, now: Date) throws(StoreError) {
-        try write { session in
-            try session.execute("LOCK TABLE schedule IN SHARE ROW EXCLUSIVE MODE")
+    public func insertScheduled(_ entry: ScheduledPlan, limit: Int, now: Date) async throws(StoreError) {
+        try await write { session in
+            try await session.execute("LOCK TABLE schedule IN SHARE ROW EXCLUSIVE MODE")
             let upcoming =
-                try session.rows(
+                try await session.rows(
                     """
                     SELECT COUNT(*) FROM schedule WHERE completed_at IS NULL
                     AND date >= to_timestamp(\(now.timeIntervalSince1970))
                     """
                 ).first?.int(0) ?? 0
             guard upcoming < limit else { throw StoreError.scheduleFull(limit) }
-            try session.execute(
+            try await session.execute(
                 """
                 INSERT INTO schedule (id, name, plan, date) VALUES (\(entry.id.uuidString), \(entry.name),
                 \(String(decoding: entry.plan, as: UTF8.self)), to_timestamp(\(entry.date.timeIntervalSince1970)))
@@ -186,9 +188,9 @@ extension PostgresStore {
     }
 
     /// Entries dated within `[from, to)`, by date.
-    public func scheduledPlans(from: Date, to: Date) throws(StoreError) -> [ScheduledPlan] {
-        try read { session in
-            try session.rows(
+    public func scheduledPlans(from: Date, to: Date) async throws(StoreError) -> [ScheduledPlan] {
+        try await read { session in
+            try await session.rows(
                 """
                 SELECT id, name, plan, date, completed_at, workout_id FROM schedule
                 WHERE date >= to_timestamp(\(from.timeIntervalSince1970)) AND date < to_timestamp(\(to.timeIntervalSince1970))
@@ -205,9 +207,9 @@ extension PostgresStore {
     }
 
     /// Marks an entry complete with the workout that ran it.
-    public func markScheduled(_ id: UUID, completedAt date: Date, workout: UUID) throws(StoreError) {
-        try write { session in
-            try session.execute(
+    public func markScheduled(_ id: UUID, completedAt date: Date, workout: UUID) async throws(StoreError) {
+        try await write { session in
+            try await session.execute(
                 """
                 UPDATE schedule SET completed_at = to_timestamp(\(date.timeIntervalSince1970)),
                 workout_id = \(workout.uuidString) WHERE id = \(id.uuidString)

@@ -6,9 +6,9 @@ public import Workouts
 
 extension PostgresStore {
     /// Journals a session that starts collecting.
-    public func beginWorkout(_ record: ActiveSessionRecord) throws(StoreError) {
-        try write { session in
-            try session.execute(
+    public func beginWorkout(_ record: ActiveSessionRecord) async throws(StoreError) {
+        try await write { session in
+            try await session.execute(
                 """
                 INSERT INTO workout (id, activity_type, location, athlete, start_time, state)
                 VALUES (\(record.workoutID.uuidString), \(record.configuration.activityType.rawValue),
@@ -16,9 +16,9 @@ extension PostgresStore {
                 to_timestamp(\(record.start.timeIntervalSince1970)), 'active')
                 ON CONFLICT (id) DO NOTHING
                 """)
-            try journal(record, session)
+            try await self.journal(record, session)
             if let profile = record.profile {
-                try session.execute(
+                try await session.execute(
                     """
                     INSERT INTO profile (id, json) VALUES (\(profile.id), \(try StoreRows.json(profile)))
                     ON CONFLICT (id) DO UPDATE SET json = excluded.json
@@ -28,12 +28,12 @@ extension PostgresStore {
     }
 
     /// Updates the journal of an active session.
-    public func updateJournal(_ record: ActiveSessionRecord) throws(StoreError) {
-        try write { session in try journal(record, session) }
+    public func updateJournal(_ record: ActiveSessionRecord) async throws(StoreError) {
+        try await write { session in try await self.journal(record, session) }
     }
 
-    private func journal(_ record: ActiveSessionRecord, _ session: PostgresSession) throws {
-        try session.execute(
+    private func journal(_ record: ActiveSessionRecord, _ session: PostgresSession) async throws {
+        try await session.execute(
             """
             INSERT INTO journal (workout_id, session_state, configuration, profile, custom_zones, primary_sources, updated_at)
             VALUES (\(record.workoutID.uuidString), \(record.state.rawValue), \(try StoreRows.json(record.configuration)),
@@ -46,9 +46,9 @@ extension PostgresStore {
     }
 
     /// Every session that was active when its process stopped.
-    public func activeSessions() throws(StoreError) -> [ActiveSessionRecord] {
-        try read { session in
-            try session.rows(
+    public func activeSessions() async throws(StoreError) -> [ActiveSessionRecord] {
+        try await read { session in
+            try await session.rows(
                 """
                 SELECT j.workout_id, j.configuration, j.profile, w.start_time, j.session_state, j.custom_zones,
                 j.primary_sources FROM journal j JOIN workout w ON w.id = j.workout_id ORDER BY w.start_time
@@ -63,9 +63,9 @@ extension PostgresStore {
     }
 
     /// Journal rows that cannot be read back, one line each.
-    public func unreadableJournalRows() throws(StoreError) -> [String] {
-        try read { session in
-            try session.rows(
+    public func unreadableJournalRows() async throws(StoreError) -> [String] {
+        try await read { session in
+            try await session.rows(
                 """
                 SELECT j.workout_id, j.configuration, w.start_time, j.session_state
                 FROM journal j LEFT JOIN workout w ON w.id = j.workout_id
@@ -79,9 +79,9 @@ extension PostgresStore {
     }
 
     /// Stores an event of an active workout.
-    public func append(event: WorkoutEvent, workout: UUID) throws(StoreError) {
-        try write { session in
-            try session.execute(
+    public func append(event: WorkoutEvent, workout: UUID) async throws(StoreError) {
+        try await write { session in
+            try await session.execute(
                 """
                 INSERT INTO event (workout_id, kind, start_time, end_time, metadata)
                 VALUES (\(workout.uuidString), \(event.kind.rawValue),
@@ -92,12 +92,12 @@ extension PostgresStore {
     }
 
     /// Stores an activity (begun or ended) of an active workout.
-    public func upsert(activity: WorkoutActivity, workout: UUID) throws(StoreError) {
-        try write { session in try upsert(activity, workout: workout, session) }
+    public func upsert(activity: WorkoutActivity, workout: UUID) async throws(StoreError) {
+        try await write { session in try await self.upsert(activity, workout: workout, session) }
     }
 
-    private func upsert(_ activity: WorkoutActivity, workout: UUID, _ session: PostgresSession) throws {
-        try session.execute(
+    private func upsert(_ activity: WorkoutActivity, workout: UUID, _ session: PostgresSession) async throws {
+        try await session.execute(
             """
             INSERT INTO activity (id, workout_id, activity_type, location, start_time, end_time)
             VALUES (\(activity.id.uuidString), \(workout.uuidString), \(activity.configuration.activityType.rawValue),
@@ -109,9 +109,9 @@ extension PostgresStore {
     }
 
     /// The events of a workout, in date order.
-    public func events(of workout: UUID) throws(StoreError) -> [WorkoutEvent] {
-        try read { session in
-            try session.rows(
+    public func events(of workout: UUID) async throws(StoreError) -> [WorkoutEvent] {
+        try await read { session in
+            try await session.rows(
                 """
                 SELECT kind, start_time, end_time, metadata FROM event WHERE workout_id = \(workout.uuidString)
                 ORDER BY start_time, id
@@ -125,9 +125,9 @@ extension PostgresStore {
     }
 
     /// The activities of a workout, in order.
-    public func activityIntervals(of workout: UUID) throws(StoreError) -> [(WorkoutConfiguration, Date, Date?)] {
-        try read { session in
-            try session.rows(
+    public func activityIntervals(of workout: UUID) async throws(StoreError) -> [(WorkoutConfiguration, Date, Date?)] {
+        try await read { session in
+            try await session.rows(
                 """
                 SELECT activity_type, location, start_time, end_time FROM activity
                 WHERE workout_id = \(workout.uuidString) ORDER BY start_time
@@ -146,9 +146,9 @@ extension PostgresStore {
     }
 
     /// Stores the finished workout and closes its journal.
-    public func finish(_ workout: Workout) throws(StoreError) {
-        try write { session in
-            let changed = try session.execute(
+    public func finish(_ workout: Workout) async throws(StoreError) {
+        try await write { session in
+            let changed = try await session.execute(
                 """
                 UPDATE workout SET end_time = to_timestamp(\(workout.end.timeIntervalSince1970)),
                 elapsed_time = \(workout.elapsedTime), state = 'finished', summary = \(try StoreRows.json(workout)),
@@ -156,20 +156,22 @@ extension PostgresStore {
                 """)
             guard changed > 0 else { throw StoreError.unknownWorkout(workout.id) }
             // A retried finish replaces the zones it wrote.
-            try session.execute("DELETE FROM zone_group WHERE workout_id = \(workout.id.uuidString)")
+            try await session.execute("DELETE FROM zone_group WHERE workout_id = \(workout.id.uuidString)")
             for activity in workout.activities {
-                try upsert(activity, workout: workout.id, session)
+                try await self.upsert(activity, workout: workout.id, session)
                 for group in activity.zoneGroups {
-                    try insert(group, workout: workout.id, activity: activity.id, session)
+                    try await self.insert(group, workout: workout.id, activity: activity.id, session)
                 }
             }
-            for group in workout.zoneGroups { try insert(group, workout: workout.id, activity: nil, session) }
-            try session.execute("DELETE FROM journal WHERE workout_id = \(workout.id.uuidString)")
+            for group in workout.zoneGroups {
+                try await self.insert(group, workout: workout.id, activity: nil, session)
+            }
+            try await session.execute("DELETE FROM journal WHERE workout_id = \(workout.id.uuidString)")
         }
     }
 
-    private func insert(_ group: ZoneGroup, workout: UUID, activity: UUID?, _ session: PostgresSession) throws {
-        try session.execute(
+    private func insert(_ group: ZoneGroup, workout: UUID, activity: UUID?, _ session: PostgresSession) async throws {
+        try await session.execute(
             """
             INSERT INTO zone_group (workout_id, activity_id, quantity_type, boundaries, durations)
             VALUES (\(workout.uuidString), \(activity?.uuidString), \(group.configuration.quantityType.rawValue),
@@ -179,32 +181,32 @@ extension PostgresStore {
 
     /// Throws a workout away with its samples; tombstones keep anchored queries right and the
     /// touched hourly rollups are recomputed from what is left.
-    public func deleteWorkout(_ id: UUID) throws(StoreError) {
-        try write { session in
-            let deleted = try session.rows(
+    public func deleteWorkout(_ id: UUID) async throws(StoreError) {
+        try await write { session in
+            let deleted = try await session.rows(
                 "SELECT id, type FROM sample WHERE workout_id = \(id.uuidString) ORDER BY id")
             for row in deleted {
-                try session.execute(
+                try await session.execute(
                     """
                     INSERT INTO tombstone (anchor, sample_id, type)
                     VALUES (nextval(pg_get_serial_sequence('sample', 'id')), \(try row.int(0)), \(try row.text(1)))
                     """)
             }
-            let hours = try session.rows(
+            let hours = try await session.rows(
                 """
                 SELECT DISTINCT type, source_id, floor(extract(epoch FROM start_time) / 3600)::int8 FROM sample
                 WHERE workout_id = \(id.uuidString)
                 """)
-            let changed = try session.execute("DELETE FROM workout WHERE id = \(id.uuidString)")
+            let changed = try await session.execute("DELETE FROM workout WHERE id = \(id.uuidString)")
             guard changed > 0 else { throw StoreError.unknownWorkout(id) }
             for hour in hours {
                 let (type, source, index) = (try hour.text(0), try hour.int(1), try hour.int(2))
-                try session.execute(
+                try await session.execute(
                     """
                     DELETE FROM hourly WHERE type = \(type) AND source_id = \(source)
                     AND hour = to_timestamp(\(index) * 3600)
                     """)
-                try session.execute(
+                try await session.execute(
                     """
                     INSERT INTO hourly (type, source_id, hour, count, sum, minimum, maximum)
                     SELECT type, source_id, to_timestamp(\(index) * 3600), COUNT(*), SUM(value), MIN(value), MAX(value)
@@ -216,27 +218,27 @@ extension PostgresStore {
         }
     }
 
-    /// Workouts starting within `[from, to)`, newest first.
-    public func workouts(from: Date, to: Date, activityType: WorkoutActivityType?) throws(StoreError)
-        -> [StoredWorkout]
-    {
-        try read { session in
-            try session.rows(
+    /// The workouts the query selects, newest first.
+    public func workouts(_ query: WorkoutQuery) async throws(StoreError) -> [StoredWorkout] {
+        let limit = query.limit.map { Int64(max(0, $0)) }
+        return try await read { session in
+            try await session.rows(
                 """
                 SELECT \(unescaped: Self.workoutColumns) FROM workout
-                WHERE start_time >= to_timestamp(\(from.timeIntervalSince1970))
-                AND start_time < to_timestamp(\(to.timeIntervalSince1970))
-                AND (\(activityType?.rawValue)::text IS NULL OR activity_type = \(activityType?.rawValue))
-                ORDER BY start_time DESC
+                WHERE start_time >= to_timestamp(\(query.from.timeIntervalSince1970))
+                AND start_time < to_timestamp(\(query.to.timeIntervalSince1970))
+                AND (\(query.activityType?.rawValue)::text IS NULL OR activity_type = \(query.activityType?.rawValue))
+                AND (\(query.athlete)::text IS NULL OR athlete = \(query.athlete))
+                ORDER BY start_time DESC, id LIMIT \(limit)
                 """
             ).compactMap(Self.workout)
         }
     }
 
     /// One workout.
-    public func workout(_ id: UUID) throws(StoreError) -> StoredWorkout {
-        let workout = try read { session in
-            try session.rows("SELECT \(unescaped: Self.workoutColumns) FROM workout WHERE id = \(id.uuidString)")
+    public func workout(_ id: UUID) async throws(StoreError) -> StoredWorkout {
+        let workout = try await read { session in
+            try await session.rows("SELECT \(unescaped: Self.workoutColumns) FROM workout WHERE id = \(id.uuidString)")
                 .first.flatMap(Self.workout)
         }
         guard let workout else { throw .unknownWorkout(id) }

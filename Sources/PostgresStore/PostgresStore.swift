@@ -4,6 +4,7 @@ public import Logging
 import Metrics
 import NIOCore
 import NIOPosix
+import NIOSSL
 import PostgresNIO
 public import Samples
 public import Sensors
@@ -13,25 +14,32 @@ public import WorkoutStore
 /// The shared store on a PostgreSQL server (postgres-nio): workouts, samples, rollups, the plan
 /// schedule and the recovery journal of every hrbridge that points at the same database.
 ///
-/// Synchronous like every ``StoreBackend``: a call borrows a connection from a small pool and
-/// waits for the server. A lost connection (a server restart, a partition) is retried twice on
-/// a new connection, then reported as ``StoreError/unreachable(_:)``, which callers treat as
-/// passing (the sample streamer keeps the samples and writes them once the server is back).
+/// Async like every ``StoreBackend``: a call leases a connection from postgres-nio's
+/// `PostgresClient` pool (its `run()` runs in a task the store owns from ``open(_:guest:stateDirectory:connectTimeout:logger:)``
+/// to ``close()``) and no thread waits for the server. A lost connection (a server restart, a
+/// partition) is retried twice on a new connection, then reported as ``StoreError/unreachable(_:)``,
+/// which callers treat as passing (the sample streamer keeps the samples and writes them once the
+/// server is back). A call the server does not answer within ``callTimeout`` (a stopped server,
+/// a partition that keeps the socket open) closes its connection and fails.
 public final class PostgresStore: StoreBackend {
     /// The server URL without its password.
     public let location: String
-    /// A local path under the user's state directory named after the database; the recording
-    /// lock and spill files are named after it.
-    public let path: String
+    /// The recording lock's file: `<state directory>/postgresql-<host>-<port>-<database>.lock`.
+    public let lockPath: String
+    /// The state directory.
+    public let spillDirectory: String
     /// Whether this is a guest's view: reads work, writes throw.
     public let isGuest: Bool
-    let pool: PostgresConnectionPool
+    let client: PostgresClient
+    private let running: Task<Void, Never>
     let logger: Logger
     /// While the server does not answer, one caller at a time tries again (at most every
-    /// ``retryInterval``) and the others fail at once: callers on the daemon's few threads must
-    /// not all wait for connection timeouts during a partition.
+    /// ``retryInterval``) and the others fail at once: during a partition callers must not all
+    /// wait for connection timeouts.
     private let outage = Mutex<Outage?>(nil)
     static let retryInterval: Duration = .seconds(2)
+    /// How long one call may wait for a connection and the server's answers.
+    static let callTimeout: Duration = .seconds(15)
 
     private struct Outage {
         var retryAt: ContinuousClock.Instant
@@ -41,93 +49,148 @@ public final class PostgresStore: StoreBackend {
     static let attempts = 3
     static let writeLatency = Metrics.Timer(label: "hrbridge_store_write_seconds")
 
-    /// Connects (retrying for up to `connectTimeout` while the server starts) and migrates the
-    /// schema; two hrbridge processes migrating at once take turns (an advisory lock).
-    public init(
-        _ location: PostgresStoreLocation, guest: Bool = false, connectTimeout: Duration = .seconds(10),
-        logger: Logger
-    ) throws(StoreError) {
-        self.location = location.redacted
-        self.isGuest = guest
-        self.logger = logger
+    /// `$XDG_STATE_HOME/hrbridge` (or `~/.local/state/hrbridge`): where a client's lock files go.
+    public static var defaultStateDirectory: String {
         let environment = ProcessInfo.processInfo.environment
         let state =
             environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state"
+        return state + "/hrbridge"
+    }
+
+    private init(
+        _ location: PostgresStoreLocation, guest: Bool, stateDirectory: String, client: PostgresClient, logger: Logger
+    ) {
+        self.location = location.redacted
+        self.isGuest = guest
+        self.logger = logger
+        self.client = client
         let name = "\(location.host ?? "socket")-\(location.port)-\(location.database)".map {
             $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "_"
         }
-        path = state + "/hrbridge/postgresql-" + String(name)
+        spillDirectory = stateDirectory
+        lockPath = stateDirectory + "/postgresql-" + String(name) + ".lock"
+        running = Task { await client.run() }
+    }
+
+    /// Connects (trying again for up to `connectTimeout` while the server starts) and migrates the
+    /// schema; two hrbridge processes migrating at once take turns (an advisory lock). Lock files
+    /// go under `stateDirectory`.
+    public static func open(
+        _ location: PostgresStoreLocation, guest: Bool = false,
+        stateDirectory: String = PostgresStore.defaultStateDirectory, connectTimeout: Duration = .seconds(10),
+        logger: Logger
+    ) async throws(StoreError) -> PostgresStore {
         try? FileManager.default.createDirectory(
-            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
-            attributes: [.posixPermissions: 0o700])
-        pool = try PostgresConnectionPool(
-            location: location, group: MultiThreadedEventLoopGroup.singleton, logger: logger)
+            atPath: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let configuration = try clientConfiguration(location)
+        let store = PostgresStore(
+            location, guest: guest, stateDirectory: stateDirectory,
+            client: PostgresClient(configuration: configuration, backgroundLogger: logger), logger: logger)
         let deadline = ContinuousClock.now + connectTimeout
         while true {
             do {
-                try migrate()
-                return
+                try await store.migrate(timeout: max(.milliseconds(500), ContinuousClock.now.duration(to: deadline)))
+                return store
             } catch {
                 if case .unreachable = error, ContinuousClock.now < deadline {
-                    Thread.sleep(forTimeInterval: 0.25)
+                    try? await Task.sleep(for: .milliseconds(250))
+                    store.outage.withLock { $0 = nil }
                     continue
                 }
-                pool.close()
+                await store.close()
                 throw .cannotOpen(path: location.redacted, reason: "\(error)")
             }
         }
     }
 
-    deinit {
-        pool.close()
+    private static func clientConfiguration(_ location: PostgresStoreLocation) throws(StoreError)
+        -> PostgresClient.Configuration
+    {
+        var configuration: PostgresClient.Configuration
+        if let socket = location.socketPath {
+            configuration = PostgresClient.Configuration(
+                unixSocketPath: socket, username: location.username, password: location.password,
+                database: location.database)
+        } else {
+            let tls: PostgresClient.Configuration.TLS
+            switch location.tls {
+            case .disable: tls = .disable
+            case .prefer: tls = .prefer(.makeClientConfiguration())
+            case .require: tls = .require(.makeClientConfiguration())
+            }
+            configuration = PostgresClient.Configuration(
+                host: location.host ?? "localhost", port: location.port, username: location.username,
+                password: location.password, database: location.database, tls: tls)
+        }
+        configuration.options.connectTimeout = .seconds(5)
+        configuration.options.maximumConnections = location.poolSize
+        configuration.options.minimumConnections = 0
+        return configuration
     }
 
-    private func migrate() throws(StoreError) {
-        try transaction(readOnly: false) { session in
+    /// Ends the client's pool (its connections close); later calls fail with ``StoreError/unreachable(_:)``.
+    public func close() async {
+        running.cancel()
+        await running.value
+    }
+
+    private func migrate(timeout: Duration) async throws(StoreError) {
+        try await transaction(readOnly: false, timeout: timeout) { session in
             // A constant key: every hrbridge migrating this database waits for the one before it.
-            try session.execute("SELECT pg_advisory_xact_lock(7170601522)")
-            try session.execute(
+            try await session.execute("SELECT pg_advisory_xact_lock(7170601522)")
+            try await session.execute(
                 "CREATE TABLE IF NOT EXISTS hrbridge_migration (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
             )
-            let applied = Set(try session.rows("SELECT name FROM hrbridge_migration").map { try $0.text(0) })
+            let applied = Set(try await session.rows("SELECT name FROM hrbridge_migration").map { try $0.text(0) })
             for migration in PostgresSchema.migrations where !applied.contains(migration.name) {
                 // A new database has nothing to rewrite; an existing one may take a while.
                 if !applied.isEmpty, let note = PostgresSchema.notes[migration.name] {
-                    logger.notice(
+                    self.logger.notice(
                         "store schema migrating", metadata: ["migration": "\(migration.name)", "note": "\(note)"])
                 }
-                for statement in migration.statements { try session.execute(PostgresQuery(unsafeSQL: statement)) }
-                try session.execute("INSERT INTO hrbridge_migration (name) VALUES (\(migration.name))")
-                logger.info("store schema migrated", metadata: ["migration": "\(migration.name)"])
+                for statement in migration.statements {
+                    try await session.execute(PostgresQuery(unsafeSQL: statement))
+                }
+                try await session.execute("INSERT INTO hrbridge_migration (name) VALUES (\(migration.name))")
+                self.logger.info("store schema migrated", metadata: ["migration": "\(migration.name)"])
             }
         }
     }
 
     /// The schema migrations applied, in order.
-    public func appliedMigrations() throws(StoreError) -> [String] {
-        try read { session in
-            try session.rows("SELECT name FROM hrbridge_migration ORDER BY applied_at, name").map { try $0.text(0) }
+    public func appliedMigrations() async throws(StoreError) -> [String] {
+        try await read { session in
+            try await session.rows("SELECT name FROM hrbridge_migration ORDER BY applied_at, name").map {
+                try $0.text(0)
+            }
         }
     }
 
     // MARK: Transactions
 
     @discardableResult
-    func write<T>(_ body: (PostgresSession) throws -> T) throws(StoreError) -> T {
+    func write<T: Sendable>(_ body: @escaping @Sendable (PostgresSession) async throws -> T) async throws(StoreError)
+        -> T
+    {
         guard !isGuest else { throw .notPermissibleForGuestUser }
         let started = ContinuousClock.now
         defer { Self.writeLatency.record(duration: ContinuousClock.now - started) }
-        return try transaction(readOnly: false, body)
+        return try await transaction(readOnly: false, body)
     }
 
-    func read<T>(_ body: (PostgresSession) throws -> T) throws(StoreError) -> T {
-        try transaction(readOnly: true, body)
+    func read<T: Sendable>(_ body: @escaping @Sendable (PostgresSession) async throws -> T) async throws(StoreError)
+        -> T
+    {
+        try await transaction(readOnly: true, body)
     }
 
-    /// One transaction on a borrowed connection; a lost connection is retried on a new one (a
+    /// One transaction on a leased connection; a lost connection is retried on a new one (a
     /// retried write is safe: samples are keyed, every other write is an upsert or keyed by id).
-    private func transaction<T>(readOnly: Bool, _ body: (PostgresSession) throws -> T) throws(StoreError) -> T {
+    private func transaction<T: Sendable>(
+        readOnly: Bool, timeout: Duration = PostgresStore.callTimeout,
+        _ body: @escaping @Sendable (PostgresSession) async throws -> T
+    ) async throws(StoreError) -> T {
         let mayTry = outage.withLock { outage -> Bool in
             guard var current = outage else { return true }
             guard ContinuousClock.now >= current.retryAt, !current.probing else { return false }
@@ -137,7 +200,7 @@ public final class PostgresStore: StoreBackend {
         }
         guard mayTry else { throw .unreachable("\(location): not answering; tried again every 2 s") }
         do {
-            let result = try attempts(readOnly: readOnly, body)
+            let result = try await attempts(readOnly: readOnly, timeout: timeout, body)
             outage.withLock { $0 = nil }
             return result
         } catch {
@@ -152,38 +215,74 @@ public final class PostgresStore: StoreBackend {
 
     /// The transaction, again on a new connection when the one it used broke (a server restart
     /// ends every open connection, and a new one then works); a failed connect is not retried.
-    private func attempts<T>(readOnly: Bool, _ body: (PostgresSession) throws -> T) throws(StoreError) -> T {
+    private func attempts<T: Sendable>(
+        readOnly: Bool, timeout: Duration, _ body: @escaping @Sendable (PostgresSession) async throws -> T
+    ) async throws(StoreError) -> T {
         var attempt = 1
         while true {
             do {
-                return try pool.withConnection { connection in
-                    let session = PostgresSession(connection: connection, logger: logger)
-                    try session.execute(readOnly ? "BEGIN READ ONLY" : "BEGIN")
-                    do {
-                        let result = try body(session)
-                        try session.execute("COMMIT")
-                        return result
-                    } catch {
-                        if !connection.isClosed { _ = try? session.execute("ROLLBACK") }
-                        throw error
-                    }
-                }
+                return try await withinCallTimeout(readOnly: readOnly, timeout: timeout, body)
             } catch {
                 let storeError = PostgresErrors.storeError(error, location: location)
-                guard case .unreachable = storeError, !(error is PostgresConnectFailure), attempt < Self.attempts
+                guard case .unreachable = storeError, !(error is CallTimedOut),
+                    attempt < Self.attempts
                 else { throw storeError }
                 logger.debug(
                     "store call retried", metadata: ["attempt": "\(attempt)", "error": "\(storeError)"])
-                Thread.sleep(forTimeInterval: 0.1 * Double(attempt * attempt))
+                try? await Task.sleep(for: .milliseconds(100 * attempt * attempt))
                 attempt += 1
             }
         }
     }
 
+    /// The server did not answer one call in time.
+    struct CallTimedOut: Error, CustomStringConvertible {
+        let timeout: Duration
+        var description: String { "no answer within \(timeout)" }
+    }
+
+    /// Leases a connection and runs the transaction on it, racing ``callTimeout``: when the time
+    /// is up first, the lease is cancelled, or the connection closed under its query (a query in
+    /// flight ends only so), and the call fails.
+    private func withinCallTimeout<T: Sendable>(
+        readOnly: Bool, timeout: Duration, _ body: @escaping @Sendable (PostgresSession) async throws -> T
+    ) async throws -> T {
+        let client = client
+        let logger = logger
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                try await client.withConnection { connection in
+                    try await withTaskCancellationHandler {
+                        let session = PostgresSession(connection: connection, logger: logger)
+                        try await session.execute(readOnly ? "BEGIN READ ONLY" : "BEGIN")
+                        do {
+                            let result = try await body(session)
+                            try await session.execute("COMMIT")
+                            return result
+                        } catch {
+                            if !connection.isClosed { _ = try? await session.execute("ROLLBACK") }
+                            throw error
+                        }
+                    } onCancel: {
+                        let closing: EventLoopFuture<Void> = connection.close()
+                        closing.whenComplete { _ in }
+                    }
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let result = first else { throw CallTimedOut(timeout: timeout) }
+            return result
+        }
+    }
+
     // MARK: Sources
 
-    func sourceID(_ source: SampleSource, _ session: PostgresSession) throws -> Int64 {
-        let row = try session.rows(
+    func sourceID(_ source: SampleSource, _ session: PostgresSession) async throws -> Int64 {
+        let row = try await session.rows(
             """
             INSERT INTO source (adapter, address, name) VALUES (\(source.adapter), \(source.address), \(source.name))
             ON CONFLICT (adapter, address) DO UPDATE SET name = coalesce(excluded.name, source.name) RETURNING id
@@ -193,10 +292,10 @@ public final class PostgresStore: StoreBackend {
     }
 
     /// Records a sensor's model and firmware.
-    public func updateSource(_ source: SampleSource, model: String?, firmware: String?) throws(StoreError) {
-        try write { session in
-            let id = try sourceID(source, session)
-            try session.execute(
+    public func updateSource(_ source: SampleSource, model: String?, firmware: String?) async throws(StoreError) {
+        try await write { session in
+            let id = try await self.sourceID(source, session)
+            try await session.execute(
                 """
                 UPDATE source SET model = coalesce(\(model), model), firmware = coalesce(\(firmware), firmware)
                 WHERE id = \(id)
@@ -205,9 +304,9 @@ public final class PostgresStore: StoreBackend {
     }
 
     /// A sensor's model and firmware, when known.
-    public func sourceDetails(_ source: SampleSource) throws(StoreError) -> (model: String?, firmware: String?) {
-        try read { session in
-            let row = try session.rows(
+    public func sourceDetails(_ source: SampleSource) async throws(StoreError) -> (model: String?, firmware: String?) {
+        try await read { session in
+            let row = try await session.rows(
                 "SELECT model, firmware FROM source WHERE adapter = \(source.adapter) AND address = \(source.address)"
             ).first
             return (try row?.optionalText(0), try row?.optionalText(1))
@@ -215,9 +314,9 @@ public final class PostgresStore: StoreBackend {
     }
 
     /// Every sensor that contributed samples.
-    public func sources() throws(StoreError) -> [SampleSource] {
-        try read { session in
-            try session.rows("SELECT adapter, address, name FROM source ORDER BY id").map {
+    public func sources() async throws(StoreError) -> [SampleSource] {
+        try await read { session in
+            try await session.rows("SELECT adapter, address, name FROM source ORDER BY id").map {
                 SampleSource(adapter: try $0.text(0), address: try $0.text(1), name: try $0.optionalText(2))
             }
         }
@@ -228,11 +327,11 @@ public final class PostgresStore: StoreBackend {
     /// Stores the samples not stored yet in one transaction (one statement for the samples, one
     /// for the rollups of those that were new); returns how many were new.
     @discardableResult
-    public func append(_ samples: [QuantitySample], workout: UUID?) throws(StoreError) -> Int {
+    public func append(_ samples: [QuantitySample], workout: UUID?) async throws(StoreError) -> Int {
         guard !samples.isEmpty else { return 0 }
-        return try write { session in
+        return try await write { session in
             var sourceIDs: [SampleSource: Int64] = [:]
-            for source in Set(samples.map(\.source)) { sourceIDs[source] = try sourceID(source, session) }
+            for source in Set(samples.map(\.source)) { sourceIDs[source] = try await self.sourceID(source, session) }
             var types: [String] = []
             var values: [Double] = []
             var starts: [Double] = []
@@ -259,7 +358,7 @@ public final class PostgresStore: StoreBackend {
                 contacts.append(sample.metadata.sensorContact?.rawValue ?? "")
                 rawRR.append(sample.metadata.rawRRInterval.map { Int64($0) } ?? -1)
             }
-            let inserted = try session.rows(
+            let inserted = try await session.rows(
                 """
                 INSERT INTO sample (workout_id, type, value, start_time, end_time, source_id, contact, raw_rr)
                 SELECT \(workout?.uuidString), t.type, t.value, to_timestamp(t.start_time), to_timestamp(t.end_time),
@@ -280,7 +379,7 @@ public final class PostgresStore: StoreBackend {
             guard !rollups.isEmpty else { return 0 }
             let keys = Array(rollups.keys)
             let aggregates = keys.map { rollups[$0]! }
-            try session.execute(
+            try await session.execute(
                 """
                 INSERT INTO hourly (type, source_id, hour, count, sum, minimum, maximum)
                 SELECT t.type, t.source_id, to_timestamp(t.hour * 3600), t.count, t.sum, t.minimum, t.maximum
@@ -302,9 +401,4 @@ struct PostgresHourKey: Hashable {
     let source: Int64
     /// Hours since 1970 (Unix time / 3600, rounded down).
     let hour: Int64
-}
-
-extension PostgresStore {
-    /// Closes the pool's connections; later calls fail with ``StoreError/unreachable(_:)``.
-    public func close() { pool.close() }
 }

@@ -108,7 +108,7 @@ public actor WorkoutRecorder {
         }
         let session: WorkoutSession
         if let record = setup.recovering, let store = setup.store {
-            let collector = try WorkoutRecovery.rebuild(record, store: store, logger: logger)
+            let collector = try await WorkoutRecovery.rebuild(record, store: store, logger: logger)
             let builder = LiveWorkoutBuilder(recovering: collector, clock: clock, sampleSink: sink)
             session = try WorkoutSession(
                 recovering: builder, configuration: record.configuration, profile: record.profile,
@@ -175,9 +175,9 @@ public actor WorkoutRecorder {
                 for await update in updates {
                     // Events and activities go to the store as they happen, for crash recovery.
                     switch update {
-                    case .event(let event): try? store?.append(event: event, workout: id)
+                    case .event(let event): try? await store?.append(event: event, workout: id)
                     case .activityBegan(let activity), .activityEnded(let activity):
-                        try? store?.upsert(activity: activity, workout: id)
+                        try? await store?.upsert(activity: activity, workout: id)
                     default: break
                     }
                     onUpdate?(update)
@@ -189,7 +189,7 @@ public actor WorkoutRecorder {
                 Task {
                     for await event in events {
                         if case .deviceInformation(let sensor, let information) = event {
-                            try? store?.updateSource(
+                            try? await store?.updateSource(
                                 sensor, model: information.modelNumber, firmware: information.firmwareRevision)
                         }
                         onSensorEvent(event)
@@ -222,21 +222,23 @@ public actor WorkoutRecorder {
         try await session.startActivity(at: started)
         try await session.beginNewActivity(configuration: configuration, at: started)
         let zones = await builder.zoneConfiguration(for: .heartRate)
-        try store?.beginWorkout(
+        try await store?.beginWorkout(
             ActiveSessionRecord(
                 workoutID: id, configuration: configuration, profile: profile, start: started, state: .running,
                 customZones: zones.map { [$0] } ?? [],
                 primarySources: Dictionary(
                     uniqueKeysWithValues: await builder.primarySources.map { ($0.key.rawValue, $0.value) })))
-        if let activity = await builder.currentActivity { try? store?.upsert(activity: activity, workout: id) }
+        if let activity = await builder.currentActivity { try? await store?.upsert(activity: activity, workout: id) }
         return await runner?.start(at: started) ?? []
     }
 
     /// The state the journal keeps (running or paused), so a restart continues where it was.
     private func journal() async {
-        guard let store, var record = try? store.activeSessions().first(where: { $0.workoutID == id }) else { return }
+        guard let store, var record = try? await store.activeSessions().first(where: { $0.workoutID == id }) else {
+            return
+        }
         record.state = await session.state
-        try? store.updateJournal(record)
+        try? await store.updateJournal(record)
     }
 
     public func pause(at date: Date) async throws(WorkoutSessionError) {
@@ -315,12 +317,12 @@ public actor WorkoutRecorder {
             unsaved = workout
         }
         try await streamer?.finish()
-        let saved = hasLateSamples ? try recomputed(workout) : workout
-        try store?.finish(saved)
+        let saved = hasLateSamples ? try await recomputed(workout) : workout
+        try await store?.finish(saved)
         unsaved = nil
         finished = saved
         if let planFile, let store, await runner?.isComplete == true {
-            completedSchedule = try? store.completeScheduledPlan(
+            completedSchedule = try? await store.completeScheduledPlan(
                 plan: planFile, workout: saved.id, at: await runner?.completionDate ?? saved.end)
         }
         return saved
@@ -337,11 +339,11 @@ public actor WorkoutRecorder {
     /// `live`'s figures recomputed from every stored sample, in order, with the journaled zones
     /// and primary sources, the stored events and activities (as crash recovery does): so the
     /// summary, `workouts show` and every export agree with the stored samples.
-    private func recomputed(_ live: Workout) throws -> Workout {
-        guard let store, let record = try store.activeSessions().first(where: { $0.workoutID == id }) else {
+    private func recomputed(_ live: Workout) async throws -> Workout {
+        guard let store, let record = try await store.activeSessions().first(where: { $0.workoutID == id }) else {
             return live
         }
-        var collector = try WorkoutRecovery.rebuild(record, store: store, logger: logger)
+        var collector = try await WorkoutRecovery.rebuild(record, store: store, logger: logger)
         try collector.add(metadata: live.metadata)
         try collector.end(at: live.end)
         let workout = try collector.finish()
@@ -370,5 +372,5 @@ public actor WorkoutRecorder {
 
     /// Moves the samples waiting in memory to the spill file (the store refuses and the process
     /// is ending), so the next start stores them.
-    public nonisolated func spillWaiting() throws { try streamer?.spillWaiting() }
+    public nonisolated func spillWaiting() async throws { try await streamer?.spillWaiting() }
 }

@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// The right to record into a store and to recover its journal, held by one process at a time:
-/// an exclusive `flock` on `<store>.lock`, released when the process ends (even by SIGKILL).
+/// an exclusive `flock` on the store's lock file (``StoreBackend/lockPath``), released when the process ends (even by SIGKILL).
 /// Without it a live `workout run --store S` and a daemon started on `S` would both continue
 /// the same workout.
 public final class RecordingLock: Sendable {
@@ -26,9 +26,9 @@ public final class RecordingLock: Sendable {
     /// The lock file.
     public let path: String
 
-    /// Takes the lock of the store at `storePath`, or throws ``Busy`` (or the system's error).
-    public init(store storePath: String) throws {
-        path = storePath + ".lock"
+    /// Takes the lock in the file at `path`, or throws ``Busy`` (or the system's error).
+    public init(path: String) throws {
+        self.path = path
         let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard opened >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         guard flock(opened, LOCK_EX | LOCK_NB) == 0 else {

@@ -54,7 +54,7 @@ public final class SampleStreamer: Sendable {
     private let logger: Logger
     private let state = Mutex(State())
     /// Held for a whole flush: the timer and ``finish()`` never write at once.
-    private let flushing = Mutex(())
+    private let flushing = FlushGate()
     /// The timer's task: ``finish()`` cancels it and waits for it to end, deinit cancels it.
     private let flusher = Mutex<Task<Void, Never>?>(nil)
 
@@ -62,15 +62,15 @@ public final class SampleStreamer: Sendable {
     static let spillBatch = 4096
 
     /// Where spill files go when no directory is given: systemd's `$RUNTIME_DIRECTORY`, else
-    /// `$XDG_RUNTIME_DIR/hrbridge`, else the store's directory. The first two are RAM-backed, so
-    /// a full data disk does not stop spilling.
-    public static func defaultSpillDirectory(forStoreAt path: String) -> String {
+    /// `$XDG_RUNTIME_DIR/hrbridge`, else `fallback` (the store's ``StoreBackend/spillDirectory``).
+    /// The first two are RAM-backed, so a full data disk does not stop spilling.
+    public static func defaultSpillDirectory(fallback: String) -> String {
         let environment = ProcessInfo.processInfo.environment
         if let runtime = environment["RUNTIME_DIRECTORY"]?.split(separator: ":").first, !runtime.isEmpty {
             return String(runtime)
         }
         if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { return runtime + "/hrbridge" }
-        return (path as NSString).deletingLastPathComponent
+        return fallback
     }
 
     /// Starts streaming; `interval` is the longest time a sample waits in memory while the store
@@ -95,7 +95,7 @@ public final class SampleStreamer: Sendable {
         self.workout = workout
         self.memoryLimit = max(1, memoryLimit)
         self.logger = logger
-        let directory = spillDirectory ?? Self.defaultSpillDirectory(forStoreAt: store.path)
+        let directory = spillDirectory ?? Self.defaultSpillDirectory(fallback: store.spillDirectory)
         spillPath = directory + "/workout-\(workout.uuidString.lowercased()).spill"
         // A spill file left by an earlier process (the store was full when it stopped) is picked up.
         // Counted a megabyte at a time: a spill file can hold hours of samples.
@@ -118,7 +118,7 @@ public final class SampleStreamer: Sendable {
                 // workout could store its spill file twice.
                 do { try await clock.sleep(until: clock.now().addingTimeInterval(seconds)) } catch { return }
                 guard let self, !Task.isCancelled else { return }
-                self.flush()
+                await self.flush()
             }
         }
         flusher.withLock { $0 = task }
@@ -136,28 +136,33 @@ public final class SampleStreamer: Sendable {
     /// Writes everything waiting: the spill file first, then memory. When the store refuses, the
     /// samples stay (memory up to its limit, the rest spilled) for the next attempt.
     @discardableResult
-    public func flush() -> Health {
-        flushing.withLock { _ in
-            if state.withLock({ $0.health.spilled }) > 0, !drainSpill() {
-                keepWithinLimit()
-                return health
-            }
-            let pending = state.withLock { state -> [QuantitySample] in
-                defer { state.pending.removeAll(keepingCapacity: true) }
-                return state.pending
-            }
-            guard !pending.isEmpty else { return health }
-            do {
-                try store.append(pending, workout: workout)
-                state.withLock { $0.health.lastError = nil }
-            } catch {
-                refused(error as? StoreError ?? .database("\(error)"), count: pending.count)
-                // Older samples go back in front of any that arrived meanwhile.
-                state.withLock { $0.pending.insert(contentsOf: pending, at: 0) }
-                keepWithinLimit()
-            }
+    public func flush() async -> Health {
+        await flushing.acquire()
+        let health = await flushHoldingGate()
+        await flushing.release()
+        return health
+    }
+
+    private func flushHoldingGate() async -> Health {
+        if state.withLock({ $0.health.spilled }) > 0, await !drainSpill() {
+            keepWithinLimit()
             return health
         }
+        let pending = state.withLock { state -> [QuantitySample] in
+            defer { state.pending.removeAll(keepingCapacity: true) }
+            return state.pending
+        }
+        guard !pending.isEmpty else { return health }
+        do {
+            try await store.append(pending, workout: workout)
+            state.withLock { $0.health.lastError = nil }
+        } catch {
+            refused(error, count: pending.count)
+            // Older samples go back in front of any that arrived meanwhile.
+            state.withLock { $0.pending.insert(contentsOf: pending, at: 0) }
+            keepWithinLimit()
+        }
+        return health
     }
 
     /// Stops the timer (and waits for it to end) and writes what is left; throws the store's
@@ -167,12 +172,12 @@ public final class SampleStreamer: Sendable {
         let timer = flusher.withLock { $0 }
         timer?.cancel()
         await timer?.value
-        try storeWaiting()
+        try await storeWaiting()
     }
 
     /// Writes what is left (without touching the timer); throws as ``finish()`` does.
-    func storeWaiting() throws(StoreError) {
-        let health = flush()
+    func storeWaiting() async throws(StoreError) {
+        let health = await flush()
         guard health.isCaughtUp else {
             throw health.lastError ?? .database("\(health.waiting + health.spilled) samples are not stored")
         }
@@ -180,20 +185,25 @@ public final class SampleStreamer: Sendable {
 
     /// Moves every sample waiting in memory to the spill file (a process stopping while the store
     /// refuses), where the next streamer of this workout finds it.
-    public func spillWaiting() throws {
-        try flushing.withLock { _ in
-            let pending = state.withLock { state -> [QuantitySample] in
-                defer { state.pending.removeAll() }
-                return state.pending
-            }
-            guard !pending.isEmpty else { return }
-            do {
-                try appendToSpill(pending)
-                state.withLock { $0.health.spilled += pending.count }
-            } catch {
-                state.withLock { $0.pending.insert(contentsOf: pending, at: 0) }
-                throw error
-            }
+    public func spillWaiting() async throws {
+        await flushing.acquire()
+        let outcome = Result { try spillHoldingGate() }
+        await flushing.release()
+        try outcome.get()
+    }
+
+    private func spillHoldingGate() throws {
+        let pending = state.withLock { state -> [QuantitySample] in
+            defer { state.pending.removeAll() }
+            return state.pending
+        }
+        guard !pending.isEmpty else { return }
+        do {
+            try appendToSpill(pending)
+            state.withLock { $0.health.spilled += pending.count }
+        } catch {
+            state.withLock { $0.pending.insert(contentsOf: pending, at: 0) }
+            throw error
         }
     }
 
@@ -283,7 +293,7 @@ public final class SampleStreamer: Sendable {
 
     /// Stores the spill file's samples, a batch at a time; false when the store refuses (what is
     /// stored stays stored, the rest stays in the file).
-    private func drainSpill() -> Bool {
+    private func drainSpill() async -> Bool {
         guard let handle = FileHandle(forReadingAtPath: spillPath) else {
             state.withLock { $0.health.spilled = 0 }
             return true
@@ -313,7 +323,7 @@ public final class SampleStreamer: Sendable {
                     }
                 }
                 do {
-                    try store.append(samples, workout: workout)
+                    try await store.append(samples, workout: workout)
                 } catch {
                     refused(error, count: samples.count)
                     return false
@@ -338,5 +348,28 @@ public final class SampleStreamer: Sendable {
             $0.health.spilled = 0
         }
         return true
+    }
+}
+
+/// One holder at a time across suspension points (a flush awaits the store): the others wait in
+/// order, without holding a thread.
+private actor FlushGate {
+    private var held = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func acquire() async {
+        guard held else {
+            held = true
+            return
+        }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    func release() {
+        if waiters.isEmpty {
+            held = false
+        } else {
+            waiters.removeFirst().resume()
+        }
     }
 }

@@ -6,73 +6,78 @@ public import Workouts
 /// A place where ``WorkoutStore`` keeps workouts, samples, rollups, the schedule and the recovery
 /// journal: ``SQLiteStore`` (embedded, the default) or a database server (the PostgresStore module).
 ///
-/// Every implementation passes the same conformance suite. Every method is synchronous and
-/// thread-safe; a write is one transaction. Samples are keyed by source, type, start, end and
+/// Every implementation passes the same conformance suite. Every method is async and never blocks
+/// a thread of Swift concurrency's pool (SQLite runs on GRDB's own queues, PostgreSQL on
+/// postgres-nio's event loops); a write is one transaction. Samples are keyed by source, type, start, end and
 /// value: appending a sample that is stored already changes nothing, so a writer that is not sure
 /// a batch landed sends it again.
 public protocol StoreBackend: Sendable {
     /// Where the store is, for messages: a file path, or a server URL without its password.
     var location: String { get }
-    /// A local path the store's lock and spill files are named after: the SQLite file itself, or a
-    /// path under the user's state directory named after the database.
-    var path: String { get }
+    /// The recording lock's file: beside an SQLite file (every process writing it sees the same
+    /// lock), or under the state directory, named by the server and database.
+    var lockPath: String { get }
+    /// Where spill files go when no RAM-backed directory is at hand: the SQLite file's directory, or
+    /// the state directory.
+    var spillDirectory: String { get }
     /// Whether this is a guest's view: reads work, every write throws ``StoreError/notPermissibleForGuestUser``.
     var isGuest: Bool { get }
     /// The schema migrations applied, in order.
-    func appliedMigrations() throws(StoreError) -> [String]
+    func appliedMigrations() async throws(StoreError) -> [String]
 
     /// Records a sensor's model and firmware.
-    func updateSource(_ source: SampleSource, model: String?, firmware: String?) throws(StoreError)
+    func updateSource(_ source: SampleSource, model: String?, firmware: String?) async throws(StoreError)
     /// A sensor's model and firmware, when known.
-    func sourceDetails(_ source: SampleSource) throws(StoreError) -> (model: String?, firmware: String?)
+    func sourceDetails(_ source: SampleSource) async throws(StoreError) -> (model: String?, firmware: String?)
     /// Every sensor that contributed samples.
-    func sources() throws(StoreError) -> [SampleSource]
+    func sources() async throws(StoreError) -> [SampleSource]
     /// Stores the samples not stored yet, in one transaction; returns how many were new.
     @discardableResult
-    func append(_ samples: [QuantitySample], workout: UUID?) throws(StoreError) -> Int
+    func append(_ samples: [QuantitySample], workout: UUID?) async throws(StoreError) -> Int
 
     /// Journals a session that starts collecting.
-    func beginWorkout(_ record: ActiveSessionRecord) throws(StoreError)
+    func beginWorkout(_ record: ActiveSessionRecord) async throws(StoreError)
     /// Updates the journal of an active session.
-    func updateJournal(_ record: ActiveSessionRecord) throws(StoreError)
+    func updateJournal(_ record: ActiveSessionRecord) async throws(StoreError)
     /// Every session that was active when its process stopped.
-    func activeSessions() throws(StoreError) -> [ActiveSessionRecord]
+    func activeSessions() async throws(StoreError) -> [ActiveSessionRecord]
     /// Journal rows that cannot be read back, one line each.
-    func unreadableJournalRows() throws(StoreError) -> [String]
+    func unreadableJournalRows() async throws(StoreError) -> [String]
     /// Stores an event of an active workout.
-    func append(event: WorkoutEvent, workout: UUID) throws(StoreError)
+    func append(event: WorkoutEvent, workout: UUID) async throws(StoreError)
     /// Stores an activity (begun or ended) of an active workout.
-    func upsert(activity: WorkoutActivity, workout: UUID) throws(StoreError)
+    func upsert(activity: WorkoutActivity, workout: UUID) async throws(StoreError)
     /// The events of a workout, in date order.
-    func events(of workout: UUID) throws(StoreError) -> [WorkoutEvent]
+    func events(of workout: UUID) async throws(StoreError) -> [WorkoutEvent]
     /// The activities of a workout, in order.
-    func activityIntervals(of workout: UUID) throws(StoreError) -> [(WorkoutConfiguration, Date, Date?)]
+    func activityIntervals(of workout: UUID) async throws(StoreError) -> [(WorkoutConfiguration, Date, Date?)]
     /// Stores the finished workout and closes its journal.
-    func finish(_ workout: Workout) throws(StoreError)
+    func finish(_ workout: Workout) async throws(StoreError)
     /// Throws a workout away with its samples.
-    func deleteWorkout(_ id: UUID) throws(StoreError)
-    /// Workouts starting within `[from, to)`, newest first.
-    func workouts(from: Date, to: Date, activityType: WorkoutActivityType?) throws(StoreError) -> [StoredWorkout]
+    func deleteWorkout(_ id: UUID) async throws(StoreError)
+    /// The workouts the query selects, newest first (filters and the limit are applied by the database).
+    func workouts(_ query: WorkoutQuery) async throws(StoreError) -> [StoredWorkout]
     /// One workout.
-    func workout(_ id: UUID) throws(StoreError) -> StoredWorkout
+    func workout(_ id: UUID) async throws(StoreError) -> StoredWorkout
 
     /// Stores a schedule entry unless `limit` upcoming (after `now`, not completed) entries exist.
-    func insertScheduled(_ entry: ScheduledPlan, limit: Int, now: Date) throws(StoreError)
+    func insertScheduled(_ entry: ScheduledPlan, limit: Int, now: Date) async throws(StoreError)
     /// Schedule entries dated within `[from, to)`, by date.
-    func scheduledPlans(from: Date, to: Date) throws(StoreError) -> [ScheduledPlan]
+    func scheduledPlans(from: Date, to: Date) async throws(StoreError) -> [ScheduledPlan]
     /// Marks a schedule entry complete with the workout that ran it.
-    func markScheduled(_ id: UUID, completedAt date: Date, workout: UUID) throws(StoreError)
+    func markScheduled(_ id: UUID, completedAt date: Date, workout: UUID) async throws(StoreError)
 
     /// Samples matching the query.
-    func samples(_ query: SampleQuery) throws(StoreError) -> [QuantitySample]
+    func samples(_ query: SampleQuery) async throws(StoreError) -> [QuantitySample]
     /// Statistics of `type` over `[from, to)`.
-    func statistics(type: QuantityType, from: Date, to: Date, separateBySource: Bool) throws(StoreError) -> Statistics
+    func statistics(type: QuantityType, from: Date, to: Date, separateBySource: Bool) async throws(StoreError)
+        -> Statistics
     /// Fixed-interval buckets from `anchor` over `[from, to)`.
     func statisticsCollection(
         type: QuantityType, from: Date, to: Date, anchor: Date, interval: StatisticsInterval
-    ) throws(StoreError) -> [StatisticsBucket]
+    ) async throws(StoreError) -> [StatisticsBucket]
     /// Additions and deletions of `type` since `anchor`, at most `limit` additions.
-    func changes(type: QuantityType, since anchor: Int64?, limit: Int) throws(StoreError) -> SampleChanges
+    func changes(type: QuantityType, since anchor: Int64?, limit: Int) async throws(StoreError) -> SampleChanges
 }
 
 /// Which samples ``StoreBackend/samples(_:)`` returns.
@@ -104,5 +109,31 @@ public struct SampleQuery: Hashable, Sendable {
         self.workout = workout
         self.limit = limit
         self.ascending = ascending
+    }
+}
+
+/// Which workouts ``StoreBackend/workouts(_:)`` returns, newest first.
+public struct WorkoutQuery: Hashable, Sendable {
+    /// Earliest start (inclusive).
+    public var from: Date
+    /// Latest start (exclusive): a page ends before the oldest start of the page before it.
+    public var to: Date
+    /// Only this activity's.
+    public var activityType: WorkoutActivityType?
+    /// Only this athlete's.
+    public var athlete: String?
+    /// At most this many (nil: all).
+    public var limit: Int?
+
+    /// A query; every filter is optional.
+    public init(
+        from: Date = .distantPast, to: Date = .distantFuture, activityType: WorkoutActivityType? = nil,
+        athlete: String? = nil, limit: Int? = nil
+    ) {
+        self.from = from
+        self.to = to
+        self.activityType = activityType
+        self.athlete = athlete
+        self.limit = limit
     }
 }

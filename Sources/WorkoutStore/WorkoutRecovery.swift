@@ -12,14 +12,14 @@ public enum WorkoutRecovery {
     /// refused them) are stored first; while the store still refuses, this throws its error.
     public static func rebuild(
         _ record: ActiveSessionRecord, store: WorkoutStore, spillDirectory: String? = nil, logger: Logger
-    ) throws -> WorkoutCollector {
+    ) async throws -> WorkoutCollector {
         let spilled = SampleStreamer(
             store: store, workout: record.workoutID, spillDirectory: spillDirectory, timer: nil, logger: logger)
         if spilled.health.spilled > 0 {
             logger.notice(
                 "storing samples from the spill file", metadata: ["count": "\(spilled.health.spilled)"])
         }
-        try spilled.storeWaiting()
+        try await spilled.storeWaiting()
         var collector = WorkoutCollector(
             configuration: record.configuration, profile: record.profile, id: record.workoutID)
         for zones in record.customZones {
@@ -31,14 +31,14 @@ public enum WorkoutRecovery {
             }
         }
         try collector.begin(at: record.start)
-        for (configuration, start, end) in try store.activityIntervals(of: record.workoutID) {
+        for (configuration, start, end) in try await store.activityIntervals(of: record.workoutID) {
             _ = try collector.beginActivity(configuration, at: start)
             if let end { _ = try collector.endActivity(at: end) }
         }
-        _ = try collector.add(events: try store.events(of: record.workoutID))
+        _ = try collector.add(events: try await store.events(of: record.workoutID))
         var samples: [Samples.QuantitySample] = []
         for type in Samples.QuantityType.allCases {
-            samples += try store.samples(type: type, workout: record.workoutID)
+            samples += try await store.samples(type: type, workout: record.workoutID)
         }
         samples.sort { $0.start < $1.start }
         var index = 0

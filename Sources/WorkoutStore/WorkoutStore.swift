@@ -6,7 +6,8 @@ public import Workouts
 /// hrbridge's health store: workouts, samples, hourly rollups, the plan schedule and the recovery
 /// journal, kept by a ``StoreBackend`` (SQLite by default, or a PostgreSQL server).
 ///
-/// Every method is synchronous and thread-safe, and throws a ``StoreError`` naming what went wrong.
+/// Every method is async (never blocking Swift concurrency's threads) and throws a ``StoreError``
+/// naming what went wrong.
 public final class WorkoutStore: Sendable {
     /// Where the data lives.
     public let backend: any StoreBackend
@@ -28,8 +29,10 @@ public final class WorkoutStore: Sendable {
     /// Upcoming, not completed entries the schedule holds at most (WorkoutKit syncs 15).
     public static let maximumScheduledPlans = 15
 
-    /// A local path the lock and spill files are named after (the SQLite file itself).
-    public var path: String { backend.path }
+    /// The recording lock's file (see ``StoreBackend/lockPath``).
+    public var lockPath: String { backend.lockPath }
+    /// Where spill files go when no RAM-backed directory is at hand.
+    public var spillDirectory: String { backend.spillDirectory }
     /// Where the store is, for messages (a server URL is shown without its password).
     public var location: String { backend.location }
     /// Whether this is a guest's view: reads work, every write throws ``StoreError/notPermissibleForGuestUser``.
@@ -38,141 +41,207 @@ public final class WorkoutStore: Sendable {
     public var sqlite: SQLiteStore? { backend as? SQLiteStore }
 
     /// The schema migrations applied, in order.
-    public func appliedMigrations() throws(StoreError) -> [String] { try backend.appliedMigrations() }
+    public func appliedMigrations() async throws(StoreError) -> [String] {
+        try await uncancelled { () async throws(StoreError) in try await self.backend.appliedMigrations() }
+    }
 
     // MARK: Sources and samples
 
     /// Records a sensor's model and firmware (from Device Information).
-    public func updateSource(_ source: SampleSource, model: String?, firmware: String?) throws(StoreError) {
-        try backend.updateSource(source, model: model, firmware: firmware)
+    public func updateSource(_ source: SampleSource, model: String?, firmware: String?) async throws(StoreError) {
+        try await uncancelled { () async throws(StoreError) in
+            try await self.backend.updateSource(source, model: model, firmware: firmware)
+        }
     }
 
     /// A sensor's model and firmware, when known.
-    public func sourceDetails(_ source: SampleSource) throws(StoreError) -> (model: String?, firmware: String?) {
-        try backend.sourceDetails(source)
+    public func sourceDetails(_ source: SampleSource) async throws(StoreError) -> (model: String?, firmware: String?) {
+        try await uncancelled { () async throws(StoreError) in try await self.backend.sourceDetails(source) }
     }
 
     /// Every sensor that contributed samples.
-    public func sources() throws(StoreError) -> [SampleSource] { try backend.sources() }
+    public func sources() async throws(StoreError) -> [SampleSource] {
+        try await uncancelled { () async throws(StoreError) in try await self.backend.sources() }
+    }
 
     /// Stores samples, in one transaction, attributed to `workout` when given; samples stored
     /// already are skipped. Returns how many were new.
     @discardableResult
-    public func append(_ samples: [QuantitySample], workout: UUID?) throws(StoreError) -> Int {
-        try backend.append(samples, workout: workout)
+    public func append(_ samples: [QuantitySample], workout: UUID?) async throws(StoreError) -> Int {
+        try await uncancelled { () async throws(StoreError) in try await self.backend.append(samples, workout: workout)
+        }
     }
 
     /// Samples of `type` starting in `[from, to)`, optionally from one source and one workout.
     public func samples(
         type: QuantityType, from: Date = .distantPast, to: Date = .distantFuture, source: SampleSource? = nil,
         workout: UUID? = nil, limit: Int? = nil, ascending: Bool = true
-    ) throws(StoreError) -> [QuantitySample] {
-        try backend.samples(
-            SampleQuery(
-                type: type, from: from, to: to, source: source, workout: workout, limit: limit, ascending: ascending))
+    ) async throws(StoreError) -> [QuantitySample] {
+        try await uncancelled { () async throws(StoreError) in
+            try await self.backend.samples(
+                SampleQuery(
+                    type: type, from: from, to: to, source: source, workout: workout, limit: limit, ascending: ascending
+                ))
+        }
     }
 
     /// Statistics of `type` over `[from, to)`: discrete → min, max, average, most recent; cumulative →
     /// sum; always the span covered; with `separateBySource`, per source too.
     public func statistics(
         type: QuantityType, from: Date = .distantPast, to: Date = .distantFuture, separateBySource: Bool = false
-    ) throws(StoreError) -> Statistics {
-        try backend.statistics(type: type, from: from, to: to, separateBySource: separateBySource)
+    ) async throws(StoreError) -> Statistics {
+        try await uncancelled { () async throws(StoreError) in
+            try await self.backend.statistics(type: type, from: from, to: to, separateBySource: separateBySource)
+        }
     }
 
     /// Fixed-interval buckets from `anchor` over `[from, to)`; hour-aligned hour, day and week
     /// buckets read the hourly rollups.
     public func statisticsCollection(
         type: QuantityType, from: Date, to: Date, anchor: Date, interval: StatisticsInterval
-    ) throws(StoreError) -> [StatisticsBucket] {
-        try backend.statisticsCollection(type: type, from: from, to: to, anchor: anchor, interval: interval)
+    ) async throws(StoreError) -> [StatisticsBucket] {
+        try await uncancelled { () async throws(StoreError) in
+            try await self.backend.statisticsCollection(
+                type: type, from: from, to: to, anchor: anchor, interval: interval)
+        }
     }
 
     /// Additions and deletions of `type` since `anchor` (nil: from the beginning), at most `limit` additions.
-    public func changes(type: QuantityType, since anchor: Int64?, limit: Int = 10_000) throws(StoreError)
+    public func changes(type: QuantityType, since anchor: Int64?, limit: Int = 10_000) async throws(StoreError)
         -> SampleChanges
     {
-        try backend.changes(type: type, since: anchor, limit: limit)
+        try await uncancelled { () async throws(StoreError) in
+            try await self.backend.changes(type: type, since: anchor, limit: limit)
+        }
     }
 
     // MARK: Workouts and the recovery journal
 
     /// Journals a session that starts collecting: after a crash, ``activeSessions()`` finds it.
-    public func beginWorkout(_ record: ActiveSessionRecord) throws(StoreError) { try backend.beginWorkout(record) }
+    public func beginWorkout(_ record: ActiveSessionRecord) async throws(StoreError) {
+        try await uncancelled { () async throws(StoreError) in try await self.backend.beginWorkout(record) }
+    }
 
     /// Updates the journal (state, zones, primary sources) of an active session.
-    public func updateJournal(_ record: ActiveSessionRecord) throws(StoreError) { try backend.updateJournal(record) }
+    public func updateJournal(_ record: ActiveSessionRecord) async throws(StoreError) {
+        try await uncancelled { () async throws(StoreError) in try await self.backend.updateJournal(record) }
+    }
 
     /// Every session that was active when the process stopped (one per athlete at most).
-    public func activeSessions() throws(StoreError) -> [ActiveSessionRecord] { try backend.activeSessions() }
+    public func activeSessions() async throws(StoreError) -> [ActiveSessionRecord] {
+        try await uncancelled { () async throws(StoreError) in try await self.backend.activeSessions() }
+    }
 
     /// Journal rows that cannot be read back (a foreign or damaged row): one line each naming the
     /// workout and what is wrong, so a recovery can report them rather than skip them silently.
-    public func unreadableJournalRows() throws(StoreError) -> [String] { try backend.unreadableJournalRows() }
+    public func unreadableJournalRows() async throws(StoreError) -> [String] {
+        try await uncancelled { () async throws(StoreError) in try await self.backend.unreadableJournalRows() }
+    }
 
     /// Stores an event of an active workout as it happens.
-    public func append(event: WorkoutEvent, workout: UUID) throws(StoreError) {
-        try backend.append(event: event, workout: workout)
+    public func append(event: WorkoutEvent, workout: UUID) async throws(StoreError) {
+        try await uncancelled { () async throws(StoreError) in
+            try await self.backend.append(event: event, workout: workout)
+        }
     }
 
     /// Stores an activity (begun or ended) of an active workout.
-    public func upsert(activity: WorkoutActivity, workout: UUID) throws(StoreError) {
-        try backend.upsert(activity: activity, workout: workout)
+    public func upsert(activity: WorkoutActivity, workout: UUID) async throws(StoreError) {
+        try await uncancelled { () async throws(StoreError) in
+            try await self.backend.upsert(activity: activity, workout: workout)
+        }
     }
 
     /// The events stored for a workout, in date order.
-    public func events(of workout: UUID) throws(StoreError) -> [WorkoutEvent] { try backend.events(of: workout) }
+    public func events(of workout: UUID) async throws(StoreError) -> [WorkoutEvent] {
+        try await uncancelled { () async throws(StoreError) in try await self.backend.events(of: workout) }
+    }
 
     /// The activities stored for a workout (configuration, start, end), in order.
-    public func activityIntervals(of workout: UUID) throws(StoreError) -> [(WorkoutConfiguration, Date, Date?)] {
-        try backend.activityIntervals(of: workout)
+    public func activityIntervals(of workout: UUID) async throws(StoreError) -> [(WorkoutConfiguration, Date, Date?)] {
+        try await uncancelled { () async throws(StoreError) in try await self.backend.activityIntervals(of: workout) }
     }
 
     /// Stores the finished workout (summary, activities, zones) and closes its journal.
-    public func finish(_ workout: Workout) throws(StoreError) { try backend.finish(workout) }
+    public func finish(_ workout: Workout) async throws(StoreError) {
+        try await uncancelled { () async throws(StoreError) in try await self.backend.finish(workout) }
+    }
 
     /// Throws a workout away with its samples (a discarded or abandoned session).
-    public func deleteWorkout(_ id: UUID) throws(StoreError) { try backend.deleteWorkout(id) }
+    public func deleteWorkout(_ id: UUID) async throws(StoreError) {
+        try await uncancelled { () async throws(StoreError) in try await self.backend.deleteWorkout(id) }
+    }
 
     /// Workouts starting within `[from, to)`, optionally of one activity type, newest first.
     public func workouts(
-        from: Date = .distantPast, to: Date = .distantFuture, activityType: WorkoutActivityType? = nil
-    ) throws(StoreError) -> [StoredWorkout] {
-        try backend.workouts(from: from, to: to, activityType: activityType)
+        from: Date = .distantPast, to: Date = .distantFuture, activityType: WorkoutActivityType? = nil,
+        athlete: String? = nil, limit: Int? = nil
+    ) async throws(StoreError) -> [StoredWorkout] {
+        try await uncancelled { () async throws(StoreError) in
+            try await self.backend.workouts(
+                WorkoutQuery(from: from, to: to, activityType: activityType, athlete: athlete, limit: limit))
+        }
     }
 
     /// One workout.
-    public func workout(_ id: UUID) throws(StoreError) -> StoredWorkout { try backend.workout(id) }
+    public func workout(_ id: UUID) async throws(StoreError) -> StoredWorkout {
+        try await uncancelled { () async throws(StoreError) in try await self.backend.workout(id) }
+    }
 
     // MARK: Schedule
 
     /// Schedules a plan; refuses a 16th upcoming entry.
-    public func schedule(name: String, plan: Data, at date: Date, now: Date = Date()) throws(StoreError)
+    public func schedule(name: String, plan: Data, at date: Date, now: Date = Date()) async throws(StoreError)
         -> ScheduledPlan
     {
         let entry = ScheduledPlan(id: UUID(), name: name, plan: plan, date: date)
-        try backend.insertScheduled(entry, limit: Self.maximumScheduledPlans, now: now)
+        try await uncancelled { () async throws(StoreError) in
+            try await self.backend.insertScheduled(entry, limit: Self.maximumScheduledPlans, now: now)
+        }
         return entry
     }
 
     /// Entries from 7 days before `now` to 7 days after, by date.
-    public func scheduledPlans(around now: Date = Date()) throws(StoreError) -> [ScheduledPlan] {
-        try backend.scheduledPlans(from: now.addingTimeInterval(-7 * 86_400), to: now.addingTimeInterval(7 * 86_400))
+    public func scheduledPlans(around now: Date = Date()) async throws(StoreError) -> [ScheduledPlan] {
+        try await uncancelled { () async throws(StoreError) in
+            try await self.backend.scheduledPlans(
+                from: now.addingTimeInterval(-7 * 86_400), to: now.addingTimeInterval(7 * 86_400))
+        }
     }
 
     /// Marks the open entry of this plan nearest to `date` (within the window) complete, with the
     /// workout that ran it.
     @discardableResult
-    public func completeScheduledPlan(plan: Data, workout: UUID, at date: Date) throws(StoreError) -> ScheduledPlan? {
-        let candidates = try scheduledPlans(around: date).filter { $0.completedAt == nil && $0.plan == plan }
+    public func completeScheduledPlan(plan: Data, workout: UUID, at date: Date) async throws(StoreError)
+        -> ScheduledPlan?
+    {
+        let candidates = try await scheduledPlans(around: date).filter { $0.completedAt == nil && $0.plan == plan }
         guard
             var entry = candidates.min(by: {
                 abs($0.date.timeIntervalSince(date)) < abs($1.date.timeIntervalSince(date))
             })
         else { return nil }
-        try backend.markScheduled(entry.id, completedAt: date, workout: workout)
+        let id = entry.id
+        try await uncancelled { () async throws(StoreError) in
+            try await self.backend.markScheduled(id, completedAt: date, workout: workout)
+        }
         entry.completedAt = date
         entry.workoutID = workout
         return entry
+    }
+
+    /// Runs a backend call in a task of its own: a write that began ends whole, even when the
+    /// caller's task is cancelled (a session stopping itself from its own plan task, a shutdown).
+    private func uncancelled<T: Sendable>(_ call: @escaping @Sendable () async throws(StoreError) -> T)
+        async throws(StoreError) -> T
+    {
+        let task = Task { () async -> Result<T, StoreError> in
+            do throws(StoreError) {
+                return .success(try await call())
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try await task.value.get()
     }
 }

@@ -148,12 +148,14 @@ final class DaemonUnderTest: Sendable {
         let unix = APIClient(endpoint: .unix(directory.appendingPathComponent("api.sock").path))
         var environment = environment
         if environment["STATE_DIRECTORY"] == nil { environment["STATE_DIRECTORY"] = directory.path }
-        // Ready: the API answers on the socket with every strap streaming.
+        // Ready: the daemon said so (interrupted sessions recovered, every listener up), and the API
+        // answers on the socket with every strap streaming.
         process = try await Spawned.startPeer(
             Self.daemonBinary,
             ["--config", directory.appendingPathComponent("config.toml").path, "--log-level", "info"],
             environment: environment, label: "daemon"
-        ) { _ in
+        ) { peer in
+            guard peer.output.contains(where: { $0.contains("hrbridged ready") }) else { return false }
             guard let reply = try? await unix.send(.GET, "/v1/health"), reply.status == 200 else { return false }
             // nil: the API answering is enough (a hub's count depends on what gateways send by then).
             guard let streaming else { return true }

@@ -350,8 +350,11 @@ struct DaemonPlanTests {
         let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)")
         defer { events.cancel() }
         // 10 + 2 × 15 = 40 s of workout time: 8 s at speed 5.
-        try await eventually("the session to end with its plan") {
-            try events.messages(.session, as: SessionJSON.self).contains { $0.payload.state == "ended" }
+        // Ended and saved: the message after the store took the workout (`saved` is false before).
+        try await eventually("the session to end with its plan and be saved") {
+            try events.messages(.session, as: SessionJSON.self).contains {
+                $0.payload.state == "ended" && $0.payload.summary != nil && $0.payload.saved != false
+            }
         }
         let planEvents = try events.messages(.plan, as: PlanJSON.Event.self).map(\.payload.event)
         // The first step started before this subscriber came; every step's end is on the stream.

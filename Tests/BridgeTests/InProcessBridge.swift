@@ -55,7 +55,7 @@ final class InProcessBridge: Sendable {
         let configuration = try ConfigurationLoader.load(path: path.path)
         let logger = Logger(label: "in-process") { _ in SwiftLogNoOpLogHandler() }
         let hub = LiveHub()
-        let store = try BridgeDaemon.openStore(configuration, logger: logger)
+        let store = try await BridgeDaemon.openStore(configuration, logger: logger)
         let assembly = try await configuration.adapter.factory.make(configuration, logger: logger)
         let core = BridgeDaemon.core(
             configuration: configuration, assembly: assembly, store: store, hub: hub, metrics: nil, logger: logger)
@@ -74,7 +74,7 @@ final class InProcessBridge: Sendable {
         let group = ServiceGroup(services: services, logger: logger)
         self.group = group
         running = Task { try await group.run() }
-        await sessionsReady.wait()
+        await sessionsReady.signalled()
         for await _ in messages where await sensors.readyCount == DaemonUnderTest.straps.count { break }
     }
 

@@ -268,7 +268,7 @@ struct ExportTests {
                 "--weight", "72", "--resting-hr", "55", "--store", store,
             ])
         #expect(await run.wait() == 0)
-        let id = try #require(try WorkoutStore(path: store).workouts().first?.id)
+        let id = try #require(try await WorkoutStore(path: store).workouts().first?.id)
         let show = try Spawned(binary, ["workouts", "show", id.uuidString, "--json", "--store", store])
         #expect(await show.wait() == 0)
         let summary = try #require(
@@ -331,7 +331,7 @@ struct ExportTests {
         let run = try Spawned(
             binary, ["workout", "run", "--json", "--speed", "max", "--duration", "3m", "--store", store])
         #expect(await run.wait() == 0)
-        let id = try #require(try WorkoutStore(path: store).workouts().first?.id)
+        let id = try #require(try await WorkoutStore(path: store).workouts().first?.id)
         let fit = directory.appendingPathComponent("out.fit").path
         let export = try Spawned(
             binary, ["workouts", "export", id.uuidString, "--format", "fit", "-o", fit, "--store", store])

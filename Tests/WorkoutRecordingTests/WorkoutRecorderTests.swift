@@ -40,27 +40,27 @@ struct WorkoutRecorderTests {
         try await adapter.connect(strap)
         let start = clock.now()
         _ = try await recorder.begin(at: start)
-        #expect(try store.activeSessions().map(\.workoutID) == [recorder.id], "journaled as it begins")
+        #expect(try await store.activeSessions().map(\.workoutID) == [recorder.id], "journaled as it begins")
 
         for _ in 0..<60 { await adapter.step() }
         try await recorder.lap(at: clock.now())
         try await recorder.pause(at: clock.now())
-        #expect(try store.activeSessions().first?.state == .paused, "the journal follows a pause")
+        #expect(try await store.activeSessions().first?.state == .paused, "the journal follows a pause")
         try await recorder.resume(at: clock.now())
-        #expect(try store.activeSessions().first?.state == .running)
+        #expect(try await store.activeSessions().first?.state == .running)
         for _ in 0..<60 { await adapter.step() }
 
         let end = clock.now()
         let workout = try await recorder.finish(
             at: end, settle: .drain(deliver: { stop in await adapter.finish(at: stop) }))
         await recorder.streamsEnded()
-        #expect(try store.activeSessions().isEmpty, "the journal entry goes once saved")
-        let stored = try store.workout(recorder.id)
+        #expect(try await store.activeSessions().isEmpty, "the journal entry goes once saved")
+        let stored = try await store.workout(recorder.id)
         #expect(stored.summary != nil)
         #expect(workout.elapsedTime == 120)
         #expect(workout.events.contains { $0.kind == .lap })
         #expect(workout.events.contains { $0.kind == .pause })
-        let heartRates = try store.samples(type: .heartRate, workout: recorder.id)
+        let heartRates = try await store.samples(type: .heartRate, workout: recorder.id)
         #expect(heartRates.count == workout.statistics[.heartRate]?.sampleCount, "every counted heart rate stored")
         #expect(heartRates.allSatisfy { $0.source.address == strap.address }, "only the chosen strap")
         let again = try await recorder.finish(at: end)

@@ -69,17 +69,17 @@ struct CrashRecoveryTests {
             }
 
             let store = try WorkoutStore(path: path)
-            #expect(try store.sqlite?.integrityCheck() == "ok", "point \(point)")
-            let sessions = try store.activeSessions()
+            #expect(try await store.sqlite?.integrityCheck() == "ok", "point \(point)")
+            let sessions = try await store.activeSessions()
             guard let record = sessions.first else {
                 // Killed before the session was journaled: nothing may have been stored for it.
-                #expect(try store.workouts().isEmpty, "point \(point): a workout without a journal")
+                #expect(try await store.workouts().isEmpty, "point \(point): a workout without a journal")
                 continue
             }
             #expect(sessions.count == 1)
             var stored: Set<String> = []
             for type in QuantityType.allCases {
-                for sample in try store.samples(type: type, workout: record.workoutID) {
+                for sample in try await store.samples(type: type, workout: record.workoutID) {
                     stored.insert(key(type.rawValue, sample.start.formatted(style), sample.canonicalValue))
                 }
             }
@@ -89,8 +89,8 @@ struct CrashRecoveryTests {
             // schemathesis and PostgreSQL servers beside this) reach over a second.
             let stale = missing.filter { killedAt - $0.value > 3.0 }
             #expect(stale.isEmpty, "point \(point): \(stale.count) of \(seen.count) samples older than 3 s were lost")
-            let collector = try WorkoutRecovery.rebuild(record, store: store, logger: Logger(label: "test"))
-            let storedHeartRates = try store.samples(type: .heartRate, workout: record.workoutID).count
+            let collector = try await WorkoutRecovery.rebuild(record, store: store, logger: Logger(label: "test"))
+            let storedHeartRates = try await store.samples(type: .heartRate, workout: record.workoutID).count
             #expect(
                 collector.statistics(for: .heartRate)?.sampleCount ?? 0 == storedHeartRates,
                 "point \(point): \(collector.statistics(for: .heartRate)?.sampleCount ?? -1) vs \(storedHeartRates)")
@@ -103,12 +103,12 @@ struct CrashRecoveryTests {
                     label: "recover")
                 #expect(await recover.wait(timeout: .seconds(60)) == 0, "\(recover.output.suffix(3))")
                 let reopened = try WorkoutStore(path: path)
-                #expect(try reopened.activeSessions().isEmpty)
-                let finished = try reopened.workout(record.workoutID)
+                #expect(try await reopened.activeSessions().isEmpty)
+                let finished = try await reopened.workout(record.workoutID)
                 #expect(finished.isActive == false)
                 let before = collector.statistics(for: .heartRate)?.sampleCount ?? 0
                 #expect((finished.summary?.statistics[.heartRate]?.sampleCount ?? 0) > before)
-                #expect(try reopened.sqlite?.integrityCheck() == "ok")
+                #expect(try await reopened.sqlite?.integrityCheck() == "ok")
             }
         }
     }
@@ -122,7 +122,7 @@ struct CrashRecoveryTests {
             binary, ["workout", "run", "--json", "--speed", "max", "--duration", "2m", "--store", path])
         #expect(await first.wait() == 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
-        let details = try WorkoutStore(path: path, guest: true).sourceDetails(
+        let details = try await WorkoutStore(path: path, guest: true).sourceDetails(
             SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:01"))
         #expect(details.model == "Virtual Strap")
         #expect(details.firmware == "1.0")
@@ -135,10 +135,10 @@ struct CrashRecoveryTests {
         #expect(before == after)
         // Reading works for a guest; any save attempt is a typed refusal.
         let guestView = try WorkoutStore(path: path, guest: true)
-        #expect(try guestView.workouts().count == 1)
-        #expect(throws: StoreError.notPermissibleForGuestUser) { try guestView.deleteWorkout(UUID()) }
-        #expect(throws: StoreError.notPermissibleForGuestUser) {
-            try guestView.append(
+        #expect(try await guestView.workouts().count == 1)
+        await #expect(throws: StoreError.notPermissibleForGuestUser) { try await guestView.deleteWorkout(UUID()) }
+        await #expect(throws: StoreError.notPermissibleForGuestUser) {
+            try await guestView.append(
                 [
                     try QuantitySample(
                         type: .heartRate, quantity: Quantity(unit: .countPerMinute, value: 60), start: Date(),
@@ -197,8 +197,8 @@ struct CrashRecoveryTests {
         let elapsed = summary.elapsedTime
         #expect(elapsed > 0 && elapsed < 1800, "ended where it stood: \(elapsed) s")
         let store = try WorkoutStore(path: path, guest: true)
-        #expect(try store.activeSessions().isEmpty, "nothing left for --recover")
-        let workouts = try store.workouts()
+        #expect(try await store.activeSessions().isEmpty, "nothing left for --recover")
+        let workouts = try await store.workouts()
         #expect(workouts.count == 1)
         #expect(workouts.first?.isActive == false)
         #expect(workouts.first?.summary != nil)
@@ -218,12 +218,13 @@ struct CrashRecoveryTests {
         kill(crashed.pid, SIGKILL)
         _ = await crashed.wait()
         let store = try WorkoutStore(path: path)
-        let id = try #require(try store.activeSessions().first?.workoutID)
-        try #require(store.sqlite).write { db in
+        let id = try #require(try await store.activeSessions().first?.workoutID)
+        try await #require(store.sqlite).write { db in
             try db.execute(sql: "UPDATE journal SET configuration = 'not json', sessionState = 'flying'")
         }
-        #expect(try store.activeSessions().isEmpty)
-        #expect(try store.unreadableJournalRows().first?.hasPrefix("workout \(id.uuidString): unreadable") == true)
+        #expect(try await store.activeSessions().isEmpty)
+        #expect(
+            try await store.unreadableJournalRows().first?.hasPrefix("workout \(id.uuidString): unreadable") == true)
         let run = try Spawned(
             binary, ["workout", "run", "--json", "--speed", "max", "--duration", "1m", "--store", path], label: "run")
         #expect(await run.wait() == 0, "\(run.report)")

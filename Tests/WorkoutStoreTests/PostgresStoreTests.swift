@@ -54,12 +54,13 @@ struct PostgresStoreTests {
     private func restartChecks(_ server: PostgresServer) async throws {
         let location = try PostgresStoreLocation(url: server.url())
         let logger = Logger(label: "test.store")
-        async let first = Task.detached { try PostgresStore(location, logger: logger) }.value
-        async let second = Task.detached { try PostgresStore(location, logger: logger) }.value
+        let state = server.directory.path
+        async let first = PostgresStore.open(location, stateDirectory: state, logger: logger)
+        async let second = PostgresStore.open(location, stateDirectory: state, logger: logger)
         let (one, two) = try await (first, second)
-        #expect(try one.appliedMigrations() == ["v1", "v2-timestamptz"])
+        #expect(try await one.appliedMigrations() == ["v1", "v2-timestamptz"])
         #expect(try await server.query("SELECT count(*) FROM hrbridge_migration") == ["2"])
-        two.close()
+        await two.close()
         let store = WorkoutStore(backend: one)
         let source = SampleSource(adapter: "mqtt", address: "C0:FF:EE:00:00:07", name: "Ana")
         let start = Date(timeIntervalSinceReferenceDate: 800_000_000)
@@ -71,10 +72,10 @@ struct PostgresStoreTests {
                     end: start.addingTimeInterval(Double($0)), source: source)
             }
         }
-        #expect(try store.append(beats(0..<10), workout: nil) == 10)
+        #expect(try await store.append(beats(0..<10), workout: nil) == 10)
         await server.stop()
         do {
-            try store.append(beats(10..<20), workout: nil)
+            try await store.append(beats(10..<20), workout: nil)
             Issue.record("a write with the server stopped succeeded")
         } catch {
             guard case .unreachable = error else { throw error }
@@ -85,14 +86,14 @@ struct PostgresStoreTests {
         // batch again once the server answers: stored once.
         var stored = 0
         try await eventually("the store answers again") {
-            guard let count = try? store.append(beats(10..<20), workout: nil) else { return false }
+            guard let count = try? await store.append(beats(10..<20), workout: nil) else { return false }
             stored += count
             return true
         }
         #expect(stored == 10)
-        #expect(try store.append(beats(0..<20), workout: nil) == 0)
-        #expect(try store.samples(type: .heartRate).count == 20)
-        one.close()
+        #expect(try await store.append(beats(0..<20), workout: nil) == 0)
+        #expect(try await store.samples(type: .heartRate).count == 20)
+        await one.close()
     }
 
     @Test(
@@ -129,13 +130,13 @@ struct PostgresStoreTests {
                 """
             _ = try await server.runScript(script)
 
-            let backend = try PostgresStore(
-                try PostgresStoreLocation(url: server.url()), logger: Logger(label: "test.store"))
-            defer { backend.close() }
+            let backend = try await PostgresStore.open(
+                try PostgresStoreLocation(url: server.url()), stateDirectory: server.directory.path,
+                logger: Logger(label: "test.store"))
             let store = WorkoutStore(backend: backend)
-            #expect(try store.appliedMigrations() == ["v1", "v2-timestamptz"])
+            #expect(try await store.appliedMigrations() == ["v1", "v2-timestamptz"])
             // The same dates, to PostgreSQL's microsecond.
-            try expectMigratedDates(
+            try await expectMigratedDates(
                 store, workout: workout, start: start, hour: Date(timeIntervalSinceReferenceDate: 800_006_400),
                 tolerance: 0.5e-6 + 1e-9)
 
@@ -157,6 +158,7 @@ struct PostgresStoreTests {
                     "2026-05-09 08:00:00.123457+00", "2026-05-09 09:00:00.123457+00", "2026-05-09 08:00:00.123457+00",
                     "2026-05-09 08:00:00+00", "timestamp with time zone",
                 ])
+            await backend.close()
         }
     }
 }

@@ -23,12 +23,12 @@ import Workouts
     }
 
     /// A store in a directory of its own with one running workout.
-    func storeWithWorkout() throws -> (store: WorkoutStore, workout: UUID, directory: String) {
+    func storeWithWorkout() async throws -> (store: WorkoutStore, workout: UUID, directory: String) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("streamer-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let store = try WorkoutStore(path: directory + "/store.sqlite")
         let workout = UUID()
-        try store.beginWorkout(
+        try await store.beginWorkout(
             ActiveSessionRecord(
                 workoutID: workout, configuration: WorkoutConfiguration(activityType: .running), profile: nil,
                 start: origin, state: .running))
@@ -36,7 +36,7 @@ import Workouts
     }
 
     @Test func aBatchIsWrittenExactlyWhenTheClockPassesTheInterval() async throws {
-        let (store, workout, directory) = try storeWithWorkout()
+        let (store, workout, directory) = try await storeWithWorkout()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let clock = ManualWallClock()
         let streamer = SampleStreamer(
@@ -48,13 +48,13 @@ import Workouts
         clock.advance(by: 1.999)
         #expect(clock.sleeperCount == 1, "the timer still waits")
         #expect(streamer.health.waiting == 8)
-        #expect(try store.samples(type: .heartRate, workout: workout).isEmpty)
+        #expect(try await store.samples(type: .heartRate, workout: workout).isEmpty)
 
         clock.advance(by: 0.001)
         // Asleep again means the flush is done.
         await clock.waitUntilSleeping()
         #expect(streamer.health.waiting == 0)
-        #expect(try store.samples(type: .heartRate, workout: workout).count == 8)
+        #expect(try await store.samples(type: .heartRate, workout: workout).count == 8)
 
         // The next interval counts from that flush.
         streamer.submit(try heartRates(4, from: 8))
@@ -63,13 +63,13 @@ import Workouts
         clock.advance(by: 0.5)
         await clock.waitUntilSleeping()
         #expect(streamer.health.waiting == 0)
-        #expect(try store.samples(type: .heartRate, workout: workout).count == 12)
+        #expect(try await store.samples(type: .heartRate, workout: workout).count == 12)
 
         // finish() stops the timer and waits for it: nothing sleeps on the clock after it.
         streamer.submit(try heartRates(1, from: 12))
         try await streamer.finish()
         #expect(clock.sleeperCount == 0)
-        #expect(try store.samples(type: .heartRate, workout: workout).count == 13)
+        #expect(try await store.samples(type: .heartRate, workout: workout).count == 13)
         clock.advance(by: 60)
         #expect(clock.sleeperCount == 0, "no timer after finish")
     }

@@ -55,7 +55,7 @@ private struct Seeded {
 /// mornings in the last 30 days, and an afternoon, an early, an old and an unfinished one that the
 /// morning query leaves out), one with heart-rate samples. Days and hours are in `zone`, the time
 /// zone the queries will run in; times are printed as `timestampFormat` in that zone.
-private func seed(_ store: WorkoutStore, zone: TimeZone, now: Date, timestampFormat: String) throws -> Seeded {
+private func seed(_ store: WorkoutStore, zone: TimeZone, now: Date, timestampFormat: String) async throws -> Seeded {
     var calendar = Calendar(identifier: .gregorian)
     calendar.timeZone = zone
     let today = calendar.startOfDay(for: now)
@@ -101,7 +101,7 @@ private func seed(_ store: WorkoutStore, zone: TimeZone, now: Date, timestampFor
         let id = UUID()
         ids.append(id)
         let configuration = WorkoutConfiguration(activityType: .cycling, location: .indoor)
-        try store.beginWorkout(
+        try await store.beginWorkout(
             ActiveSessionRecord(
                 workoutID: id, configuration: configuration, profile: nil, start: plan.start, state: .running))
         guard plan.finished else { continue }
@@ -110,7 +110,7 @@ private func seed(_ store: WorkoutStore, zone: TimeZone, now: Date, timestampFor
         let activity = WorkoutActivity(
             id: UUID(), configuration: configuration, start: plan.start, end: end, elapsedTime: 1800, statistics: [:],
             zoneGroups: [group(heartRateZones, [9_000, 9_000, 9_000, 9_000, 9_000])])
-        try store.finish(
+        try await store.finish(
             Workout(
                 id: id, configuration: configuration, profile: nil, start: plan.start, end: end, elapsedTime: 1800,
                 events: [], activities: [activity], statistics: [:],
@@ -131,8 +131,8 @@ private func seed(_ store: WorkoutStore, zone: TimeZone, now: Date, timestampFor
             source: strap)
     }
     let beats = try (0..<10).map { try reading(.heartRate, Double(100 + $0), start.addingTimeInterval(Double($0 * 5))) }
-    try store.append(beats + [try reading(.heartbeatSeries, 0.6, start)], workout: workout)
-    try store.append([try reading(.heartRate, 150, plans[0].start)], workout: ids[0])
+    try await store.append(beats + [try reading(.heartbeatSeries, 0.6, start)], workout: workout)
+    try await store.append([try reading(.heartRate, 150, plans[0].start)], workout: ids[0])
 
     // Daily minutes per zone: every finished workout of the last 30 days, by the day it started.
     var daily: [String: [Double]] = [:]
@@ -171,10 +171,10 @@ struct SchemaDocTests {
         let queries = try docQueries().filter { $0.backend == "postgresql" }
         #expect(queries.count == 3)
         try await withPostgres { server in
-            let backend = try PostgresStore(
-                try PostgresStoreLocation(url: server.url()), logger: Logger(label: "test.store"))
-            defer { backend.close() }
-            let seeded = try seed(
+            let backend = try await PostgresStore.open(
+                try PostgresStoreLocation(url: server.url()), stateDirectory: server.directory.path,
+                logger: Logger(label: "test.store"))
+            let seeded = try await seed(
                 WorkoutStore(backend: backend), zone: TimeZone(identifier: "UTC")!, now: Date(),
                 timestampFormat: "yyyy-MM-dd HH:mm:ss'+00'")
             for query in queries {
@@ -189,13 +189,13 @@ struct SchemaDocTests {
     }
 
     @Test("SQLite: each query through GRDB on the store file ('localtime' is this process's time zone)")
-    func sqlite() throws {
+    func sqlite() async throws {
         let queries = try docQueries().filter { $0.backend == "sqlite" }
         #expect(queries.count == 3)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("store.sqlite").path
-        let seeded = try seed(
+        let seeded = try await seed(
             try WorkoutStore(path: path), zone: .current, now: Date(), timestampFormat: "yyyy-MM-dd HH:mm:ss.SSS")
         var configuration = Configuration()
         configuration.readonly = true
@@ -203,7 +203,7 @@ struct SchemaDocTests {
         for query in queries {
             let arguments: StatementArguments =
                 query.sql.contains(":workout") ? ["workout": seeded.workout.uuidString.lowercased()] : [:]
-            let rows = try database.read { db in
+            let rows = try await database.read { db in
                 try Row.fetchAll(db, sql: query.sql, arguments: arguments).map { row in
                     row.databaseValues.map { value -> String in
                         switch value.storage {

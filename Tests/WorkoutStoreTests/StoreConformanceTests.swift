@@ -50,7 +50,7 @@ struct StoreConformanceTests {
             var index = 0
             while index < all.count {
                 let end = min(index + Int.random(in: 1...300, using: &generator), all.count)
-                try store.append(Array(all[index..<end]), workout: nil)
+                try await store.append(Array(all[index..<end]), workout: nil)
                 index = end
             }
             let from = origin.addingTimeInterval(Double(Int.random(in: 0..<86_400, using: &generator)))
@@ -59,16 +59,16 @@ struct StoreConformanceTests {
                 let expected = all.filter { $0.type == type && $0.start >= from && $0.start < to }.sorted {
                     $0.start < $1.start
                 }
-                let fetched = try store.samples(type: type, from: from, to: to)
+                let fetched = try await store.samples(type: type, from: from, to: to)
                 #expect(fetched.count == expected.count)
                 #expect(fetched.map(\.start) == expected.map(\.start))
-                #expect(
+                await #expect(
                     try store.samples(type: type, from: from, to: to, limit: 5, ascending: false).map(\.start)
                         == Array(expected.map(\.start).reversed().prefix(5)))
-                #expect(
+                await #expect(
                     try store.samples(type: type, from: from, to: to, source: sourceA).count
                         == expected.filter { $0.source == sourceA }.count)
-                let statistics = try store.statistics(type: type, from: from, to: to, separateBySource: true)
+                let statistics = try await store.statistics(type: type, from: from, to: to, separateBySource: true)
                 #expect(statistics.sampleCount == expected.count)
                 let values = expected.map(\.canonicalValue)
                 if type.aggregationStyle == .cumulative {
@@ -82,7 +82,7 @@ struct StoreConformanceTests {
                     statistics.bySource[sourceB]?.sampleCount ?? 0 == expected.filter { $0.source == sourceB }.count)
                 // Buckets: daily through the rollups (hour-aligned), minutes through the samples.
                 for interval in [StatisticsInterval.hour, .day] {
-                    let buckets = try store.statisticsCollection(
+                    let buckets = try await store.statisticsCollection(
                         type: type, from: origin, to: origin.addingTimeInterval(3 * 86_400), anchor: origin,
                         interval: interval)
                     var counts: [Int: Int] = [:]
@@ -100,7 +100,7 @@ struct StoreConformanceTests {
                         #expect(abs(total - (sums[key] ?? 0)) < 1e-6)
                     }
                 }
-                let minutes = try store.statisticsCollection(
+                let minutes = try await store.statisticsCollection(
                     type: type, from: from, to: from.addingTimeInterval(3600), anchor: from, interval: .minute)
                 #expect(
                     minutes.map(\.count).reduce(0, +)
@@ -118,50 +118,53 @@ struct StoreConformanceTests {
     func anchoredChanges(_ kind: StoreKind) async throws {
         try await kind.withStore { store in
             let workout = UUID()
-            try store.beginWorkout(
+            try await store.beginWorkout(
                 ActiveSessionRecord(
                     workoutID: workout, configuration: WorkoutConfiguration(activityType: .running), profile: nil,
                     start: origin, state: .running))
-            try store.append((0..<10).map { sample(.heartRate, 100, Double($0), sourceA) }, workout: workout)
-            try store.append((0..<5).map { sample(.heartRate, 90, Double(100 + $0), sourceB) }, workout: nil)
-            let first = try store.changes(type: .heartRate, since: nil, limit: 12)
+            try await store.append((0..<10).map { sample(.heartRate, 100, Double($0), sourceA) }, workout: workout)
+            try await store.append((0..<5).map { sample(.heartRate, 90, Double(100 + $0), sourceB) }, workout: nil)
+            let first = try await store.changes(type: .heartRate, since: nil, limit: 12)
             #expect(first.added.count == 12)
-            let second = try store.changes(type: .heartRate, since: first.anchor)
+            let second = try await store.changes(type: .heartRate, since: first.anchor)
             #expect(second.added.count == 3)
             #expect(second.deleted.isEmpty)
-            try store.deleteWorkout(workout)
-            let third = try store.changes(type: .heartRate, since: second.anchor)
+            try await store.deleteWorkout(workout)
+            let third = try await store.changes(type: .heartRate, since: second.anchor)
             #expect(third.added.isEmpty)
             #expect(third.deleted.count == 10)
-            #expect(try store.changes(type: .heartRate, since: third.anchor).deleted.isEmpty)
-            try store.append([sample(.heartRate, 80, 500, sourceA)], workout: nil)
-            let fourth = try store.changes(type: .heartRate, since: third.anchor)
+            #expect(try await store.changes(type: .heartRate, since: third.anchor).deleted.isEmpty)
+            try await store.append([sample(.heartRate, 80, 500, sourceA)], workout: nil)
+            let fourth = try await store.changes(type: .heartRate, since: third.anchor)
             #expect(fourth.added.map(\.sample.canonicalValue) == [80])
-            #expect(try store.samples(type: .heartRate).count == 6)
-            #expect(try store.statistics(type: .heartRate).sampleCount == 6)
-            let hours = try store.statisticsCollection(
+            #expect(try await store.samples(type: .heartRate).count == 6)
+            #expect(try await store.statistics(type: .heartRate).sampleCount == 6)
+            let hours = try await store.statisticsCollection(
                 type: .heartRate, from: origin, to: origin.addingTimeInterval(3600), anchor: origin, interval: .hour)
             #expect(hours.first?.count == 6, "rollups follow deletions")
-            #expect(throws: StoreError.unknownWorkout(workout)) { try store.deleteWorkout(workout) }
+            await #expect(throws: StoreError.unknownWorkout(workout)) { try await store.deleteWorkout(workout) }
         }
     }
 
     @Test("schedule: at most 15 upcoming entries; past or completed ones do not count", arguments: StoreKind.allCases)
     func limit(_ kind: StoreKind) async throws {
         try await kind.withStore { store in
-            _ = try store.schedule(name: "past", plan: plan, at: origin.addingTimeInterval(-86_400), now: origin)
+            _ = try await store.schedule(name: "past", plan: plan, at: origin.addingTimeInterval(-86_400), now: origin)
             for day in 1...15 {
-                _ = try store.schedule(
+                _ = try await store.schedule(
                     name: "day \(day)", plan: plan, at: origin.addingTimeInterval(Double(day) * 3600), now: origin)
             }
-            #expect(throws: StoreError.scheduleFull(15)) {
-                try store.schedule(name: "16th", plan: plan, at: origin.addingTimeInterval(20 * 3600), now: origin)
+            await #expect(throws: StoreError.scheduleFull(15)) {
+                try await store.schedule(
+                    name: "16th", plan: plan, at: origin.addingTimeInterval(20 * 3600), now: origin)
             }
             // The entry nearest the workout is the one it completes; that frees a place.
-            let done = try store.completeScheduledPlan(plan: plan, workout: UUID(), at: origin.addingTimeInterval(3000))
+            let done = try await store.completeScheduledPlan(
+                plan: plan, workout: UUID(), at: origin.addingTimeInterval(3000))
             #expect(done?.name == "day 1")
-            _ = try store.schedule(name: "16th", plan: plan, at: origin.addingTimeInterval(20 * 3600), now: origin)
-            #expect(try store.scheduledPlans(around: origin).count == 17)
+            _ = try await store.schedule(
+                name: "16th", plan: plan, at: origin.addingTimeInterval(20 * 3600), now: origin)
+            #expect(try await store.scheduledPlans(around: origin).count == 17)
         }
     }
 
@@ -171,16 +174,17 @@ struct StoreConformanceTests {
     func window(_ kind: StoreKind) async throws {
         try await kind.withStore { store in
             for day in [-9, -6, 0, 3, 6, 8] {
-                _ = try store.schedule(
+                _ = try await store.schedule(
                     name: "day \(day)", plan: plan, at: origin.addingTimeInterval(Double(day) * 86_400), now: origin)
             }
-            #expect(try store.scheduledPlans(around: origin).map(\.name) == ["day -6", "day 0", "day 3", "day 6"])
+            #expect(
+                try await store.scheduledPlans(around: origin).map(\.name) == ["day -6", "day 0", "day 3", "day 6"])
             let other = Data(#"{"version": 1, "activity": "cycling", "singleGoal": {"time": "1 h"}}"#.utf8)
-            #expect(try store.completeScheduledPlan(plan: other, workout: UUID(), at: origin) == nil)
+            #expect(try await store.completeScheduledPlan(plan: other, workout: UUID(), at: origin) == nil)
             let workout = UUID()
-            let done = try #require(try store.completeScheduledPlan(plan: plan, workout: workout, at: origin))
+            let done = try #require(try await store.completeScheduledPlan(plan: plan, workout: workout, at: origin))
             #expect(done.name == "day 0")
-            let listed = try store.scheduledPlans(around: origin)
+            let listed = try await store.scheduledPlans(around: origin)
             #expect(listed[1].completedAt == origin && listed[1].workoutID == workout)
             #expect(listed.filter { $0.completedAt != nil }.count == 1)
         }
@@ -192,21 +196,21 @@ struct StoreConformanceTests {
     func idempotentAppend(_ kind: StoreKind) async throws {
         try await kind.withStore { store in
             let batch = (0..<20).map { sample(.heartRate, Double(100 + $0), Double($0), sourceA) }
-            #expect(try store.append(batch, workout: nil) == 20)
+            #expect(try await store.append(batch, workout: nil) == 20)
             // A retried batch overlapping the first: only the 5 new ones count.
             let retried =
                 Array(batch[10...]) + (20..<25).map { sample(.heartRate, Double(100 + $0), Double($0), sourceA) }
-            #expect(try store.append(retried, workout: nil) == 5)
-            #expect(try store.append(batch, workout: nil) == 0)
-            #expect(try store.samples(type: .heartRate).count == 25)
-            let statistics = try store.statistics(type: .heartRate)
+            #expect(try await store.append(retried, workout: nil) == 5)
+            #expect(try await store.append(batch, workout: nil) == 0)
+            #expect(try await store.samples(type: .heartRate).count == 25)
+            let statistics = try await store.statistics(type: .heartRate)
             #expect(statistics.sampleCount == 25 && statistics.maximum == 124)
-            let hours = try store.statisticsCollection(
+            let hours = try await store.statisticsCollection(
                 type: .heartRate, from: origin, to: origin.addingTimeInterval(3600), anchor: origin, interval: .hour)
             #expect(hours.map(\.count) == [25])
             #expect(hours.first?.minimum == 100 && hours.first?.maximum == 124)
             // Same time, another value or another sensor: a different sample.
-            #expect(
+            await #expect(
                 try store.append(
                     [sample(.heartRate, 99, 0, sourceA), sample(.heartRate, 100, 0, sourceB)], workout: nil) == 2)
         }
@@ -222,38 +226,38 @@ struct StoreConformanceTests {
             var record = ActiveSessionRecord(
                 workoutID: id, configuration: WorkoutConfiguration(activityType: .cycling, location: .indoor),
                 profile: profile, start: origin, state: .running)
-            try store.beginWorkout(record)
+            try await store.beginWorkout(record)
             record.state = .paused
             record.primarySources = ["heartRate": sourceA]
-            try store.updateJournal(record)
-            #expect(try store.activeSessions() == [record])
-            try store.append(
+            try await store.updateJournal(record)
+            #expect(try await store.activeSessions() == [record])
+            try await store.append(
                 event: WorkoutEvent(
                     kind: .pause, dateInterval: DateInterval(start: origin.addingTimeInterval(60), duration: 0)),
                 workout: id)
-            try store.append(
+            try await store.append(
                 event: WorkoutEvent(
                     kind: .lap, dateInterval: DateInterval(start: origin.addingTimeInterval(30), duration: 0),
                     metadata: ["n": "1"]),
                 workout: id)
-            #expect(try store.events(of: id).map(\.kind) == [.lap, .pause])
-            #expect(try store.events(of: id).first?.metadata == ["n": "1"])
-            try store.append((0..<3).map { sample(.heartRate, 120, Double($0), sourceA) }, workout: id)
-            try store.updateSource(sourceA, model: "H10", firmware: "5.0")
-            try store.updateSource(sourceA, model: nil, firmware: "5.1")
-            #expect(try store.sourceDetails(sourceA).model == "H10" && store.sourceDetails(sourceA).firmware == "5.1")
-            #expect(try store.sources() == [sourceA])
-            #expect(try store.samples(type: .heartRate, workout: id).count == 3)
-            let listed = try store.workout(id)
+            #expect(try await store.events(of: id).map(\.kind) == [.lap, .pause])
+            #expect(try await store.events(of: id).first?.metadata == ["n": "1"])
+            try await store.append((0..<3).map { sample(.heartRate, 120, Double($0), sourceA) }, workout: id)
+            try await store.updateSource(sourceA, model: "H10", firmware: "5.0")
+            try await store.updateSource(sourceA, model: nil, firmware: "5.1")
+            #expect(try await store.sourceDetails(sourceA) == ("H10", "5.1"))
+            #expect(try await store.sources() == [sourceA])
+            #expect(try await store.samples(type: .heartRate, workout: id).count == 3)
+            let listed = try await store.workout(id)
             #expect(listed.isActive && listed.athlete == "ana" && listed.configuration.activityType == .cycling)
-            #expect(try store.workouts(activityType: .running).isEmpty)
-            #expect(try store.workouts(activityType: .cycling).map(\.id) == [id])
-            #expect(try store.unreadableJournalRows().isEmpty)
+            #expect(try await store.workouts(activityType: .running).isEmpty)
+            #expect(try await store.workouts(activityType: .cycling).map(\.id) == [id])
+            #expect(try await store.unreadableJournalRows().isEmpty)
             let unknown = UUID()
-            #expect(throws: StoreError.unknownWorkout(unknown)) { try store.workout(unknown) }
-            try store.deleteWorkout(id)
-            #expect(try store.activeSessions().isEmpty)
-            #expect(try store.samples(type: .heartRate).isEmpty)
+            await #expect(throws: StoreError.unknownWorkout(unknown)) { try await store.workout(unknown) }
+            try await store.deleteWorkout(id)
+            #expect(try await store.activeSessions().isEmpty)
+            #expect(try await store.samples(type: .heartRate).isEmpty)
         }
     }
 }

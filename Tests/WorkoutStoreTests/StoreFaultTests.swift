@@ -32,18 +32,18 @@ private func temporaryDirectory(_ name: String) throws -> String {
 }
 
 /// A store with one running workout.
-private func storeWithWorkout(at path: String) throws -> (WorkoutStore, UUID) {
+private func storeWithWorkout(at path: String) async throws -> (WorkoutStore, UUID) {
     let store = try WorkoutStore(path: path)
     let id = UUID()
-    try store.beginWorkout(
+    try await store.beginWorkout(
         ActiveSessionRecord(
             workoutID: id, configuration: WorkoutConfiguration(activityType: .running), profile: nil, start: origin,
             state: .running))
     return (store, id)
 }
 
-private func storedStarts(_ store: WorkoutStore, _ workout: UUID) throws -> [Date] {
-    try store.samples(type: .heartRate, workout: workout).map(\.start).sorted()
+private func storedStarts(_ store: WorkoutStore, _ workout: UUID) async throws -> [Date] {
+    try await store.samples(type: .heartRate, workout: workout).map(\.start).sorted()
 }
 
 /// A store with one running workout on a small disk filled to its last byte, and a spill
@@ -55,10 +55,10 @@ private final class FullDisk {
     let workout: UUID
 
     /// `beforeFilling` runs while there is still room (to leave files on the disk).
-    init(beforeFilling: (String) throws -> Void = { _ in }) throws {
+    init(beforeFilling: (String) throws -> Void = { _ in }) async throws {
         disk = try SmallDisk(size: 4 << 20)
         spill = try temporaryDirectory("spill")
-        (store, workout) = try storeWithWorkout(at: disk.path + "/store.sqlite")
+        (store, workout) = try await storeWithWorkout(at: disk.path + "/store.sqlite")
         try beforeFilling(disk.path)
         try disk.fill()
     }
@@ -78,7 +78,7 @@ struct StoreFaultTests {
         .enabled(if: SmallDisk.isAvailable, "mounting a tmpfs needs root")
     )
     func diskFull() async throws {
-        let full = try FullDisk()
+        let full = try await FullDisk()
         defer { full.remove() }
         let (disk, spill, store, workout) = (full.disk, full.spill, full.store, full.workout)
         #expect(disk.available == 0)
@@ -88,23 +88,23 @@ struct StoreFaultTests {
             logger: logger)
         let samples = heartRates(10_000)
         streamer.submit(samples)
-        let health = streamer.flush()
-        #expect(health.lastError == .diskFull(path: store.path))
+        let health = await streamer.flush()
+        #expect(health.lastError == .diskFull(path: store.sqlite!.path))
         #expect(health.waiting == 1000, "memory holds its limit")
         #expect(health.spilled == 9000, "the older samples went to the spill file")
         #expect(health.lost == 0)
         #expect(FileManager.default.fileExists(atPath: streamer.spillPath))
-        await #expect(throws: StoreError.diskFull(path: store.path)) { try await streamer.finish() }
-        await #expect(throws: StoreError.diskFull(path: store.path)) { try await streamer.finish() }
-        #expect(try storedStarts(store, workout).isEmpty, "a refused batch leaves nothing half-written")
+        await #expect(throws: StoreError.diskFull(path: store.sqlite!.path)) { try await streamer.finish() }
+        await #expect(throws: StoreError.diskFull(path: store.sqlite!.path)) { try await streamer.finish() }
+        #expect(try await storedStarts(store, workout).isEmpty, "a refused batch leaves nothing half-written")
 
         disk.free()
         try await streamer.finish()
         #expect(streamer.health.isCaughtUp)
         #expect(streamer.health.lastError == nil)
-        #expect(try storedStarts(store, workout) == samples.map(\.start), "every sample, once")
+        #expect(try await storedStarts(store, workout) == samples.map(\.start), "every sample, once")
         #expect(!FileManager.default.fileExists(atPath: streamer.spillPath), "the spill file is gone once stored")
-        #expect(try store.sqlite?.integrityCheck() == "ok")
+        #expect(try await store.sqlite?.integrityCheck() == "ok")
     }
 
     @Test(
@@ -113,7 +113,7 @@ struct StoreFaultTests {
     )
     func spillUnwritable() async throws {
         // A directory that cannot exist: its parent is a file.
-        let full = try FullDisk { try Data("x".utf8).write(to: URL(fileURLWithPath: $0 + "/not-a-directory")) }
+        let full = try await FullDisk { try Data("x".utf8).write(to: URL(fileURLWithPath: $0 + "/not-a-directory")) }
         defer { full.remove() }
         let (disk, store, workout) = (full.disk, full.store, full.workout)
         let blocker = disk.path + "/not-a-directory"
@@ -121,49 +121,50 @@ struct StoreFaultTests {
             store: store, workout: workout, memoryLimit: 500, spillDirectory: blocker + "/spill",
             clock: ManualWallClock(), logger: logger)
         streamer.submit(heartRates(2000))
-        let health = streamer.flush()
+        let health = await streamer.flush()
         #expect(health.waiting == 500)
         #expect(health.spilled == 0)
         #expect(health.lost == 1500)
         disk.free()
         try await streamer.finish()
-        #expect(try storedStarts(store, workout) == heartRates(500, from: 1500).map(\.start), "the newest 500 kept")
+        #expect(
+            try await storedStarts(store, workout) == heartRates(500, from: 1500).map(\.start), "the newest 500 kept")
     }
 
     @Test(
         "a process that stops while the disk is full leaves its samples in the spill file; recovery stores them first",
         .enabled(if: SmallDisk.isAvailable, "mounting a tmpfs needs root")
     )
-    func spillSurvivesTheProcess() throws {
-        let full = try FullDisk()
+    func spillSurvivesTheProcess() async throws {
+        let full = try await FullDisk()
         defer { full.remove() }
         let (disk, spill, store, workout) = (full.disk, full.spill, full.store, full.workout)
         do {
             let streamer = SampleStreamer(
                 store: store, workout: workout, spillDirectory: spill, clock: ManualWallClock(), logger: logger)
             streamer.submit(heartRates(3000))
-            #expect(streamer.flush().lastError == .diskFull(path: store.path))
-            try streamer.spillWaiting()
+            #expect(await streamer.flush().lastError == .diskFull(path: store.sqlite!.path))
+            try await streamer.spillWaiting()
             #expect(streamer.health.spilled == 3000)
             let lines = try String(contentsOfFile: streamer.spillPath, encoding: .utf8).split(separator: "\n")
             #expect(lines.count == 3000)
             #expect(streamer.health.waiting == 0)
         }
-        let record = try #require(try store.activeSessions().first)
-        #expect(throws: StoreError.diskFull(path: store.path)) {
-            try WorkoutRecovery.rebuild(record, store: store, spillDirectory: spill, logger: logger)
+        let record = try #require(try await store.activeSessions().first)
+        await #expect(throws: StoreError.diskFull(path: store.sqlite!.path)) {
+            try await WorkoutRecovery.rebuild(record, store: store, spillDirectory: spill, logger: logger)
         }
         disk.free()
-        let collector = try WorkoutRecovery.rebuild(record, store: store, spillDirectory: spill, logger: logger)
+        let collector = try await WorkoutRecovery.rebuild(record, store: store, spillDirectory: spill, logger: logger)
         #expect(collector.statistics(for: .heartRate)?.sampleCount == 3000)
-        #expect(try storedStarts(store, workout) == heartRates(3000).map(\.start))
+        #expect(try await storedStarts(store, workout) == heartRates(3000).map(\.start))
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: spill)
         #expect(leftovers.isEmpty)
     }
 
     @Test("a row of the wrong type is a typed error from the library and exit 73 from the CLI, never a trap")
     func wrongTypeRow() async throws {
-        let (path, workout) = try corruptStore()
+        let (path, workout) = try await corruptStore()
         for arguments in [
             ["workouts", "list"], ["samples", "--type", "heart-rate"], ["workouts", "show", workout.uuidString],
         ] {
@@ -203,26 +204,26 @@ struct StoreFaultTests {
 
     /// A store with text where numbers belong, as another program (or a damaged page) may leave;
     /// the library throws a typed error for it.
-    func corruptStore() throws -> (String, UUID) {
+    func corruptStore() async throws -> (String, UUID) {
         let directory = try temporaryDirectory("corrupt")
         let path = directory + "/store.sqlite"
-        let (store, workout) = try storeWithWorkout(at: path)
-        try store.append(heartRates(10), workout: workout)
+        let (store, workout) = try await storeWithWorkout(at: path)
+        try await store.append(heartRates(10), workout: workout)
         // What another program (or a damaged page) may leave: text where a number belongs.
         let queue = try DatabaseQueue(path: path)
-        try queue.write { db in
+        try await queue.write { db in
             try db.execute(sql: "UPDATE sample SET value = 'high' WHERE id = (SELECT MIN(id) FROM sample)")
             try db.execute(sql: "UPDATE workout SET athlete = x'ff'")
         }
         try queue.close()
-        #expect {
-            try store.samples(type: .heartRate, workout: workout)
+        await #expect {
+            try await store.samples(type: .heartRate, workout: workout)
         } throws: { error in
             guard case .corrupt(let what) = error as? StoreError else { return false }
             return what.contains("value")
         }
-        #expect {
-            try store.workouts()
+        await #expect {
+            try await store.workouts()
         } throws: { error in
             guard case .corrupt = error as? StoreError else { return false }
             return true

@@ -14,19 +14,25 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
     /// Runs `body` on a new, empty store of this kind and removes it afterwards: a temporary
     /// SQLite file, or a PostgreSQL server started for this test and stopped by PID.
-    func withStore(_ body: (WorkoutStore) throws -> Void) async throws {
+    func withStore(_ body: (WorkoutStore) async throws -> Void) async throws {
         switch self {
         case .sqlite:
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)")
             defer { try? FileManager.default.removeItem(at: directory) }
-            try body(try WorkoutStore(path: directory.appendingPathComponent("store.sqlite").path))
+            try await body(try WorkoutStore(path: directory.appendingPathComponent("store.sqlite").path))
         case .postgresql:
             let server = try await PostgresServer()
             do {
-                let backend = try PostgresStore(
-                    try PostgresStoreLocation(url: server.url()), logger: Logger(label: "test.store"))
-                try body(WorkoutStore(backend: backend))
-                backend.close()
+                let backend = try await PostgresStore.open(
+                    try PostgresStoreLocation(url: server.url()), stateDirectory: server.directory.path,
+                    logger: Logger(label: "test.store"))
+                do {
+                    try await body(WorkoutStore(backend: backend))
+                } catch {
+                    await backend.close()
+                    throw error
+                }
+                await backend.close()
             } catch {
                 await server.remove()
                 throw error

@@ -28,27 +28,27 @@ struct StoreTests {
     static let migrations = ["v1", "v2-hourly-rollups", "v3-plan-schedule", "v4-sample-key", "v5-unix-time"]
 
     @Test("a new store: WAL, mode 0600, migrated, integrity ok")
-    func newStore() throws {
+    func newStore() async throws {
         let path = temporaryStorePath()
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         let store = try WorkoutStore(path: path)
-        #expect(try store.sqlite?.integrityCheck() == "ok")
-        #expect(try store.appliedMigrations() == Self.migrations)
+        #expect(try await store.sqlite?.integrityCheck() == "ok")
+        #expect(try await store.appliedMigrations() == Self.migrations)
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
-        let mode = try DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "PRAGMA journal_mode") }
+        let mode = try await DatabaseQueue(path: path).read { try String.fetchOne($0, sql: "PRAGMA journal_mode") }
         #expect(mode == "wal")
     }
 
     @Test("migrating from the first schema keeps samples and builds the rollups from them")
-    func migrationFromV1() throws {
+    func migrationFromV1() async throws {
         let path = temporaryStorePath()
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         try FileManager.default.createDirectory(
             atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         let queue = try DatabaseQueue(path: path)
         try SQLiteSchema.migrator.migrate(queue, upTo: "v1")
-        try queue.write { db in
+        try await queue.write { db in
             try db.execute(sql: "INSERT INTO source (adapter, address) VALUES ('mock', 'X')")
             for minute in 0..<180 {
                 try db.execute(
@@ -61,15 +61,15 @@ struct StoreTests {
         }
         try queue.close()
         let store = try WorkoutStore(path: path)
-        #expect(try store.appliedMigrations() == Self.migrations)
-        let hours = try store.statisticsCollection(
+        #expect(try await store.appliedMigrations() == Self.migrations)
+        let hours = try await store.statisticsCollection(
             type: .heartRate, from: origin, to: origin.addingTimeInterval(3 * 3600), anchor: origin, interval: .hour)
         #expect(hours.map(\.count) == [60, 60, 60])
-        let samples = try store.samples(type: .heartRate)
+        let samples = try await store.samples(type: .heartRate)
         #expect(samples.count == 180)
         #expect(samples.first?.start == origin && samples.last?.start == origin.addingTimeInterval(179 * 60))
         // The file itself now speaks Unix time, which any SQLite client reads.
-        let (first, hour) = try DatabaseQueue(path: path).read { db in
+        let (first, hour) = try await DatabaseQueue(path: path).read { db in
             (
                 try String.fetchOne(db, sql: "SELECT datetime(MIN(start), 'unixepoch') FROM sample"),
                 try Int64.fetchOne(db, sql: "SELECT MIN(hour) FROM hourly")
@@ -82,7 +82,7 @@ struct StoreTests {
     @Test(
         "migrating to Unix time: every date column moves from Foundation's 2001 epoch to 1970's; the store reads the same dates, a sample sent again is still a duplicate"
     )
-    func migrationToUnixTime() throws {
+    func migrationToUnixTime() async throws {
         let path = temporaryStorePath()
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
         try FileManager.default.createDirectory(
@@ -97,7 +97,7 @@ struct StoreTests {
         let seconds = start.timeIntervalSinceReferenceDate
         let configuration = String(
             decoding: try JSONEncoder().encode(WorkoutConfiguration(activityType: .running)), as: UTF8.self)
-        try queue.write { db in
+        try await queue.write { db in
             try db.execute(sql: "INSERT INTO source (adapter, address) VALUES ('mock', 'X')")
             try db.execute(
                 sql: """
@@ -139,10 +139,10 @@ struct StoreTests {
         }
 
         let store = try WorkoutStore(path: path)
-        #expect(try store.appliedMigrations() == Self.migrations)
+        #expect(try await store.appliedMigrations() == Self.migrations)
         // The same dates, to well under a microsecond (a REAL addition rounds the last bit).
-        try expectMigratedDates(store, workout: workout, start: start, hour: origin, tolerance: 1e-6)
-        let rows = try DatabaseQueue(path: path).read { db in
+        try await expectMigratedDates(store, workout: workout, start: start, hour: origin, tolerance: 1e-6)
+        let rows = try await DatabaseQueue(path: path).read { db in
             try [
                 "SELECT datetime(start, 'unixepoch') FROM workout", "SELECT datetime(end, 'unixepoch') FROM activity",
                 "SELECT datetime(start, 'unixepoch') FROM event",
@@ -156,7 +156,8 @@ struct StoreTests {
                 "2026-05-09 08:00:00", "2026-05-09 08:01:00", "2026-05-09 08:00:30", "2026-05-09 08:00:00",
                 "2026-05-09 09:00:00", "2026-05-09 08:00:00", "2026-05-09 08:00:00",
             ])
-        let stored = try DatabaseQueue(path: path).read { db in try Double.fetchOne(db, sql: "SELECT start FROM sample")
+        let stored = try await DatabaseQueue(path: path).read { db in
+            try Double.fetchOne(db, sql: "SELECT start FROM sample")
         }
         #expect(stored == start.timeIntervalSince1970)
     }

@@ -5,6 +5,7 @@ import Samples
 import Wire
 import WorkoutExport
 import WorkoutStore
+import Workouts
 
 /// `/v1/workouts`: the stored workouts, their samples and exports (FIT, TCX, CSV), and deletion.
 struct WorkoutController {
@@ -22,12 +23,22 @@ struct WorkoutController {
                 }
                 limit = value
             }
-            let athlete = parameters.get("athlete")
-            let workouts = try store.workouts().filter { athlete == nil || $0.athlete == athlete }
-            return try APIRouter.json(["workouts": workouts.suffix(limit).reversed().map(WorkoutListingJSON.init)])
+            var activity: WorkoutActivityType?
+            if let text = parameters.get("activity") {
+                guard let value = WorkoutActivityType(rawValue: text) else {
+                    throw APIError.badRequest("'activity' is not an activity type: \(text.prefix(64).debugDescription)")
+                }
+                activity = value
+            }
+            let from = try Self.date(parameters.get("from"), named: "from") ?? .distantPast
+            let to = try Self.date(parameters.get("to"), named: "to") ?? .distantFuture
+            // Filters and the limit are the database's: nothing is loaded to be dropped.
+            let workouts = try await store.workouts(
+                from: from, to: to, activityType: activity, athlete: parameters.get("athlete"), limit: limit)
+            return try APIRouter.json(["workouts": workouts.map(WorkoutListingJSON.init)])
         }
         v1.get("workouts/:id") { _, context in
-            let stored = try Self.stored(context, core)
+            let stored = try await Self.stored(context, core)
             return try APIRouter.json(WorkoutDetailJSON(stored))
         }
         v1.get("workouts/:id/export") { request, context in
@@ -35,13 +46,13 @@ struct WorkoutController {
             guard let format = ExportFormat(rawValue: text) else {
                 throw APIError.badRequest("'format' must be fit, tcx or csv")
             }
-            let stored = try Self.stored(context, core)
+            let stored = try await Self.stored(context, core)
             guard stored.summary != nil else {
                 throw APIError(.conflict, "workout_active", "the workout is still being recorded")
             }
             let bytes: [UInt8]
             do {
-                bytes = try WorkoutFile.bytes(workout: stored.id, format: format, store: try Self.store(core))
+                bytes = try await WorkoutFile.bytes(workout: stored.id, format: format, store: try Self.store(core))
             } catch {
                 throw APIError(.conflict, "export_failed", "\(error)")
             }
@@ -56,12 +67,12 @@ struct WorkoutController {
         }
         v1.delete("workouts/:id") { _, context in
             try context.require(.control)
-            let stored = try Self.stored(context, core)
+            let stored = try await Self.stored(context, core)
             guard !stored.isActive else {
                 throw APIError(.conflict, "workout_active", "stop the session before deleting its workout")
             }
             do {
-                try Self.store(core).deleteWorkout(stored.id)
+                try await Self.store(core).deleteWorkout(stored.id)
             } catch {
                 throw APIError(.conflict, "delete_failed", "\(error)")
             }
@@ -73,10 +84,10 @@ struct WorkoutController {
                 throw APIError.badRequest(
                     "'type' must be one of \(QuantityType.allCases.map(\.rawValue).joined(separator: ", "))")
             }
-            let stored = try Self.stored(context, core)
+            let stored = try await Self.stored(context, core)
             let samples: [QuantitySample]
             do {
-                samples = try Self.store(core).samples(type: type, workout: stored.id)
+                samples = try await Self.store(core).samples(type: type, workout: stored.id)
             } catch {
                 throw APIError(.conflict, "store_failed", "\(error)")
             }
@@ -90,13 +101,23 @@ struct WorkoutController {
     }
 
     /// The workout the path names: 400 for a malformed id, 404 for an unknown one.
-    static func stored(_ context: BridgeRequestContext, _ core: BridgeCore) throws -> StoredWorkout {
+    static func stored(_ context: BridgeRequestContext, _ core: BridgeCore) async throws -> StoredWorkout {
         let text = try context.parameters.require("id")
         guard let id = UUID(uuidString: text) else { throw APIError.badRequest("'\(text)' is not a workout id") }
         let store = try store(core)
-        guard let stored = try? store.workout(id) else {
+        do {
+            return try await store.workout(id)
+        } catch .unknownWorkout {
             throw APIError(.notFound, "unknown_workout", "no workout \(id.uuidString.lowercased())")
         }
-        return stored
+    }
+
+    /// An ISO 8601 query parameter (nil when absent; 400 when malformed).
+    static func date(_ text: String?, named name: String) throws -> Date? {
+        guard let text else { return nil }
+        guard let date = ISO8601.parse(text) else {
+            throw APIError.badRequest("'\(name)' must be an ISO 8601 date, not \(text.prefix(64).debugDescription)")
+        }
+        return date
     }
 }

@@ -29,7 +29,7 @@ struct NotifierService: Service {
             notifier.stopping()
             return
         }
-        await sessionsReady.wait()
+        await sessionsReady.signalled()
         let line = await core.statusLine()
         notifier.ready(status: line)
         logger.notice("hrbridged ready", metadata: ["status": "\(line)"])

@@ -29,7 +29,7 @@ public final class ReadinessSignal: Sendable {
     }
 
     /// Returns once it is ready, or once the calling task is cancelled.
-    public func wait() async {
+    public func signalled() async {
         let id = state.withLock { state -> Int in
             state.nextID += 1
             return state.nextID

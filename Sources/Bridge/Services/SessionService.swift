@@ -10,7 +10,7 @@ struct SessionService: Service {
     let ready: ReadinessSignal
 
     func run() async {
-        await sensorsReady.wait()
+        await sensorsReady.signalled()
         await sessions.recover()
         ready.signal()
         try? await gracefulShutdown()

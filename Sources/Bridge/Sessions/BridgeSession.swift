@@ -262,9 +262,9 @@ public actor BridgeSession {
 
     /// Moves the samples waiting in memory to the spill file (shutdown with the store refusing),
     /// so the next start stores them.
-    func spillWaiting() {
+    func spillWaiting() async {
         do {
-            try recorder.spillWaiting()
+            try await recorder.spillWaiting()
         } catch {
             logger.critical("samples lost at shutdown", metadata: ["session": "\(id)", "error": "\(error)"])
         }

@@ -208,6 +208,8 @@ public struct ClassRoster: Sendable {
     private var retryAt: [String: Date] = [:]
     /// The date of the last fact.
     private var now: Date?
+    /// ``nextDeadline`` as the last fact left it.
+    private var dueAt: Date?
 
     /// No class yet.
     public init() {}
@@ -240,9 +242,12 @@ public struct ClassRoster: Sendable {
             return stop(at: now)
         case .link(let strap, let link):
             links[strap] = link
-            // A link changes its own strap's standing only; the others' wait for their deadlines
-            // (``Fact/time``), so a frame costs one judgement, not one per member.
-            judge(at: now, into: &outcome, only: strap)
+            // A link changes its own strap's standing only; the others' change at their deadlines,
+            // judged here once one has passed (the timer's ``Fact/time`` may come late on a
+            // loaded machine), so a frame costs one judgement, not one per member.
+            let due = dueAt.map { now >= $0 } ?? false
+            judge(at: now, into: &outcome, only: due ? nil : strap)
+            dueAt = nextDeadline
             return outcome.actions
         case .sessionStarted(let started):
             guard pendingStarts.removeValue(forKey: started.ticket) != nil, isRunning else {
@@ -271,6 +276,7 @@ public struct ClassRoster: Sendable {
             break
         }
         judge(at: now, into: &outcome)
+        dueAt = nextDeadline
         return outcome.actions
     }
 

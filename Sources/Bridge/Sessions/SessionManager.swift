@@ -245,11 +245,11 @@ public actor SessionManager {
         guard let store else { return }
         let records: [ActiveSessionRecord]
         do {
-            for problem in try store.unreadableJournalRows() {
+            for problem in try await store.unreadableJournalRows() {
                 logger.error(
                     "a session in the recovery journal cannot be recovered", metadata: ["problem": "\(problem)"])
             }
-            records = try store.activeSessions()
+            records = try await store.activeSessions()
         } catch {
             logger.error("the recovery journal cannot be read", metadata: ["error": "\(error)"])
             return

@@ -8,12 +8,13 @@ import Workouts
 /// `workout run --export` and the API's export route.
 public enum WorkoutFile {
     /// The file's bytes; `wide` picks the one-row-per-second CSV layout.
-    public static func bytes(workout id: UUID, format: ExportFormat, wide: Bool = false, store: WorkoutStore) throws
+    public static func bytes(workout id: UUID, format: ExportFormat, wide: Bool = false, store: WorkoutStore)
+        async throws
         -> [UInt8]
     {
-        guard let workout = try store.workout(id).summary else { throw ExportError.workoutNotFinished }
+        guard let workout = try await store.workout(id).summary else { throw ExportError.workoutNotFinished }
         var samples: [QuantitySample] = []
-        for type in QuantityType.allCases { samples += try store.samples(type: type, workout: id) }
+        for type in QuantityType.allCases { samples += try await store.samples(type: type, workout: id) }
         switch format {
         case .fit: return try FITExporter.export(workout, samples: samples)
         case .tcx: return Array(try TCXExporter.export(workout, samples: samples).utf8)

@@ -34,11 +34,11 @@ extension SQLiteStore {
     }
 
     /// Samples of a type starting in `[from, to)`, optionally from one source and one workout.
-    public func samples(_ query: SampleQuery) throws(StoreError) -> [QuantitySample] {
+    public func samples(_ query: SampleQuery) async throws(StoreError) -> [QuantitySample] {
         let (type, from, to, source, workout, limit, ascending) = (
             query.type, query.from, query.to, query.source, query.workout, query.limit, query.ascending
         )
-        return try read { db in
+        return try await read { db in
             var sql = """
                 SELECT \(Self.sampleColumns) FROM sample s JOIN source src ON src.id = s.sourceId
                 WHERE s.type = ? AND s.start >= ? AND s.start < ?
@@ -64,8 +64,8 @@ extension SQLiteStore {
     /// sum; always the span (duration) covered; with `separateBySource`, per source too.
     public func statistics(
         type: QuantityType, from: Date, to: Date, separateBySource: Bool
-    ) throws(StoreError) -> Statistics {
-        try read { db in
+    ) async throws(StoreError) -> Statistics {
+        try await read { db in
             let range: StatementArguments = [
                 type.rawValue, from.timeIntervalSince1970, to.timeIntervalSince1970,
             ]
@@ -130,11 +130,11 @@ extension SQLiteStore {
     /// read the hourly rollups; minutes and unaligned anchors read the samples.
     public func statisticsCollection(
         type: QuantityType, from: Date, to: Date, anchor: Date, interval: StatisticsInterval
-    ) throws(StoreError) -> [StatisticsBucket] {
+    ) async throws(StoreError) -> [StatisticsBucket] {
         let width = interval.seconds
         let anchorSeconds = anchor.timeIntervalSince1970
         let useRollups = StoreRows.readsRollups(interval, anchor: anchor, from: from, to: to)
-        return try read { db in
+        return try await read { db in
             let rows: [Row]
             if useRollups {
                 rows = try Row.fetchAll(
@@ -170,10 +170,10 @@ extension SQLiteStore {
     }
 
     /// Additions and deletions of `type` since `anchor` (nil: from the beginning), at most `limit` additions.
-    public func changes(type: QuantityType, since anchor: Int64?, limit: Int) throws(StoreError)
+    public func changes(type: QuantityType, since anchor: Int64?, limit: Int) async throws(StoreError)
         -> SampleChanges
     {
-        try read { db in
+        try await read { db in
             let start = anchor ?? 0
             let rows = try Row.fetchAll(
                 db,

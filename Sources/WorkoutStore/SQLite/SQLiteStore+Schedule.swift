@@ -3,8 +3,8 @@ import GRDB
 
 extension SQLiteStore {
     /// Stores a schedule entry unless `limit` upcoming entries exist (one transaction).
-    public func insertScheduled(_ entry: ScheduledPlan, limit: Int, now: Date) throws(StoreError) {
-        try write { db in
+    public func insertScheduled(_ entry: ScheduledPlan, limit: Int, now: Date) async throws(StoreError) {
+        try await write { db in
             let upcoming =
                 try Int.fetchOne(
                     db, sql: "SELECT COUNT(*) FROM schedule WHERE completedAt IS NULL AND date >= ?",
@@ -20,8 +20,8 @@ extension SQLiteStore {
     }
 
     /// Entries dated within `[from, to)`, by date.
-    public func scheduledPlans(from: Date, to: Date) throws(StoreError) -> [ScheduledPlan] {
-        try read { db in
+    public func scheduledPlans(from: Date, to: Date) async throws(StoreError) -> [ScheduledPlan] {
+        try await read { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM schedule WHERE date >= ? AND date < ? ORDER BY date",
                 arguments: [from.timeIntervalSince1970, to.timeIntervalSince1970]
@@ -39,8 +39,8 @@ extension SQLiteStore {
     }
 
     /// Marks an entry complete with the workout that ran it.
-    public func markScheduled(_ id: UUID, completedAt date: Date, workout: UUID) throws(StoreError) {
-        try write { db in
+    public func markScheduled(_ id: UUID, completedAt date: Date, workout: UUID) async throws(StoreError) {
+        try await write { db in
             try db.execute(
                 sql: "UPDATE schedule SET completedAt = ?, workoutId = ? WHERE id = ?",
                 arguments: [date.timeIntervalSince1970, workout.uuidString, id.uuidString])

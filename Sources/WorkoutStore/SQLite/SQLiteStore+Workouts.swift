@@ -6,8 +6,8 @@ public import Workouts
 
 extension SQLiteStore {
     /// Journals a session that starts collecting: after a crash, ``activeSessions()`` finds it.
-    public func beginWorkout(_ record: ActiveSessionRecord) throws(StoreError) {
-        try write { db in
+    public func beginWorkout(_ record: ActiveSessionRecord) async throws(StoreError) {
+        try await write { db in
             try db.execute(
                 sql: """
                     INSERT INTO workout (id, activityType, location, athlete, start, state)
@@ -18,7 +18,7 @@ extension SQLiteStore {
                     record.configuration.location.rawValue, record.profile?.id ?? UserProfile.anonymousID,
                     record.start.timeIntervalSince1970,
                 ])
-            try journal(record, db)
+            try self.journal(record, db)
             if let profile = record.profile {
                 try db.execute(
                     sql: "INSERT OR REPLACE INTO profile (id, json) VALUES (?, ?)",
@@ -28,8 +28,8 @@ extension SQLiteStore {
     }
 
     /// Updates the journal (state, zones, primary sources) of an active session.
-    public func updateJournal(_ record: ActiveSessionRecord) throws(StoreError) {
-        try write { db in try journal(record, db) }
+    public func updateJournal(_ record: ActiveSessionRecord) async throws(StoreError) {
+        try await write { db in try self.journal(record, db) }
     }
 
     private func journal(_ record: ActiveSessionRecord, _ db: Database) throws {
@@ -47,8 +47,8 @@ extension SQLiteStore {
     }
 
     /// Every session that was active when the process stopped (one per athlete at most).
-    public func activeSessions() throws(StoreError) -> [ActiveSessionRecord] {
-        try read { db in
+    public func activeSessions() async throws(StoreError) -> [ActiveSessionRecord] {
+        try await read { db in
             try Row.fetchAll(
                 db,
                 sql: """
@@ -72,8 +72,8 @@ extension SQLiteStore {
 
     /// Journal rows that cannot be read back (a foreign or damaged row): one line each naming the
     /// workout and what is wrong, so a recovery can report them rather than skip them silently.
-    public func unreadableJournalRows() throws(StoreError) -> [String] {
-        try read { db in
+    public func unreadableJournalRows() async throws(StoreError) -> [String] {
+        try await read { db in
             try Row.fetchAll(
                 db, sql: "SELECT j.*, w.start FROM journal j LEFT JOIN workout w ON w.id = j.workoutId"
             ).compactMap { row -> String? in
@@ -93,8 +93,8 @@ extension SQLiteStore {
     }
 
     /// Stores an event of an active workout as it happens.
-    public func append(event: WorkoutEvent, workout: UUID) throws(StoreError) {
-        try write { db in
+    public func append(event: WorkoutEvent, workout: UUID) async throws(StoreError) {
+        try await write { db in
             try db.execute(
                 sql: "INSERT INTO event (workoutId, kind, start, end, metadata) VALUES (?, ?, ?, ?, ?)",
                 arguments: [
@@ -105,8 +105,8 @@ extension SQLiteStore {
     }
 
     /// Stores an activity (begun or ended) of an active workout.
-    public func upsert(activity: WorkoutActivity, workout: UUID) throws(StoreError) {
-        try write { db in
+    public func upsert(activity: WorkoutActivity, workout: UUID) async throws(StoreError) {
+        try await write { db in
             try db.execute(
                 sql:
                     "INSERT OR REPLACE INTO activity (id, workoutId, activityType, location, start, end) VALUES (?, ?, ?, ?, ?, ?)",
@@ -119,8 +119,8 @@ extension SQLiteStore {
     }
 
     /// The events stored for a workout, in date order.
-    public func events(of workout: UUID) throws(StoreError) -> [WorkoutEvent] {
-        try read { db in
+    public func events(of workout: UUID) async throws(StoreError) -> [WorkoutEvent] {
+        try await read { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM event WHERE workoutId = ? ORDER BY start, id", arguments: [workout.uuidString]
             ).compactMap { row in
@@ -136,8 +136,8 @@ extension SQLiteStore {
     }
 
     /// The activities stored for a workout (configuration, start, end), in order.
-    public func activityIntervals(of workout: UUID) throws(StoreError) -> [(WorkoutConfiguration, Date, Date?)] {
-        try read { db in
+    public func activityIntervals(of workout: UUID) async throws(StoreError) -> [(WorkoutConfiguration, Date, Date?)] {
+        try await read { db in
             try Row.fetchAll(
                 db, sql: "SELECT * FROM activity WHERE workoutId = ? ORDER BY start", arguments: [workout.uuidString]
             ).compactMap { row in
@@ -155,8 +155,8 @@ extension SQLiteStore {
     }
 
     /// Stores the finished workout (summary, activities, zones) and closes its journal.
-    public func finish(_ workout: Workout) throws(StoreError) {
-        try write { db in
+    public func finish(_ workout: Workout) async throws(StoreError) {
+        try await write { db in
             try db.execute(
                 sql: """
                     UPDATE workout SET end = ?, elapsedTime = ?, state = 'finished', summary = ?, metadata = ? WHERE id = ?
@@ -176,10 +176,10 @@ extension SQLiteStore {
                         activity.end?.timeIntervalSince1970,
                     ])
                 for group in activity.zoneGroups {
-                    try insert(group, workout: workout.id, activity: activity.id, db)
+                    try self.insert(group, workout: workout.id, activity: activity.id, db)
                 }
             }
-            for group in workout.zoneGroups { try insert(group, workout: workout.id, activity: nil, db) }
+            for group in workout.zoneGroups { try self.insert(group, workout: workout.id, activity: nil, db) }
             try db.execute(sql: "DELETE FROM journal WHERE workoutId = ?", arguments: [workout.id.uuidString])
         }
     }
@@ -195,12 +195,12 @@ extension SQLiteStore {
     }
 
     /// Throws a workout away with its samples (a discarded or abandoned session).
-    public func deleteWorkout(_ id: UUID) throws(StoreError) {
-        try write { db in
+    public func deleteWorkout(_ id: UUID) async throws(StoreError) {
+        try await write { db in
             // Tombstones first, so anchored queries report the deletions.
             let deleted = try Row.fetchAll(
                 db, sql: "SELECT id, type FROM sample WHERE workoutId = ? ORDER BY id", arguments: [id.uuidString])
-            for row in deleted { try tombstone(sampleID: try row.value("id"), type: try row.value("type"), db) }
+            for row in deleted { try self.tombstone(sampleID: try row.value("id"), type: try row.value("type"), db) }
             let hours = try Row.fetchAll(
                 db,
                 sql:
@@ -237,27 +237,31 @@ extension SQLiteStore {
             sql: "INSERT INTO tombstone (anchor, sampleId, type) VALUES (?, ?, ?)", arguments: [anchor, sampleID, type])
     }
 
-    /// Workouts starting within `[from, to)`, optionally of one activity type, newest first.
-    public func workouts(
-        from: Date, to: Date, activityType: WorkoutActivityType?
-    ) throws(StoreError) -> [StoredWorkout] {
-        try read { db in
+    /// The workouts the query selects, newest first.
+    public func workouts(_ query: WorkoutQuery) async throws(StoreError) -> [StoredWorkout] {
+        try await read { db in
             var sql = "SELECT * FROM workout WHERE start >= ? AND start < ?"
-            var arguments: StatementArguments = [
-                from.timeIntervalSince1970, to.timeIntervalSince1970,
-            ]
-            if let activityType {
+            var arguments: StatementArguments = [query.from.timeIntervalSince1970, query.to.timeIntervalSince1970]
+            if let activityType = query.activityType {
                 sql += " AND activityType = ?"
                 arguments += [activityType.rawValue]
             }
-            return try Row.fetchAll(db, sql: sql + " ORDER BY start DESC", arguments: arguments).compactMap(
-                Self.workout)
+            if let athlete = query.athlete {
+                sql += " AND athlete = ?"
+                arguments += [athlete]
+            }
+            sql += " ORDER BY start DESC, id"
+            if let limit = query.limit {
+                sql += " LIMIT ?"
+                arguments += [max(0, limit)]
+            }
+            return try Row.fetchAll(db, sql: sql, arguments: arguments).compactMap(Self.workout)
         }
     }
 
     /// One workout.
-    public func workout(_ id: UUID) throws(StoreError) -> StoredWorkout {
-        let workout = try read { db in
+    public func workout(_ id: UUID) async throws(StoreError) -> StoredWorkout {
+        let workout = try await read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM workout WHERE id = ?", arguments: [id.uuidString]).flatMap(
                 Self.workout)
         }

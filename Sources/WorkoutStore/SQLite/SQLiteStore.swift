@@ -13,7 +13,8 @@ import Workouts
 /// The embedded store: workouts, samples, rollups, schedule and the recovery journal in one SQLite file (GRDB).
 ///
 /// WAL mode; the file (and its WAL and shared-memory files) is created with mode 0600. Every
-/// method is synchronous and thread-safe (GRDB serialises writes; reads run concurrently).
+/// method is async: writes run on GRDB's one writer queue, reads on its reader pool beside it, and
+/// no thread of Swift concurrency's pool waits for the disk.
 public final class SQLiteStore: StoreBackend {
     /// How long each write transaction takes.
     static let writeLatency = Metrics.Timer(label: "hrbridge_store_write_seconds")
@@ -22,6 +23,13 @@ public final class SQLiteStore: StoreBackend {
     private let writer: (any DatabaseWriter)?
     /// The database file.
     public let path: String
+    /// `<file>.lock`: every process that writes the file sees the same lock.
+    public var lockPath: String { path + ".lock" }
+    /// The file's directory.
+    public var spillDirectory: String {
+        let directory = (path as NSString).deletingLastPathComponent
+        return directory.isEmpty ? "." : directory
+    }
     /// The database file, for messages.
     public var location: String { path }
     /// Whether this is a guest's view: reads work, every write throws ``StoreError/notPermissibleForGuestUser``.
@@ -90,37 +98,31 @@ public final class SQLiteStore: StoreBackend {
     }
 
     /// Runs `PRAGMA integrity_check`; `"ok"` when the file is sound.
-    public func integrityCheck() throws(StoreError) -> String {
-        do {
-            return try reader.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "" }
-        } catch {
-            throw .database("\(error)")
-        }
+    public func integrityCheck() async throws(StoreError) -> String {
+        try await read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "" }
     }
 
     /// The schema migrations applied, in order.
-    public func appliedMigrations() throws(StoreError) -> [String] {
-        do {
-            return try reader.read { db in try SQLiteSchema.migrator.appliedMigrations(db) }
-        } catch {
-            throw .database("\(error)")
-        }
+    public func appliedMigrations() async throws(StoreError) -> [String] {
+        try await read { db in try SQLiteSchema.migrator.appliedMigrations(db) }
     }
 
-    func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+    /// One write transaction on GRDB's writer queue; the caller's task waits without holding a thread.
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         guard let writer else { throw .notPermissibleForGuestUser }
         let started = ContinuousClock.now
         defer { Self.writeLatency.record(duration: ContinuousClock.now - started) }
         do {
-            return try writer.write(body)
+            return try await writer.write(body)
         } catch {
             throw storeError(error)
         }
     }
 
-    func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+    /// One read on one of GRDB's reader connections (reads run beside the writer).
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(StoreError) -> T {
         do {
-            return try reader.read(body)
+            return try await reader.read(body)
         } catch {
             throw storeError(error)
         }
@@ -158,9 +160,9 @@ public final class SQLiteStore: StoreBackend {
     }
 
     /// Records a sensor's model and firmware (from Device Information).
-    public func updateSource(_ source: SampleSource, model: String?, firmware: String?) throws(StoreError) {
-        try write { db in
-            let id = try sourceID(source, db)
+    public func updateSource(_ source: SampleSource, model: String?, firmware: String?) async throws(StoreError) {
+        try await write { db in
+            let id = try self.sourceID(source, db)
             try db.execute(
                 sql: "UPDATE source SET model = coalesce(?, model), firmware = coalesce(?, firmware) WHERE id = ?",
                 arguments: [model, firmware, id])
@@ -168,8 +170,8 @@ public final class SQLiteStore: StoreBackend {
     }
 
     /// A sensor's model and firmware, when known.
-    public func sourceDetails(_ source: SampleSource) throws(StoreError) -> (model: String?, firmware: String?) {
-        try read { db in
+    public func sourceDetails(_ source: SampleSource) async throws(StoreError) -> (model: String?, firmware: String?) {
+        try await read { db in
             let row = try Row.fetchOne(
                 db, sql: "SELECT model, firmware FROM source WHERE adapter = ? AND address = ?",
                 arguments: [source.adapter, source.address])
@@ -178,8 +180,8 @@ public final class SQLiteStore: StoreBackend {
     }
 
     /// Every sensor that contributed samples.
-    public func sources() throws(StoreError) -> [SampleSource] {
-        try read { db in
+    public func sources() async throws(StoreError) -> [SampleSource] {
+        try await read { db in
             try Row.fetchAll(db, sql: "SELECT adapter, address, name FROM source ORDER BY id").map {
                 SampleSource(adapter: $0["adapter"], address: $0["address"], name: $0["name"])
             }
@@ -192,9 +194,9 @@ public final class SQLiteStore: StoreBackend {
     /// returns how many were new. A sample stored already (same source, type, start, end and
     /// value) is skipped and not counted twice in the rollups.
     @discardableResult
-    public func append(_ samples: [QuantitySample], workout: UUID?) throws(StoreError) -> Int {
+    public func append(_ samples: [QuantitySample], workout: UUID?) async throws(StoreError) -> Int {
         guard !samples.isEmpty else { return 0 }
-        return try write { db in
+        return try await write { db in
             var sourceIDs: [SampleSource: Int64] = [:]
             var rollups: [HourKey: HourAggregate] = [:]
             var inserted = 0
@@ -208,7 +210,7 @@ public final class SQLiteStore: StoreBackend {
                 if let known = sourceIDs[sample.source] {
                     source = known
                 } else {
-                    source = try sourceID(sample.source, db)
+                    source = try self.sourceID(sample.source, db)
                     sourceIDs[sample.source] = source
                 }
                 let value = sample.canonicalValue

@@ -6,14 +6,14 @@ import WorkoutStore
 import Workouts
 
 /// `hrbridge hrv …`: heart-rate variability beyond the live figures.
-struct HRVCommand: ParsableCommand {
+struct HRVCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hrv", abstract: "Heart-rate variability: artefacts, time domain, DFA α1, thresholds.",
         subcommands: [HRVAnalyzeCommand.self])
 }
 
 /// `hrbridge hrv analyze FILE|WORKOUT-ID`: the whole analysis as one JSON object.
-struct HRVAnalyzeCommand: ParsableCommand {
+struct HRVAnalyzeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "analyze",
         abstract: "Analyse an RR series (a file of milliseconds, or a stored workout) and print JSON.",
@@ -47,12 +47,12 @@ struct HRVAnalyzeCommand: ParsableCommand {
     /// The intervals accepted, ms: 12–600 bpm, wider than any heart, narrower than nonsense.
     static let intervalRange = 100.0...5000.0
 
-    func run() throws {
+    func run() async throws {
         let intervals: [Double]
         var ends: [Int64]?
         var power: ((Double, Double) -> Double?)?
         if let workout = UUID(uuidString: source), !FileManager.default.fileExists(atPath: source) {
-            (intervals, ends, power) = try Self.workoutSeries(workout, store: store)
+            (intervals, ends, power) = try await Self.workoutSeries(workout, store: store)
         } else {
             intervals = try Self.read(source)
         }
@@ -100,11 +100,11 @@ struct HRVAnalyzeCommand: ParsableCommand {
     /// its windows.
     static func workoutSeries(
         _ id: UUID, store path: String?
-    ) throws -> ([Double], [Int64], ((Double, Double) -> Double?)?) {
+    ) async throws -> ([Double], [Int64], ((Double, Double) -> Double?)?) {
         let store: WorkoutStore
         do {
             store = try WorkoutStore(path: path ?? WorkoutStore.defaultPath, guest: true)
-            _ = try store.workout(id)
+            _ = try await store.workout(id)
         } catch .unknownWorkout {
             StandardError.write("hrbridge: no workout \(id.uuidString)")
             throw ExitCode(66)
@@ -112,7 +112,7 @@ struct HRVAnalyzeCommand: ParsableCommand {
             StandardError.write("hrbridge: \(error)")
             throw ExitCode(73)
         }
-        let beats = try store.samples(type: .heartbeatSeries, workout: id)
+        let beats = try await store.samples(type: .heartbeatSeries, workout: id)
         let intervals = beats.map { sample in
             sample.metadata.rawRRInterval.map { Double($0) * 1000 / 1024 } ?? sample.canonicalValue * 1000
         }
@@ -120,7 +120,7 @@ struct HRVAnalyzeCommand: ParsableCommand {
         let ends = zip(intervals, beats).map { interval, beat in
             timeline.place(interval: BeatClock.ticks(milliseconds: interval), end: beat.end)
         }
-        let watts = try store.samples(type: .cyclingPower, workout: id)
+        let watts = try await store.samples(type: .cyclingPower, workout: id)
         guard let first = beats.first, !watts.isEmpty else { return (intervals, ends, nil) }
         // The first interval ends at the first beat's sample time: windows count from the first beat.
         let origin = first.end.addingTimeInterval(-intervals[0] / 1000)

@@ -171,7 +171,7 @@ struct PlanRunCommand: AsyncParsableCommand {
 }
 
 /// `hrbridge plan schedule FILE --at DATE`.
-struct PlanScheduleCommand: ParsableCommand {
+struct PlanScheduleCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "schedule",
         abstract: "Put a plan on the schedule for a date (at most 15 upcoming entries, as WorkoutKit).",
@@ -194,12 +194,12 @@ struct PlanScheduleCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
         let (plan, data) = try PlanFile.load(file, context: try context.context())
         let date = LocalDate.parse(at)!
         do {
             let store = try WorkoutStore(path: store ?? WorkoutStore.defaultPath)
-            let entry = try store.schedule(name: plan.name, plan: data, at: date)
+            let entry = try await store.schedule(name: plan.name, plan: data, at: date)
             print("scheduled \(plan.name) for \(ISO8601.format(entry.date)) (\(entry.id.uuidString))")
         } catch StoreError.scheduleFull(let limit) {
             StandardError.write(
@@ -213,7 +213,7 @@ struct PlanScheduleCommand: ParsableCommand {
 }
 
 /// `hrbridge plan list`.
-struct PlanListCommand: ParsableCommand {
+struct PlanListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
         abstract: "The schedule from 7 days back to 7 days ahead: date, plan, and done, missed or upcoming.")
@@ -224,10 +224,10 @@ struct PlanListCommand: ParsableCommand {
     @Flag(help: "One JSON object per entry.")
     var json = false
 
-    func run() throws {
+    func run() async throws {
         let entries: [ScheduledPlan]
         do {
-            entries = try WorkoutStore(path: store ?? WorkoutStore.defaultPath).scheduledPlans()
+            entries = try await WorkoutStore(path: store ?? WorkoutStore.defaultPath).scheduledPlans()
         } catch {
             StandardError.write("hrbridge: \(error)")
             throw ExitCode(73)

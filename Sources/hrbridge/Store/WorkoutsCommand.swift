@@ -24,7 +24,7 @@ struct StoreOptions: ParsableArguments {
 }
 
 /// `hrbridge workouts …`: the stored workouts.
-struct WorkoutsCommand: ParsableCommand {
+struct WorkoutsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "workouts", abstract: "List, show and delete stored workouts.",
         subcommands: [
@@ -32,7 +32,7 @@ struct WorkoutsCommand: ParsableCommand {
         ])
 }
 
-struct WorkoutsListCommand: ParsableCommand {
+struct WorkoutsListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: "Stored workouts, newest first.")
 
     @OptionGroup var storeOptions: StoreOptions
@@ -40,9 +40,9 @@ struct WorkoutsListCommand: ParsableCommand {
     @Flag(help: "JSON lines.")
     var json = false
 
-    func run() throws {
+    func run() async throws {
         let store = try storeOptions.open()
-        for workout in try store.workouts() {
+        for workout in try await store.workouts() {
             let heartRate = workout.summary?.statistics[.heartRate]
             if json {
                 print(
@@ -63,7 +63,7 @@ struct WorkoutsListCommand: ParsableCommand {
     }
 }
 
-struct WorkoutsShowCommand: ParsableCommand {
+struct WorkoutsShowCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show", abstract: "One workout: statistics, zones, events, activities and a heart-rate chart.")
 
@@ -75,15 +75,15 @@ struct WorkoutsShowCommand: ParsableCommand {
     @Flag(help: "The summary as JSON (the same shape as `workout run --json`'s last line).")
     var json = false
 
-    func run() throws {
+    func run() async throws {
         guard let uuid = UUID(uuidString: id) else { throw ValidationError("'\(id)' is not a workout identifier") }
         let store = try storeOptions.open()
         let stored: StoredWorkout
         do {
-            stored = try store.workout(uuid)
+            stored = try await store.workout(uuid)
         } catch {
             guard case .unknownWorkout = error else { throw error }
-            StandardError.write("hrbridge: no workout \(uuid.uuidString) in \(store.path)")
+            StandardError.write("hrbridge: no workout \(uuid.uuidString) in \(store.location)")
             throw ExitCode(66)
         }
         guard let workout = stored.summary else {
@@ -96,7 +96,7 @@ struct WorkoutsShowCommand: ParsableCommand {
             return
         }
         print(WorkoutSummary.text(workout, counters: nil, tracker: nil))
-        let heartRates = try store.samples(type: .heartRate, workout: uuid)
+        let heartRates = try await store.samples(type: .heartRate, workout: uuid)
         if !heartRates.isEmpty {
             print("")
             print("Heart rate over time")
@@ -106,7 +106,7 @@ struct WorkoutsShowCommand: ParsableCommand {
     }
 }
 
-struct WorkoutsDeleteCommand: ParsableCommand {
+struct WorkoutsDeleteCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete", abstract: "Delete a workout with its samples.")
 
@@ -115,22 +115,22 @@ struct WorkoutsDeleteCommand: ParsableCommand {
     @Argument(help: "The workout's identifier.")
     var id: String
 
-    func run() throws {
+    func run() async throws {
         guard let uuid = UUID(uuidString: id) else { throw ValidationError("'\(id)' is not a workout identifier") }
         let store = try storeOptions.open()
         do {
-            try store.deleteWorkout(uuid)
+            try await store.deleteWorkout(uuid)
             print("deleted \(uuid.uuidString)")
         } catch {
             guard case .unknownWorkout = error else { throw error }
-            StandardError.write("hrbridge: no workout \(uuid.uuidString) in \(store.path)")
+            StandardError.write("hrbridge: no workout \(uuid.uuidString) in \(store.location)")
             throw ExitCode(66)
         }
     }
 }
 
 /// `hrbridge workouts export`: FIT, TCX or CSV.
-struct WorkoutsExportCommand: ParsableCommand {
+struct WorkoutsExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
         abstract: "Export a workout as FIT, TCX or CSV.",
@@ -161,9 +161,9 @@ struct WorkoutsExportCommand: ParsableCommand {
         guard ExportFormat(rawValue: format) != nil else { throw ValidationError("--format is fit, tcx or csv") }
     }
 
-    func run() throws {
+    func run() async throws {
         let store = try storeOptions.open()
-        let path = try WorkoutFileExport.write(
+        let path = try await WorkoutFileExport.write(
             workout: UUID(uuidString: id)!, format: ExportFormat(rawValue: format)!, wide: wide, output: output,
             store: store)
         if path != "-" { StandardError.write("wrote \(path)") }
@@ -173,12 +173,13 @@ struct WorkoutsExportCommand: ParsableCommand {
 /// Shared by `workouts export` and `workout run --export`.
 enum WorkoutFileExport {
     /// Writes the file and returns its path; prints one line and exits 65/66 on failure.
-    static func write(workout id: UUID, format: ExportFormat, wide: Bool, output: String?, store: WorkoutStore) throws
+    static func write(workout id: UUID, format: ExportFormat, wide: Bool, output: String?, store: WorkoutStore)
+        async throws
         -> String
     {
         let bytes: [UInt8]
         do {
-            bytes = try WorkoutFile.bytes(workout: id, format: format, wide: wide, store: store)
+            bytes = try await WorkoutFile.bytes(workout: id, format: format, wide: wide, store: store)
         } catch let error as ExportError where error != .workoutNotFinished {
             StandardError.write("hrbridge: \(error)")
             throw ExitCode(65)
@@ -206,7 +207,7 @@ enum WorkoutFileExport {
 }
 
 /// `hrbridge samples`: samples or bucketed statistics from the store.
-struct SamplesCommand: ParsableCommand {
+struct SamplesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "samples",
         abstract: "Query stored samples, or statistics in fixed buckets.",
@@ -245,17 +246,18 @@ struct SamplesCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
         let store = try storeOptions.open()
         let quantityType = QuantityType(commandLineName: type)!
         let start = from.flatMap(ISO8601.parse) ?? .distantPast
         let end = to.flatMap(ISO8601.parse) ?? .distantFuture
         if let bucket, let interval = StatisticsInterval(rawValue: bucket) {
             let first =
-                start == .distantPast ? (try store.samples(type: quantityType, limit: 1).first?.start ?? Date()) : start
+                await start == .distantPast
+                ? (try store.samples(type: quantityType, limit: 1).first?.start ?? Date()) : start
             let anchor = Date(
                 timeIntervalSinceReferenceDate: (first.timeIntervalSinceReferenceDate / 3600).rounded(.down) * 3600)
-            for bucket in try store.statisticsCollection(
+            for bucket in try await store.statisticsCollection(
                 type: quantityType, from: start == .distantPast ? anchor : start,
                 to: end == .distantFuture ? Date.distantFuture : end,
                 anchor: start == .distantPast ? anchor : start, interval: interval)
@@ -277,7 +279,7 @@ struct SamplesCommand: ParsableCommand {
             }
             return
         }
-        for sample in try store.samples(type: quantityType, from: start, to: end, limit: limit) {
+        for sample in try await store.samples(type: quantityType, from: start, to: end, limit: limit) {
             if json {
                 print(try JSONText.line(SampleJSON(sample)))
             } else {

@@ -156,13 +156,13 @@ struct WorkoutRunCommand: AsyncParsableCommand {
     }
 
     /// Ends an interrupted workout at its last stored sample and saves it.
-    private func closeUnfinished(_ collector: WorkoutCollector, store: WorkoutStore) throws {
+    private func closeUnfinished(_ collector: WorkoutCollector, store: WorkoutStore) async throws {
         var collector = collector
         let last =
             QuantityType.allCases.compactMap { collector.statistics(for: $0)?.endDate }.max() ?? collector.startDate
             ?? Date()
         try collector.end(at: last)
-        try store.finish(try collector.finish())
+        try await store.finish(try collector.finish())
     }
 
     private func parseZones(_ text: String) throws -> ZoneConfiguration {
@@ -244,7 +244,7 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         var recordingLock: RecordingLock?
         if !guest, let storage {
             do {
-                recordingLock = try RecordingLock(store: storage.path)
+                recordingLock = try RecordingLock(path: storage.lockPath)
             } catch {
                 StandardError.write("hrbridge: \(error)")
                 throw ExitCode(75)
@@ -253,10 +253,12 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         defer { withExtendedLifetime(recordingLock) {} }
         var unfinished: [ActiveSessionRecord] = []
         if !guest, let storage {
-            for problem in try storage.unreadableJournalRows() {
+            for problem in try await storage.unreadableJournalRows() {
                 StandardError.write("hrbridge: cannot recover from the journal: \(problem)")
             }
-            unfinished = try storage.activeSessions().filter { ($0.profile?.id ?? UserProfile.anonymousID) == athlete }
+            unfinished = try await storage.activeSessions().filter {
+                ($0.profile?.id ?? UserProfile.anonymousID) == athlete
+            }
         }
         var recovered: ActiveSessionRecord?
         if let record = unfinished.first, let storage {
@@ -268,8 +270,8 @@ struct WorkoutRunCommand: AsyncParsableCommand {
                 recovered = record
             } else {
                 // Never lose it: close it at its last stored sample.
-                let collector = try WorkoutRecovery.rebuild(record, store: storage, logger: logger)
-                try closeUnfinished(collector, store: storage)
+                let collector = try await WorkoutRecovery.rebuild(record, store: storage, logger: logger)
+                try await closeUnfinished(collector, store: storage)
                 StandardError.write(
                     "hrbridge: the unfinished workout \(record.workoutID.uuidString) was saved as it stood; --recover continues one instead"
                 )
@@ -380,7 +382,7 @@ struct WorkoutRunCommand: AsyncParsableCommand {
                 at: min(clock.now(), end), settle: .drain(deliver: { stop in await sensorsSource.finish(stop) }))
         } catch let error as StoreError {
             // Nothing is dropped: what waits goes to the spill file, the workout stays in the journal.
-            try? recorder.spillWaiting()
+            try? await recorder.spillWaiting()
             StandardError.write(
                 "hrbridge: the workout is not saved: \(error); its samples wait in \(recorder.streamer?.spillPath ?? "the store"). "
                     + "Free space, then `hrbridge workout run --recover` stores them and continues it (q ends it).")
@@ -391,7 +393,7 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             StandardError.write("hrbridge: marked the scheduled '\(entry.name)' of \(ISO8601.format(entry.date)) done")
         }
         if let export, let format = ExportFormat(rawValue: export), let writableStorage {
-            let path = try WorkoutFileExport.write(
+            let path = try await WorkoutFileExport.write(
                 workout: workout.id, format: format, wide: false, output: exportFile, store: writableStorage)
             StandardError.write("hrbridge: exported \(path)")
         }
