@@ -11,7 +11,7 @@ VERSION ?= 0.9.0
 # What `make deb` needs on top of building.
 DEB_PACKAGES := dpkg-dev binutils
 
-.PHONY: demo test test-real-bluez test-system setup test-setup python-peers build format check-format check-docs bench bench-compare bench-daemon bench-daemon-compare release deb install install-files uninstall fuzz stress
+.PHONY: demo test test-real-bluez test-system setup test-setup python-peers build format check-format check-docs bench bench-compare bench-daemon bench-daemon-compare bench-soak release deb install install-files uninstall fuzz stress
 
 # Install locations: `make install PREFIX=/usr DESTDIR=/tmp/stage` stages a package; unit, udev and
 # sysusers directories come from pkg-config when systemd's and udev's .pc files are installed.
@@ -87,6 +87,10 @@ bench-compare: setup
 
 bench-daemon: python-peers
 	Benchmarks/daemon.sh
+
+# Two hours of a class of 60 simulated straps recording at 1×; the daemon's RSS, FDs, threads and CPU every minute.
+bench-soak: python-peers
+	Benchmarks/soak.sh
 
 # The three daemon benchmarks, this tree against revision OLD, alternating: make bench-daemon-compare OLD=80193be
 bench-daemon-compare: python-peers

@@ -36,8 +36,6 @@ import sys
 import tempfile
 import time
 
-from websockets.asyncio.client import connect
-
 TOKEN = "bench-read-token-0123456789"
 
 
@@ -70,6 +68,8 @@ def address(index):
 
 
 async def client(port, stop, latencies, counts, index, adverts=None):
+    # Imported here so that stdlib-only scripts (bench_soak.py) can reuse this module's helpers.
+    from websockets.asyncio.client import connect
     url = "ws://127.0.0.1:%d/v1/ws" % port
     async with connect(url, additional_headers={"Authorization": "Bearer " + TOKEN}, max_queue=None) as ws:
         counts[index] = 0
