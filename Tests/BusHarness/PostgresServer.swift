@@ -151,6 +151,23 @@ public final class PostgresServer: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
+    /// Sends `signal` to the postmaster and every backend it forked (SIGSTOP: a server that stops
+    /// answering with its connections open, as a hung host does; SIGCONT: back).
+    public func signalEveryProcess(_ signal: Int32) {
+        guard let postmaster = process.withLock({ $0?.pid }) else { return }
+        var targets = [postmaster]
+        let processes = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        for entry in processes {
+            guard let pid = pid_t(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let afterName = stat.range(of: ") ", options: .backwards)
+            else { continue }
+            let fields = stat[afterName.upperBound...].split(separator: " ")
+            if fields.count > 1, pid_t(fields[1]) == postmaster { targets.append(pid) }
+        }
+        for pid in targets { kill(pid, signal) }
+    }
+
     /// What the server printed so far.
     public var output: [String] { process.withLock { $0?.output ?? [] } }
 }
