@@ -7,9 +7,9 @@ import Samples
 import Sensors
 import WorkoutStore
 
-func seconds(_ body: () throws -> Void) rethrows -> Double {
+func seconds(_ body: () async throws -> Void) async rethrows -> Double {
     let start = ContinuousClock.now
-    try body()
+    try await body()
     let elapsed = ContinuousClock.now - start
     return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 }
@@ -34,11 +34,14 @@ while let argument = arguments.next() {
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
     "hrbridge-store-bench-\(UUID().uuidString)")
 defer { try? FileManager.default.removeItem(at: directory) }
-let store =
-    try url.map {
-        WorkoutStore(backend: try PostgresStore(try PostgresStoreLocation(url: $0), logger: Logger(label: "bench")))
-    }
-    ?? WorkoutStore(path: directory.appendingPathComponent("store.sqlite").path)
+let store: WorkoutStore
+if let url {
+    store = WorkoutStore(
+        backend: try await PostgresStore.open(
+            try PostgresStoreLocation(url: url), stateDirectory: directory.path, logger: Logger(label: "bench")))
+} else {
+    store = try WorkoutStore(path: directory.appendingPathComponent("store.sqlite").path)
+}
 let source = SampleSource(adapter: "hci0", address: "C0:FF:EE:00:00:01", name: "bench")
 let origin = Date(timeIntervalSinceReferenceDate: 788_918_400)  // 2026-01-01T00:00:00Z, hour-aligned
 let total = days * 86_400
@@ -56,10 +59,10 @@ while written < total {
                 type: .heartRate, quantity: Quantity(unit: .countPerMinute, value: heartRate.rounded()), start: date,
                 end: date, source: source))
     }
-    ingestSeconds += try seconds { try store.append(buffer, workout: nil) }
+    ingestSeconds += try await seconds { try await store.append(buffer, workout: nil) }
     written += buffer.count
 }
-let size = (try? FileManager.default.attributesOfItem(atPath: store.path)[.size] as? Int) ?? 0
+let size = (store.sqlite.flatMap { try? FileManager.default.attributesOfItem(atPath: $0.path)[.size] as? Int }) ?? 0
 print(
     "store=\(url == nil ? "sqlite" : "postgresql") ingested=\(written) batch=\(batch) samples_per_second=\(Int(Double(written) / ingestSeconds)) seconds=\(String(format: "%.1f", ingestSeconds)) file_mb=\(size / 1_000_000)"
 )
@@ -71,8 +74,8 @@ for interval in [StatisticsInterval.day, .hour] {
     var buckets = 0
     for _ in 0..<5 {
         times.append(
-            try seconds {
-                buckets = try store.statisticsCollection(
+            try await seconds {
+                buckets = try await store.statisticsCollection(
                     type: .heartRate, from: origin, to: end, anchor: origin, interval: interval
                 ).count
             })
@@ -85,8 +88,8 @@ for interval in [StatisticsInterval.day, .hour] {
 var dayOfMinutes: [Double] = []
 for _ in 0..<5 {
     dayOfMinutes.append(
-        try seconds {
-            _ = try store.statisticsCollection(
+        try await seconds {
+            _ = try await store.statisticsCollection(
                 type: .heartRate, from: origin, to: origin.addingTimeInterval(86_400), anchor: origin, interval: .minute
             )
         })

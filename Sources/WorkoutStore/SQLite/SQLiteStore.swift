@@ -193,39 +193,59 @@ public final class SQLiteStore: StoreBackend {
     /// Stores the samples not stored yet, in one transaction, attributed to `workout` when given;
     /// returns how many were new. A sample stored already (same source, type, start, end and
     /// value) is skipped and not counted twice in the rollups.
+    ///
+    /// Rows go in ``insertChunk`` at a time through one prepared multi-row `INSERT … ON CONFLICT
+    /// DO NOTHING RETURNING`: the rows returned are the new ones, which the rollups take.
     @discardableResult
     public func append(_ samples: [QuantitySample], workout: UUID?) async throws(StoreError) -> Int {
         guard !samples.isEmpty else { return 0 }
-        return try await write { db in
+        return try await write { [self] db in
             var sourceIDs: [SampleSource: Int64] = [:]
             var rollups: [HourKey: HourAggregate] = [:]
             var inserted = 0
-            let statement = try db.makeStatement(
-                sql: """
-                    INSERT INTO sample (workoutId, type, value, start, end, sourceId, contact, rawRR)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (type, start, sourceId, end, value) DO NOTHING
-                    """)
-            for sample in samples {
-                let source: Int64
-                if let known = sourceIDs[sample.source] {
-                    source = known
+            let workoutID = workout?.uuidString
+            var full: Statement?
+            var values: [(any DatabaseValueConvertible)?] = []
+            values.reserveCapacity(Self.insertChunk * 8)
+            var index = samples.startIndex
+            while index < samples.endIndex {
+                let count = min(Self.insertChunk, samples.endIndex - index)
+                let statement: Statement
+                if count == Self.insertChunk {
+                    if full == nil { full = try db.makeStatement(sql: Self.insertSQL(rows: count)) }
+                    statement = full!
                 } else {
-                    source = try self.sourceID(sample.source, db)
-                    sourceIDs[sample.source] = source
+                    statement = try db.makeStatement(sql: Self.insertSQL(rows: count))
                 }
-                let value = sample.canonicalValue
-                let start = sample.start.timeIntervalSince1970
-                try statement.execute(arguments: [
-                    workout?.uuidString, sample.type.rawValue, value, start, sample.end.timeIntervalSince1970,
-                    source, sample.metadata.sensorContact?.rawValue, sample.metadata.rawRRInterval.map { Int64($0) },
-                ])
-                guard db.changesCount > 0 else { continue }
-                inserted += 1
-                rollups[
-                    HourKey(type: sample.type.rawValue, source: source, hour: Int64((start / 3600).rounded(.down))),
-                    default: HourAggregate()
-                ]
-                .add(value)
+                values.removeAll(keepingCapacity: true)
+                for sample in samples[index..<(index + count)] {
+                    let source: Int64
+                    if let known = sourceIDs[sample.source] {
+                        source = known
+                    } else {
+                        source = try self.sourceID(sample.source, db)
+                        sourceIDs[sample.source] = source
+                    }
+                    values.append(workoutID)
+                    values.append(sample.type.rawValue)
+                    values.append(sample.canonicalValue)
+                    values.append(sample.start.timeIntervalSince1970)
+                    values.append(sample.end.timeIntervalSince1970)
+                    values.append(source)
+                    values.append(sample.metadata.sensorContact?.rawValue)
+                    values.append(sample.metadata.rawRRInterval.map { Int64($0) })
+                }
+                let rows = try Row.fetchCursor(statement, arguments: StatementArguments(values))
+                while let row = try rows.next() {
+                    let start: Double = row[2]
+                    rollups[
+                        HourKey(type: row[0], source: row[1], hour: Int64((start / 3600).rounded(.down))),
+                        default: HourAggregate()
+                    ]
+                    .add(row[3])
+                    inserted += 1
+                }
+                index += count
             }
             let upsert = try db.makeStatement(
                 sql: """
@@ -241,6 +261,15 @@ public final class SQLiteStore: StoreBackend {
             }
             return inserted
         }
+    }
+
+    /// Rows per `INSERT` statement (8 values each, far below SQLite's 32,766 variables).
+    static let insertChunk = 256
+
+    static func insertSQL(rows: Int) -> String {
+        "INSERT INTO sample (workoutId, type, value, start, end, sourceId, contact, rawRR) VALUES "
+            + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
+            + " ON CONFLICT (type, start, sourceId, end, value) DO NOTHING RETURNING type, sourceId, start, value"
     }
 }
 
