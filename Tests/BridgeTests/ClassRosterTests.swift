@@ -82,6 +82,32 @@ private func justAfter(_ seconds: TimeInterval) -> TimeInterval {
 
 @Suite("Class roster: facts in, joins and leaves out")
 struct ClassRosterTests {
+    @Test(
+        "a frame judges its own strap only, and every member once a deadline has passed (the timer may come late)"
+    )
+    func frameJudgesOthersOnlyPastADeadline() {
+        var driver = RosterDriver.aliceIn()
+        driver.feed(broadcast(bob, heard: 0), at: 0)
+        #expect(driver.actions == [starts(bob, ticket: 2), .publish] || driver.actions == [starts(bob, ticket: 2)])
+        driver.feed(started(bob, ticket: 2, session: 2), at: 0)
+        // Alice is silent from 0; Bob's frames keep coming. Before her deadline (just after 10 s) a
+        // frame of Bob's changes nothing of hers.
+        #expect(driver.deadline == justAfter(10))
+        driver.feed(broadcast(bob, heard: 5), at: 5)
+        #expect(driver.member(alice)?.state == .in)
+        // No timer fact came at 10 s: Bob's frame at 12 s judges her too.
+        driver.feed(broadcast(bob, heard: 12), at: 12)
+        #expect(driver.member(alice)?.state == .outOfRange)
+        #expect(driver.actions == [.publish])
+        driver.feed(broadcast(bob, heard: 30), at: 30)
+        #expect(driver.member(alice)?.state == .outOfRange)
+        #expect(driver.actions.isEmpty)
+        // Past her leaving time (60 s after she was last heard) the next frame of anyone ends her session.
+        driver.feed(broadcast(bob, heard: 61), at: 61)
+        #expect(driver.actions == [.endSession(session(1), strap: alice, because: .outOfRange), .publish])
+        #expect(driver.member(bob)?.state == .in)
+    }
+
     /// A strap's link at 100 s, and whether it is in range (so it joins at the class's start).
     struct Reach: CustomTestStringConvertible, Sendable {
         let name: String
