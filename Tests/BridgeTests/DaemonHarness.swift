@@ -78,9 +78,10 @@ final class DaemonUnderTest: Sendable {
         scenario: String? = nil, streaming: Int? = 3, adapterSection: String? = nil, sensorsSection: String? = nil,
         storeSection: String? = nil
     ) async throws {
+        let chosenPort: Int
         if let previous {
             directory = previous.directory
-            port = samePort ? previous.port : try freeLoopbackPort()
+            chosenPort = samePort ? previous.port : try freeLoopbackPort()
             storePath = previous.storePath
             if !samePort {
                 // The old port is free again for anyone on the machine (another suite's server may
@@ -88,7 +89,8 @@ final class DaemonUnderTest: Sendable {
                 let config = directory.appendingPathComponent("config.toml")
                 let text = try String(contentsOf: config, encoding: .utf8)
                 try Data(
-                    text.replacingOccurrences(of: "tcp_port = \(previous.port)\n", with: "tcp_port = \(port)\n").utf8
+                    text.replacingOccurrences(of: "tcp_port = \(previous.port)\n", with: "tcp_port = \(chosenPort)\n")
+                        .utf8
                 )
                 .write(to: config)
             }
@@ -96,7 +98,7 @@ final class DaemonUnderTest: Sendable {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "hrbridge-daemon-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            port = try freeLoopbackPort()
+            chosenPort = try freeLoopbackPort()
             storePath = (storeDirectory ?? directory.path) + "/store.sqlite"
             try Data((scenario ?? Self.scenario(dropouts: classBoard)).utf8).write(
                 to: directory.appendingPathComponent("scenario.json"))
@@ -108,7 +110,7 @@ final class DaemonUnderTest: Sendable {
 
                 [api]
                 socket = "\(directory.path)/api.sock"
-                tcp_port = \(port)
+                tcp_port = \(chosenPort)
                 \(apiSettings)
 
                 [[api.tokens]]
@@ -148,19 +150,40 @@ final class DaemonUnderTest: Sendable {
         let unix = APIClient(endpoint: .unix(directory.appendingPathComponent("api.sock").path))
         var environment = environment
         if environment["STATE_DIRECTORY"] == nil { environment["STATE_DIRECTORY"] = directory.path }
-        // Ready: the daemon said so (interrupted sessions recovered, every listener up), and the API
-        // answers on the socket with every strap streaming.
-        process = try await Spawned.startPeer(
-            Self.daemonBinary,
-            ["--config", directory.appendingPathComponent("config.toml").path, "--log-level", "info"],
-            environment: environment, label: "daemon"
-        ) { peer in
-            guard peer.output.contains(where: { $0.contains("hrbridged ready") }) else { return false }
-            guard let reply = try? await unix.send(.GET, "/v1/health"), reply.status == 200 else { return false }
-            // nil: the API answering is enough (a hub's count depends on what gateways send by then).
-            guard let streaming else { return true }
-            return reply.decode(HealthJSON.self)?.sensorsStreaming == streaming
+        // A port found free can be taken by another suite's server before the daemon binds it: a
+        // daemon that may take any port gets another one then (a restart on its old port may not).
+        let config = directory.appendingPathComponent("config.toml")
+        var tcpPort = chosenPort
+        var attempt = 1
+        while true {
+            do {
+                // Ready: the daemon said so (interrupted sessions recovered, every listener up), and
+                // the API answers on the socket with every strap streaming.
+                process = try await Spawned.startPeer(
+                    Self.daemonBinary, ["--config", config.path, "--log-level", "info"],
+                    environment: environment, label: "daemon"
+                ) { peer in
+                    guard peer.output.contains(where: { $0.contains("hrbridged ready") }) else { return false }
+                    guard let reply = try? await unix.send(.GET, "/v1/health"), reply.status == 200 else {
+                        return false
+                    }
+                    // nil: the API answering is enough (a hub's count depends on what gateways send by then).
+                    guard let streaming else { return true }
+                    return reply.decode(HealthJSON.self)?.sensorsStreaming == streaming
+                }
+                break
+            } catch let error as HarnessError
+                where "\(error)".contains("Address already in use") && attempt < 3 && !(previous != nil && samePort)
+            {
+                attempt += 1
+                let next = try freeLoopbackPort()
+                let text = try String(contentsOf: config, encoding: .utf8)
+                try Data(text.replacingOccurrences(of: "tcp_port = \(tcpPort)\n", with: "tcp_port = \(next)\n").utf8)
+                    .write(to: config)
+                tcpPort = next
+            }
         }
+        port = tcpPort
     }
 
     /// The three straps' `[[sensors]]` (the third is Carol's on the class board).
