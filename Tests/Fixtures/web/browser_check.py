@@ -153,7 +153,10 @@ try:
     # Class board: three tiles that follow the stream; a dropout greys one, and it recovers.
     driver.get(BASE + "/board?token=" + READ)
     wait("three tiles", lambda: len(driver.find_elements(By.CSS_SELECTOR, ".tile")) == 3)
-    names = read(lambda: [tile.find_element(By.TAG_NAME, "h2").text for tile in driver.find_elements(By.CSS_SELECTOR, ".tile")])
+    # In one script: the tiles re-render on every live message, so element by element a loaded
+    # machine can see them replaced between two reads (a stale element every time).
+    names = read(lambda: driver.execute_script(
+        "return Array.from(document.querySelectorAll('.tile')).map(t => t.querySelector('h2').innerText)"))
     assert names == ["Alice", HOSTILE, "Carol"], names
     no_script_ran("the board")
     ok("board shows the hostile name as text")
