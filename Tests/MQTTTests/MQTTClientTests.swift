@@ -60,7 +60,11 @@ import Testing
             try await waitUntilConnected(client)
             try await subscriber.waitFor("the last event") { $0.topic == "t/event" && $0.payload == "e5" }
             try await subscriber.waitFor("the newest state") { $0.topic == "t/state" && $0.payload == "65" }
-            #expect(subscriber.messages(on: "t/event").map(\.payload) == ["e1", "e2", "e3", "e4", "e5"])
+            // QoS 1 is at least once: a redelivery after a reconnect may repeat a message (seen in a
+            // loaded stress run: e1 twice); none is lost and the order holds.
+            let events = subscriber.messages(on: "t/event").map(\.payload)
+            let distinct = events.reduce(into: [String]()) { if $0.last != $1 { $0.append($1) } }
+            #expect(distinct == ["e1", "e2", "e3", "e4", "e5"], "\(events)")
             #expect(Set(subscriber.messages(on: "t/state").map(\.payload)) == ["65"], "only the newest state went out")
             #expect(await client.waiting == 0)
             await client.stop()
