@@ -24,11 +24,28 @@ public final class MosquittoBroker: Sendable {
     public static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: "/usr/sbin/mosquitto") }
 
     /// Starts a broker; with `tls`, a second listener on TLS with a certificate from a new test CA.
+    /// A free port can be taken by another process before the broker binds it (loaded parallel
+    /// tests): then it starts again on other ports.
     public init(tls: Bool = false) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("hrbridge-mqtt-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        port = try freeLoopbackPort()
-        tlsPort = tls ? try freeLoopbackPort() : nil
+        if tls { try Self.makeCertificates(in: directory) }
+        var attempt = 1
+        while true {
+            let ports = (plain: try freeLoopbackPort(), tls: tls ? try freeLoopbackPort() : nil)
+            try Self.writeConfiguration(in: directory, port: ports.plain, tlsPort: ports.tls)
+            do {
+                let broker = try await Self.launch(in: directory)
+                (port, tlsPort) = ports
+                process.withLock { $0 = broker }
+                return
+            } catch let error as HarnessError where attempt < 5 && "\(error)".contains("Address already in use") {
+                attempt += 1
+            }
+        }
+    }
+
+    private static func writeConfiguration(in directory: URL, port: Int, tlsPort: Int?) throws {
         var configuration = """
             user root
             persistence true
@@ -43,7 +60,6 @@ public final class MosquittoBroker: Sendable {
 
             """
         if let tlsPort {
-            try Self.makeCertificates(in: directory)
             configuration += """
                 listener \(tlsPort) 127.0.0.1
                 allow_anonymous true
@@ -54,15 +70,19 @@ public final class MosquittoBroker: Sendable {
                 """
         }
         try Data(configuration.utf8).write(to: directory.appendingPathComponent("mosquitto.conf"))
-        try await start()
     }
 
     /// Starts the broker process and waits until it says it runs.
-    public func start() async throws {
+    private static func launch(in directory: URL) async throws -> Spawned {
         let config = directory.appendingPathComponent("mosquitto.conf").path
-        let broker = try await Spawned.startPeer("/usr/sbin/mosquitto", ["-c", config], label: "mosquitto") { peer in
+        return try await Spawned.startPeer("/usr/sbin/mosquitto", ["-c", config], label: "mosquitto") { peer in
             peer.output.contains { $0.contains(" running") }
         }
+    }
+
+    /// Starts the broker process again (after ``stop()``) and waits until it says it runs.
+    public func start() async throws {
+        let broker = try await Self.launch(in: directory)
         process.withLock { $0 = broker }
     }
 

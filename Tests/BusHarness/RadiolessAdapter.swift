@@ -2,19 +2,30 @@ public import GATT
 public import Sensors
 import Synchronization
 
-/// A `SensorAdapter` with no radio, for tests that push events themselves: it connects nothing and
-/// records the link-slot priorities it is given.
+/// A `SensorAdapter` with no radio, for tests that push events themselves: it connects nothing,
+/// records the link-slot priorities it is given, and passes the events a test sends to its
+/// subscribers, routed by sensor address as the real adapters route them.
 public final class RadiolessAdapter: SensorAdapter {
     public let name = "test"
     private let priorities = Mutex<[String]>([])
+    private let broadcaster = EventBroadcaster<SensorEvent>(routingKey: \.sensorAddress)
 
     public init() {}
 
     /// `ADDRESS=priority` (or `ADDRESS=configured` for `nil`), in the order given.
     public var givenPriorities: [String] { priorities.withLock { $0 } }
 
-    public func events() -> AsyncStream<SensorEvent> { AsyncStream { $0.finish() } }
-    public func events(from addresses: Set<String>) -> AsyncStream<SensorEvent> { events() }
+    /// Passes `event` to the subscribers that asked for it.
+    public func send(_ event: SensorEvent) { broadcaster.yield(event) }
+    /// Ends every subscription.
+    public func finish() { broadcaster.finish() }
+    /// How many subscribers are attached.
+    public var subscriberCount: Int { broadcaster.subscriberCount }
+
+    public func events() -> AsyncStream<SensorEvent> { broadcaster.subscribe() }
+    public func events(from addresses: Set<String>) -> AsyncStream<SensorEvent> {
+        broadcaster.subscribe(keys: addresses)
+    }
     public func startDiscovery(services: Set<GATTService>) throws(SensorAdapterError) {}
     public func stopDiscovery() throws(SensorAdapterError) {}
     public func connect(_ sensor: SensorIdentity) throws(SensorAdapterError) {}

@@ -78,7 +78,7 @@ struct EventRoutingTests {
         let configuration = WorkoutConfiguration(activityType: .running, location: .indoor)
         let builder = LiveWorkoutBuilder(configuration: configuration, clock: clock)
         try await builder.beginCollection(at: t0)
-        let adapter = BroadcastingAdapter()
+        let adapter = RadiolessAdapter()
         let source = LiveDataSource(
             adapters: [adapter], configuration: configuration, clock: clock, addresses: [routedA.address],
             logger: Logger(label: "test"))
