@@ -67,10 +67,10 @@ def address(index):
     return "C0:FF:EE:00:%02X:%02X" % (index >> 8, index & 0xFF)
 
 
-async def client(port, stop, latencies, counts, index, adverts=None):
+async def client(port, stop, latencies, counts, index, adverts=None, kinds=None):
     # Imported here so that stdlib-only scripts (bench_soak.py) can reuse this module's helpers.
     from websockets.asyncio.client import connect
-    url = "ws://127.0.0.1:%d/v1/ws" % port
+    url = "ws://127.0.0.1:%d/v1/ws" % port + ("?kinds=" + kinds if kinds else "")
     async with connect(url, additional_headers={"Authorization": "Bearer " + TOKEN}, max_queue=None) as ws:
         counts[index] = 0
         while not stop.is_set():

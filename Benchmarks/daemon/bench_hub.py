@@ -11,8 +11,13 @@ and runs a class with every strap signed in (`[class] auto_join`), so every fram
 samples: the row count of `sample` before and after the window gives the ingest rate, and the
 server's processes' CPU is read beside the hub's.
 
+The clients read the stream's default kinds (every kind but `sample`); `--kinds all` makes them ask for
+every kind, the session samples too (five messages per frame here: heart rate and four RR intervals).
+With `--perf FILE` the hub is profiled through the measured window (`perf record -e cpu-clock -F 999
+-g`, which works without hardware counters); read it with `perf report -i FILE --no-children`.
+
 usage: bench_hub.py --hrbridged PATH --producer PATH [--gateways 3] [--straps 20] [--seconds 20] [--clients 5]
-                    [--postgres]
+                    [--postgres] [--perf FILE] [--kinds all]
 """
 import argparse
 import glob
@@ -125,7 +130,8 @@ def write_config(path, text):
 async def measure(arguments, port, hub_pid, broker_pid, producers):
     stop = asyncio.Event()
     latencies, counts = [], {}
-    tasks = [asyncio.create_task(client(port, stop, latencies, counts, i)) for i in range(arguments.clients)]
+    tasks = [asyncio.create_task(client(port, stop, latencies, counts, i, kinds=arguments.kinds))
+             for i in range(arguments.clients)]
     while len(counts) < arguments.clients:
         failed = [task for task in tasks if task.done()]
         if failed:
@@ -151,6 +157,8 @@ def main():
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--clients", type=int, default=5)
     parser.add_argument("--postgres", action="store_true")
+    parser.add_argument("--kinds", help="the clients' ?kinds= (default: the stream's default, every kind but sample)")
+    parser.add_argument("--perf", help="profile the hub through the measured window into this perf.data file")
     arguments = parser.parse_args()
     processes, buses = [], []
     with tempfile.TemporaryDirectory(prefix="hrbridge-bench-hub-") as directory:
@@ -226,8 +234,15 @@ def main():
                 time.sleep(2)
                 rows_before, pg_before = int(psql(pg_folder, pg_port, "SELECT count(*) FROM sample")), children_cpu(postgres.pid)
                 rows_since = time.monotonic()
+            profiler = None
+            if arguments.perf:
+                profiler = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-g",
+                                             "-p", str(hub.pid), "-o", arguments.perf, "--",
+                                             "sleep", str(arguments.seconds)])
             latencies, hub_cpu, broker_cpu, wall = asyncio.run(measure(arguments, hub_port, hub.pid, broker.pid,
                                                                        producers))
+            if profiler:
+                profiler.wait()
             if postgres:
                 pg_cpu = children_cpu(postgres.pid) - pg_before
                 rows = int(psql(pg_folder, pg_port, "SELECT count(*) FROM sample")) - rows_before

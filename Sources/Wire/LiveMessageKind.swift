@@ -32,3 +32,8 @@ public enum LiveMessageKind: String, Codable, Sendable, CaseIterable {
     /// A message that could not be written.
     case error
 }
+
+extension LiveMessageKind {
+    /// What the live stream sends a client that names no kinds: everything but `sample`.
+    public static let streamedByDefault: Set<LiveMessageKind> = Set(allCases).subtracting([.sample])
+}

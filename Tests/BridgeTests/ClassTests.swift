@@ -92,7 +92,16 @@ struct ClassTests {
                 message.payload.members.first { $0.athlete == "carol" }
             }
         }
-        try await eventually("Carol left") { try carol().contains { $0.state == .left } }
+        do {
+            try await eventually("Carol left") { try carol().contains { $0.state == .left } }
+        } catch {
+            // Says whether the stream dropped messages (a slow reader) or the class never said it.
+            let drops = events.of(kind: "dropped").compactMap { $0["count"] as? Int }
+            let now = try? await members(daemon)["carol"]
+            Issue.record(
+                "Carol's states seen: \(try carol().map(\.state)); dropped: \(drops); now: \(String(describing: now))")
+            throw error
+        }
         let carolStates = try carol().map(\.state)
         #expect(carolStates.contains(.outOfRange), "shown out of range before leaving: \(carolStates)")
         #expect(try carol().first { $0.state == .left }?.leftBecause == .outOfRange)

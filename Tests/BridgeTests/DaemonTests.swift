@@ -32,13 +32,18 @@ struct DaemonTests {
         #expect(session.state == "running")
         #expect(session.activity == "cycling")
 
-        let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)")
+        let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)&kinds=all")
         defer { events.cancel() }
+        // A client naming no kinds (a board) gets everything but the samples; one naming kinds gets those.
+        let board = EventCollector(daemon.unix, path: "/v1/events?session=\(id)")
+        defer { board.cancel() }
+        let chosen = EventCollector(daemon.unix, path: "/v1/events?sensor=\(straps[0])&kinds=measurement,session")
+        defer { chosen.cancel() }
         let webSocket = try Spawned(
             venvPython,
             [
                 packageRoot.appendingPathComponent("Tests/Fixtures/api/ws_watch.py").path,
-                "ws://127.0.0.1:\(daemon.port)/v1/ws?session=\(id)", DaemonUnderTest.readToken, "6",
+                "ws://127.0.0.1:\(daemon.port)/v1/ws?session=\(id)&kinds=all", DaemonUnderTest.readToken, "6",
             ], label: "ws_watch")
         defer { webSocket.stop() }
         try await eventually("samples on the SSE stream") {
@@ -75,6 +80,15 @@ struct DaemonTests {
         try await eventually("the session's end on the stream") {
             try events.messages(.session, as: SessionJSON.self).contains { $0.payload.state == "ended" }
         }
+        try await eventually("the session's end on the board's stream") {
+            try board.messages(.session, as: SessionJSON.self).contains { $0.payload.state == "ended" }
+        }
+        let boardKinds = Set(try board.tagged().map(\.kind))
+        #expect(boardKinds.contains(.session) && !boardKinds.contains(.sample), "\(boardKinds)")
+        try await eventually("measurements for the client that chose them") {
+            try chosen.messages(.measurement, as: JSONValue.self).count >= 3
+        }
+        #expect(Set(try chosen.tagged().map(\.kind)).isSubset(of: [.measurement, .session]))
 
         let workouts = try await daemon.unix.send(.GET, "/v1/workouts").list("workouts", of: WorkoutListingJSON.self)
         #expect(workouts.map(\.id) == [id])
@@ -102,7 +116,7 @@ struct DaemonTests {
         let ids = [first.id, second.id]
         #expect(first.athlete == "alice")
         #expect(second.athlete == "strap-c0ffee000002", "an unconfigured strap is its own athlete")
-        let events = EventCollector(daemon.unix, path: "/v1/events")
+        let events = EventCollector(daemon.unix, path: "/v1/events?kinds=all")
         defer { events.cancel() }
         try await eventually("samples of both sessions") {
             Set(try events.messages(.sample, as: SampleJSON.self).compactMap(\.session)) == Set(ids)
@@ -128,7 +142,7 @@ struct DaemonTests {
             .decoded(SessionJSON.self)
         let id = created.id.wire
         #expect(created.guest == true)
-        let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)")
+        let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)&kinds=all")
         defer { events.cancel() }
         try await eventually("the guest's samples") { try events.messages(.sample, as: SampleJSON.self).count >= 2 }
         // The strap sends malformed frames: while it records a guest, the log names the strap only.
@@ -155,7 +169,7 @@ struct DaemonTests {
         let created = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [straps[0]]])
             .decoded(SessionJSON.self)
         let id = created.id.wire
-        let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)")
+        let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)&kinds=all")
         func heartRates(_ collector: EventCollector) throws -> Int {
             try collector.messages(.sample, as: SampleJSON.self).filter { $0.payload.type == "heartRate" }.count
         }
@@ -168,7 +182,7 @@ struct DaemonTests {
         let sessions = try await restarted.unix.send(.GET, "/v1/sessions").list("sessions", of: SessionJSON.self)
         #expect(sessions.map(\.id) == [created.id], "the session is back")
         #expect(sessions.first?.state == "running")
-        let resumed = EventCollector(restarted.unix, path: "/v1/events?session=\(id)")
+        let resumed = EventCollector(restarted.unix, path: "/v1/events?session=\(id)&kinds=all")
         defer { resumed.cancel() }
         try await eventually("heart rates after the restart") { try heartRates(resumed) >= 3 }
         let stopped = try await restarted.unix.send(.POST, "/v1/sessions/\(id)/stop").decoded(SessionJSON.self)
@@ -347,7 +361,7 @@ struct DaemonPlanTests {
         let id = session.id.wire
         let plan = try #require(session.live?.plan)
         #expect(plan.current?.purpose == "warmup")
-        let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)")
+        let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)&kinds=all")
         defer { events.cancel() }
         // 10 + 2 × 15 = 40 s of workout time: 8 s at speed 5.
         // Ended and saved: the message after the store took the workout (`saved` is false before).

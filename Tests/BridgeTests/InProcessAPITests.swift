@@ -45,6 +45,7 @@ struct InProcessAPITests {
                 (.get, "/v1/workouts/\(UUID().uuidString)", nil, 404, "unknown_workout"),
                 (.get, "/v1/workouts?limit=0", nil, 400, "invalid_request"),
                 (.get, "/v1/events?session=nope", nil, 400, "invalid_request"),
+                (.get, "/v1/events?kinds=measurement,heartbeat", nil, 400, "invalid_request"),
                 (.delete, "/v1/sensors/\(straps[0])", nil, 409, "sensor_in_use"),
             ]
             for item in cases {

@@ -25,7 +25,7 @@ struct SlowStoreTests {
                 .POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[0]]]
             ).decoded(SessionJSON.self)
             let id = created.id.wire
-            let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)")
+            let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)&kinds=all")
             defer { events.cancel() }
             func samplesStored() async throws -> Int {
                 Int(

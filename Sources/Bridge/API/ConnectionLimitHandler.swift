@@ -21,7 +21,7 @@ final class ConnectionGate: Sendable {
 
 /// A listener's child channel with a connection limit and a deadline for the first request head,
 /// in front of Hummingbird's HTTP/1 + WebSocket channel (whose own idle timeout starts only once
-/// a first request has been read).
+/// a first request has been read), and flushes coalesced next to the socket.
 struct GuardedChildChannel<Base: ServerChildChannel>: ServerChildChannel {
     let base: Base
     let gate: ConnectionGate
@@ -33,6 +33,7 @@ struct GuardedChildChannel<Base: ServerChildChannel>: ServerChildChannel {
         return base.setup(channel: channel, logger: logger).flatMapThrowing { value in
             try channel.pipeline.syncOperations.addHandler(
                 ConnectionGuardHandler(admitted: admitted, headDeadline: deadline), position: .first)
+            try channel.pipeline.syncOperations.addHandler(FlushCoalescingHandler(), position: .first)
             return value
         }
     }

@@ -3,24 +3,26 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
 import NIOCore
+import Wire
 
 /// `/v1/events` (Server-Sent Events) and `/v1/ws` (WebSocket): the live stream, optionally
-/// filtered by session and sensor, starting with the current state.
+/// filtered by session, sensor and kinds, starting with the current state.
 struct StreamController {
     let core: BridgeCore
 
     func addRoutes(to v1: RouterGroup<BridgeRequestContext>) {
         let core = core
         v1.get("events") { request, _ in
-            let (session, sensor) = try Self.filter(request.uri)
+            let (session, sensor, kinds) = try Self.filter(request.uri)
             // Subscribe first, then snapshot: a late subscriber misses nothing.
-            let messages = core.hub.subscribe(session: session, sensor: sensor)
+            let messages = core.hub.subscribe(session: session, sensor: sensor, kinds: kinds)
             let initial = await core.currentState()
             return Response(
                 status: .ok,
                 headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
                 body: ResponseBody { writer in
-                    for message in initial where message.matches(session: session, sensor: sensor) {
+                    for message in initial
+                    where message.matches(session: session, sensor: sensor) && kinds.contains(message.kind) {
                         try await writer.write(ByteBuffer(string: "event: \(message.kind)\ndata: \(message.json)\n\n"))
                     }
                     for await delivery in messages {
@@ -34,8 +36,9 @@ struct StreamController {
             _ = try Self.filter(request.uri)
             return .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
-            let (session, sensor) = (try? Self.filter(context.request.uri)) ?? (nil, nil)
-            let messages = core.hub.subscribe(session: session, sensor: sensor)
+            let (session, sensor, kinds) =
+                (try? Self.filter(context.request.uri)) ?? (nil, nil, LiveMessageKind.streamedByDefault)
+            let messages = core.hub.subscribe(session: session, sensor: sensor, kinds: kinds)
             let initial = await core.currentState()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -43,7 +46,8 @@ struct StreamController {
                     for try await _ in inbound {}
                 }
                 group.addTask {
-                    for message in initial where message.matches(session: session, sensor: sensor) {
+                    for message in initial
+                    where message.matches(session: session, sensor: sensor) && kinds.contains(message.kind) {
                         try await outbound.write(.text(message.json))
                     }
                     for await delivery in messages { try await outbound.write(.text(delivery.json)) }
@@ -54,14 +58,34 @@ struct StreamController {
         }
     }
 
-    /// The stream filters: `?session=ID&sensor=ADDRESS`.
-    static func filter(_ uri: URI) throws -> (session: UUID?, sensor: String?) {
+    /// The stream filters: `?session=ID&sensor=ADDRESS&kinds=K1,K2` (`kinds=all`: every kind).
+    /// Without `kinds`, every kind but `sample`: a session's samples are several messages per
+    /// frame (heart rate and each RR interval), which a board does not read, so a client asks
+    /// for them.
+    static func filter(_ uri: URI) throws -> (session: UUID?, sensor: String?, kinds: Set<LiveMessageKind>) {
         let parameters = uri.queryParameters
         var session: UUID?
         if let text = parameters.get("session") {
             guard let id = UUID(uuidString: text) else { throw APIError.badRequest("'session' is not a session id") }
             session = id
         }
-        return (session, parameters.get("sensor"))
+        return (session, parameters.get("sensor"), try kinds(parameters.get("kinds")))
+    }
+
+    /// The kinds a `kinds` parameter names; an unknown one is refused, naming it.
+    static func kinds(_ text: String?) throws -> Set<LiveMessageKind> {
+        guard let text else { return LiveMessageKind.streamedByDefault }
+        if text == "all" { return Set(LiveMessageKind.allCases) }
+        let names = text.split(separator: ",", omittingEmptySubsequences: false)
+        guard names.count <= 64 else { throw APIError.badRequest("'kinds': at most 64 names") }
+        var kinds: Set<LiveMessageKind> = []
+        for name in names {
+            guard let kind = LiveMessageKind(rawValue: String(name)) else {
+                let known = LiveMessageKind.allCases.map(\.rawValue).joined(separator: ", ")
+                throw APIError.badRequest("'kinds': '\(name.prefix(40))' is not a message kind (\(known), or all)")
+            }
+            kinds.insert(kind)
+        }
+        return kinds
     }
 }

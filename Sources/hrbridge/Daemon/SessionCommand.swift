@@ -179,11 +179,15 @@ struct SessionCommand: AsyncParsableCommand {
         @Option(help: "Only this session's messages.") var session: String?
         @Option(help: "Only this sensor's messages.") var sensor: String?
         @Option(help: "Stop after this many messages.") var count: Int?
+        @Option(help: "Only these kinds, comma-separated (sensor,measurement,sample,session,…), or all.")
+        var kinds = "all"
 
         func run() async throws {
             var query: [String] = []
             if let session { query.append("session=\(session)") }
             if let sensor { query.append("sensor=\(sensor)") }
+            let listed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: ","))
+            query.append("kinds=\(kinds.addingPercentEncoding(withAllowedCharacters: listed) ?? "all")")
             let path = "/v1/events" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
             var seen = 0
             let limit = count
