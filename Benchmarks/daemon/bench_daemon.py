@@ -8,7 +8,10 @@ adapter, 50 configured straps, TCP listener with a read token) connects them; 20
 `rrIntervals` (raw = seconds × 1024) to get latency frame emitted → message at the client.
 Daemon CPU comes from /proc/PID/stat (utime + stime), RSS from /proc/PID/status (VmHWM, VmRSS).
 
-usage: bench_daemon.py --hrbridged PATH --producer PATH [--seconds 20] [--clients 20] [--straps 50]
+usage: bench_daemon.py --hrbridged PATH --producer PATH [--seconds 20] [--clients 20] [--straps 50] [--record]
+
+With --record every strap records a session (POST /v1/sessions on the Unix socket, SQLite store)
+before the window opens: the gateway recording what it relays, against the same run without it.
 
 With --stalled-sse N [--minutes 10] [--straps 10] it measures the other end instead: N clients
 open /v1/events and never read (a 4 KiB receive buffer, so the daemon's writes stall early)
@@ -325,6 +328,7 @@ def main():
     parser.add_argument("--adapters", type=int, default=1)
     parser.add_argument("--link-limit", type=int, default=0)
     parser.add_argument("--mqtt", action="store_true", help="publish to a mosquitto broker and read it back")
+    parser.add_argument("--record", action="store_true", help="every strap records a session during the window")
     parser.add_argument("--class-run", action="store_true",
                         help="straps beyond --link-limit broadcast at 1 Hz, the linked ones notify at 4 Hz")
     arguments = parser.parse_args()
@@ -373,6 +377,13 @@ def main():
                 if time.monotonic() > deadline:
                     raise RuntimeError("the daemon did not connect every strap")
                 time.sleep(0.05)
+            if arguments.record:
+                from bench_hub import post_unix
+                for index in range(1, arguments.straps + 1):
+                    body = json.dumps({"sensors": [address(index)], "activity": "running"})
+                    status = post_unix(os.path.join(directory, "api.sock"), "/v1/sessions", body)
+                    assert status == 201, "POST /v1/sessions answered %d" % status
+                print("| sessions recording | %d |" % arguments.straps)
             if arguments.stalled_sse:
                 stalled_sse(arguments, port, daemon.pid, producer)
                 return

@@ -110,12 +110,12 @@ def children_cpu(pid):
     return total
 
 
-def post_unix(path, target):
-    """POST with an empty JSON body on the API's Unix socket (no token there); returns the status."""
+def post_unix(path, target, body="{}"):
+    """POST a JSON body (default empty) on the API's Unix socket (no token there); returns the status."""
     connection = socket.socket(socket.AF_UNIX)
     connection.connect(path)
     connection.sendall(("POST %s HTTP/1.1\r\nHost: hub\r\nContent-Type: application/json\r\n"
-                        "Content-Length: 2\r\nConnection: close\r\n\r\n{}" % target).encode())
+                        "Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (target, len(body), body)).encode())
     reply = connection.recv(4096).decode(errors="replace")
     connection.close()
     return int(reply.split()[1])
