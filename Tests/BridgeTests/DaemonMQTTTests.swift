@@ -30,6 +30,22 @@ struct DaemonMQTTTests {
         !text.isEmpty && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
     }
 
+    @Test("SIGTERM with MQTT on: exit 0 — the live stream ending first is not taken for the bridge failing")
+    func cleanStopWithMQTT() async throws {
+        try await withMosquitto { broker in
+            let daemon = try await DaemonUnderTest(moreSettings: Self.settings(broker))
+            defer { daemon.stop() }
+            let reader = try await MQTTSubscriber(broker: broker, filters: ["hrbridge/gym/#"])
+            defer { reader.stop() }
+            try await eventually("the daemon's state on the broker") { !reader.messages.isEmpty }
+            let created = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[0]]])
+            #expect(created.status == 201)
+            kill(daemon.process.pid, SIGTERM)
+            let status = await daemon.process.wait()
+            #expect(status == 0, "\(daemon.process.report)")
+        }
+    }
+
     @Test func homeAssistantDiscoveryStateUpdatesAndTheWill() async throws {
         try await withMosquitto { broker in
             let daemon = try await DaemonUnderTest(moreSettings: Self.settings(broker))

@@ -88,6 +88,9 @@ public actor MQTTBridge: Service {
         try await client.start()
         let clientEvents = client.events
         await withTaskGroup(of: Void.self) { group in
+            // The live stream and the adapter end before this service is told to stop (the group
+            // stops services in reverse order): their ends wait for the shutdown, or the group
+            // would take the bridge's early return for a failure and the daemon exit non-zero.
             group.addTask { [weak self] in
                 for await delivery in hubMessages {
                     switch delivery {
@@ -95,9 +98,11 @@ public actor MQTTBridge: Service {
                     case .dropped(let count): await self?.fellBehind(count)
                     }
                 }
+                try? await gracefulShutdown()
             }
             group.addTask { [weak self] in
                 for await event in adapterEvents { await self?.sensorEvent(event) }
+                try? await gracefulShutdown()
             }
             group.addTask { [weak self] in
                 for await event in clientEvents { await self?.clientEvent(event) }
