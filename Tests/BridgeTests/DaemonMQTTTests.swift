@@ -38,7 +38,8 @@ struct DaemonMQTTTests {
             let reader = try await MQTTSubscriber(broker: broker, filters: ["hrbridge/gym/#"])
             defer { reader.stop() }
             try await eventually("the daemon's state on the broker") { !reader.messages.isEmpty }
-            let created = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[0]]])
+            let created = try await daemon.unix.send(
+                .POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[0]]])
             #expect(created.status == 201)
             kill(daemon.process.pid, SIGTERM)
             let status = await daemon.process.wait()
