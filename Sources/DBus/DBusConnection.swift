@@ -105,14 +105,17 @@ public final class DBusConnection: Sendable {
         pointer = opened
         uniqueName = dbus_bus_get_unique_name(opened).map { String(cString: $0) } ?? ""
         self.logger = logger
-        let context = Unmanaged.passUnretained(self).toOpaque()
+        // libdbus holds the target (released with the filter); the target holds this weakly.
         dbus_connection_add_filter(
             opened,
             { _, message, context in
                 guard let message, let context else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
-                Unmanaged<DBusConnection>.fromOpaque(context).takeUnretainedValue().filter(message)
+                Unmanaged<CallbackTarget>.fromOpaque(context).takeUnretainedValue().connection?.filter(message)
                 return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
-            }, context, nil)
+            }, Unmanaged.passRetained(CallbackTarget(self)).toOpaque(),
+            { context in
+                if let context { Unmanaged<CallbackTarget>.fromOpaque(context).release() }
+            })
         loop.start(connection: opened)
     }
 
@@ -253,7 +256,8 @@ public final class DBusConnection: Sendable {
     public func emitSignal(
         path: String, interface: String, member: String, arguments: [DBusValue], destination: String? = nil
     ) throws(DBusError) {
-        guard let message = DBusMessage.signal(path: path, interface: interface, member: member),
+        guard destination.map({ dbus_validate_bus_name($0, nil) != 0 }) ?? true,
+            let message = DBusMessage.signal(path: path, interface: interface, member: member),
             message.append(arguments)
         else { throw DBusError(name: DBusError.invalidArgsName, message: "cannot build signal \(member)") }
         if let destination { dbus_message_set_destination(message.pointer, destination) }
@@ -413,17 +417,27 @@ public final class DBusConnection: Sendable {
     }
 
     private func register(path: String, _ object: ExportedObject) throws(DBusError) {
+        // libdbus aborts the process on an invalid path: refused here instead.
+        guard dbus_validate_path(path, nil) != 0 else {
+            throw DBusError(name: DBusError.invalidArgsName, message: "invalid object path \(path)")
+        }
         var vtable = DBusObjectPathVTable()
         vtable.message_function = { _, message, context in
-            guard let message, let context else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
-            return Unmanaged<DBusConnection>.fromOpaque(context).takeUnretainedValue().handleCall(message)
+            guard let message, let context,
+                let connection = Unmanaged<CallbackTarget>.fromOpaque(context).takeUnretainedValue().connection
+            else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+            return connection.handleCall(message)
+        }
+        vtable.unregister_function = { _, context in
+            if let context { Unmanaged<CallbackTarget>.fromOpaque(context).release() }
         }
         var error = CDBus.DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
         state.withLock { $0.handlers[path] = object }
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        guard dbus_connection_try_register_object_path(pointer, path, &vtable, context, &error) != 0 else {
+        let target = Unmanaged.passRetained(CallbackTarget(self))
+        guard dbus_connection_try_register_object_path(pointer, path, &vtable, target.toOpaque(), &error) != 0 else {
+            target.release()
             _ = state.withLock { $0.handlers.removeValue(forKey: path) }
             throw Self.error(from: error, fallback: "cannot export \(path)")
         }
@@ -473,7 +487,10 @@ public final class DBusConnection: Sendable {
                 : message.errorReply(
                     name: DBusError.failedName, message: "cannot encode the reply")
         case .failure(let error):
-            reply = message.errorReply(name: error.name, message: error.message)
+            reply =
+                message.errorReply(name: error.name, message: error.message)
+                ?? message.errorReply(
+                    name: DBusError.failedName, message: "invalid error name \(error.name.prefix(64))")
         }
         if let reply { dbus_connection_send(pointer, reply.pointer, nil) }
         loop.wake()
@@ -631,4 +648,13 @@ public final class SignalSubscription: Sendable {
     public var delivered: Int { count.load(ordering: .acquiring) }
 
     func countDelivery() { count.add(1, ordering: .releasing) }
+}
+
+/// What libdbus calls back (the message filter, exported objects): the connection, held weakly.
+/// A message dispatched on the loop thread while the last reference to the connection goes must
+/// not take a strong one to it: a reference taken during its deinit outlives it (a crash).
+private final class CallbackTarget: Sendable {
+    weak let connection: DBusConnection?
+
+    init(_ connection: DBusConnection) { self.connection = connection }
 }

@@ -20,13 +20,21 @@ final class DBusMessage: @unchecked Sendable {
 
     deinit { dbus_message_unref(pointer) }
 
+    // libdbus aborts the process when a name or path it is given is invalid (its checks are
+    // fatal): each is validated first, and an invalid one makes no message.
+
     static func methodCall(destination: String?, path: String, interface: String?, member: String) -> DBusMessage? {
-        guard let message = dbus_message_new_method_call(destination, path, interface, member) else { return nil }
+        guard destination.map({ dbus_validate_bus_name($0, nil) != 0 }) ?? true, dbus_validate_path(path, nil) != 0,
+            interface.map({ dbus_validate_interface($0, nil) != 0 }) ?? true, dbus_validate_member(member, nil) != 0,
+            let message = dbus_message_new_method_call(destination, path, interface, member)
+        else { return nil }
         return DBusMessage(owning: message)
     }
 
     static func signal(path: String, interface: String, member: String) -> DBusMessage? {
-        guard let message = dbus_message_new_signal(path, interface, member) else { return nil }
+        guard dbus_validate_path(path, nil) != 0, dbus_validate_interface(interface, nil) != 0,
+            dbus_validate_member(member, nil) != 0, let message = dbus_message_new_signal(path, interface, member)
+        else { return nil }
         return DBusMessage(owning: message)
     }
 
@@ -36,7 +44,9 @@ final class DBusMessage: @unchecked Sendable {
     }
 
     func errorReply(name: String, message text: String) -> DBusMessage? {
-        guard let message = dbus_message_new_error(pointer, name, text) else { return nil }
+        guard dbus_validate_error_name(name, nil) != 0, dbus_validate_utf8(text, nil) != 0,
+            let message = dbus_message_new_error(pointer, name, text)
+        else { return nil }
         return DBusMessage(owning: message)
     }
 

@@ -155,6 +155,66 @@ struct DBusConnectionTests {
         }
     }
 
+    @Test("invalid paths and names are typed errors: libdbus, whose checks abort the process, never sees them")
+    func invalidNames() async throws {
+        try await withPrivateBus { bus in
+            let server = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let client = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let calls: [(destination: String, path: String, interface: String, member: String)] = [
+                (server.uniqueName, "not/a/path", "x.y", "Z"), (server.uniqueName, "/a//b", "x.y", "Z"),
+                ("no spaces allowed", "/", "x.y", "Z"), (server.uniqueName, "/", "notaninterface", "Z"),
+                (server.uniqueName, "/", "x.y", "bad-member"), (server.uniqueName, "/", "x.y", ""),
+            ]
+            for call in calls {
+                await #expect(
+                    throws: DBusError(
+                        name: DBusError.invalidArgsName, message: "invalid path or names for \(call.member)")
+                ) {
+                    _ = try await client.call(
+                        destination: call.destination, path: call.path, interface: call.interface, member: call.member)
+                }
+            }
+            #expect(throws: DBusError.self) { try server.export(path: "relative") { _ in .success([]) } }
+            #expect(throws: DBusError.self) {
+                try server.emitSignal(path: "/", interface: "bad interface", member: "Changed", arguments: [])
+            }
+            // A handler failing with a name D-Bus cannot carry: the caller still gets an answer.
+            try server.export(path: "/fails") { _ in .failure(DBusError(name: "not an error name", message: "no")) }
+            do {
+                _ = try await client.call(destination: server.uniqueName, path: "/fails", interface: "x.y", member: "Z")
+                Issue.record("expected an error reply")
+            } catch let error as DBusError {
+                #expect(error.name == DBusError.failedName)
+                #expect(error.message.contains("invalid error name"))
+            }
+            await client.close()
+            await server.close()
+        }
+    }
+
+    @Test("connections dropped without closing while signals stream in: 100 in a row, the process survives")
+    func droppedWhileDispatching() async throws {
+        try await withPrivateBus { bus in
+            let emitter = try DBusConnection(bus: .address(bus.address), logger: logger)
+            for round in 0..<100 {
+                var listener: DBusConnection? = try DBusConnection(bus: .address(bus.address), logger: logger)
+                let subscription = try await listener!.subscribe(
+                    matching: MatchRule(sender: emitter.uniqueName, interface: "org.hrbridge.Test", member: "Tick"))
+                for index in 0..<20 {
+                    try emitter.emitSignal(
+                        path: "/tick", interface: "org.hrbridge.Test", member: "Tick",
+                        arguments: [.uint32(UInt32(round * 100 + index))])
+                }
+                // The first signal is in: the loop thread is dispatching the rest as the last
+                // reference goes (a filter that revived the connection crashed here).
+                for await _ in subscription.signals { break }
+                listener = nil
+            }
+            #expect(emitter.isConnected)
+            await emitter.close()
+        }
+    }
+
     @Test("signals matching a rule arrive in order and are counted; others do not")
     func signals() async throws {
         try await withPrivateBus { bus in
