@@ -103,5 +103,15 @@ enum PostgresSchema {
                 """,
             ]
         ),
+        (
+            // An active workout's DFA α1 windows, until its summary takes them.
+            "v3-alpha1-windows",
+            [
+                """
+                CREATE TABLE alpha1_window (workout_id text NOT NULL REFERENCES workout ON DELETE CASCADE,
+                window_end double precision NOT NULL, json text NOT NULL, PRIMARY KEY (workout_id, window_end))
+                """
+            ]
+        ),
     ]
 }

@@ -91,6 +91,29 @@ extension PostgresStore {
         }
     }
 
+    /// Stores DFA α1 windows of an active workout.
+    public func upsert(alpha1Windows: [HRVWindow], workout: UUID) async throws(StoreError) {
+        try await write { session in
+            for window in alpha1Windows {
+                try await session.execute(
+                    """
+                    INSERT INTO alpha1_window (workout_id, window_end, json)
+                    VALUES (\(workout.uuidString), \(window.end), \(try StoreRows.json(window)))
+                    ON CONFLICT (workout_id, window_end) DO UPDATE SET json = EXCLUDED.json
+                    """)
+            }
+        }
+    }
+
+    /// The DFA α1 windows stored for an active workout, in time order.
+    public func alpha1Windows(of workout: UUID) async throws(StoreError) -> [HRVWindow] {
+        try await read { session in
+            try await session.rows(
+                "SELECT json FROM alpha1_window WHERE workout_id = \(workout.uuidString) ORDER BY window_end"
+            ).compactMap { row in StoreRows.decode(HRVWindow.self, try row.text(0)) }
+        }
+    }
+
     /// Stores an activity (begun or ended) of an active workout.
     public func upsert(activity: WorkoutActivity, workout: UUID) async throws(StoreError) {
         try await write { session in try await self.upsert(activity, workout: workout, session) }
@@ -167,6 +190,7 @@ extension PostgresStore {
                 try await self.insert(group, workout: workout.id, activity: nil, session)
             }
             try await session.execute("DELETE FROM journal WHERE workout_id = \(workout.id.uuidString)")
+            try await session.execute("DELETE FROM alpha1_window WHERE workout_id = \(workout.id.uuidString)")
         }
     }
 

@@ -80,6 +80,12 @@ public actor WorkoutRecorder {
     public private(set) var finished: Workout?
     /// Samples reached the store behind the live builder's back (a gateway's backfill).
     private var hasLateSamples = false
+    /// The DFA α1 series goes to the store as it comes, not into the builder's memory.
+    private var alpha1InStore = false
+    /// DFA α1 windows the store refused so far; sent again with the next window and at the finish.
+    private var unstoredWindows: [HRVWindow] = []
+    /// The handler of the builder's updates: it ends when the builder finishes.
+    private var updateTask: Task<Void, Never>?
     /// The ended workout, saved or not (nil while recording).
     public var ended: Workout? { finished ?? unsaved }
     /// The schedule entry a completed plan marked done.
@@ -170,19 +176,26 @@ public actor WorkoutRecorder {
         let updates = builder.updates()
         let store = store
         let id = id
-        streamTasks.append(
-            Task {
-                for await update in updates {
-                    // Events and activities go to the store as they happen, for crash recovery.
-                    switch update {
-                    case .event(let event): try? await store?.append(event: event, workout: id)
-                    case .activityBegan(let activity), .activityEnded(let activity):
-                        try? await store?.upsert(activity: activity, workout: id)
-                    default: break
-                    }
-                    onUpdate?(update)
+        if store != nil, !alpha1InStore {
+            // A long workout's α1 series waits in the store; a recovered one's windows go there first.
+            alpha1InStore = true
+            await keep(await builder.handOverAlpha1Windows())
+        }
+        let task = Task {
+            for await update in updates {
+                // Events, activities and α1 windows go to the store as they happen, for crash recovery.
+                switch update {
+                case .event(let event): try? await store?.append(event: event, workout: id)
+                case .activityBegan(let activity), .activityEnded(let activity):
+                    try? await store?.upsert(activity: activity, workout: id)
+                case .heartRateVariability(let window): await keep([window])
+                default: break
                 }
-            })
+                onUpdate?(update)
+            }
+        }
+        updateTask = task
+        streamTasks.append(task)
         if let onSensorEvent {
             let events = dataSource.sensorEvents()
             streamTasks.append(
@@ -317,7 +330,8 @@ public actor WorkoutRecorder {
             unsaved = workout
         }
         try await streamer?.finish()
-        let saved = hasLateSamples ? try await recomputed(workout) : workout
+        var saved = hasLateSamples ? try await recomputed(workout) : workout
+        if alpha1InStore, !hasLateSamples { saved = try await withStoredAlpha1Series(saved) }
         try await store?.finish(saved)
         unsaved = nil
         finished = saved
@@ -326,6 +340,37 @@ public actor WorkoutRecorder {
                 plan: planFile, workout: saved.id, at: await runner?.completionDate ?? saved.end)
         }
         return saved
+    }
+
+    /// Stores DFA α1 windows, with any the store refused before; keeps them while it refuses.
+    private func keep(_ windows: [HRVWindow]) async {
+        guard let store else { return }
+        unstoredWindows += windows
+        guard !unstoredWindows.isEmpty else { return }
+        do {
+            try await store.upsert(alpha1Windows: unstoredWindows, workout: id)
+            unstoredWindows = []
+        } catch {
+            logger.warning(
+                "DFA α1 windows kept in memory while the store refuses them",
+                metadata: ["workout": "\(id)", "windows": "\(unstoredWindows.count)", "error": "\(error)"])
+        }
+    }
+
+    /// `workout` with its DFA α1 series and thresholds from the store (the builder did not keep them).
+    private func withStoredAlpha1Series(_ workout: Workout) async throws -> Workout {
+        guard let store else { return workout }
+        // The update handler ends with the builder: every window it saw is stored or pending.
+        await updateTask?.value
+        if !unstoredWindows.isEmpty {
+            try await store.upsert(alpha1Windows: unstoredWindows, workout: id)
+            unstoredWindows = []
+        }
+        let windows = try await store.alpha1Windows(of: id)
+        var complete = workout
+        complete.dfaAlpha1 = windows
+        complete.hrvThresholds = windows.isEmpty ? nil : HRVThresholds.estimate(windows)
+        return complete
     }
 
     /// Stores late samples with this workout (a gateway's backfill after a broker outage): the

@@ -47,6 +47,10 @@ public protocol StoreBackend: Sendable {
     func append(event: WorkoutEvent, workout: UUID) async throws(StoreError)
     /// Stores an activity (begun or ended) of an active workout.
     func upsert(activity: WorkoutActivity, workout: UUID) async throws(StoreError)
+    /// Stores DFA α1 windows of an active workout (a window sent again replaces itself).
+    func upsert(alpha1Windows: [HRVWindow], workout: UUID) async throws(StoreError)
+    /// The DFA α1 windows stored for an active workout, in time order.
+    func alpha1Windows(of workout: UUID) async throws(StoreError) -> [HRVWindow]
     /// The events of a workout, in date order.
     func events(of workout: UUID) async throws(StoreError) -> [WorkoutEvent]
     /// The activities of a workout, in order.

@@ -152,6 +152,21 @@ public final class WorkoutStore: Sendable {
         }
     }
 
+    /// Stores DFA α1 windows of an active workout as they come, so a long workout's series waits
+    /// in the store rather than in memory (a window sent again replaces itself).
+    public func upsert(alpha1Windows: [HRVWindow], workout: UUID) async throws(StoreError) {
+        guard !alpha1Windows.isEmpty else { return }
+        try await uncancelled { () async throws(StoreError) in
+            try await self.backend.upsert(alpha1Windows: alpha1Windows, workout: workout)
+        }
+    }
+
+    /// The DFA α1 windows stored for an active workout, in time order (none once it finished:
+    /// the finished workout's summary holds them).
+    public func alpha1Windows(of workout: UUID) async throws(StoreError) -> [HRVWindow] {
+        try await uncancelled { () async throws(StoreError) in try await self.backend.alpha1Windows(of: workout) }
+    }
+
     /// The events stored for a workout, in date order.
     public func events(of workout: UUID) async throws(StoreError) -> [WorkoutEvent] {
         try await uncancelled { () async throws(StoreError) in try await self.backend.events(of: workout) }

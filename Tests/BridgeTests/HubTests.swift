@@ -173,7 +173,7 @@ struct HubTests {
                 defer { hub.stop() }
                 #expect(
                     try await database.query("SELECT name FROM hrbridge_migration ORDER BY name") == [
-                        "v1", "v2-timestamptz",
+                        "v1", "v2-timestamptz", "v3-alpha1-windows",
                     ])
 
                 // The class: one athlete per gateway joins as soon as the strap is in range.

@@ -67,6 +67,55 @@ struct WorkoutRecorderTests {
         #expect(again.id == workout.id, "finishing twice returns the saved workout")
     }
 
+    @Test(
+        "with a store the DFA α1 series waits in the store, not in the builder; the finished workout has all of it, as a collector over the stored beats computes it"
+    )
+    func alpha1SeriesInTheStore() async throws {
+        let (store, directory) = try temporaryStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let logger = Logger(label: "test")
+        let adapter = MockSensorAdapter(
+            scenario: .default, seed: 3, steppingFrom: Date(timeIntervalSinceReferenceDate: 800_000_000),
+            logger: logger)
+        let clock = adapter.timeline
+        let strap = try #require(adapter.sensors.first)
+        let profile = UserProfile(id: "runner", age: 35)
+        let configuration = WorkoutConfiguration(activityType: .running, location: .indoor)
+        let recorder = try await WorkoutRecorder(
+            WorkoutRecorder.Setup(configuration: configuration, profile: profile, sensors: [strap], store: store),
+            adapter: adapter, clock: clock, registry: WorkoutSessionRegistry(), logger: logger)
+        await recorder.attach()
+        try await adapter.connect(strap)
+        let start = clock.now()
+        _ = try await recorder.begin(at: start)
+        for _ in 0..<300 { await adapter.step() }
+        await recorder.waitUntilHandlersCaughtUp()
+        let live = try #require(await recorder.builder.latestAlpha1, "α1 windows are computed live")
+        #expect(await recorder.builder.snapshot.alpha1Windows.isEmpty, "the builder keeps no series")
+        let stored = try await store.alpha1Windows(of: recorder.id)
+        #expect(stored.count > 20)
+        #expect(stored.last == live)
+
+        let workout = try await recorder.finish(
+            at: clock.now(), settle: .drain(deliver: { stop in await adapter.finish(at: stop) }))
+        await recorder.streamsEnded()
+        let series = try #require(workout.dfaAlpha1)
+        #expect(Array(series.prefix(stored.count)) == stored)
+        #expect(try await store.alpha1Windows(of: recorder.id).isEmpty, "the summary holds them now")
+        #expect(try await store.workout(recorder.id).summary?.dfaAlpha1 == series)
+
+        // The same beats through a collector that keeps its series: the same windows and thresholds.
+        var collector = WorkoutCollector(configuration: configuration, profile: profile)
+        try collector.begin(at: start)
+        var samples: [QuantitySample] = []
+        for type in QuantityType.allCases { samples += try await store.samples(type: type, workout: recorder.id) }
+        _ = try collector.add(samples.sorted { $0.start < $1.start })
+        try collector.end(at: workout.end)
+        let reference = try collector.finish()
+        #expect(series == reference.dfaAlpha1)
+        #expect(workout.hrvThresholds == reference.hrvThresholds)
+    }
+
     @Test("a plan the zones in force cannot judge is refused before anything is recorded")
     func planNeedsZones() async throws {
         let clock = ManualWallClock()

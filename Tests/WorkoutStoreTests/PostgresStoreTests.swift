@@ -58,8 +58,8 @@ struct PostgresStoreTests {
         async let first = PostgresStore.open(location, stateDirectory: state, logger: logger)
         async let second = PostgresStore.open(location, stateDirectory: state, logger: logger)
         let (one, two) = try await (first, second)
-        #expect(try await one.appliedMigrations() == ["v1", "v2-timestamptz"])
-        #expect(try await server.query("SELECT count(*) FROM hrbridge_migration") == ["2"])
+        #expect(try await one.appliedMigrations() == ["v1", "v2-timestamptz", "v3-alpha1-windows"])
+        #expect(try await server.query("SELECT count(*) FROM hrbridge_migration") == ["3"])
         await two.close()
         let store = WorkoutStore(backend: one)
         let source = SampleSource(adapter: "mqtt", address: "C0:FF:EE:00:00:07", name: "Ana")
@@ -134,7 +134,7 @@ struct PostgresStoreTests {
                 try PostgresStoreLocation(url: server.url()), stateDirectory: server.directory.path,
                 logger: Logger(label: "test.store"))
             let store = WorkoutStore(backend: backend)
-            #expect(try await store.appliedMigrations() == ["v1", "v2-timestamptz"])
+            #expect(try await store.appliedMigrations() == ["v1", "v2-timestamptz", "v3-alpha1-windows"])
             // The same dates, to PostgreSQL's microsecond.
             try await expectMigratedDates(
                 store, workout: workout, start: start, hour: Date(timeIntervalSinceReferenceDate: 800_006_400),

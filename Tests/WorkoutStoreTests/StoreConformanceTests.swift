@@ -260,4 +260,55 @@ struct StoreConformanceTests {
             #expect(try await store.samples(type: .heartRate).isEmpty)
         }
     }
+
+    @Test(
+        "an active workout's DFA α1 windows: stored in order, a window sent again replaces itself, gone after the finish",
+        arguments: StoreKind.allCases)
+    func alpha1Windows(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let id = UUID()
+            let other = UUID()
+            for workout in [id, other] {
+                try await store.beginWorkout(
+                    ActiveSessionRecord(
+                        workoutID: workout,
+                        configuration: WorkoutConfiguration(activityType: .running, location: .indoor),
+                        profile: nil, start: origin, state: .running))
+            }
+            func window(_ end: Double, beats: Int, power: Double? = nil) -> HRVWindow {
+                // Fewer than 100 beats: no α1; one beat out of line: an artefact.
+                var raw: [Double] = []
+                for beat in 0..<beats {
+                    let wave: Double = 37 * sin(Double(beat) / 3 + end)
+                    raw.append(800 + wave + (beat == 20 ? 400 : 0))
+                }
+                var window = HRVAnalysis.window(raw, end: end, power: power)
+                window.date = origin.addingTimeInterval(end)
+                return window
+            }
+            let windows = [window(120, beats: 150), window(125, beats: 60), window(130, beats: 160, power: 210.5)]
+            #expect(windows[0].alpha1 != nil && windows[1].alpha1 == nil && windows[2].artefacts != nil)
+            try await store.upsert(alpha1Windows: [windows[2], windows[0]], workout: id)
+            try await store.upsert(alpha1Windows: [window(125, beats: 140)], workout: id)
+            try await store.upsert(alpha1Windows: [windows[1]], workout: id)
+            try await store.upsert(alpha1Windows: [window(5, beats: 150)], workout: other)
+            // Exactly as sent (doubles round-trip), in time order, the latest of a repeated window.
+            #expect(try await store.alpha1Windows(of: id) == windows)
+            try await store.finish(
+                Workout(
+                    id: id, configuration: WorkoutConfiguration(activityType: .running, location: .indoor),
+                    profile: nil,
+                    start: origin, end: origin.addingTimeInterval(140), elapsedTime: 140, events: [], activities: [],
+                    statistics: [:], zoneGroups: [],
+                    heartRateVariability: HeartRateVariability(
+                        rmssd: nil, sdnn: nil, acceptedIntervals: 0, rejectedIntervals: 0),
+                    activeEnergy: ActiveEnergy(kilojoules: nil, source: .unavailable), sources: [], metadata: [:],
+                    dfaAlpha1: windows))
+            #expect(try await store.alpha1Windows(of: id).isEmpty)
+            #expect(try await store.workout(id).summary?.dfaAlpha1 == windows)
+            #expect(try await store.alpha1Windows(of: other).count == 1)
+            try await store.deleteWorkout(other)
+            #expect(try await store.alpha1Windows(of: other).isEmpty)
+        }
+    }
 }

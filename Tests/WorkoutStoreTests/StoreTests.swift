@@ -25,7 +25,9 @@ private func sample(_ type: QuantityType, _ value: Double, _ seconds: Double, _ 
 
 @Suite("Workout store (SQLite through GRDB)")
 struct StoreTests {
-    static let migrations = ["v1", "v2-hourly-rollups", "v3-plan-schedule", "v4-sample-key", "v5-unix-time"]
+    static let migrations = [
+        "v1", "v2-hourly-rollups", "v3-plan-schedule", "v4-sample-key", "v5-unix-time", "v6-alpha1-windows",
+    ]
 
     @Test("a new store: WAL, mode 0600, migrated, integrity ok")
     func newStore() async throws {

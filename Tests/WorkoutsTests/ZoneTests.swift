@@ -163,6 +163,94 @@ struct ZoneTests {
         #expect(group.totalDuration <= builder.elapsedTime(at: date(end)) + 1e-6)
     }
 
+    @Test(
+        "a short replay horizon gives the same zones, activities and energy as an unbounded one, in bounded memory",
+        arguments: 1...8)
+    func replayHorizon(_ seed: Int) throws {
+        var generator = TestGenerator(state: UInt64(seed) &* 104_729)
+        let profile = UserProfile(id: "p", age: 40, sex: .female, weightKilograms: 62, restingHeartRate: 50)
+        let zones = try ZoneConfiguration(quantityType: .heartRate, boundaryValues: [110, 130, 150, 170])
+        var bounded = WorkoutCollector(configuration: running, profile: profile)
+        bounded.zoneReplayHorizon = 60
+        var unbounded = WorkoutCollector(configuration: running, profile: profile)
+        unbounded.zoneReplayHorizon = .infinity
+        for index in [0, 1] {
+            var builder = index == 0 ? bounded : unbounded
+            try builder.setCustomZoneConfiguration(zones, for: .heartRate)
+            try builder.begin(at: t0)
+            _ = try builder.beginActivity(running, at: t0)
+            if index == 0 { bounded = builder } else { unbounded = builder }
+        }
+        var time = 0.0
+        var largestKept = 0
+        for _ in 0..<3000 {
+            time += [0.25, 0.5, 1, 1, 2, 7].randomElement(using: &generator)!
+            var samples = [sample(.heartRate, Double.random(in: 90...190, using: &generator).rounded(), at: time)]
+            // Late samples, and changes dated up to 30 s back: inside the 60 s horizon.
+            if Int.random(in: 0..<20, using: &generator) == 0 {
+                samples.append(sample(.heartRate, 150, at: max(0, time - Double.random(in: 0...30, using: &generator))))
+            }
+            var events: [WorkoutEvent] = []
+            if Int.random(in: 0..<25, using: &generator) == 0 {
+                let when = max(0, time - Double.random(in: 0...30, using: &generator))
+                events.append(WorkoutEvent(kind: Bool.random(using: &generator) ? .pause : .resume, date: date(when)))
+            }
+            let splitsActivity = Int.random(in: 0..<400, using: &generator) == 0
+            for index in [0, 1] {
+                var builder = index == 0 ? bounded : unbounded
+                _ = try builder.add(samples)
+                _ = try builder.add(events: events)
+                if splitsActivity {
+                    _ = try builder.endActivity(at: date(time))
+                    _ = try builder.beginActivity(running, at: date(time))
+                }
+                if index == 0 { bounded = builder } else { unbounded = builder }
+            }
+            largestKept = max(largestKept, bounded.keptZoneSampleCount(for: .heartRate))
+        }
+        try bounded.end(at: date(time + 3))
+        try unbounded.end(at: date(time + 3))
+        #expect(unbounded.keptZoneSampleCount(for: .heartRate) > 3000)
+        #expect(largestKept <= 60 * 4 + ZoneSeries.settleBatch + 1, "kept \(largestKept)")
+        func close(_ a: Double, _ b: Double) -> Bool { abs(a - b) < 1e-6 * max(1, abs(b)) }
+        let left = try bounded.finish()
+        let right = try unbounded.finish()
+        for (a, b) in zip(left.zoneGroups[0].durations, right.zoneGroups[0].durations) {
+            #expect(close(a.duration, b.duration), "zone \(a.zone.index): \(a.duration) vs \(b.duration)")
+        }
+        #expect(left.activities.count == right.activities.count)
+        for (a, b) in zip(left.activities, right.activities) {
+            for (x, y) in zip(a.zoneGroups[0].durations, b.zoneGroups[0].durations) {
+                #expect(close(x.duration, y.duration), "activity zone \(x.zone.index): \(x.duration) vs \(y.duration)")
+            }
+        }
+        let energy = try #require(right.activeEnergy.kilojoules)
+        #expect(energy > 0)
+        #expect(close(try #require(left.activeEnergy.kilojoules), energy))
+        #expect(close(bounded.coveredTime(for: .heartRate), unbounded.coveredTime(for: .heartRate)))
+        #expect(left.statistics[.heartRate]?.sampleCount == right.statistics[.heartRate]?.sampleCount)
+    }
+
+    @Test("a sample older than the kept ones counts in the statistics, not in the zones")
+    func sampleBeforeHorizon() throws {
+        var builder = WorkoutCollector(configuration: running)
+        builder.zoneReplayHorizon = 10
+        try builder.setCustomZoneConfiguration(
+            try ZoneConfiguration(quantityType: .heartRate, boundaryValues: [110, 130, 150, 170]), for: .heartRate)
+        try builder.begin(at: t0)
+        let count = ZoneSeries.settleBatch + 100
+        for second in 0..<count { _ = try builder.add([sample(.heartRate, 100, at: Double(second))]) }
+        #expect(builder.keptZoneSampleCount(for: .heartRate) < count)
+        let covered = builder.coveredTime(for: .heartRate)
+        #expect(covered == Double(count - 1))
+        _ = try builder.add([sample(.heartRate, 180, at: 5.5)])
+        #expect(builder.coveredTime(for: .heartRate) == covered)
+        #expect(builder.statistics(for: .heartRate)?.sampleCount == count + 1)
+        #expect(builder.statistics(for: .heartRate)?.maximum == 180)
+        try builder.end(at: date(Double(count)))
+        #expect(builder.zoneGroups[0].durations.map(\.duration) == [Double(count), 0, 0, 0, 0])
+    }
+
     @Test("per-activity time in zone splits at the activity boundary")
     func perActivity() throws {
         var builder = WorkoutCollector(configuration: running)

@@ -162,6 +162,15 @@ enum SQLiteSchema {
             try db.execute(sql: "UPDATE journal SET updatedAt = updatedAt + 978307200")
             try db.execute(sql: "UPDATE schedule SET date = date + 978307200, completedAt = completedAt + 978307200")
         }
+        migrator.registerMigration("v6-alpha1-windows") { db in
+            // An active workout's DFA α1 windows, until its summary takes them.
+            try db.create(table: "alpha1Window") { table in
+                table.belongsTo("workout", onDelete: .cascade).notNull()
+                table.column("windowEnd", .double).notNull()
+                table.column("json", .text).notNull()
+                table.primaryKey(["workoutId", "windowEnd"])
+            }
+        }
         return migrator
     }
 }

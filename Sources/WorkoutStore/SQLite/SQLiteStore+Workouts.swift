@@ -118,6 +118,27 @@ extension SQLiteStore {
         }
     }
 
+    /// Stores DFA α1 windows of an active workout.
+    public func upsert(alpha1Windows: [HRVWindow], workout: UUID) async throws(StoreError) {
+        try await write { db in
+            let statement = try db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO alpha1Window (workoutId, windowEnd, json) VALUES (?, ?, ?)")
+            for window in alpha1Windows {
+                try statement.execute(arguments: [workout.uuidString, window.end, try StoreRows.json(window)])
+            }
+        }
+    }
+
+    /// The DFA α1 windows stored for an active workout, in time order.
+    public func alpha1Windows(of workout: UUID) async throws(StoreError) -> [HRVWindow] {
+        try await read { db in
+            try String.fetchAll(
+                db, sql: "SELECT json FROM alpha1Window WHERE workoutId = ? ORDER BY windowEnd",
+                arguments: [workout.uuidString]
+            ).compactMap { StoreRows.decode(HRVWindow.self, $0) }
+        }
+    }
+
     /// The events stored for a workout, in date order.
     public func events(of workout: UUID) async throws(StoreError) -> [WorkoutEvent] {
         try await read { db in
@@ -181,6 +202,7 @@ extension SQLiteStore {
             }
             for group in workout.zoneGroups { try self.insert(group, workout: workout.id, activity: nil, db) }
             try db.execute(sql: "DELETE FROM journal WHERE workoutId = ?", arguments: [workout.id.uuidString])
+            try db.execute(sql: "DELETE FROM alpha1Window WHERE workoutId = ?", arguments: [workout.id.uuidString])
         }
     }
 

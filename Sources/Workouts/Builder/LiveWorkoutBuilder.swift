@@ -158,6 +158,12 @@ public actor LiveWorkoutBuilder {
     public func isPaused(at date: Date) -> Bool { collector.isPaused(at: date) }
     /// The primary source per type.
     public var primarySources: [QuantityType: SampleSource] { collector.primarySources }
+    /// Stops keeping the DFA α1 series in memory (a store keeps it); returns the windows kept so far.
+    public func handOverAlpha1Windows() -> [HRVWindow] {
+        let windows = collector.alpha1Windows
+        collector.keepsAlpha1Windows = false
+        return windows
+    }
     /// Makes `source` primary for `type`.
     public func setPrimarySource(_ source: SampleSource, for type: QuantityType) {
         collector.setPrimarySource(source, for: type)

@@ -13,6 +13,12 @@ public import Sensors
 /// ``maximumSampleSpacing`` seconds; longer gaps are counted in no zone. Paused time is never
 /// covered. The last sample is closed at ``end(at:)``. So the zone durations sum exactly to the
 /// covered time, which is what ``coveredTime(for:)`` reports.
+///
+/// **Replay horizon**: the samples of the last ``zoneReplayHorizon`` seconds (before the newest)
+/// are kept for replays; older ones are settled. A pause, activity boundary or sample dated before
+/// the kept samples changes the attribution from the oldest kept sample on: zone time before it
+/// stays as attributed (a sample that old still counts in the statistics, not in the zones).
+/// Memory for zones stays flat however long the workout runs.
 public struct WorkoutCollector: Sendable {
     /// Where the collector is in its life.
     public enum Phase: Hashable, Sendable {
@@ -29,6 +35,8 @@ public struct WorkoutCollector: Sendable {
 
     /// How long one zone sample covers at most, in seconds.
     public var maximumSampleSpacing: TimeInterval = 5
+    /// How far behind the newest sample a backdated change still replays zone time exactly, in seconds.
+    public var zoneReplayHorizon: TimeInterval = 300
 
     /// The workout's configuration.
     public let configuration: WorkoutConfiguration
@@ -58,6 +66,8 @@ public struct WorkoutCollector: Sendable {
     private var alpha1 = DFAAlpha1Tracker()
     private var energyEstimator: EnergyEstimator?
     private var estimatedKilojoules = 0.0
+    /// The estimated energy of the settled heart-rate samples: where a replay starts.
+    private var settledKilojoules = 0.0
     private var sourcesSeen: [SampleSource] = []
 
     /// Creates a collector; preferred zones come from the profile unless custom zones are set.
@@ -146,8 +156,7 @@ public struct WorkoutCollector: Sendable {
         if zoneSeries[type] == nil { zoneSeries[type] = ZoneSeries(configuration: nil) }
         let value = sample.canonicalValue
         if let last = zoneSeries[type]!.dates.last, sample.start < last {
-            zoneSeries[type]!.insertSorted(date: sample.start, value: value)
-            replayAttribution()
+            if zoneSeries[type]!.insertSorted(date: sample.start, value: value) { replayAttribution() }
             return nil
         }
         if let lastDate = zoneSeries[type]!.dates.last, let lastValue = zoneSeries[type]!.values.last {
@@ -155,7 +164,31 @@ public struct WorkoutCollector: Sendable {
                 type: type, value: lastValue, from: lastDate, to: min(sample.start, lastDate + maximumSampleSpacing))
         }
         // Mutated in place through the dictionary: copying the series out would copy its arrays.
-        return zoneSeries[type]!.append(date: sample.start, value: value, type: type)
+        let update = zoneSeries[type]!.append(date: sample.start, value: value, type: type)
+        settle(type, before: sample.start - zoneReplayHorizon)
+        return update
+    }
+
+    /// Folds the attribution of the samples older than `cutoff` into the settled tally and drops them.
+    private mutating func settle(_ type: QuantityType, before cutoff: Date) {
+        let count = zoneSeries[type]!.settleableCount(before: cutoff)
+        guard count > 0 else { return }
+        var settled = zoneSeries[type]!.settled
+        let configuration = zoneSeries[type]!.configuration
+        for index in 0..<count {
+            let from = zoneSeries[type]!.dates[index]
+            // Each settled sample has a successor: settling keeps at least the newest one.
+            let to = min(from + maximumSampleSpacing, zoneSeries[type]!.dates[index + 1])
+            let value = zoneSeries[type]!.values[index]
+            let seconds = settled.attribute(
+                position: configuration?.position(of: value), from: from, to: to, timeline: timeline,
+                activities: activities)
+            if type == .heartRate, let energyEstimator {
+                settledKilojoules += energyEstimator.kilojoulesPerMinute(heartRate: value) * seconds / 60
+            }
+        }
+        zoneSeries[type]!.settled = settled
+        zoneSeries[type]!.dropSettled(count)
     }
 
     /// Attributes `[from, to)` at `value` to zones and estimated energy, skipping paused time.
@@ -170,9 +203,9 @@ public struct WorkoutCollector: Sendable {
 
     /// Recomputes every attribution from the compact series: after a backdated change.
     private mutating func replayAttribution() {
-        estimatedKilojoules = 0
+        estimatedKilojoules = settledKilojoules
         for type in Array(zoneSeries.keys) {
-            zoneSeries[type]!.resetDurations()
+            zoneSeries[type]!.resetToSettled()
             let count = zoneSeries[type]!.dates.count
             for index in 0..<count {
                 let from = zoneSeries[type]!.dates[index]
@@ -359,6 +392,9 @@ public struct WorkoutCollector: Sendable {
         }
     }
 
+    /// The samples of `type` kept for replays (those within ``zoneReplayHorizon`` of the newest).
+    public func keptZoneSampleCount(for type: QuantityType) -> Int { zoneSeries[type]?.dates.count ?? 0 }
+
     /// The seconds of `type` covered by samples under the attribution rule (the sum of its zone durations).
     public func coveredTime(for type: QuantityType) -> TimeInterval { zoneSeries[type]?.coveredSeconds ?? 0 }
 
@@ -368,8 +404,17 @@ public struct WorkoutCollector: Sendable {
     /// The latest DFA α1 window of the primary strap (every 5 s once 2 minutes of beats are in).
     public var latestAlpha1: HRVWindow? { alpha1.latest }
 
-    /// Every DFA α1 window so far.
+    /// Every DFA α1 window so far (none once ``keepsAlpha1Windows`` is off).
     public var alpha1Windows: [HRVWindow] { alpha1.windows }
+
+    /// Whether the collector keeps the DFA α1 series for ``finish()`` (on by default). A recorder
+    /// with a store turns it off and keeps the series in the store (each window comes out as a
+    /// ``BuilderUpdate/heartRateVariability(_:)``); the finished workout then has no series and
+    /// no thresholds until the recorder puts them back. Turning it off drops the windows kept.
+    public var keepsAlpha1Windows: Bool {
+        get { alpha1.keepsWindows }
+        set { alpha1.keepsWindows = newValue }
+    }
 
     /// HRV over the rolling window ending at `date`.
     public func rollingHeartRateVariability(at date: Date) -> HeartRateVariability {

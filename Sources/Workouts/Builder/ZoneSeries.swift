@@ -3,32 +3,44 @@ import Samples
 
 /// The primary source's samples of a zone type, compact (16 bytes each), with time in zone.
 ///
-/// The series is kept so a backdated pause or activity boundary can replay the attribution.
+/// The samples of the last ``WorkoutCollector/zoneReplayHorizon`` are kept so a backdated pause,
+/// activity boundary or late sample can replay their attribution; older ones are settled: their
+/// attribution is folded into ``settled`` and they are dropped, so memory stays flat in a long workout.
 struct ZoneSeries: Sendable {
+    /// Samples settled at once: dropping from the front of an array moves the rest, so in batches.
+    static let settleBatch = 256
+
     let configuration: ZoneConfiguration?
     var dates: [Date] = []
     var values: [Double] = []
     var currentPosition: Int?
-    var durations: [Double]
-    var activityDurations: [Int: [Double]] = [:]
-    var coveredSeconds = 0.0
+    /// Everything attributed so far.
+    var tally: ZoneTally
+    /// What the settled samples attributed: where a replay starts.
+    var settled: ZoneTally
+    /// Samples settled so far.
+    var settledCount = 0
 
     init(configuration: ZoneConfiguration?) {
         self.configuration = configuration
-        durations = Array(repeating: 0, count: (configuration?.boundaries.count ?? -1) + 1)
+        tally = ZoneTally(zones: (configuration?.boundaries.count ?? -1) + 1)
+        settled = tally
     }
 
-    mutating func insertSorted(date: Date, value: Double) {
+    var durations: [Double] { tally.durations }
+    var coveredSeconds: Double { tally.coveredSeconds }
+
+    /// Inserts a backdated sample; false when it falls before the kept samples (already settled).
+    mutating func insertSorted(date: Date, value: Double) -> Bool {
+        if settledCount > 0, let first = dates.first, date < first { return false }
         let index = dates.firstIndex { $0 > date } ?? dates.count
         dates.insert(date, at: index)
         values.insert(value, at: index)
+        return true
     }
 
-    mutating func resetDurations() {
-        for index in durations.indices { durations[index] = 0 }
-        activityDurations = [:]
-        coveredSeconds = 0
-    }
+    /// Back to what the settled samples attributed, for a replay of the kept ones.
+    mutating func resetToSettled() { tally = settled }
 
     /// Appends a sample; returns a zone update when its zone differs from the previous sample's.
     mutating func append(date: Date, value: Double, type: QuantityType) -> ZoneUpdate? {
@@ -49,7 +61,52 @@ struct ZoneSeries: Sendable {
     mutating func attribute(
         value: Double, from: Date, to: Date, timeline: PauseTimeline, activities: [ActivityRecord]
     ) -> Double {
-        let position = configuration?.position(of: value)
+        tally.attribute(
+            position: configuration?.position(of: value), from: from, to: to, timeline: timeline,
+            activities: activities)
+    }
+
+    /// How many kept samples lie wholly before `cutoff` and may be settled (a batch at least).
+    func settleableCount(before cutoff: Date) -> Int {
+        guard dates.count > Self.settleBatch, dates[Self.settleBatch - 1] < cutoff else { return 0 }
+        var low = Self.settleBatch
+        var high = dates.count - 1
+        while low < high {
+            let middle = (low + high) / 2
+            if dates[middle] < cutoff { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// Drops the first `count` samples, whose attribution the caller folded into ``settled``.
+    mutating func dropSettled(_ count: Int) {
+        dates.removeFirst(count)
+        values.removeFirst(count)
+        settledCount += count
+    }
+
+    func group(activity: Int?) -> ZoneGroup {
+        let configuration = configuration!
+        let seconds = activity.map { tally.activityDurations[$0] ?? tally.durations.map { _ in 0 } } ?? tally.durations
+        return ZoneGroup(
+            configuration: configuration,
+            durations: zip(configuration.zones, seconds).map { ZoneDuration(zone: $0, duration: $1) })
+    }
+}
+
+/// Seconds attributed to each zone, overall and per activity, and the seconds covered.
+struct ZoneTally: Sendable {
+    var durations: [Double]
+    var activityDurations: [Int: [Double]] = [:]
+    var coveredSeconds = 0.0
+
+    init(zones: Int) { durations = Array(repeating: 0, count: max(zones, 0)) }
+
+    /// Attributes the running parts of `[from, to)` to the zone at `position` (none when nil);
+    /// returns the running seconds, counted in a zone or not.
+    mutating func attribute(
+        position: Int?, from: Date, to: Date, timeline: PauseTimeline, activities: [ActivityRecord]
+    ) -> Double {
         var total = 0.0
         timeline.forEachActiveSegment(from: from, to: to) { start, end in
             let seconds = end.timeIntervalSince(start)
@@ -69,13 +126,5 @@ struct ZoneSeries: Sendable {
             }
         }
         return total
-    }
-
-    func group(activity: Int?) -> ZoneGroup {
-        let configuration = configuration!
-        let seconds = activity.map { activityDurations[$0] ?? durations.map { _ in 0 } } ?? durations
-        return ZoneGroup(
-            configuration: configuration,
-            durations: zip(configuration.zones, seconds).map { ZoneDuration(zone: $0, duration: $1) })
     }
 }

@@ -5,8 +5,14 @@ public import Foundation
 /// artefacts corrected within the window, α1 over box sizes 4–16, reliability), and the series
 /// of windows the thresholds are read from at the end. A pure value; time comes from the beats.
 public struct DFAAlpha1Tracker: Hashable, Sendable {
-    /// Every window evaluated so far, in time order.
+    /// Every window evaluated so far, in time order (none kept when ``keepsWindows`` is off).
     public private(set) var windows: [HRVWindow] = []
+    /// Whether ``windows`` keeps the series; off when a store keeps it instead.
+    public var keepsWindows = true {
+        didSet { if !keepsWindows { windows = [] } }
+    }
+    /// The latest window.
+    public private(set) var latest: HRVWindow?
     private var timeline = BeatTimeline()
     private var windowing = AlphaWindowing()
     private var powers: [Reading] = []
@@ -19,9 +25,6 @@ public struct DFAAlpha1Tracker: Hashable, Sendable {
 
     /// An empty tracker.
     public init() {}
-
-    /// The latest window.
-    public var latest: HRVWindow? { windows.last }
 
     /// The thresholds of the windows so far.
     public var thresholds: HRVThresholds { HRVThresholds.estimate(windows) }
@@ -45,7 +48,8 @@ public struct DFAAlpha1Tracker: Hashable, Sendable {
             due.intervals, end: BeatClock.seconds(due.end),
             power: watts.isEmpty ? nil : watts.reduce(0, +) / Double(watts.count))
         window.date = dueDate
-        windows.append(window)
+        latest = window
+        if keepsWindows { windows.append(window) }
         if firstPower > 1024, firstPower * 2 > powers.count {
             powers.removeFirst(firstPower)
             firstPower = 0
