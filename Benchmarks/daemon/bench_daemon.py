@@ -9,6 +9,7 @@ adapter, 50 configured straps, TCP listener with a read token) connects them; 20
 Daemon CPU comes from /proc/PID/stat (utime + stime), RSS from /proc/PID/status (VmHWM, VmRSS).
 
 usage: bench_daemon.py --hrbridged PATH --producer PATH [--seconds 20] [--clients 20] [--straps 50] [--record]
+                       [--perf FILE]
 
 With --record every strap records a session (POST /v1/sessions on the Unix socket, SQLite store)
 before the window opens: the gateway recording what it relays, against the same run without it.
@@ -329,6 +330,7 @@ def main():
     parser.add_argument("--link-limit", type=int, default=0)
     parser.add_argument("--mqtt", action="store_true", help="publish to a mosquitto broker and read it back")
     parser.add_argument("--record", action="store_true", help="every strap records a session during the window")
+    parser.add_argument("--perf", help="profile the daemon through the measured window into this perf.data file")
     parser.add_argument("--class-run", action="store_true",
                         help="straps beyond --link-limit broadcast at 1 Hz, the linked ones notify at 4 Hz")
     arguments = parser.parse_args()
@@ -398,7 +400,14 @@ def main():
                 return
             reader = MQTTReader(broker_port) if arguments.mqtt else None
             broker_cpu = cpu_seconds(broker.pid) if arguments.mqtt else 0
+            profiler = None
+            if arguments.perf:
+                profiler = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-g",
+                                             "-p", str(daemon.pid), "-o", arguments.perf, "--",
+                                             "sleep", str(arguments.seconds)])
             latencies, cpu, wall, messages = asyncio.run(run(arguments, port, daemon.pid, producer))
+            if profiler:
+                profiler.wait()
             if reader:
                 broker_cpu = cpu_seconds(broker.pid) - broker_cpu
                 mqtt_latencies, mqtt_count, mqtt_wall = reader.finish()

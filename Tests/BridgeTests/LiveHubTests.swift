@@ -52,6 +52,54 @@ struct LiveHubTests {
         #expect(received == [7])
     }
 
+    @Test("the hub routes by kind, session and sensor (case-insensitively); a line nobody wants is never encoded")
+    func routing() async {
+        let hub = LiveHub()
+        let session = UUID()
+        let everything = hub.subscribe(kinds: nil)
+        let board = hub.subscribe(kinds: LiveMessageKind.streamedByDefault)
+        let oneSession = hub.subscribe(session: session, kinds: [.sample, .session])
+        let oneSensor = hub.subscribe(sensor: "c0:ff:ee:00:00:01")
+        var encoded = 0
+        for (index, kind) in [LiveMessageKind.sample, .session, .measurement].enumerated() {
+            for (offset, (messageSession, sensor)) in [
+                (session, "C0:FF:EE:00:00:01"), (UUID(), "C0:FF:EE:00:00:02"), (nil, "C0:FF:EE:00:00:01"),
+            ].enumerated() {
+                let n = index * 10 + offset
+                hub.publish(kind: kind, session: messageSession, sensor: sensor) {
+                    encoded += 1
+                    return #"{"kind":"\#(kind)","n":\#(n)}"#
+                }
+            }
+        }
+        // Nobody but `everything` and the sensor's follower takes samples of other sessions.
+        hub.publish(kind: .sample, session: UUID(), sensor: "C0:FF:EE:00:00:09") {
+            encoded += 1
+            return "{}"
+        }
+        let unwanted = LiveMessage(kind: .sample, session: UUID(), sensor: "C0:FF:EE:00:00:09", json: "{}")
+        hub.publish(unwanted)
+        hub.finish()
+        func numbers(_ subscription: LiveSubscription) async -> [Int] {
+            var found: [Int] = []
+            for await delivery in subscription { found += number(delivery).map { [$0] } ?? [] }
+            return found
+        }
+        #expect(await numbers(board) == [10, 11, 12, 20, 21, 22])
+        #expect(await numbers(oneSession) == [0, 10])
+        #expect(await numbers(oneSensor) == [0, 2, 10, 12, 20, 22])
+        #expect(await numbers(everything) == [0, 1, 2, 10, 11, 12, 20, 21, 22])
+        #expect(encoded == 10, "every line encoded once, the last one for `everything` alone")
+
+        let boardsOnly = LiveHub()
+        let tab = boardsOnly.subscribe(kinds: LiveMessageKind.streamedByDefault)
+        boardsOnly.publish(kind: .sample, session: session, sensor: "C0:FF:EE:00:00:01") {
+            Issue.record("a sample line encoded with no reader for samples")
+            return "{}"
+        }
+        #expect(tab.queuedBytes == 0)
+    }
+
     @Test("a reader that keeps up gets everything, in order")
     func liveReader() async {
         let hub = LiveHub()

@@ -8,12 +8,33 @@ public import Wire
 /// nothing between the snapshot and the first live message is lost; a duplicate is harmless).
 public final class LiveHub: Sendable {
     private struct State {
-        var subscribers: [ObjectIdentifier: Weak] = [:]
+        var subscribers: [ObjectIdentifier: Entry] = [:]
         var finished = false
+
+        /// The live subscribers whose filters want a message: judged on the entries' copies of
+        /// the filters, so a message nobody wants costs no reference loads and no allocation.
+        func wanting(kind: LiveMessageKind, session: UUID?, sensor: String?) -> [LiveSubscription] {
+            var found: [LiveSubscription] = []
+            for entry in subscribers.values where entry.wants(kind: kind, session: session, sensor: sensor) {
+                if let subscription = entry.subscription { found.append(subscription) }
+            }
+            return found
+        }
     }
 
-    private struct Weak {
+    /// A subscriber, held weakly, with its filters.
+    private struct Entry {
         weak var subscription: LiveSubscription?
+        let session: UUID?
+        /// The sensor filter, upper-cased once.
+        let upperSensor: String?
+        let kinds: Set<LiveMessageKind>?
+
+        func wants(kind: LiveMessageKind, session messageSession: UUID?, sensor messageSensor: String?) -> Bool {
+            if let session, messageSession != session { return false }
+            if let upperSensor, messageSensor?.uppercased() != upperSensor { return false }
+            return kinds?.contains(kind) != false
+        }
     }
 
     private let state = Mutex(State())
@@ -27,16 +48,16 @@ public final class LiveHub: Sendable {
 
     /// Publishes a message to every subscriber whose filters want it.
     public func publish(_ message: LiveMessage) {
-        let subscribers = state.withLock { $0.subscribers.values.compactMap(\.subscription) }
+        let subscribers = state.withLock {
+            $0.wanting(kind: message.kind, session: message.session, sensor: message.sensor)
+        }
         for subscriber in subscribers { subscriber.offer(message) }
     }
 
     /// Publishes a message whose text is made only when a subscriber's filters want it: a line per
     /// sample costs an encoding, not paid while no client reads samples.
     public func publish(kind: LiveMessageKind, session: UUID?, sensor: String?, json: () -> String) {
-        let subscribers = state.withLock { $0.subscribers.values.compactMap(\.subscription) }.filter {
-            $0.wants(kind: kind, session: session, sensor: sensor)
-        }
+        let subscribers = state.withLock { $0.wanting(kind: kind, session: session, sensor: sensor) }
         guard !subscribers.isEmpty else { return }
         let message = LiveMessage(kind: kind, session: session, sensor: sensor, json: json())
         for subscriber in subscribers { subscriber.offer(message) }
@@ -57,7 +78,10 @@ public final class LiveHub: Sendable {
         let id = ObjectIdentifier(subscription)
         box.withLock { $0 = id }
         let finished = state.withLock { state in
-            if !state.finished { state.subscribers[id] = Weak(subscription: subscription) }
+            if !state.finished {
+                state.subscribers[id] = Entry(
+                    subscription: subscription, session: session, upperSensor: sensor?.uppercased(), kinds: kinds)
+            }
             return state.finished
         }
         if finished { subscription.finish() }

@@ -64,13 +64,6 @@ public final class LiveSubscription: AsyncSequence, Sendable {
         self.onEnd = onEnd
     }
 
-    /// Whether the filters want a message of this kind, session and sensor.
-    func wants(kind: LiveMessageKind, session messageSession: UUID?, sensor messageSensor: String?) -> Bool {
-        if let session, messageSession != session { return false }
-        if let sensor, messageSensor?.uppercased() != sensor.uppercased() { return false }
-        return kinds?.contains(kind) != false
-    }
-
     /// Takes a published message if the filters want it.
     func offer(_ message: LiveMessage) {
         guard message.matches(session: session, sensor: sensor), kinds?.contains(message.kind) != false else {

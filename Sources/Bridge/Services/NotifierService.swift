@@ -18,7 +18,9 @@ struct NotifierService: Service {
     let logger: Logger
 
     func run() async throws {
-        let messages = core.hub.subscribe()
+        // Only the kinds that can change the status line: every other message (a line per
+        // sample, every measurement) would be encoded and queued here only to be skipped.
+        let messages = core.hub.subscribe(kinds: [.sensor, .session, .adapter])
         var up = 0
         for await _ in listening.cancelOnGracefulShutdown() {
             up += 1
@@ -39,8 +41,7 @@ struct NotifierService: Service {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 var last = ""
-                for await delivery in messages
-                where [.sensor, .session, .adapter, .dropped].contains(delivery.kind) {
+                for await _ in messages {
                     let line = await core.statusLine()
                     if line != last {
                         notifier.status(line)

@@ -271,5 +271,7 @@ public actor BridgeSession {
     }
 
     /// What the session's streamer holds unstored (nil for a guest's session).
-    public var storeHealth: SampleStreamer.Health? { streamer?.health }
+    /// Nonisolated: the daemon's status line sums it over every session, and hopping onto each
+    /// session's actor for it cost more than the figures themselves.
+    public nonisolated var storeHealth: SampleStreamer.Health? { recorder.streamer?.health }
 }

@@ -217,7 +217,7 @@ public actor SessionManager {
     public func storeHealth() async -> SampleStreamer.Health {
         var total = SampleStreamer.Health()
         for session in sessions.values {
-            guard let health = await session.storeHealth else { continue }
+            guard let health = session.storeHealth else { continue }
             total.waiting += health.waiting
             total.spilled += health.spilled
             total.lost += health.lost
