@@ -9,7 +9,7 @@ adapter, 50 configured straps, TCP listener with a read token) connects them; 20
 Daemon CPU comes from /proc/PID/stat (utime + stime), RSS from /proc/PID/status (VmHWM, VmRSS).
 
 usage: bench_daemon.py --hrbridged PATH --producer PATH [--seconds 20] [--clients 20] [--straps 50] [--record]
-                       [--perf FILE]
+                       [--kinds K1,K2] [--perf FILE]
 
 With --record every strap records a session (POST /v1/sessions on the Unix socket, SQLite store)
 before the window opens: the gateway recording what it relays, against the same run without it.
@@ -102,7 +102,8 @@ async def client(port, stop, latencies, counts, index, adverts=None, kinds=None)
 async def run(arguments, port, pid, producer):
     stop = asyncio.Event()
     latencies, counts = [], {}
-    tasks = [asyncio.create_task(client(port, stop, latencies, counts, i)) for i in range(arguments.clients)]
+    tasks = [asyncio.create_task(client(port, stop, latencies, counts, i, kinds=arguments.kinds))
+             for i in range(arguments.clients)]
     while len(counts) < arguments.clients:
         await asyncio.sleep(0.1)
     await asyncio.sleep(1)
@@ -330,6 +331,7 @@ def main():
     parser.add_argument("--link-limit", type=int, default=0)
     parser.add_argument("--mqtt", action="store_true", help="publish to a mosquitto broker and read it back")
     parser.add_argument("--record", action="store_true", help="every strap records a session during the window")
+    parser.add_argument("--kinds", help="the message kinds the clients ask for (default: the stream's default)")
     parser.add_argument("--perf", help="profile the daemon through the measured window into this perf.data file")
     parser.add_argument("--class-run", action="store_true",
                         help="straps beyond --link-limit broadcast at 1 Hz, the linked ones notify at 4 Hz")

@@ -85,6 +85,9 @@ public final class SQLiteStore: StoreBackend {
             var configuration = Configuration()
             configuration.foreignKeysEnabled = true
             configuration.busyMode = .timeout(10)
+            // Statement journals and sorts in memory: on disk each was a file in /var/tmp
+            // created and unlinked per batch.
+            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA temp_store = MEMORY") }
             let pool = try DatabasePool(path: path, configuration: configuration)
             try SQLiteSchema.migrator.migrate(pool)
             reader = pool
@@ -143,19 +146,20 @@ public final class SQLiteStore: StoreBackend {
     // MARK: Sources
 
     func sourceID(_ source: SampleSource, _ db: Database) throws -> Int64 {
+        // Cached statements: this runs in every batch of every session, and compiling SQL is
+        // what cost the most in a recording gateway's store (Benchmarks/README.md).
         if let id = try Int64.fetchOne(
-            db, sql: "SELECT id FROM source WHERE adapter = ? AND address = ?",
+            db.cachedStatement(sql: "SELECT id FROM source WHERE adapter = ? AND address = ?"),
             arguments: [source.adapter, source.address])
         {
             if let name = source.name {
-                try db.execute(
-                    sql: "UPDATE source SET name = ? WHERE id = ? AND name IS NOT ?", arguments: [name, id, name])
+                try db.cachedStatement(sql: "UPDATE source SET name = ? WHERE id = ? AND name IS NOT ?")
+                    .execute(arguments: [name, id, name])
             }
             return id
         }
-        try db.execute(
-            sql: "INSERT INTO source (adapter, address, name) VALUES (?, ?, ?)",
-            arguments: [source.adapter, source.address, source.name])
+        try db.cachedStatement(sql: "INSERT INTO source (adapter, address, name) VALUES (?, ?, ?)")
+            .execute(arguments: [source.adapter, source.address, source.name])
         return db.lastInsertedRowID
     }
 
@@ -194,8 +198,8 @@ public final class SQLiteStore: StoreBackend {
     /// returns how many were new. A sample stored already (same source, type, start, end and
     /// value) is skipped and not counted twice in the rollups.
     ///
-    /// Rows go in ``insertChunk`` at a time through one prepared multi-row `INSERT … ON CONFLICT
-    /// DO NOTHING RETURNING`: the rows returned are the new ones, which the rollups take.
+    /// Rows go in cached multi-row statements of up to ``insertChunk`` rows (`INSERT … ON CONFLICT
+    /// DO NOTHING RETURNING`): the rows returned are the new ones, which the rollups take.
     @discardableResult
     public func append(_ samples: [QuantitySample], workout: UUID?) async throws(StoreError) -> Int {
         guard !samples.isEmpty else { return 0 }
@@ -204,19 +208,12 @@ public final class SQLiteStore: StoreBackend {
             var rollups: [HourKey: HourAggregate] = [:]
             var inserted = 0
             let workoutID = workout?.uuidString
-            var full: Statement?
             var values: [(any DatabaseValueConvertible)?] = []
             values.reserveCapacity(Self.insertChunk * 8)
             var index = samples.startIndex
             while index < samples.endIndex {
-                let count = min(Self.insertChunk, samples.endIndex - index)
-                let statement: Statement
-                if count == Self.insertChunk {
-                    if full == nil { full = try db.makeStatement(sql: Self.insertSQL(rows: count)) }
-                    statement = full!
-                } else {
-                    statement = try db.makeStatement(sql: Self.insertSQL(rows: count))
-                }
+                let count = Self.chunk(remaining: samples.endIndex - index)
+                let statement = try db.cachedStatement(sql: Self.insertSQL(rows: count))
                 values.removeAll(keepingCapacity: true)
                 for sample in samples[index..<(index + count)] {
                     let source: Int64
@@ -247,7 +244,7 @@ public final class SQLiteStore: StoreBackend {
                 }
                 index += count
             }
-            let upsert = try db.makeStatement(
+            let upsert = try db.cachedStatement(
                 sql: """
                     INSERT INTO hourly (type, sourceId, hour, count, sum, minimum, maximum) VALUES (?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (type, hour, sourceId) DO UPDATE SET count = count + excluded.count,
@@ -265,6 +262,15 @@ public final class SQLiteStore: StoreBackend {
 
     /// Rows per `INSERT` statement (8 values each, far below SQLite's 32,766 variables).
     static let insertChunk = 256
+
+    /// Rows for the next statement: a power of two, so nine cached statements serve every batch
+    /// (a gateway's batch of 11 is 8 + 2 + 1) and none is compiled per batch.
+    static func chunk(remaining: Int) -> Int {
+        guard remaining < insertChunk else { return insertChunk }
+        var rows = 1
+        while rows * 2 <= remaining { rows *= 2 }
+        return rows
+    }
 
     static func insertSQL(rows: Int) -> String {
         "INSERT INTO sample (workoutId, type, value, start, end, sourceId, contact, rawRR) VALUES "
