@@ -80,6 +80,9 @@ public actor WorkoutRecorder {
     public private(set) var finished: Workout?
     /// Samples reached the store behind the live builder's back (a gateway's backfill).
     private var hasLateSamples = false
+    /// A workout continued after a crash: finished from the store, whose α1 windows may include
+    /// one computed from beats the crash lost.
+    private let isRecovered: Bool
     /// The DFA α1 series goes to the store as it comes, not into the builder's memory.
     private var alpha1InStore = false
     /// DFA α1 windows the store refused so far; sent again with the next window and at the finish.
@@ -152,6 +155,7 @@ public actor WorkoutRecorder {
         self.builder = builder
         self.streamer = streamer
         self.store = setup.store
+        self.isRecovered = setup.recovering != nil && setup.store != nil
         self.planFile = setup.planFile
         self.clock = clock
         self.logger = logger
@@ -330,8 +334,9 @@ public actor WorkoutRecorder {
             unsaved = workout
         }
         try await streamer?.finish()
-        var saved = hasLateSamples ? try await recomputed(workout) : workout
-        if alpha1InStore, !hasLateSamples { saved = try await withStoredAlpha1Series(saved) }
+        let fromStore = hasLateSamples || isRecovered
+        var saved = fromStore ? try await recomputed(workout) : workout
+        if alpha1InStore, !fromStore { saved = try await withStoredAlpha1Series(saved) }
         try await store?.finish(saved)
         unsaved = nil
         finished = saved
@@ -381,7 +386,8 @@ public actor WorkoutRecorder {
         hasLateSamples = true
     }
 
-    /// `live`'s figures recomputed from every stored sample, in order, with the journaled zones
+    /// `live`'s figures recomputed from every stored sample (after late samples, or for a workout
+    /// recovered after a crash), in order, with the journaled zones
     /// and primary sources, the stored events and activities (as crash recovery does): so the
     /// summary, `workouts show` and every export agree with the stored samples.
     private func recomputed(_ live: Workout) async throws -> Workout {
@@ -393,9 +399,9 @@ public actor WorkoutRecorder {
         try collector.end(at: live.end)
         let workout = try collector.finish()
         logger.info(
-            "late samples stored: figures recomputed from the store",
+            "figures recomputed from the store",
             metadata: [
-                "workout": "\(id)",
+                "workout": "\(id)", "reason": "\(hasLateSamples ? "late samples stored" : "recovered after a crash")",
                 "heartRateSamples":
                     "\(live.statistics[.heartRate]?.sampleCount ?? 0) → \(workout.statistics[.heartRate]?.sampleCount ?? 0)",
             ])

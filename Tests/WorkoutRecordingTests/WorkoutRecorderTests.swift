@@ -116,6 +116,69 @@ struct WorkoutRecorderTests {
         #expect(workout.hrvThresholds == reference.hrvThresholds)
     }
 
+    @Test(
+        "a workout recovered after a crash finishes with the α1 series and figures a collector over all its stored samples computes"
+    )
+    func alpha1SeriesAfterRecovery() async throws {
+        let (store, directory) = try temporaryStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let logger = Logger(label: "test")
+        let adapter = MockSensorAdapter(
+            scenario: .default, seed: 4, steppingFrom: Date(timeIntervalSinceReferenceDate: 800_000_000),
+            logger: logger)
+        let clock = adapter.timeline
+        let strap = try #require(adapter.sensors.first)
+        let profile = UserProfile(id: "runner", age: 35)
+        let configuration = WorkoutConfiguration(activityType: .running, location: .indoor)
+        let first = try await WorkoutRecorder(
+            WorkoutRecorder.Setup(configuration: configuration, profile: profile, sensors: [strap], store: store),
+            adapter: adapter, clock: clock, registry: WorkoutSessionRegistry(), logger: logger)
+        await first.attach()
+        try await adapter.connect(strap)
+        _ = try await first.begin(at: clock.now())
+        for _ in 0..<200 { await adapter.step() }
+        await first.waitUntilHandlersCaughtUp()
+        // The process dies here: what the streamer holds goes to the store as a restart finds it.
+        await first.dataSource.detach()
+        await first.stopStreams()
+        try await first.streamer?.finish()
+        let beforeCrash = try await store.alpha1Windows(of: first.id)
+        #expect(beforeCrash.count > 10)
+        // A window stored from beats the crash lost (their batch never reached the store).
+        var orphan = try #require(beforeCrash.last)
+        orphan.end += 2.5
+        orphan.alpha1 = 0.123
+        try await store.upsert(alpha1Windows: [orphan], workout: first.id)
+
+        let record = try #require(try await store.activeSessions().first)
+        let second = try await WorkoutRecorder(
+            WorkoutRecorder.Setup(
+                configuration: configuration, profile: profile, sensors: [strap], store: store, recovering: record),
+            adapter: adapter, clock: clock, registry: WorkoutSessionRegistry(), logger: logger)
+        await second.attach()
+        #expect(await second.builder.snapshot.alpha1Windows.isEmpty, "the recovered series went to the store")
+        for _ in 0..<120 { await adapter.step() }
+        let workout = try await second.finish(
+            at: clock.now(), settle: .drain(deliver: { stop in await adapter.finish(at: stop) }))
+        await second.streamsEnded()
+        #expect(workout.id == first.id)
+
+        var collector = WorkoutCollector(configuration: configuration, profile: profile)
+        try collector.begin(at: record.start)
+        var samples: [QuantitySample] = []
+        for type in QuantityType.allCases { samples += try await store.samples(type: type, workout: workout.id) }
+        _ = try collector.add(samples.sorted { $0.start < $1.start })
+        try collector.end(at: workout.end)
+        let reference = try collector.finish()
+        let series = try #require(workout.dfaAlpha1)
+        #expect(series.count > beforeCrash.count)
+        #expect(series == reference.dfaAlpha1)
+        #expect(!series.contains(orphan))
+        #expect(workout.hrvThresholds == reference.hrvThresholds)
+        #expect(workout.statistics[.heartRate]?.sampleCount == reference.statistics[.heartRate]?.sampleCount)
+        #expect(try await store.workout(workout.id).summary?.dfaAlpha1 == series)
+    }
+
     @Test("a plan the zones in force cannot judge is refused before anything is recorded")
     func planNeedsZones() async throws {
         let clock = ManualWallClock()
