@@ -67,20 +67,37 @@ struct WorkoutRecorderTests {
         #expect(again.id == workout.id, "finishing twice returns the saved workout")
     }
 
+    let profile = UserProfile(id: "runner", age: 35)
+    let configuration = WorkoutConfiguration(activityType: .running, location: .indoor)
+
+    /// The default scenario, stepped by hand, and its first strap.
+    func simulatedStrap(seed: UInt64) throws -> (MockSensorAdapter, SensorIdentity, Logger) {
+        let logger = Logger(label: "test")
+        let adapter = MockSensorAdapter(
+            scenario: .default, seed: seed, steppingFrom: Date(timeIntervalSinceReferenceDate: 800_000_000),
+            logger: logger)
+        return (adapter, try #require(adapter.sensors.first), logger)
+    }
+
+    /// What a collector that keeps everything computes from the samples stored for `id`.
+    func referenceWorkout(_ id: UUID, store: WorkoutStore, start: Date, end: Date) async throws -> Workout {
+        var collector = WorkoutCollector(configuration: configuration, profile: profile)
+        try collector.begin(at: start)
+        var samples: [QuantitySample] = []
+        for type in QuantityType.allCases { samples += try await store.samples(type: type, workout: id) }
+        _ = try collector.add(samples.sorted { $0.start < $1.start })
+        try collector.end(at: end)
+        return try collector.finish()
+    }
+
     @Test(
         "with a store the DFA α1 series waits in the store, not in the builder; the finished workout has all of it, as a collector over the stored beats computes it"
     )
     func alpha1SeriesInTheStore() async throws {
         let (store, directory) = try temporaryStore()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let logger = Logger(label: "test")
-        let adapter = MockSensorAdapter(
-            scenario: .default, seed: 3, steppingFrom: Date(timeIntervalSinceReferenceDate: 800_000_000),
-            logger: logger)
+        let (adapter, strap, logger) = try simulatedStrap(seed: 3)
         let clock = adapter.timeline
-        let strap = try #require(adapter.sensors.first)
-        let profile = UserProfile(id: "runner", age: 35)
-        let configuration = WorkoutConfiguration(activityType: .running, location: .indoor)
         let recorder = try await WorkoutRecorder(
             WorkoutRecorder.Setup(configuration: configuration, profile: profile, sensors: [strap], store: store),
             adapter: adapter, clock: clock, registry: WorkoutSessionRegistry(), logger: logger)
@@ -105,13 +122,7 @@ struct WorkoutRecorderTests {
         #expect(try await store.workout(recorder.id).summary?.dfaAlpha1 == series)
 
         // The same beats through a collector that keeps its series: the same windows and thresholds.
-        var collector = WorkoutCollector(configuration: configuration, profile: profile)
-        try collector.begin(at: start)
-        var samples: [QuantitySample] = []
-        for type in QuantityType.allCases { samples += try await store.samples(type: type, workout: recorder.id) }
-        _ = try collector.add(samples.sorted { $0.start < $1.start })
-        try collector.end(at: workout.end)
-        let reference = try collector.finish()
+        let reference = try await referenceWorkout(recorder.id, store: store, start: start, end: workout.end)
         #expect(series == reference.dfaAlpha1)
         #expect(workout.hrvThresholds == reference.hrvThresholds)
     }
@@ -122,14 +133,8 @@ struct WorkoutRecorderTests {
     func alpha1SeriesAfterRecovery() async throws {
         let (store, directory) = try temporaryStore()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let logger = Logger(label: "test")
-        let adapter = MockSensorAdapter(
-            scenario: .default, seed: 4, steppingFrom: Date(timeIntervalSinceReferenceDate: 800_000_000),
-            logger: logger)
+        let (adapter, strap, logger) = try simulatedStrap(seed: 4)
         let clock = adapter.timeline
-        let strap = try #require(adapter.sensors.first)
-        let profile = UserProfile(id: "runner", age: 35)
-        let configuration = WorkoutConfiguration(activityType: .running, location: .indoor)
         let first = try await WorkoutRecorder(
             WorkoutRecorder.Setup(configuration: configuration, profile: profile, sensors: [strap], store: store),
             adapter: adapter, clock: clock, registry: WorkoutSessionRegistry(), logger: logger)
@@ -163,13 +168,7 @@ struct WorkoutRecorderTests {
         await second.streamsEnded()
         #expect(workout.id == first.id)
 
-        var collector = WorkoutCollector(configuration: configuration, profile: profile)
-        try collector.begin(at: record.start)
-        var samples: [QuantitySample] = []
-        for type in QuantityType.allCases { samples += try await store.samples(type: type, workout: workout.id) }
-        _ = try collector.add(samples.sorted { $0.start < $1.start })
-        try collector.end(at: workout.end)
-        let reference = try collector.finish()
+        let reference = try await referenceWorkout(workout.id, store: store, start: record.start, end: workout.end)
         let series = try #require(workout.dfaAlpha1)
         #expect(series.count > beforeCrash.count)
         #expect(series == reference.dfaAlpha1)

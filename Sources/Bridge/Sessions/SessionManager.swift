@@ -22,6 +22,9 @@ public actor SessionManager {
     /// Guest sessions, known before their first live message (readers outside the actor ask).
     private nonisolated let guestIDs = Mutex<Set<UUID>>([])
     private var sessions: [UUID: BridgeSession] = [:]
+    /// Sessions being created: journaled before they join ``sessions``, so recovery, which may
+    /// run meanwhile, must not take them for ones a crash left.
+    private var starting: Set<UUID> = []
     /// Ended sessions, kept so a client can read how they ended (the newest ``endedLimit``; the
     /// store keeps the workouts).
     private var ended: [UUID: BridgeSession] = [:]
@@ -132,6 +135,8 @@ public actor SessionManager {
         for address in addresses { identities.append(await sensors.identity(address)) }
         let workoutConfiguration = WorkoutConfiguration(activityType: request.activity, location: request.location)
         let id = UUID()
+        starting.insert(id)
+        defer { starting.remove(id) }
         let trigger = SnapshotTrigger()
         var setup = WorkoutRecorder.Setup(
             configuration: workoutConfiguration, profile: athlete.profile, sensors: identities, zones: zones,
@@ -254,7 +259,8 @@ public actor SessionManager {
             logger.error("the recovery journal cannot be read", metadata: ["error": "\(error)"])
             return
         }
-        for record in records {
+        // A session the API started while recovery waited is journaled too: it is live, not lost.
+        for record in records where sessions[record.workoutID] == nil && !starting.contains(record.workoutID) {
             do {
                 var addresses: [String] = []
                 for source in record.primarySources.values.sorted(by: { $0.address < $1.address })
