@@ -172,6 +172,9 @@ public actor SessionManager {
         }
         sessions[id] = session
         for address in addresses { await sensors.bind(address, to: id, guest: request.guest) }
+        // Its "running" went out while it began, before it was listed here: a reader that looks
+        // it up on that message (the peripheral following the session) missed it. Say it again.
+        await session.publishState()
         logger.info(
             "session started",
             metadata: [
