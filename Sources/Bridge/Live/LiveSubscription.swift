@@ -64,11 +64,8 @@ public final class LiveSubscription: AsyncSequence, Sendable {
         self.onEnd = onEnd
     }
 
-    /// Takes a published message if the filters want it.
+    /// Takes a published message; the hub offers only what the filters want.
     func offer(_ message: LiveMessage) {
-        guard message.matches(session: session, sensor: sensor), kinds?.contains(message.kind) != false else {
-            return
-        }
         let size = message.json.utf8.count
         let waiter = state.withLock { state -> CheckedContinuation<Delivery?, Never>? in
             guard !state.finished else { return nil }
