@@ -329,54 +329,36 @@ public final class PostgresStore: StoreBackend {
     @discardableResult
     public func append(_ samples: [QuantitySample], workout: UUID?) async throws(StoreError) -> Int {
         guard !samples.isEmpty else { return 0 }
+        return try await append(batches: [SampleBatch(workout: workout, samples: samples)])[0]
+    }
+
+    /// Stores several workouts' samples in one transaction (a second of every session at once);
+    /// returns how many of each batch were new. Batches of distinct workouts share one statement
+    /// (each new row's workout says whose it was); otherwise each batch has its own.
+    public func append(batches: [SampleBatch]) async throws(StoreError) -> [Int] {
+        guard batches.contains(where: { !$0.samples.isEmpty }) else { return batches.map { _ in 0 } }
+        let distinct = Set(batches.map(\.workout)).count == batches.count
         return try await write { session in
             var sourceIDs: [SampleSource: Int64] = [:]
-            for source in Set(samples.map(\.source)) { sourceIDs[source] = try await self.sourceID(source, session) }
-            var types: [String] = []
-            var values: [Double] = []
-            var starts: [Double] = []
-            var ends: [Double] = []
-            var sources: [Int64] = []
-            var contacts: [String] = []
-            var rawRR: [Int64] = []
-            do {
-                types.reserveCapacity(samples.count)
-                values.reserveCapacity(samples.count)
-                starts.reserveCapacity(samples.count)
-                ends.reserveCapacity(samples.count)
-                sources.reserveCapacity(samples.count)
-                contacts.reserveCapacity(samples.count)
-                rawRR.reserveCapacity(samples.count)
+            for source in Set(batches.flatMap { $0.samples.map(\.source) }) {
+                sourceIDs[source] = try await self.sourceID(source, session)
             }
-            for sample in samples {
-                types.append(sample.type.rawValue)
-                values.append(sample.canonicalValue)
-                starts.append(sample.start.timeIntervalSince1970)
-                ends.append(sample.end.timeIntervalSince1970)
-                sources.append(sourceIDs[sample.source] ?? 0)
-                // Arrays carry no NULLs here: '' and -1 stand for "none" and are turned back below.
-                contacts.append(sample.metadata.sensorContact?.rawValue ?? "")
-                rawRR.append(sample.metadata.rawRRInterval.map { Int64($0) } ?? -1)
-            }
-            let inserted = try await session.rows(
-                """
-                INSERT INTO sample (workout_id, type, value, start_time, end_time, source_id, contact, raw_rr)
-                SELECT \(workout?.uuidString), t.type, t.value, to_timestamp(t.start_time), to_timestamp(t.end_time),
-                t.source_id, NULLIF(t.contact, ''), NULLIF(t.raw_rr, -1)
-                FROM unnest(\(types)::text[], \(values)::float8[], \(starts)::float8[], \(ends)::float8[],
-                \(sources)::int8[], \(contacts)::text[], \(rawRR)::int8[])
-                AS t(type, value, start_time, end_time, source_id, contact, raw_rr)
-                ON CONFLICT (type, start_time, source_id, end_time, value) DO NOTHING
-                RETURNING type, source_id, floor(extract(epoch FROM start_time) / 3600)::int8, value
-                """)
+            var counts = batches.map { _ in 0 }
             var rollups: [PostgresHourKey: (count: Int64, sum: Double, minimum: Double, maximum: Double)] = [:]
-            for row in inserted {
-                let value = try row.double(3)
-                let key = PostgresHourKey(type: try row.text(0), source: try row.int(1), hour: try row.int(2))
-                let old = rollups[key] ?? (0, 0, .infinity, -.infinity)
-                rollups[key] = (old.count + 1, old.sum + value, min(old.minimum, value), max(old.maximum, value))
+            let groups = distinct ? [Array(batches.indices)] : batches.indices.map { [$0] }
+            for group in groups {
+                let inserted = try await Self.insert(group.map { batches[$0] }, sourceIDs: sourceIDs, session)
+                let ordinal = Dictionary(
+                    uniqueKeysWithValues: group.map { (batches[$0].workout?.uuidString ?? "", $0) })
+                for row in inserted {
+                    let value = try row.double(3)
+                    let key = PostgresHourKey(type: try row.text(0), source: try row.int(1), hour: try row.int(2))
+                    let old = rollups[key] ?? (0, 0, .infinity, -.infinity)
+                    rollups[key] = (old.count + 1, old.sum + value, min(old.minimum, value), max(old.maximum, value))
+                    if let index = ordinal[try row.optionalText(4) ?? ""] { counts[index] += 1 }
+                }
             }
-            guard !rollups.isEmpty else { return 0 }
+            guard !rollups.isEmpty else { return counts }
             let keys = Array(rollups.keys)
             let aggregates = keys.map { rollups[$0]! }
             try await session.execute(
@@ -391,8 +373,60 @@ public final class PostgresStore: StoreBackend {
                 sum = hourly.sum + excluded.sum, minimum = LEAST(hourly.minimum, excluded.minimum),
                 maximum = GREATEST(hourly.maximum, excluded.maximum)
                 """)
-            return inserted.count
+            return counts
         }
+    }
+
+    /// One statement inserting `batches`' samples, the new rows returned as (type, source,
+    /// hour, value, workout).
+    private static func insert(
+        _ batches: [SampleBatch], sourceIDs: [SampleSource: Int64], _ session: PostgresSession
+    ) async throws -> [PostgresRandomAccessRow] {
+        let total = batches.reduce(0) { $0 + $1.samples.count }
+        guard total > 0 else { return [] }
+        var workouts: [String] = []
+        var types: [String] = []
+        var values: [Double] = []
+        var starts: [Double] = []
+        var ends: [Double] = []
+        var sources: [Int64] = []
+        var contacts: [String] = []
+        var rawRR: [Int64] = []
+        do {
+            workouts.reserveCapacity(total)
+            types.reserveCapacity(total)
+            values.reserveCapacity(total)
+            starts.reserveCapacity(total)
+            ends.reserveCapacity(total)
+            sources.reserveCapacity(total)
+            contacts.reserveCapacity(total)
+            rawRR.reserveCapacity(total)
+        }
+        for batch in batches {
+            let workout = batch.workout?.uuidString ?? ""
+            for sample in batch.samples {
+                workouts.append(workout)
+                types.append(sample.type.rawValue)
+                values.append(sample.canonicalValue)
+                starts.append(sample.start.timeIntervalSince1970)
+                ends.append(sample.end.timeIntervalSince1970)
+                sources.append(sourceIDs[sample.source] ?? 0)
+                // Arrays carry no NULLs here: '' and -1 stand for "none" and are turned back below.
+                contacts.append(sample.metadata.sensorContact?.rawValue ?? "")
+                rawRR.append(sample.metadata.rawRRInterval.map { Int64($0) } ?? -1)
+            }
+        }
+        return try await session.rows(
+            """
+            INSERT INTO sample (workout_id, type, value, start_time, end_time, source_id, contact, raw_rr)
+            SELECT NULLIF(t.workout_id, ''), t.type, t.value, to_timestamp(t.start_time), to_timestamp(t.end_time),
+            t.source_id, NULLIF(t.contact, ''), NULLIF(t.raw_rr, -1)
+            FROM unnest(\(workouts)::text[], \(types)::text[], \(values)::float8[], \(starts)::float8[],
+            \(ends)::float8[], \(sources)::int8[], \(contacts)::text[], \(rawRR)::int8[])
+            AS t(workout_id, type, value, start_time, end_time, source_id, contact, raw_rr)
+            ON CONFLICT (type, start_time, source_id, end_time, value) DO NOTHING
+            RETURNING type, source_id, floor(extract(epoch FROM start_time) / 3600)::int8, value, workout_id
+            """)
     }
 }
 

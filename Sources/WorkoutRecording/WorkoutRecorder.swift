@@ -173,11 +173,13 @@ public actor WorkoutRecorder {
     }
 
     /// Starts taking samples: builder updates are stored (events, activities) and passed to
-    /// `onUpdate`; with `onSensorEvent`, sensor events are too (device information is stored).
+    /// `onUpdate` (every kind but `.collected`, which comes with each batch of samples); with
+    /// `onSensorEvent`, sensor events are too (device information is stored).
     public func attach(
         onUpdate: (@Sendable (BuilderUpdate) -> Void)? = nil, onSensorEvent: (@Sendable (SensorEvent) -> Void)? = nil
     ) async {
-        let updates = builder.updates()
+        // Not `.collected`: a wake-up per batch of samples that no handler here uses.
+        let updates = builder.updates(includingCollected: false)
         let store = store
         let id = id
         if store != nil, !alpha1InStore {

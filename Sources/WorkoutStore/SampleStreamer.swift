@@ -74,8 +74,9 @@ public final class SampleStreamer: Sendable {
     }
 
     /// Starts streaming; `interval` is the longest time a sample waits in memory while the store
-    /// accepts writes, on `clock` (real time unless a test moves it); `memoryLimit` bounds the
-    /// samples kept in memory while it does not.
+    /// accepts writes, on `clock` (real time unless a test moves it); flushes fall on whole
+    /// multiples of it, the same instant for every streamer. `memoryLimit` bounds the samples kept
+    /// in memory while the store refuses.
     public convenience init(
         store: WorkoutStore, workout: UUID, interval: Duration = .seconds(1), memoryLimit: Int = 100_000,
         spillDirectory: String? = nil, clock: any WallClock = SystemWallClock(), logger: Logger
@@ -116,7 +117,7 @@ public final class SampleStreamer: Sendable {
             while true {
                 // Cancelled (finish, deinit): no flush after that, or two streamers of one
                 // workout could store its spill file twice.
-                do { try await clock.sleep(until: clock.now().addingTimeInterval(seconds)) } catch { return }
+                do { try await clock.sleep(until: Self.nextFlush(after: clock.now(), every: seconds)) } catch { return }
                 guard let self, !Task.isCancelled else { return }
                 await self.flush()
             }
@@ -126,6 +127,16 @@ public final class SampleStreamer: Sendable {
 
     deinit {
         flusher.withLock { $0?.cancel() }
+    }
+
+    /// The next whole multiple of `seconds` since 1970 after `now`: every streamer of the process
+    /// flushes at the same instant, so their appends meet in one transaction.
+    static func nextFlush(after now: Date, every seconds: Double) -> Date {
+        guard seconds > 0 else { return now }
+        let elapsed = now.timeIntervalSince1970
+        var next = (elapsed / seconds).rounded(.down) * seconds + seconds
+        if next <= elapsed { next += seconds }
+        return Date(timeIntervalSince1970: next)
     }
 
     /// Queues samples; cheap enough to call from the builder's sample sink.

@@ -34,6 +34,9 @@ public protocol StoreBackend: Sendable {
     /// Stores the samples not stored yet, in one transaction; returns how many were new.
     @discardableResult
     func append(_ samples: [QuantitySample], workout: UUID?) async throws(StoreError) -> Int
+    /// Stores several workouts' samples in one transaction (all or none); returns how many of each
+    /// batch were new.
+    func append(batches: [SampleBatch]) async throws(StoreError) -> [Int]
 
     /// Journals a session that starts collecting.
     func beginWorkout(_ record: ActiveSessionRecord) async throws(StoreError)

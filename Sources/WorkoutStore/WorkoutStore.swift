@@ -15,7 +15,23 @@ public final class WorkoutStore: Sendable {
     /// A store kept by `backend`.
     public init(backend: any StoreBackend) {
         self.backend = backend
+        self.sampleWrites = SampleWriteGroup(backend: backend)
     }
+
+    /// Appends that meet go in one transaction.
+    private let sampleWrites: SampleWriteGroup
+
+    /// Transactions the sample appends took so far (appends that meet share one).
+    public var sampleTransactions: Int { sampleWrites.transactions }
+
+    /// Holds sample appends back until ``releaseSampleAppends()`` (tests: a group formed on purpose).
+    func holdSampleAppends() { sampleWrites.hold() }
+
+    /// Writes the appends held back, together.
+    func releaseSampleAppends() { sampleWrites.release() }
+
+    /// Returns once `count` sample appends wait.
+    func waitUntilSampleAppendsWait(_ count: Int) async { await sampleWrites.waitUntilWaiting(count) }
 
     /// Opens (or creates) the SQLite store at `path` and migrates it; a guest opens an existing
     /// store read-only and never changes the file.
@@ -66,10 +82,14 @@ public final class WorkoutStore: Sendable {
 
     /// Stores samples, in one transaction, attributed to `workout` when given; samples stored
     /// already are skipped. Returns how many were new.
+    ///
+    /// Appends that arrive while another is being written share the next transaction (every
+    /// session's streamer flushes on the same second); when that transaction is refused, each
+    /// goes again alone, so one workout's refusal is only its own.
     @discardableResult
     public func append(_ samples: [QuantitySample], workout: UUID?) async throws(StoreError) -> Int {
-        try await uncancelled { () async throws(StoreError) in try await self.backend.append(samples, workout: workout)
-        }
+        guard !samples.isEmpty else { return 0 }
+        return try await sampleWrites.append(SampleBatch(workout: workout, samples: samples))
     }
 
     /// Samples of `type` starting in `[from, to)`, optionally from one source and one workout.

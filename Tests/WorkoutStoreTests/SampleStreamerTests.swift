@@ -73,4 +73,50 @@ import Workouts
         clock.advance(by: 60)
         #expect(clock.sleeperCount == 0, "no timer after finish")
     }
+
+    @Test(
+        "flushes fall on whole multiples of the interval",
+        arguments: [
+            (1_000.0, 1.0, 1_001.0), (1_000.25, 1.0, 1_001.0), (1_000.999, 1.0, 1_001.0), (1_001.0, 2.0, 1_002.0),
+            (1_002.0, 2.0, 1_004.0), (1_000.1, 0.5, 1_000.5),
+        ])
+    func nextFlush(now: Double, interval: Double, expected: Double) {
+        #expect(
+            SampleStreamer.nextFlush(after: Date(timeIntervalSince1970: now), every: interval)
+                == Date(timeIntervalSince1970: expected))
+    }
+
+    @Test func streamersStartedApartFlushTogetherInOneTransaction() async throws {
+        let (store, workout, directory) = try await storeWithWorkout()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let other = UUID()
+        try await store.beginWorkout(
+            ActiveSessionRecord(
+                workoutID: other, configuration: WorkoutConfiguration(activityType: .running), profile: nil,
+                start: origin, state: .running))
+        let clock = ManualWallClock(now: Date(timeIntervalSince1970: 1_000.2))
+        let first = SampleStreamer(
+            store: store, workout: workout, spillDirectory: directory, clock: clock, logger: Logger(label: "test"))
+        await clock.waitUntilSleeping()
+        clock.advance(by: 0.5)
+        let second = SampleStreamer(
+            store: store, workout: other, spillDirectory: directory, clock: clock, logger: Logger(label: "test"))
+        await clock.waitUntilSleeping(2)
+        first.submit(try heartRates(4))
+        second.submit(try heartRates(4, from: 100))
+        let before = store.sampleTransactions
+        // Both wake at 1,001 s, not 1,001.2 and 1,001.7; the store holds appends so that the
+        // first cannot be written before the second arrives.
+        store.holdSampleAppends()
+        clock.advance(by: 0.3)
+        await store.waitUntilSampleAppendsWait(2)
+        store.releaseSampleAppends()
+        await clock.waitUntilSleeping(2)
+        #expect(first.health.waiting == 0 && second.health.waiting == 0)
+        #expect(store.sampleTransactions == before + 1)
+        #expect(try await store.samples(type: .heartRate, workout: workout).count == 4)
+        #expect(try await store.samples(type: .heartRate, workout: other).count == 4)
+        try await first.finish()
+        try await second.finish()
+    }
 }

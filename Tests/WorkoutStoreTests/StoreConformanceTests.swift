@@ -2,8 +2,9 @@ import Foundation
 import Samples
 import Sensors
 import Testing
-import WorkoutStore
 import Workouts
+
+@testable import WorkoutStore
 
 private let sourceA = SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:01", name: "A")
 private let sourceB = SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:02", name: "B")
@@ -309,6 +310,73 @@ struct StoreConformanceTests {
             #expect(try await store.alpha1Windows(of: other).count == 1)
             try await store.deleteWorkout(other)
             #expect(try await store.alpha1Windows(of: other).isEmpty)
+        }
+    }
+
+    @Test(
+        "sample appends that meet share one transaction, each counted on its own; a refused one refuses only itself",
+        arguments: StoreKind.allCases)
+    func groupedAppends(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let workouts = [UUID(), UUID()]
+            for workout in workouts {
+                try await store.beginWorkout(
+                    ActiveSessionRecord(
+                        workoutID: workout, configuration: WorkoutConfiguration(activityType: .running),
+                        profile: nil, start: origin, state: .running))
+            }
+            try await store.append([sample(.heartRate, 100, 0, sourceA)], workout: workouts[0])
+            /// Appends `batches` while the store holds appends back, so that they meet; their answers.
+            func appendTogether(_ batches: [(workout: UUID?, samples: [QuantitySample])]) async -> [Result<
+                Int, StoreError
+            >] {
+                store.holdSampleAppends()
+                return await withTaskGroup(of: (Int, Result<Int, StoreError>).self) { group in
+                    for (index, batch) in batches.enumerated() {
+                        group.addTask {
+                            do throws(StoreError) {
+                                return (index, .success(try await store.append(batch.samples, workout: batch.workout)))
+                            } catch {
+                                return (index, .failure(error))
+                            }
+                        }
+                    }
+                    await store.waitUntilSampleAppendsWait(batches.count)
+                    store.releaseSampleAppends()
+                    var results = [Result<Int, StoreError>](repeating: .success(-1), count: batches.count)
+                    for await (index, result) in group { results[index] = result }
+                    return results
+                }
+            }
+            var before = store.sampleTransactions
+            let together = await appendTogether([
+                // The first is stored already: 3 new.
+                (workouts[0], (0..<4).map { sample(.heartRate, 100, Double($0), sourceA) }),
+                (workouts[1], (0..<5).map { sample(.heartRate, 120, Double($0), sourceB) }),
+                (nil, [sample(.heartRate, 90, 50, sourceB)]),
+                // The same workout again: the second sample is the first batch's, so 1 new.
+                (workouts[0], [sample(.heartRate, 101, 10, sourceA), sample(.heartRate, 100, 3, sourceA)]),
+            ])
+            #expect(try together.map { try $0.get() } == [3, 5, 1, 1])
+            #expect(store.sampleTransactions == before + 1, "one transaction for all four")
+            before = store.sampleTransactions
+            let never = UUID()
+            let refused = await appendTogether([
+                (workouts[1], [sample(.heartRate, 121, 20, sourceB)]),
+                // A workout never begun: the sample's foreign key refuses it.
+                (never, [sample(.heartRate, 70, 60, sourceB)]),
+                (nil, [sample(.heartRate, 91, 70, sourceA)]),
+            ])
+            #expect(try refused[0].get() == 1)
+            #expect(throws: StoreError.self) { try refused[1].get() }
+            #expect(try refused[2].get() == 1)
+            #expect(
+                store.sampleTransactions == before + 1 + 3, "the group's transaction refused, each went again alone")
+            #expect(try await store.samples(type: .heartRate, workout: workouts[0]).count == 5)
+            #expect(try await store.samples(type: .heartRate, workout: workouts[1]).count == 6)
+            #expect(try await store.samples(type: .heartRate, workout: never).isEmpty)
+            #expect(try await store.samples(type: .heartRate).count == 13)
+            #expect(try await store.statistics(type: .heartRate).sampleCount == 13, "rollups count each new row once")
         }
     }
 }

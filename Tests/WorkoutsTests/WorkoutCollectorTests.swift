@@ -124,6 +124,28 @@ struct WorkoutCollectorTests {
         #expect(received.withLock { $0 } == [frame[0]])
     }
 
+    @Test("a subscriber that leaves out `.collected` gets every other update, in order")
+    func updatesWithoutCollected() async throws {
+        let live = LiveWorkoutBuilder(
+            configuration: WorkoutConfiguration(activityType: .running), clock: ManualWallClock(now: t0))
+        let everything = live.updates()
+        let lean = live.updates(includingCollected: false)
+        try await live.beginCollection(at: t0)
+        _ = try await live.addLive([sample(.heartRate, 90, at: 1)])
+        let lap = WorkoutEvent(kind: .lap, dateInterval: DateInterval(start: t0, end: date(2)))
+        _ = try await live.addEvents([lap])
+        _ = try await live.addLive([sample(.heartRate, 91, at: 3)])
+        try await live.endCollection(at: date(4))
+        _ = try await live.finishWorkout()
+        var all: [BuilderUpdate] = []
+        for await update in everything { all.append(update) }
+        var kept: [BuilderUpdate] = []
+        for await update in lean { kept.append(update) }
+        #expect(all.filter { if case .collected = $0 { true } else { false } }.count == 2)
+        #expect(kept == all.filter { if case .collected = $0 { false } else { true } })
+        #expect(kept.contains(.event(lap)))
+    }
+
     @Test("begin → add → end → finish is enforced with typed errors")
     func order() throws {
         var builder = collector()

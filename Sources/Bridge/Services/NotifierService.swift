@@ -1,5 +1,7 @@
 import DBus
+import Foundation
 import Logging
+import Sensors
 import ServiceLifecycle
 import Wire
 
@@ -16,6 +18,8 @@ struct NotifierService: Service {
     /// Sessions a crash interrupted run again.
     let sessionsReady: ReadinessSignal
     let logger: Logger
+    /// Paces the status line (real time: it is for systemd, whatever the simulator's speed).
+    var clock: any WallClock = SystemWallClock()
 
     func run() async throws {
         // Only the kinds that can change the status line: every other message (a line per
@@ -38,15 +42,27 @@ struct NotifierService: Service {
         let core = core
         let notifier = notifier
         let dbus = dbus
+        let clock = clock
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                var last = ""
-                for await _ in messages {
-                    let line = await core.statusLine()
-                    if line != last {
-                        notifier.status(line)
-                        last = line
+                // At most a line a second: a class's session snapshots would have it worked out
+                // (every session's store health summed) 60 times a second.
+                let publisher = StatusPublisher(core: core, notifier: notifier, last: line)
+                let timer = DeadlineTimer(clock: clock)
+                await withTaskGroup(of: Void.self) { paced in
+                    paced.addTask {
+                        await timer.run {
+                            if await publisher.deadlineReached(at: clock.now()) { await publisher.publish() }
+                        }
                     }
+                    for await _ in messages {
+                        switch await publisher.changed(at: clock.now()) {
+                        case .now: await publisher.publish()
+                        case .at(let date): timer.arm(date)
+                        case .nothing: break
+                        }
+                    }
+                    paced.cancelAll()
                 }
             }
             if let interval = notifier.watchdogInterval {
@@ -75,5 +91,30 @@ struct NotifierService: Service {
         }
         notifier.stopping()
         logger.notice("stopping: ending sessions")
+    }
+}
+
+/// Sends the status line when it changed; one at a time, so an older line never overtakes a newer.
+private actor StatusPublisher {
+    let core: BridgeCore
+    let notifier: SystemdNotifier
+    private var last: String
+    private var pacer = StatusPacer()
+
+    init(core: BridgeCore, notifier: SystemdNotifier, last: String) {
+        self.core = core
+        self.notifier = notifier
+        self.last = last
+    }
+
+    func changed(at now: Date) -> StatusPacer.Action { pacer.changed(at: now) }
+
+    func deadlineReached(at now: Date) -> Bool { pacer.deadlineReached(at: now) }
+
+    func publish() async {
+        let line = await core.statusLine()
+        guard line != last else { return }
+        notifier.status(line)
+        last = line
     }
 }

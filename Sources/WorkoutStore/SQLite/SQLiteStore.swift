@@ -203,46 +203,25 @@ public final class SQLiteStore: StoreBackend {
     @discardableResult
     public func append(_ samples: [QuantitySample], workout: UUID?) async throws(StoreError) -> Int {
         guard !samples.isEmpty else { return 0 }
+        return try await append(batches: [SampleBatch(workout: workout, samples: samples)])[0]
+    }
+
+    /// Stores several workouts' samples in one transaction (a second of every session at once):
+    /// one commit instead of one per workout. Returns how many of each batch were new.
+    public func append(batches: [SampleBatch]) async throws(StoreError) -> [Int] {
+        guard batches.contains(where: { !$0.samples.isEmpty }) else { return batches.map { _ in 0 } }
         return try await write { [self] db in
             var sourceIDs: [SampleSource: Int64] = [:]
             var rollups: [HourKey: HourAggregate] = [:]
-            var inserted = 0
-            let workoutID = workout?.uuidString
             var values: [(any DatabaseValueConvertible)?] = []
             values.reserveCapacity(Self.insertChunk * 8)
-            var index = samples.startIndex
-            while index < samples.endIndex {
-                let count = Self.chunk(remaining: samples.endIndex - index)
-                let statement = try db.cachedStatement(sql: Self.insertSQL(rows: count))
-                values.removeAll(keepingCapacity: true)
-                for sample in samples[index..<(index + count)] {
-                    let source: Int64
-                    if let known = sourceIDs[sample.source] {
-                        source = known
-                    } else {
-                        source = try self.sourceID(sample.source, db)
-                        sourceIDs[sample.source] = source
-                    }
-                    values.append(workoutID)
-                    values.append(sample.type.rawValue)
-                    values.append(sample.canonicalValue)
-                    values.append(sample.start.timeIntervalSince1970)
-                    values.append(sample.end.timeIntervalSince1970)
-                    values.append(source)
-                    values.append(sample.metadata.sensorContact?.rawValue)
-                    values.append(sample.metadata.rawRRInterval.map { Int64($0) })
-                }
-                let rows = try Row.fetchCursor(statement, arguments: StatementArguments(values))
-                while let row = try rows.next() {
-                    let start: Double = row[2]
-                    rollups[
-                        HourKey(type: row[0], source: row[1], hour: Int64((start / 3600).rounded(.down))),
-                        default: HourAggregate()
-                    ]
-                    .add(row[3])
-                    inserted += 1
-                }
-                index += count
+            var counts: [Int] = []
+            counts.reserveCapacity(batches.count)
+            for batch in batches {
+                counts.append(
+                    try insertRows(
+                        batch.samples, workout: batch.workout?.uuidString, sourceIDs: &sourceIDs, rollups: &rollups,
+                        values: &values, db))
             }
             let upsert = try db.cachedStatement(
                 sql: """
@@ -256,8 +235,52 @@ public final class SQLiteStore: StoreBackend {
                     aggregate.maximum,
                 ])
             }
-            return inserted
+            return counts
         }
+    }
+
+    /// Inserts one workout's rows in cached power-of-two statements, adding the new ones to
+    /// `rollups`; returns how many were new.
+    private func insertRows(
+        _ samples: [QuantitySample], workout workoutID: String?, sourceIDs: inout [SampleSource: Int64],
+        rollups: inout [HourKey: HourAggregate], values: inout [(any DatabaseValueConvertible)?], _ db: Database
+    ) throws -> Int {
+        var inserted = 0
+        var index = samples.startIndex
+        while index < samples.endIndex {
+            let count = Self.chunk(remaining: samples.endIndex - index)
+            let statement = try db.cachedStatement(sql: Self.insertSQL(rows: count))
+            values.removeAll(keepingCapacity: true)
+            for sample in samples[index..<(index + count)] {
+                let source: Int64
+                if let known = sourceIDs[sample.source] {
+                    source = known
+                } else {
+                    source = try self.sourceID(sample.source, db)
+                    sourceIDs[sample.source] = source
+                }
+                values.append(workoutID)
+                values.append(sample.type.rawValue)
+                values.append(sample.canonicalValue)
+                values.append(sample.start.timeIntervalSince1970)
+                values.append(sample.end.timeIntervalSince1970)
+                values.append(source)
+                values.append(sample.metadata.sensorContact?.rawValue)
+                values.append(sample.metadata.rawRRInterval.map { Int64($0) })
+            }
+            let rows = try Row.fetchCursor(statement, arguments: StatementArguments(values))
+            while let row = try rows.next() {
+                let start: Double = row[2]
+                rollups[
+                    HourKey(type: row[0], source: row[1], hour: Int64((start / 3600).rounded(.down))),
+                    default: HourAggregate()
+                ]
+                .add(row[3])
+                inserted += 1
+            }
+            index += count
+        }
+        return inserted
     }
 
     /// Rows per `INSERT` statement (8 values each, far below SQLite's 32,766 variables).

@@ -9,7 +9,11 @@ public actor LiveWorkoutBuilder {
     private var collector: WorkoutCollector
     private nonisolated let id: UUID
     private let clock: any WallClock
-    private let updatesBroadcaster = ConsumptionTrackingBroadcaster<BuilderUpdate>()
+    private let updatesBroadcaster = ConsumptionTrackingBroadcaster<BuilderUpdate>(routingKey: { update in
+        // `.collected` comes with every batch of samples: only subscribers that ask get it.
+        if case .collected = update { LiveWorkoutBuilder.collectedKey } else { nil }
+    })
+    private static let collectedKey = "collected"
     private let sampleSink: (@Sendable ([QuantitySample]) -> Void)?
 
     /// Creates a builder.
@@ -40,8 +44,12 @@ public actor LiveWorkoutBuilder {
     /// The workout's identifier.
     public nonisolated var workoutID: UUID { id }
 
-    /// Builder updates from now on.
-    public nonisolated func updates() -> AsyncStream<BuilderUpdate> { updatesBroadcaster.subscribe() }
+    /// Builder updates from now on; without `includingCollected`, every update but
+    /// ``BuilderUpdate/collected(_:)`` (one per batch of samples, which a recorder does not need
+    /// to wake up for).
+    public nonisolated func updates(includingCollected: Bool = true) -> AsyncStream<BuilderUpdate> {
+        updatesBroadcaster.subscribe(keys: includingCollected ? nil : [])
+    }
 
     /// Returns once every ``updates()`` subscriber has handled every update so far (a stepped
     /// simulation waits for this, so the updates of one second are out before the next).
