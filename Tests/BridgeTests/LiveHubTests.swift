@@ -98,6 +98,20 @@ struct LiveHubTests {
             return "{}"
         }
         #expect(tab.queuedBytes == 0)
+        // A reader of samples that goes away takes its interest with it.
+        var reader: LiveSubscription? = boardsOnly.subscribe(kinds: [.sample])
+        var delivered = 0
+        boardsOnly.publish(kind: .sample, session: session, sensor: "C0:FF:EE:00:00:01") {
+            delivered += 1
+            return "{}"
+        }
+        #expect(delivered == 1 && reader?.queuedBytes == 2)
+        reader = nil
+        boardsOnly.publish(kind: .sample, session: session, sensor: "C0:FF:EE:00:00:01") {
+            Issue.record("a sample line encoded after its only reader went")
+            return "{}"
+        }
+        #expect(boardsOnly.subscriberCount == 1)
     }
 
     @Test("a reader that keeps up gets everything, in order")

@@ -8,14 +8,47 @@ public import Wire
 /// nothing between the snapshot and the first live message is lost; a duplicate is harmless).
 public final class LiveHub: Sendable {
     private struct State {
-        var subscribers: [ObjectIdentifier: Entry] = [:]
+        private(set) var subscribers: [ObjectIdentifier: Entry] = [:]
         var finished = false
+        /// Per kind (by ``LiveHub/bit(_:)``), how many subscribers take it: a kind nobody takes
+        /// (a line per sample, while no client asked for samples) is refused without a look at
+        /// any subscriber.
+        private var takers = [Int](repeating: 0, count: LiveMessageKind.allCases.count)
+
+        mutating func add(_ entry: Entry, for id: ObjectIdentifier) {
+            if let old = subscribers.updateValue(entry, forKey: id) { count(old, by: -1) }
+            count(entry, by: 1)
+        }
+
+        mutating func remove(_ id: ObjectIdentifier) {
+            if let old = subscribers.removeValue(forKey: id) { count(old, by: -1) }
+        }
+
+        mutating func removeAll() -> [LiveSubscription] {
+            defer {
+                subscribers.removeAll()
+                takers = takers.map { _ in 0 }
+            }
+            return subscribers.values.compactMap(\.subscription)
+        }
+
+        private mutating func count(_ entry: Entry, by step: Int) {
+            for index in takers.indices where entry.kinds & (1 << index) != 0 { takers[index] += step }
+        }
 
         /// The live subscribers whose filters want a message: judged on the entries' copies of
         /// the filters, so a message nobody wants costs no reference loads and no allocation.
         func wanting(kind: LiveMessageKind, session: UUID?, sensor: String?) -> [LiveSubscription] {
+            let bit = LiveHub.bit(kind)
+            guard takers[bit.trailingZeroBitCount] > 0 else { return [] }
+            var upperSensor: String??
             var found: [LiveSubscription] = []
-            for entry in subscribers.values where entry.wants(kind: kind, session: session, sensor: sensor) {
+            for entry in subscribers.values where entry.kinds & bit != 0 {
+                if let filter = entry.session, filter != session { continue }
+                if let filter = entry.upperSensor {
+                    if upperSensor == nil { upperSensor = .some(sensor?.uppercased()) }
+                    guard upperSensor! == filter else { continue }
+                }
                 if let subscription = entry.subscription { found.append(subscription) }
             }
             return found
@@ -28,13 +61,20 @@ public final class LiveHub: Sendable {
         let session: UUID?
         /// The sensor filter, upper-cased once.
         let upperSensor: String?
-        let kinds: Set<LiveMessageKind>?
+        /// The kinds taken, one bit each (``LiveHub/bit(_:)``).
+        let kinds: UInt32
+    }
 
-        func wants(kind: LiveMessageKind, session messageSession: UUID?, sensor messageSensor: String?) -> Bool {
-            if let session, messageSession != session { return false }
-            if let upperSensor, messageSensor?.uppercased() != upperSensor { return false }
-            return kinds?.contains(kind) != false
-        }
+    /// A kind's bit in a subscriber's mask.
+    static func bit(_ kind: LiveMessageKind) -> UInt32 { 1 << UInt32(kindIndex[kind]!) }
+
+    private static let kindIndex = Dictionary(
+        uniqueKeysWithValues: LiveMessageKind.allCases.enumerated().map { ($1, $0) })
+
+    /// The mask of `kinds` (nil: every kind).
+    static func mask(_ kinds: Set<LiveMessageKind>?) -> UInt32 {
+        guard let kinds else { return UInt32.max >> (32 - UInt32(LiveMessageKind.allCases.count)) }
+        return kinds.reduce(0) { $0 | bit($1) }
     }
 
     private let state = Mutex(State())
@@ -73,14 +113,17 @@ public final class LiveHub: Sendable {
         let subscription = LiveSubscription(session: session, sensor: sensor, kinds: kinds, byteBudget: byteBudget) {
             [weak self] in
             guard let id = box.withLock({ $0 }) else { return }
-            self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
+            self?.state.withLock { $0.remove(id) }
         }
         let id = ObjectIdentifier(subscription)
         box.withLock { $0 = id }
         let finished = state.withLock { state in
             if !state.finished {
-                state.subscribers[id] = Entry(
-                    subscription: subscription, session: session, upperSensor: sensor?.uppercased(), kinds: kinds)
+                state.add(
+                    Entry(
+                        subscription: subscription, session: session, upperSensor: sensor?.uppercased(),
+                        kinds: Self.mask(kinds)),
+                    for: id)
             }
             return state.finished
         }
@@ -95,8 +138,7 @@ public final class LiveHub: Sendable {
     public func finish() {
         let subscribers = state.withLock { state in
             state.finished = true
-            defer { state.subscribers.removeAll() }
-            return state.subscribers.values.compactMap(\.subscription)
+            return state.removeAll()
         }
         for subscriber in subscribers { subscriber.finish() }
     }
