@@ -372,11 +372,20 @@ struct StoreConformanceTests {
             #expect(try refused[2].get() == 1)
             #expect(
                 store.sampleTransactions == before + 1 + 3, "the group's transaction refused, each went again alone")
-            #expect(try await store.samples(type: .heartRate, workout: workouts[0]).count == 5)
-            #expect(try await store.samples(type: .heartRate, workout: workouts[1]).count == 6)
+            // Distinct workouts share statements: each new row still counts for its own batch.
+            before = store.sampleTransactions
+            let shared = await appendTogether([
+                (workouts[0], [sample(.heartRate, 102, 11, sourceA), sample(.heartRate, 100, 1, sourceA)]),
+                (workouts[1], [sample(.heartRate, 122, 21, sourceB)]),
+                (nil, [sample(.heartRate, 92, 71, sourceA), sample(.heartRate, 93, 72, sourceA)]),
+            ])
+            #expect(try shared.map { try $0.get() } == [1, 1, 2])
+            #expect(store.sampleTransactions == before + 1)
+            #expect(try await store.samples(type: .heartRate, workout: workouts[0]).count == 6)
+            #expect(try await store.samples(type: .heartRate, workout: workouts[1]).count == 7)
             #expect(try await store.samples(type: .heartRate, workout: never).isEmpty)
-            #expect(try await store.samples(type: .heartRate).count == 13)
-            #expect(try await store.statistics(type: .heartRate).sampleCount == 13, "rollups count each new row once")
+            #expect(try await store.samples(type: .heartRate).count == 17)
+            #expect(try await store.statistics(type: .heartRate).sampleCount == 17, "rollups count each new row once")
         }
     }
 }

@@ -220,22 +220,19 @@ public actor BridgeSession {
             if finished == nil { snapshot.saved = false }
             return snapshot
         }
-        snapshot.elapsedTime = await builder.elapsedTime(at: now)
-        let statistics = await builder.allStatistics
+        let figures = await builder.liveFigures(at: now)
+        snapshot.elapsedTime = figures.elapsedTime
         var zone: WorkoutJSON.Zone?
-        if let current = statistics[.heartRate]?.mostRecent,
-            let configuration = await builder.zoneConfiguration(for: .heartRate)
-        {
+        if let current = figures.statistics[.heartRate]?.mostRecent, let configuration = figures.heartRateZones {
             zone = WorkoutJSON.Zone(configuration.zones[configuration.position(of: current)])
         }
         snapshot.live = SessionJSON.Live(
-            statistics: WorkoutJSON.Statistics.byType(statistics),
-            zones: WorkoutJSON.heartRateZones(await builder.zoneGroups), zone: zone,
-            rmssd: await builder.heartRateVariability.rmssd,
-            alpha1: await builder.latestAlpha1.map(WorkoutJSON.HRVWindow.init),
-            activeEnergy: (await builder.activeEnergy).kilocalories,
-            laps: await builder.events.filter { $0.kind == .lap }.count,
-            plan: (await recorder.planStatus(at: now)).map(PlanJSON.Status.init),
+            statistics: WorkoutJSON.Statistics.byType(figures.statistics),
+            zones: WorkoutJSON.heartRateZones(figures.zoneGroups), zone: zone,
+            rmssd: figures.heartRateVariability.rmssd,
+            alpha1: figures.latestAlpha1.map(WorkoutJSON.HRVWindow.init),
+            activeEnergy: figures.activeEnergy.kilocalories, laps: figures.laps,
+            plan: recorder.runsPlan ? (await recorder.planStatus(at: now)).map(PlanJSON.Status.init) : nil,
             hrvUnavailable: await hrvUnavailable())
         return snapshot
     }

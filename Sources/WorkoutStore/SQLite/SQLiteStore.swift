@@ -207,21 +207,32 @@ public final class SQLiteStore: StoreBackend {
     }
 
     /// Stores several workouts' samples in one transaction (a second of every session at once):
-    /// one commit instead of one per workout. Returns how many of each batch were new.
+    /// one commit instead of one per workout. Returns how many of each batch were new. Batches of
+    /// distinct workouts share the same statements (each new row's workout says whose it was);
+    /// otherwise each batch has its own, in order.
     public func append(batches: [SampleBatch]) async throws(StoreError) -> [Int] {
         guard batches.contains(where: { !$0.samples.isEmpty }) else { return batches.map { _ in 0 } }
+        let distinct = Set(batches.map(\.workout)).count == batches.count
         return try await write { [self] db in
             var sourceIDs: [SampleSource: Int64] = [:]
             var rollups: [HourKey: HourAggregate] = [:]
-            var values: [(any DatabaseValueConvertible)?] = []
-            values.reserveCapacity(Self.insertChunk * 8)
-            var counts: [Int] = []
-            counts.reserveCapacity(batches.count)
-            for batch in batches {
-                counts.append(
-                    try insertRows(
-                        batch.samples, workout: batch.workout?.uuidString, sourceIDs: &sourceIDs, rollups: &rollups,
-                        values: &values, db))
+            var counts = batches.map { _ in 0 }
+            let groups = distinct ? [Array(batches.indices)] : batches.indices.map { [$0] }
+            for group in groups {
+                let ordinal = Dictionary(uniqueKeysWithValues: group.map { (batches[$0].workout?.uuidString, $0) })
+                let rows = group.lazy.flatMap { index in
+                    let workout = batches[index].workout?.uuidString
+                    return batches[index].samples.lazy.map { (workout, $0) }
+                }
+                try insertRows(Array(rows), sourceIDs: &sourceIDs, db) { row in
+                    let start: Double = row[2]
+                    rollups[
+                        HourKey(type: row[0], source: row[1], hour: Int64((start / 3600).rounded(.down))),
+                        default: HourAggregate()
+                    ]
+                    .add(row[3])
+                    if let index = ordinal[row[4] as String?] { counts[index] += 1 }
+                }
             }
             let upsert = try db.cachedStatement(
                 sql: """
@@ -239,19 +250,20 @@ public final class SQLiteStore: StoreBackend {
         }
     }
 
-    /// Inserts one workout's rows in cached power-of-two statements, adding the new ones to
-    /// `rollups`; returns how many were new.
+    /// Inserts rows (a workout's id and a sample) in cached power-of-two statements, handing each
+    /// new row (type, source, start, value, workout) to `inserted`.
     private func insertRows(
-        _ samples: [QuantitySample], workout workoutID: String?, sourceIDs: inout [SampleSource: Int64],
-        rollups: inout [HourKey: HourAggregate], values: inout [(any DatabaseValueConvertible)?], _ db: Database
-    ) throws -> Int {
-        var inserted = 0
-        var index = samples.startIndex
-        while index < samples.endIndex {
-            let count = Self.chunk(remaining: samples.endIndex - index)
+        _ rows: [(workout: String?, sample: QuantitySample)], sourceIDs: inout [SampleSource: Int64], _ db: Database,
+        inserted: (Row) -> Void
+    ) throws {
+        var values: [(any DatabaseValueConvertible)?] = []
+        values.reserveCapacity(min(rows.count, Self.insertChunk) * 8)
+        var index = rows.startIndex
+        while index < rows.endIndex {
+            let count = Self.chunk(remaining: rows.endIndex - index)
             let statement = try db.cachedStatement(sql: Self.insertSQL(rows: count))
             values.removeAll(keepingCapacity: true)
-            for sample in samples[index..<(index + count)] {
+            for (workout, sample) in rows[index..<(index + count)] {
                 let source: Int64
                 if let known = sourceIDs[sample.source] {
                     source = known
@@ -259,7 +271,7 @@ public final class SQLiteStore: StoreBackend {
                     source = try self.sourceID(sample.source, db)
                     sourceIDs[sample.source] = source
                 }
-                values.append(workoutID)
+                values.append(workout)
                 values.append(sample.type.rawValue)
                 values.append(sample.canonicalValue)
                 values.append(sample.start.timeIntervalSince1970)
@@ -268,19 +280,10 @@ public final class SQLiteStore: StoreBackend {
                 values.append(sample.metadata.sensorContact?.rawValue)
                 values.append(sample.metadata.rawRRInterval.map { Int64($0) })
             }
-            let rows = try Row.fetchCursor(statement, arguments: StatementArguments(values))
-            while let row = try rows.next() {
-                let start: Double = row[2]
-                rollups[
-                    HourKey(type: row[0], source: row[1], hour: Int64((start / 3600).rounded(.down))),
-                    default: HourAggregate()
-                ]
-                .add(row[3])
-                inserted += 1
-            }
+            let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(values))
+            while let row = try cursor.next() { inserted(row) }
             index += count
         }
-        return inserted
     }
 
     /// Rows per `INSERT` statement (8 values each, far below SQLite's 32,766 variables).
@@ -298,7 +301,7 @@ public final class SQLiteStore: StoreBackend {
     static func insertSQL(rows: Int) -> String {
         "INSERT INTO sample (workoutId, type, value, start, end, sourceId, contact, rawRR) VALUES "
             + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
-            + " ON CONFLICT (type, start, sourceId, end, value) DO NOTHING RETURNING type, sourceId, start, value"
+            + " ON CONFLICT (type, start, sourceId, end, value) DO NOTHING RETURNING type, sourceId, start, value, workoutId"
     }
 }
 

@@ -176,6 +176,14 @@ public actor LiveWorkoutBuilder {
     public func setPrimarySource(_ source: SampleSource, for type: QuantityType) {
         collector.setPrimarySource(source, for: type)
     }
+    /// The figures a live view shows, at `date`.
+    public func liveFigures(at date: Date) -> LiveFigures {
+        LiveFigures(
+            elapsedTime: collector.elapsedTime(at: date), statistics: collector.allStatistics,
+            heartRateZones: collector.zoneConfiguration(for: .heartRate), zoneGroups: collector.zoneGroups,
+            heartRateVariability: collector.workoutHeartRateVariability, latestAlpha1: collector.latestAlpha1,
+            activeEnergy: collector.activeEnergy, laps: collector.events.reduce(0) { $0 + ($1.kind == .lap ? 1 : 0) })
+    }
     /// The collector's state, for views that need several figures at once.
     public var snapshot: WorkoutCollector { collector }
 }
