@@ -83,6 +83,11 @@ struct DaemonStoreFaultTests {
         let health = try await daemon.unix.send(.GET, "/v1/health").decoded(HealthJSON.self)
         #expect(health.status == "ok")
         #expect(health.problems == nil)
+        try await eventually("STATUS= to say the store is fine again") {
+            let all = datagrams.all
+            guard let degraded = all.lastIndex(where: { $0.hasPrefix("STATUS=degraded") }) else { return false }
+            return all[(degraded + 1)...].contains { $0.hasPrefix("STATUS=") && !$0.contains("degraded") }
+        }
         let started = try await daemon.unix.send(
             .POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[1]]])
         #expect(started.status == 201, "the strap was not left reserved by the refused start")

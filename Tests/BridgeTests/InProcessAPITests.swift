@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import JSONSupport
 import Testing
 import Wire
 
@@ -128,6 +129,36 @@ struct InProcessAPITests {
             #expect(try await client.send(.get, "/v1/sessions/\(running)").status == .notFound)
             #expect(try await client.send(.get, "/v1/workouts/\(running)").status == .ok)
         }
+        try await bridge.stop()
+    }
+
+    @Test("a session's figures refresh once a second for a board; a reader of changes gets only its changes")
+    func refreshesOnlyForReaders() async throws {
+        let bridge = try await InProcessBridge()
+        let hub = bridge.core.hub
+        let changes = hub.subscribe(kinds: [.session], sessionRefreshes: false)
+        let session = try await bridge.core.sessions.create(SessionRequest(sensors: [straps[1]]))
+        #expect(!hub.wantsRefresh(of: session.id), "nobody reads its figures: they are not worked out")
+        let board = hub.subscribe(session: session.id, kinds: [.session])
+        var elapsed: [Double] = []
+        for await delivery in board {
+            guard case .message(let message) = delivery else { continue }
+            elapsed.append(try JSONText.decode(SessionJSON.self, from: Data(message.json.utf8)).elapsedTime)
+            if elapsed.count == 4 { break }
+        }
+        #expect(elapsed == elapsed.sorted() && elapsed.last! > elapsed.first!, "the figures move on: \(elapsed)")
+        try await bridge.core.sessions.stop(session.id.uuidString)
+        // What came besides the changes at the start (its states while it began) and its end
+        // would be a refresh: a figure dated after the board's second one.
+        var changed: [(state: String, elapsed: Double)] = []
+        for await delivery in changes {
+            guard case .message(let message) = delivery else { continue }
+            let snapshot = try JSONText.decode(SessionJSON.self, from: Data(message.json.utf8))
+            changed.append((snapshot.state, snapshot.elapsedTime))
+            if snapshot.state == "ended" { break }
+        }
+        #expect(changed.last?.state == "ended")
+        #expect(changed.dropLast().allSatisfy { $0.elapsed < elapsed[1] }, "changes only, no refresh: \(changed)")
         try await bridge.stop()
     }
 }

@@ -114,6 +114,34 @@ struct LiveHubTests {
         #expect(boardsOnly.subscriberCount == 1)
     }
 
+    @Test("a session's figures refresh reaches only readers that take refreshes; nobody taking one, none is wanted")
+    func refreshes() async {
+        let hub = LiveHub()
+        let session = UUID()
+        let other = UUID()
+        let status = hub.subscribe(kinds: [.sensor, .session], sessionRefreshes: false)
+        let samplesOnly = hub.subscribe(kinds: [.sample])
+        let strapFollower = hub.subscribe(sensor: "C0:FF:EE:00:00:01")
+        #expect(!hub.wantsRefresh(of: session), "no reader takes a refresh: the figures need not be worked out")
+        var board: LiveSubscription? = hub.subscribe(session: other, kinds: [.session])
+        #expect(!hub.wantsRefresh(of: session) && hub.wantsRefresh(of: other))
+        hub.publishRefresh(LiveMessage(kind: .session, session: session, payload: ["n": 1]))
+        hub.publishRefresh(LiveMessage(kind: .session, session: other, payload: ["n": 2]))
+        hub.publish(LiveMessage(kind: .session, session: session, payload: ["n": 3]))
+        #expect(board?.queuedBytes ?? 0 > 0)
+        board = nil
+        #expect(!hub.wantsRefresh(of: other), "a board that went took its interest with it")
+        hub.finish()
+        func numbers(_ subscription: LiveSubscription) async -> [Int] {
+            var found: [Int] = []
+            for await delivery in subscription { found += number(delivery).map { [$0] } ?? [] }
+            return found
+        }
+        #expect(await numbers(status) == [3], "a change reaches it, a refresh does not")
+        #expect(await numbers(samplesOnly) == [])
+        #expect(await numbers(strapFollower) == [])
+    }
+
     @Test("a reader that keeps up gets everything, in order")
     func liveReader() async {
         let hub = LiveHub()

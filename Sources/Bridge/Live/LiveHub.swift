@@ -14,6 +14,8 @@ public final class LiveHub: Sendable {
         /// (a line per sample, while no client asked for samples) is refused without a look at
         /// any subscriber.
         private var takers = [Int](repeating: 0, count: LiveMessageKind.allCases.count)
+        /// How many subscribers take a session's periodic figures (``LiveHub/publishRefresh(_:)``).
+        private var refreshTakers = 0
 
         mutating func add(_ entry: Entry, for id: ObjectIdentifier) {
             if let old = subscribers.updateValue(entry, forKey: id) { count(old, by: -1) }
@@ -28,22 +30,35 @@ public final class LiveHub: Sendable {
             defer {
                 subscribers.removeAll()
                 takers = takers.map { _ in 0 }
+                refreshTakers = 0
             }
             return subscribers.values.compactMap(\.subscription)
         }
 
         private mutating func count(_ entry: Entry, by step: Int) {
             for index in takers.indices where entry.kinds & (1 << index) != 0 { takers[index] += step }
+            if entry.takesRefreshes { refreshTakers += step }
+        }
+
+        /// Whether anyone takes a periodic refresh of `session`'s figures.
+        func wantsRefresh(of session: UUID) -> Bool {
+            guard refreshTakers > 0 else { return false }
+            return subscribers.values.contains { entry in
+                entry.takesRefreshes && entry.subscription != nil && (entry.session ?? session) == session
+            }
         }
 
         /// The live subscribers whose filters want a message: judged on the entries' copies of
         /// the filters, so a message nobody wants costs no reference loads and no allocation.
-        func wanting(kind: LiveMessageKind, session: UUID?, sensor: String?) -> [LiveSubscription] {
+        func wanting(kind: LiveMessageKind, session: UUID?, sensor: String?, refresh: Bool = false)
+            -> [LiveSubscription]
+        {
             let bit = LiveHub.bit(kind)
-            guard takers[bit.trailingZeroBitCount] > 0 else { return [] }
+            guard takers[bit.trailingZeroBitCount] > 0, !refresh || refreshTakers > 0 else { return [] }
             var upperSensor: String??
             var found: [LiveSubscription] = []
             for entry in subscribers.values where entry.kinds & bit != 0 {
+                if refresh && !entry.takesRefreshes { continue }
                 if let filter = entry.session, filter != session { continue }
                 if let filter = entry.upperSensor {
                     if upperSensor == nil { upperSensor = .some(sensor?.uppercased()) }
@@ -63,6 +78,8 @@ public final class LiveHub: Sendable {
         let upperSensor: String?
         /// The kinds taken, one bit each (``LiveHub/bit(_:)``).
         let kinds: UInt32
+        /// Whether it takes `session` messages that only refresh the figures (not only changes).
+        let takesRefreshes: Bool
     }
 
     /// A kind's bit in a subscriber's mask.
@@ -94,6 +111,19 @@ public final class LiveHub: Sendable {
         for subscriber in subscribers { subscriber.offer(message) }
     }
 
+    /// Publishes a session message that only refreshes its figures (the elapsed time, averages,
+    /// zone) to the subscribers that take refreshes; readers that follow only what changes (the
+    /// class, systemd's status line) are not handed one a second per session.
+    public func publishRefresh(_ message: LiveMessage) {
+        let subscribers = state.withLock {
+            $0.wanting(kind: message.kind, session: message.session, sensor: message.sensor, refresh: true)
+        }
+        for subscriber in subscribers { subscriber.offer(message) }
+    }
+
+    /// Whether a refresh of `session`'s figures has a reader: when none has, it is not worked out.
+    public func wantsRefresh(of session: UUID) -> Bool { state.withLock { $0.wantsRefresh(of: session) } }
+
     /// Publishes a message whose text is made only when a subscriber's filters want it: a line per
     /// sample costs an encoding, not paid while no client reads samples.
     public func publish(kind: LiveMessageKind, session: UUID?, sensor: String?, json: () -> String) {
@@ -104,10 +134,12 @@ public final class LiveHub: Sendable {
     }
 
     /// A subscription to the messages for `session` and `sensor` (nil: all) from now on.
-    /// `kinds` (nil: all) keeps a reader that wants a few kinds from being handed every frame.
+    /// `kinds` (nil: all) keeps a reader that wants a few kinds from being handed every frame;
+    /// `sessionRefreshes: false` keeps one that follows sessions' changes from their figures'
+    /// refreshes.
     public func subscribe(
         session: UUID? = nil, sensor: String? = nil, kinds: Set<LiveMessageKind>? = nil,
-        byteBudget: Int = LiveHub.clientByteBudget
+        sessionRefreshes: Bool = true, byteBudget: Int = LiveHub.clientByteBudget
     ) -> LiveSubscription {
         let box = Mutex<ObjectIdentifier?>(nil)
         let subscription = LiveSubscription(session: session, sensor: sensor, kinds: kinds, byteBudget: byteBudget) {
@@ -122,7 +154,8 @@ public final class LiveHub: Sendable {
                 state.add(
                     Entry(
                         subscription: subscription, session: session, upperSensor: sensor?.uppercased(),
-                        kinds: Self.mask(kinds)),
+                        kinds: Self.mask(kinds),
+                        takesRefreshes: sessionRefreshes && sensor == nil && (kinds?.contains(.session) ?? true)),
                     for: id)
             }
             return state.finished

@@ -23,8 +23,10 @@ struct NotifierService: Service {
 
     func run() async throws {
         // Only the kinds that can change the status line: every other message (a line per
-        // sample, every measurement) would be encoded and queued here only to be skipped.
-        let messages = core.hub.subscribe(kinds: [.sensor, .session, .adapter])
+        // sample, every measurement, a session's figures) would be queued here only to be
+        // skipped. Sessions starting and ending and their store's trouble come as signals.
+        let messages = core.hub.subscribe(kinds: [.sensor, .adapter])
+        let sessionChanges = core.sessions.statusChanges.changes
         var up = 0
         for await _ in listening.cancelOnGracefulShutdown() {
             up += 1
@@ -55,13 +57,17 @@ struct NotifierService: Service {
                             if await publisher.deadlineReached(at: clock.now()) { await publisher.publish() }
                         }
                     }
-                    for await _ in messages {
+                    @Sendable func changed() async {
                         switch await publisher.changed(at: clock.now()) {
                         case .now: await publisher.publish()
                         case .at(let date): timer.arm(date)
                         case .nothing: break
                         }
                     }
+                    paced.addTask {
+                        for await _ in sessionChanges { await changed() }
+                    }
+                    for await _ in messages { await changed() }
                     paced.cancelAll()
                 }
             }

@@ -2,6 +2,7 @@ public import Foundation
 import Logging
 import Samples
 public import Sensors
+import Synchronization
 public import Wire
 import WorkoutPlans
 import WorkoutRecording
@@ -33,16 +34,20 @@ public actor BridgeSession {
     private let whenPlanCompletes: (@Sendable (UUID) async -> Void)?
     /// Where each strap's last reading came from (`via`), for saying why HRV is absent.
     private let sensorManager: SensorManager?
+    private let statusChanges: ChangeSignal?
+    /// Whether the last figures published showed the store in trouble: its recovery is news too.
+    private nonisolated let storeTroubleShown = Mutex(false)
     private var session: WorkoutSession { recorder.session }
     private var builder: LiveWorkoutBuilder { recorder.builder }
     private var streamer: SampleStreamer? { recorder.streamer }
 
     init(
         recorder: WorkoutRecorder, guest: Bool, started: Date, trigger: SnapshotTrigger, clock: any WallClock,
-        hub: LiveHub, logger: Logger, sensorManager: SensorManager? = nil,
+        hub: LiveHub, logger: Logger, sensorManager: SensorManager? = nil, statusChanges: ChangeSignal? = nil,
         whenPlanCompletes: (@Sendable (UUID) async -> Void)? = nil
     ) {
         self.sensorManager = sensorManager
+        self.statusChanges = statusChanges
         self.id = recorder.id
         self.profile = recorder.profile
         self.sensors = recorder.sensors
@@ -93,9 +98,14 @@ public actor BridgeSession {
                 break
             }
         })
+        let streamer = streamer
+        trigger.whenWanted { [weak self] in
+            hub.wantsRefresh(of: workoutID) || Self.storeInTrouble(streamer?.health)
+                || (self?.storeTroubleShown.withLock { $0 } ?? false)
+        }
         let requests = trigger.requests
         snapshotTask = Task { [weak self] in
-            for await _ in requests { await self?.publishState() }
+            for await _ in requests { await self?.refresh() }
         }
         let events = session.events()
         stateTask = Task { [weak self] in
@@ -113,6 +123,27 @@ public actor BridgeSession {
     /// Publishes the session's state to the live hub.
     func publishState() async {
         hub.publish(LiveMessage(kind: .session, session: id, payload: await snapshot()))
+    }
+
+    /// Publishes the figures at the trigger's request: as a refresh, to the readers that take
+    /// them; while the store is in trouble (and once it is out of it), as news, to every reader.
+    private func refresh() async {
+        let trouble = Self.storeInTrouble(storeHealth)
+        let shownBefore = storeTroubleShown.withLock { shown in
+            defer { shown = trouble }
+            return shown
+        }
+        if trouble || shownBefore {
+            statusChanges?.signal()
+            await publishState()
+        } else if hub.wantsRefresh(of: id) {
+            hub.publishRefresh(LiveMessage(kind: .session, session: id, payload: await snapshot()))
+        }
+    }
+
+    /// Whether the store refuses this session's samples or lost some: what the status line names.
+    private static func storeInTrouble(_ health: SampleStreamer.Health?) -> Bool {
+        health.map { StoreHealthJSON.problem($0) != nil } ?? false
     }
 
     /// The plan's "next": ends the current step (open goals end only this way).

@@ -93,7 +93,8 @@ public actor ClassManager: Service {
     /// its deadlines, until cancelled or a graceful shutdown.
     public func run() async {
         // Subscribed before the first look at the sensors: a change in between comes as a message.
-        let deliveries = hub.subscribe(kinds: [.sensor, .measurement, .session])
+        // A session's changes, not its figures' refresh every second: only its end matters here.
+        let deliveries = hub.subscribe(kinds: [.sensor, .measurement, .session], sessionRefreshes: false)
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.timer.run { await self.deadlineReached() } }

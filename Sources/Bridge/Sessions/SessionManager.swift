@@ -34,6 +34,10 @@ public actor SessionManager {
     private var reservedSensors: Set<String> = []
     private var reservedAthletes: Set<String> = []
 
+    /// Signalled when the set of running sessions or a session's store health changed: what
+    /// systemd's status line says (it does not follow each session's figures).
+    nonisolated let statusChanges = ChangeSignal()
+
     /// How many ended sessions stay readable through the API.
     public static let endedLimit = 100
 
@@ -161,7 +165,7 @@ public actor SessionManager {
         if request.guest { _ = guestIDs.withLock { $0.insert(id) } }
         let session = BridgeSession(
             recorder: recorder, guest: request.guest, started: clock.now(), trigger: trigger, clock: clock, hub: hub,
-            logger: logger, sensorManager: sensors, whenPlanCompletes: whenPlanCompletes)
+            logger: logger, sensorManager: sensors, statusChanges: statusChanges, whenPlanCompletes: whenPlanCompletes)
         await session.attach()
         do {
             try await session.begin()
@@ -171,6 +175,7 @@ public actor SessionManager {
             throw .invalid("the session could not start: \(error)")
         }
         sessions[id] = session
+        statusChanges.signal()
         for address in addresses { await sensors.bind(address, to: id, guest: request.guest) }
         // Its "running" went out while it began, before it was listed here: a reader that looks
         // it up on that message (the peripheral following the session) missed it. Say it again.
@@ -193,6 +198,7 @@ public actor SessionManager {
             ended[session.id] = session
             endedOrder.append(session.id)
             while endedOrder.count > Self.endedLimit { ended[endedOrder.removeFirst()] = nil }
+            statusChanges.signal()
             for sensor in session.sensors { await sensors.bind(sensor.address, to: nil) }
             logger.info("session ended", metadata: ["session": "\(session.id)"])
         }
@@ -284,9 +290,10 @@ public actor SessionManager {
                     sampleSink: BridgeSession.sink(id: record.workoutID, hub: hub, trigger: trigger), logger: logger)
                 let session = BridgeSession(
                     recorder: recorder, guest: false, started: record.start, trigger: trigger, clock: clock, hub: hub,
-                    logger: logger, sensorManager: sensors)
+                    logger: logger, sensorManager: sensors, statusChanges: statusChanges)
                 await session.attach()
                 sessions[record.workoutID] = session
+                statusChanges.signal()
                 for address in addresses { await sensors.bind(address, to: record.workoutID) }
                 await session.publishState()
                 logger.notice("session recovered", metadata: ["session": "\(record.workoutID)"])

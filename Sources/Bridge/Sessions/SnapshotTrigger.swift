@@ -10,10 +10,16 @@ final class SnapshotTrigger: Sendable {
     let requests: AsyncStream<Void>
     private let continuation: AsyncStream<Void>.Continuation
     private let lastRequest = Mutex<ContinuousClock.Instant?>(nil)
+    /// Whether a publication has a reader now (nil: always); set once the session is wired.
+    private let wanted = Mutex<(@Sendable () -> Bool)?>(nil)
 
     init() {
         (requests, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
+
+    /// Requests publications only while `check` says one has a reader: figures nobody reads are
+    /// not worked out, and their task is not woken.
+    func whenWanted(_ check: @escaping @Sendable () -> Bool) { wanted.withLock { $0 = check } }
 
     /// Samples arrived: requests a publication unless one was requested less than a second ago.
     /// Real time on purpose: this paces what a dashboard redraws, whatever the simulator's speed.
@@ -24,7 +30,7 @@ final class SnapshotTrigger: Sendable {
             last = now
             return true
         }
-        if due { continuation.yield() }
+        if due, wanted.withLock({ $0 })?() ?? true { continuation.yield() }
     }
 
     /// No more requests: ``requests`` ends (the session is stopping).
