@@ -41,7 +41,7 @@ public final class BridgeCore: Sendable {
     public func currentState() async -> [LiveMessage] {
         var messages = await sensors.list().map { LiveMessage(kind: .sensor, sensor: $0.address, payload: $0) }
         for session in await sessions.active {
-            messages.append(LiveMessage(kind: .session, session: session.id, payload: await session.snapshot()))
+            messages.append(.session(await session.snapshot()))
         }
         if let running = await classes.snapshot { messages.append(LiveMessage(kind: .class, payload: running)) }
         return messages

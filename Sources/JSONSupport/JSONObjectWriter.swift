@@ -24,6 +24,14 @@ public struct JSONObjectWriter: Sendable {
         bytes.append(UInt8(ascii: ":"))
     }
 
+    /// A key known only at run time (a dictionary's), escaped.
+    private mutating func key(named key: String) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        first = false
+        Self.appendString(key, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
     /// `"key":"text"`, escaped as JSON requires.
     public mutating func add(_ name: StaticString, _ text: String) {
         key(name)
@@ -52,6 +60,23 @@ public struct JSONObjectWriter: Sendable {
     public mutating func add(_ name: StaticString, _ number: Double) {
         key(name)
         Self.appendNumber(number, to: &bytes)
+    }
+
+    /// `"key":0.833` or `"key":null`.
+    public mutating func add(_ name: StaticString, _ number: Double?) {
+        guard let number else { return addNull(name) }
+        add(name, number)
+    }
+
+    /// `"key":["a","b"]`.
+    public mutating func add(_ name: StaticString, _ texts: [String]) {
+        key(name)
+        bytes.append(UInt8(ascii: "["))
+        for (index, text) in texts.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            Self.appendString(text, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
     }
 
     /// `"key":[0.833,0.8]`.
@@ -83,6 +108,31 @@ public struct JSONObjectWriter: Sendable {
         var inner = JSONObjectWriter(capacity: 64)
         body(&inner)
         bytes.append(contentsOf: inner.finish())
+    }
+
+    /// `"name":{…}` under a key known only at run time; the caller adds such keys in bytewise order too.
+    public mutating func addObject(named name: String, _ body: (inout JSONObjectWriter) -> Void) {
+        key(named: name)
+        var inner = JSONObjectWriter(capacity: 64)
+        body(&inner)
+        bytes.append(contentsOf: inner.finish())
+    }
+
+    /// `"key":[{…},{…}]`: an object per element, written by `body`.
+    public mutating func addObjects<Elements: Sequence>(
+        _ name: StaticString, _ elements: Elements, _ body: (inout JSONObjectWriter, Elements.Element) -> Void
+    ) {
+        key(name)
+        bytes.append(UInt8(ascii: "["))
+        var index = 0
+        for element in elements {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            index += 1
+            var inner = JSONObjectWriter(capacity: 64)
+            body(&inner, element)
+            bytes.append(contentsOf: inner.finish())
+        }
+        bytes.append(UInt8(ascii: "]"))
     }
 
     /// Closes the object and returns its bytes.

@@ -97,4 +97,96 @@ struct HandWrittenJSONTests {
         writer.add("values", [Double.nan, .infinity, 1])
         #expect(writer.text() == #"{"values":[null,null,1]}"#)
     }
+
+    @Test(
+        "session lines: random live figures, store trouble, awkward names; ended sessions and plans go to the encoder")
+    func sessions() throws {
+        var generator = SystemRandomNumberGenerator()
+        func number() -> Any {
+            switch Int.random(in: 0..<5, using: &generator) {
+            case 0: NSNull()
+            case 1: Double(Int.random(in: 0...300, using: &generator))
+            case 2: Double.random(in: -1e-9...1e-9, using: &generator)
+            case 3: Double.random(in: 1e15...1e22, using: &generator)
+            default: Double.random(in: 0...250, using: &generator)
+            }
+        }
+        func name() -> Any { Self.awkwardNames.randomElement(using: &generator)!.map { $0 as Any } ?? NSNull() }
+        func decoded<Value: Decodable>(_ type: Value.Type, _ object: [String: Any]) throws -> Value {
+            try JSONText.decode(type, from: JSONSerialization.data(withJSONObject: object))
+        }
+        func statistics() throws -> WorkoutJSON.Statistics {
+            var object: [String: Any] = [
+                "average": number(), "count": Int.random(in: 0...100_000, using: &generator), "max": number(),
+                "min": number(), "mostRecent": number(), "sum": number(),
+                "unit": ["count/min", "s", "%"].randomElement()!,
+            ]
+            if Bool.random(using: &generator) {
+                object["bySource"] = (0..<Int.random(in: 0...3, using: &generator)).map { index in
+                    [
+                        "count": index, "date": Bool.random() ? "2027-01-15T08:00:30.125Z" : NSNull(),
+                        "mostRecent": number(), "name": name(), "sensor": "C0:FF:EE:00:00:0\(index)",
+                    ] as [String: Any]
+                }
+            }
+            return try decoded(WorkoutJSON.Statistics.self, object)
+        }
+        for round in 0..<1_000 {
+            var session = SessionJSON(
+                id: UUID(), athlete: (name() as? String) ?? "alice", guest: Bool.random(using: &generator),
+                state: ["running", "paused", "prepared"].randomElement(using: &generator)!,
+                activity: "cycling", location: "indoor",
+                sensors: (0..<Int.random(in: 0...3, using: &generator)).map { _ in (name() as? String) ?? "" },
+                start: Date(timeIntervalSince1970: Double.random(in: 0...4_102_444_800, using: &generator)),
+                elapsedTime: Double.random(in: 0...100_000, using: &generator))
+            var figures: [String: WorkoutJSON.Statistics] = [:]
+            for type in ["heartRate", "heartbeatSeries", "activeEnergyBurned", "batteryLevel", "cyclingPower"]
+            where Bool.random(using: &generator) {
+                figures[type] = try statistics()
+            }
+            let zones = try (0..<Int.random(in: 0...5, using: &generator)).map { index in
+                try decoded(
+                    WorkoutJSON.ZoneDuration.self,
+                    [
+                        "duration": Double.random(in: 0...5_000, using: &generator), "index": index, "lower": number(),
+                        "upper": number(),
+                    ])
+            }
+            let zone =
+                Bool.random(using: &generator)
+                ? try decoded(WorkoutJSON.Zone.self, ["index": 2, "lower": number(), "upper": number()]) : nil
+            var window: [String: Any] = [
+                "alpha1": number(), "artefactPercent": Double.random(in: 0...100, using: &generator),
+                "artefacts": NSNull(), "beats": Int.random(in: 0...400, using: &generator),
+                "end": Double.random(in: 0...7_200, using: &generator), "heartRate": 142.5, "power": number(),
+                "reliable": Bool.random(using: &generator),
+            ]
+            if Bool.random(using: &generator) {
+                window["artefacts"] = ["ectopic": 1, "extra": 0, "longShort": 3, "missed": round % 5]
+            }
+            let alpha1 = Bool.random(using: &generator) ? try decoded(WorkoutJSON.HRVWindow.self, window) : nil
+            session.live = SessionJSON.Live(
+                statistics: figures, zones: zones, zone: zone, rmssd: number() as? Double, alpha1: alpha1,
+                activeEnergy: number() as? Double, laps: round % 4, plan: nil, hrvUnavailable: name() as? String)
+            if round.isMultiple(of: 3) {
+                session.store = try decoded(
+                    StoreHealthJSON.self,
+                    [
+                        "error": round.isMultiple(of: 2) ? "disk full" : NSNull(), "lost": 0, "spilled": round,
+                        "waiting": 12,
+                    ])
+            }
+            let typed = TaggedJSON(kind: .session, session: session.id, payload: session)
+            #expect(session.liveLine() == (try JSONText.line(typed)), "round \(round)")
+            #expect(LiveMessage.session(session).json == (try JSONText.line(typed)))
+        }
+        // The rare shapes are the encoder's.
+        let live = try JSONText.decode(SessionJSON.self, from: Data(WireDecodingTests.liveSession.utf8))
+        #expect(live.live?.plan != nil && live.liveLine() == nil)
+        let ended = try JSONText.decode(SessionJSON.self, from: Data(WireDecodingTests.endedSession.utf8))
+        #expect(ended.liveLine() == nil)
+        #expect(
+            LiveMessage.session(ended).json
+                == (try JSONText.line(TaggedJSON(kind: .session, session: ended.id, payload: ended))))
+    }
 }

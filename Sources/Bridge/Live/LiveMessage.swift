@@ -42,6 +42,15 @@ public struct LiveMessage: Sendable, Equatable {
         storage = Storage(kind: kind, session: session, sensor: sensor, json: json)
     }
 
+    /// A session's state, for the live stream: written by hand when it is the frequent kind
+    /// (``SessionJSON/liveLine()``), by the encoder otherwise.
+    public static func session(_ snapshot: SessionJSON) -> LiveMessage {
+        guard let line = snapshot.liveLine() else {
+            return LiveMessage(kind: .session, session: snapshot.id, payload: snapshot)
+        }
+        return LiveMessage(kind: .session, session: snapshot.id, sensor: nil, json: line)
+    }
+
     /// A message whose line was written by hand (the per-frame ones); `json` must carry the routing keys.
     public init(kind: LiveMessageKind, session: UUID?, sensor: String?, json: String) {
         storage = Storage(kind: kind, session: session, sensor: sensor, json: json)

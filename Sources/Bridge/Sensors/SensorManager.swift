@@ -5,6 +5,7 @@ import Metrics
 import Samples
 public import Sensors
 import ServiceLifecycle
+import Synchronization
 public import Wire
 import Workouts
 
@@ -22,6 +23,9 @@ public actor SensorManager {
     private let hub: LiveHub
     private let logger: Logger
     private var statuses: [String: SensorStatus] = [:]
+    /// The straps whose last frame came from a broadcast: a session's figures ask for each of
+    /// its straps every second, without waiting for this actor.
+    private nonisolated let heardByBroadcast = Mutex<Set<String>>([])
     /// When each sensor's status was last published for a heart-rate change alone, and whether a
     /// newer heart rate waits: such changes go out at most once a second of frame time
     /// (`measurement` messages carry every frame's heart rate); anything else goes out at once.
@@ -230,6 +234,11 @@ public actor SensorManager {
         heartRatePublished[address] = last
     }
 
+    /// Whether the strap's last frame came from its broadcast (no link, so no RR intervals).
+    public nonisolated func isHeardByBroadcast(_ address: String) -> Bool {
+        heardByBroadcast.withLock { $0.contains(address) }
+    }
+
     /// Whether the configuration lists the sensor.
     public nonisolated func isConfigured(_ address: String) -> Bool {
         known.contains { $0.address == address.uppercased() }
@@ -336,6 +345,12 @@ public actor SensorManager {
             if let percent = figures.percentOfMax { status.percentOfMax = percent }
             status.lastMeasurement = measurement.receivedAt
             status.via = measurement.via.rawValue
+            if status.via != before.via {
+                let broadcast = measurement.via == .advertisement
+                heardByBroadcast.withLock { heard in
+                    if broadcast { heard.insert(address) } else { heard.remove(address) }
+                }
+            }
             status.framesDecoded += 1
             framesDecoded.increment()
             statuses[address] = status

@@ -122,7 +122,7 @@ public actor BridgeSession {
 
     /// Publishes the session's state to the live hub.
     func publishState() async {
-        hub.publish(LiveMessage(kind: .session, session: id, payload: await snapshot()))
+        hub.publish(.session(await snapshot()))
     }
 
     /// Publishes the figures at the trigger's request: as a refresh, to the readers that take
@@ -137,7 +137,7 @@ public actor BridgeSession {
             statusChanges?.signal()
             await publishState()
         } else if hub.wantsRefresh(of: id) {
-            hub.publishRefresh(LiveMessage(kind: .session, session: id, payload: await snapshot()))
+            hub.publishRefresh(.session(await snapshot()))
         }
     }
 
@@ -264,16 +264,14 @@ public actor BridgeSession {
             alpha1: figures.latestAlpha1.map(WorkoutJSON.HRVWindow.init),
             activeEnergy: figures.activeEnergy.kilocalories, laps: figures.laps,
             plan: recorder.runsPlan ? (await recorder.planStatus(at: now)).map(PlanJSON.Status.init) : nil,
-            hrvUnavailable: await hrvUnavailable())
+            hrvUnavailable: hrvUnavailable())
         return snapshot
     }
 
     /// Why no HRV comes now: every strap is heard through its broadcast (no RR intervals).
-    private func hrvUnavailable() async -> String? {
+    private func hrvUnavailable() -> String? {
         guard let sensorManager, !sensors.isEmpty else { return nil }
-        for sensor in sensors where await sensorManager.status(sensor.address)?.via != "advertisement" {
-            return nil
-        }
+        for sensor in sensors where !sensorManager.isHeardByBroadcast(sensor.address) { return nil }
         return "heart rate from advertisements (no link) carries no RR intervals: no HRV until a link frees"
     }
 

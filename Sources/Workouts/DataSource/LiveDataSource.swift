@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import GATT
 public import Logging
 public import Samples
@@ -41,6 +42,8 @@ public actor LiveDataSource {
     /// Counters so far.
     public private(set) var counters = Counters()
     private let statusBroadcaster = ConsumptionTrackingBroadcaster<SensorEvent>()
+    /// Whether ``sensorEvents()`` was ever asked for: until then, frames skip the broadcaster.
+    private nonisolated let sensorEventsWanted = Atomic(false)
 
     /// Creates a data source; `typesToCollect` defaults to the activity's types. With `addresses`,
     /// only those sensors' events are heard at all (routed by the adapter, never sampled to be dropped).
@@ -74,7 +77,10 @@ public actor LiveDataSource {
     }
 
     /// Every adapter event that passes through, for live views (sensor state, battery, errors).
-    public nonisolated func sensorEvents() -> AsyncStream<SensorEvent> { statusBroadcaster.subscribe() }
+    public nonisolated func sensorEvents() -> AsyncStream<SensorEvent> {
+        sensorEventsWanted.store(true, ordering: .releasing)
+        return statusBroadcaster.subscribe()
+    }
 
     /// Returns once every ``sensorEvents()`` subscriber has handled every event passed on so far:
     /// a stepped simulation waits for this too, so a live view sees each second before the next.
@@ -116,7 +122,7 @@ public actor LiveDataSource {
 
     /// Handles one adapter event (public so tests and the daemon can inject events directly).
     public func handle(_ event: SensorEvent) async {
-        statusBroadcaster.yield(event)
+        if sensorEventsWanted.load(ordering: .acquiring) { statusBroadcaster.yield(event) }
         switch event {
         case .measurement(let measurement):
             counters.measurements += 1
