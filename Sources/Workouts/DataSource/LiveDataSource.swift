@@ -1,9 +1,9 @@
 import Foundation
-import Synchronization
 import GATT
 public import Logging
 public import Samples
 public import Sensors
+import Synchronization
 
 /// Feeds a builder from sensor adapters, as HealthKit's live data source does.
 ///
