@@ -248,6 +248,42 @@ struct DaemonMQTTTests {
         }
     }
 
+    @Test func aRetainedCommandIsRefusedAndACommandDeliveredAgainRunsOnce() async throws {
+        try await withMosquitto { broker in
+            // Left at the broker before the daemon starts: a retained command reaches every new subscriber.
+            try await mqttPublish(
+                broker: broker, topic: "hrbridge/gym/cmd/session/start",
+                payload: #"{"requestId": "kept", "sensors": ["C0:FF:EE:00:00:01"]}"#, retain: true)
+            let reader = try await MQTTSubscriber(broker: broker, filters: ["hrbridge/gym/cmd/response"])
+            defer { reader.stop() }
+            let daemon = try await DaemonUnderTest(moreSettings: Self.settings(broker))
+            defer { daemon.stop() }
+            func reply(_ message: MQTTSubscriber.Received) -> CommandReplyJSON? {
+                message.decode(CommandReplyJSON.self)
+            }
+            let refused = try #require(
+                reply(try await reader.waitFor("the retained command's refusal") { reply($0)?.requestId == "kept" }))
+            #expect(refused.ok == false && refused.error?.code == "retained_command", "\(refused)")
+            #expect(try await daemon.unix.send(.GET, "/v1/sessions").list("sessions", of: SessionJSON.self).isEmpty)
+
+            // The same request twice (as a QoS 1 redelivery would be): one session, the same answer twice.
+            let command = #"{"requestId": "once", "sensors": ["C0:FF:EE:00:00:01"]}"#
+            try await mqttPublish(broker: broker, topic: "hrbridge/gym/cmd/session/start", payload: command)
+            try await reader.waitFor("the first answer") { reply($0)?.requestId == "once" }
+            try await mqttPublish(broker: broker, topic: "hrbridge/gym/cmd/session/start", payload: command)
+            try await eventually("the second answer") {
+                reader.messages(on: "hrbridge/gym/cmd/response").filter { reply($0)?.requestId == "once" }.count == 2
+            }
+            let answers = reader.messages(on: "hrbridge/gym/cmd/response").compactMap(reply).filter {
+                $0.requestId == "once"
+            }
+            #expect(answers.allSatisfy { $0.ok == true }, "the second is the first's answer, not a 409: \(answers)")
+            #expect(Set(answers.compactMap { $0.session?.id }).count == 1)
+            let sessions = try await daemon.unix.send(.GET, "/v1/sessions").list("sessions", of: SessionJSON.self)
+            #expect(sessions.count == 1)
+        }
+    }
+
     @Test func commandsAreRefusedUnlessEnabled() async throws {
         try await withMosquitto { broker in
             let daemon = try await DaemonUnderTest(moreSettings: Self.settings(broker, commands: false))

@@ -74,9 +74,10 @@ public final class MQTTSubscriber: Sendable {
 }
 
 /// Publishes one message with paho-mqtt (QoS 1) and waits for the broker's acknowledgement.
-public func mqttPublish(broker: MosquittoBroker, topic: String, payload: String) async throws {
+public func mqttPublish(broker: MosquittoBroker, topic: String, payload: String, retain: Bool = false) async throws {
     let script = packageRoot.appendingPathComponent("Tests/Fixtures/mqtt/publish.py").path
     let publisher = try Spawned(
-        venvPython, [script, "--port", String(broker.port), topic, payload], label: "paho publish")
+        venvPython, [script, "--port", String(broker.port)] + (retain ? ["--retain"] : []) + [topic, payload],
+        label: "paho publish")
     guard await publisher.wait() == 0 else { throw HarnessError("publishing to \(topic) failed: \(publisher.report)") }
 }

@@ -388,4 +388,29 @@ struct StoreConformanceTests {
             #expect(try await store.statistics(type: .heartRate).sampleCount == 17, "rollups count each new row once")
         }
     }
+
+    @Test(
+        "a strap first seen in a write the store refused is looked up again: its samples keep their own strap",
+        arguments: StoreKind.allCases)
+    func sourceOfRefusedWrite(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let workout = UUID()
+            try await store.beginWorkout(
+                ActiveSessionRecord(
+                    workoutID: workout, configuration: WorkoutConfiguration(activityType: .running), profile: nil,
+                    start: origin, state: .running))
+            let first = SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:0A", name: "first")
+            let second = SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:0B", name: "second")
+            // A workout never begun: the write, and the strap's new row with it, is rolled back.
+            await #expect(throws: StoreError.self) {
+                try await store.append([sample(.heartRate, 100, 0, first)], workout: UUID())
+            }
+            // Another strap now takes the row the rolled-back one had.
+            try await store.append([sample(.heartRate, 110, 1, second)], workout: workout)
+            try await store.append([sample(.heartRate, 120, 2, first)], workout: workout)
+            try await store.append([sample(.heartRate, 121, 3, first)], workout: workout)
+            let stored = try await store.samples(type: .heartRate, workout: workout)
+            #expect(stored.map(\.source.name) == ["second", "first", "first"])
+        }
+    }
 }

@@ -36,6 +36,10 @@ public actor MQTTBridge: Service {
     private let backfillFrames = Counter(label: "hrbridge_mqtt_backfill_frames_total")
     private let commandsRefused = Counter(label: "hrbridge_mqtt_commands_total", dimensions: [("result", "refused")])
     private let commandsDone = Counter(label: "hrbridge_mqtt_commands_total", dimensions: [("result", "done")])
+    private let commandsRepeated = Counter(
+        label: "hrbridge_mqtt_commands_total", dimensions: [("result", "repeated")])
+    /// The replies to recent commands with a `requestId`: one delivered again is answered, not run.
+    private var recentRequests = CommandRequestLog()
 
     /// Sets the client up from the settings (the password read from its file); `clock` is the
     /// one the adapter stamps frames with.
@@ -347,6 +351,8 @@ public actor MQTTBridge: Service {
     private func command(_ message: MQTTMessage) async {
         let name = String(message.topic.dropFirst(topics.commandPrefix.count).prefix(120))
         guard message.topic != topics.response else { return }
+        // An empty message clears a retained one at the broker: nothing to run, nothing to answer.
+        guard !message.payload.isEmpty else { return }
         var body = Data(message.payload)
         var requestID: String?
         // `requestId` belongs to MQTT, not to the request: taken out before the API's validation.
@@ -355,6 +361,23 @@ public actor MQTTBridge: Service {
         {
             if case .string(let text) = id { requestID = String(text.prefix(128)) }
             body = Data(((try? JSONText.line(JSONValue.object(object))) ?? "{}").utf8)
+        }
+        // Retained, it would run again on every reconnect of ours and every restart of the broker.
+        guard !message.retain else {
+            await reply(
+                requestID: requestID, command: name,
+                error: APIError(
+                    .badRequest, "retained_command",
+                    "a retained command is refused: it would run again on every reconnect; publish commands with "
+                        + "retain off, and clear this one with an empty retained message on its topic"),
+                remembered: false)
+            return
+        }
+        if let requestID, let earlier = recentRequests.reply(to: requestID) {
+            commandsRepeated.increment()
+            logger.info("MQTT command delivered again: answered, not run", metadata: ["command": "\(name)"])
+            await client.publish(MQTTMessage(topic: topics.response, text: earlier, qos: .atLeastOnce))
+            return
         }
         do {
             let snapshot: SessionJSON
@@ -379,7 +402,10 @@ public actor MQTTBridge: Service {
         }
     }
 
-    private func reply(requestID: String?, command: String, session: SessionJSON? = nil, error: APIError? = nil) async {
+    private func reply(
+        requestID: String?, command: String, session: SessionJSON? = nil, error: APIError? = nil,
+        remembered: Bool = true
+    ) async {
         if let error {
             commandsRefused.increment()
             logger.warning(
@@ -389,6 +415,7 @@ public actor MQTTBridge: Service {
             requestId: requestID, command: command, ok: error == nil, session: session,
             error: error.map { ErrorJSON.Detail(code: $0.code, message: $0.message) })
         let text = (try? JSONText.line(reply)) ?? #"{"ok":false}"#
+        if remembered, let requestID { recentRequests.remember(text, for: requestID) }
         await client.publish(MQTTMessage(topic: topics.response, text: text, qos: .atLeastOnce))
     }
 }

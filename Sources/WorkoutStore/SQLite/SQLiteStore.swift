@@ -4,6 +4,7 @@ import GRDB
 import Metrics
 public import Samples
 public import Sensors
+import Synchronization
 import Workouts
 
 #if canImport(Glibc)
@@ -21,6 +22,11 @@ public final class SQLiteStore: StoreBackend {
 
     private let reader: any DatabaseReader
     private let writer: (any DatabaseWriter)?
+    /// Sources found stored, with their names as stored: learnt once the transaction that found
+    /// them committed, so a session's batch does not look its strap up in every write. Sources
+    /// are never deleted; at ``knownSourceLimit`` the map starts again.
+    private let knownSources = Mutex<[SampleSource: Int64]>([:])
+    static let knownSourceLimit = 4_096
     /// The database file.
     public let path: String
     /// `<file>.lock`: every process that writes the file sees the same lock.
@@ -146,6 +152,18 @@ public final class SQLiteStore: StoreBackend {
     // MARK: Sources
 
     func sourceID(_ source: SampleSource, _ db: Database) throws -> Int64 {
+        if let known = knownSources.withLock({ $0[source] }) { return known }
+        let id = try storedSourceID(source, db)
+        db.afterNextTransaction { [weak self] _ in
+            self?.knownSources.withLock { known in
+                if known.count >= Self.knownSourceLimit { known.removeAll() }
+                known[source] = id
+            }
+        }
+        return id
+    }
+
+    private func storedSourceID(_ source: SampleSource, _ db: Database) throws -> Int64 {
         // Cached statements: this runs in every batch of every session, and compiling SQL is
         // what cost the most in a recording gateway's store (Benchmarks/README.md).
         if let id = try Int64.fetchOne(
