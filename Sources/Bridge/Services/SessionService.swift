@@ -10,10 +10,16 @@ struct SessionService: Service {
     let ready: ReadinessSignal
 
     func run() async {
-        await sensorsReady.signalled()
-        await sessions.recover()
-        ready.signal()
-        try? await gracefulShutdown()
-        await sessions.stopAll()
+        let sessions = sessions
+        await withDiscardingTaskGroup { group in
+            // The sessions' figures, once a second while samples flow, until the sessions end.
+            group.addTask { await sessions.figures.run { due in await sessions.refreshFigures(due) } }
+            await sensorsReady.signalled()
+            await sessions.recover()
+            ready.signal()
+            try? await gracefulShutdown()
+            await sessions.stopAll()
+            group.cancelAll()
+        }
     }
 }
