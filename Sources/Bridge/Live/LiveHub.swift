@@ -114,21 +114,11 @@ public final class LiveHub: Sendable {
     /// Publishes a session message that only refreshes its figures (the elapsed time, averages,
     /// zone) to the subscribers that take refreshes; readers that follow only what changes (the
     /// class, systemd's status line) are not handed one a second per session.
-    public func publishRefresh(_ message: LiveMessage) { publishRefresh(CollectionOfOne(message)) }
-
-    /// Publishes several sessions' refreshes together: each reader is handed its share at once
-    /// (one wake-up), in the order given.
-    public func publishRefresh(_ messages: some Collection<LiveMessage>) {
-        let shares = state.withLock { state -> [ObjectIdentifier: (LiveSubscription, [LiveMessage])] in
-            var shares: [ObjectIdentifier: (LiveSubscription, [LiveMessage])] = [:]
-            for message in messages {
-                let readers = state.wanting(
-                    kind: message.kind, session: message.session, sensor: message.sensor, refresh: true)
-                for reader in readers { shares[ObjectIdentifier(reader), default: (reader, [])].1.append(message) }
-            }
-            return shares
+    public func publishRefresh(_ message: LiveMessage) {
+        let subscribers = state.withLock {
+            $0.wanting(kind: message.kind, session: message.session, sensor: message.sensor, refresh: true)
         }
-        for (reader, share) in shares.values { reader.offer(contentsOf: share) }
+        for subscriber in subscribers { subscriber.offer(message) }
     }
 
     /// Whether a refresh of `session`'s figures has a reader: when none has, it is not worked out.

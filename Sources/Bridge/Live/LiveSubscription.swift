@@ -65,28 +65,24 @@ public final class LiveSubscription: AsyncSequence, Sendable {
     }
 
     /// Takes a published message; the hub offers only what the filters want.
-    func offer(_ message: LiveMessage) { offer(contentsOf: CollectionOfOne(message)) }
-
-    /// Takes several messages at once: a waiting reader is woken once, for the first, and finds
-    /// the others queued when it asks again.
-    func offer(contentsOf messages: some Collection<LiveMessage>) {
-        guard let first = messages.first else { return }
+    func offer(_ message: LiveMessage) {
+        let size = message.json.utf8.count
         let waiter = state.withLock { state -> CheckedContinuation<Delivery?, Never>? in
             guard !state.finished else { return nil }
-            let waiter = state.waiter
-            state.waiter = nil
-            for message in messages.dropFirst(waiter == nil ? 0 : 1) {
-                state.queue.append(message)
-                state.bytes += message.json.utf8.count
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return waiter
             }
+            state.queue.append(message)
+            state.bytes += size
             while state.bytes > byteBudget, let oldest = state.queue.popFirst() {
                 state.bytes -= oldest.json.utf8.count
                 state.dropped += 1
                 LiveSubscription.droppedMessages.increment()
             }
-            return waiter
+            return nil
         }
-        waiter?.resume(returning: .message(first))
+        waiter?.resume(returning: .message(message))
     }
 
     /// Ends the subscription: the reader gets what is queued, then the end.

@@ -10,16 +10,10 @@ struct SessionService: Service {
     let ready: ReadinessSignal
 
     func run() async {
-        let sessions = sessions
-        await withDiscardingTaskGroup { group in
-            // The sessions' figures, once a second while samples flow, until the sessions end.
-            group.addTask { await sessions.figures.run { due in await sessions.refreshFigures(due) } }
-            await sensorsReady.signalled()
-            await sessions.recover()
-            ready.signal()
-            try? await gracefulShutdown()
-            await sessions.stopAll()
-            group.cancelAll()
-        }
+        await sensorsReady.signalled()
+        await sessions.recover()
+        ready.signal()
+        try? await gracefulShutdown()
+        await sessions.stopAll()
     }
 }

@@ -2,6 +2,7 @@ public import Foundation
 import Logging
 import Samples
 public import Sensors
+import Synchronization
 public import Wire
 import WorkoutPlans
 import WorkoutRecording
@@ -24,21 +25,24 @@ public actor BridgeSession {
     private let clock: any WallClock
     private let hub: LiveHub
     private let logger: Logger
+    private let trigger: SnapshotTrigger
     /// Publishes the state on every session event; cancelled and awaited by ``stop()``.
     private var stateTask: Task<Void, Never>?
+    /// Publishes the figures when ``trigger`` asks; cancelled and awaited by ``stop()``.
+    private var snapshotTask: Task<Void, Never>?
     private var planTask: Task<Void, Never>?
     private let whenPlanCompletes: (@Sendable (UUID) async -> Void)?
     /// Where each strap's last reading came from (`via`), for saying why HRV is absent.
     private let sensorManager: SensorManager?
     private let statusChanges: ChangeSignal?
     /// Whether the last figures published showed the store in trouble: its recovery is news too.
-    private var storeTroubleShown = false
+    private nonisolated let storeTroubleShown = Mutex(false)
     private var session: WorkoutSession { recorder.session }
     private var builder: LiveWorkoutBuilder { recorder.builder }
     private var streamer: SampleStreamer? { recorder.streamer }
 
     init(
-        recorder: WorkoutRecorder, guest: Bool, started: Date, clock: any WallClock,
+        recorder: WorkoutRecorder, guest: Bool, started: Date, trigger: SnapshotTrigger, clock: any WallClock,
         hub: LiveHub, logger: Logger, sensorManager: SensorManager? = nil, statusChanges: ChangeSignal? = nil,
         whenPlanCompletes: (@Sendable (UUID) async -> Void)? = nil
     ) {
@@ -51,15 +55,16 @@ public actor BridgeSession {
         self.configuration = recorder.configuration
         self.started = started
         self.recorder = recorder
+        self.trigger = trigger
         self.clock = clock
         self.hub = hub
         self.logger = logger
         self.whenPlanCompletes = whenPlanCompletes
     }
 
-    /// The sample sink of a session: the live hub; samples also have the session's figures
-    /// refreshed at the next whole second.
-    static func sink(id: UUID, hub: LiveHub, figures: FiguresRefresher) -> @Sendable ([QuantitySample]) -> Void {
+    /// The sample sink of a session: the live hub; samples also refresh the session's figures on
+    /// the stream, at most once a second.
+    static func sink(id: UUID, hub: LiveHub, trigger: SnapshotTrigger) -> @Sendable ([QuantitySample]) -> Void {
         { samples in
             for sample in samples {
                 let address = sample.source.address
@@ -67,7 +72,7 @@ public actor BridgeSession {
                     SampleJSON.line(sample, kind: .sample, session: id, sensor: address)
                 }
             }
-            figures.samplesArrived(for: id)
+            trigger.poke()
         }
     }
 
@@ -93,6 +98,15 @@ public actor BridgeSession {
                 break
             }
         })
+        let streamer = streamer
+        trigger.whenWanted { [weak self] in
+            hub.wantsRefresh(of: workoutID) || Self.storeInTrouble(streamer?.health)
+                || (self?.storeTroubleShown.withLock { $0 } ?? false)
+        }
+        let requests = trigger.requests
+        snapshotTask = Task { [weak self] in
+            for await _ in requests { await self?.refresh() }
+        }
         let events = session.events()
         stateTask = Task { [weak self] in
             for await _ in events { await self?.publishState() }
@@ -102,6 +116,7 @@ public actor BridgeSession {
     deinit {
         // A session dropped without stop(): its tasks hold it weakly and end here.
         stateTask?.cancel()
+        snapshotTask?.cancel()
         planTask?.cancel()
     }
 
@@ -110,28 +125,20 @@ public actor BridgeSession {
         hub.publish(.session(await snapshot()))
     }
 
-    /// What a refresh of the figures puts on the hub.
-    enum FiguresMessage {
-        /// For the readers that take refreshes.
-        case refresh(LiveMessage)
-        /// News for every reader: the store is in trouble, or just came out of it.
-        case change(LiveMessage)
-    }
-
-    /// The figures for this second's refresh: nil when nobody reads them (they are not worked
-    /// out); while the store is in trouble, and once it is out of it, news that the status line
-    /// hears too.
-    func refreshedFigures() async -> FiguresMessage? {
-        guard await recorder.finished == nil else { return nil }
+    /// Publishes the figures at the trigger's request: as a refresh, to the readers that take
+    /// them; while the store is in trouble (and once it is out of it), as news, to every reader.
+    private func refresh() async {
         let trouble = Self.storeInTrouble(storeHealth)
-        let shownBefore = storeTroubleShown
-        storeTroubleShown = trouble
+        let shownBefore = storeTroubleShown.withLock { shown in
+            defer { shown = trouble }
+            return shown
+        }
         if trouble || shownBefore {
             statusChanges?.signal()
-            return .change(.session(await snapshot()))
+            await publishState()
+        } else if hub.wantsRefresh(of: id) {
+            hub.publishRefresh(.session(await snapshot()))
         }
-        guard hub.wantsRefresh(of: id) else { return nil }
-        return .refresh(.session(await snapshot()))
     }
 
     /// Whether the store refuses this session's samples or lost some: what the status line names.
@@ -217,7 +224,8 @@ public actor BridgeSession {
         planTask?.cancel()
         let workout = try await recorder.finish(at: clock.now(), settle: .detach)
         await recorder.stopStreams()
-        for task in [stateTask].compactMap({ $0 }) {
+        trigger.finish()
+        for task in [stateTask, snapshotTask].compactMap({ $0 }) {
             task.cancel()
             await task.value
         }

@@ -37,17 +37,14 @@ public actor SessionManager {
     /// Signalled when the set of running sessions or a session's store health changed: what
     /// systemd's status line says (it does not follow each session's figures).
     nonisolated let statusChanges = ChangeSignal()
-    /// When the sessions' figures go out again (``refreshFigures(_:)``, run by the session service).
-    nonisolated let figures: FiguresRefresher
 
     /// How many ended sessions stay readable through the API.
     public static let endedLimit = 100
 
     public init(
         configuration: BridgeConfiguration, sensors: SensorManager, store: WorkoutStore?, clock: any WallClock,
-        hub: LiveHub, logger: Logger, figuresClock: any WallClock = SystemWallClock()
+        hub: LiveHub, logger: Logger
     ) {
-        self.figures = FiguresRefresher(clock: figuresClock)
         self.configuration = configuration
         self.sensors = sensors
         self.store = store
@@ -144,6 +141,7 @@ public actor SessionManager {
         let id = UUID()
         starting.insert(id)
         defer { starting.remove(id) }
+        let trigger = SnapshotTrigger()
         var setup = WorkoutRecorder.Setup(
             configuration: workoutConfiguration, profile: athlete.profile, sensors: identities, zones: zones,
             plan: runnerPlan, store: request.guest ? nil : store, id: id)
@@ -153,7 +151,7 @@ public actor SessionManager {
         do {
             recorder = try await WorkoutRecorder(
                 setup, adapter: sensors.adapter, clock: clock, registry: registry,
-                sampleSink: BridgeSession.sink(id: id, hub: hub, figures: figures), logger: logger)
+                sampleSink: BridgeSession.sink(id: id, hub: hub, trigger: trigger), logger: logger)
         } catch let error as StoreError {
             throw .storage(error)
         } catch {
@@ -166,7 +164,7 @@ public actor SessionManager {
         }
         if request.guest { _ = guestIDs.withLock { $0.insert(id) } }
         let session = BridgeSession(
-            recorder: recorder, guest: request.guest, started: clock.now(), clock: clock, hub: hub,
+            recorder: recorder, guest: request.guest, started: clock.now(), trigger: trigger, clock: clock, hub: hub,
             logger: logger, sensorManager: sensors, statusChanges: statusChanges, whenPlanCompletes: whenPlanCompletes)
         await session.attach()
         do {
@@ -229,21 +227,6 @@ public actor SessionManager {
         return targets.count
     }
 
-    /// Publishes the figures of the sessions whose samples arrived in the last second: the
-    /// refreshes together (each reader woken once for all of them), the news at once.
-    func refreshFigures(_ due: Set<UUID>) async {
-        var refreshes: [LiveMessage] = []
-        for id in due {
-            guard let session = sessions[id] else { continue }
-            switch await session.refreshedFigures() {
-            case .refresh(let message)?: refreshes.append(message)
-            case .change(let message)?: hub.publish(message)
-            case nil: break
-            }
-        }
-        hub.publishRefresh(refreshes)
-    }
-
     /// What the sessions' streamers hold unstored, summed, with the most recent refusal.
     public func storeHealth() async -> SampleStreamer.Health {
         var total = SampleStreamer.Health()
@@ -295,6 +278,7 @@ public actor SessionManager {
                 }
                 var identities: [SensorIdentity] = []
                 for address in addresses { identities.append(await sensors.identity(address)) }
+                let trigger = SnapshotTrigger()
                 var setup = WorkoutRecorder.Setup(
                     configuration: record.configuration,
                     profile: record.profile ?? UserProfile(id: UserProfile.anonymousID), sensors: identities,
@@ -303,9 +287,9 @@ public actor SessionManager {
                 setup.logsRefusedFrames = false
                 let recorder = try await WorkoutRecorder(
                     setup, adapter: sensors.adapter, clock: clock, registry: registry,
-                    sampleSink: BridgeSession.sink(id: record.workoutID, hub: hub, figures: figures), logger: logger)
+                    sampleSink: BridgeSession.sink(id: record.workoutID, hub: hub, trigger: trigger), logger: logger)
                 let session = BridgeSession(
-                    recorder: recorder, guest: false, started: record.start, clock: clock, hub: hub,
+                    recorder: recorder, guest: false, started: record.start, trigger: trigger, clock: clock, hub: hub,
                     logger: logger, sensorManager: sensors, statusChanges: statusChanges)
                 await session.attach()
                 sessions[record.workoutID] = session
