@@ -149,6 +149,10 @@ public actor MQTTSensorAdapter: SensorAdapter {
                     metadata: ["sensor": "\(address)", "from": "\(from)", "to": "\(to)"])
             case .limitReached(_, let node):
                 refuse(.badTopic("hrbridge/\(node)/sensor/…: more than \(settings.sensorLimit) straps"), node: node)
+            case .evicted(let address):
+                logger.notice(
+                    "strap forgotten to make room: silent longest, at the strap limit",
+                    metadata: ["sensor": "\(address)", "limit": "\(settings.sensorLimit)"])
             }
         }
         // Only when none is armed: an armed wake-up is never late (see `start`).

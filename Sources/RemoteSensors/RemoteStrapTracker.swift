@@ -44,6 +44,8 @@ public struct RemoteStrapTracker: Sendable {
         public internal(set) var identity: SensorIdentity
         /// Whether it streams.
         public internal(set) var link: Link
+        /// When its last frame reached the hub.
+        public internal(set) var lastHeard: Date
 
         /// Whether it streams.
         public var isReady: Bool { if case .up = link { true } else { false } }
@@ -75,8 +77,12 @@ public struct RemoteStrapTracker: Sendable {
         case sequenceGap(SensorIdentity, missing: UInt32)
         /// Log that the strap is now heard through another gateway.
         case moved(address: String, from: String, to: String)
-        /// Refuse a new strap: ``Configuration/sensorLimit`` straps are followed already.
+        /// Refuse a new strap: ``Configuration/sensorLimit`` straps are followed already, each
+        /// streaming or silent for less than ``Configuration/expire``.
         case limitReached(address: String, node: String)
+        /// A strap silent for longer than ``Configuration/expire`` was forgotten to make room for
+        /// a new one: addresses anyone can make up must not lock real straps out until a restart.
+        case evicted(address: String)
     }
 
     /// The tunables.
@@ -143,11 +149,16 @@ public struct RemoteStrapTracker: Sendable {
         _ measurement: RemoteMeasurement, address: String, node: String, at now: Date, _ actions: inout [Action]
     ) {
         if straps[address] == nil {
+            if straps.count >= configuration.sensorLimit, let silent = longestSilent(at: now) {
+                straps[silent] = nil
+                names[silent] = nil
+                actions.append(.evicted(address: silent))
+            }
             guard straps.count < configuration.sensorLimit else {
                 actions.append(.limitReached(address: address, node: node))
                 return
             }
-            let strap = Strap(identity: identity(address: address, node: node), link: .down)
+            let strap = Strap(identity: identity(address: address, node: node), link: .down, lastHeard: now)
             straps[address] = strap
             actions.append(
                 .emit(.discovered(DiscoveredSensor(identity: strap.identity, rssi: nil, services: [.heartRate]))))
@@ -173,6 +184,7 @@ public struct RemoteStrapTracker: Sendable {
             actions.append(.emit(.connectionChanged(strap.identity, .ready)))
         }
         strap.link = .up(lastSequence: measurement.sequence, lastHeard: now)
+        strap.lastHeard = now
         straps[address] = strap
         do {
             let value = try GATTValue(characteristic: measurement.characteristic, bytes: measurement.bytes)
@@ -187,9 +199,23 @@ public struct RemoteStrapTracker: Sendable {
         }
     }
 
-    /// A name heard for `address`: kept (bounded), and the strap announced again under it.
+    /// The strap not streaming that has been silent longest, when it has been for more than
+    /// ``Configuration/expire`` (ties: the lowest address).
+    private func longestSilent(at now: Date) -> String? {
+        let cutoff = now.addingTimeInterval(-configuration.expire)
+        return straps.filter { !$0.value.isReady && $0.value.lastHeard < cutoff }
+            .min { ($0.value.lastHeard, $0.key) < ($1.value.lastHeard, $1.key) }?.key
+    }
+
+    /// A name heard for `address`: kept (bounded), and the strap announced again under it. When
+    /// the names are full, one of an address not followed makes room, so made-up addresses'
+    /// names cannot keep a real strap's out.
     private mutating func rename(_ address: String, _ name: String, _ actions: inout [Action]) {
-        guard !name.isEmpty, names[address] != nil || names.count < configuration.sensorLimit else { return }
+        guard !name.isEmpty else { return }
+        if names[address] == nil, names.count >= configuration.sensorLimit {
+            guard let unfollowed = names.keys.filter({ straps[$0] == nil }).min() else { return }
+            names[unfollowed] = nil
+        }
         let name = String(name.prefix(Self.maximumNameLength))
         names[address] = name
         guard var strap = straps[address], strap.identity.name != name else { return }

@@ -196,6 +196,14 @@ struct ConfigurationTests {
             return
         }
         #expect(settings.broker.host == "broker.lan" && settings.nodes == ["room-1", "room_2"] && settings.expire == 5)
+        #expect(settings.clientID == nil, "the default id is the host's")
+        let pinned = try ConfigurationLoader.parse(
+            "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://broker.lan\"\nclient_id = \"hub-gym_1\"")
+        guard case .mqtt(let pinnedSettings) = pinned.adapter else {
+            Issue.record("not an mqtt adapter: \(pinned.adapter)")
+            return
+        }
+        #expect(pinnedSettings.clientID == "hub-gym_1")
         let gateway = try ConfigurationLoader.parse("[mqtt]\nurl = \"mqtt://b\"\npublish_measurements = true")
         #expect(gateway.mqtt?.publishMeasurements == true)
         #expect(try ConfigurationLoader.parse("[mqtt]\nurl = \"mqtt://b\"").mqtt?.publishMeasurements == false)
@@ -206,6 +214,9 @@ struct ConfigurationTests {
             ("[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://b\"\nexpire = 1", 4, "out of range"),
             ("[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://b\"\nscenario = \"x.json\"", 4, "mock"),
             ("[adapter]\nkind = \"bluez\"\nurl = \"mqtt://b\"", 3, "applies to kind = \"mqtt\" only"),
+            ("[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://b\"\nclient_id = \"hub/1\"", 4, "client_id"),
+            ("[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://b\"\nclient_id = \"\"", 4, "client_id"),
+            ("[adapter]\nkind = \"bluez\"\nclient_id = \"hub\"", 3, "applies to kind = \"mqtt\" only"),
         ] {
             #expect(
                 performing: { try ConfigurationLoader.parse(text) },
@@ -290,20 +301,25 @@ struct ConfigurationTests {
         }
     }
 
-    @Test("an MQTT password file every user can read is refused")
+    @Test("a password file every user can read is refused: a gateway's broker, a hub's broker, the store's server")
     func worldReadablePasswordFile() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("mqtt-pw-\(UUID().uuidString)").path
         try Data("secret\n".utf8).write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
-        let text = "[mqtt]\nurl = \"mqtt://broker\"\nusername = \"u\"\npassword_file = \"\(path)\""
-        #expect {
-            try ConfigurationLoader.parse(text)
-        } throws: { error in
-            (error as? ConfigurationError)?.problems.first?.message.contains("readable by every user") == true
+        for text in [
+            "[mqtt]\nurl = \"mqtt://broker\"\nusername = \"u\"\npassword_file = \"\(path)\"",
+            "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://broker\"\nusername = \"hub\"\npassword_file = \"\(path)\"",
+            "[store]\nurl = \"postgres://hrbridge@db/hrbridge\"\npassword_file = \"\(path)\"",
+        ] {
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+            #expect {
+                try ConfigurationLoader.parse(text)
+            } throws: { error in
+                (error as? ConfigurationError)?.problems.first?.message.contains("readable by every user") == true
+            }
+            try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: path)
+            #expect(throws: Never.self, "\(text)") { try ConfigurationLoader.parse(text) }
         }
-        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: path)
-        #expect(try ConfigurationLoader.parse(text).mqtt?.passwordFile == path)
     }
 
     @Test("a configuration holding tokens that every user can read is refused")

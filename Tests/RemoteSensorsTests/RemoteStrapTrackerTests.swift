@@ -39,6 +39,7 @@ private func summary(_ action: RemoteStrapTracker.Action) -> String {
     case .sequenceGap(let identity, let missing): return "gap \(missing) \(tag(identity))"
     case .moved(let address, let from, let to): return "moved \(address.suffix(2)) \(from)→\(to)"
     case .limitReached(let address, let node): return "limit \(node)/\(address.suffix(2))"
+    case .evicted(let address): return "evicted \(address.suffix(2))"
     }
 }
 
@@ -281,14 +282,37 @@ struct RemoteStrapTrackerTests {
         #expect(driver.tracker.identity(address: other, node: "room-9").name == nil)
     }
 
-    @Test("names are kept for at most as many straps as are followed")
+    @Test(
+        "names: at most as many as straps are followed; one of an address not followed makes room, never a followed strap's"
+    )
     func namesBounded() {
         var driver = TrackerDriver()
-        for index in 0..<5 { driver.feed(.named(address: "AA:00:00:00:00:0\(index)", name: "n\(index)")) }
-        #expect(driver.tracker.identity(address: "AA:00:00:00:00:01", node: "r").name == "n1")
-        #expect(driver.tracker.identity(address: "AA:00:00:00:00:02", node: "r").name == nil)
-        driver.feed(.named(address: "AA:00:00:00:00:00", name: "renamed"))
-        #expect(driver.tracker.identity(address: "AA:00:00:00:00:00", node: "r").name == "renamed", "a known one")
+        driver.feed(envelope(0))
+        driver.feed(.named(address: strap, name: "real"))
+        for index in 0..<5 { driver.feed(.named(address: "AA:00:00:00:00:0\(index)", name: "made-up \(index)")) }
+        func name(_ address: String) -> String? { driver.tracker.identity(address: address, node: "r").name }
+        #expect(name(strap) == "real", "a followed strap's name stays")
+        #expect(name("AA:00:00:00:00:04") == "made-up 4", "the newest made-up name took an older one's place")
+        #expect((0..<4).allSatisfy { name("AA:00:00:00:00:0\($0)") == nil }, "two names at most")
+        driver.feed(.named(address: strap, name: "renamed"))
+        #expect(name(strap) == "renamed", "a known one")
+    }
+
+    @Test("at the limit, the strap silent longest (beyond expire) makes room; one streaming or heard lately never does")
+    func eviction() {
+        var driver = TrackerDriver()
+        driver.feed(envelope(0))
+        driver.feed(envelope(0, address: other))
+        let third = "C0:FF:EE:00:00:03"
+        #expect(driver.feed(envelope(0, address: third), at: 5) == ["limit room-1/03"], "both stream")
+        driver.feed(.gatewayOffline(node: "room-1"), at: 6)
+        #expect(driver.feed(envelope(0, address: third), at: 7) == ["limit room-1/03"], "dropped, but heard 7 s ago")
+        #expect(driver.feed(envelope(1), at: 10.5).contains("ready room-1/01"))
+        #expect(
+            driver.feed(envelope(0, address: third), at: 10.5).prefix(2) == ["evicted 02", "discovered room-1/03"],
+            "silent for 10.5 s, beyond the 10 s expiry")
+        #expect(driver.tracker.straps[other] == nil && driver.tracker.straps[third]?.isReady == true)
+        #expect(driver.tracker.straps[strap]?.isReady == true, "the streaming one goes on")
     }
 
     @Test("at the strap limit a new strap is refused; the ones followed go on; a forgotten one frees a place")

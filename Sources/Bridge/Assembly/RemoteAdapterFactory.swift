@@ -13,7 +13,8 @@ struct RemoteAdapterFactory: AdapterFactory {
         let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "hub"
         // A persistent session under a stable id: backfill a gateway sends while the hub is
         // away (the broker restarted and the gateway came back first) waits at the broker.
-        var options = MQTTClient.Options(broker: settings.broker, clientID: "hrbridge-hub-\(host.prefix(40))")
+        var options = MQTTClient.Options(
+            broker: settings.broker, clientID: settings.clientID ?? "hrbridge-hub-\(host.prefix(40))")
         options.cleanSession = false
         options.username = settings.username
         if let path = settings.passwordFile {

@@ -28,6 +28,9 @@ public struct BridgeConfiguration: Sendable {
         public var tlsCA: String?
         /// Seconds without a measurement before a strap counts as gone.
         public var expire: Double = 10
+        /// The hub's MQTT client id (nil: `hrbridge-hub-<host>`): pin it at the broker, since a
+        /// persistent session under a guessable id can be taken over by whoever connects with it.
+        public var clientID: String?
 
         public init(broker: MQTTBrokerURL) { self.broker = broker }
     }

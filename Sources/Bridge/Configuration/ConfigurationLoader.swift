@@ -227,11 +227,12 @@ private struct Reader {
             table,
             [
                 "kind", "name", "names", "scenario", "seed", "speed", "repair_on_key_loss", "url", "nodes", "username",
-                "password_file", "tls_ca", "expire",
+                "password_file", "tls_ca", "expire", "client_id",
             ], in: "adapter")
         let kind = string(table, "kind")
         if kind?.0 != "mqtt" {
-            for key in ["url", "nodes", "username", "password_file", "tls_ca", "expire"] where table[key] != nil {
+            for key in ["url", "nodes", "username", "password_file", "tls_ca", "expire", "client_id"]
+            where table[key] != nil {
                 problem(table[key]!.line, "'\(key)' applies to kind = \"mqtt\" only")
             }
         }
@@ -307,8 +308,18 @@ private struct Reader {
         }
         settings.username = string(table, "username")?.0
         settings.passwordFile = filePath(table, "password_file")
+        refuseIfEveryoneReads(settings.passwordFile, line: table["password_file"]?.line)
         if table["password_file"] != nil, settings.username == nil {
             problem(table["password_file"]!.line, "password_file needs username as well")
+        }
+        if let (id, line) = string(table, "client_id") {
+            if !id.isEmpty, id.count <= 64,
+                id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+            {
+                settings.clientID = id
+            } else {
+                problem(line, "client_id '\(id.prefix(80))' may use 1 to 64 letters, digits, - and _")
+            }
         }
         settings.tlsCA = filePath(table, "tls_ca")
         if !broker.usesTLS, let value = table["tls_ca"] { problem(value.line, "TLS files need an mqtts:// url") }
@@ -432,12 +443,18 @@ private struct Reader {
             }
         }
         configuration.storePasswordFile = filePath(table, "password_file")
-        if let path = configuration.storePasswordFile, let line = table["password_file"]?.line {
-            var status = stat()
-            if stat(path, &status) == 0, status.st_mode & S_IROTH != 0 {
-                problem(line, "password_file '\(path)' is readable by every user: chmod 640 \(path)")
-            }
-            if table["url"] == nil { problem(line, "password_file needs url as well") }
+        refuseIfEveryoneReads(configuration.storePasswordFile, line: table["password_file"]?.line)
+        if configuration.storePasswordFile != nil, let line = table["password_file"]?.line, table["url"] == nil {
+            problem(line, "password_file needs url as well")
+        }
+    }
+
+    /// A password file every user of the machine can read is refused.
+    mutating func refuseIfEveryoneReads(_ path: String?, line: Int?) {
+        guard let path, let line else { return }
+        var status = stat()
+        if stat(path, &status) == 0, status.st_mode & S_IROTH != 0 {
+            problem(line, "password_file '\(path)' is readable by every user: chmod 640 \(path)")
         }
     }
 
@@ -607,12 +624,7 @@ private struct Reader {
         }
         settings.username = string(table, "username")?.0
         settings.passwordFile = filePath(table, "password_file")
-        if let path = settings.passwordFile, let line = table["password_file"]?.line {
-            var status = stat()
-            if stat(path, &status) == 0, status.st_mode & S_IROTH != 0 {
-                problem(line, "password_file '\(path)' is readable by every user: chmod 640 \(path)")
-            }
-        }
+        refuseIfEveryoneReads(settings.passwordFile, line: table["password_file"]?.line)
         if table["password_file"] != nil, settings.username == nil {
             problem(table["password_file"]!.line, "password_file needs username as well")
         }

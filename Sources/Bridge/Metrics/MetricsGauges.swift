@@ -2,6 +2,7 @@ import Metrics
 import Sensors
 import Synchronization
 import Wire
+import Workouts
 
 /// The gauges read at scrape time rather than counted as they change: sessions by state, live
 /// subscribers, adapters and the links in use on each.
@@ -9,7 +10,7 @@ enum MetricsGauges {
     static func refresh(_ core: BridgeCore) async {
         var byState: [String: Int] = ["running": 0, "paused": 0]
         for session in await core.sessions.active {
-            byState[await session.snapshot().state, default: 0] += 1
+            byState[await session.state.rawValue, default: 0] += 1
         }
         for (state, count) in byState {
             Gauge(label: "hrbridge_sessions", dimensions: [("state", state)]).record(count)
