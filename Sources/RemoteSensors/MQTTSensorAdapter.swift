@@ -26,6 +26,8 @@ public actor MQTTSensorAdapter: SensorAdapter {
         public var expire: Double = 10
         /// The most straps followed at once.
         public var sensorLimit = 1000
+        /// Seconds a frame may be dated ahead of the hub's clock.
+        public var maximumSkew: Double = 5
 
         public init(client: MQTTClient.Options, nodes: Set<String>? = nil) {
             self.client = client
@@ -68,7 +70,8 @@ public actor MQTTSensorAdapter: SensorAdapter {
         self.clock = clock
         self.logger = logger
         tracker = RemoteStrapTracker(
-            configuration: .init(expire: settings.expire, sensorLimit: settings.sensorLimit))
+            configuration: .init(
+                expire: settings.expire, sensorLimit: settings.sensorLimit, maximumSkew: settings.maximumSkew))
         (rings, doorbell) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         client = try MQTTClient(options: settings.client, logger: logger)
     }
@@ -149,6 +152,8 @@ public actor MQTTSensorAdapter: SensorAdapter {
                     metadata: ["sensor": "\(address)", "from": "\(from)", "to": "\(to)"])
             case .limitReached(_, let node):
                 refuse(.badTopic("hrbridge/\(node)/sensor/…: more than \(settings.sensorLimit) straps"), node: node)
+            case .refused(let error, _, let node):
+                refuse(error, node: node)
             case .evicted(let address):
                 logger.notice(
                     "strap forgotten to make room: silent longest, at the strap limit",
@@ -231,7 +236,12 @@ public actor MQTTSensorAdapter: SensorAdapter {
         }
         let identity = tracker.identity(address: address, node: node)
         var measurements: [SensorMeasurement] = []
+        let now = clock.now()
         for frame in frames {
+            if let refusal = tracker.configuration.refusal(of: frame.receivedAt, at: now) {
+                refuse(refusal, node: node)
+                continue
+            }
             guard let value = try? GATTValue(characteristic: frame.characteristic, bytes: frame.bytes) else {
                 refused.increment()
                 continue

@@ -1,3 +1,5 @@
+public import FoundationEssentials
+
 /// Why a gateway's measurement message was refused (the envelope; the value inside goes through
 /// the GATT decoder and its own errors).
 public enum RemoteMeasurementError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -11,6 +13,9 @@ public enum RemoteMeasurementError: Error, Hashable, Sendable, CustomStringConve
     case badTopic(String)
     /// A backfill batch whose frames do not add up to its length, or holds more than 512 frames.
     case badBatch(Int)
+    /// A frame dated this many seconds ahead of the hub's clock, beyond the skew allowed: a
+    /// gateway's clock (or a forger) must not date a strap's frames into the future.
+    case aheadOfHub(TimeInterval)
 
     public var description: String {
         switch self {
@@ -22,6 +27,8 @@ public enum RemoteMeasurementError: Error, Hashable, Sendable, CustomStringConve
         case .unknownCharacteristic(let uuid): "characteristic 0x\(String(uuid, radix: 16)) is not forwarded"
         case .badTopic(let topic): "topic '\(topic.prefix(120))' names no sensor"
         case .badBatch(let count): "a \(count)-byte backfill batch that is not whole frames (at most 512)"
+        case .aheadOfHub(let seconds):
+            "dated \((seconds * 10).rounded() / 10) s ahead of the hub's clock (max_clock_skew allows less)"
         }
     }
 
@@ -36,6 +43,7 @@ public enum RemoteMeasurementError: Error, Hashable, Sendable, CustomStringConve
         case .unknownCharacteristic: "unknown_characteristic"
         case .badTopic: "bad_topic"
         case .badBatch: "bad_batch"
+        case .aheadOfHub: "ahead_of_hub"
         }
     }
 }

@@ -22,11 +22,21 @@ public struct RemoteStrapTracker: Sendable {
         public var expire: TimeInterval
         /// The most straps followed at once, and names remembered: everything heard is anyone's text.
         public var sensorLimit: Int
+        /// Seconds a frame may be dated ahead of the hub's clock (the gateways' clocks differ a
+        /// little); beyond, it is refused.
+        public var maximumSkew: TimeInterval
 
         /// A configuration; the defaults are `[adapter] kind = "mqtt"`'s.
-        public init(expire: TimeInterval = 10, sensorLimit: Int = 1000) {
+        public init(expire: TimeInterval = 10, sensorLimit: Int = 1000, maximumSkew: TimeInterval = 5) {
             self.expire = expire
             self.sensorLimit = sensorLimit
+            self.maximumSkew = maximumSkew
+        }
+
+        /// Why a frame dated `date` is refused when the hub's clock reads `now`, if it is.
+        public func refusal(of date: Date, at now: Date) -> RemoteMeasurementError? {
+            let ahead = date.timeIntervalSince(now)
+            return ahead > maximumSkew ? .aheadOfHub(ahead) : nil
         }
     }
 
@@ -83,6 +93,8 @@ public struct RemoteStrapTracker: Sendable {
         /// A strap silent for longer than ``Configuration/expire`` was forgotten to make room for
         /// a new one: addresses anyone can make up must not lock real straps out until a restart.
         case evicted(address: String)
+        /// Refuse a frame (count it by reason and log it): it says nothing of the strap's state.
+        case refused(RemoteMeasurementError, address: String, node: String)
     }
 
     /// The tunables.
@@ -148,6 +160,12 @@ public struct RemoteStrapTracker: Sendable {
     private mutating func receive(
         _ measurement: RemoteMeasurement, address: String, node: String, at now: Date, _ actions: inout [Action]
     ) {
+        // Dated in the future, it would keep the strap "heard" (in a class, on the sensor's
+        // status) for as long as it claims, and every later sample would come out of order.
+        if let refusal = configuration.refusal(of: measurement.receivedAt, at: now) {
+            actions.append(.refused(refusal, address: address, node: node))
+            return
+        }
         if straps[address] == nil {
             if straps.count >= configuration.sensorLimit, let silent = longestSilent(at: now) {
                 straps[silent] = nil

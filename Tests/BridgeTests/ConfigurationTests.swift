@@ -198,12 +198,13 @@ struct ConfigurationTests {
         #expect(settings.broker.host == "broker.lan" && settings.nodes == ["room-1", "room_2"] && settings.expire == 5)
         #expect(settings.clientID == nil, "the default id is the host's")
         let pinned = try ConfigurationLoader.parse(
-            "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://broker.lan\"\nclient_id = \"hub-gym_1\"")
+            "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://broker.lan\"\nclient_id = \"hub-gym_1\"\nmax_clock_skew = 2.5")
         guard case .mqtt(let pinnedSettings) = pinned.adapter else {
             Issue.record("not an mqtt adapter: \(pinned.adapter)")
             return
         }
-        #expect(pinnedSettings.clientID == "hub-gym_1")
+        #expect(pinnedSettings.clientID == "hub-gym_1" && pinnedSettings.maximumClockSkew == 2.5)
+        #expect(settings.maximumClockSkew == 5)
         let gateway = try ConfigurationLoader.parse("[mqtt]\nurl = \"mqtt://b\"\npublish_measurements = true")
         #expect(gateway.mqtt?.publishMeasurements == true)
         #expect(try ConfigurationLoader.parse("[mqtt]\nurl = \"mqtt://b\"").mqtt?.publishMeasurements == false)
@@ -216,6 +217,7 @@ struct ConfigurationTests {
             ("[adapter]\nkind = \"bluez\"\nurl = \"mqtt://b\"", 3, "applies to kind = \"mqtt\" only"),
             ("[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://b\"\nclient_id = \"hub/1\"", 4, "client_id"),
             ("[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://b\"\nclient_id = \"\"", 4, "client_id"),
+            ("[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://b\"\nmax_clock_skew = 0", 4, "out of range"),
             ("[adapter]\nkind = \"bluez\"\nclient_id = \"hub\"", 3, "applies to kind = \"mqtt\" only"),
         ] {
             #expect(

@@ -44,8 +44,11 @@ struct MQTTSensorAdapterTests {
         try await withMosquitto { broker in
             var settings = MQTTSensorAdapter.Settings(client: options(broker, id: "hub"), nodes: ["room-1"])
             settings.expire = 2
+            // The frames carry real dates and the hub's clock is the test's: an hour of skew
+            // allowed, so only the frame dated two hours ahead is refused for it.
+            settings.maximumSkew = 3600
             // Silence is measured on this clock alone: however slow the machine, only `advance` expires a strap.
-            let clock = ManualWallClock()
+            let clock = ManualWallClock(now: Date())
             let start = clock.now()
             let adapter = try MQTTSensorAdapter(settings: settings, clock: clock, logger: logger)
             let received = Received()
@@ -105,6 +108,11 @@ struct MQTTSensorAdapterTests {
                 sequence: 6, receivedAt: Date(), via: .connection, characteristic: .heartRateMeasurement,
                 bytes: [0x10, 70, 0x01])
             await send(topic, truncated.encoded())
+            let ahead = RemoteMeasurement(
+                sequence: 6, receivedAt: clock.now().addingTimeInterval(7200), via: .connection,
+                characteristic: .heartRateMeasurement,
+                bytes: HeartRateMeasurement(heartRate: 95, sensorContact: .detected).encoded())
+            await send(topic, ahead.encoded())
             await send(topic, frame(7, heartRate: 67))
             try await eventually("the next good frame") { heartRates() == [60, 61, 65, 67] }
             #expect(

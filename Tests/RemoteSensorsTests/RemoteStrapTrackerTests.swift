@@ -40,6 +40,7 @@ private func summary(_ action: RemoteStrapTracker.Action) -> String {
     case .moved(let address, let from, let to): return "moved \(address.suffix(2)) \(from)→\(to)"
     case .limitReached(let address, let node): return "limit \(node)/\(address.suffix(2))"
     case .evicted(let address): return "evicted \(address.suffix(2))"
+    case .refused(let error, let address, let node): return "refused \(error.metricName) \(node)/\(address.suffix(2))"
     }
 }
 
@@ -326,6 +327,20 @@ struct RemoteStrapTrackerTests {
         #expect(driver.feed(envelope(1), at: 1) == ["hr 60 room-1/01"])
         driver.feed(.forgotten(address: other), at: 2)
         #expect(driver.feed(envelope(0, address: third), at: 3).first == "discovered room-1/03")
+    }
+
+    @Test("a frame dated more than the skew allowed ahead of the hub is refused and changes nothing; within it, taken")
+    func aheadOfTheHub() {
+        var driver = TrackerDriver()
+        // The frames are dated at 0 s: fed at -5.5 s, a frame is 5.5 s ahead of the hub's clock.
+        #expect(driver.feed(envelope(0), at: -5.5) == ["refused ahead_of_hub room-1/01"])
+        #expect(driver.tracker.straps.isEmpty && driver.deadline == nil, "no strap, nothing to expire")
+        #expect(driver.feed(envelope(0), at: -5).first == "discovered room-1/01", "5 s ahead: the skew allowed")
+        #expect(driver.feed(envelope(1), at: -6) == ["refused ahead_of_hub room-1/01"])
+        #expect(driver.deadline == 5, "the refused frame did not keep the strap heard")
+        #expect(
+            RemoteStrapTracker.Configuration(maximumSkew: 1).refusal(of: start.addingTimeInterval(90), at: start)
+                == .aheadOfHub(90))
     }
 
     @Test("a dropped strap is still known (shown disconnected) until forgotten")

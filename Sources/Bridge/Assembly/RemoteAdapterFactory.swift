@@ -26,6 +26,7 @@ struct RemoteAdapterFactory: AdapterFactory {
         options.tlsCAFile = settings.tlsCA
         var adapterSettings = MQTTSensorAdapter.Settings(client: options, nodes: settings.nodes.map(Set.init))
         adapterSettings.expire = settings.expire
+        adapterSettings.maximumSkew = settings.maximumClockSkew
         let adapter: MQTTSensorAdapter
         do {
             adapter = try MQTTSensorAdapter(settings: adapterSettings, clock: clock, logger: logger)

@@ -31,6 +31,8 @@ public struct BridgeConfiguration: Sendable {
         /// The hub's MQTT client id (nil: `hrbridge-hub-<host>`): pin it at the broker, since a
         /// persistent session under a guessable id can be taken over by whoever connects with it.
         public var clientID: String?
+        /// Seconds a gateway's frame may be dated ahead of the hub's clock (`max_clock_skew`).
+        public var maximumClockSkew: Double = 5
 
         public init(broker: MQTTBrokerURL) { self.broker = broker }
     }

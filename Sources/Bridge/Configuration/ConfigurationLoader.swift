@@ -227,11 +227,11 @@ private struct Reader {
             table,
             [
                 "kind", "name", "names", "scenario", "seed", "speed", "repair_on_key_loss", "url", "nodes", "username",
-                "password_file", "tls_ca", "expire", "client_id",
+                "password_file", "tls_ca", "expire", "client_id", "max_clock_skew",
             ], in: "adapter")
         let kind = string(table, "kind")
         if kind?.0 != "mqtt" {
-            for key in ["url", "nodes", "username", "password_file", "tls_ca", "expire", "client_id"]
+            for key in ["url", "nodes", "username", "password_file", "tls_ca", "expire", "client_id", "max_clock_skew"]
             where table[key] != nil {
                 problem(table[key]!.line, "'\(key)' applies to kind = \"mqtt\" only")
             }
@@ -324,6 +324,9 @@ private struct Reader {
         settings.tlsCA = filePath(table, "tls_ca")
         if !broker.usesTLS, let value = table["tls_ca"] { problem(value.line, "TLS files need an mqtts:// url") }
         if let seconds = number(table, "expire", in: 2...3600, unit: " s") { settings.expire = seconds }
+        if let seconds = number(table, "max_clock_skew", in: 0.5...600, unit: " s") {
+            settings.maximumClockSkew = seconds
+        }
         return .mqtt(settings)
     }
 
