@@ -293,9 +293,7 @@ private struct Reader {
             if case .array(let items) = value.kind {
                 var nodes: [String] = []
                 for item in items {
-                    guard case .string(let node) = item.kind, !node.isEmpty, node.count <= 64,
-                        node.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
-                    else {
+                    guard case .string(let node) = item.kind, Self.isName(node) else {
                         problem(item.line, "a node is 1 to 64 letters, digits, - and _ (a gateway's [mqtt] node)")
                         continue
                     }
@@ -313,9 +311,7 @@ private struct Reader {
             problem(table["password_file"]!.line, "password_file needs username as well")
         }
         if let (id, line) = string(table, "client_id") {
-            if !id.isEmpty, id.count <= 64,
-                id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
-            {
+            if Self.isName(id) {
                 settings.clientID = id
             } else {
                 problem(line, "client_id '\(id.prefix(80))' may use 1 to 64 letters, digits, - and _")
@@ -450,6 +446,12 @@ private struct Reader {
         if configuration.storePasswordFile != nil, let line = table["password_file"]?.line, table["url"] == nil {
             problem(line, "password_file needs url as well")
         }
+    }
+
+    /// A node or client id: 1 to 64 ASCII letters, digits, `-` and `_` (it goes into topics).
+    static func isName(_ text: String) -> Bool {
+        !text.isEmpty && text.count <= 64
+            && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
     }
 
     /// A password file every user of the machine can read is refused.
@@ -617,9 +619,7 @@ private struct Reader {
         let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "hrbridge"
         var settings = MQTTSettings(broker: broker, node: MQTTSettings.nodeName(fromHost: host))
         if let (node, nodeLine) = string(table, "node") {
-            if !node.isEmpty, node.count <= 64,
-                node.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
-            {
+            if Self.isName(node) {
                 settings.node = node
             } else {
                 problem(nodeLine, "node '\(node)' may use 1 to 64 letters, digits, - and _ (it is part of topics)")
