@@ -302,6 +302,14 @@ class Driver:
             resumed = watch.until(lambda m: is_sample(m) and m["_at"] > before + 1, 180) if watch else None
             facts["resumed"] = resumed is not None
             facts["resumedAfter"] = round(resumed["_at"] - before, 2) if resumed else None
+            # The strap's status back to ready: the sensor manager says so in its own time, which may
+            # come after the session's first sample (each reads the adapter's events on its own).
+            def back_to_ready(_=None):
+                states = [m.get("state") for m in watch.messages
+                          if m.get("kind") == "sensor" and m.get("address") == STRAP]
+                return bool(states) and states[-1] == "ready" and any(state != "ready" for state in states)
+            if watch and not back_to_ready():
+                watch.until(back_to_ready, 60)
         finally:
             if watch:
                 watch.close()
