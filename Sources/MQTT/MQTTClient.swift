@@ -99,7 +99,7 @@ public actor MQTTClient {
     private var started = false
     private var stopped = false
     private var connects = 0
-    private var acknowledged: [Int32: CheckedContinuation<Void, Never>] = [:]
+    private var acknowledged: [Int32: CheckedContinuation<Bool, Never>] = [:]
     private var loopTask: Task<Void, Never>?
     /// The owner's events.
     public nonisolated let events: AsyncStream<Event>
@@ -108,6 +108,10 @@ public actor MQTTClient {
     private let reconnects: Counter
     private let droppedLive: Counter
     private let droppedEvents: Counter
+    private let droppedIncoming: Counter
+    private var warnedDroppedIncoming = false
+    /// Received messages waiting for the owner at most.
+    public static let incomingLimit = 4096
 
     private static let libraryReady: Void = { _ = mosquitto_lib_init() }()
 
@@ -124,7 +128,8 @@ public actor MQTTClient {
         outbox = MQTTOutbox(liveLimit: options.liveLimit, eventLimit: options.eventLimit)
         let (loopEvents, loopContinuation) = AsyncStream<LoopEvent>.makeStream()
         self.loopEvents = loopEvents
-        (events, eventContinuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        (events, eventContinuation) = AsyncStream<Event>.makeStream(
+            bufferingPolicy: .bufferingNewest(Self.incomingLimit))
         let sink = Unmanaged.passRetained(
             CallbackSink(continuation: loopContinuation, maximumIncomingBytes: options.maximumIncomingBytes))
         guard let pointer = mosquitto_new(options.clientID, options.cleanSession, sink.toOpaque()) else {
@@ -137,6 +142,7 @@ public actor MQTTClient {
         reconnects = Counter(label: "hrbridge_mqtt_reconnects_total")
         droppedLive = Counter(label: "hrbridge_mqtt_dropped_total", dimensions: [("kind", "live")])
         droppedEvents = Counter(label: "hrbridge_mqtt_dropped_total", dimensions: [("kind", "event")])
+        droppedIncoming = Counter(label: "hrbridge_mqtt_dropped_total", dimensions: [("kind", "incoming")])
         // On failure deinit destroys the handle and releases the sink.
         try Self.configure(pointer, options)
     }
@@ -285,7 +291,7 @@ public actor MQTTClient {
                     MQTTQoS.atLeastOnce.rawValue,
                     farewell.retain)
             }
-            if code == MOSQ_ERR_SUCCESS.rawValue { await waitForAcknowledgement(mid, timeout: timeout) }
+            if code == MOSQ_ERR_SUCCESS.rawValue { _ = await waitForAcknowledgement(mid, timeout: timeout) }
         }
         stopped = true
         firstConnectTask?.cancel()
@@ -294,28 +300,49 @@ public actor MQTTClient {
         loopTask?.cancel()
         sink.takeUnretainedValue().continuation.finish()
         eventContinuation.finish()
-        for (_, waiter) in acknowledged { waiter.resume() }
-        acknowledged.removeAll()
+        failAcknowledgements()
         // Stopped means stopped: no retry or loop event runs after this returns.
         await firstConnectTask?.value
         await loopTask?.value
     }
 
-    /// Returns once the broker acknowledged `mid`, or `timeout` passed on the clock.
-    private func waitForAcknowledgement(_ mid: Int32, timeout: Duration) async {
+    /// Publishes `message` at QoS 1 and returns once the broker acknowledged it (true); false at
+    /// once when the broker is away, or when the connection drops or `timeout` passes first.
+    /// A sender that waits for each message before the next cannot fill libmosquitto's queue.
+    public func publishAcknowledged(_ message: MQTTMessage, timeout: Duration = .seconds(30)) async -> Bool {
+        guard started, !stopped, connected else { return false }
+        var mid: Int32 = 0
+        let code = message.payload.withUnsafeBytes { bytes in
+            mosquitto_publish(
+                handle.pointer, &mid, message.topic, Int32(bytes.count), bytes.baseAddress,
+                MQTTQoS.atLeastOnce.rawValue, message.retain)
+        }
+        guard code == MOSQ_ERR_SUCCESS.rawValue else { return false }
+        return await waitForAcknowledgement(mid, timeout: timeout)
+    }
+
+    /// Whether the broker acknowledged `mid` before `timeout` passed on the clock and before the
+    /// connection dropped.
+    private func waitForAcknowledgement(_ mid: Int32, timeout: Duration) async -> Bool {
         let clock = clock
-        await withTaskGroup(of: Void.self) { group in
+        return await withTaskGroup(of: Void.self) { group in
             group.addTask { [weak self] in
                 do { try await clock.sleep(for: timeout) } catch { return }
-                await self?.acknowledge(mid)
+                await self?.acknowledge(mid, received: false)
             }
-            await withCheckedContinuation { continuation in acknowledged[mid] = continuation }
+            let received = await withCheckedContinuation { continuation in acknowledged[mid] = continuation }
             group.cancelAll()
+            return received
         }
     }
 
-    private func acknowledge(_ mid: Int32) {
-        acknowledged.removeValue(forKey: mid)?.resume()
+    private func acknowledge(_ mid: Int32, received: Bool) {
+        acknowledged.removeValue(forKey: mid)?.resume(returning: received)
+    }
+
+    private func failAcknowledgements() {
+        for (_, waiter) in acknowledged { waiter.resume(returning: false) }
+        acknowledged.removeAll()
     }
 
     /// Hands a message to libmosquitto; false when it is not connected (the message then waits).
@@ -388,6 +415,7 @@ public actor MQTTClient {
         case .disconnect(let code):
             let wasConnected = connected
             connected = false
+            failAcknowledgements()
             guard !stopped else { return }
             let reason = code == 0 ? "disconnected" : String(cString: mosquitto_strerror(code))
             if wasConnected {
@@ -395,12 +423,21 @@ public actor MQTTClient {
             }
             eventContinuation.yield(.disconnected(reason))
         case .message(let message):
-            eventContinuation.yield(.message(message))
+            if case .dropped = eventContinuation.yield(.message(message)) {
+                // The owner reads more slowly than the broker delivers: the oldest went.
+                droppedIncoming.increment()
+                if !warnedDroppedIncoming {
+                    warnedDroppedIncoming = true
+                    logger.warning(
+                        "MQTT messages arrive faster than they are handled; the oldest are dropped",
+                        metadata: ["queue": "\(Self.incomingLimit)"])
+                }
+            }
         case .oversized(let topic, let bytes):
             logger.warning("MQTT message too large, refused", metadata: ["topic": "\(topic)", "bytes": "\(bytes)"])
             eventContinuation.yield(.refused(topic: topic, bytes: bytes))
         case .published(let mid):
-            acknowledge(mid)
+            acknowledge(mid, received: true)
         }
     }
 }

@@ -11,7 +11,9 @@ public import Foundation
 /// connection is seen dead), so the replay starts a margin before the outage was noticed; the hub
 /// stores samples keyed by sensor and time, so a frame it already has adds nothing. The journal
 /// is two files of at most `maximumBytes / 2` each (the older one is dropped when the newer one
-/// fills), mode 0600, and survives a gateway restart.
+/// fills), mode 0600, and survives a gateway restart. Each record carries a magic and a CRC-32C
+/// (``JournalRecord``): a torn record is cut off when the journal opens, damage inside a file is
+/// skipped and counted, and a replay reads the files a chunk at a time.
 public final class MeasurementJournal: @unchecked Sendable {
     /// One journaled frame.
     public struct Entry: Hashable, Sendable {
@@ -25,11 +27,16 @@ public final class MeasurementJournal: @unchecked Sendable {
     public let path: String
     /// Bytes on disk at most (both files).
     public let maximumBytes: Int
+    /// Damaged stretches found in the current file when it was opened (skipped when read).
+    public let damagedAtOpen: Int
+    /// Bytes cut from the current file's end when it was opened: a record torn by a crash or a
+    /// full disk, which later records must not follow.
+    public let truncatedAtOpen: Int
     private let lock = NSLock()
     private var handle: FileHandle?
     private var size: Int
 
-    /// Opens (or creates) the journal at `path`.
+    /// Opens (or creates) the journal at `path`, cutting a torn record from its end.
     public init(path: String, maximumBytes: Int = 64 << 20) throws {
         self.path = path
         self.maximumBytes = max(maximumBytes, 4096)
@@ -40,8 +47,16 @@ public final class MeasurementJournal: @unchecked Sendable {
             guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
             else { throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path]) }
         }
+        var reader = JournalReader(path: path)
+        while reader.next() != nil {}
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-        size = Int(try handle.seekToEnd())
+        let end = Int(try handle.seekToEnd())
+        damagedAtOpen = reader.damaged
+        truncatedAtOpen = end - reader.validEnd
+        if reader.validEnd < end {
+            try handle.truncate(atOffset: UInt64(reader.validEnd))
+        }
+        size = reader.validEnd
         self.handle = handle
     }
 
@@ -51,12 +66,9 @@ public final class MeasurementJournal: @unchecked Sendable {
 
     /// Appends a frame: one record of the address and the published envelope.
     public func append(address: String, _ measurement: RemoteMeasurement) {
-        let address = Array(address.utf8.prefix(64))
-        let envelope = measurement.encoded()
-        var record: [UInt8] = [UInt8(address.count)]
-        record += address
-        record += [UInt8(envelope.count & 0xFF), UInt8(envelope.count >> 8)]
-        record += envelope
+        let addressBytes = Array(address.utf8)
+        guard JournalRecord.isAddress(addressBytes[...]) else { return }
+        let record = JournalRecord.encode(address: addressBytes, envelope: measurement.encoded())
         lock.lock()
         defer { lock.unlock() }
         if size + record.count > maximumBytes / 2 { rotate() }
@@ -65,42 +77,20 @@ public final class MeasurementJournal: @unchecked Sendable {
             try handle.write(contentsOf: record)
             size += record.count
         } catch {
-            // A full disk: the frame went out live; only its replay is lost.
+            // A full disk: the frame went out live; only its replay is lost. What was half written
+            // is cut off when the journal is next opened, and skipped until then.
         }
+    }
+
+    /// The journaled frames received at or after `date`, oldest file first, read as they are
+    /// needed (the files are never held in memory).
+    public func replay(since date: Date) -> Replay {
+        Replay(files: [path + ".old", path], since: date)
     }
 
     /// Every journaled frame received at or after `date`, oldest file first.
     public func entries(since date: Date) -> [Entry] {
-        lock.lock()
-        defer { lock.unlock() }
-        var entries: [Entry] = []
-        for file in [path + ".old", path] {
-            guard let data = FileManager.default.contents(atPath: file) else { continue }
-            entries += Self.parse([UInt8](data)).filter { $0.measurement.receivedAt >= date }
-        }
-        return entries
-    }
-
-    /// The records in `bytes`; a torn last record (the process died while writing) is ignored.
-    static func parse(_ bytes: [UInt8]) -> [Entry] {
-        var entries: [Entry] = []
-        var index = 0
-        while index < bytes.count {
-            let addressLength = Int(bytes[index])
-            let lengthAt = index + 1 + addressLength
-            guard lengthAt + 2 <= bytes.count else { break }
-            let envelopeLength = Int(bytes[lengthAt]) | Int(bytes[lengthAt + 1]) << 8
-            let envelopeAt = lengthAt + 2
-            guard envelopeAt + envelopeLength <= bytes.count else { break }
-            let address = String(decoding: bytes[(index + 1)..<lengthAt], as: UTF8.self)
-            if let measurement = try? RemoteMeasurement(
-                payload: Array(bytes[envelopeAt..<(envelopeAt + envelopeLength)]))
-            {
-                entries.append(Entry(address: address, measurement: measurement))
-            }
-            index = envelopeAt + envelopeLength
-        }
-        return entries
+        Array(replay(since: date))
     }
 
     private func rotate() {
@@ -112,6 +102,41 @@ public final class MeasurementJournal: @unchecked Sendable {
         else { return }
         self.handle = handle
         size = 0
+    }
+
+    /// The frames of the journal's files since a time, one at a time.
+    public struct Replay: Sequence, IteratorProtocol {
+        private var files: [String]
+        private let since: Date
+        private var reader: JournalReader?
+        /// Damaged stretches and unreadable envelopes skipped so far.
+        public private(set) var damaged = 0
+
+        init(files: [String], since: Date) {
+            self.files = files
+            self.since = since
+        }
+
+        public mutating func next() -> Entry? {
+            while true {
+                if reader == nil {
+                    guard !files.isEmpty else { return nil }
+                    reader = JournalReader(path: files.removeFirst())
+                }
+                let before = reader!.damaged
+                let record = reader!.next()
+                damaged += reader!.damaged - before
+                guard let record else {
+                    reader = nil
+                    continue
+                }
+                guard let measurement = try? RemoteMeasurement(payload: Array(record.envelope)) else {
+                    damaged += 1
+                    continue
+                }
+                if measurement.receivedAt >= since { return Entry(address: record.address, measurement: measurement) }
+            }
+        }
     }
 }
 

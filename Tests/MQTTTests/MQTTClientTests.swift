@@ -144,6 +144,34 @@ import Testing
         }
     }
 
+    @Test(
+        "a paced publish: true once the broker acknowledged it; false at once while away, and false for a broker that went silent once the connection is seen dead"
+    )
+    func publishAcknowledged() async throws {
+        try await withMosquitto { broker in
+            let clock = ManualClock()
+            let client = try MQTTClient(options: options(broker), logger: logger, clock: clock)
+            let message = MQTTMessage(topic: "t/backfill", text: "batch", qos: .atLeastOnce)
+            #expect(await client.publishAcknowledged(message) == false, "not started")
+            try await client.start()
+            try await waitUntilConnected(client)
+            let subscriber = try await MQTTSubscriber(broker: broker, filters: ["t/#"])
+            defer { subscriber.stop() }
+            #expect(await client.publishAcknowledged(message))
+            try await subscriber.waitFor("the batch") { $0.topic == "t/backfill" && $0.payload == "batch" }
+            broker.freeze()
+            async let silent = client.publishAcknowledged(message, timeout: .seconds(30))
+            await clock.waitUntilSleeping()
+            clock.advance(by: .seconds(30))
+            #expect(await silent == false, "the timeout on the clock ends the wait")
+            broker.thaw()
+            broker.stop()
+            try await eventually("the client to see the broker gone") { await !client.isConnected }
+            #expect(await client.publishAcknowledged(message) == false, "away")
+            await client.stop()
+        }
+    }
+
     @Test func unreadableCertificateIsAClearError() {
         var bad = MQTTClient.Options(
             broker: MQTTBrokerURL(host: "127.0.0.1", port: 8883, usesTLS: true), clientID: "bad")

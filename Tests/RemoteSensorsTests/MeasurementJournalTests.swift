@@ -40,6 +40,104 @@ struct MeasurementJournalTests {
         #expect(mode == 0o600)
     }
 
+    @Test("a torn last record is cut off when the journal opens, so frames appended after it read back")
+    func tornRecordIsCutOff() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        do {
+            let journal = try MeasurementJournal(path: path)
+            for second in 0..<5 {
+                journal.append(address: "C0:FF:EE:00:00:01", frame(UInt32(second), at: Double(second)))
+            }
+        }
+        let whole = try #require(FileManager.default.contents(atPath: path))
+        // A crash in the middle of the sixth record: its first 20 bytes reached the disk.
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: whole.prefix(20))
+        try handle.close()
+        let reopened = try MeasurementJournal(path: path)
+        #expect(reopened.truncatedAtOpen == 20 && reopened.damagedAtOpen == 0)
+        for second in 5..<8 { reopened.append(address: "C0:FF:EE:00:00:01", frame(UInt32(second), at: Double(second))) }
+        #expect(reopened.entries(since: .distantPast).map(\.measurement.sequence) == Array(0..<8))
+    }
+
+    @Test("damage inside the file is skipped and counted; the records after it still read")
+    func damageIsSkipped() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        do {
+            let journal = try MeasurementJournal(path: path)
+            for second in 0..<10 {
+                journal.append(address: "C0:FF:EE:00:00:01", frame(UInt32(second), at: Double(second)))
+            }
+        }
+        var bytes = try #require(FileManager.default.contents(atPath: path))
+        let recordBytes = bytes.count / 10
+        // The fourth record's heart rate flipped on disk, and the seventh's magic overwritten.
+        bytes[3 * recordBytes + recordBytes - 5] ^= 0xFF
+        bytes[6 * recordBytes] = 0
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let journal = try MeasurementJournal(path: path)
+        #expect(journal.damagedAtOpen == 2 && journal.truncatedAtOpen == 0)
+        var replay = journal.replay(since: .distantPast)
+        var sequences: [UInt32] = []
+        while let entry = replay.next() { sequences.append(entry.measurement.sequence) }
+        #expect(sequences == [0, 1, 2, 4, 5, 7, 8, 9])
+        #expect(replay.damaged == 2)
+    }
+
+    @Test("a record whose address is no Bluetooth address is refused, written or read")
+    func addressesAreChecked() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        do {
+            let journal = try MeasurementJournal(path: path)
+            journal.append(address: "C0:FF:EE:00:00:01/#", frame(0, at: 0))
+            journal.append(address: "C0:FF:EE:00:00:01", frame(1, at: 1))
+        }
+        // A record with a right checksum around an address that would become another topic.
+        var record: [UInt8] = [17] + Array("C0:FF:EE:00:0+/#1".utf8)
+        let envelope = frame(2, at: 2).encoded()
+        record += [UInt8(envelope.count), 0] + envelope
+        let crc = CRC32C.checksum(record)
+        record = [0xA5, 0x4A] + record + [0, 8, 16, 24].map { UInt8(truncatingIfNeeded: crc >> $0) }
+        // It sits between two whole records (the first one again), so nothing is cut off.
+        let first = try #require(FileManager.default.contents(atPath: path))
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: record + first)
+        try handle.close()
+        let journal = try MeasurementJournal(path: path)
+        #expect(journal.damagedAtOpen == 1 && journal.truncatedAtOpen == 0)
+        journal.append(address: "C0:FF:EE:00:00:01", frame(3, at: 3))
+        var replay = journal.replay(since: .distantPast)
+        var sequences: [UInt32] = []
+        while let entry = replay.next() { sequences.append(entry.measurement.sequence) }
+        #expect(sequences == [1, 1, 3])
+        #expect(replay.damaged == 1)
+    }
+
+    @Test("a journal larger than a read chunk replays whole, in order")
+    func largeReplay() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let journal = try MeasurementJournal(path: path, maximumBytes: 8 << 20)
+        for index in 0..<20_000 {
+            journal.append(address: "C0:FF:EE:00:00:0\(index % 3)", frame(UInt32(index), at: Double(index) / 4))
+        }
+        let size = try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        #expect(size > 10 * (64 << 10))
+        #expect(journal.entries(since: .distantPast).map(\.measurement.sequence) == (0..<20_000).map(UInt32.init))
+        #expect(journal.entries(since: Date(timeIntervalSince1970: 1_800_000_000 + 4_999.75)).count == 1)
+    }
+
+    @Test("CRC-32C: the standard check value")
+    func checksum() {
+        #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
+        #expect(CRC32C.checksum([UInt8]()) == 0)
+    }
+
     @Test("the journal stays within its size: the oldest frames go first")
     func bounded() throws {
         let path = temporaryPath()

@@ -34,6 +34,7 @@ public actor MQTTBridge: Service {
     /// The clock the frames' times are on (the adapter's): replay windows are measured on it.
     private let clock: any WallClock
     private let backfillFrames = Counter(label: "hrbridge_mqtt_backfill_frames_total")
+    private let journalDamage = Counter(label: "hrbridge_mqtt_journal_damaged_total")
     private let commandsRefused = Counter(label: "hrbridge_mqtt_commands_total", dimensions: [("result", "refused")])
     private let commandsDone = Counter(label: "hrbridge_mqtt_commands_total", dimensions: [("result", "done")])
     private let commandsRepeated = Counter(
@@ -67,8 +68,18 @@ public actor MQTTBridge: Service {
         client = try MQTTClient(options: options, logger: logger)
         if settings.publishMeasurements {
             do {
-                journal = try MeasurementJournal(
+                let opened = try MeasurementJournal(
                     path: settings.effectiveJournalPath, maximumBytes: settings.journalMegabytes << 20)
+                if opened.truncatedAtOpen > 0 || opened.damagedAtOpen > 0 {
+                    journalDamage.increment(by: opened.damagedAtOpen + (opened.truncatedAtOpen > 0 ? 1 : 0))
+                    logger.warning(
+                        "measurement journal was damaged: a torn last record was cut off, damaged records are skipped",
+                        metadata: [
+                            "path": "\(opened.path)", "truncatedBytes": "\(opened.truncatedAtOpen)",
+                            "damaged": "\(opened.damagedAtOpen)",
+                        ])
+                }
+                journal = opened
                 replayFrom = clock.now().addingTimeInterval(-300)
             } catch {
                 logger.warning(
@@ -167,31 +178,67 @@ public actor MQTTBridge: Service {
     }
 
     /// Sends the journaled frames since `replayFrom` again, a strap's batch of up to 512 per QoS 1
-    /// message on `…/backfill`; the hub stores what it lacks and ignores the rest.
+    /// message on `…/backfill`; the hub stores what it lacks and ignores the rest. The journal is
+    /// read as it goes and each batch waits for the broker's acknowledgement, so neither the
+    /// gateway's memory nor libmosquitto's queue holds more than a batch per strap. When the
+    /// connection drops midway, the next connect replays from the same time again.
     private func replayJournal() async {
         guard let journal, let since = replayFrom else { return }
         replayFrom = nil
-        var byAddress: [String: [RemoteMeasurement]] = [:]
-        for entry in journal.entries(since: since) { byAddress[entry.address, default: []].append(entry.measurement) }
+        let until = clock.now()
+        var replay = journal.replay(since: since)
+        var pending: [String: [RemoteMeasurement]] = [:]
         var sent = 0
-        for (address, frames) in byAddress.sorted(by: { $0.key < $1.key }) {
-            var index = 0
-            while index < frames.count {
-                let batch = Array(frames[index..<min(index + RemoteBackfill.maximumFrames, frames.count)])
-                await client.publish(
-                    MQTTMessage(
-                        topic: topics.sensor(address, .backfill), payload: RemoteBackfill.encode(batch),
-                        qos: .atLeastOnce, retain: false))
-                index += batch.count
+        var straps = Set<String>()
+        var complete = true
+        replaying: while let entry = replay.next() {
+            guard entry.measurement.receivedAt <= until else { continue }
+            pending[entry.address, default: []].append(entry.measurement)
+            if let frames = pending[entry.address], frames.count >= RemoteBackfill.maximumFrames {
+                pending[entry.address] = nil
+                guard await sendBackfill(entry.address, frames) else {
+                    complete = false
+                    break replaying
+                }
+                sent += frames.count
+                straps.insert(entry.address)
             }
-            sent += frames.count
+        }
+        if complete {
+            for (address, frames) in pending.sorted(by: { $0.key < $1.key }) {
+                guard await sendBackfill(address, frames) else {
+                    complete = false
+                    break
+                }
+                sent += frames.count
+                straps.insert(address)
+            }
         }
         backfillFrames.increment(by: sent)
-        if sent > 0 {
+        if replay.damaged > 0 {
+            journalDamage.increment(by: replay.damaged)
+            logger.warning(
+                "damaged journal records skipped",
+                metadata: ["records": "\(replay.damaged)", "path": "\(journal.path)"])
+        }
+        if !complete {
+            replayFrom = since
+            logger.notice(
+                "the broker went away during the journal's replay; it starts again on the next connect",
+                metadata: ["sent": "\(sent)"])
+        } else if sent > 0 {
             logger.info(
                 "journal sent again after the broker was away",
-                metadata: ["frames": "\(sent)", "sensors": "\(byAddress.count)", "since": "\(since)"])
+                metadata: ["frames": "\(sent)", "sensors": "\(straps.count)", "since": "\(since)"])
         }
+    }
+
+    /// One backfill batch, acknowledged by the broker (false when the connection went first).
+    private func sendBackfill(_ address: String, _ frames: [RemoteMeasurement]) async -> Bool {
+        await client.publishAcknowledged(
+            MQTTMessage(
+                topic: topics.sensor(address, .backfill), payload: RemoteBackfill.encode(frames), qos: .atLeastOnce,
+                retain: false))
     }
 
     /// A sensor's status as the sensor manager publishes it: state, battery, binding.
