@@ -38,6 +38,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // Already built for postgres-nio: HMAC-SHA256 for gateways' signed envelopes.
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // The libdbus-1 C API; only the DBus module imports it.
@@ -60,7 +62,7 @@ let package = Package(
             name: "RemoteSensors",
             dependencies: [
                 "GATT", "Sensors", "MQTT", "Wire", .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Metrics", package: "swift-metrics"), .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // libmosquitto, the broker project's own client library; only the MQTT module imports it.

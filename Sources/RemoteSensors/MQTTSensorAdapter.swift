@@ -28,6 +28,13 @@ public actor MQTTSensorAdapter: SensorAdapter {
         public var sensorLimit = 1000
         /// Seconds a frame may be dated ahead of the hub's clock.
         public var maximumSkew: Double = 5
+        /// Straps bound to a gateway (`[[sensors]] node`), by address.
+        public var owners: [String: String] = [:]
+        /// Backfill frames a gateway may send per minute.
+        public var backfillBudget = 30_000
+        /// The gateways' keys, by node: when there are any, a measurement or backfill message is
+        /// read only with a valid tag from its node's key (a node without one is refused).
+        public var keys: [String: EnvelopeSigner] = [:]
 
         public init(client: MQTTClient.Options, nodes: Set<String>? = nil) {
             self.client = client
@@ -64,6 +71,8 @@ public actor MQTTSensorAdapter: SensorAdapter {
     private var connected = false
     private let refused = Counter(label: "hrbridge_remote_measurements_refused_total")
     private let gaps = Counter(label: "hrbridge_remote_sequence_gaps_total")
+    /// `node/reason` of the refusals logged once.
+    private var loggedRefusals = Set<String>()
 
     public init(settings: Settings, clock: any WallClock, logger: Logger) throws(MQTTError) {
         self.settings = settings
@@ -71,7 +80,8 @@ public actor MQTTSensorAdapter: SensorAdapter {
         self.logger = logger
         tracker = RemoteStrapTracker(
             configuration: .init(
-                expire: settings.expire, sensorLimit: settings.sensorLimit, maximumSkew: settings.maximumSkew))
+                expire: settings.expire, sensorLimit: settings.sensorLimit, maximumSkew: settings.maximumSkew,
+                owners: settings.owners, backfillBudget: settings.backfillBudget))
         (rings, doorbell) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
         client = try MQTTClient(options: settings.client, logger: logger)
     }
@@ -204,10 +214,14 @@ public actor MQTTSensorAdapter: SensorAdapter {
             if message.text == "offline" { feed(.gatewayOffline(node: node)) }
         case .sensor(let node, let address, let leaf) where follows(node):
             switch leaf {
-            case .measurement: measured(message.payload, address: address, node: node)
+            case .measurement:
+                guard let payload = verified(message, node: node, address: address, batch: false) else { return }
+                measured(payload, address: address, node: node)
             case .availability: if message.text == "offline" { feed(.strapOffline(address: address, node: node)) }
-            case .state: noteName(message.payload, address: address)
-            case .backfill: backfill(message.payload, address: address, node: node)
+            case .state: noteName(message.payload, address: address, node: node)
+            case .backfill:
+                guard let payload = verified(message, node: node, address: address, batch: true) else { return }
+                backfill(payload, address: address, node: node)
             }
         default:
             // Another gateway than those followed, or a topic not subscribed to.
@@ -217,6 +231,18 @@ public actor MQTTSensorAdapter: SensorAdapter {
 
     /// Whether `node`'s messages are read.
     private func follows(_ node: String) -> Bool { settings.nodes?.contains(node) ?? true }
+
+    /// The payload to read: as it came when no gateway has a key; with keys, only one whose tag
+    /// is valid for its node's key (a batch without its trailer).
+    private func verified(_ message: MQTTMessage, node: String, address: String, batch: Bool) -> [UInt8]? {
+        guard !settings.keys.isEmpty else { return message.payload }
+        let payload =
+            batch
+            ? settings.keys[node]?.verifiedBatch(message.payload, topic: message.topic)
+            : settings.keys[node]?.verifiedMeasurement(message.payload, topic: message.topic)
+        if payload == nil { refuse(.badSignature, node: node) }
+        return payload
+    }
 
     private func measured(_ payload: [UInt8], address: String, node: String) {
         do {
@@ -234,32 +260,17 @@ public actor MQTTSensorAdapter: SensorAdapter {
             refuse(error, node: node)
             return
         }
-        let identity = tracker.identity(address: address, node: node)
-        var measurements: [SensorMeasurement] = []
-        let now = clock.now()
-        for frame in frames {
-            if let refusal = tracker.configuration.refusal(of: frame.receivedAt, at: now) {
-                refuse(refusal, node: node)
-                continue
-            }
-            guard let value = try? GATTValue(characteristic: frame.characteristic, bytes: frame.bytes) else {
-                refused.increment()
-                continue
-            }
-            measurements.append(
-                SensorMeasurement(
-                    sensor: identity, characteristic: frame.characteristic, value: value, receivedAt: frame.receivedAt,
-                    via: frame.via))
-        }
+        let (measurements, refusals) = tracker.admitBackfill(frames, address: address, node: node, at: clock.now())
+        for refusal in refusals { refuse(refusal, node: node) }
         backfilled.increment(by: measurements.count)
         if !measurements.isEmpty { backfills.yield(measurements) }
     }
 
     /// The name in a gateway's retained state (`{"name": …}`); the tracker bounds it.
-    private func noteName(_ payload: [UInt8], address: String) {
+    private func noteName(_ payload: [UInt8], address: String, node: String) {
         guard payload.count <= 16 * 1024, let name = try? JSONDecoder().decode(NameOnly.self, from: Data(payload)).name
         else { return }
-        feed(.named(address: address, name: name))
+        feed(.named(address: address, name: name, node: node))
     }
 
     /// The one field of a gateway's state read here.
@@ -267,12 +278,17 @@ public actor MQTTSensorAdapter: SensorAdapter {
         var name: String?
     }
 
+    /// Counts a refusal by reason; logs the first of each reason per gateway (a forger must not
+    /// flood the journal).
     private func refuse(_ error: RemoteMeasurementError, node: String, because reason: TopicError? = nil) {
         refused.increment()
         Counter(label: "hrbridge_remote_refused_total", dimensions: [("reason", error.metricName)]).increment()
-        logger.info(
-            "remote measurement refused",
-            metadata: ["node": "\(node)", "error": "\(reason.map(String.init(describing:)) ?? "\(error)")"])
+        let key = "\(node.prefix(64))/\(error.metricName)"
+        guard !loggedRefusals.contains(key) else { return }
+        if loggedRefusals.count < 1024 { loggedRefusals.insert(key) }
+        logger.notice(
+            "remote measurement refused (further ones from this gateway for this reason are only counted)",
+            metadata: ["node": "\(node.prefix(64))", "error": "\(reason.map(String.init(describing:)) ?? "\(error)")"])
     }
 
     // MARK: SensorAdapter

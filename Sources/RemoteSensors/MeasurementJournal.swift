@@ -145,6 +145,8 @@ public final class MeasurementJournal: @unchecked Sendable {
 public enum RemoteBackfill {
     /// Frames per message at most.
     public static let maximumFrames = 512
+    /// Where a signed batch's tag begins (no frame's length): the tag's 32 bytes follow, and end it.
+    public static let tagMarker: [UInt8] = [0xFF, 0xFF]
 
     /// The payload for these frames.
     public static func encode(_ measurements: [RemoteMeasurement]) -> [UInt8] {
@@ -162,11 +164,16 @@ public enum RemoteBackfill {
         var frames: [RemoteMeasurement] = []
         var index = 0
         while index < payload.count {
-            guard frames.count < maximumFrames, index + 2 <= payload.count else {
+            guard index + 2 <= payload.count else { throw .badBatch(payload.count) }
+            let length = Int(payload[index]) | Int(payload[index + 1]) << 8
+            if length == 0xFFFF {
+                // A signed batch's tag, checked (or not) by whoever holds the key.
+                guard payload.count - index - 2 == EnvelopeSigner.tagBytes else { throw .badBatch(payload.count) }
+                break
+            }
+            guard frames.count < maximumFrames, index + 2 + length <= payload.count else {
                 throw .badBatch(payload.count)
             }
-            let length = Int(payload[index]) | Int(payload[index + 1]) << 8
-            guard index + 2 + length <= payload.count else { throw .badBatch(payload.count) }
             frames.append(try RemoteMeasurement(payload: Array(payload[(index + 2)..<(index + 2 + length)])))
             index += 2 + length
         }

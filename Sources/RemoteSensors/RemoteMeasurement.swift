@@ -7,7 +7,7 @@ public import Sensors
 /// the same strict decoder.
 ///
 /// Layout (version 1, little-endian, 16 bytes then the value): version (1), flags (bit 0: heard in
-/// an advertisement), sequence number (u32, per sensor, +1 per frame: a jump is a gap), arrival at
+/// an advertisement; bit 1: signed, a 32-byte tag follows the value, see ``EnvelopeSigner``), sequence number (u32, per sensor, +1 per frame: a jump is a gap), arrival at
 /// the gateway (i64, milliseconds since 1970), characteristic (u16, the 16-bit UUID), then the
 /// characteristic's value as the strap sent it (at most ``maximumValueBytes``).
 public struct RemoteMeasurement: Hashable, Sendable {
@@ -17,6 +17,8 @@ public struct RemoteMeasurement: Hashable, Sendable {
     public static let headerBytes = 16
     /// The largest value a GATT attribute holds.
     public static let maximumValueBytes = 512
+    /// Flag bit 1: the envelope ends with its gateway's tag.
+    public static let signedFlag: UInt8 = 0b10
     /// The characteristics a gateway forwards.
     public static let forwarded: Set<GATTCharacteristic> = [.heartRateMeasurement]
 
@@ -62,9 +64,12 @@ public struct RemoteMeasurement: Hashable, Sendable {
     public init(payload: [UInt8]) throws(RemoteMeasurementError) {
         guard payload.count >= Self.headerBytes else { throw .tooShort(payload.count) }
         guard payload[0] == Self.version else { throw .unknownVersion(payload[0]) }
-        guard payload[1] & ~1 == 0 else { throw .unknownFlags(payload[1]) }
-        guard payload.count - Self.headerBytes <= Self.maximumValueBytes else {
-            throw .valueTooLong(payload.count - Self.headerBytes)
+        guard payload[1] & ~(1 | Self.signedFlag) == 0 else { throw .unknownFlags(payload[1]) }
+        // A signed envelope's tag is checked (or not) by whoever holds the key: here it is cut off.
+        let end = payload.count - (payload[1] & Self.signedFlag != 0 ? EnvelopeSigner.tagBytes : 0)
+        guard end >= Self.headerBytes else { throw .tooShort(payload.count) }
+        guard end - Self.headerBytes <= Self.maximumValueBytes else {
+            throw .valueTooLong(end - Self.headerBytes)
         }
         func integer<Value: FixedWidthInteger>(_ offset: Int, _: Value.Type) -> Value {
             var value = Value.zero
@@ -83,6 +88,6 @@ public struct RemoteMeasurement: Hashable, Sendable {
         self.init(
             sequence: integer(2, UInt32.self), receivedAt: Date(timeIntervalSince1970: Double(milliseconds) / 1000),
             via: payload[1] & 1 == 1 ? .advertisement : .connection, characteristic: characteristic,
-            bytes: Array(payload[Self.headerBytes...]))
+            bytes: Array(payload[Self.headerBytes..<end]))
     }
 }

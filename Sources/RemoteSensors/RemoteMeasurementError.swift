@@ -16,6 +16,23 @@ public enum RemoteMeasurementError: Error, Hashable, Sendable, CustomStringConve
     /// A frame dated this many seconds ahead of the hub's clock, beyond the skew allowed: a
     /// gateway's clock (or a forger) must not date a strap's frames into the future.
     case aheadOfHub(TimeInterval)
+    /// A live frame dated this many seconds behind the hub's clock, beyond the skew allowed: it
+    /// is no longer live (a late one comes again as backfill, into the gap the hub saw).
+    case behindHub(TimeInterval)
+    /// The strap belongs to another gateway (bound by configuration, or streaming through it).
+    case foreignNode(owner: String)
+    /// A live frame no later than the strap's last, in sequence and time: a replay.
+    case replayed(UInt32)
+    /// A backfill frame outside every gap the hub saw in the strap's live stream.
+    case outsideGap
+    /// A backfill frame carrying more RR intervals than a frame holds, or one outside 0.2–3 s.
+    case implausibleRR
+    /// A backfill frame whose value the GATT decoder refuses.
+    case badValue
+    /// The gateway sent more backfill frames in the last minute than its budget allows.
+    case overBudget
+    /// A message without the tag its gateway's key requires, or with a wrong one.
+    case badSignature
 
     public var description: String {
         switch self {
@@ -29,6 +46,15 @@ public enum RemoteMeasurementError: Error, Hashable, Sendable, CustomStringConve
         case .badBatch(let count): "a \(count)-byte backfill batch that is not whole frames (at most 512)"
         case .aheadOfHub(let seconds):
             "dated \((seconds * 10).rounded() / 10) s ahead of the hub's clock (max_clock_skew allows less)"
+        case .behindHub(let seconds):
+            "dated \((seconds * 10).rounded() / 10) s behind the hub's clock: not live (max_clock_skew allows less)"
+        case .foreignNode(let owner): "the strap belongs to gateway \(owner)"
+        case .replayed(let sequence): "frame \(sequence) is no later than the strap's last: a replay"
+        case .outsideGap: "a backfill frame outside every gap the hub saw in the strap's stream"
+        case .implausibleRR: "a backfill frame with more than 32 RR intervals, or one outside 0.2–3 s"
+        case .badValue: "a backfill frame whose value the GATT decoder refuses"
+        case .overBudget: "more backfill frames than the gateway's budget per minute"
+        case .badSignature: "no valid tag from the gateway's key"
         }
     }
 
@@ -44,6 +70,14 @@ public enum RemoteMeasurementError: Error, Hashable, Sendable, CustomStringConve
         case .badTopic: "bad_topic"
         case .badBatch: "bad_batch"
         case .aheadOfHub: "ahead_of_hub"
+        case .behindHub: "behind_hub"
+        case .foreignNode: "foreign_node"
+        case .replayed: "replayed"
+        case .outsideGap: "outside_gap"
+        case .implausibleRR: "implausible_rr"
+        case .badValue: "bad_value"
+        case .overBudget: "over_budget"
+        case .badSignature: "bad_signature"
         }
     }
 }

@@ -15,6 +15,15 @@ public import Sensors
 /// a jump in its sequence numbers (a gap: frames lost between gateway and hub, the same drop and
 /// return a lost link makes); (`timeout`) when nothing came for ``Configuration/expire`` seconds;
 /// (`adapterUnavailable`) when the broker is lost. The next measurement brings it back.
+///
+/// A strap belongs to one gateway at a time: the one configuration binds it to, or the one it was
+/// first heard through, which keeps it until it says the strap (or itself) is gone or stays silent
+/// about it for ``Configuration/expire`` — only then may another gateway take it over (an athlete
+/// walking from one room to the next). Frames, availability and backfill from any other gateway
+/// are refused. The hub's clock rules the live path: a live frame is stamped with the hub's time
+/// and refused when its gateway dates it more than the skew allowed away from it, or no later than
+/// the strap's last (a replay). Backfill fills only the gaps the hub saw in a strap's live stream,
+/// from the gateway that owned it then, within a budget per gateway.
 public struct RemoteStrapTracker: Sendable {
     /// Tunables.
     public struct Configuration: Hashable, Sendable {
@@ -25,12 +34,22 @@ public struct RemoteStrapTracker: Sendable {
         /// Seconds a frame may be dated ahead of the hub's clock (the gateways' clocks differ a
         /// little); beyond, it is refused.
         public var maximumSkew: TimeInterval
+        /// Straps bound to a gateway by configuration (`[[sensors]] node`), by address: no other
+        /// gateway ever speaks for them.
+        public var owners: [String: String]
+        /// Backfill frames a gateway may send per minute.
+        public var backfillBudget: Int
 
         /// A configuration; the defaults are `[adapter] kind = "mqtt"`'s.
-        public init(expire: TimeInterval = 10, sensorLimit: Int = 1000, maximumSkew: TimeInterval = 5) {
+        public init(
+            expire: TimeInterval = 10, sensorLimit: Int = 1000, maximumSkew: TimeInterval = 5,
+            owners: [String: String] = [:], backfillBudget: Int = 30_000
+        ) {
             self.expire = expire
             self.sensorLimit = sensorLimit
             self.maximumSkew = maximumSkew
+            self.owners = owners
+            self.backfillBudget = backfillBudget
         }
 
         /// Why a frame dated `date` is refused when the hub's clock reads `now`, if it is.
@@ -56,10 +75,47 @@ public struct RemoteStrapTracker: Sendable {
         public internal(set) var link: Link
         /// When its last frame reached the hub.
         public internal(set) var lastHeard: Date
+        /// Its last live frame's sequence number and the time its gateway gave it.
+        public internal(set) var lastFrame: (sequence: UInt32, sent: Date)?
+        /// Its gateway said it (or itself) is gone: another may take the strap over.
+        public internal(set) var released = false
+        /// The latest gaps in its live stream (at most ``RemoteStrapTracker/maximumGaps``).
+        public internal(set) var gaps: [Gap] = []
+
+        public static func == (left: Strap, right: Strap) -> Bool {
+            left.identity == right.identity && left.link == right.link && left.lastHeard == right.lastHeard
+                && left.lastFrame?.sequence == right.lastFrame?.sequence
+                && left.lastFrame?.sent == right.lastFrame?.sent
+                && left.released == right.released && left.gaps == right.gaps
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(identity)
+            hasher.combine(lastHeard)
+        }
 
         /// Whether it streams.
         public var isReady: Bool { if case .up = link { true } else { false } }
     }
+
+    /// A stretch of a strap's live stream the hub did not hear, in its gateway's time: from the
+    /// last frame before it to the first after it (nil: not over yet).
+    public struct Gap: Hashable, Sendable {
+        /// The gateway that owned the strap when it began: the only one that may fill it.
+        public var node: String
+        public var from: Date
+        public var to: Date?
+
+        /// Whether a frame its gateway dated `date` falls inside.
+        func contains(_ date: Date) -> Bool { date > from && date < (to ?? .distantFuture) }
+    }
+
+    /// Gaps remembered per strap.
+    public static let maximumGaps = 16
+    /// RR intervals per backfill frame at most (a 20-byte notification holds 9).
+    public static let maximumRRIntervals = 32
+    /// The RR intervals a heart beats in: 20 to 300 beats a minute.
+    public static let plausibleRR: ClosedRange<Double> = 0.2...3
 
     /// A fact from the broker, or the time.
     public enum Input: Hashable, Sendable {
@@ -69,8 +125,8 @@ public struct RemoteStrapTracker: Sendable {
         case gatewayOffline(node: String)
         /// Gateway `node` said `offline` on `address`'s availability topic.
         case strapOffline(address: String, node: String)
-        /// A gateway's retained state named the strap.
-        case named(address: String, name: String)
+        /// Gateway `node`'s retained state named the strap.
+        case named(address: String, name: String, node: String)
         /// The strap is forgotten until it is heard again.
         case forgotten(address: String)
         /// The connection to the broker was lost: every strap with it.
@@ -103,6 +159,8 @@ public struct RemoteStrapTracker: Sendable {
     public private(set) var straps: [String: Strap] = [:]
     /// Names from the gateways' retained states, by address: they may come before the strap does.
     private var names: [String: String] = [:]
+    /// Each gateway's backfill budget: frames it may still send, and when that was worked out.
+    private var budgets: [String: (frames: Double, at: Date)] = [:]
 
     /// The longest name kept (BlueZ's alias limit).
     static let maximumNameLength = 248
@@ -135,11 +193,20 @@ public struct RemoteStrapTracker: Sendable {
         case .gatewayOffline(let node):
             for address in straps.keys.sorted() where straps[address]?.identity.adapter == node {
                 drop(address, .linkLost, &actions)
+                release(address, at: now)
             }
-        case .strapOffline(let address, _):
-            // Whichever gateway says so, even one the strap has left: kept as it was, for now.
+        case .strapOffline(let address, let node):
+            if let owner = owner(of: address), owner != node {
+                actions.append(.refused(.foreignNode(owner: owner), address: address, node: node))
+                return actions
+            }
             drop(address, .linkLost, &actions)
-        case .named(let address, let name):
+            release(address, at: now)
+        case .named(let address, let name, let node):
+            if let owner = owner(of: address), owner != node {
+                actions.append(.refused(.foreignNode(owner: owner), address: address, node: node))
+                return actions
+            }
             rename(address, name, &actions)
         case .forgotten(let address):
             drop(address, .requested, &actions)
@@ -164,6 +231,23 @@ public struct RemoteStrapTracker: Sendable {
         // status) for as long as it claims, and every later sample would come out of order.
         if let refusal = configuration.refusal(of: measurement.receivedAt, at: now) {
             actions.append(.refused(refusal, address: address, node: node))
+            return
+        }
+        let behind = now.timeIntervalSince(measurement.receivedAt)
+        if behind > configuration.maximumSkew {
+            actions.append(.refused(.behindHub(behind), address: address, node: node))
+            return
+        }
+        if let owner = owner(of: address), owner != node, !mayTakeOver(address, at: now) {
+            actions.append(.refused(.foreignNode(owner: owner), address: address, node: node))
+            return
+        }
+        if let last = straps[address]?.lastFrame, straps[address]?.identity.adapter == node,
+            measurement.sequence <= last.sequence, measurement.receivedAt <= last.sent
+        {
+            // Not later in either count: a frame heard before, sent again. (A gateway that started
+            // again from 0 dates its frames later.)
+            actions.append(.refused(.replayed(measurement.sequence), address: address, node: node))
             return
         }
         if straps[address] == nil {
@@ -200,21 +284,112 @@ public struct RemoteStrapTracker: Sendable {
         if !strap.isReady {
             actions.append(.emit(.connectionChanged(strap.identity, .connected)))
             actions.append(.emit(.connectionChanged(strap.identity, .ready)))
+            if let open = strap.gaps.indices.last, strap.gaps[open].to == nil {
+                strap.gaps[open].to = measurement.receivedAt
+            }
         }
         strap.link = .up(lastSequence: measurement.sequence, lastHeard: now)
         strap.lastHeard = now
+        strap.lastFrame = (measurement.sequence, measurement.receivedAt)
+        strap.released = false
         straps[address] = strap
         do {
             let value = try GATTValue(characteristic: measurement.characteristic, bytes: measurement.bytes)
+            // Stamped with the hub's time: its clock orders every strap's samples.
             actions.append(
                 .emit(
                     .measurement(
                         SensorMeasurement(
                             sensor: strap.identity, characteristic: measurement.characteristic, value: value,
-                            receivedAt: measurement.receivedAt, via: measurement.via))))
+                            receivedAt: now, via: measurement.via))))
         } catch {
             actions.append(.emit(.decodingFailed(strap.identity, error, bytes: measurement.bytes)))
         }
+    }
+
+    /// The gateway `address` belongs to: bound by configuration, or the one it is heard through.
+    func owner(of address: String) -> String? {
+        configuration.owners[address] ?? straps[address]?.identity.adapter
+    }
+
+    /// Its gateway let the strap go: another may take it over at once. (One silent for `expire`
+    /// is free already.)
+    private mutating func release(_ address: String, at now: Date) {
+        guard let strap = straps[address], now < strap.lastHeard.addingTimeInterval(configuration.expire) else {
+            return
+        }
+        straps[address]?.released = true
+    }
+
+    /// Whether another gateway may take the strap over: it is not bound, and its gateway let it
+    /// go or has been silent about it for ``Configuration/expire``.
+    private func mayTakeOver(_ address: String, at now: Date) -> Bool {
+        guard configuration.owners[address] == nil else { return false }
+        guard let strap = straps[address] else { return true }
+        return strap.released || now >= strap.lastHeard.addingTimeInterval(configuration.expire)
+    }
+
+    /// The frames of a backfill batch from `node` for `address` that fill gaps the hub saw, as
+    /// measurements at their gateway's times, and why each other frame was refused.
+    public mutating func admitBackfill(
+        _ frames: [RemoteMeasurement], address: String, node: String, at now: Date
+    ) -> (admitted: [SensorMeasurement], refused: [RemoteMeasurementError]) {
+        var admitted: [SensorMeasurement] = []
+        var refused: [RemoteMeasurementError] = []
+        if let owner = owner(of: address), owner != node {
+            return ([], Array(repeating: .foreignNode(owner: owner), count: frames.count))
+        }
+        guard let strap = straps[address] else { return ([], Array(repeating: .outsideGap, count: frames.count)) }
+        for frame in frames {
+            if let refusal = configuration.refusal(of: frame.receivedAt, at: now) {
+                refused.append(refusal)
+                continue
+            }
+            guard strap.gaps.contains(where: { $0.node == node && $0.contains(frame.receivedAt) }) else {
+                refused.append(.outsideGap)
+                continue
+            }
+            guard let value = try? GATTValue(characteristic: frame.characteristic, bytes: frame.bytes) else {
+                refused.append(.badValue)
+                continue
+            }
+            if case .heartRateMeasurement(let heart) = value,
+                heart.rrIntervals.count > Self.maximumRRIntervals
+                    || !heart.rrIntervals.allSatisfy({ Self.plausibleRR.contains($0.seconds) })
+            {
+                refused.append(.implausibleRR)
+                continue
+            }
+            guard spendBudget(of: node, at: now) else {
+                refused.append(.overBudget)
+                continue
+            }
+            admitted.append(
+                SensorMeasurement(
+                    sensor: strap.identity, characteristic: frame.characteristic, value: value,
+                    receivedAt: frame.receivedAt, via: frame.via))
+        }
+        return (admitted, refused)
+    }
+
+    /// Takes one frame from `node`'s budget (refilled evenly over a minute); false when it is spent.
+    private mutating func spendBudget(of node: String, at now: Date) -> Bool {
+        let capacity = Double(configuration.backfillBudget)
+        if budgets[node] == nil, budgets.count >= configuration.sensorLimit {
+            // Gateways' names come from topics: forget the full buckets (idle gateways) first.
+            budgets = budgets.filter { $0.value.frames + now.timeIntervalSince($0.value.at) * capacity / 60 < capacity }
+            guard budgets.count < configuration.sensorLimit else { return false }
+        }
+        var budget = budgets[node] ?? (capacity, now)
+        budget.frames = min(capacity, budget.frames + max(0, now.timeIntervalSince(budget.at)) * capacity / 60)
+        budget.at = now
+        guard budget.frames >= 1 else {
+            budgets[node] = budget
+            return false
+        }
+        budget.frames -= 1
+        budgets[node] = budget
+        return true
     }
 
     /// The strap not streaming that has been silent longest, when it has been for more than
@@ -247,6 +422,11 @@ public struct RemoteStrapTracker: Sendable {
     private mutating func drop(_ address: String, _ reason: DisconnectReason, _ actions: inout [Action]) {
         guard let strap = straps[address], strap.isReady else { return }
         straps[address]?.link = .down
+        if let last = strap.lastFrame {
+            // The hub hears nothing of it from here until it is back: a gap its gateway may fill.
+            straps[address]?.gaps.append(Gap(node: strap.identity.adapter, from: last.sent, to: nil))
+            if strap.gaps.count >= Self.maximumGaps { straps[address]?.gaps.removeFirst() }
+        }
         actions.append(.emit(.connectionChanged(strap.identity, .disconnected(reason))))
     }
 }

@@ -229,6 +229,82 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("gateway keys: a gateway's key_file and a hub's gateway_keys directory, each checked; straps bound to a node")
+    func gatewayKeys() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func key(_ name: String, _ text: String, mode: Int = 0o600) throws -> String {
+            let path = directory.appendingPathComponent(name).path
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+            return path
+        }
+        let good = String(repeating: "ab", count: 32) + "\n"
+        let room1 = try key("room-1.key", good)
+        let gateway = try ConfigurationLoader.parse(
+            "[mqtt]\nurl = \"mqtt://b\"\npublish_measurements = true\nkey_file = \"\(room1)\"")
+        #expect(gateway.mqtt?.keyFile == room1)
+        _ = try key("room-2.key", good, mode: 0o640)
+        let hub = try ConfigurationLoader.parse(
+            """
+            [adapter]
+            kind = "mqtt"
+            url = "mqtt://b"
+            nodes = ["room-1", "room-2"]
+            gateway_keys = "\(directory.path)"
+            backfill_budget = 5000
+
+            [[sensors]]
+            address = "C0:FF:EE:00:00:01"
+            node = "room-1"
+            """)
+        guard case .mqtt(let settings) = hub.adapter else {
+            Issue.record("not an mqtt adapter: \(hub.adapter)")
+            return
+        }
+        #expect(settings.gatewayKeys.keys.sorted() == ["room-1", "room-2"] && settings.backfillBudget == 5000)
+        #expect(hub.sensors.first?.adapter == "room-1", "bound to its gateway")
+        let loose = try key("loose.key", good, mode: 0o644)
+        let short = try key("short.key", "0123456789")
+        let others = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: others, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: others) }
+        try Data(good.utf8).write(to: others.appendingPathComponent("room-1.key"))
+        try FileManager.default.setAttributes(
+            [.posixPermissions: 0o600], ofItemAtPath: others.appendingPathComponent("room-1.key").path)
+        let mqtt = "[mqtt]\nurl = \"mqtt://b\"\npublish_measurements = true\n"
+        for (text, line, message) in [
+            (mqtt + "key_file = \"\(loose)\"", 4, "readable by every user"),
+            (mqtt + "key_file = \"\(short)\"", 4, "fewer than 32 bytes"),
+            ("[mqtt]\nurl = \"mqtt://b\"\nkey_file = \"\(room1)\"", 3, "needs publish_measurements"),
+            (
+                "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://b\"\nnodes = [\"room-1\", \"room-3\"]\ngateway_keys = \"\(others.path)\"",
+                5, "room-3 in 'nodes' has no key"
+            ),
+            (
+                "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://b\"\ngateway_keys = \"\(directory.path)\"", 4,
+                "readable by every user"
+            ),
+            ("[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://b\"\nbackfill_budget = 10", 4, "out of range"),
+            (
+                "[adapter]\nkind = \"bluez\"\n\n[[sensors]]\naddress = \"C0:FF:EE:00:00:01\"\nnode = \"room-1\"", 6,
+                "kind = \"mqtt\" only"
+            ),
+            (
+                "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://b\"\n\n[[sensors]]\naddress = \"C0:FF:EE:00:00:01\"\nadapter = \"hci0\"",
+                7, "with node"
+            ),
+        ] {
+            #expect(
+                "\(text)", performing: { try ConfigurationLoader.parse(text) },
+                throws: { error in
+                    guard let problems = (error as? ConfigurationError)?.problems else { return false }
+                    return problems.contains { $0.line == line && $0.message.contains(message) }
+                })
+        }
+    }
+
     @Test("[store] url selects PostgreSQL (password only from password_file); the gateway journal's settings")
     func storeServer() throws {
         let hub = try ConfigurationLoader.parse("[store]\nurl = \"postgresql://hub@db.lan/gym?sslmode=require\"")

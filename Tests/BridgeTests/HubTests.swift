@@ -17,7 +17,8 @@ struct HubTests {
         (1...10).map { String(format: "C0:FF:EE:%02X:00:%02X", gateway, $0) }
     }
 
-    static func gateway(_ gateway: Int, broker: MosquittoBroker) -> (
+    /// Gateway `gateway`'s files; with `keys` (a directory of `room-N.key`), it signs its frames.
+    static func gateway(_ gateway: Int, broker: MosquittoBroker, keys: URL? = nil) -> (
         scenario: String, settings: String, sensors: String
     ) {
         let straps = Self.straps(gateway).enumerated().map { index, address in
@@ -32,17 +33,17 @@ struct HubTests {
             keepalive = 5
             discovery = false
             publish_measurements = true
-            """
+            """ + (keys.map { "\nkey_file = \"\($0.path)/room-\(gateway).key\"" } ?? "")
         let sensors = Self.straps(gateway).map { "[[sensors]]\naddress = \"\($0)\"\n" }.joined(separator: "\n")
         return (scenario, settings, sensors)
     }
 
     /// Gateways 1 to 3 on `broker`, each streaming its ten simulated straps (stopped by the caller).
-    func startGateways(_ broker: MosquittoBroker) async throws -> [DaemonUnderTest] {
+    func startGateways(_ broker: MosquittoBroker, keys: URL? = nil) async throws -> [DaemonUnderTest] {
         var gateways: [DaemonUnderTest] = []
         do {
             for index in 1...3 {
-                let setup = Self.gateway(index, broker: broker)
+                let setup = Self.gateway(index, broker: broker, keys: keys)
                 gateways.append(
                     try await DaemonUnderTest(
                         speed: 1, moreSettings: setup.settings, scenario: setup.scenario, streaming: 10,
@@ -81,17 +82,33 @@ struct HubTests {
         try await hub.unix.send(.GET, "/v1/health").decoded(HealthJSON.self)
     }
 
+    /// A directory of gateway keys, `room-1.key` to `room-3.key` (mode 0600), as an operator makes them.
+    func makeKeys() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hub-keys-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for gateway in 1...3 {
+            let path = directory.appendingPathComponent("room-\(gateway).key").path
+            let key = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+            try Data(key.utf8).write(to: URL(fileURLWithPath: path))
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        }
+        return directory
+    }
+
     @Test(
-        "three gateways (10 simulated straps each) → one hub without a radio: 30 sensors, a session records a remote strap, a killed gateway's straps drop and come back"
+        "three gateways (10 simulated straps each, signing with their keys) → one hub without a radio holding the keys: 30 sensors, a session records a remote strap, a killed gateway's straps drop and come back"
     )
     func threeGatewaysOneHub() async throws {
         try await withMosquitto { broker in
-            var gateways = try await startGateways(broker)
+            let keys = try makeKeys()
+            defer { try? FileManager.default.removeItem(at: keys) }
+            var gateways = try await startGateways(broker, keys: keys)
             defer { for gateway in gateways { gateway.stop() } }
             let hub = try await DaemonUnderTest(
                 moreSettings: "",
                 streaming: nil,
-                adapterSection: "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://127.0.0.1:\(broker.port)\"\nexpire = 5",
+                adapterSection:
+                    "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://127.0.0.1:\(broker.port)\"\nexpire = 5\ngateway_keys = \"\(keys.path)\"",
                 sensorsSection: "")
             defer { hub.stop() }
 
@@ -123,7 +140,7 @@ struct HubTests {
             #expect(afterKill[Self.straps(3)[0]]?.disconnections == 1)
 
             // It comes back: so do its straps.
-            let setup = Self.gateway(3, broker: broker)
+            let setup = Self.gateway(3, broker: broker, keys: keys)
             gateways[2] = try await DaemonUnderTest(
                 reusing: gateways[2], speed: 1, moreSettings: setup.settings, scenario: setup.scenario, streaming: 10,
                 sensorsSection: setup.sensors)

@@ -28,13 +28,14 @@ public final class MQTTSubscriber: Sendable {
     /// the broker keeps (and queues QoS 1 messages for) while the subscriber is away.
     public init(
         broker: MosquittoBroker, filters: [String], clientID: String? = nil, persistent: Bool = false,
-        tls: Bool = false
+        tls: Bool = false, username: String? = nil, password: String? = nil
     ) async throws {
         var arguments = [packageRoot.appendingPathComponent("Tests/Fixtures/mqtt/subscriber.py").path]
         arguments += ["--port", String(tls ? broker.tlsPort ?? broker.port : broker.port)]
         if let clientID { arguments += ["--client-id", clientID] }
         if persistent { arguments.append("--persistent") }
         if tls { arguments += ["--cafile", broker.caFile] }
+        if let username { arguments += ["--username", username, "--password", password ?? ""] }
         process = try await Spawned.startPeer(venvPython, arguments + filters, label: "paho subscriber") { peer in
             peer.output.contains { $0.contains("\"ready\"") }
         }

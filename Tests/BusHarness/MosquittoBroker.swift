@@ -26,14 +26,35 @@ public final class MosquittoBroker: Sendable {
     /// Starts a broker; with `tls`, a second listener on TLS with a certificate from a new test CA.
     /// A free port can be taken by another process before the broker binds it (loaded parallel
     /// tests): then it starts again on other ports.
-    public init(tls: Bool = false) async throws {
+    ///
+    /// With `accounts` (user → password), anonymous clients are refused and `acl` (mosquitto's
+    /// ACL file text) decides who reads and writes what, as a gym's broker should.
+    public init(tls: Bool = false, accounts: [String: String] = [:], acl: String? = nil) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("hrbridge-mqtt-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         if tls { try Self.makeCertificates(in: directory) }
+        var access = ""
+        if !accounts.isEmpty {
+            let passwords = directory.appendingPathComponent("passwords")
+            let lines = accounts.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)\n" }.joined()
+            try Data(lines.utf8).write(to: passwords)
+            // Hashed in place by the broker project's own tool.
+            let hasher = Process()
+            hasher.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_passwd")
+            hasher.arguments = ["-U", passwords.path]
+            try hasher.run()
+            hasher.waitUntilExit()
+            guard hasher.terminationStatus == 0 else { throw HarnessError("mosquitto_passwd -U failed") }
+            access = "allow_anonymous false\npassword_file \(passwords.path)\n"
+            if let acl {
+                try Data(acl.utf8).write(to: directory.appendingPathComponent("acl"))
+                access += "acl_file \(directory.appendingPathComponent("acl").path)\n"
+            }
+        }
         var attempt = 1
         while true {
             let ports = (plain: try freeLoopbackPort(), tls: tls ? try freeLoopbackPort() : nil)
-            try Self.writeConfiguration(in: directory, port: ports.plain, tlsPort: ports.tls)
+            try Self.writeConfiguration(in: directory, port: ports.plain, tlsPort: ports.tls, access: access)
             do {
                 let broker = try await Self.launch(in: directory)
                 (port, tlsPort) = ports
@@ -45,7 +66,7 @@ public final class MosquittoBroker: Sendable {
         }
     }
 
-    private static func writeConfiguration(in directory: URL, port: Int, tlsPort: Int?) throws {
+    private static func writeConfiguration(in directory: URL, port: Int, tlsPort: Int?, access: String) throws {
         var configuration = """
             user root
             persistence true
@@ -56,13 +77,14 @@ public final class MosquittoBroker: Sendable {
             log_type notice
             log_type information
             listener \(port) 127.0.0.1
-            allow_anonymous true
 
             """
+        // One set of rules for every listener: anonymous clients, or accounts and an ACL.
+        configuration = "per_listener_settings false\n" + configuration
+        configuration += access.isEmpty ? "allow_anonymous true\n" : access
         if let tlsPort {
             configuration += """
                 listener \(tlsPort) 127.0.0.1
-                allow_anonymous true
                 cafile \(directory.path)/ca.crt
                 certfile \(directory.path)/server.crt
                 keyfile \(directory.path)/server.key

@@ -172,6 +172,41 @@ import Testing
         }
     }
 
+    @Test("the documented broker ACL: a gateway's user writes only its own node's topics, the hub reads them all")
+    func gatewayACL() async throws {
+        let acl = """
+            user hub
+            topic read hrbridge/#
+            topic write hrbridge/hub/#
+
+            pattern write hrbridge/%u/#
+            pattern read hrbridge/%u/cmd/#
+
+            """
+        let accounts = ["hub": "hub-secret", "room-1": "one-secret", "room-2": "two-secret"]
+        let broker = try await MosquittoBroker(accounts: accounts, acl: acl)
+        defer { broker.remove() }
+        let hub = try await MQTTSubscriber(
+            broker: broker, filters: ["hrbridge/#"], username: "hub", password: "hub-secret")
+        defer { hub.stop() }
+        var options = options(broker, id: "room-2")
+        options.will = nil
+        options.birth = nil
+        options.username = "room-2"
+        options.password = "two-secret"
+        let room2 = try MQTTClient(options: options, logger: logger)
+        try await room2.start()
+        try await waitUntilConnected(room2)
+        let forged = "hrbridge/room-1/sensor/c0ffee000001/measurement"
+        let own = "hrbridge/room-2/sensor/c0ffee000002/measurement"
+        await room2.publish(MQTTMessage(topic: forged, text: "forged", qos: .atLeastOnce))
+        await room2.publish(MQTTMessage(topic: own, text: "own", qos: .atLeastOnce))
+        // One connection's messages reach a subscriber in order: the forged one would be first.
+        try await hub.waitFor("room-2's own frame") { $0.topic == own }
+        #expect(hub.messages(on: forged).isEmpty)
+        await room2.stop()
+    }
+
     @Test func unreadableCertificateIsAClearError() {
         var bad = MQTTClient.Options(
             broker: MQTTBrokerURL(host: "127.0.0.1", port: 8883, usesTLS: true), clientID: "bad")

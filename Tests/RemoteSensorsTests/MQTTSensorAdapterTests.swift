@@ -152,4 +152,88 @@ struct MQTTSensorAdapterTests {
             #expect(clock.sleeperCount == 0)
         }
     }
+
+    @Test(
+        "with gateways' keys: only frames and backfill tagged with their own gateway's key are read; unsigned, wrongly keyed and another keyed gateway's frames for the strap are refused"
+    )
+    func signedGateways() async throws {
+        try await withMosquitto { broker in
+            let room1 = try #require(EnvelopeSigner(key: Array(repeating: 0x31, count: 32)))
+            let room2 = try #require(EnvelopeSigner(key: Array(repeating: 0x32, count: 32)))
+            var settings = MQTTSensorAdapter.Settings(client: options(broker, id: "hub"))
+            settings.keys = ["room-1": room1, "room-2": room2]
+            settings.maximumSkew = 3600
+            let adapter = try MQTTSensorAdapter(settings: settings, clock: ManualWallClock(now: Date()), logger: logger)
+            let received = Received()
+            let events = adapter.events()
+            let collector = Task { for await event in events { received.append(event) } }
+            defer { collector.cancel() }
+            let backfills = adapter.backfill()
+            let batches = Mutex<[[Int]]>([])
+            let backfillCollector = Task {
+                for await batch in backfills {
+                    let rates = batch.compactMap { m -> Int? in
+                        if case .heartRateMeasurement(let f) = m.value { Int(f.heartRate) } else { nil }
+                    }
+                    batches.withLock { $0.append(rates) }
+                }
+            }
+            defer { backfillCollector.cancel() }
+            try await adapter.start()
+            try await eventually("the hub connected") { await adapter.availability() == .ready }
+            let gateway = try MQTTClient(options: options(broker, id: "gateway"), logger: logger)
+            try await gateway.start()
+            try await eventually("the gateway connected") { await gateway.isConnected }
+            func heartRates() -> [Int] {
+                received.events.withLock { events in
+                    events.compactMap {
+                        if case .measurement(let m) = $0, case .heartRateMeasurement(let f) = m.value {
+                            Int(f.heartRate)
+                        } else {
+                            nil
+                        }
+                    }
+                }
+            }
+            func send(_ topic: String, _ payload: [UInt8], qos: MQTTQoS = .atMostOnce) async {
+                await gateway.publish(MQTTMessage(topic: topic, payload: payload, qos: qos, retain: false))
+            }
+            let otherTopic = "hrbridge/room-2/sensor/c0ffee000001/measurement"
+
+            await send(topic, room1.signMeasurement(frame(0, heartRate: 60), topic: topic))
+            try await eventually("the signed frame") { heartRates() == [60] }
+            await send(topic, frame(1, heartRate: 99))
+            await send(topic, room2.signMeasurement(frame(1, heartRate: 98), topic: topic))
+            await send(topic, room1.signMeasurement(frame(1, heartRate: 97), topic: otherTopic))
+            await send(otherTopic, room2.signMeasurement(frame(1, heartRate: 96), topic: otherTopic))
+            await send(topic, room1.signMeasurement(frame(1, heartRate: 61), topic: topic))
+            try await eventually("the next signed frame") { heartRates().last == 61 }
+            #expect(heartRates() == [60, 61], "unsigned, room-2's key, a tag for another topic, room-2's own frame")
+            #expect(await adapter.knownDevices().map(\.identity.adapter) == ["room-1"])
+
+            // The gateway goes away: a gap the hub saw, which only a signed batch from room-1 fills.
+            await gateway.publish(MQTTMessage(topic: "hrbridge/room-1/status", text: "offline", qos: .atLeastOnce))
+            try await eventually("dropped by the Will") {
+                received.events.withLock {
+                    $0.last
+                        == .connectionChanged(
+                            SensorIdentity(adapter: "room-1", address: strap), .disconnected(.linkLost))
+                }
+            }
+            let backfillTopic = "hrbridge/room-1/sensor/c0ffee000001/backfill"
+            func batch(_ heartRate: UInt16) -> [UInt8] {
+                RemoteBackfill.encode([
+                    RemoteMeasurement(
+                        sequence: 2, receivedAt: Date(), via: .connection, characteristic: .heartRateMeasurement,
+                        bytes: HeartRateMeasurement(heartRate: heartRate, sensorContact: .detected).encoded())
+                ])
+            }
+            await send(backfillTopic, batch(95), qos: .atLeastOnce)
+            await send(backfillTopic, room2.signBatch(batch(94), topic: backfillTopic), qos: .atLeastOnce)
+            await send(backfillTopic, room1.signBatch(batch(70), topic: backfillTopic), qos: .atLeastOnce)
+            try await eventually("the signed batch") { batches.withLock { $0 } == [[70]] }
+            await gateway.stop()
+            await adapter.shutdown()
+        }
+    }
 }

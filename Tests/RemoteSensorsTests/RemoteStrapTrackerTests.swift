@@ -9,13 +9,15 @@ private let start = Date(timeIntervalSinceReferenceDate: 800_000_000)
 private let strap = "C0:FF:EE:00:00:01"
 private let other = "C0:FF:EE:00:00:02"
 
-/// A measurement envelope as a gateway sends it.
+/// A measurement envelope as a gateway sends it, dated `sent` seconds after the start by the
+/// gateway (nil: when it is fed, as a gateway whose clock agrees with the hub's).
 private func envelope(
     _ sequence: UInt32, from node: String = "room-1", address: String = strap, heartRate: UInt16 = 60,
-    bytes: [UInt8]? = nil
+    bytes: [UInt8]? = nil, sent: Double? = nil
 ) -> RemoteStrapTracker.Input {
     let measurement = RemoteMeasurement(
-        sequence: sequence, receivedAt: start, via: .connection, characteristic: .heartRateMeasurement,
+        sequence: sequence, receivedAt: sent.map { start.addingTimeInterval($0) } ?? .distantPast, via: .connection,
+        characteristic: .heartRateMeasurement,
         bytes: bytes ?? HeartRateMeasurement(heartRate: heartRate, sensorContact: .detected).encoded())
     return .envelope(measurement, address: address, node: node)
 }
@@ -51,7 +53,13 @@ private struct TrackerDriver {
     /// Feeds `input` at `seconds` after the start; the actions, short.
     @discardableResult
     mutating func feed(_ input: RemoteStrapTracker.Input, at seconds: Double = 0) -> [String] {
-        tracker.handle(input, at: start.addingTimeInterval(seconds)).map(summary)
+        let now = start.addingTimeInterval(seconds)
+        var input = input
+        if case .envelope(var measurement, let address, let node) = input, measurement.receivedAt == .distantPast {
+            measurement.receivedAt = now
+            input = .envelope(measurement, address: address, node: node)
+        }
+        return tracker.handle(input, at: now).map(summary)
     }
 
     /// Seconds from the start to the next deadline.
@@ -126,12 +134,19 @@ struct RemoteStrapTrackerTests {
             name: "older sequence number (the gateway started again): goes on, no gap", from: .ready,
             input: envelope(0), at: 1, actions: ["hr 60 room-1/01"], deadline: 11),
         Transition(
-            name: "moved to another gateway: dropped from the old one, connected through the new one", from: .ready,
-            input: envelope(0, from: "room-2"), at: 1,
-            actions: [
-                "disconnected(link lost) room-1/01", "moved 01 room-1→room-2", "connected room-2/01", "ready room-2/01",
-                "hr 60 room-2/01",
-            ], deadline: 11),
+            name: "a replay (no later in sequence or time): refused, the strap as it was", from: .ready,
+            input: envelope(5, sent: 0), at: 1, actions: ["refused replayed room-1/01"], deadline: 10),
+        Transition(
+            name: "dated more than the skew behind the hub: no longer live, refused", from: .ready,
+            input: envelope(6, sent: 0), at: 5.5, actions: ["refused behind_hub room-1/01"], deadline: 10),
+        Transition(
+            name: "another gateway while the owner streams: refused, the strap stays with its owner", from: .ready,
+            input: envelope(0, from: "room-2"), at: 1, actions: ["refused foreign_node room-2/01"], deadline: 10),
+        Transition(
+            name: "another gateway once the owner was silent for expire: handed over", from: .expired,
+            input: envelope(0, from: "room-2"), at: 11,
+            actions: ["moved 01 room-1→room-2", "connected room-2/01", "ready room-2/01", "hr 60 room-2/01"],
+            deadline: 21),
         Transition(
             name: "moved while dropped: connected through the new gateway", from: .dropped,
             input: envelope(9, from: "room-2"), at: 2,
@@ -149,9 +164,9 @@ struct RemoteStrapTrackerTests {
             input: .strapOffline(address: strap, node: "room-1"), at: 1,
             actions: ["disconnected(link lost) room-1/01"], deadline: nil),
         Transition(
-            name: "availability offline from a gateway the strap is NOT on: dropped all the same (today's rule)",
+            name: "availability offline from a gateway the strap is not on: refused, the strap streams on",
             from: .ready, input: .strapOffline(address: strap, node: "room-2"), at: 1,
-            actions: ["disconnected(link lost) room-1/01"], deadline: nil),
+            actions: ["refused foreign_node room-2/01"], deadline: 10),
         Transition(
             name: "availability offline for another strap: nothing", from: .ready,
             input: .strapOffline(address: other, node: "room-1"), at: 1, actions: [], deadline: 10),
@@ -271,13 +286,13 @@ struct RemoteStrapTrackerTests {
     @Test("names: heard before the strap, used when it comes; heard after, announced again; bounded")
     func names() {
         var driver = TrackerDriver()
-        #expect(driver.feed(.named(address: strap, name: "Ann")).isEmpty, "no strap yet")
+        #expect(driver.feed(.named(address: strap, name: "Ann", node: "room-1")).isEmpty, "no strap yet")
         #expect(driver.feed(envelope(0)).first == "discovered room-1/01 'Ann'")
-        #expect(driver.feed(.named(address: strap, name: "Ann")).isEmpty, "the same name")
-        #expect(driver.feed(.named(address: strap, name: "")).isEmpty, "an empty name is none")
-        #expect(driver.feed(.named(address: strap, name: "Bea")) == ["discovered room-1/01 'Bea'"])
+        #expect(driver.feed(.named(address: strap, name: "Ann", node: "room-1")).isEmpty, "the same name")
+        #expect(driver.feed(.named(address: strap, name: "", node: "room-1")).isEmpty, "an empty name is none")
+        #expect(driver.feed(.named(address: strap, name: "Bea", node: "room-1")) == ["discovered room-1/01 'Bea'"])
         #expect(driver.feed(envelope(1)) == ["hr 60 room-1/01 'Bea'"])
-        driver.feed(.named(address: strap, name: String(repeating: "x", count: 300)))
+        driver.feed(.named(address: strap, name: String(repeating: "x", count: 300), node: "room-1"))
         #expect(driver.tracker.straps[strap]?.identity.name?.count == 248)
         #expect(driver.tracker.identity(address: strap, node: "room-9").name?.count == 248, "for backfill")
         #expect(driver.tracker.identity(address: other, node: "room-9").name == nil)
@@ -289,13 +304,15 @@ struct RemoteStrapTrackerTests {
     func namesBounded() {
         var driver = TrackerDriver()
         driver.feed(envelope(0))
-        driver.feed(.named(address: strap, name: "real"))
-        for index in 0..<5 { driver.feed(.named(address: "AA:00:00:00:00:0\(index)", name: "made-up \(index)")) }
+        driver.feed(.named(address: strap, name: "real", node: "room-1"))
+        for index in 0..<5 {
+            driver.feed(.named(address: "AA:00:00:00:00:0\(index)", name: "made-up \(index)", node: "room-1"))
+        }
         func name(_ address: String) -> String? { driver.tracker.identity(address: address, node: "r").name }
         #expect(name(strap) == "real", "a followed strap's name stays")
         #expect(name("AA:00:00:00:00:04") == "made-up 4", "the newest made-up name took an older one's place")
         #expect((0..<4).allSatisfy { name("AA:00:00:00:00:0\($0)") == nil }, "two names at most")
-        driver.feed(.named(address: strap, name: "renamed"))
+        driver.feed(.named(address: strap, name: "renamed", node: "room-1"))
         #expect(name(strap) == "renamed", "a known one")
     }
 
@@ -333,14 +350,132 @@ struct RemoteStrapTrackerTests {
     func aheadOfTheHub() {
         var driver = TrackerDriver()
         // The frames are dated at 0 s: fed at -5.5 s, a frame is 5.5 s ahead of the hub's clock.
-        #expect(driver.feed(envelope(0), at: -5.5) == ["refused ahead_of_hub room-1/01"])
+        #expect(driver.feed(envelope(0, sent: 0), at: -5.5) == ["refused ahead_of_hub room-1/01"])
         #expect(driver.tracker.straps.isEmpty && driver.deadline == nil, "no strap, nothing to expire")
-        #expect(driver.feed(envelope(0), at: -5).first == "discovered room-1/01", "5 s ahead: the skew allowed")
-        #expect(driver.feed(envelope(1), at: -6) == ["refused ahead_of_hub room-1/01"])
+        #expect(
+            driver.feed(envelope(0, sent: 0), at: -5).first == "discovered room-1/01", "5 s ahead: the skew allowed")
+        #expect(driver.feed(envelope(1, sent: 0), at: -6) == ["refused ahead_of_hub room-1/01"])
         #expect(driver.deadline == 5, "the refused frame did not keep the strap heard")
         #expect(
             RemoteStrapTracker.Configuration(maximumSkew: 1).refusal(of: start.addingTimeInterval(90), at: start)
                 == .aheadOfHub(90))
+    }
+
+    @Test("a strap bound to a gateway by configuration: no other gateway speaks for it, silent or not")
+    func boundStrap() {
+        var driver = TrackerDriver()
+        driver.tracker = RemoteStrapTracker(configuration: .init(expire: 10, sensorLimit: 2, owners: [strap: "room-1"]))
+        #expect(driver.feed(envelope(0, from: "room-2")) == ["refused foreign_node room-2/01"], "not even first")
+        driver.feed(envelope(0))
+        driver.feed(.gatewayOffline(node: "room-1"), at: 1)
+        #expect(driver.feed(envelope(1, from: "room-2"), at: 2) == ["refused foreign_node room-2/01"])
+        #expect(driver.feed(envelope(2, from: "room-2"), at: 60) == ["refused foreign_node room-2/01"])
+        #expect(
+            driver.feed(.named(address: strap, name: "Eve", node: "room-2"), at: 61) == [
+                "refused foreign_node room-2/01"
+            ])
+        #expect(driver.feed(envelope(3), at: 62).contains("ready room-1/01"))
+    }
+
+    @Test(
+        "a genuine move: the owner says the strap is gone, the next gateway takes it over and it streams there; the old one is refused"
+    )
+    func handOver() {
+        var driver = TrackerDriver()
+        driver.feed(envelope(0))
+        #expect(
+            driver.feed(.strapOffline(address: strap, node: "room-1"), at: 1) == ["disconnected(link lost) room-1/01"])
+        #expect(
+            driver.feed(envelope(40, from: "room-2"), at: 2) == [
+                "moved 01 room-1→room-2", "connected room-2/01", "ready room-2/01", "hr 60 room-2/01",
+            ])
+        #expect(driver.tracker.straps[strap]?.isReady == true && driver.tracker.owner(of: strap) == "room-2")
+        #expect(driver.feed(envelope(41, from: "room-2"), at: 3) == ["hr 60 room-2/01"])
+        #expect(driver.feed(envelope(1), at: 3) == ["refused foreign_node room-1/01"])
+        #expect(driver.feed(.strapOffline(address: strap, node: "room-1"), at: 3) == ["refused foreign_node room-1/01"])
+        #expect(driver.tracker.straps[strap]?.isReady == true)
+    }
+
+    @Test("live frames carry the hub's time; their gateway's (within the skew) only orders them")
+    func hubTime() throws {
+        var tracker = RemoteStrapTracker()
+        guard case .envelope(let measurement, _, _) = envelope(0, sent: 0) else { return }
+        let now = start.addingTimeInterval(3)
+        let emitted = tracker.handle(.envelope(measurement, address: strap, node: "room-1"), at: now).compactMap {
+            action -> SensorMeasurement? in
+            if case .emit(.measurement(let measurement)) = action { measurement } else { nil }
+        }
+        #expect(emitted.map(\.receivedAt) == [now])
+    }
+
+    /// Frames of a backfill batch, dated `seconds` after the start by the gateway.
+    private func frames(_ seconds: [Double], rr: [Double] = []) -> [RemoteMeasurement] {
+        seconds.enumerated().map { index, second in
+            RemoteMeasurement(
+                sequence: UInt32(index), receivedAt: start.addingTimeInterval(second), via: .connection,
+                characteristic: .heartRateMeasurement,
+                bytes: HeartRateMeasurement(
+                    heartRate: 70, sensorContact: .detected, rrIntervals: rr.map { RRInterval(seconds: $0) }
+                ).encoded())
+        }
+    }
+
+    @Test("backfill fills only gaps the hub saw, from the gateway that owned the strap then; never the future")
+    func backfillGaps() {
+        var driver = TrackerDriver()
+        for second in 0...5 { driver.feed(envelope(UInt32(second)), at: Double(second)) }
+        driver.feed(.brokerLost, at: 6)
+        var admitted = driver.tracker.admitBackfill(frames([8]), address: strap, node: "room-1", at: start + 9)
+        #expect(admitted.admitted.count == 1, "a gap still open: up to now")
+        driver.feed(envelope(20), at: 20)
+        admitted = driver.tracker.admitBackfill(
+            frames([3, 5, 5.5, 12, 19.75, 20, 25]), address: strap, node: "room-1", at: start + 21)
+        #expect(admitted.admitted.map { $0.receivedAt.timeIntervalSince(start) } == [5.5, 12, 19.75])
+        #expect(admitted.admitted.allSatisfy { $0.sensor.adapter == "room-1" })
+        #expect(admitted.refused == [.outsideGap, .outsideGap, .outsideGap, .outsideGap])
+        #expect(
+            driver.tracker.admitBackfill(frames([40]), address: strap, node: "room-1", at: start + 21).refused
+                == [.aheadOfHub(19)])
+        #expect(
+            driver.tracker.admitBackfill(frames([12]), address: strap, node: "room-2", at: start + 21).refused
+                == [.foreignNode(owner: "room-1")])
+        #expect(
+            driver.tracker.admitBackfill(frames([12]), address: other, node: "room-1", at: start + 21).refused
+                == [.outsideGap], "a strap the hub never heard has no gap")
+        // A sequence gap is a gap too.
+        driver.feed(envelope(30), at: 30)
+        #expect(
+            driver.tracker.admitBackfill(frames([25, 29]), address: strap, node: "room-1", at: start + 31).admitted
+                .count == 2)
+    }
+
+    @Test("backfill frames with more than 32 RR intervals, or one outside 0.2–3 s, are refused")
+    func backfillRR() {
+        var driver = TrackerDriver()
+        driver.feed(envelope(0))
+        driver.feed(.brokerLost, at: 1)
+        func refusals(_ rr: [Double]) -> [RemoteMeasurementError] {
+            driver.tracker.admitBackfill(frames([0.5], rr: rr), address: strap, node: "room-1", at: start + 2).refused
+        }
+        #expect(refusals(Array(repeating: 0.8, count: 32)).isEmpty)
+        #expect(refusals(Array(repeating: 0.8, count: 33)) == [.implausibleRR])
+        #expect(refusals([0.8, 0.15]) == [.implausibleRR])
+        #expect(refusals([3.5]) == [.implausibleRR])
+        #expect(refusals([0.2, 3]).isEmpty)
+    }
+
+    @Test("a gateway's backfill budget: so many frames a minute, refilled evenly; another gateway has its own")
+    func backfillBudget() {
+        var driver = TrackerDriver()
+        driver.tracker = RemoteStrapTracker(configuration: .init(expire: 10, sensorLimit: 2, backfillBudget: 120))
+        driver.feed(envelope(0))
+        driver.feed(envelope(0, address: other), at: 0)
+        driver.feed(.brokerLost, at: 1)
+        let many = frames((0..<150).map { 0.001 + Double($0) / 1000 })
+        var result = driver.tracker.admitBackfill(many, address: strap, node: "room-1", at: start + 2)
+        #expect(result.admitted.count == 120 && result.refused == Array(repeating: .overBudget, count: 30))
+        result = driver.tracker.admitBackfill(Array(many.prefix(40)), address: strap, node: "room-1", at: start + 17)
+        #expect(result.admitted.count == 30, "15 s later: a quarter of the budget again")
     }
 
     @Test("a dropped strap is still known (shown disconnected) until forgotten")

@@ -27,6 +27,16 @@ struct RemoteAdapterFactory: AdapterFactory {
         var adapterSettings = MQTTSensorAdapter.Settings(client: options, nodes: settings.nodes.map(Set.init))
         adapterSettings.expire = settings.expire
         adapterSettings.maximumSkew = settings.maximumClockSkew
+        adapterSettings.backfillBudget = settings.backfillBudget
+        adapterSettings.owners = Dictionary(
+            configuration.sensors.compactMap { sensor in sensor.adapter.map { (sensor.address, $0) } },
+            uniquingKeysWith: { first, _ in first })
+        for (node, path) in settings.gatewayKeys {
+            guard let signer = EnvelopeSigner(keyFile: path) else {
+                throw DaemonError.adapter("\(path): not a gateway key (at least 32 bytes)")
+            }
+            adapterSettings.keys[node] = signer
+        }
         let adapter: MQTTSensorAdapter
         do {
             adapter = try MQTTSensorAdapter(settings: adapterSettings, clock: clock, logger: logger)

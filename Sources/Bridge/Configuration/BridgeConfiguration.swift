@@ -33,6 +33,11 @@ public struct BridgeConfiguration: Sendable {
         public var clientID: String?
         /// Seconds a gateway's frame may be dated ahead of the hub's clock (`max_clock_skew`).
         public var maximumClockSkew: Double = 5
+        /// The gateways' key files, by node (`gateway_keys`: a directory of `<node>.key`); when
+        /// there are any, only signed measurements and backfill are read.
+        public var gatewayKeys: [String: String] = [:]
+        /// Backfill frames a gateway may send per minute (`backfill_budget`).
+        public var backfillBudget = 30_000
 
         public init(broker: MQTTBrokerURL) { self.broker = broker }
     }

@@ -3,6 +3,7 @@ import BridgeOut
 import Foundation
 import MQTT
 import PostgresStore
+import RemoteSensors
 import Samples
 import Workouts
 
@@ -207,7 +208,8 @@ private struct Reader {
             }
         }
         for sensor in tables(root["sensors"], "sensors") {
-            guard let read = readSensor(sensor, athletes: configuration.athletes) else { continue }
+            let isHub = if case .mqtt = configuration.adapter { true } else { false }
+            guard let read = readSensor(sensor, athletes: configuration.athletes, isHub: isHub) else { continue }
             if case .bluez(let names?, _) = configuration.adapter, let bound = read.adapter, !names.contains(bound) {
                 problem(
                     sensor.line,
@@ -227,11 +229,14 @@ private struct Reader {
             table,
             [
                 "kind", "name", "names", "scenario", "seed", "speed", "repair_on_key_loss", "url", "nodes", "username",
-                "password_file", "tls_ca", "expire", "client_id", "max_clock_skew",
+                "password_file", "tls_ca", "expire", "client_id", "max_clock_skew", "gateway_keys", "backfill_budget",
             ], in: "adapter")
         let kind = string(table, "kind")
         if kind?.0 != "mqtt" {
-            for key in ["url", "nodes", "username", "password_file", "tls_ca", "expire", "client_id", "max_clock_skew"]
+            for key in [
+                "url", "nodes", "username", "password_file", "tls_ca", "expire", "client_id", "max_clock_skew",
+                "gateway_keys", "backfill_budget",
+            ]
             where table[key] != nil {
                 problem(table[key]!.line, "'\(key)' applies to kind = \"mqtt\" only")
             }
@@ -322,6 +327,14 @@ private struct Reader {
         if let seconds = number(table, "expire", in: 2...3600, unit: " s") { settings.expire = seconds }
         if let seconds = number(table, "max_clock_skew", in: 0.5...600, unit: " s") {
             settings.maximumClockSkew = seconds
+        }
+        if let budget = integer(table, "backfill_budget", in: 100...10_000_000) { settings.backfillBudget = budget }
+        if let directory = filePath(table, "gateway_keys"), let line = table["gateway_keys"]?.line {
+            settings.gatewayKeys = readGatewayKeys(directory, line: line)
+            if settings.gatewayKeys.isEmpty { problem(line, "gateway_keys '\(directory)' holds no <node>.key file") }
+            for node in settings.nodes ?? [] where settings.gatewayKeys[node] == nil {
+                problem(line, "gateway \(node) in 'nodes' has no key in \(directory): add \(node).key")
+            }
         }
         return .mqtt(settings)
     }
@@ -455,12 +468,36 @@ private struct Reader {
     }
 
     /// A password file every user of the machine can read is refused.
-    mutating func refuseIfEveryoneReads(_ path: String?, line: Int?) {
+    mutating func refuseIfEveryoneReads(_ path: String?, line: Int?, key: String = "password_file") {
         guard let path, let line else { return }
         var status = stat()
         if stat(path, &status) == 0, status.st_mode & S_IROTH != 0 {
-            problem(line, "password_file '\(path)' is readable by every user: chmod 640 \(path)")
+            problem(line, "\(key) '\(path)' is readable by every user: chmod 640 \(path)")
         }
+    }
+
+    /// `<node>.key` files in `directory`, by node; each checked as a gateway's own `key_file` is.
+    mutating func readGatewayKeys(_ directory: String, line: Int) -> [String: String] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+            problem(line, "gateway_keys '\(directory)' is not a readable directory")
+            return [:]
+        }
+        var keys: [String: String] = [:]
+        for name in names.sorted() where name.hasSuffix(".key") {
+            let node = String(name.dropLast(4))
+            let path = "\(directory)/\(name)"
+            guard Self.isName(node) else {
+                problem(line, "gateway_keys: '\(name.prefix(80))' names no node (1 to 64 letters, digits, - and _)")
+                continue
+            }
+            refuseIfEveryoneReads(path, line: line, key: "gateway key")
+            guard EnvelopeSigner(keyFile: path) != nil else {
+                problem(line, "gateway key '\(path)' holds fewer than 32 bytes")
+                continue
+            }
+            keys[node] = path
+        }
+        return keys
     }
 
     mutating func filePath(_ table: TOMLDocument.Table, _ key: String) -> String? {
@@ -603,7 +640,7 @@ private struct Reader {
             [
                 "url", "node", "username", "password_file", "tls_ca", "tls_cert", "tls_key", "keepalive", "discovery",
                 "discovery_prefix", "state_interval", "expire_after", "commands", "publish_guests", "queue_limit",
-                "publish_measurements", "journal_path", "journal_megabytes",
+                "publish_measurements", "journal_path", "journal_megabytes", "key_file",
             ], in: "mqtt")
         guard let (url, line) = string(table, "url") else {
             problem(table.line, "[mqtt] needs url = \"mqtt://host:1883\"")
@@ -663,6 +700,17 @@ private struct Reader {
             }
         }
         if let size = integer(table, "journal_megabytes", in: 1...4096) { settings.journalMegabytes = size }
+        if let path = filePath(table, "key_file"), let line = table["key_file"]?.line {
+            refuseIfEveryoneReads(path, line: line, key: "key_file")
+            if EnvelopeSigner(keyFile: path) == nil {
+                problem(line, "key_file '\(path)' holds fewer than 32 bytes: openssl rand -hex 32 > \(path)")
+            } else {
+                settings.keyFile = path
+            }
+            if !settings.publishMeasurements {
+                problem(line, "key_file signs measurements: it needs publish_measurements")
+            }
+        }
         return settings
     }
 
@@ -709,10 +757,10 @@ private struct Reader {
         return BridgeConfiguration.Athlete(profile: profile, zones: zones)
     }
 
-    mutating func readSensor(_ table: TOMLDocument.Table, athletes: [BridgeConfiguration.Athlete])
+    mutating func readSensor(_ table: TOMLDocument.Table, athletes: [BridgeConfiguration.Athlete], isHub: Bool)
         -> BridgeConfiguration.KnownSensor?
     {
-        onlyKnown(table, ["address", "athlete", "name", "adapter", "priority"], in: "[sensors]")
+        onlyKnown(table, ["address", "athlete", "name", "adapter", "priority", "node"], in: "[sensors]")
         guard let (address, line) = string(table, "address") else {
             problem(table.line, "a sensor needs address = \"AA:BB:CC:DD:EE:FF\"")
             return nil
@@ -730,7 +778,23 @@ private struct Reader {
                 problem(athleteLine, "athlete '\(id)' is not defined in an [[athletes]] section above")
             }
         }
-        let adapter = string(table, "adapter").flatMap { adapterName($0.0, line: $0.1) }
+        var adapter: String?
+        if isHub {
+            // A hub's straps are its gateways': the one a strap is bound to is its node.
+            if let value = table["adapter"] { problem(value.line, "on a hub, bind a sensor to its gateway with node") }
+            if let (node, nodeLine) = string(table, "node") {
+                if Self.isName(node) {
+                    adapter = node
+                } else {
+                    problem(nodeLine, "node '\(node.prefix(80))' may use 1 to 64 letters, digits, - and _")
+                }
+            }
+        } else {
+            if let value = table["node"] {
+                problem(value.line, "'node' binds a hub's sensor to a gateway: kind = \"mqtt\" only")
+            }
+            adapter = string(table, "adapter").flatMap { adapterName($0.0, line: $0.1) }
+        }
         var sensor = BridgeConfiguration.KnownSensor(
             address: address.uppercased(), athlete: athlete, name: string(table, "name")?.0, adapter: adapter)
         sensor.priority = integer(table, "priority", in: -1_000...1_000) ?? 0

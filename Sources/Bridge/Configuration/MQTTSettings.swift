@@ -41,6 +41,9 @@ public struct MQTTSettings: Sendable, Equatable {
     public var journalPath: String?
     /// The journal's size on disk at most, in MiB.
     public var journalMegabytes = 64
+    /// This gateway's key (`key_file`): its measurements and backfill carry an HMAC-SHA256 tag a
+    /// hub holding the same key checks.
+    public var keyFile: String?
 
     /// The journal file this gateway uses.
     public var effectiveJournalPath: String {

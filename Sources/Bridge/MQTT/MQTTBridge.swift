@@ -27,6 +27,8 @@ public actor MQTTBridge: Service {
     private var announced: Set<String> = []
     /// The frames this gateway published, for replay after an outage (with `publish_measurements`).
     private let journal: MeasurementJournal?
+    /// This gateway's key: its measurements and backfill are signed for hubs.
+    private let signer: EnvelopeSigner?
     /// Frames journaled since this time go out again once the broker is back: on start, the last
     /// 5 minutes (the gateway may have restarted during an outage); after a lost connection, from
     /// a keepalive and a half before it was noticed.
@@ -66,6 +68,14 @@ public actor MQTTBridge: Service {
         options.birth = MQTTMessage(topic: topics.status, text: "online", qos: .atLeastOnce, retain: true)
         options.liveLimit = settings.queueLimit
         client = try MQTTClient(options: options, logger: logger)
+        if let path = settings.keyFile {
+            guard let signer = EnvelopeSigner(keyFile: path) else {
+                throw MQTTError.unusableFile(path, reason: "cannot be read as a key (at least 32 bytes)")
+            }
+            self.signer = signer
+        } else {
+            signer = nil
+        }
         if settings.publishMeasurements {
             do {
                 let opened = try MeasurementJournal(
@@ -174,7 +184,10 @@ public actor MQTTBridge: Service {
         guard let message = RemoteMeasurement(measurement, sequence: sequence) else { return }
         sequences[address] = sequence &+ 1
         journal?.append(address: address, message)
-        await client.publish(MQTTMessage(topic: topics.sensor(address, .measurement), payload: message.encoded()))
+        let topic = topics.sensor(address, .measurement)
+        let payload = message.encoded()
+        await client.publish(
+            MQTTMessage(topic: topic, payload: signer?.signMeasurement(payload, topic: topic) ?? payload))
     }
 
     /// Sends the journaled frames since `replayFrom` again, a strap's batch of up to 512 per QoS 1
@@ -235,9 +248,11 @@ public actor MQTTBridge: Service {
 
     /// One backfill batch, acknowledged by the broker (false when the connection went first).
     private func sendBackfill(_ address: String, _ frames: [RemoteMeasurement]) async -> Bool {
-        await client.publishAcknowledged(
+        let topic = topics.sensor(address, .backfill)
+        let batch = RemoteBackfill.encode(frames)
+        return await client.publishAcknowledged(
             MQTTMessage(
-                topic: topics.sensor(address, .backfill), payload: RemoteBackfill.encode(frames), qos: .atLeastOnce,
+                topic: topic, payload: signer?.signBatch(batch, topic: topic) ?? batch, qos: .atLeastOnce,
                 retain: false))
     }
 

@@ -21,6 +21,8 @@ def main():
     parser.add_argument("--client-id", default="")
     parser.add_argument("--persistent", action="store_true", help="clean_session=False (queued while away)")
     parser.add_argument("--cafile")
+    parser.add_argument("--username")
+    parser.add_argument("--password")
     parser.add_argument("filters", nargs="+")
     args = parser.parse_args()
 
@@ -32,6 +34,8 @@ def main():
     )
     if args.cafile:
         client.tls_set(ca_certs=args.cafile)
+    if args.username:
+        client.username_pw_set(args.username, args.password)
     lock = threading.Lock()
     pending = set()
 

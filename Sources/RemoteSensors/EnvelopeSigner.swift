@@ -1,0 +1,86 @@
+import Crypto
+import Foundation
+
+/// A gateway's key, and the tags it puts on what it publishes for hubs: HMAC-SHA256 over the
+/// topic (which names the gateway) and the payload (whose frames carry their sequence numbers
+/// and times, so a tag is never valid for another strap, gateway or frame).
+///
+/// A signed measurement envelope sets flag bit 1 and ends with the 32-byte tag; a signed backfill
+/// batch ends with the marker `FF FF` and the tag (no frame is that long).
+public struct EnvelopeSigner: Sendable {
+    /// Bytes in a tag.
+    public static let tagBytes = 32
+    /// The fewest bytes a key holds (`openssl rand -hex 32` writes 64).
+    public static let minimumKeyBytes = 32
+    /// The key's bytes (SymmetricKey is not Sendable; making one is a copy).
+    private let keyBytes: [UInt8]
+    private var key: SymmetricKey { SymmetricKey(data: keyBytes) }
+
+    /// A signer with `key`, at least ``minimumKeyBytes`` long.
+    public init?(key: [UInt8]) {
+        guard key.count >= Self.minimumKeyBytes else { return nil }
+        keyBytes = key
+    }
+
+    /// The key in a file: its text, without surrounding white space; nil when it is too short.
+    public init?(keyFile path: String) {
+        guard let data = FileManager.default.contents(atPath: path), data.count <= 4096 else { return nil }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        self.init(key: Array(text.utf8))
+    }
+
+    /// The tag of `payload` on `topic`.
+    public func tag(topic: String, payload: some Collection<UInt8>) -> [UInt8] {
+        var hmac = HMAC<SHA256>(key: key)
+        hmac.update(data: Array(topic.utf8))
+        hmac.update(data: [0])
+        hmac.update(data: Array(payload))
+        return Array(hmac.finalize())
+    }
+
+    /// Whether `tag` is `payload`'s on `topic` (compared in constant time).
+    public func isValid(tag: some Collection<UInt8>, topic: String, payload: some Collection<UInt8>) -> Bool {
+        var data = Array(topic.utf8)
+        data.append(0)
+        data.append(contentsOf: payload)
+        return HMAC<SHA256>.isValidAuthenticationCode(Array(tag), authenticating: data, using: key)
+    }
+
+    /// A measurement envelope, signed: flag bit 1 set, the tag appended.
+    public func signMeasurement(_ envelope: [UInt8], topic: String) -> [UInt8] {
+        var signed = envelope
+        signed[1] |= RemoteMeasurement.signedFlag
+        signed += tag(topic: topic, payload: signed)
+        return signed
+    }
+
+    /// A backfill batch, signed: the marker and the tag appended.
+    public func signBatch(_ batch: [UInt8], topic: String) -> [UInt8] {
+        var signed = batch
+        signed += RemoteBackfill.tagMarker
+        signed += tag(topic: topic, payload: signed)
+        return signed
+    }
+
+    /// The envelope of a signed measurement when its tag is valid (flag and tag included).
+    public func verifiedMeasurement(_ payload: [UInt8], topic: String) -> [UInt8]? {
+        guard payload.count > RemoteMeasurement.headerBytes + Self.tagBytes,
+            payload[1] & RemoteMeasurement.signedFlag != 0
+        else { return nil }
+        let split = payload.count - Self.tagBytes
+        guard isValid(tag: payload[split...], topic: topic, payload: payload[..<split]) else { return nil }
+        return payload
+    }
+
+    /// The batch of a signed backfill message when its tag is valid (without marker and tag).
+    public func verifiedBatch(_ payload: [UInt8], topic: String) -> [UInt8]? {
+        let trailer = RemoteBackfill.tagMarker.count + Self.tagBytes
+        guard payload.count >= trailer else { return nil }
+        let split = payload.count - Self.tagBytes
+        let markerAt = split - RemoteBackfill.tagMarker.count
+        guard payload[markerAt..<split].elementsEqual(RemoteBackfill.tagMarker),
+            isValid(tag: payload[split...], topic: topic, payload: payload[..<split])
+        else { return nil }
+        return Array(payload[..<markerAt])
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import GATT
+import RemoteSensors
+import Sensors
+import Testing
+
+@Suite("Gateways' signed envelopes: HMAC-SHA256 over topic and payload")
+struct EnvelopeSignerTests {
+    let key = Array("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef".utf8)
+    let topic = "hrbridge/room-1/sensor/c0ffee000001/measurement"
+
+    func frame(_ sequence: UInt32) -> RemoteMeasurement {
+        RemoteMeasurement(
+            sequence: sequence, receivedAt: Date(timeIntervalSince1970: 1_800_000_000), via: .connection,
+            characteristic: .heartRateMeasurement, bytes: [0x00, 120])
+    }
+
+    @Test("a key has at least 32 bytes; a key file's surrounding white space is not part of it")
+    func keys() throws {
+        #expect(EnvelopeSigner(key: Array(repeating: 1, count: 31)) == nil)
+        #expect(EnvelopeSigner(key: Array(repeating: 1, count: 32)) != nil)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("key-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(("  " + String(decoding: key, as: UTF8.self) + "\n").utf8).write(to: URL(fileURLWithPath: path))
+        let fromFile = try #require(EnvelopeSigner(keyFile: path))
+        let signer = try #require(EnvelopeSigner(key: key))
+        #expect(fromFile.tag(topic: topic, payload: [1, 2]) == signer.tag(topic: topic, payload: [1, 2]))
+        try Data("short\n".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(EnvelopeSigner(keyFile: path) == nil)
+    }
+
+    @Test("a signed measurement verifies with its key and topic only; any changed byte, another topic or key fails")
+    func measurements() throws {
+        let signer = try #require(EnvelopeSigner(key: key))
+        let signed = signer.signMeasurement(frame(7).encoded(), topic: topic)
+        #expect(signed.count == frame(7).encoded().count + 32)
+        #expect(signer.verifiedMeasurement(signed, topic: topic) == signed)
+        #expect(try RemoteMeasurement(payload: signed) == frame(7), "a hub without keys reads it, tag cut off")
+        for index in signed.indices {
+            var changed = signed
+            changed[index] ^= 0x01
+            #expect(signer.verifiedMeasurement(changed, topic: topic) == nil, "byte \(index)")
+        }
+        #expect(
+            signer.verifiedMeasurement(signed, topic: topic.replacingOccurrences(of: "room-1", with: "room-2")) == nil)
+        let other = try #require(EnvelopeSigner(key: Array(repeating: 7, count: 32)))
+        #expect(other.verifiedMeasurement(signed, topic: topic) == nil)
+        #expect(signer.verifiedMeasurement(frame(7).encoded(), topic: topic) == nil, "unsigned")
+        #expect(signer.verifiedMeasurement(Array(signed.prefix(40)), topic: topic) == nil, "torn")
+    }
+
+    @Test("a signed batch of the most frames verifies and decodes; a tampered or unsigned one does not verify")
+    func batches() throws {
+        let signer = try #require(EnvelopeSigner(key: key))
+        let batchTopic = "hrbridge/room-1/sensor/c0ffee000001/backfill"
+        let frames = (0..<UInt32(RemoteBackfill.maximumFrames)).map(frame)
+        let batch = RemoteBackfill.encode(frames)
+        let signed = signer.signBatch(batch, topic: batchTopic)
+        #expect(signer.verifiedBatch(signed, topic: batchTopic) == batch)
+        #expect(try RemoteBackfill.decode(signed) == frames, "a hub without keys reads it")
+        var changed = signed
+        changed[10] ^= 0x40
+        #expect(signer.verifiedBatch(changed, topic: batchTopic) == nil)
+        #expect(signer.verifiedBatch(batch, topic: batchTopic) == nil)
+        #expect(signer.verifiedBatch(signed, topic: topic) == nil, "the measurement topic")
+        #expect(throws: RemoteMeasurementError.badBatch(batch.count + 2 + 31)) {
+            try RemoteBackfill.decode(batch + [0xFF, 0xFF] + Array(repeating: 0, count: 31))
+        }
+    }
+}
