@@ -104,16 +104,31 @@ struct HubTests {
             defer { try? FileManager.default.removeItem(at: keys) }
             var gateways = try await startGateways(broker, keys: keys)
             defer { for gateway in gateways { gateway.stop() } }
+            // The hub lists one strap: only that one gets Home Assistant entities.
+            let listed = Self.straps(1)[0]
             let hub = try await DaemonUnderTest(
-                moreSettings: "",
+                moreSettings: "[mqtt]\nurl = \"mqtt://127.0.0.1:\(broker.port)\"\nnode = \"hub\"\ndiscovery = true",
                 streaming: nil,
                 adapterSection:
                     "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://127.0.0.1:\(broker.port)\"\nexpire = 5\ngateway_keys = \"\(keys.path)\"",
-                sensorsSection: "")
+                sensorsSection: "[[sensors]]\naddress = \"\(listed)\"\n")
             defer { hub.stop() }
 
             let everyStrap = (1...3).flatMap(Self.straps)
             try await waitForReady(everyStrap, on: hub, "30 remote straps ready on the hub")
+            // Retained configs reach a new subscriber at once, before anything published later.
+            let homeAssistant = try await MQTTSubscriber(broker: broker, filters: ["homeassistant/#", "marker"])
+            defer { homeAssistant.stop() }
+            let listedID = MQTTTopics.objectID(listed)
+            try await homeAssistant.waitFor("the listed strap's entities") { $0.topic.contains("hub_\(listedID)") }
+            try await mqttPublish(broker: broker, topic: "marker", payload: "end")
+            try await homeAssistant.waitFor("the marker") { $0.topic == "marker" }
+            let announced = Set(
+                homeAssistant.messages.filter { $0.topic.hasPrefix("homeassistant/") && !$0.payload.isEmpty }.compactMap
+                {
+                    $0.topic.split(separator: "/").dropFirst(2).first.map(String.init)
+                })
+            #expect(announced == ["hub_\(listedID)"], "the hub announces only its listed strap: \(announced.sorted())")
             let seen = try await sensors(hub)
             #expect(seen.count == 30)
             #expect(seen[Self.straps(2)[0]]?.adapter == "room-2", "the gateway it is linked through")

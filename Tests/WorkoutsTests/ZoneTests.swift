@@ -231,6 +231,51 @@ struct ZoneTests {
         #expect(left.statistics[.heartRate]?.sampleCount == right.statistics[.heartRate]?.sampleCount)
     }
 
+    @Test(
+        "late samples are attributed where they fall, without a replay: zones, activities and energy equal those of the same samples in order, with pauses",
+        arguments: 1...10)
+    func lateSamples(_ seed: Int) throws {
+        var generator = TestGenerator(state: UInt64(seed) &* 15_485_863)
+        let profile = UserProfile(id: "p", age: 35, sex: .male, weightKilograms: 80, restingHeartRate: 55)
+        let zones = try ZoneConfiguration(quantityType: .heartRate, boundaryValues: [110, 130, 150, 170])
+        var arrivals: [(Double, Double)] = []
+        var time = 0.0
+        for _ in 0..<800 {
+            time += [0.25, 0.5, 1, 1, 2, 7].randomElement(using: &generator)!
+            let value = Double.random(in: 90...190, using: &generator).rounded()
+            if Int.random(in: 0..<8, using: &generator) == 0 {
+                arrivals.append((max(0.01, time - Double.random(in: 0...40, using: &generator)), value))
+            } else {
+                arrivals.append((time, value))
+            }
+        }
+        func collected(_ samples: [(Double, Double)]) throws -> Workout {
+            var builder = WorkoutCollector(configuration: running, profile: profile)
+            try builder.setCustomZoneConfiguration(zones, for: .heartRate)
+            try builder.begin(at: t0)
+            _ = try builder.beginActivity(running, at: t0)
+            _ = try builder.add(events: [WorkoutEvent(kind: .pause, date: date(100))])
+            _ = try builder.add(events: [WorkoutEvent(kind: .resume, date: date(130))])
+            for (index, (at, value)) in samples.enumerated() {
+                _ = try builder.add([sample(.heartRate, value, at: at)])
+                if index == samples.count / 2 {
+                    _ = try builder.endActivity(at: date(at))
+                    _ = try builder.beginActivity(running, at: date(at))
+                }
+            }
+            try builder.end(at: date(time + 2))
+            return try builder.finish()
+        }
+        let late = try collected(arrivals)
+        let inOrder = try collected(arrivals.sorted { $0.0 < $1.0 })
+        func close(_ a: Double, _ b: Double) -> Bool { abs(a - b) < 1e-6 * max(1, abs(b)) }
+        for (a, b) in zip(late.zoneGroups[0].durations, inOrder.zoneGroups[0].durations) {
+            #expect(close(a.duration, b.duration), "zone \(a.zone.index): \(a.duration) vs \(b.duration)")
+        }
+        #expect(late.zoneGroups[0].totalDuration > 100)
+        #expect(close(try #require(late.activeEnergy.kilojoules), try #require(inOrder.activeEnergy.kilojoules)))
+    }
+
     @Test("a sample older than the kept ones counts in the statistics, not in the zones")
     func sampleBeforeHorizon() throws {
         var builder = WorkoutCollector(configuration: running)

@@ -326,9 +326,12 @@ public actor MQTTBridge: Service {
 
     /// Straps worth a Home Assistant device: configured ones and those that connected, not every
     /// advertiser in range.
+    /// A hub with `[[sensors]]` announces only those: its straps' addresses come from gateways,
+    /// and each one announced leaves retained Home Assistant configs behind.
     private func shouldAnnounce(_ status: SensorStatus) -> Bool {
-        core.sensors.isConfigured(status.address) || [.ready, .connected].contains(status.state)
-            || status.session != nil
+        if core.sensors.isConfigured(status.address) { return true }
+        if core.sensors.adapter.name == "mqtt", core.sensors.hasConfiguredSensors { return false }
+        return [.ready, .connected].contains(status.state) || status.session != nil
     }
 
     private func publishState(_ address: String) async {

@@ -93,6 +93,9 @@ public enum MetricsCatalog {
             name: "hrbridge_mqtt_backfill_frames_total", kind: .counter,
             help: "Frames a gateway published again from its journal after the broker was away."),
         Family(
+            name: "hrbridge_mqtt_journal_damaged_total", kind: .counter,
+            help: "Damaged stretches of a gateway's journal: torn ends cut off, damaged records skipped."),
+        Family(
             name: "hrbridge_remote_refused_total", kind: .counter,
             help: "Envelopes from gateways a hub refused, by reason (too_short, unknown_version, bad_topic, ...)."),
         Family(

@@ -244,6 +244,9 @@ public actor SensorManager {
         known.contains { $0.address == address.uppercased() }
     }
 
+    /// Whether the configuration lists any sensor.
+    public nonisolated var hasConfiguredSensors: Bool { !known.isEmpty }
+
     /// A heart rate's zone (1-based) and percentage of maximum, by the sensor's configured athlete.
     public nonisolated func figures(address: String, heartRate: Double) -> (zone: Int?, percentOfMax: Int?) {
         guard let athlete = athletes[address] else { return (nil, nil) }

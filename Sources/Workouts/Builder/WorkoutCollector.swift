@@ -156,7 +156,7 @@ public struct WorkoutCollector: Sendable {
         if zoneSeries[type] == nil { zoneSeries[type] = ZoneSeries(configuration: nil) }
         let value = sample.canonicalValue
         if let last = zoneSeries[type]!.dates.last, sample.start < last {
-            if zoneSeries[type]!.insertSorted(date: sample.start, value: value) { replayAttribution() }
+            insertBackdated(type, date: sample.start, value: value)
             return nil
         }
         if let lastDate = zoneSeries[type]!.dates.last, let lastValue = zoneSeries[type]!.values.last {
@@ -167,6 +167,23 @@ public struct WorkoutCollector: Sendable {
         let update = zoneSeries[type]!.append(date: sample.start, value: value, type: type)
         settle(type, before: sample.start - zoneReplayHorizon)
         return update
+    }
+
+    /// A sample dated before the newest: only the interval of the sample before it changes (it now
+    /// ends at the new one), so that one is taken back and attributed again, and the new one's is
+    /// added — a binary search and three attributions, however many samples are kept.
+    private mutating func insertBackdated(_ type: QuantityType, date: Date, value: Double) {
+        guard let index = zoneSeries[type]!.insertSorted(date: date, value: value) else { return }
+        // A successor exists: the sample is dated before the newest.
+        let next = zoneSeries[type]!.dates[index + 1]
+        if index > 0 {
+            let previous = zoneSeries[type]!.dates[index - 1]
+            let previousValue = zoneSeries[type]!.values[index - 1]
+            let end = previous + maximumSampleSpacing
+            attribute(type: type, value: previousValue, from: previous, to: min(end, next), sign: -1)
+            attribute(type: type, value: previousValue, from: previous, to: min(end, date))
+        }
+        attribute(type: type, value: value, from: date, to: min(date + maximumSampleSpacing, next))
     }
 
     /// Folds the attribution of the samples older than `cutoff` into the settled tally and drops them.
@@ -191,11 +208,12 @@ public struct WorkoutCollector: Sendable {
         zoneSeries[type]!.dropSettled(count)
     }
 
-    /// Attributes `[from, to)` at `value` to zones and estimated energy, skipping paused time.
-    private mutating func attribute(type: QuantityType, value: Double, from: Date, to: Date) {
+    /// Attributes `[from, to)` at `value` to zones and estimated energy, skipping paused time
+    /// (`sign` -1 takes an attribution back).
+    private mutating func attribute(type: QuantityType, value: Double, from: Date, to: Date, sign: Double = 1) {
         guard to > from, zoneSeries[type] != nil else { return }
         let seconds = zoneSeries[type]!.attribute(
-            value: value, from: from, to: to, timeline: timeline, activities: activities)
+            value: value, from: from, to: to, timeline: timeline, activities: activities, sign: sign)
         if type == .heartRate, let energyEstimator {
             estimatedKilojoules += energyEstimator.kilojoulesPerMinute(heartRate: value) * seconds / 60
         }

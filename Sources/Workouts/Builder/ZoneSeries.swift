@@ -30,13 +30,19 @@ struct ZoneSeries: Sendable {
     var durations: [Double] { tally.durations }
     var coveredSeconds: Double { tally.coveredSeconds }
 
-    /// Inserts a backdated sample; false when it falls before the kept samples (already settled).
-    mutating func insertSorted(date: Date, value: Double) -> Bool {
-        if settledCount > 0, let first = dates.first, date < first { return false }
-        let index = dates.firstIndex { $0 > date } ?? dates.count
-        dates.insert(date, at: index)
-        values.insert(value, at: index)
-        return true
+    /// Inserts a backdated sample after any of the same date, found by binary search; its index,
+    /// or nil when it falls before the kept samples (already settled).
+    mutating func insertSorted(date: Date, value: Double) -> Int? {
+        if settledCount > 0, let first = dates.first, date < first { return nil }
+        var low = 0
+        var high = dates.count
+        while low < high {
+            let middle = (low + high) / 2
+            if dates[middle] > date { high = middle } else { low = middle + 1 }
+        }
+        dates.insert(date, at: low)
+        values.insert(value, at: low)
+        return low
     }
 
     /// Back to what the settled samples attributed, for a replay of the kept ones.
@@ -57,13 +63,14 @@ struct ZoneSeries: Sendable {
             group: group, lastSampleProcessedDate: date)
     }
 
-    /// Attributes the running parts of `[from, to)` at `value`; returns the seconds attributed.
+    /// Attributes the running parts of `[from, to)` at `value` (`sign` -1 takes them back);
+    /// returns the seconds attributed.
     mutating func attribute(
-        value: Double, from: Date, to: Date, timeline: PauseTimeline, activities: [ActivityRecord]
+        value: Double, from: Date, to: Date, timeline: PauseTimeline, activities: [ActivityRecord], sign: Double = 1
     ) -> Double {
         tally.attribute(
             position: configuration?.position(of: value), from: from, to: to, timeline: timeline,
-            activities: activities)
+            activities: activities, sign: sign)
     }
 
     /// How many kept samples lie wholly before `cutoff` and may be settled (a batch at least).
@@ -102,14 +109,14 @@ struct ZoneTally: Sendable {
 
     init(zones: Int) { durations = Array(repeating: 0, count: max(zones, 0)) }
 
-    /// Attributes the running parts of `[from, to)` to the zone at `position` (none when nil);
-    /// returns the running seconds, counted in a zone or not.
+    /// Attributes the running parts of `[from, to)` to the zone at `position` (none when nil),
+    /// or with `sign` -1 takes them back; returns the running seconds, counted in a zone or not.
     mutating func attribute(
-        position: Int?, from: Date, to: Date, timeline: PauseTimeline, activities: [ActivityRecord]
+        position: Int?, from: Date, to: Date, timeline: PauseTimeline, activities: [ActivityRecord], sign: Double = 1
     ) -> Double {
         var total = 0.0
         timeline.forEachActiveSegment(from: from, to: to) { start, end in
-            let seconds = end.timeIntervalSince(start)
+            let seconds = end.timeIntervalSince(start) * sign
             total += seconds
             guard let position else { return }
             durations[position] += seconds
@@ -121,7 +128,7 @@ struct ZoneTally: Sendable {
                 let overlapEnd = min(activity.end ?? end, end)
                 if overlapEnd > overlapStart {
                     activityDurations[index, default: durations.map { _ in 0 }][position] +=
-                        overlapEnd.timeIntervalSince(overlapStart)
+                        overlapEnd.timeIntervalSince(overlapStart) * sign
                 }
             }
         }
