@@ -158,6 +158,8 @@ def main():
     parser.add_argument("--clients", type=int, default=5)
     parser.add_argument("--postgres", action="store_true")
     parser.add_argument("--kinds", help="the clients' ?kinds= (default: the stream's default, every kind but sample)")
+    parser.add_argument("--signed", action="store_true",
+                        help="each gateway signs with its key_file, the hub holds them in gateway_keys")
     parser.add_argument("--perf", help="profile the hub through the measured window into this perf.data file")
     arguments = parser.parse_args()
     processes, buses = [], []
@@ -166,6 +168,8 @@ def main():
             broker, broker_port = start_broker(directory)
             processes.append(broker)
             producers, gateway_pids = [], []
+            keys = os.path.join(directory, "keys")
+            os.makedirs(keys, mode=0o700)
             for gateway in range(1, arguments.gateways + 1):
                 folder = os.path.join(directory, "gw%d" % gateway)
                 os.makedirs(folder)
@@ -185,6 +189,10 @@ def main():
                 config += '[[api.tokens]]\ntoken = "%s"\nrole = "read"\n' % TOKEN
                 config += '[mqtt]\nurl = "mqtt://127.0.0.1:%d"\nnode = "gw-%d"\ndiscovery = false\n' % (broker_port, gateway)
                 config += 'publish_measurements = true\n'
+                if arguments.signed:
+                    key = os.path.join(keys, "gw-%d.key" % gateway)
+                    write_config(key, os.urandom(32).hex() + "\n")
+                    config += 'key_file = "%s"\n' % key
                 for index in range(1, arguments.straps + 1):
                     config += '[[sensors]]\naddress = "%s"\n' % address(gateway, index)
                 write_config(os.path.join(folder, "config.toml"), config)
@@ -197,6 +205,8 @@ def main():
             hub_folder = os.path.join(directory, "hub")
             os.makedirs(hub_folder)
             config = '[adapter]\nkind = "mqtt"\nurl = "mqtt://127.0.0.1:%d"\nexpire = 60\n' % broker_port
+            if arguments.signed:
+                config += 'gateway_keys = "%s"\n' % keys
             postgres = None
             if arguments.postgres:
                 postgres, pg_folder, pg_port = start_postgres(directory)
@@ -253,8 +263,8 @@ def main():
             latencies.sort()
             print("| measurement | result |")
             print("|---|---|")
-            print("| load | %d gateways × %d straps × 4 Hz, measured over %d s |" % (
-                arguments.gateways, arguments.straps, arguments.seconds))
+            print("| load | %d gateways × %d straps × 4 Hz%s, measured over %d s |" % (
+                arguments.gateways, arguments.straps, ", signed" if arguments.signed else "", arguments.seconds))
             print("| frames received by %d hub clients in the window | %d (%d per client per second; %d emitted per second) |" % (
                 arguments.clients, len(latencies), len(latencies) / arguments.clients / wall,
                 arguments.gateways * arguments.straps * 4))

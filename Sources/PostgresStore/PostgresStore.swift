@@ -113,11 +113,18 @@ public final class PostgresStore: StoreBackend {
                 unixSocketPath: socket, username: location.username, password: location.password,
                 database: location.database)
         } else {
+            if location.password != nil, let refusal = location.passwordRefusal {
+                throw .cannotOpen(path: location.redacted, reason: refusal)
+            }
+            // Full verification: the chain (to sslrootcert, or the system's CAs) and the host name.
+            var verified = TLSConfiguration.makeClientConfiguration()
+            verified.certificateVerification = .fullVerification
+            if let root = location.rootCertificate { verified.trustRoots = .file(root) }
             let tls: PostgresClient.Configuration.TLS
             switch location.tls {
             case .disable: tls = .disable
-            case .prefer: tls = .prefer(.makeClientConfiguration())
-            case .require: tls = .require(.makeClientConfiguration())
+            case .prefer: tls = .prefer(verified)
+            case .require, .verifyFull: tls = .require(verified)
             }
             configuration = PostgresClient.Configuration(
                 host: location.host ?? "localhost", port: location.port, username: location.username,

@@ -2,7 +2,11 @@ import Foundation
 
 /// Where a PostgreSQL store is: parsed from `postgresql://user[:password]@host[:port]/database`
 /// with optional query items `host=/socket/directory` and `port=N` (a Unix socket, as libpq reads them),
-/// `sslmode=disable|prefer|require` and `pool=N` (connections kept, 1…32).
+/// `sslmode=disable|prefer|require|verify-full`, `sslrootcert=/ca.crt` and `pool=N` (connections
+/// kept, 1…32).
+///
+/// Encryption defaults to `verify-full` for every host that is not this machine (a Unix socket or a
+/// loopback address: `disable`); `prefer`, which falls back to plain text, is refused for those.
 ///
 /// A password is better kept out of the URL (`[store] password_file`); the ``redacted`` form is
 /// what messages show.
@@ -11,10 +15,14 @@ public struct PostgresStoreLocation: Hashable, Sendable, CustomStringConvertible
     public enum TLSMode: String, Hashable, Sendable {
         /// Plain (the default on a Unix socket or loopback).
         case disable
-        /// TLS when the server offers it.
+        /// TLS when the server offers it (loopback only: it falls back to plain text).
         case prefer
-        /// TLS or no connection, the server's certificate checked against the system's CAs.
+        /// TLS or no connection; the server's certificate checked as with `verify-full` (stricter
+        /// than libpq's `require`, which checks nothing).
         case require
+        /// TLS or no connection, the certificate chained to `sslrootcert` (or the system's CAs)
+        /// and naming the host (the default for every host that is not this machine).
+        case verifyFull = "verify-full"
     }
 
     /// The server's host name or address; nil with a Unix socket.
@@ -31,8 +39,26 @@ public struct PostgresStoreLocation: Hashable, Sendable, CustomStringConvertible
     public var database: String
     /// How the connection is encrypted.
     public var tls: TLSMode
+    /// The CA file the server's certificate must chain to (`sslrootcert`); nil: the system's CAs.
+    public var rootCertificate: String?
     /// Connections kept open at most.
     public var poolSize: Int
+
+    /// Whether the server is on this machine: a Unix socket, `localhost` or a loopback address.
+    public var isLocal: Bool { Self.isLocal(host: host, socketDirectory: socketDirectory) }
+
+    static func isLocal(host: String?, socketDirectory: String?) -> Bool {
+        guard socketDirectory == nil, let host else { return true }
+        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.")
+    }
+
+    /// Why a password must not be sent to this server, if it must not: without TLS it would cross
+    /// the network in the clear (a server asking for a cleartext password gets it as written).
+    public var passwordRefusal: String? {
+        guard !isLocal, tls == .disable else { return nil }
+        return "a password would cross the network to \(host ?? "") in the clear: use sslmode=verify-full"
+    }
 
     /// The Unix socket's path, when connecting through one.
     public var socketPath: String? { socketDirectory.map { "\($0)/.s.PGSQL.\(port)" } }
@@ -66,7 +92,8 @@ public struct PostgresStoreLocation: Hashable, Sendable, CustomStringConvertible
             throw Invalid(reason: "expected postgresql://user@host:port/database")
         }
         var socketDirectory: String?
-        var tls = TLSMode.disable
+        var tls: TLSMode?
+        var rootCertificate: String?
         var poolSize = 4
         var queryPort: Int?
         for item in components.queryItems ?? [] {
@@ -77,9 +104,14 @@ public struct PostgresStoreLocation: Hashable, Sendable, CustomStringConvertible
                 socketDirectory = value
             case "sslmode":
                 guard let mode = TLSMode(rawValue: value) else {
-                    throw Invalid(reason: "sslmode must be disable, prefer or require, not \(value.debugDescription)")
+                    throw Invalid(
+                        reason: "sslmode must be disable, prefer, require or verify-full, not \(value.debugDescription)"
+                    )
                 }
                 tls = mode
+            case "sslrootcert":
+                guard value.hasPrefix("/") else { throw Invalid(reason: "sslrootcert must be an absolute path") }
+                rootCertificate = value
             case "port":
                 guard let number = Int(value) else {
                     throw Invalid(reason: "port must be a number, not \(value.debugDescription)")
@@ -107,7 +139,16 @@ public struct PostgresStoreLocation: Hashable, Sendable, CustomStringConvertible
         self.username = user
         self.password = components.password
         self.database = database
-        self.tls = tls
+        let local = Self.isLocal(host: self.host, socketDirectory: socketDirectory)
+        let mode = tls ?? (local ? .disable : .verifyFull)
+        if mode == .prefer, !local {
+            throw Invalid(reason: "sslmode=prefer falls back to plain text over the network: use verify-full")
+        }
+        if rootCertificate != nil, ![.require, .verifyFull].contains(mode) || socketDirectory != nil {
+            throw Invalid(reason: "sslrootcert needs TLS over TCP: sslmode=verify-full")
+        }
+        self.tls = mode
+        self.rootCertificate = rootCertificate
         self.poolSize = poolSize
     }
 }

@@ -12,14 +12,17 @@ public struct EnvelopeSigner: Sendable {
     public static let tagBytes = 32
     /// The fewest bytes a key holds (`openssl rand -hex 32` writes 64).
     public static let minimumKeyBytes = 32
-    /// The key's bytes (SymmetricKey is not Sendable; making one is a copy).
-    private let keyBytes: [UInt8]
-    private var key: SymmetricKey { SymmetricKey(data: keyBytes) }
+    /// The key, made once (SymmetricKey is not Sendable; it is never changed after this).
+    private final class KeyBox: @unchecked Sendable {
+        let key: SymmetricKey
+        init(_ bytes: [UInt8]) { key = SymmetricKey(data: bytes) }
+    }
+    private let box: KeyBox
 
     /// A signer with `key`, at least ``minimumKeyBytes`` long.
     public init?(key: [UInt8]) {
         guard key.count >= Self.minimumKeyBytes else { return nil }
-        keyBytes = key
+        box = KeyBox(key)
     }
 
     /// The key in a file: its text, without surrounding white space; nil when it is too short.
@@ -30,27 +33,32 @@ public struct EnvelopeSigner: Sendable {
     }
 
     /// The tag of `payload` on `topic`.
-    public func tag(topic: String, payload: some Collection<UInt8>) -> [UInt8] {
-        var hmac = HMAC<SHA256>(key: key)
-        hmac.update(data: Array(topic.utf8))
-        hmac.update(data: [0])
-        hmac.update(data: Array(payload))
-        return Array(hmac.finalize())
+    public func tag(topic: String, payload: ArraySlice<UInt8>) -> [UInt8] {
+        Array(code(topic: topic, payload: payload))
     }
 
+    /// The tag of `payload` on `topic`.
+    public func tag(topic: String, payload: [UInt8]) -> [UInt8] { tag(topic: topic, payload: payload[...]) }
+
     /// Whether `tag` is `payload`'s on `topic` (compared in constant time).
-    public func isValid(tag: some Collection<UInt8>, topic: String, payload: some Collection<UInt8>) -> Bool {
-        var data = Array(topic.utf8)
-        data.append(0)
-        data.append(contentsOf: payload)
-        return HMAC<SHA256>.isValidAuthenticationCode(Array(tag), authenticating: data, using: key)
+    public func isValid(tag: ArraySlice<UInt8>, topic: String, payload: ArraySlice<UInt8>) -> Bool {
+        code(topic: topic, payload: payload) == tag
+    }
+
+    private func code(topic: String, payload: ArraySlice<UInt8>) -> HashedAuthenticationCode<SHA256> {
+        var hmac = HMAC<SHA256>(key: box.key)
+        var topic = topic
+        topic.withUTF8 { hmac.update(data: UnsafeRawBufferPointer($0)) }
+        hmac.update(data: [0])
+        payload.withUnsafeBytes { hmac.update(data: $0) }
+        return hmac.finalize()
     }
 
     /// A measurement envelope, signed: flag bit 1 set, the tag appended.
     public func signMeasurement(_ envelope: [UInt8], topic: String) -> [UInt8] {
         var signed = envelope
         signed[1] |= RemoteMeasurement.signedFlag
-        signed += tag(topic: topic, payload: signed)
+        signed += tag(topic: topic, payload: signed[...])
         return signed
     }
 
@@ -58,7 +66,7 @@ public struct EnvelopeSigner: Sendable {
     public func signBatch(_ batch: [UInt8], topic: String) -> [UInt8] {
         var signed = batch
         signed += RemoteBackfill.tagMarker
-        signed += tag(topic: topic, payload: signed)
+        signed += tag(topic: topic, payload: signed[...])
         return signed
     }
 

@@ -144,7 +144,9 @@ public final class MosquittoBroker: Sendable {
     public var output: [String] { process.withLock { $0?.output ?? [] } }
 
     /// A test CA and a server certificate for 127.0.0.1/localhost, made with openssl.
-    static func makeCertificates(in directory: URL) throws {
+    /// A new test CA (`ca.crt`) and a server certificate it signs for `localhost` and 127.0.0.1
+    /// (`server.crt`, `server.key`) in `directory`.
+    public static func makeCertificates(in directory: URL) throws {
         let path = directory.path
         let steps: [[String]] = [
             [

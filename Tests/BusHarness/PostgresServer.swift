@@ -16,6 +16,11 @@ public final class PostgresServer: Sendable {
     public let directory: URL
     /// The port number in the socket's name (`.s.PGSQL.<port>`).
     public let port: Int
+    /// With TLS: the same port on `localhost`, which takes TLS connections only (`hostssl`).
+    public var tcpPort: Int? { tls ? port : nil }
+    /// With TLS: the test CA that signed the server's certificate.
+    public var caFile: String { directory.appendingPathComponent("certs/ca.crt").path }
+    private let tls: Bool
     private let process = Mutex<Spawned?>(nil)
     private let binaries: String
 
@@ -35,8 +40,10 @@ public final class PostgresServer: Sendable {
         "postgresql://hrbridge@/\(database)?host=\(directory.path)&port=\(port)&pool=4"
     }
 
-    /// Makes a new cluster and starts it; the database `hrbridge` exists.
-    public init() async throws {
+    /// Makes a new cluster and starts it; the database `hrbridge` exists. With `tls`, it also
+    /// listens on `localhost` with a certificate from a new test CA, and takes only TLS there.
+    public init(tls: Bool = false) async throws {
+        self.tls = tls
         guard let binaries = Self.binaryDirectory else { throw HarnessError("PostgreSQL is not installed") }
         self.binaries = binaries
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("hrbridge-pg-\(UUID().uuidString)")
@@ -56,8 +63,35 @@ public final class PostgresServer: Sendable {
         guard await initdb.wait(timeout: HarnessDeadline.peerStart) == 0 else {
             throw HarnessError("initdb failed: \(initdb.report)")
         }
+        if tls { try prepareTLS() }
         try await start()
         try await createDatabase("hrbridge")
+    }
+
+    /// The certificate and key in the data directory (the server's own, key 0600) and rules that
+    /// take TCP connections over TLS only.
+    private func prepareTLS() throws {
+        let certificates = directory.appendingPathComponent("certs")
+        try FileManager.default.createDirectory(at: certificates, withIntermediateDirectories: true)
+        try MosquittoBroker.makeCertificates(in: certificates)
+        let data = directory.appendingPathComponent("data")
+        for name in ["server.crt", "server.key"] {
+            let target = data.appendingPathComponent(name)
+            try FileManager.default.copyItem(at: certificates.appendingPathComponent(name), to: target)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: target.path)
+            if getuid() == 0, let user = getpwnam("postgres") {
+                chown(target.path, user.pointee.pw_uid, user.pointee.pw_gid)
+            }
+        }
+        let rules = """
+            local all all trust
+            hostssl all all 127.0.0.1/32 trust
+            hostssl all all ::1/128 trust
+            host all all 0.0.0.0/0 reject
+            host all all ::/0 reject
+
+            """
+        try Data(rules.utf8).write(to: data.appendingPathComponent("pg_hba.conf"))
     }
 
     /// `setpriv` to the postgres user when running as root; empty otherwise.
@@ -72,8 +106,8 @@ public final class PostgresServer: Sendable {
         let command =
             Self.asServerUser + [
                 binaries + "/postgres", "-D", directory.path + "/data", "-p", "\(port)", "-k", directory.path, "-c",
-                "listen_addresses=", "-c", "fsync=off", "-c", "max_connections=60",
-            ]
+                "listen_addresses=\(tls ? "localhost" : "")", "-c", "fsync=off", "-c", "max_connections=60",
+            ] + (tls ? ["-c", "ssl=on", "-c", "ssl_cert_file=server.crt", "-c", "ssl_key_file=server.key"] : [])
         let server = try await Spawned.startPeer(command[0], Array(command.dropFirst()), label: "postgres") {
             $0.output.contains { $0.contains("database system is ready to accept connections") }
         }

@@ -24,7 +24,8 @@ struct EnvelopeSignerTests {
         try Data(("  " + String(decoding: key, as: UTF8.self) + "\n").utf8).write(to: URL(fileURLWithPath: path))
         let fromFile = try #require(EnvelopeSigner(keyFile: path))
         let signer = try #require(EnvelopeSigner(key: key))
-        #expect(fromFile.tag(topic: topic, payload: [1, 2]) == signer.tag(topic: topic, payload: [1, 2]))
+        #expect(
+            fromFile.tag(topic: topic, payload: [UInt8]([1, 2])) == signer.tag(topic: topic, payload: [UInt8]([1, 2])))
         try Data("short\n".utf8).write(to: URL(fileURLWithPath: path))
         #expect(EnvelopeSigner(keyFile: path) == nil)
     }

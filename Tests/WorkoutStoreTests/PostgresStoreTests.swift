@@ -38,6 +38,90 @@ struct PostgresStoreTests {
     }
 
     @Test(
+        "TLS: verify-full unless the server is on this machine; prefer refused over the network; a password never in the clear"
+    )
+    func tlsDefaults() throws {
+        #expect(try PostgresStoreLocation(url: "postgresql://hub@db.lan/gym").tls == .verifyFull)
+        #expect(try PostgresStoreLocation(url: "postgresql://hub@10.0.0.5/gym").tls == .verifyFull)
+        for local in ["localhost", "127.0.0.1", "[::1]"] {
+            #expect(try PostgresStoreLocation(url: "postgresql://hub@\(local)/gym").tls == .disable, "\(local)")
+        }
+        #expect(try PostgresStoreLocation(url: "postgresql://hub@/gym?host=/run/postgresql").tls == .disable)
+        let pinned = try PostgresStoreLocation(
+            url: "postgresql://hub@db.lan/gym?sslmode=verify-full&sslrootcert=/etc/ca.crt")
+        #expect(pinned.rootCertificate == "/etc/ca.crt" && pinned.passwordRefusal == nil)
+        let plain = try PostgresStoreLocation(url: "postgresql://hub@db.lan/gym?sslmode=disable")
+        #expect(plain.passwordRefusal?.contains("in the clear") == true)
+        #expect(try PostgresStoreLocation(url: "postgresql://hub@localhost/gym?sslmode=disable").passwordRefusal == nil)
+        #expect(try PostgresStoreLocation(url: "postgresql://hub@localhost/gym?sslmode=prefer").tls == .prefer)
+        for (url, reason) in [
+            ("postgresql://hub@db.lan/gym?sslmode=prefer", "falls back to plain text"),
+            ("postgresql://hub@db.lan/gym?sslmode=disable&sslrootcert=/ca.crt", "sslrootcert needs TLS"),
+            (
+                "postgresql://hub@/gym?host=/run/postgresql&sslmode=verify-full&sslrootcert=/ca.crt",
+                "sslrootcert needs TLS"
+            ),
+            ("postgresql://hub@db.lan/gym?sslrootcert=ca.crt", "absolute"),
+        ] {
+            do {
+                _ = try PostgresStoreLocation(url: url)
+                Issue.record("\(url) was taken")
+            } catch {
+                #expect(error.reason.contains(reason), "\(url): \(error.reason)")
+            }
+        }
+    }
+
+    @Test(
+        "a server that takes TLS only (hostssl): verify-full with its CA connects and stores; another CA, or no TLS, is refused with the reason; a password is never sent in the clear"
+    )
+    func tlsServer() async throws {
+        let server = try await PostgresServer(tls: true)
+        do {
+            let logger = Logger(label: "test.store")
+            let state = server.directory.path
+            let verified = try PostgresStoreLocation(
+                url:
+                    "postgresql://hrbridge@localhost:\(server.tcpPort!)/hrbridge?sslmode=verify-full&sslrootcert=\(server.caFile)"
+            )
+            let store = try await PostgresStore.open(verified, stateDirectory: state, logger: logger)
+            #expect(try await store.appliedMigrations().count >= 3)
+            #expect(
+                try await server.query("SELECT count(*) FROM pg_stat_ssl WHERE ssl").first.map { Int($0)! > 0 } == true)
+            await store.close()
+
+            let strangerCA = server.directory.appendingPathComponent("other-ca")
+            try FileManager.default.createDirectory(at: strangerCA, withIntermediateDirectories: true)
+            try MosquittoBroker.makeCertificates(in: strangerCA)
+            let wrongCA = try PostgresStoreLocation(
+                url:
+                    "postgresql://hrbridge@localhost:\(server.tcpPort!)/hrbridge?sslmode=verify-full&sslrootcert=\(strangerCA.path)/ca.crt"
+            )
+            await #expect(throws: StoreError.self) {
+                try await PostgresStore.open(wrongCA, stateDirectory: state, logger: logger)
+            }
+            let cleartext = try PostgresStoreLocation(
+                url: "postgresql://hrbridge@localhost:\(server.tcpPort!)/hrbridge")
+            await #expect(throws: StoreError.self, "pg_hba takes hostssl only") {
+                try await PostgresStore.open(cleartext, stateDirectory: state, logger: logger)
+            }
+            var overNetwork = try PostgresStoreLocation(
+                url: "postgresql://hrbridge@db.lan:\(server.tcpPort!)/hrbridge?sslmode=disable")
+            overNetwork.password = "secret"
+            do {
+                _ = try await PostgresStore.open(overNetwork, stateDirectory: state, logger: logger)
+                Issue.record("a password was about to go out in the clear")
+            } catch {
+                #expect("\(error)".contains("in the clear"), "\(error)")
+            }
+        } catch {
+            await server.remove()
+            throw error
+        }
+        await server.remove()
+    }
+
+    @Test(
         "two stores opening one database migrate it once; a restarted server is reconnected, its downtime a passing error"
     )
     func restart() async throws {

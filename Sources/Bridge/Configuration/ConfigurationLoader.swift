@@ -456,6 +456,11 @@ private struct Reader {
         }
         configuration.storePasswordFile = filePath(table, "password_file")
         refuseIfEveryoneReads(configuration.storePasswordFile, line: table["password_file"]?.line)
+        if configuration.storePasswordFile != nil, let line = table["password_file"]?.line,
+            let url = configuration.storeURL, let refusal = (try? PostgresStoreLocation(url: url))?.passwordRefusal
+        {
+            problem(line, refusal)
+        }
         if configuration.storePasswordFile != nil, let line = table["password_file"]?.line, table["url"] == nil {
             problem(line, "password_file needs url as well")
         }
