@@ -113,5 +113,10 @@ enum PostgresSchema {
                 """
             ]
         ),
+        (
+            // Who records each active session: hubs sharing a database recover only their own.
+            "v4-journal-owner",
+            ["ALTER TABLE journal ADD COLUMN owner text"]
+        ),
     ]
 }

@@ -35,23 +35,25 @@ extension PostgresStore {
     private func journal(_ record: ActiveSessionRecord, _ session: PostgresSession) async throws {
         try await session.execute(
             """
-            INSERT INTO journal (workout_id, session_state, configuration, profile, custom_zones, primary_sources, updated_at)
+            INSERT INTO journal (workout_id, session_state, configuration, profile, custom_zones, primary_sources, updated_at,
+            owner)
             VALUES (\(record.workoutID.uuidString), \(record.state.rawValue), \(try StoreRows.json(record.configuration)),
             \(try record.profile.map(StoreRows.json)), \(try StoreRows.json(record.customZones)),
-            \(try StoreRows.json(record.primarySources)), to_timestamp(\(Date().timeIntervalSince1970)))
+            \(try StoreRows.json(record.primarySources)), to_timestamp(\(Date().timeIntervalSince1970)), \(owner))
             ON CONFLICT (workout_id) DO UPDATE SET session_state = excluded.session_state,
             configuration = excluded.configuration, profile = excluded.profile, custom_zones = excluded.custom_zones,
             primary_sources = excluded.primary_sources, updated_at = excluded.updated_at
             """)
     }
 
-    /// Every session that was active when its process stopped.
+    /// Every session of this owner (``owner``) that was active when its process stopped.
     public func activeSessions() async throws(StoreError) -> [ActiveSessionRecord] {
         try await read { session in
             try await session.rows(
                 """
                 SELECT j.workout_id, j.configuration, j.profile, w.start_time, j.session_state, j.custom_zones,
-                j.primary_sources FROM journal j JOIN workout w ON w.id = j.workout_id ORDER BY w.start_time
+                j.primary_sources FROM journal j JOIN workout w ON w.id = j.workout_id
+                WHERE j.owner IS NULL OR j.owner = \(self.owner) ORDER BY w.start_time
                 """
             ).compactMap { row in
                 StoreRows.journal(
@@ -68,7 +70,7 @@ extension PostgresStore {
             try await session.rows(
                 """
                 SELECT j.workout_id, j.configuration, w.start_time, j.session_state
-                FROM journal j LEFT JOIN workout w ON w.id = j.workout_id
+                FROM journal j LEFT JOIN workout w ON w.id = j.workout_id WHERE j.owner IS NULL OR j.owner = \(self.owner)
                 """
             ).compactMap { row in
                 StoreRows.journalProblem(

@@ -30,6 +30,10 @@ public final class PostgresStore: StoreBackend {
     public let spillDirectory: String
     /// Whether this is a guest's view: reads work, writes throw.
     public let isGuest: Bool
+    /// Who records through this store: its journal rows carry this name, and recovery takes only
+    /// those (and rows from before owners were kept), so hubs sharing a database never recover
+    /// each other's sessions.
+    public let owner: String
     let client: PostgresClient
     private let running: Task<Void, Never>
     let logger: Logger
@@ -49,6 +53,12 @@ public final class PostgresStore: StoreBackend {
     static let attempts = 3
     static let writeLatency = Metrics.Timer(label: "hrbridge_store_write_seconds")
 
+    /// This machine's host name (its first label, at most 64 characters): the default owner, as
+    /// the recording lock is one per host.
+    public static var defaultOwner: String {
+        String((ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "hrbridge").prefix(64))
+    }
+
     /// `$XDG_STATE_HOME/hrbridge` (or `~/.local/state/hrbridge`): where a client's lock files go.
     public static var defaultStateDirectory: String {
         let environment = ProcessInfo.processInfo.environment
@@ -59,10 +69,12 @@ public final class PostgresStore: StoreBackend {
     }
 
     private init(
-        _ location: PostgresStoreLocation, guest: Bool, stateDirectory: String, client: PostgresClient, logger: Logger
+        _ location: PostgresStoreLocation, guest: Bool, stateDirectory: String, owner: String, client: PostgresClient,
+        logger: Logger
     ) {
         self.location = location.redacted
         self.isGuest = guest
+        self.owner = owner
         self.logger = logger
         self.client = client
         let name = "\(location.host ?? "socket")-\(location.port)-\(location.database)".map {
@@ -79,13 +91,13 @@ public final class PostgresStore: StoreBackend {
     public static func open(
         _ location: PostgresStoreLocation, guest: Bool = false,
         stateDirectory: String = PostgresStore.defaultStateDirectory, connectTimeout: Duration = .seconds(10),
-        logger: Logger
+        owner: String = PostgresStore.defaultOwner, logger: Logger
     ) async throws(StoreError) -> PostgresStore {
         try? FileManager.default.createDirectory(
             atPath: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let configuration = try clientConfiguration(location)
         let store = PostgresStore(
-            location, guest: guest, stateDirectory: stateDirectory,
+            location, guest: guest, stateDirectory: stateDirectory, owner: owner,
             client: PostgresClient(configuration: configuration, backgroundLogger: logger), logger: logger)
         let deadline = ContinuousClock.now + connectTimeout
         while true {

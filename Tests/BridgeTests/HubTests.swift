@@ -205,7 +205,7 @@ struct HubTests {
                 defer { hub.stop() }
                 #expect(
                     try await database.query("SELECT name FROM hrbridge_migration ORDER BY name") == [
-                        "v1", "v2-timestamptz", "v3-alpha1-windows",
+                        "v1", "v2-timestamptz", "v3-alpha1-windows", "v4-journal-owner",
                     ])
 
                 // The class: one athlete per gateway joins as soon as the strap is in range.

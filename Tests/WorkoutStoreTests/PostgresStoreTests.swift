@@ -121,6 +121,39 @@ struct PostgresStoreTests {
         await server.remove()
     }
 
+    @Test("hubs sharing one database recover only their own sessions (and those journaled before owners were kept)")
+    func ownedRecovery() async throws {
+        let server = try await PostgresServer()
+        do {
+            let location = try PostgresStoreLocation(url: server.url())
+            let logger = Logger(label: "test.store")
+            let hubA = WorkoutStore(
+                backend: try await PostgresStore.open(
+                    location, stateDirectory: server.directory.path + "/a", owner: "hub-a", logger: logger))
+            let hubB = WorkoutStore(
+                backend: try await PostgresStore.open(
+                    location, stateDirectory: server.directory.path + "/b", owner: "hub-b", logger: logger))
+            func record(_ id: UUID) -> ActiveSessionRecord {
+                ActiveSessionRecord(
+                    workoutID: id, configuration: WorkoutConfiguration(activityType: .cycling), profile: nil,
+                    start: Date(timeIntervalSinceReferenceDate: 800_000_000), state: .running)
+            }
+            let (mine, theirs, legacy) = (UUID(), UUID(), UUID())
+            try await hubA.beginWorkout(record(mine))
+            try await hubB.beginWorkout(record(theirs))
+            try await hubB.beginWorkout(record(legacy))
+            _ = try await server.query("UPDATE journal SET owner = NULL WHERE workout_id = '\(legacy.uuidString)'")
+            try await hubA.updateJournal(record(mine))
+            #expect(try await hubA.activeSessions().map(\.workoutID).sorted() == [mine, legacy].sorted())
+            #expect(try await hubB.activeSessions().map(\.workoutID).sorted() == [theirs, legacy].sorted())
+            #expect(try await server.query("SELECT count(*) FROM journal WHERE owner = 'hub-a'") == ["1"])
+        } catch {
+            await server.remove()
+            throw error
+        }
+        await server.remove()
+    }
+
     @Test(
         "two stores opening one database migrate it once; a restarted server is reconnected, its downtime a passing error"
     )
@@ -142,8 +175,8 @@ struct PostgresStoreTests {
         async let first = PostgresStore.open(location, stateDirectory: state, logger: logger)
         async let second = PostgresStore.open(location, stateDirectory: state, logger: logger)
         let (one, two) = try await (first, second)
-        #expect(try await one.appliedMigrations() == ["v1", "v2-timestamptz", "v3-alpha1-windows"])
-        #expect(try await server.query("SELECT count(*) FROM hrbridge_migration") == ["3"])
+        #expect(try await one.appliedMigrations() == ["v1", "v2-timestamptz", "v3-alpha1-windows", "v4-journal-owner"])
+        #expect(try await server.query("SELECT count(*) FROM hrbridge_migration") == ["4"])
         await two.close()
         let store = WorkoutStore(backend: one)
         let source = SampleSource(adapter: "mqtt", address: "C0:FF:EE:00:00:07", name: "Ana")
@@ -218,7 +251,10 @@ struct PostgresStoreTests {
                 try PostgresStoreLocation(url: server.url()), stateDirectory: server.directory.path,
                 logger: Logger(label: "test.store"))
             let store = WorkoutStore(backend: backend)
-            #expect(try await store.appliedMigrations() == ["v1", "v2-timestamptz", "v3-alpha1-windows"])
+            #expect(
+                try await store.appliedMigrations() == [
+                    "v1", "v2-timestamptz", "v3-alpha1-windows", "v4-journal-owner",
+                ])
             // The same dates, to PostgreSQL's microsecond.
             try await expectMigratedDates(
                 store, workout: workout, start: start, hour: Date(timeIntervalSinceReferenceDate: 800_006_400),
