@@ -12,10 +12,11 @@ public struct EnvelopeSigner: Sendable {
     public static let tagBytes = 32
     /// The fewest bytes a key holds (`openssl rand -hex 32` writes 64).
     public static let minimumKeyBytes = 32
-    /// The key, made once (SymmetricKey is not Sendable; it is never changed after this).
+    /// The HMAC with the key already mixed in, made once and copied per message (the key's pads
+    /// are hashed once, not per frame). Never changed after init; copies are copy-on-write.
     private final class KeyBox: @unchecked Sendable {
-        let key: SymmetricKey
-        init(_ bytes: [UInt8]) { key = SymmetricKey(data: bytes) }
+        let keyed: HMAC<SHA256>
+        init(_ bytes: [UInt8]) { keyed = HMAC<SHA256>(key: SymmetricKey(data: bytes)) }
     }
     private let box: KeyBox
 
@@ -46,7 +47,7 @@ public struct EnvelopeSigner: Sendable {
     }
 
     private func code(topic: String, payload: ArraySlice<UInt8>) -> HashedAuthenticationCode<SHA256> {
-        var hmac = HMAC<SHA256>(key: box.key)
+        var hmac = box.keyed
         var topic = topic
         topic.withUTF8 { hmac.update(data: UnsafeRawBufferPointer($0)) }
         hmac.update(data: [0])
