@@ -13,6 +13,19 @@ import Testing
 final class Received: Sendable {
     let events = Mutex<[SensorEvent]>([])
     func append(_ event: SensorEvent) { events.withLock { $0.append(event) } }
+
+    /// The heart rates measured so far, in order.
+    var heartRates: [Int] {
+        events.withLock { events in
+            events.compactMap {
+                if case .measurement(let m) = $0, case .heartRateMeasurement(let f) = m.value {
+                    Int(f.heartRate)
+                } else {
+                    nil
+                }
+            }
+        }
+    }
 }
 
 /// The hub's adapter against a real mosquitto broker, fed by a plain MQTT client playing the
@@ -63,17 +76,7 @@ struct MQTTSensorAdapterTests {
             func send(_ topic: String, _ payload: [UInt8]) async {
                 await gateway.publish(MQTTMessage(topic: topic, payload: payload))
             }
-            func heartRates() -> [Int] {
-                received.events.withLock { events in
-                    events.compactMap {
-                        if case .measurement(let m) = $0, case .heartRateMeasurement(let f) = m.value {
-                            Int(f.heartRate)
-                        } else {
-                            nil
-                        }
-                    }
-                }
-            }
+            func heartRates() -> [Int] { received.heartRates }
             func states() -> [ConnectionState] {
                 received.events.withLock { events in
                     events.compactMap { if case .connectionChanged(_, let state) = $0 { state } else { nil } }
@@ -184,17 +187,7 @@ struct MQTTSensorAdapterTests {
             let gateway = try MQTTClient(options: options(broker, id: "gateway"), logger: logger)
             try await gateway.start()
             try await eventually("the gateway connected") { await gateway.isConnected }
-            func heartRates() -> [Int] {
-                received.events.withLock { events in
-                    events.compactMap {
-                        if case .measurement(let m) = $0, case .heartRateMeasurement(let f) = m.value {
-                            Int(f.heartRate)
-                        } else {
-                            nil
-                        }
-                    }
-                }
-            }
+            func heartRates() -> [Int] { received.heartRates }
             func send(_ topic: String, _ payload: [UInt8], qos: MQTTQoS = .atMostOnce) async {
                 await gateway.publish(MQTTMessage(topic: topic, payload: payload, qos: qos, retain: false))
             }

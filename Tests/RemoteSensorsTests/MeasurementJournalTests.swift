@@ -12,6 +12,12 @@ private func frame(_ sequence: UInt32, at seconds: Double, heartRate: UInt8 = 12
 
 @Suite("A gateway's measurement journal and backfill batches")
 struct MeasurementJournalTests {
+    /// Writes frames `range` (one a second) of strap 01 into a new journal at `path`, closed after.
+    private func writeJournal(at path: String, frames range: Range<Int>) throws {
+        let journal = try MeasurementJournal(path: path)
+        for second in range { journal.append(address: "C0:FF:EE:00:00:01", frame(UInt32(second), at: Double(second))) }
+    }
+
     private func temporaryPath() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(UUID().uuidString)/m.journal").path
     }
@@ -44,12 +50,7 @@ struct MeasurementJournalTests {
     func tornRecordIsCutOff() throws {
         let path = temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
-        do {
-            let journal = try MeasurementJournal(path: path)
-            for second in 0..<5 {
-                journal.append(address: "C0:FF:EE:00:00:01", frame(UInt32(second), at: Double(second)))
-            }
-        }
+        try writeJournal(at: path, frames: 0..<5)
         let whole = try #require(FileManager.default.contents(atPath: path))
         // A crash in the middle of the sixth record: its first 20 bytes reached the disk.
         let handle = try #require(FileHandle(forWritingAtPath: path))
@@ -66,12 +67,7 @@ struct MeasurementJournalTests {
     func damageIsSkipped() throws {
         let path = temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
-        do {
-            let journal = try MeasurementJournal(path: path)
-            for second in 0..<10 {
-                journal.append(address: "C0:FF:EE:00:00:01", frame(UInt32(second), at: Double(second)))
-            }
-        }
+        try writeJournal(at: path, frames: 0..<10)
         var bytes = try #require(FileManager.default.contents(atPath: path))
         let recordBytes = bytes.count / 10
         // The fourth record's heart rate flipped on disk, and the seventh's magic overwritten.
