@@ -215,12 +215,12 @@ public actor MQTTSensorAdapter: SensorAdapter {
         case .sensor(let node, let address, let leaf) where follows(node):
             switch leaf {
             case .measurement:
-                guard let payload = verified(message, node: node, address: address, batch: false) else { return }
+                guard let payload = verified(message, node: node, batch: false) else { return }
                 measured(payload, address: address, node: node)
             case .availability: if message.text == "offline" { feed(.strapOffline(address: address, node: node)) }
             case .state: noteName(message.payload, address: address, node: node)
             case .backfill:
-                guard let payload = verified(message, node: node, address: address, batch: true) else { return }
+                guard let payload = verified(message, node: node, batch: true) else { return }
                 backfill(payload, address: address, node: node)
             }
         default:
@@ -234,7 +234,7 @@ public actor MQTTSensorAdapter: SensorAdapter {
 
     /// The payload to read: as it came when no gateway has a key; with keys, only one whose tag
     /// is valid for its node's key (a batch without its trailer).
-    private func verified(_ message: MQTTMessage, node: String, address: String, batch: Bool) -> [UInt8]? {
+    private func verified(_ message: MQTTMessage, node: String, batch: Bool) -> [UInt8]? {
         guard !settings.keys.isEmpty else { return message.payload }
         let payload =
             batch
@@ -261,7 +261,12 @@ public actor MQTTSensorAdapter: SensorAdapter {
             return
         }
         let (measurements, refusals) = tracker.admitBackfill(frames, address: address, node: node, at: clock.now())
-        for refusal in refusals { refuse(refusal, node: node) }
+        // A refused batch is up to 512 refusals: counted by reason, not one by one.
+        var byReason: [String: (error: RemoteMeasurementError, count: Int)] = [:]
+        for refusal in refusals { byReason[refusal.metricName, default: (refusal, 0)].count += 1 }
+        for (_, refusal) in byReason.sorted(by: { $0.key < $1.key }) {
+            refuse(refusal.error, node: node, count: refusal.count)
+        }
         backfilled.increment(by: measurements.count)
         if !measurements.isEmpty { backfills.yield(measurements) }
     }
@@ -280,9 +285,12 @@ public actor MQTTSensorAdapter: SensorAdapter {
 
     /// Counts a refusal by reason; logs the first of each reason per gateway (a forger must not
     /// flood the journal).
-    private func refuse(_ error: RemoteMeasurementError, node: String, because reason: TopicError? = nil) {
-        refused.increment()
-        Counter(label: "hrbridge_remote_refused_total", dimensions: [("reason", error.metricName)]).increment()
+    private func refuse(
+        _ error: RemoteMeasurementError, node: String, count: Int = 1, because reason: TopicError? = nil
+    ) {
+        refused.increment(by: count)
+        Counter(label: "hrbridge_remote_refused_total", dimensions: [("reason", error.metricName)])
+            .increment(by: count)
         let key = "\(node.prefix(64))/\(error.metricName)"
         guard !loggedRefusals.contains(key) else { return }
         if loggedRefusals.count < 1024 { loggedRefusals.insert(key) }
