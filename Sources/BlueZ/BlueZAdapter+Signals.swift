@@ -116,10 +116,12 @@ extension BlueZAdapter {
     }
 
     /// Manufacturer data from a wanted strap without a link: Polar's broadcast heart rate becomes a
-    /// measurement `via: .advertisement` (a connected strap's notifications carry more, so its
-    /// advertisements are left alone). A layout the decoder does not know is refused and reported.
+    /// measurement `via: .advertisement`. A layout the decoder does not know is refused and reported.
+    /// A reading under the address of a strap linked at that moment is refused too
+    /// (`heardWhileLinked`): the link's notifications are the strap's, and one strap cannot be in
+    /// two places, so the broadcast is either the strap repeating itself or someone else's radio.
     private func broadcastHeard(_ manufacturerData: DBusValue, from address: String, on adapter: String) {
-        guard options.followsAdvertisements, let link = links[address], !link.machine.isReady,
+        guard options.followsAdvertisements, let link = links[address],
             case .dictionary(_, _, let entries) = manufacturerData.unwrapped,
             let entry = entries.first(where: { $0.key.integer == Int(PolarHeartRateBroadcast.companyID) }),
             let bytes = entry.value.bytes
@@ -129,8 +131,18 @@ extension BlueZAdapter {
         do {
             broadcast = try PolarHeartRateBroadcast(company: PolarHeartRateBroadcast.companyID, bytes: bytes)
         } catch {
+            // A linked strap's own advertising is not read: only a reading is worth flagging.
+            guard !link.machine.isReady else { return }
             logger.debug("broadcast refused", metadata: ["sensor": "\(address)", "error": "\(error)"])
             broadcaster.yield(.advertisementRefused(sender, error))
+            return
+        }
+        guard !link.machine.isReady else {
+            broadcaster.yield(
+                .advertisementRefused(
+                    sender,
+                    AdvertisementDecodingError(
+                        company: PolarHeartRateBroadcast.companyID, bytes: bytes, reason: .heardWhileLinked)))
             return
         }
         let firstHeard = link.broadcastHeardAt == nil

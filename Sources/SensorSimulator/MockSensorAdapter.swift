@@ -42,12 +42,19 @@ public actor MockSensorAdapter: SensorAdapter {
     /// With a clock: the task playing each second as the clock reaches it, while a strap streams.
     private var clockDriver: Task<Void, Never>?
     private var stopSecond: Double?
+    /// Whether broadcast-only straps' readings are heard.
+    private let followsAdvertisements: Bool
 
     /// Creates an adapter whose seconds play as `clock` reaches them; `seed` overrides the scenario's.
-    public init(scenario: Scenario, seed: UInt64? = nil, clock: any WallClock, name: String = "mock", logger: Logger) {
+    /// Without `followsAdvertisements`, a broadcast-only strap is never heard (as BlueZ's adapter
+    /// with the option off).
+    public init(
+        scenario: Scenario, seed: UInt64? = nil, clock: any WallClock, name: String = "mock",
+        followsAdvertisements: Bool = true, logger: Logger
+    ) {
         self.init(
             scenario: scenario, seed: seed, origin: clock.now(), timeline: clock, steppedTimeline: nil, name: name,
-            logger: logger)
+            followsAdvertisements: followsAdvertisements, logger: logger)
     }
 
     /// Creates a stepped adapter: simulated time starts at `origin` and moves only by ``step()``;
@@ -58,14 +65,15 @@ public actor MockSensorAdapter: SensorAdapter {
         let timeline = ManualWallClock(now: origin)
         self.init(
             scenario: scenario, seed: seed, origin: origin, timeline: timeline, steppedTimeline: timeline, name: name,
-            logger: logger)
+            followsAdvertisements: true, logger: logger)
     }
 
     private init(
         scenario: Scenario, seed: UInt64?, origin: Date, timeline: any WallClock, steppedTimeline: ManualWallClock?,
-        name: String, logger: Logger
+        name: String, followsAdvertisements: Bool, logger: Logger
     ) {
         self.name = name
+        self.followsAdvertisements = followsAdvertisements
         self.scenario = scenario
         self.timeline = timeline
         self.steppedTimeline = steppedTimeline
@@ -319,6 +327,7 @@ public actor MockSensorAdapter: SensorAdapter {
     /// back through the strict advertisement decoder; out of range (a `disconnect` or `dropout`
     /// fault) it is silent, a `malformedFrame` fault sends a layout the decoder refuses.
     private func advertise(_ output: SimulationOutput, for sensor: SensorIdentity) {
+        guard followsAdvertisements else { return }
         switch output {
         case .frame(let time, _, let bytes):
             let payload: [UInt8]

@@ -72,19 +72,31 @@ struct BroadcastTests {
         }
     }
 
-    @Test("a connected strap's advertisements are left alone: its notifications carry the data")
-    func connectedStrapIgnoresBroadcast() async throws {
+    @Test(
+        "a linked strap's broadcast reading is refused (heard while linked), its own advertising ignored: its notifications carry the data"
+    )
+    func connectedStrapRefusesBroadcast() async throws {
         try await withMockBlueZ { mock in
             try await mock.addResolvedStrap()
             try await withAdapter(mock) { adapter, log in
                 try await adapter.connect(sensor)
                 await log.waitUntilReady(sensor)
+                // Another radio under the strap's address, or the strap repeating itself: one strap
+                // cannot be in two places.
                 try await mock.advertise([0x33, 0x00, 0x00, 0x38])
-                // A notification after the advertisement: once it is in, the advertisement was handled.
+                await log.wait("the refusal") { events in
+                    events.contains { if case .advertisementRefused(sensor, _) = $0 { true } else { false } }
+                }
+                // A layout the decoder does not know from a linked strap is no reading: not reported.
+                try await mock.advertise([0x3B, 0x00, 0x00, 0x3A, 0xFF])
                 try await mock.notify([0x06, 70])
                 await log.wait("the notification") { _ in log.heartRates.contains(70) }
                 #expect(broadcastRates(log).isEmpty)
                 #expect(log.heartRates == [70])
+                let refusals = log.all.compactMap { event -> AdvertisementDecodingError.Reason? in
+                    if case .advertisementRefused(_, let error) = event { error.reason } else { nil }
+                }
+                #expect(refusals == [.heardWhileLinked])
             }
         }
     }

@@ -23,10 +23,12 @@ private func session(_ number: Int) -> UUID {
     UUID(uuidString: String(format: "00000000-0000-0000-0000-%012d", number))!
 }
 
-/// A class of Alice's strap (athlete `alice`) and Bob's (no athlete): 10 s heard, 60 s to leave.
-private func setup(autoJoin: Bool = true) -> ClassRoster.Setup {
+/// A class of Alice's strap (athlete `alice`) and Bob's (no athlete): 10 s heard, 60 s to leave;
+/// broadcasts sign in unless `joinVia` says otherwise.
+private func setup(autoJoin: Bool = true, joinVia: ClassJoinPath = .broadcast) -> ClassRoster.Setup {
     ClassRoster.Setup(
         id: classID, activity: .cycling, location: .indoor, autoJoin: autoJoin, leaveAfter: 60, heardWithin: 10,
+        joinVia: joinVia,
         straps: [ClassRoster.Strap(address: alice, athlete: "alice"), ClassRoster.Strap(address: bob)])
 }
 
@@ -44,9 +46,9 @@ private func started(_ strap: String, ticket: Int, session number: Int, adopted:
             adopted: adopted))
 }
 
-/// A broadcast (or a frame) heard at `seconds`, without a link.
+/// A broadcast heard at `seconds`, without a link.
 private func broadcast(_ strap: String, heard seconds: TimeInterval, session: UUID? = nil) -> ClassRoster.Fact {
-    .link(strap, ClassRoster.Link(state: .seen, lastMeasurement: at(seconds), session: session))
+    .link(strap, ClassRoster.Link(state: .seen, lastMeasurement: at(seconds), via: .advertisement, session: session))
 }
 
 /// A roster and the actions of its last fact.
@@ -255,6 +257,37 @@ struct ClassRosterTests {
         #expect(driver.deadline == 100)
     }
 
+    @Test(
+        "join via link: a broadcast under a strap's address neither signs it in nor keeps its athlete in; its link does"
+    )
+    func joinViaLink() {
+        var driver = RosterDriver()
+        driver.feed(.classStarted(setup(joinVia: .link)), at: 0)
+        #expect(driver.roster.json?.joinVia == .link)
+        // Anyone's radio can say this: nobody signs in, and nothing is due.
+        #expect(driver.feed(broadcast(alice, heard: 5), at: 5) == [])
+        #expect(driver.member(alice) == nil && driver.deadline == nil)
+        let linked = ClassRoster.Link(state: .ready, lastMeasurement: at(20), via: .connection)
+        #expect(driver.feed(.link(alice, linked), at: 20) == [starts(alice, ticket: 1)])
+        driver.feed(started(alice, ticket: 1, session: 1), at: 20)
+        #expect(driver.member(alice)?.state == .in)
+        // The link drops at 30 after a frame at 29; broadcasts go on: out of range once that frame
+        // is 10 s old, gone 60 s after it.
+        let dropped = ClassRoster.Link(state: .disconnected, lastMeasurement: at(29), via: .connection)
+        driver.feed(.link(alice, dropped), at: 30)
+        #expect(driver.deadline == justAfter(39))
+        #expect(driver.feed(broadcast(alice, heard: 35), at: 35) == [])
+        #expect(driver.deadline == justAfter(39), "the broadcast does not count")
+        #expect(driver.feed(.time, at: justAfter(39)) == [.publish])
+        #expect(driver.member(alice)?.state == .outOfRange)
+        #expect(driver.member(alice)?.lastHeard == ISO8601.format(at(29)))
+        driver.feed(broadcast(alice, heard: 88), at: 88)
+        #expect(driver.feed(.time, at: 89) == [.endSession(session(1), strap: alice, because: .outOfRange), .publish])
+        // Broadcasts alone do not bring her back.
+        #expect(driver.feed(broadcast(alice, heard: 95), at: 95) == [])
+        #expect(driver.member(alice)?.state == .left)
+    }
+
     @Test("a ready link is heard for as long as it lasts: no deadline; after it drops, silence counts from then")
     func readyLink() {
         var driver = RosterDriver()
@@ -459,6 +492,7 @@ extension ClassRosterTests {
             configuration.sensors = [BridgeConfiguration.KnownSensor(address: alice, athlete: "alice")]
             configuration.classSettings.autoJoin = true
             configuration.classSettings.leaveAfter = 60
+            configuration.classSettings.joinVia = .broadcast
             let logger = Logger(label: "test")
             let sensors = SensorManager(
                 adapter: MockSensorAdapter(scenario: .default, clock: clock, logger: logger),

@@ -46,6 +46,7 @@ struct ClassTests {
                 auto_join = true
                 leave_after_minutes = 1
                 activity = "cycling"
+                join_via = "broadcast"
                 """, scenario: Self.scenario, streaming: 2)
         defer { daemon.stop() }
         let anonymous = SessionManager.anonymousAthlete(for: straps[1])
@@ -129,6 +130,41 @@ struct ClassTests {
         #expect(workoutsByAthlete == ["alice": 1, anonymous: 1, "carol": 2], "Carol's two visits are two workouts")
         #expect(workouts.contains { UUID(uuidString: $0.id) == UUID(uuidString: carolsFirst) })
         #expect(try await daemon.unix.send(.POST, "/v1/class/stop").status == 404, "nothing left to stop")
+    }
+
+    @Test(
+        "join via link (the default): straps with a link sign in, the broadcast-only one is heard but never does"
+    )
+    func broadcastDoesNotSignIn() async throws {
+        let daemon = try await DaemonUnderTest(
+            speed: 10, classBoard: true,
+            moreSettings: """
+                [class]
+                auto_join = true
+                """, scenario: Self.scenario, streaming: 2)
+        defer { daemon.stop() }
+        let anonymous = SessionManager.anonymousAthlete(for: straps[1])
+        let started = try await daemon.unix.send(.POST, "/v1/class", json: [:]).decoded(ClassJSON.self)
+        #expect(started.joinVia == .link)
+        let classStart = try Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(started.start)
+        try await eventually("the linked straps in the class") {
+            let members = try await members(daemon)
+            return ["alice", anonymous].allSatisfy { members[$0]?.state == .in }
+        }
+        // Carol's broadcasts are heard: three of them after the class began. A broadcast that
+        // signed her in would have started her session at the first.
+        var heard: Set<Date> = []
+        try await eventually("three of Carol's broadcasts heard in the class") {
+            let status = try await daemon.unix.send(.GET, "/v1/sensors/\(straps[2])").decoded(SensorStatus.self)
+            if status.via == "advertisement", let last = status.lastMeasurement, last > classStart {
+                heard.insert(last)
+            }
+            return heard.count >= 3
+        }
+        let inClass = try await members(daemon)
+        #expect(inClass["carol"] == nil, "a broadcast is not an identity: \(inClass)")
+        #expect(try await sessions(daemon).allSatisfy { $0.athlete != "carol" })
+        _ = try await daemon.unix.send(.POST, "/v1/class/stop")
     }
 
     @Test("without auto_join nobody signs in, but a session started by hand on a configured strap is in the class")

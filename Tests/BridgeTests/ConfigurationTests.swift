@@ -2,6 +2,7 @@ import Bridge
 import Foundation
 import MQTT
 import Testing
+import Wire
 import Workouts
 
 @Suite("Configuration file: TOML subset, every key checked, one problem per line")
@@ -336,11 +337,14 @@ struct ConfigurationTests {
     func classSettings() throws {
         let defaults = try ConfigurationLoader.parse("").classSettings
         #expect(!defaults.autoJoin && defaults.leaveAfter == 300 && defaults.activity == .hiit)
+        #expect(defaults.joinVia == .link, "a broadcast signs nobody in unless asked")
         let read = try ConfigurationLoader.parse(
-            "[class]\nauto_join = true\nleave_after_minutes = 2.5\nactivity = \"cycling\""
+            "[class]\nauto_join = true\nleave_after_minutes = 2.5\nactivity = \"cycling\"\njoin_via = \"broadcast\""
         ).classSettings
-        #expect(read.autoJoin && read.leaveAfter == 150 && read.activity == .cycling)
+        #expect(read.autoJoin && read.leaveAfter == 150 && read.activity == .cycling && read.joinVia == .broadcast)
         for (text, line, message) in [
+            ("[class]\njoin_via = \"radio\"", 2, "is not \"link\" or \"broadcast\""),
+            ("[class]\njoin_via = true", 2, "must be a string"),
             ("[class]\nauto_join = 1", 2, "true or false"),
             ("[class]\nleave_after_minutes = 0", 2, "out of range"),
             ("[class]\nleave_after_minutes = 1000", 2, "out of range"),
@@ -352,6 +356,28 @@ struct ConfigurationTests {
                 throws: { error in
                     guard let first = (error as? ConfigurationError)?.problems.first else { return false }
                     return first.line == line && first.message.contains(message)
+                })
+        }
+    }
+
+    @Test("[adapter] follow_advertisements: on by default, off when asked, refused where there is no radio")
+    func followAdvertisements() throws {
+        #expect(try ConfigurationLoader.parse("").followsAdvertisements)
+        #expect(
+            try !ConfigurationLoader.parse("[adapter]\nkind = \"bluez\"\nfollow_advertisements = false")
+                .followsAdvertisements)
+        #expect(try !ConfigurationLoader.parse("[adapter]\nfollow_advertisements = false").followsAdvertisements)
+        for (text, line, message) in [
+            ("[adapter]\nfollow_advertisements = \"no\"", 2, "true or false"),
+            ("[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://broker\"\nfollow_advertisements = true", 4, "applies to kind"),
+        ] {
+            #expect(
+                performing: { try ConfigurationLoader.parse(text) },
+                throws: { error in
+                    (error as? ConfigurationError)?.problems.contains {
+                        $0.line == line && $0.message.contains(message)
+                    }
+                        ?? false
                 })
         }
     }

@@ -21,12 +21,13 @@ private func frames(_ outputs: [SimulationOutput]) -> [(time: Double, bytes: [UI
 /// Plays one strap on the mock adapter for `seconds` of a manual clock (`whilePlaying` runs before
 /// it shuts down): every event, the strap, and the clock.
 private func play(
-    _ strap: StrapScenario, seconds: Int, discover: Bool = false,
+    _ strap: StrapScenario, seconds: Int, discover: Bool = false, followsAdvertisements: Bool = true,
     whilePlaying: (MockSensorAdapter) async throws -> Void = { _ in }
 ) async throws -> (events: [SensorEvent], sensor: SensorIdentity, clock: ManualWallClock) {
     let clock = ManualWallClock()
     let mock = MockSensorAdapter(
-        scenario: Scenario(seed: 5, straps: [strap]), clock: clock, logger: Logger(label: "test"))
+        scenario: Scenario(seed: 5, straps: [strap]), clock: clock, followsAdvertisements: followsAdvertisements,
+        logger: Logger(label: "test"))
     let events = mock.events()
     let collector = Task {
         var received: [SensorEvent] = []
@@ -167,5 +168,15 @@ struct SimulatorTests {
         #expect(!received.contains { if case .connectionChanged = $0 { true } else { false } }, "never linked")
         #expect(received.first == .discovered(DiscoveredSensor(identity: sensor, rssi: -70, services: [])), "its name")
         #expect(!received.contains { if case .batteryLevel = $0 { true } else { false } })
+    }
+
+    @Test("without following advertisements, a broadcast-only strap is never heard; a linked one streams as before")
+    func advertisementsNotFollowed() async throws {
+        var broadcasting = strap(faults: [])
+        broadcasting.broadcastOnly = true
+        let silent = try await play(broadcasting, seconds: 5, followsAdvertisements: false).events
+        #expect(!silent.contains { if case .measurement = $0 { true } else { false } })
+        let linked = try await play(strap(faults: []), seconds: 5, followsAdvertisements: false).events
+        #expect(linked.filter { if case .measurement = $0 { true } else { false } }.count == 5)
     }
 }

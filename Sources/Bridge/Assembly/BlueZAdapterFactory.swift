@@ -35,6 +35,7 @@ struct BlueZAdapterFactory: AdapterFactory {
         options.waitsForAdapter = true
         options.repairsOnAuthenticationFailure = repairOnKeyLoss
         options.connectsUnknownDevices = true
+        options.followsAdvertisements = configuration.followsAdvertisements
         for sensor in configuration.sensors {
             if let bound = sensor.adapter { options.bindings[sensor.address] = bound }
             if sensor.priority != 0 { options.priorities[sensor.address] = sensor.priority }

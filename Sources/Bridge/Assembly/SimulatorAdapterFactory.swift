@@ -18,7 +18,9 @@ struct SimulatorAdapterFactory: AdapterFactory {
                 throw DaemonError.adapter("\(error)")
             }
         }
-        let adapter = MockSensorAdapter(scenario: loaded, seed: seed, clock: clock, logger: logger)
+        let adapter = MockSensorAdapter(
+            scenario: loaded, seed: seed, clock: clock, followsAdvertisements: configuration.followsAdvertisements,
+            logger: logger)
         var assembly = AdapterAssembly(adapter: adapter, clock: clock, offersKnown: configuration.sensors.isEmpty)
         assembly.stop = { await adapter.shutdown() }
         return assembly

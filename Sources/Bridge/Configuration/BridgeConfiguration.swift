@@ -99,6 +99,10 @@ public struct BridgeConfiguration: Sendable {
 
     /// The adapter name.
     public var adapter: AdapterKind = .mock(scenario: nil, seed: nil, speed: 1)
+    /// Whether a wanted strap without a link is followed through the heart rate it broadcasts
+    /// (`[adapter] follow_advertisements`; BlueZ and the simulator). Those readings are marked
+    /// `via: advertisement` wherever they go.
+    public var followsAdvertisements = true
     /// The store file; nil: `$STATE_DIRECTORY/store.sqlite` under systemd, else the user's default.
     public var storePath: String?
     /// A PostgreSQL store (`postgresql://…`) instead of the SQLite file; hubs share one.

@@ -1,3 +1,4 @@
+public import Wire
 public import Workouts
 
 /// `[class]`: a class session that straps join by themselves.
@@ -10,6 +11,8 @@ public struct ClassSettings: Sendable, Equatable {
     public var activity: WorkoutActivityType = .hiit
     /// A strap without a link counts as in range while its broadcast was heard this recently (s).
     public var heardWithin: Double = 10
+    /// What signs a configured strap in: its link (the default) or its broadcast too.
+    public var joinVia: ClassJoinPath = .link
 
     public init() {}
 }

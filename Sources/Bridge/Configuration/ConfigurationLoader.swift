@@ -5,6 +5,7 @@ import MQTT
 import PostgresStore
 import RemoteSensors
 import Samples
+import Wire
 import Workouts
 
 /// One thing wrong in a configuration file, with its line.
@@ -180,7 +181,10 @@ private struct Reader {
         var configuration = BridgeConfiguration()
         onlyKnown(
             root, ["adapter", "store", "api", "athletes", "sensors", "mqtt", "class", "peripheral", "osc"], in: "")
-        if let adapter = table(root["adapter"], "adapter") { configuration.adapter = readAdapter(adapter) }
+        if let adapter = table(root["adapter"], "adapter") {
+            configuration.adapter = readAdapter(adapter)
+            if let follows = flag(adapter, "follow_advertisements") { configuration.followsAdvertisements = follows }
+        }
         if let store = table(root["store"], "store") {
             onlyKnown(store, ["path", "url", "password_file"], in: "store")
             configuration.storePath = string(store, "path")?.0
@@ -230,8 +234,13 @@ private struct Reader {
             [
                 "kind", "name", "names", "scenario", "seed", "speed", "repair_on_key_loss", "url", "nodes", "username",
                 "password_file", "tls_ca", "expire", "client_id", "max_clock_skew", "gateway_keys", "backfill_budget",
+                "follow_advertisements",
             ], in: "adapter")
         let kind = string(table, "kind")
+        if kind?.0 == "mqtt", let value = table["follow_advertisements"] {
+            // A hub hears no radio: its gateways' own configuration says whether they follow broadcasts.
+            problem(value.line, "'follow_advertisements' applies to kind = \"bluez\" or \"mock\" only")
+        }
         if kind?.0 != "mqtt" {
             for key in [
                 "url", "nodes", "username", "password_file", "tls_ca", "expire", "client_id", "max_clock_skew",
@@ -519,9 +528,16 @@ private struct Reader {
     }
 
     mutating func readClass(_ table: TOMLDocument.Table) -> ClassSettings {
-        onlyKnown(table, ["auto_join", "leave_after_minutes", "activity"], in: "class")
+        onlyKnown(table, ["auto_join", "leave_after_minutes", "activity", "join_via"], in: "class")
         var settings = ClassSettings()
         if let flag = flag(table, "auto_join") { settings.autoJoin = flag }
+        if let (text, line) = string(table, "join_via") {
+            if let path = ClassJoinPath(rawValue: text) {
+                settings.joinVia = path
+            } else {
+                problem(line, "join_via '\(text.prefix(40))' is not \"link\" or \"broadcast\"")
+            }
+        }
         if let minutes = number(table, "leave_after_minutes", in: 0.1...240, unit: " minutes") {
             settings.leaveAfter = minutes * 60
         }

@@ -387,13 +387,19 @@ public actor SensorManager {
                 ])
         case .advertisementRefused(let sensor, let error):
             // Anyone can broadcast: counted and logged (which strap and why, never its bytes).
+            var firstOfItsKind = false
             update(sensor) { status in
                 status.framesRefused += 1
+                firstOfItsKind = status.refusedByReason[error.reason.metricName] == nil
                 status.refusedByReason[error.reason.metricName, default: 0] += 1
             }
             Counter(label: "hrbridge_broadcasts_refused_total", dimensions: [("reason", error.reason.metricName)])
                 .increment()
-            logger.info("broadcast refused", metadata: ["sensor": "\(sensor.address)", "error": "\(error.reason)"])
+            // A Polar strap may go on broadcasting while linked, about once a second: logged once.
+            let level: Logger.Level = error.reason == .heardWhileLinked && !firstOfItsKind ? .debug : .info
+            logger.log(
+                level: level, "broadcast refused",
+                metadata: ["sensor": "\(sensor.address)", "error": "\(error.reason)"])
         case .adapterChanged(let name, let state):
             // One adapter's change: the bridge's availability is the pool's (ready while one is).
             hub.publish(LiveMessage(kind: .adapter, payload: ["adapter": name, "state": "\(state)"]))

@@ -68,8 +68,12 @@ public actor ClassManager: Service {
         let setup = ClassRoster.Setup(
             id: UUID(), activity: request.activity ?? settings.activity, location: request.location,
             autoJoin: settings.autoJoin, leaveAfter: settings.leaveAfter, heardWithin: settings.heardWithin,
-            straps: straps)
-        logger.info("class started", metadata: ["class": "\(setup.id)", "autoJoin": "\(settings.autoJoin)"])
+            joinVia: settings.joinVia, straps: straps)
+        logger.info(
+            "class started",
+            metadata: [
+                "class": "\(setup.id)", "autoJoin": "\(settings.autoJoin)", "joinVia": "\(settings.joinVia.rawValue)",
+            ])
         await feed(.classStarted(setup))
         // The roster holds a class from its start on.
         return roster.json!

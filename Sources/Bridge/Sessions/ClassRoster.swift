@@ -1,4 +1,5 @@
 public import Foundation
+public import Sensors
 public import Wire
 public import Workouts
 
@@ -11,8 +12,10 @@ public import Workouts
 /// ``Fact/sessionNotStarted(ticket:)``; whatever happened meanwhile (the class stopped) stays true.
 ///
 /// The rules, as the once-a-second sweep had them, judged on every fact:
-/// - A strap is heard *now* while its link is `ready`, else when its last measurement (a link frame
-///   or a broadcast) came. It is in range while heard within `heardWithin` seconds.
+/// - A strap is heard *now* while its link is `ready`, else when its last measurement came: a link
+///   frame, or (with ``ClassJoinPath/broadcast`` only) a broadcast. It is in range while heard within
+///   `heardWithin` seconds. With ``ClassJoinPath/link`` (the default) anyone's radio can repeat a
+///   strap's address and broadcast: a broadcast neither signs a strap in nor keeps it in range.
 /// - Only configured straps take part. With auto-join, one in range joins under its athlete; with
 ///   or without it, one that records a session (started by hand, or recovered) joins with that
 ///   session. A member whose session was ended through the API (`stopped`) does not join again by
@@ -53,13 +56,15 @@ public struct ClassRoster: Sendable {
         public var leaveAfter: TimeInterval
         /// A strap without a link is in range while a measurement came this recently (s).
         public var heardWithin: TimeInterval
+        /// What makes a strap heard: its link only, or its broadcast too.
+        public var joinVia: ClassJoinPath
         /// The straps that may join, in configuration order.
         public var straps: [Strap]
 
         /// A setup as given.
         public init(
             id: UUID, activity: WorkoutActivityType, location: WorkoutLocation, autoJoin: Bool,
-            leaveAfter: TimeInterval, heardWithin: TimeInterval, straps: [Strap]
+            leaveAfter: TimeInterval, heardWithin: TimeInterval, joinVia: ClassJoinPath, straps: [Strap]
         ) {
             self.id = id
             self.activity = activity
@@ -67,6 +72,7 @@ public struct ClassRoster: Sendable {
             self.autoJoin = autoJoin
             self.leaveAfter = leaveAfter
             self.heardWithin = heardWithin
+            self.joinVia = joinVia
             self.straps = straps
         }
     }
@@ -77,19 +83,28 @@ public struct ClassRoster: Sendable {
         public var state: SensorState
         /// When its last measurement came, through a link or a broadcast.
         public var lastMeasurement: Date?
+        /// How the last measurement came (nil before the first).
+        public var via: MeasurementPath?
         /// The session recording it, when one is.
         public var session: UUID?
+        /// When its last frame through a link came: kept by the roster across broadcasts heard since.
+        var lastLinkFrame: Date?
 
         /// A link as given.
-        public init(state: SensorState, lastMeasurement: Date? = nil, session: UUID? = nil) {
+        public init(
+            state: SensorState, lastMeasurement: Date? = nil, via: MeasurementPath? = nil, session: UUID? = nil
+        ) {
             self.state = state
             self.lastMeasurement = lastMeasurement
+            self.via = via
             self.session = session
         }
 
         /// What a sensor status says.
         public init(_ status: SensorStatus) {
-            self.init(state: status.state, lastMeasurement: status.lastMeasurement, session: status.session)
+            self.init(
+                state: status.state, lastMeasurement: status.lastMeasurement,
+                via: status.via.flatMap(MeasurementPath.init(rawValue:)), session: status.session)
         }
     }
 
@@ -240,7 +255,8 @@ public struct ClassRoster: Sendable {
             outcome.changed = true
         case .classStopped:
             return stop(at: now)
-        case .link(let strap, let link):
+        case .link(let strap, var link):
+            link.lastLinkFrame = link.via == .connection ? link.lastMeasurement : links[strap]?.lastLinkFrame
             links[strap] = link
             // A link changes its own strap's standing only; the others' change at their deadlines,
             // judged here once one has passed (the timer's ``Fact/time`` may come late on a
@@ -296,7 +312,9 @@ public struct ClassRoster: Sendable {
             // A ready link is heard until a fact says otherwise: time alone changes nothing.
             guard link.state != .ready else { continue }
             let outOfRangeFrom: Date
-            if let lastInRange = link.lastMeasurement?.addingTimeInterval(setup.heardWithin), now <= lastInRange {
+            if let lastInRange = lastMeasurementHeard(link, joinVia: setup.joinVia)?.addingTimeInterval(
+                setup.heardWithin), now <= lastInRange
+            {
                 // Shown out of range from the first instant after the last one in range.
                 outOfRangeFrom = Date(timeIntervalSinceReferenceDate: lastInRange.timeIntervalSinceReferenceDate.nextUp)
                 deadlines.append(outOfRangeFrom)
@@ -326,7 +344,7 @@ public struct ClassRoster: Sendable {
             id: setup.id.uuidString.lowercased(), state: current.end == nil ? "running" : "ended",
             activity: setup.activity.rawValue, location: setup.location.rawValue, start: ISO8601.format(current.start),
             end: current.end.map(ISO8601.format), autoJoin: setup.autoJoin, leaveAfter: setup.leaveAfter,
-            members: members)
+            joinVia: setup.joinVia, members: members)
     }
 
     /// What one fact leads to.
@@ -355,9 +373,17 @@ public struct ClassRoster: Sendable {
         return ends + [.publish]
     }
 
-    /// When the strap is heard: now while its link is ready, else its last measurement.
-    private func whenHeard(_ link: Link, at now: Date) -> Date? {
-        link.state == .ready ? now : link.lastMeasurement
+    /// When the strap is heard: now while its link is ready, else its last measurement that counts.
+    private func whenHeard(_ link: Link, at now: Date, joinVia: ClassJoinPath) -> Date? {
+        link.state == .ready ? now : lastMeasurementHeard(link, joinVia: joinVia)
+    }
+
+    /// The last measurement, when its path counts: a broadcast only where broadcasts sign in.
+    private func lastMeasurementHeard(_ link: Link, joinVia: ClassJoinPath) -> Date? {
+        switch joinVia {
+        case .broadcast: link.lastMeasurement
+        case .link: link.lastLinkFrame
+        }
     }
 
     private func isInRange(_ heard: Date?, at now: Date, within seconds: TimeInterval) -> Bool {
@@ -371,7 +397,7 @@ public struct ClassRoster: Sendable {
             ?? Member(strap: started.strap, athlete: started.athlete, joined: now)
         member.session = started.session
         member.sessions.append(started.session)
-        member.lastHeard = links[started.strap].flatMap { whenHeard($0, at: now) }
+        member.lastHeard = links[started.strap].flatMap { whenHeard($0, at: now, joinVia: running.setup.joinVia) }
         member.left = nil
         member.leftBecause = nil
         member.shownInRange = true
@@ -391,7 +417,7 @@ public struct ClassRoster: Sendable {
             if let only, strap.address != only { continue }
             let address = strap.address
             guard let link = links[address] else { continue }
-            let heard = whenHeard(link, at: now)
+            let heard = whenHeard(link, at: now, joinVia: setup.joinVia)
             let inRange = isInRange(heard, at: now, within: setup.heardWithin)
             if var member = running.members[address], let session = member.session {
                 if let heard, member.lastHeard.map({ heard > $0 }) ?? true { member.lastHeard = heard }

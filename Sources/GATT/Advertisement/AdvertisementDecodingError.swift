@@ -22,6 +22,9 @@ public struct AdvertisementDecodingError: Error, Hashable, Sendable, CustomStrin
         case truncatedBlock(offset: Int, needed: Int, available: Int)
         /// The strap broadcasts without a reading (heart rate 0).
         case noReading
+        /// A reading broadcast under the address of a strap linked at that moment: its link's
+        /// notifications are the strap's, so this one is refused whoever sent it.
+        case heardWhileLinked
     }
 
     /// The company identifier whose layout was being read (0x006B: Polar).
@@ -62,6 +65,8 @@ public struct AdvertisementDecodingError: Error, Hashable, Sendable, CustomStrin
             what = "the GPB block at offset \(offset) announces \(needed) bytes, only \(available) left"
         case .noReading:
             what = "heart rate 0: the strap broadcasts without a reading"
+        case .heardWhileLinked:
+            what = "a reading broadcast while the strap is linked: the link's frames are its readings"
         }
         return "manufacturer data 0x\(Self.hex(company)): \(what)"
     }

@@ -51,11 +51,13 @@ public struct ClassJSON: Codable, Sendable, Equatable {
     public var autoJoin: Bool
     /// Seconds out of range before an athlete leaves.
     public var leaveAfter: Double
+    /// What signs a strap in: `link` (the default) or `broadcast` too.
+    public var joinVia: ClassJoinPath
     public var members: [Member]
 
     public init(
         id: String, state: String, activity: String, location: String, start: String, end: String?, autoJoin: Bool,
-        leaveAfter: Double, members: [Member]
+        leaveAfter: Double, joinVia: ClassJoinPath, members: [Member]
     ) {
         self.id = id
         self.state = state
@@ -65,6 +67,7 @@ public struct ClassJSON: Codable, Sendable, Equatable {
         self.end = end
         self.autoJoin = autoJoin
         self.leaveAfter = leaveAfter
+        self.joinVia = joinVia
         self.members = members
     }
 }
