@@ -118,5 +118,10 @@ enum PostgresSchema {
             "v4-journal-owner",
             ["ALTER TABLE journal ADD COLUMN owner text"]
         ),
+        (
+            // How each sample's frame came: 0 a link, 1 a broadcast (NULL: stored before this was kept).
+            "v5-sample-via",
+            ["ALTER TABLE sample ADD COLUMN via smallint"]
+        ),
     ]
 }

@@ -7,13 +7,15 @@ public import Workouts
 
 extension PostgresStore {
     private static let sampleColumns = """
-        s.id, s.type, s.value, s.start_time, s.end_time, s.contact, s.raw_rr, src.adapter, src.address, src.name
+        s.id, s.type, s.value, s.start_time, s.end_time, s.contact, s.raw_rr, src.adapter, src.address, src.name,
+        s.via
         """
 
     private static func sample(_ row: PostgresRandomAccessRow) throws -> QuantitySample? {
         try StoreRows.sample(
             id: try row.int(0), type: try row.text(1), value: try row.double(2), start: try row.date(3),
             end: try row.date(4), contact: try row.optionalText(5), rawRR: try row.optionalInt(6),
+            via: try row.optionalInt(10),
             source: SampleSource(adapter: try row.text(7), address: try row.text(8), name: try row.optionalText(9)))
     }
 

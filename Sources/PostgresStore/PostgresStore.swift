@@ -411,6 +411,7 @@ public final class PostgresStore: StoreBackend {
         var sources: [Int64] = []
         var contacts: [String] = []
         var rawRR: [Int64] = []
+        var vias: [Int64] = []
         do {
             workouts.reserveCapacity(total)
             types.reserveCapacity(total)
@@ -420,6 +421,7 @@ public final class PostgresStore: StoreBackend {
             sources.reserveCapacity(total)
             contacts.reserveCapacity(total)
             rawRR.reserveCapacity(total)
+            vias.reserveCapacity(total)
         }
         for batch in batches {
             let workout = batch.workout?.uuidString ?? ""
@@ -433,16 +435,17 @@ public final class PostgresStore: StoreBackend {
                 // Arrays carry no NULLs here: '' and -1 stand for "none" and are turned back below.
                 contacts.append(sample.metadata.sensorContact?.rawValue ?? "")
                 rawRR.append(sample.metadata.rawRRInterval.map { Int64($0) } ?? -1)
+                vias.append(StoreRows.viaCode(sample.metadata.via) ?? -1)
             }
         }
         return try await session.rows(
             """
-            INSERT INTO sample (workout_id, type, value, start_time, end_time, source_id, contact, raw_rr)
+            INSERT INTO sample (workout_id, type, value, start_time, end_time, source_id, contact, raw_rr, via)
             SELECT NULLIF(t.workout_id, ''), t.type, t.value, to_timestamp(t.start_time), to_timestamp(t.end_time),
-            t.source_id, NULLIF(t.contact, ''), NULLIF(t.raw_rr, -1)
+            t.source_id, NULLIF(t.contact, ''), NULLIF(t.raw_rr, -1), NULLIF(t.via, -1)
             FROM unnest(\(workouts)::text[], \(types)::text[], \(values)::float8[], \(starts)::float8[],
-            \(ends)::float8[], \(sources)::int8[], \(contacts)::text[], \(rawRR)::int8[])
-            AS t(workout_id, type, value, start_time, end_time, source_id, contact, raw_rr)
+            \(ends)::float8[], \(sources)::int8[], \(contacts)::text[], \(rawRR)::int8[], \(vias)::int8[])
+            AS t(workout_id, type, value, start_time, end_time, source_id, contact, raw_rr, via)
             ON CONFLICT (type, start_time, source_id, end_time, value) DO NOTHING
             RETURNING type, source_id, floor(extract(epoch FROM start_time) / 3600)::int8, value, workout_id
             """)

@@ -1,5 +1,6 @@
 public import FoundationEssentials
 public import GATT
+public import Sensors
 
 /// Turns decoded frames into quantity samples, one sensor at a time.
 ///
@@ -41,6 +42,8 @@ public struct MeasurementSampler: Sendable {
     private var cscCrank = RevolutionRateDeriver(configuration: .crank)
     private var powerWheel = RevolutionRateDeriver(configuration: .cyclingPowerWheel)
     private var powerCrank = RevolutionRateDeriver(configuration: .crank)
+    /// How the frame being turned into samples came: stamped on each of them.
+    private var via: MeasurementPath?
 
     /// Creates a sampler for one sensor.
     public init(source: SampleSource, options: Options = Options()) {
@@ -53,9 +56,13 @@ public struct MeasurementSampler: Sendable {
         self = MeasurementSampler(source: source, options: options)
     }
 
-    /// The samples one decoded frame produces, received at `receivedAt`.
-    public mutating func samples(from value: GATTValue, receivedAt: Date) -> [QuantitySample] {
-        switch value {
+    /// The samples one decoded frame produces, received at `receivedAt`, each saying how the frame
+    /// came (`via`; nil where nobody knows, as for a frame read from a file).
+    public mutating func samples(
+        from value: GATTValue, receivedAt: Date, via: MeasurementPath? = nil
+    ) -> [QuantitySample] {
+        self.via = via
+        return switch value {
         case .heartRateMeasurement(let measurement): heartRateSamples(measurement, at: receivedAt)
         case .batteryLevel(let level):
             [sample(.batteryLevel, Double(level.percent), at: receivedAt)]
@@ -71,7 +78,9 @@ public struct MeasurementSampler: Sendable {
     private func sample(
         _ type: QuantityType, _ value: Double, at date: Date, metadata: SampleMetadata = SampleMetadata()
     ) -> QuantitySample {
-        QuantitySample(type: type, value: value, start: date, end: date, source: source, metadata: metadata)
+        var metadata = metadata
+        metadata.via = via
+        return QuantitySample(type: type, value: value, start: date, end: date, source: source, metadata: metadata)
     }
 
     private mutating func heartRateSamples(_ measurement: HeartRateMeasurement, at date: Date) -> [QuantitySample] {
@@ -94,7 +103,8 @@ public struct MeasurementSampler: Sendable {
                 intervals.append(
                     QuantitySample(
                         type: .heartbeatSeries, value: interval.seconds, start: start, end: end, source: source,
-                        metadata: SampleMetadata(sensorContact: measurement.sensorContact, rawRRInterval: interval.raw)
+                        metadata: SampleMetadata(
+                            sensorContact: measurement.sensorContact, rawRRInterval: interval.raw, via: via)
                     ))
                 end = start
             }
@@ -102,7 +112,7 @@ public struct MeasurementSampler: Sendable {
         }
         if let energy = measurement.energyExpended,
             let increment = energyExpended.update(
-                UInt32(energy), at: date, type: .activeEnergyBurned, scale: 1, source: source)
+                UInt32(energy), at: date, type: .activeEnergyBurned, scale: 1, source: source, via: via)
         {
             result.append(increment)
         }
@@ -122,7 +132,7 @@ public struct MeasurementSampler: Sendable {
         }
         if let energy = measurement.accumulatedEnergy,
             let increment = cyclingPowerEnergy.update(
-                UInt32(energy), at: date, type: .activeEnergyBurned, scale: 1, source: source)
+                UInt32(energy), at: date, type: .activeEnergyBurned, scale: 1, source: source, via: via)
         {
             result.append(increment)
         }
@@ -147,7 +157,8 @@ public struct MeasurementSampler: Sendable {
             sample(.stepCadence, Double(measurement.cadence) * options.runningCadenceScale, at: date),
         ]
         if let distance = measurement.totalDistance,
-            let increment = runningDistance.update(distance, at: date, type: .distance, scale: 0.1, source: source)
+            let increment = runningDistance.update(
+                distance, at: date, type: .distance, scale: 0.1, source: source, via: via)
         {
             result.append(increment)
         }
@@ -178,7 +189,8 @@ public struct MeasurementSampler: Sendable {
     ) -> [QuantitySample] {
         var result: [QuantitySample] = []
         if let distance,
-            let increment = machineDistance.update(distance, at: date, type: .distance, scale: 1, source: source)
+            let increment = machineDistance.update(
+                distance, at: date, type: .distance, scale: 1, source: source, via: via)
         {
             result.append(increment)
         }
@@ -186,7 +198,7 @@ public struct MeasurementSampler: Sendable {
         if let energy,
             let increment = machineEnergy.update(
                 UInt32(energy.total), at: date, type: .activeEnergyBurned, scale: QuantityUnit.kilocalorie.factor,
-                source: source)
+                source: source, via: via)
         {
             result.append(increment)
         }
@@ -202,7 +214,8 @@ private struct CounterState: Sendable {
     init(deriver: CumulativeCounterDeriver) { self.deriver = deriver }
 
     mutating func update(
-        _ value: UInt32, at date: Date, type: QuantityType, scale: Double, source: SampleSource
+        _ value: UInt32, at date: Date, type: QuantityType, scale: Double, source: SampleSource,
+        via: MeasurementPath?
     ) -> QuantitySample? {
         let update = deriver.update(value)
         let start = lastReading ?? date
@@ -210,7 +223,7 @@ private struct CounterState: Sendable {
         switch update {
         case .baseline, .saturated, .increment(0): return nil
         case .increment(let units), .reset(let units):
-            var metadata = SampleMetadata()
+            var metadata = SampleMetadata(via: via)
             if case .reset = update { metadata.counterReset = true }
             return QuantitySample(
                 type: type, value: Double(units) * scale, start: start, end: date, source: source, metadata: metadata)

@@ -1,7 +1,7 @@
 package import Foundation
 import GATT
 package import Samples
-import Sensors
+package import Sensors
 package import Workouts
 
 /// What every backend stores as text and reads back: JSON columns, and rows turned into values
@@ -68,7 +68,7 @@ package enum StoreRows {
     /// A sample from its columns; nil for a type this version does not know (a newer writer's).
     package static func sample(
         id: Int64, type: String, value: Double, start: Date, end: Date, contact: String?, rawRR: Int64?,
-        source: SampleSource
+        via: Int64?, source: SampleSource
     ) throws(StoreError) -> QuantitySample? {
         guard let type = QuantityType(rawValue: type) else { return nil }
         do {
@@ -77,9 +77,30 @@ package enum StoreRows {
                 start: start, end: end, source: source,
                 metadata: SampleMetadata(
                     sensorContact: contact.flatMap(SensorContact.init(rawValue:)),
-                    rawRRInterval: rawRR.map { UInt16(clamping: $0) }))
+                    rawRRInterval: rawRR.map { UInt16(clamping: $0) }, via: try Self.via(code: via, sample: id)))
+        } catch let error as StoreError {
+            throw error
         } catch {
             throw .corrupt("sample \(id): \(error)")
+        }
+    }
+
+    /// How a sample's frame came, as stored: 0 a link, 1 a broadcast; nil stays unknown.
+    package static func viaCode(_ via: MeasurementPath?) -> Int64? {
+        switch via {
+        case .connection?: 0
+        case .advertisement?: 1
+        case nil: nil
+        }
+    }
+
+    /// The path a stored code names; any other code is a corrupt row, not a guess.
+    package static func via(code: Int64?, sample id: Int64) throws(StoreError) -> MeasurementPath? {
+        switch code {
+        case nil: nil
+        case 0?: .connection
+        case 1?: .advertisement
+        case let other?: throw .corrupt("sample \(id): via \(other) is not 0 (link) or 1 (broadcast)")
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GATT
 import Samples
 import Sensors
 import Testing
@@ -386,6 +387,25 @@ struct StoreConformanceTests {
             #expect(try await store.samples(type: .heartRate, workout: never).isEmpty)
             #expect(try await store.samples(type: .heartRate).count == 17)
             #expect(try await store.statistics(type: .heartRate).sampleCount == 17, "rollups count each new row once")
+        }
+    }
+
+    @Test("every sample keeps how its frame came: a link, a broadcast, or unknown", arguments: StoreKind.allCases)
+    func samplesKeepTheirPath(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            func heartRate(_ seconds: Double, via: MeasurementPath?) throws -> QuantitySample {
+                try QuantitySample(
+                    type: .heartRate, quantity: Quantity(unit: .countPerMinute, value: 100 + seconds),
+                    start: origin.addingTimeInterval(seconds), end: origin.addingTimeInterval(seconds), source: sourceA,
+                    metadata: SampleMetadata(sensorContact: .detected, via: via))
+            }
+            let written = [
+                try heartRate(0, via: .connection), try heartRate(1, via: .advertisement), try heartRate(2, via: nil),
+            ]
+            #expect(try await store.append(written, workout: nil) == 3)
+            let read = try await store.samples(type: .heartRate)
+            #expect(read.map(\.metadata.via) == [.connection, .advertisement, nil])
+            #expect(read.allSatisfy { $0.metadata.sensorContact == .detected })
         }
     }
 

@@ -213,6 +213,8 @@ struct StoreFaultTests {
         let queue = try DatabaseQueue(path: path)
         try await queue.write { db in
             try db.execute(sql: "UPDATE sample SET value = 'high' WHERE id = (SELECT MIN(id) FROM sample)")
+            // A path code this version never writes: refused with its sample, not read as a link.
+            try db.execute(sql: "UPDATE sample SET via = 7 WHERE id = (SELECT MAX(id) FROM sample)")
             try db.execute(sql: "UPDATE workout SET athlete = x'ff'")
         }
         try queue.close()
@@ -227,6 +229,12 @@ struct StoreFaultTests {
         } throws: { error in
             guard case .corrupt = error as? StoreError else { return false }
             return true
+        }
+        await #expect {
+            try await store.samples(type: .heartRate, workout: workout, limit: 1, ascending: false)
+        } throws: { error in
+            guard case .corrupt(let what) = error as? StoreError else { return false }
+            return what.contains("via 7 is not 0 (link) or 1 (broadcast)")
         }
 
         return (path, workout)

@@ -221,7 +221,8 @@ public actor SessionManager {
             source: SampleSource(adapter: first.sensor.adapter, address: address, name: first.sensor.name))
         var samples: [QuantitySample] = []
         for measurement in measurements where measurement.sensor.address == address {
-            samples += sampler.samples(from: measurement.value, receivedAt: measurement.receivedAt)
+            samples += sampler.samples(
+                from: measurement.value, receivedAt: measurement.receivedAt, via: measurement.via)
         }
         for session in targets { await session.backfill(samples.filter { $0.start >= session.started }) }
         return targets.count

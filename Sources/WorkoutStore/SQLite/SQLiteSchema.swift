@@ -171,6 +171,10 @@ enum SQLiteSchema {
                 table.primaryKey(["workoutId", "windowEnd"])
             }
         }
+        migrator.registerMigration("v7-sample-via") { db in
+            // How each sample's frame came: 0 a link, 1 a broadcast (NULL: stored before this was kept).
+            try db.alter(table: "sample") { table in table.add(column: "via", .integer) }
+        }
         return migrator
     }
 }

@@ -7,7 +7,7 @@ public import Workouts
 
 extension SQLiteStore {
     private static let sampleColumns = """
-        s.id, s.type, s.value, s.start, s.end, s.contact, s.rawRR, src.adapter, src.address, src.name
+        s.id, s.type, s.value, s.start, s.end, s.contact, s.rawRR, s.via, src.adapter, src.address, src.name
         """
 
     /// The sample a row holds; nil for a type this version does not know (a newer writer's), an
@@ -16,6 +16,8 @@ extension SQLiteStore {
         guard let type = QuantityType(rawValue: try row.value("type")) else { return nil }
         let raw: Int64? = try row.value("rawRR")
         let contact: String? = try row.value("contact")
+        let id: Int64 = try row.value("id")
+        let via = try StoreRows.via(code: try row.value("via"), sample: id)
         do {
             return try QuantitySample(
                 type: type, quantity: Quantity(unit: type.canonicalUnit, value: try row.value("value")),
@@ -25,11 +27,11 @@ extension SQLiteStore {
                     adapter: try row.value("adapter"), address: try row.value("address"), name: try row.value("name")),
                 metadata: SampleMetadata(
                     sensorContact: contact.flatMap(SensorContact.init(rawValue:)),
-                    rawRRInterval: raw.map { UInt16(clamping: $0) }))
+                    rawRRInterval: raw.map { UInt16(clamping: $0) }, via: via))
         } catch let error as RowDecodingError {
             throw error
         } catch {
-            throw StoreError.corrupt("sample \(try row.value("id", as: Int64.self)): \(error)")
+            throw StoreError.corrupt("sample \(id): \(error)")
         }
     }
 

@@ -275,7 +275,7 @@ public final class SQLiteStore: StoreBackend {
         inserted: (Row) -> Void
     ) throws {
         var values: [(any DatabaseValueConvertible)?] = []
-        values.reserveCapacity(min(rows.count, Self.insertChunk) * 8)
+        values.reserveCapacity(min(rows.count, Self.insertChunk) * 9)
         var index = rows.startIndex
         while index < rows.endIndex {
             let count = Self.chunk(remaining: rows.endIndex - index)
@@ -297,6 +297,7 @@ public final class SQLiteStore: StoreBackend {
                 values.append(source)
                 values.append(sample.metadata.sensorContact?.rawValue)
                 values.append(sample.metadata.rawRRInterval.map { Int64($0) })
+                values.append(StoreRows.viaCode(sample.metadata.via))
             }
             let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(values))
             while let row = try cursor.next() { inserted(row) }
@@ -304,7 +305,7 @@ public final class SQLiteStore: StoreBackend {
         }
     }
 
-    /// Rows per `INSERT` statement (8 values each, far below SQLite's 32,766 variables).
+    /// Rows per `INSERT` statement (9 values each, far below SQLite's 32,766 variables).
     static let insertChunk = 256
 
     /// Rows for the next statement: a power of two, so nine cached statements serve every batch
@@ -317,8 +318,8 @@ public final class SQLiteStore: StoreBackend {
     }
 
     static func insertSQL(rows: Int) -> String {
-        "INSERT INTO sample (workoutId, type, value, start, end, sourceId, contact, rawRR) VALUES "
-            + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
+        "INSERT INTO sample (workoutId, type, value, start, end, sourceId, contact, rawRR, via) VALUES "
+            + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
             + " ON CONFLICT (type, start, sourceId, end, value) DO NOTHING RETURNING type, sourceId, start, value, workoutId"
     }
 }

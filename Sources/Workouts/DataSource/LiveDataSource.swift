@@ -157,7 +157,8 @@ public actor LiveDataSource {
             ?? MeasurementSampler(
                 source: SampleSource(adapter: sensor.adapter, address: sensor.address, name: sensor.name),
                 options: options)
-        let produced = sampler.samples(from: measurement.value, receivedAt: measurement.receivedAt)
+        let produced = sampler.samples(
+            from: measurement.value, receivedAt: measurement.receivedAt, via: measurement.via)
         samplers[sensor] = sampler
         let accepted = produced.filter { sample in
             typesToCollect.contains(sample.type) && (predicates[sample.type]?(sample.source) ?? true)
