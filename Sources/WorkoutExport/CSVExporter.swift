@@ -4,34 +4,37 @@ public import Sensors
 
 /// Writes CSV: the long format (one row per sample) or the wide format (one row per second).
 public enum CSVExporter {
-    /// `time,type,value,unit,source,counted`, one row per sample, in time order. `counted` is 1
+    /// `time,type,value,unit,source,counted,via`, one row per sample, in time order. `counted` is 1
     /// when the sample is in the workout's figures: every reading, and an amount (energy,
     /// distance) only from its type's primary source in `primaries` (``CountedSamples``), so the
-    /// counted rows of a type sum to the summary's total.
+    /// counted rows of a type sum to the summary's total. `via` says how its frame came
+    /// (`connection` or `advertisement`; empty when not known).
     public static func long(
         _ samples: [QuantitySample], primaries: [QuantityType: SampleSource] = [:]
     ) throws(ExportError) -> String {
         guard !samples.isEmpty else { throw .emptyWorkout }
-        var text = "time,type,value,unit,source,counted\n"
+        var text = "time,type,value,unit,source,counted,via\n"
         for sample in samples.sorted(by: { $0.start < $1.start }) {
             let counted =
                 sample.type.aggregationStyle != .cumulative
                 || primaries[sample.type].map { $0 == sample.source } ?? true
             text += "\(time(sample.start)),\(sample.type.rawValue),\(number(sample.canonicalValue)),"
-            text += "\(sample.type.canonicalUnit.symbol),\(field(sample.source.address)),\(counted ? 1 : 0)\n"
+            text += "\(sample.type.canonicalUnit.symbol),\(field(sample.source.address)),\(counted ? 1 : 0),"
+            text += "\(sample.metadata.via?.rawValue ?? "")\n"
         }
         return text
     }
 
-    /// One row per second: `time,heart_rate,rr_intervals,power,cadence,speed,distance,energy`;
+    /// One row per second: `time,heart_rate,rr_intervals,power,cadence,speed,distance,energy,heart_rate_via`;
     /// readings are the last of the second, amounts are summed (from each type's primary source
-    /// only, when `primaries` names it: ``CountedSamples``), RR intervals joined with `;`.
+    /// only, when `primaries` names it: ``CountedSamples``), RR intervals joined with `;`;
+    /// `heart_rate_via` says how the second's heart rate came.
     public static func wide(
         _ samples: [QuantitySample], primaries: [QuantityType: SampleSource] = [:]
     ) throws(ExportError) -> String {
         guard !samples.isEmpty else { throw .emptyWorkout }
         let samples = CountedSamples.filter(samples, primaries: primaries)
-        var text = "time,heart_rate,rr_intervals,power,cadence,speed,distance,energy\n"
+        var text = "time,heart_rate,rr_intervals,power,cadence,speed,distance,energy,heart_rate_via\n"
         let seconds = Dictionary(grouping: samples) { Int64($0.start.timeIntervalSince1970.rounded(.down)) }
         for second in seconds.keys.sorted() {
             let group = (seconds[second] ?? []).sorted { $0.start < $1.start }
@@ -46,7 +49,8 @@ public enum CSVExporter {
                 separator: ";")
             text += "\(time(Date(timeIntervalSince1970: Double(second)))),\(last([.heartRate])),\(rr),"
             text += "\(last([.cyclingPower])),\(last([.cyclingCadence, .stepCadence])),"
-            text += "\(last([.cyclingSpeed, .runningSpeed])),\(sum(.distance)),\(sum(.activeEnergyBurned))\n"
+            text += "\(last([.cyclingSpeed, .runningSpeed])),\(sum(.distance)),\(sum(.activeEnergyBurned)),"
+            text += "\(group.last { $0.type == .heartRate }?.metadata.via?.rawValue ?? "")\n"
         }
         return text
     }

@@ -6,7 +6,9 @@ public import Workouts
 /// Writes a FIT activity file: file_id, device_info per sensor, timer events, records, hrv (RR),
 /// a lap per lap event (or per session), a session per activity, and the activity. With DFA α1
 /// windows, records carry two developer fields (`dfa_alpha1`, `hrv_artefacts` in %) at the
-/// seconds the windows ended, described by a developer_data_id and two field_description messages.
+/// seconds the windows ended; when the samples say how their frames came, records carry
+/// `heart_rate_via` (0: a link, 1: a broadcast) with their heart rate. A developer_data_id and a
+/// field_description per field describe them.
 public enum FITExporter {
     /// The FIT bytes of `workout` with its `samples`.
     public static func export(_ workout: Workout, samples: [QuantitySample]) throws(ExportError) -> [UInt8] {
@@ -42,7 +44,14 @@ public enum FITExporter {
         for window in workout.dfaAlpha1 ?? [] {
             if let date = window.date, window.alpha1 != nil { alpha1BySecond[timestamp(date)] = window }
         }
-        if !alpha1BySecond.isEmpty { describeDeveloperFields(&writer) }
+        // How each record's heart rate came, when the samples know.
+        let carriesVia = model.samples.contains { $0.type == .heartRate && $0.metadata.via != nil }
+        var described: [(FITWriter.DeveloperField, String, String)] = []
+        if !alpha1BySecond.isEmpty {
+            described += [(alpha1Field, "dfa_alpha1", ""), (artefactField, "hrv_artefacts", "%")]
+        }
+        if carriesVia { described.append((viaField, "heart_rate_via", "")) }
+        if !described.isEmpty { describeDeveloperFields(&writer, described) }
 
         // Timer events, records and RR intervals in time order.
         writeEvent(&writer, at: workout.start, type: 0)  // timer start
@@ -63,6 +72,7 @@ public enum FITExporter {
             let speed = last(.runningSpeed) ?? last(.cyclingSpeed)
             let cadence = last(.cyclingCadence) ?? last(.stepCadence)
             let heartRate = last(.heartRate)
+            let via = group.last { $0.type == .heartRate }?.metadata.via
             let power = last(.cyclingPower)
             let hasDistance = group.contains { $0.type == .distance }
             if heartRate != nil || speed != nil || cadence != nil || power != nil || hasDistance {
@@ -79,12 +89,13 @@ public enum FITExporter {
                         (.init(6, .uint16), .integer(speed.map { Int64(min(($0 * 1000).rounded(), 65534)) })),
                         (.init(7, .uint16), .integer(power.map { Int64(max(0, min($0.rounded(), 65534))) })),
                     ],
-                    developer: alpha1BySecond.isEmpty
+                    developer: (alpha1BySecond.isEmpty
                         ? []
                         : [
                             (Self.alpha1Field, .real(alpha1BySecond[second]?.alpha1)),
                             (Self.artefactField, .real(alpha1BySecond[second]?.artefactPercent)),
                         ])
+                        + (carriesVia ? [(Self.viaField, .integer(via.map(Self.viaCode)))] : []))
             }
             for interval in group where interval.type == .heartbeatSeries {
                 rr.append(Int64((interval.canonicalValue * 1000).rounded()))
@@ -131,9 +142,20 @@ public enum FITExporter {
 
     static let alpha1Field = FITWriter.DeveloperField(number: 0, type: .float32, developerIndex: 0)
     static let artefactField = FITWriter.DeveloperField(number: 1, type: .float32, developerIndex: 0)
+    static let viaField = FITWriter.DeveloperField(number: 2, type: .uint8, developerIndex: 0)
 
-    /// hrbridge's developer data id and the descriptions of its two record fields.
-    private static func describeDeveloperFields(_ writer: inout FITWriter) {
+    /// `heart_rate_via`: 0 a link's notification, 1 a broadcast (invalid, 0xFF: not known).
+    static func viaCode(_ via: MeasurementPath) -> Int64 {
+        switch via {
+        case .connection: 0
+        case .advertisement: 1
+        }
+    }
+
+    /// hrbridge's developer data id and the descriptions of its record fields.
+    private static func describeDeveloperFields(
+        _ writer: inout FITWriter, _ fields: [(FITWriter.DeveloperField, String, String)]
+    ) {
         // "hrbridge" padded: the application id is 16 bytes.
         let application = Array("hrbridge.hrv.dfa".utf8).map { Int64($0) }
         writer.write(
@@ -143,7 +165,7 @@ public enum FITExporter {
                 (.init(3, .uint8), .integer(0)),  // developer_data_index
                 (.init(4, .uint32), .integer(1)),  // application_version
             ])
-        for (field, name, units) in [(alpha1Field, "dfa_alpha1", ""), (artefactField, "hrv_artefacts", "%")] {
+        for (field, name, units) in fields {
             writer.write(
                 global: 206,
                 [

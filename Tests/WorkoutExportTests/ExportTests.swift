@@ -132,6 +132,41 @@ struct ExportTests {
         #expect(decoded["records"] as? Int == 60)
     }
 
+    @Test("every format says how each heart rate came: FIT's heart_rate_via (Garmin's SDK reads it), CSV's via columns")
+    func heartRateVia() async throws {
+        var collector = WorkoutCollector(configuration: WorkoutConfiguration(activityType: .hiit, location: .indoor))
+        try collector.begin(at: start)
+        // 10 s through a link, 10 s heard only as a broadcast, 5 s from before anyone recorded it.
+        let paths: [MeasurementPath?] =
+            Array(repeating: .connection, count: 10) + Array(repeating: .advertisement, count: 10)
+            + Array(repeating: nil, count: 5)
+        let samples = paths.enumerated().map { second, via in
+            try! QuantitySample(
+                type: .heartRate, quantity: Quantity(unit: .countPerMinute, value: 120 + Double(second)),
+                start: start.addingTimeInterval(Double(second)), end: start.addingTimeInterval(Double(second)),
+                source: strap, metadata: SampleMetadata(via: via))
+        }
+        _ = try collector.add(samples)
+        try collector.end(at: start.addingTimeInterval(25))
+        let decoded = try await garminDecode(try FITExporter.export(try collector.finish(), samples: samples))
+        #expect(decoded["integrity"] as? Bool == true)
+        #expect((decoded["errors"] as? [String])?.isEmpty == true)
+        let fields = try #require(decoded["developerFields"] as? [[String: Any]])
+        #expect(fields.map { $0["name"] as? String } == ["heart_rate_via"])
+        let carried = try #require(decoded["developerRecords"] as? [[String: Any]])
+        #expect(
+            carried.map { $0["heart_rate_via"] as? Int } == Array(repeating: 0, count: 10)
+                + Array(repeating: 1, count: 10))
+        #expect(carried.map { $0["timestamp"] as? Int } == (0..<20).map { Int(start.timeIntervalSince1970) + $0 })
+        let long = try CSVExporter.long(samples).split(separator: "\n", omittingEmptySubsequences: false).dropFirst()
+        let column = long.filter { !$0.isEmpty }.map {
+            $0.split(separator: ",", omittingEmptySubsequences: false).last!
+        }
+        #expect(column == paths.map { Substring($0?.rawValue ?? "") })
+        let wide = try CSVExporter.wide(samples).split(separator: "\n").dropFirst()
+        #expect(wide.map { $0.split(separator: ",", omittingEmptySubsequences: false).last! } == column)
+    }
+
     @Test("an empty workout is a clear error in every format")
     func empty() throws {
         var collector = WorkoutCollector(configuration: WorkoutConfiguration(activityType: .running))
@@ -182,11 +217,11 @@ struct ExportTests {
     func csv() throws {
         let (_, samples) = try multiActivityWorkout()
         let long = try CSVExporter.long(samples).split(separator: "\n")
-        #expect(long.first == "time,type,value,unit,source,counted")
+        #expect(long.first == "time,type,value,unit,source,counted,via")
         #expect(long.count == samples.count + 1)
-        #expect(long.contains { $0.hasSuffix(",heartRate,100,count/min,C0:FF:EE:00:00:01,1") })
+        #expect(long.contains { $0.hasSuffix(",heartRate,100,count/min,C0:FF:EE:00:00:01,1,") })
         let wide = try CSVExporter.wide(samples).split(separator: "\n")
-        #expect(wide.first == "time,heart_rate,rr_intervals,power,cadence,speed,distance,energy")
+        #expect(wide.first == "time,heart_rate,rr_intervals,power,cadence,speed,distance,energy,heart_rate_via")
         let seconds = Set(samples.map { Int($0.start.timeIntervalSince1970.rounded(.down)) })
         #expect(wide.count == seconds.count + 1)
     }
@@ -284,6 +319,12 @@ struct ExportTests {
         #expect(text.contains(String(format: "Active energy: %.0f kJ (%d kcal)", kilojoules, kilocalories)), "\(text)")
         #expect(text.contains("batteryLevel: last per device"))
         #expect(!text.contains("batteryLevel: avg"))
+        // Every stored heart rate says it came through the simulated strap's link.
+        let shown = try Spawned(binary, ["workouts", "show", id.uuidString, "--store", store])
+        #expect(await shown.wait() == 0)
+        let heartRates = try await WorkoutStore(path: store).samples(type: .heartRate, workout: id)
+        #expect(!heartRates.isEmpty && heartRates.allSatisfy { $0.metadata.via == .connection })
+        #expect(shown.output.contains("Heart rates: \(heartRates.count) through a link"), "\(shown.output.suffix(2))")
         func export(_ format: String, _ extra: [String] = []) async throws -> Data {
             let file = directory.appendingPathComponent("out-\(format)\(extra.count)").path
             let export = try Spawned(
@@ -309,7 +350,7 @@ struct ExportTests {
         }
         #expect(abs(energyColumn.reduce(0, +) - kilojoules) < 1e-6)
         let long = String(decoding: try await export("csv"), as: UTF8.self).split(separator: "\n")
-        #expect(long.first == "time,type,value,unit,source,counted")
+        #expect(long.first == "time,type,value,unit,source,counted,via")
         let counted = long.dropFirst().map { $0.split(separator: ",") }.filter {
             $0[1] == "activeEnergyBurned" && $0[5] == "1"
         }

@@ -55,8 +55,11 @@ function drawHeartRate(svg, width, height, points, from, to, zones) {
     const path = points.map((p, i) => (i ? "L" : "M") + x(p.t).toFixed(1) + "," + y(p.v).toFixed(1)).join("");
     nodes.push(el("svg:path", { d: path, fill: "none", stroke: "#c92a2a", "stroke-width": 2 }));
   }
+  // A reading heard as a broadcast (anyone could have sent it) is hollow.
   nodes.push(el("svg:g", { class: "points" },
-    ...points.map((p) => el("svg:circle", { cx: x(p.t).toFixed(1), cy: y(p.v).toFixed(1), r: 1, fill: "#c92a2a" }))));
+    ...points.map((p) => p.via === "advertisement"
+      ? el("svg:circle", { cx: x(p.t).toFixed(1), cy: y(p.v).toFixed(1), r: 2, fill: "none", stroke: "#c92a2a", "data-via": p.via })
+      : el("svg:circle", { cx: x(p.t).toFixed(1), cy: y(p.v).toFixed(1), r: 1, fill: "#c92a2a", "data-via": p.via || "" }))));
   svg.replaceChildren(...nodes);
 }
 

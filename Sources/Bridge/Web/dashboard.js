@@ -194,6 +194,21 @@ async function loadWorkouts() {
       el("a", { href: withToken(`/v1/workouts/${encodeURIComponent(w.id)}/export?format=${f}`), download: true, text: f.toUpperCase() })]))))));
 }
 
+/**
+ * How the workout's heart rates came: through a link, or heard as a broadcast (which anyone in
+ * range can forge; those points are drawn hollow).
+ */
+function viaSummary(points) {
+  const linked = points.filter((p) => p.via === "connection").length;
+  const broadcast = points.filter((p) => p.via === "advertisement").length;
+  const unknown = points.length - linked - broadcast;
+  const parts = [];
+  if (linked) parts.push(linked + " through a link");
+  if (broadcast) parts.push(broadcast + " heard as a broadcast (hollow: anyone in range could have sent them)");
+  if (unknown) parts.push(unknown + " recorded before hrbridge kept how");
+  return parts.length ? "Heart rates: " + parts.join(", ") + "." : "";
+}
+
 /** Shows one workout under the list; its address (`?workout=ID`) opens the dashboard on it. */
 async function openWorkout(id) {
   const workout = await act("GET", `/v1/workouts/${encodeURIComponent(id)}`);
@@ -206,8 +221,9 @@ async function openWorkout(id) {
   $("workout-title").replaceChildren(workout.activity + ", ", when(workout.start));
   const summary = workout.summary || {};
   const zones = summary.zones || [];
-  const points = samples.samples.map((s) => ({ t: Date.parse(s.start) / 1000, v: s.value }));
+  const points = samples.samples.map((s) => ({ t: Date.parse(s.start) / 1000, v: s.value, via: (s.metadata || {}).via }));
   if (points.length) drawChart($("workout-chart"), points, points[0].t, points[points.length - 1].t, zones);
+  $("workout-via").textContent = viaSummary(points);
   const total = zones.reduce((sum, z) => sum + z.duration, 0) || 1;
   $("workout-zones").replaceChildren(...zones.map((z) => el("div", {},
     el("span", { text: "Zone " + z.index }),

@@ -19,6 +19,8 @@ public struct SampleJSON: Codable, Sendable, Equatable {
         /// The RR interval as sent, in 1/1024 s.
         public var rawRRInterval: Int?
         public var counterReset: Bool?
+        /// How the frame came: `connection` (a link) or `advertisement` (a broadcast).
+        public var via: String?
     }
 
     public var type: String
@@ -40,7 +42,7 @@ public struct SampleJSON: Codable, Sendable, Equatable {
         metadata = Metadata(
             sensorContact: sample.metadata.sensorContact?.rawValue,
             rawRRInterval: sample.metadata.rawRRInterval.map(Int.init),
-            counterReset: sample.metadata.counterReset)
+            counterReset: sample.metadata.counterReset, via: sample.metadata.via?.rawValue)
     }
 
     /// The same object written by hand, with the routing keys of a live or `--json` line (`kind`,
@@ -55,6 +57,7 @@ public struct SampleJSON: Codable, Sendable, Equatable {
             if let raw = sample.metadata.counterReset { metadata.add("counterReset", raw) }
             if let raw = sample.metadata.rawRRInterval { metadata.add("rawRRInterval", Int(raw)) }
             if let contact = sample.metadata.sensorContact { metadata.add("sensorContact", contact.rawValue) }
+            if let via = sample.metadata.via { metadata.add("via", via.rawValue) }
         }
         if let sensor { object.add("sensor", sensor) }
         if let session { object.add("session", session.uuidString.lowercased()) }

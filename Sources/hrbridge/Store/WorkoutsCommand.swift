@@ -102,7 +102,19 @@ struct WorkoutsShowCommand: AsyncParsableCommand {
             print("Heart rate over time")
             print(
                 TerminalChart.render(heartRates.map { ($0.start.timeIntervalSince(workout.start), $0.canonicalValue) }))
+            print(Self.paths(of: heartRates))
         }
+    }
+
+    /// How the heart rates came: a broadcast is not an identity (anyone in range can send one).
+    static func paths(of heartRates: [QuantitySample]) -> String {
+        let linked = heartRates.count { $0.metadata.via == .connection }
+        let broadcast = heartRates.count { $0.metadata.via == .advertisement }
+        var parts = ["\(linked) through a link"]
+        if broadcast > 0 { parts.append("\(broadcast) heard as a broadcast (anyone in range could have sent those)") }
+        let unknown = heartRates.count - linked - broadcast
+        if unknown > 0 { parts.append("\(unknown) recorded before hrbridge kept how") }
+        return "Heart rates: " + parts.joined(separator: ", ")
     }
 }
 
@@ -137,7 +149,7 @@ struct WorkoutsExportCommand: AsyncParsableCommand {
         discussion: """
             fit: a FIT activity file (Garmin Connect, Strava, intervals.icu, GoldenCheetah) with records,
             RR intervals (hrv), timer events, laps, a session per activity. tcx: TrainingCenterDatabase v2.
-            csv: one row per sample (time,type,value,unit,source,counted), or one row per second with --wide.
+            csv: one row per sample (time,type,value,unit,source,counted,via), or one row per second with --wide.
             Writes to -o FILE, else to workout-ID.EXT in the current directory. Exit 65 when the workout
             has no samples, 66 when it does not exist or is still active.
             """)

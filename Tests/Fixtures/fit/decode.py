@@ -27,13 +27,18 @@ def main():
     # Developer fields are keyed by their field description's key: name them.
     names = {description.get("key"): description.get("field_name")
              for description in messages.get("field_description_mesgs", [])}
-    def present(value):
-        # An invalid float32 (all bits set) reads back as NaN: the field is absent there.
-        return value is not None and not (isinstance(value, float) and math.isnan(value))
+    base_types = {description.get("key"): description.get("fit_base_type_id")
+                  for description in messages.get("field_description_mesgs", [])}
+    def present(key, value):
+        # An invalid float32 (all bits set) reads back as NaN, an invalid uint8 or enum as 255
+        # (base type ids 2 and 0, or their names): the field is absent there.
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return False
+        return not (base_types.get(key) in (0, 2, "enum", "uint8") and value == 255)
     developer = []
     for record in records:
         fields = {names.get(key, str(key)): value
-                  for key, value in record.get("developer_fields", {}).items() if present(value)}
+                  for key, value in record.get("developer_fields", {}).items() if present(key, value)}
         if fields:
             developer.append({"timestamp": seconds(record.get("timestamp")), **fields})
     hrv = [value for message in messages.get("hrv_mesgs", []) for value in message.get("time", []) if value is not None]

@@ -212,6 +212,12 @@ try:
         driver.get(BASE + "/?workout=%s&token=%s" % (stored["id"], CONTROL))
         wait("the workout's chart", lambda: driver.find_element(By.ID, "workout-detail").is_displayed()
              and len(driver.find_elements(By.CSS_SELECTOR, "#workout-chart circle")) >= 3, timeout=30)
+        # Each heart rate says how it came: the simulated strap's through its link.
+        linked = driver.find_elements(By.CSS_SELECTOR, '#workout-chart circle[data-via="connection"]')
+        every = driver.find_elements(By.CSS_SELECTOR, "#workout-chart circle")
+        if len(linked) != len(every) or "through a link" not in driver.find_element(By.ID, "workout-via").text:
+            raise AssertionError("the workout view does not say how its heart rates came: %d of %d linked, %r"
+                                 % (len(linked), len(every), driver.find_element(By.ID, "workout-via").text))
         wait("the workout list", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#workout-list tr")) >= 2)
         wait("a chart of the last minutes", lambda: len(driver.find_elements(By.CSS_SELECTOR, "#chart circle")) >= 3)
 
