@@ -73,16 +73,33 @@ extension BlueZAdapter {
         }
     }
 
-    /// The adapters whose device objects are the strap at `address`, with their last RSSI.
+    /// The adapters whose device objects are the strap at `address`, with their last RSSI. A
+    /// device of another address type than the strap's configured one is not the strap.
     func sightings(of address: String) -> [String: Int?] {
         var sightings: [String: Int?] = [:]
         for adapter in pool.names {
             let devicePath = BlueZPaths.device(adapter: Self.adapterPath(adapter), address: address)
-            if let properties = cache.properties(devicePath, ObjectCache.deviceInterface) {
+            if let properties = cache.properties(devicePath, ObjectCache.deviceInterface),
+                addressTypeMismatch(devicePath, address: address) == nil
+            {
                 sightings[adapter] = properties["RSSI"]?.integer
             }
         }
         return sightings
+    }
+
+    /// The address type the device object at `devicePath` has when it is not the one configured
+    /// for `address` (nil when it matches or nothing is configured); logged once per device object.
+    func addressTypeMismatch(_ devicePath: String, address: String) -> String? {
+        guard let expected = options.addressTypes[address] else { return nil }
+        let seen = cache.properties(devicePath, ObjectCache.deviceInterface)?["AddressType"]?.string ?? "unknown"
+        guard seen != expected.rawValue else { return nil }
+        if addressTypeMismatches.insert(devicePath).inserted {
+            logger.warning(
+                "a device repeats a configured strap's address with another address type: not the strap",
+                metadata: ["sensor": "\(address)", "addressType": "\(seen.prefix(16))", "configured": "\(expected)"])
+        }
+        return String(seen.prefix(16))
     }
 
     /// What the strap's machine knows of the adapters now.

@@ -127,6 +127,16 @@ extension BlueZAdapter {
             let bytes = entry.value.bytes
         else { return }
         let sender = identity(address, on: adapter)
+        let devicePath = BlueZPaths.device(adapter: Self.adapterPath(adapter), address: address)
+        if let seen = addressTypeMismatch(devicePath, address: address) {
+            broadcaster.yield(
+                .advertisementRefused(
+                    sender,
+                    AdvertisementDecodingError(
+                        company: PolarHeartRateBroadcast.companyID, bytes: bytes,
+                        reason: .addressTypeMismatch(seen: seen))))
+            return
+        }
         let broadcast: PolarHeartRateBroadcast
         do {
             broadcast = try PolarHeartRateBroadcast(company: PolarHeartRateBroadcast.companyID, bytes: bytes)

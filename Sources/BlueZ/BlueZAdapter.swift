@@ -52,6 +52,11 @@ public actor BlueZAdapter: SensorAdapter {
         /// While a strap is followed through its broadcast, connect attempts are at least this far
         /// apart (each pauses the controller's scanning, and with it the broadcast).
         public var broadcastRetryInterval: Duration = .seconds(60)
+        /// The address type each configured strap has (address → type): a device object under that
+        /// address with another `AddressType` is someone else's radio repeating the address (stock
+        /// BlueZ sets a static random one with `btmgmt static-addr`). It is not taken for the strap:
+        /// not connected, not paired, its broadcast refused. Straps not listed are not checked.
+        public var addressTypes: [String: AddressType] = [:]
         /// Who gets a freed link slot first: address → priority (higher first; 0 when absent).
         /// Straps waiting only for a slot take one in this order, then by address.
         public var priorities: [String: Int] = [:]
@@ -140,6 +145,8 @@ public actor BlueZAdapter: SensorAdapter {
     /// Notifying characteristic paths → the strap and characteristic they carry, so a notification
     /// costs one lookup instead of parsing its path; cleared whenever objects come or go.
     var routes: [String: (address: String, characteristic: GATTCharacteristic)] = [:]
+    /// Device objects (path) whose address type is not their strap's, logged once each.
+    var addressTypeMismatches: Set<String> = []
     /// A strap's subscribed characteristic as the loop-thread fast path sees it.
     struct FastRoute: Sendable {
         let identity: SensorIdentity
@@ -325,7 +332,8 @@ public actor BlueZAdapter: SensorAdapter {
                     services: cache.services(of: devicePath), paired: properties["Paired"]?.bool ?? false,
                     trusted: properties["Trusted"]?.bool ?? false, bonded: properties["Bonded"]?.bool ?? false,
                     connected: properties["Connected"]?.bool ?? false,
-                    servicesResolved: properties["ServicesResolved"]?.bool ?? false)
+                    servicesResolved: properties["ServicesResolved"]?.bool ?? false,
+                    addressType: properties["AddressType"]?.string.map { String($0.prefix(16)) })
             }
         }
     }

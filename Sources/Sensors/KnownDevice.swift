@@ -15,12 +15,17 @@ public struct KnownDevice: Hashable, Sendable {
     public var connected: Bool
     /// GATT services resolved.
     public var servicesResolved: Bool
+    /// `public` or `random`, as BlueZ reports it (nil where the adapter has no such notion): what
+    /// `[[sensors]] address_type` pins.
+    public var addressType: String?
 
     /// A device as given.
     public init(
         identity: SensorIdentity, rssi: Int? = nil, services: Set<GATTService>, paired: Bool = false,
-        trusted: Bool = false, bonded: Bool = false, connected: Bool = false, servicesResolved: Bool = false
+        trusted: Bool = false, bonded: Bool = false, connected: Bool = false, servicesResolved: Bool = false,
+        addressType: String? = nil
     ) {
+        self.addressType = addressType
         self.identity = identity
         self.rssi = rssi
         self.services = services

@@ -101,6 +101,46 @@ struct BroadcastTests {
         }
     }
 
+    @Test(
+        "a device under a configured strap's address with another address type is not the strap: not connected, its broadcast refused; the configured type connects"
+    )
+    func addressTypeChecked() async throws {
+        try await withMockBlueZ { mock in
+            // The template's device is `public`: configured `random`, it is someone else's radio.
+            try await mock.addResolvedStrap()
+            var options = fastOptions
+            options.connectsUnknownDevices = true
+            options.addressTypes[sensor.address] = .random
+            try await withAdapter(mock, options: options) { adapter, log in
+                await #expect(throws: SensorAdapterError.unknownSensor(sensor)) { try await adapter.connect(sensor) }
+                try await mock.advertise([0x33, 0x00, 0x00, 0x38])
+                await log.wait("the refusal") { events in
+                    events.contains { event in
+                        guard case .advertisementRefused(sensor, let error) = event else { return false }
+                        return error.reason == .addressTypeMismatch(seen: "public")
+                    }
+                }
+                #expect(broadcastRates(log).isEmpty)
+                #expect(try await !mock.calls(on: MockBlueZ.device).contains("Connect"), "never connected")
+                await #expect(throws: SensorAdapterError.self) { try await adapter.pair(sensor) }
+                #expect(try await !mock.calls(on: MockBlueZ.device).contains("Pair"), "never paired")
+            }
+        }
+        try await withMockBlueZ { mock in
+            try await mock.addResolvedStrap()
+            var options = fastOptions
+            options.addressTypes[sensor.address] = .public
+            try await withAdapter(mock, options: options) { adapter, log in
+                try await adapter.connect(sensor)
+                await log.waitUntilReady(sensor)
+                // `hrbridge devices` shows what to configure.
+                #expect(
+                    await adapter.knownDevices().first { $0.identity.address == sensor.address }?.addressType
+                        == "public")
+            }
+        }
+    }
+
     @Test("discovery asks BlueZ for every advertisement (DuplicateData) only when broadcasts are followed")
     func duplicateDataFilter() async throws {
         for follows in [true, false] {

@@ -1,3 +1,4 @@
+import BlueZ
 import Bridge
 import Foundation
 import MQTT
@@ -486,6 +487,30 @@ struct ConfigurationTests {
         #expect(try ConfigurationLoader.parse(strap).sensors.first?.priority == 0)
         for bad in ["priority = 1001", "priority = -1001", "priority = \"high\"", "priority = 1.5"] {
             #expect(throws: ConfigurationError.self, "\(bad)") { try ConfigurationLoader.parse(strap + bad) }
+        }
+    }
+
+    @Test("a sensor's address type: public or random, checked by the radio that hears it, never by a hub")
+    func sensorAddressType() throws {
+        let strap = "[[sensors]]\naddress = \"C0:FF:EE:00:00:01\"\n"
+        #expect(
+            try ConfigurationLoader.parse(strap + "address_type = \"random\"").sensors.first?.addressType == .random)
+        #expect(
+            try ConfigurationLoader.parse(strap + "address_type = \"public\"").sensors.first?.addressType == .public)
+        #expect(try ConfigurationLoader.parse(strap).sensors.first?.addressType == nil)
+        let hub = "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://broker\"\n"
+        for (text, line, message) in [
+            (strap + "address_type = \"static\"", 3, "is not \"public\" or \"random\""),
+            (strap + "address_type = 1", 3, "must be a string"),
+            (hub + strap + "address_type = \"public\"", 6, "checked by the gateway"),
+        ] {
+            #expect(
+                performing: { try ConfigurationLoader.parse(text) },
+                throws: { error in
+                    (error as? ConfigurationError)?.problems.contains {
+                        $0.line == line && $0.message.contains(message)
+                    } ?? false
+                })
         }
     }
 }

@@ -39,6 +39,7 @@ struct BlueZAdapterFactory: AdapterFactory {
         for sensor in configuration.sensors {
             if let bound = sensor.adapter { options.bindings[sensor.address] = bound }
             if sensor.priority != 0 { options.priorities[sensor.address] = sensor.priority }
+            if let type = sensor.addressType { options.addressTypes[sensor.address] = type }
         }
         do {
             let adapter = try await BlueZAdapter.open(

@@ -1,3 +1,4 @@
+public import BlueZ
 public import BridgeOut
 import Foundation
 public import MQTT
@@ -89,6 +90,9 @@ public struct BridgeConfiguration: Sendable {
         public var adapter: String?
         /// Who gets a freed link slot first (higher first; a strap in a running session gets +100).
         public var priority = 0
+        /// The strap's address type (`address_type`): a device repeating its address with another
+        /// type is not taken for it (nil: not checked).
+        public var addressType: AddressType?
         public init(address: String, athlete: String? = nil, name: String? = nil, adapter: String? = nil) {
             self.address = address
             self.athlete = athlete

@@ -781,7 +781,8 @@ private struct Reader {
     mutating func readSensor(_ table: TOMLDocument.Table, athletes: [BridgeConfiguration.Athlete], isHub: Bool)
         -> BridgeConfiguration.KnownSensor?
     {
-        onlyKnown(table, ["address", "athlete", "name", "adapter", "priority", "node"], in: "[sensors]")
+        onlyKnown(
+            table, ["address", "athlete", "name", "adapter", "priority", "node", "address_type"], in: "[sensors]")
         guard let (address, line) = string(table, "address") else {
             problem(table.line, "a sensor needs address = \"AA:BB:CC:DD:EE:FF\"")
             return nil
@@ -819,6 +820,15 @@ private struct Reader {
         var sensor = BridgeConfiguration.KnownSensor(
             address: address.uppercased(), athlete: athlete, name: string(table, "name")?.0, adapter: adapter)
         sensor.priority = integer(table, "priority", in: -1_000...1_000) ?? 0
+        if let (text, typeLine) = string(table, "address_type") {
+            if isHub {
+                problem(typeLine, "address_type is checked by the gateway that hears the strap, not by a hub")
+            } else if let type = AddressType(rawValue: text) {
+                sensor.addressType = type
+            } else {
+                problem(typeLine, "address_type '\(text.prefix(40))' is not \"public\" or \"random\"")
+            }
+        }
         return sensor
     }
 }

@@ -25,6 +25,9 @@ public struct AdvertisementDecodingError: Error, Hashable, Sendable, CustomStrin
         /// A reading broadcast under the address of a strap linked at that moment: its link's
         /// notifications are the strap's, so this one is refused whoever sent it.
         case heardWhileLinked
+        /// Broadcast by a device whose address type (`seen`: `public`, `random`) is not the one
+        /// configured for the strap at that address: another radio repeating the address.
+        case addressTypeMismatch(seen: String)
     }
 
     /// The company identifier whose layout was being read (0x006B: Polar).
@@ -67,6 +70,8 @@ public struct AdvertisementDecodingError: Error, Hashable, Sendable, CustomStrin
             what = "heart rate 0: the strap broadcasts without a reading"
         case .heardWhileLinked:
             what = "a reading broadcast while the strap is linked: the link's frames are its readings"
+        case .addressTypeMismatch(let seen):
+            what = "broadcast from a \(seen) address: the strap's configured address type is another"
         }
         return "manufacturer data 0x\(Self.hex(company)): \(what)"
     }

@@ -24,13 +24,15 @@ struct DevicesCommand: AsyncParsableCommand {
                     address: device.identity.address, adapter: device.identity.adapter, name: device.identity.name,
                     rssi: device.rssi, services: device.services.map(\.commandLineName).sorted(), paired: device.paired,
                     trusted: device.trusted, bonded: device.bonded, connected: device.connected,
-                    servicesResolved: device.servicesResolved)
+                    servicesResolved: device.servicesResolved, addressType: device.addressType)
                 if let text = try? JSONText.line(line) { print(text) }
             } else {
                 var flags: [String] = []
                 if device.paired { flags.append("paired") }
                 if device.trusted { flags.append("trusted") }
                 if device.connected { flags.append("connected") }
+                // What `[[sensors]] address_type` pins: a radio repeating the address with another type is not the strap.
+                if let type = device.addressType { flags.append(type) }
                 print(
                     "\(device.identity.address)  \((device.identity.name ?? "(no name)").padding(toLength: 20, withPad: " ", startingAt: 0))"
                         + "  \(flags.isEmpty ? "known" : flags.joined(separator: ", "))  "
@@ -141,4 +143,6 @@ struct DeviceJSON: Codable {
     var bonded: Bool
     var connected: Bool
     var servicesResolved: Bool
+    /// `public` or `random` (what `[[sensors]] address_type` pins).
+    @Nullable var addressType: String?
 }
