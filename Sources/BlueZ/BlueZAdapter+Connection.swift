@@ -330,6 +330,13 @@ extension ObjectCache {
         properties(devicePath, Self.deviceInterface)?["Connected"]?.bool == true
     }
 
+    /// Whether BlueZ holds the device's key (`Bonded`; before BlueZ 5.58, `Paired`), so that its
+    /// links are encrypted with it.
+    func deviceBonded(_ devicePath: String) -> Bool {
+        let properties = properties(devicePath, Self.deviceInterface)
+        return (properties?["Bonded"] ?? properties?["Paired"])?.bool == true
+    }
+
     func deviceServicesResolved(_ devicePath: String) -> Bool {
         properties(devicePath, Self.deviceInterface)?["ServicesResolved"]?.bool == true
     }

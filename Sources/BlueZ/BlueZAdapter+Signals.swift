@@ -208,6 +208,7 @@ extension BlueZAdapter {
         Self.deliver(
             bytes, characteristic: route.characteristic,
             from: SensorIdentity(adapter: adapter, address: route.address, name: link.identity.name),
+            bonded: cache.deviceBonded(BlueZPaths.device(adapter: Self.adapterPath(adapter), address: route.address)),
             to: broadcaster, clock: clock, logger: logger)
     }
 
@@ -227,7 +228,9 @@ extension BlueZAdapter {
                 else { continue }
                 published[characteristicPath] = FastRoute(
                     identity: SensorIdentity(adapter: adapter, address: link.machine.address, name: link.identity.name),
-                    characteristic: characteristic)
+                    characteristic: characteristic,
+                    bonded: cache.deviceBonded(
+                        BlueZPaths.device(adapter: Self.adapterPath(adapter), address: link.machine.address)))
             }
         }
         fastRoutes.routes.withLock { $0 = published }

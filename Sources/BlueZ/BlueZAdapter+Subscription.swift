@@ -130,10 +130,13 @@ extension BlueZAdapter {
         let identity = links[address]?.identity ?? SensorIdentity(adapter: "", address: address)
         let adapter = adapterName(ofDevice: characteristicPath) ?? identity.adapter
         let sender = SensorIdentity(adapter: adapter, address: address, name: identity.name)
+        // A socket acquired on a bonded link stays on that link (encrypted) until it closes.
+        let bonded = cache.deviceBonded(BlueZPaths.device(adapter: Self.adapterPath(adapter), address: address))
         background.spawn { [weak self, broadcaster, clock, logger] in
             for await bytes in socket.datagrams {
                 Self.deliver(
-                    bytes, characteristic: characteristic, from: sender, to: broadcaster, clock: clock, logger: logger)
+                    bytes, characteristic: characteristic, from: sender, bonded: bonded, to: broadcaster, clock: clock,
+                    logger: logger)
             }
             await self?.socketClosed(characteristicPath, address: address)
         }
@@ -147,7 +150,7 @@ extension BlueZAdapter {
     /// Decodes a notification and delivers the measurement, or the typed error with the frame's hex.
     /// Runs on the actor or on the D-Bus loop thread (the fast path).
     static func deliver(
-        _ bytes: [UInt8], characteristic: GATTCharacteristic, from identity: SensorIdentity,
+        _ bytes: [UInt8], characteristic: GATTCharacteristic, from identity: SensorIdentity, bonded: Bool,
         to broadcaster: EventBroadcaster<SensorEvent>, clock: any WallClock, logger: Logger
     ) {
         do {
@@ -159,7 +162,8 @@ extension BlueZAdapter {
             broadcaster.yield(
                 .measurement(
                     SensorMeasurement(
-                        sensor: identity, characteristic: characteristic, value: value, receivedAt: clock.now())))
+                        sensor: identity, characteristic: characteristic, value: value, receivedAt: clock.now(),
+                        bonded: bonded)))
         } catch {
             // Debug only: the event's consumer logs it, and hides a guest's bytes.
             logger.debug(

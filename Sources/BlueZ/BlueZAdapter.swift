@@ -151,6 +151,8 @@ public actor BlueZAdapter: SensorAdapter {
     struct FastRoute: Sendable {
         let identity: SensorIdentity
         let characteristic: GATTCharacteristic
+        /// Whether the strap's device is bonded (rebuilt when that changes).
+        let bonded: Bool
     }
     /// Subscribed characteristic paths the D-Bus loop thread delivers from directly (decoded there,
     /// without a hop through this actor); rebuilt whenever links or objects change.
@@ -249,8 +251,8 @@ public actor BlueZAdapter: SensorAdapter {
             [fastRoutes, broadcaster, clock, logger] path, bytes in
             guard let route = fastRoutes.routes.withLock({ $0[path] }) else { return false }
             Self.deliver(
-                bytes, characteristic: route.characteristic, from: route.identity, to: broadcaster, clock: clock,
-                logger: logger)
+                bytes, characteristic: route.characteristic, from: route.identity, bonded: route.bonded,
+                to: broadcaster, clock: clock, logger: logger)
             return true
         }
         ownerTask = Task { [weak self] in

@@ -7,7 +7,8 @@ public import Sensors
 /// the same strict decoder.
 ///
 /// Layout (version 1, little-endian, 16 bytes then the value): version (1), flags (bit 0: heard in
-/// an advertisement; bit 1: signed, a 32-byte tag follows the value, see ``EnvelopeSigner``), sequence number (u32, per sensor, +1 per frame: a jump is a gap), arrival at
+/// an advertisement; bit 1: signed, a 32-byte tag follows the value, see ``EnvelopeSigner``; bit 2:
+/// over a bonded link, never with bit 0), sequence number (u32, per sensor, +1 per frame: a jump is a gap), arrival at
 /// the gateway (i64, milliseconds since 1970), characteristic (u16, the 16-bit UUID), then the
 /// characteristic's value as the strap sent it (at most ``maximumValueBytes``).
 public struct RemoteMeasurement: Hashable, Sendable {
@@ -19,6 +20,8 @@ public struct RemoteMeasurement: Hashable, Sendable {
     public static let maximumValueBytes = 512
     /// Flag bit 1: the envelope ends with its gateway's tag.
     public static let signedFlag: UInt8 = 0b10
+    /// Flag bit 2: the frame came over a link to a bonded strap.
+    public static let bondedFlag: UInt8 = 0b100
     /// The characteristics a gateway forwards.
     public static let forwarded: Set<GATTCharacteristic> = [.heartRateMeasurement]
 
@@ -26,16 +29,20 @@ public struct RemoteMeasurement: Hashable, Sendable {
     /// When the frame reached the gateway.
     public var receivedAt: Date
     public var via: MeasurementPath
+    /// Whether it came over a link to a bonded strap (the gateway's BlueZ holds its key).
+    public var bonded: Bool
     public var characteristic: GATTCharacteristic
     /// The value's bytes, as the strap sent them (or, for a broadcast, as a link would have).
     public var bytes: [UInt8]
 
     public init(
-        sequence: UInt32, receivedAt: Date, via: MeasurementPath, characteristic: GATTCharacteristic, bytes: [UInt8]
+        sequence: UInt32, receivedAt: Date, via: MeasurementPath, bonded: Bool = false,
+        characteristic: GATTCharacteristic, bytes: [UInt8]
     ) {
         self.sequence = sequence
         self.receivedAt = receivedAt
         self.via = via
+        self.bonded = bonded && via == .connection
         self.characteristic = characteristic
         self.bytes = bytes
     }
@@ -44,13 +51,13 @@ public struct RemoteMeasurement: Hashable, Sendable {
     public init?(_ measurement: SensorMeasurement, sequence: UInt32) {
         guard case .heartRateMeasurement(let frame) = measurement.value else { return nil }
         self.init(
-            sequence: sequence, receivedAt: measurement.receivedAt, via: measurement.via,
+            sequence: sequence, receivedAt: measurement.receivedAt, via: measurement.via, bonded: measurement.bonded,
             characteristic: .heartRateMeasurement, bytes: frame.encoded())
     }
 
     /// The payload.
     public func encoded() -> [UInt8] {
-        var payload: [UInt8] = [Self.version, via == .advertisement ? 1 : 0]
+        var payload: [UInt8] = [Self.version, (via == .advertisement ? 1 : 0) | (bonded ? Self.bondedFlag : 0)]
         payload.reserveCapacity(Self.headerBytes + bytes.count)
         withUnsafeBytes(of: sequence.littleEndian) { payload.append(contentsOf: $0) }
         let milliseconds = Int64((receivedAt.timeIntervalSince1970 * 1000).rounded())
@@ -64,7 +71,10 @@ public struct RemoteMeasurement: Hashable, Sendable {
     public init(payload: [UInt8]) throws(RemoteMeasurementError) {
         guard payload.count >= Self.headerBytes else { throw .tooShort(payload.count) }
         guard payload[0] == Self.version else { throw .unknownVersion(payload[0]) }
-        guard payload[1] & ~(1 | Self.signedFlag) == 0 else { throw .unknownFlags(payload[1]) }
+        // A broadcast has no link, bonded or not: both bits together are no envelope of ours.
+        guard payload[1] & ~(1 | Self.signedFlag | Self.bondedFlag) == 0,
+            payload[1] & (1 | Self.bondedFlag) != 1 | Self.bondedFlag
+        else { throw .unknownFlags(payload[1]) }
         // A signed envelope's tag is checked (or not) by whoever holds the key: here it is cut off.
         let end = payload.count - (payload[1] & Self.signedFlag != 0 ? EnvelopeSigner.tagBytes : 0)
         guard end >= Self.headerBytes else { throw .tooShort(payload.count) }
@@ -87,7 +97,8 @@ public struct RemoteMeasurement: Hashable, Sendable {
         }
         self.init(
             sequence: integer(2, UInt32.self), receivedAt: Date(timeIntervalSince1970: Double(milliseconds) / 1000),
-            via: payload[1] & 1 == 1 ? .advertisement : .connection, characteristic: characteristic,
+            via: payload[1] & 1 == 1 ? .advertisement : .connection, bonded: payload[1] & Self.bondedFlag != 0,
+            characteristic: characteristic,
             bytes: Array(payload[Self.headerBytes..<end]))
     }
 }

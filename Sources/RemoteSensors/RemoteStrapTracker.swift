@@ -301,7 +301,7 @@ public struct RemoteStrapTracker: Sendable {
                     .measurement(
                         SensorMeasurement(
                             sensor: strap.identity, characteristic: measurement.characteristic, value: value,
-                            receivedAt: now, via: measurement.via))))
+                            receivedAt: now, via: measurement.via, bonded: measurement.bonded))))
         } catch {
             actions.append(.emit(.decodingFailed(strap.identity, error, bytes: measurement.bytes)))
         }
@@ -367,7 +367,7 @@ public struct RemoteStrapTracker: Sendable {
             admitted.append(
                 SensorMeasurement(
                     sensor: strap.identity, characteristic: frame.characteristic, value: value,
-                    receivedAt: frame.receivedAt, via: frame.via))
+                    receivedAt: frame.receivedAt, via: frame.via, bonded: frame.bonded))
         }
         return (admitted, refused)
     }

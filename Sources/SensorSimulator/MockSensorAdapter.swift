@@ -181,7 +181,8 @@ public actor MockSensorAdapter: SensorAdapter {
         sensors.enumerated().filter { !forgotten.contains($0.element) }.map { index, sensor in
             KnownDevice(
                 identity: sensor, rssi: -52 - 6 * index, services: [.heartRate, .battery, .deviceInformation],
-                trusted: true, connected: isLinked(sensor), servicesResolved: isLinked(sensor))
+                trusted: true, bonded: simulations[sensor]?.scenario.bonded == true, connected: isLinked(sensor),
+                servicesResolved: isLinked(sensor))
         }
     }
 
@@ -305,7 +306,7 @@ public actor MockSensorAdapter: SensorAdapter {
                     .measurement(
                         SensorMeasurement(
                             sensor: sensor, characteristic: characteristic, value: value,
-                            receivedAt: origin.addingTimeInterval(time))))
+                            receivedAt: origin.addingTimeInterval(time), bonded: strap.bonded)))
             } catch {
                 // Debug only: the event's consumer logs it, and hides a guest's bytes.
                 logger.debug("frame refused", metadata: ["sensor": "\(sensor)", "error": "\(error)"])

@@ -36,6 +36,9 @@ public struct StrapScenario: Hashable, Sendable {
     /// Whether the strap only broadcasts its heart rate in its advertisements (Polar's manufacturer
     /// data) and takes no connection: followed without a link, heart rate only.
     public var broadcastOnly: Bool
+    /// Whether the strap was paired with bonding (its link encrypted with a stored key), as a
+    /// class's `join_via = "link"` needs: a simulated strap is, unless the scenario says otherwise.
+    public var bonded: Bool
     /// Share of beats reported as ectopic (premature, then a compensatory pause), 0–0.2.
     public var ectopicBeats: Double
     /// Share of beats the strap misses (the interval reported spans two beats), 0–0.2.
@@ -56,8 +59,9 @@ public struct StrapScenario: Hashable, Sendable {
         name: String, address: String, restingHeartRate: Double = 60, maximumHeartRate: Double = 185,
         battery: Double = 100, contactSupported: Bool = true, energyExpended: Bool = true, rrIntervals: Bool = true,
         age: Double = 35, weight: Double = 75, isMale: Bool = true, segments: [WorkloadSegment], faults: [Fault] = [],
-        ectopicBeats: Double = 0, missedBeats: Double = 0, broadcastOnly: Bool = false
+        ectopicBeats: Double = 0, missedBeats: Double = 0, broadcastOnly: Bool = false, bonded: Bool = true
     ) {
+        self.bonded = bonded
         self.name = name
         self.address = address
         self.restingHeartRate = restingHeartRate

@@ -223,7 +223,7 @@ private struct Reader {
         let allowed: Set<String> = [
             "name", "address", "restingHeartRate", "maximumHeartRate", "battery", "contactSupported",
             "energyExpended", "rrIntervals", "age", "weight", "sex", "segments", "faults", "ectopicBeats",
-            "missedBeats", "broadcastOnly",
+            "missedBeats", "broadcastOnly", "bonded",
         ]
         guard let members = object(value, path, allowed: allowed) else { return nil }
         let name = string(members, "name", path)
@@ -256,6 +256,7 @@ private struct Reader {
         let energy = bool(members, "energyExpended", path, default: true)
         let rr = bool(members, "rrIntervals", path, default: true)
         let broadcastOnly = bool(members, "broadcastOnly", path, default: false)
+        let bonded = bool(members, "bonded", path, default: true)
         let ectopic = number(members, "ectopicBeats", path, range: 0...0.2, default: 0)
         let missed = number(members, "missedBeats", path, range: 0...0.2, default: 0)
         var segments: [WorkloadSegment] = []
@@ -291,7 +292,7 @@ private struct Reader {
             name: name, address: address.uppercased(), restingHeartRate: resting, maximumHeartRate: maximum,
             battery: battery, contactSupported: contact, energyExpended: energy, rrIntervals: rr, age: age,
             weight: weight, isMale: isMale, segments: segments, faults: faults.sorted { $0.start < $1.start },
-            ectopicBeats: ectopic ?? 0, missedBeats: missed ?? 0, broadcastOnly: broadcastOnly)
+            ectopicBeats: ectopic ?? 0, missedBeats: missed ?? 0, broadcastOnly: broadcastOnly, bonded: bonded)
     }
 
     mutating func segment(_ value: JSONValue, _ path: String) -> WorkloadSegment? {

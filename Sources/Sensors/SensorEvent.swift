@@ -50,17 +50,21 @@ public struct SensorMeasurement: Hashable, Sendable {
     public var receivedAt: Date
     /// How it came: a notification on a link, or an advertisement heard without one.
     public var via: MeasurementPath
+    /// Whether its link is to a bonded strap (BlueZ holds its key, so the link is encrypted with
+    /// it): only then is the strap the one paired, not anyone repeating its address.
+    public var bonded: Bool
 
     /// Creates a measurement.
     public init(
         sensor: SensorIdentity, characteristic: GATTCharacteristic, value: GATTValue, receivedAt: Date,
-        via: MeasurementPath = .connection
+        via: MeasurementPath = .connection, bonded: Bool = false
     ) {
         self.sensor = sensor
         self.characteristic = characteristic
         self.value = value
         self.receivedAt = receivedAt
         self.via = via
+        self.bonded = bonded && via == .connection
     }
 }
 

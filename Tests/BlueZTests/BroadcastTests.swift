@@ -141,6 +141,30 @@ struct BroadcastTests {
         }
     }
 
+    @Test("a frame says whether its link is bonded: not before the strap is paired, at once after")
+    func bondedFrames() async throws {
+        try await withMockBlueZ { mock in
+            try await mock.addResolvedStrap()
+            try await withAdapter(mock) { adapter, log in
+                try await adapter.connect(sensor)
+                await log.waitUntilReady(sensor)
+                try await mock.notify([0x06, 70])
+                await log.wait("the first frame") { _ in log.heartRates == [70] }
+                // BlueZ now holds its key: the template, like BlueZ before 5.58, says only Paired.
+                try await mock.setDevice("Paired", .boolean(true))
+                // Frames take the loop thread's fast path: the next one is sent once the adapter has
+                // taken the change in (it reports the strap paired after rebuilding those routes).
+                await log.wait("the strap reported paired") { events in events.contains(.paired(sensor)) }
+                try await mock.notify([0x06, 71])
+                await log.wait("the second frame") { _ in log.heartRates == [70, 71] }
+                let bonded = log.all.compactMap { event -> Bool? in
+                    if case .measurement(let measurement) = event { measurement.bonded } else { nil }
+                }
+                #expect(bonded == [false, true])
+            }
+        }
+    }
+
     @Test("discovery asks BlueZ for every advertisement (DuplicateData) only when broadcasts are followed")
     func duplicateDataFilter() async throws {
         for follows in [true, false] {

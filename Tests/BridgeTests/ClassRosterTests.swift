@@ -258,7 +258,7 @@ struct ClassRosterTests {
     }
 
     @Test(
-        "join via link: a broadcast under a strap's address neither signs it in nor keeps its athlete in; its link does"
+        "join via link: a broadcast or a link without a bond neither signs a strap in nor keeps its athlete in; a bonded link does"
     )
     func joinViaLink() {
         var driver = RosterDriver()
@@ -267,13 +267,17 @@ struct ClassRosterTests {
         // Anyone's radio can say this: nobody signs in, and nothing is due.
         #expect(driver.feed(broadcast(alice, heard: 5), at: 5) == [])
         #expect(driver.member(alice) == nil && driver.deadline == nil)
-        let linked = ClassRoster.Link(state: .ready, lastMeasurement: at(20), via: .connection)
+        // A link without a bond: whoever answers under the address could be anyone.
+        let unbonded = ClassRoster.Link(state: .ready, lastMeasurement: at(15), via: .connection, bonded: false)
+        #expect(driver.feed(.link(alice, unbonded), at: 15) == [])
+        #expect(driver.member(alice) == nil && driver.deadline == nil)
+        let linked = ClassRoster.Link(state: .ready, lastMeasurement: at(20), via: .connection, bonded: true)
         #expect(driver.feed(.link(alice, linked), at: 20) == [starts(alice, ticket: 1)])
         driver.feed(started(alice, ticket: 1, session: 1), at: 20)
         #expect(driver.member(alice)?.state == .in)
         // The link drops at 30 after a frame at 29; broadcasts go on: out of range once that frame
         // is 10 s old, gone 60 s after it.
-        let dropped = ClassRoster.Link(state: .disconnected, lastMeasurement: at(29), via: .connection)
+        let dropped = ClassRoster.Link(state: .disconnected, lastMeasurement: at(29), via: .connection, bonded: true)
         driver.feed(.link(alice, dropped), at: 30)
         #expect(driver.deadline == justAfter(39))
         #expect(driver.feed(broadcast(alice, heard: 35), at: 35) == [])

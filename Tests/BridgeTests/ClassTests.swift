@@ -133,37 +133,43 @@ struct ClassTests {
     }
 
     @Test(
-        "join via link (the default): straps with a link sign in, the broadcast-only one is heard but never does"
+        "join via link (the default): a strap with a bonded link signs in; one linked without a bond and one only broadcasting are heard but never do"
     )
-    func broadcastDoesNotSignIn() async throws {
+    func onlyBondedLinksSignIn() async throws {
+        // The spare strap answers a link but was never bonded: anyone could answer under its address.
+        let scenario = Self.scenario.replacingOccurrences(
+            of: #""name": "Spare strap","#, with: #""name": "Spare strap", "bonded": false,"#)
+        #expect(scenario != Self.scenario)
         let daemon = try await DaemonUnderTest(
             speed: 10, classBoard: true,
             moreSettings: """
                 [class]
                 auto_join = true
-                """, scenario: Self.scenario, streaming: 2)
+                """, scenario: scenario, streaming: 2)
         defer { daemon.stop() }
-        let anonymous = SessionManager.anonymousAthlete(for: straps[1])
         let started = try await daemon.unix.send(.POST, "/v1/class", json: [:]).decoded(ClassJSON.self)
         #expect(started.joinVia == .link)
         let classStart = try Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(started.start)
-        try await eventually("the linked straps in the class") {
-            let members = try await members(daemon)
-            return ["alice", anonymous].allSatisfy { members[$0]?.state == .in }
-        }
-        // Carol's broadcasts are heard: three of them after the class began. A broadcast that
-        // signed her in would have started her session at the first.
-        var heard: Set<Date> = []
-        try await eventually("three of Carol's broadcasts heard in the class") {
-            let status = try await daemon.unix.send(.GET, "/v1/sensors/\(straps[2])").decoded(SensorStatus.self)
-            if status.via == "advertisement", let last = status.lastMeasurement, last > classStart {
-                heard.insert(last)
+        try await eventually("Alice in the class") { try await members(daemon)["alice"]?.state == .in }
+        // Three frames of each of the others after the class began: one that signed in would
+        // have started its session at the first.
+        var heard: [String: Set<Date>] = [:]
+        try await eventually("three frames of the unbonded and the broadcast strap heard in the class") {
+            for (strap, via) in [(straps[1], "connection"), (straps[2], "advertisement")] {
+                let status = try await daemon.unix.send(.GET, "/v1/sensors/\(strap)").decoded(SensorStatus.self)
+                if status.via == via, let last = status.lastMeasurement, last > classStart {
+                    heard[strap, default: []].insert(last)
+                }
             }
-            return heard.count >= 3
+            return heard.values.filter { $0.count >= 3 }.count == 2
         }
+        let spare = try await daemon.unix.send(.GET, "/v1/sensors/\(straps[1])").decoded(SensorStatus.self)
+        #expect(spare.state == .ready && spare.bonded == false)
+        let alice = try await daemon.unix.send(.GET, "/v1/sensors/\(straps[0])").decoded(SensorStatus.self)
+        #expect(alice.bonded == true)
         let inClass = try await members(daemon)
-        #expect(inClass["carol"] == nil, "a broadcast is not an identity: \(inClass)")
-        #expect(try await sessions(daemon).allSatisfy { $0.athlete != "carol" })
+        #expect(Set(inClass.keys) == ["alice"], "a broadcast or an unbonded link is not an identity: \(inClass)")
+        #expect(try await sessions(daemon).map(\.athlete) == ["alice"])
         _ = try await daemon.unix.send(.POST, "/v1/class/stop")
     }
 

@@ -133,6 +133,10 @@ struct HubTests {
             #expect(seen.count == 30)
             #expect(seen[Self.straps(2)[0]]?.adapter == "room-2", "the gateway it is linked through")
             #expect(seen[Self.straps(2)[0]]?.name == "Room 2 strap 1", "its name, from the gateway")
+            let streaming = seen.values.filter { $0.heartRate != nil }
+            #expect(
+                !streaming.isEmpty && streaming.allSatisfy { $0.bonded == true },
+                "each gateway says its simulated straps' links are bonded")
             #expect(try await health(hub).adapters.map(\.name) == ["room-1", "room-2", "room-3"])
 
             // A session on the hub records a strap of room 2.
@@ -205,7 +209,7 @@ struct HubTests {
                 defer { hub.stop() }
                 #expect(
                     try await database.query("SELECT name FROM hrbridge_migration ORDER BY name") == [
-                        "v1", "v2-timestamptz", "v3-alpha1-windows", "v4-journal-owner",
+                        "v1", "v2-timestamptz", "v3-alpha1-windows", "v4-journal-owner", "v5-sample-via",
                     ])
 
                 // The class: one athlete per gateway joins as soon as the strap is in range.

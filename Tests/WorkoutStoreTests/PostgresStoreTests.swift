@@ -175,8 +175,11 @@ struct PostgresStoreTests {
         async let first = PostgresStore.open(location, stateDirectory: state, logger: logger)
         async let second = PostgresStore.open(location, stateDirectory: state, logger: logger)
         let (one, two) = try await (first, second)
-        #expect(try await one.appliedMigrations() == ["v1", "v2-timestamptz", "v3-alpha1-windows", "v4-journal-owner"])
-        #expect(try await server.query("SELECT count(*) FROM hrbridge_migration") == ["4"])
+        #expect(
+            try await one.appliedMigrations() == [
+                "v1", "v2-timestamptz", "v3-alpha1-windows", "v4-journal-owner", "v5-sample-via",
+            ])
+        #expect(try await server.query("SELECT count(*) FROM hrbridge_migration") == ["5"])
         await two.close()
         let store = WorkoutStore(backend: one)
         let source = SampleSource(adapter: "mqtt", address: "C0:FF:EE:00:00:07", name: "Ana")
@@ -253,7 +256,7 @@ struct PostgresStoreTests {
             let store = WorkoutStore(backend: backend)
             #expect(
                 try await store.appliedMigrations() == [
-                    "v1", "v2-timestamptz", "v3-alpha1-windows", "v4-journal-owner",
+                    "v1", "v2-timestamptz", "v3-alpha1-windows", "v4-journal-owner", "v5-sample-via",
                 ])
             // The same dates, to PostgreSQL's microsecond.
             try await expectMigratedDates(

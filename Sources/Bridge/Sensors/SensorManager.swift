@@ -348,6 +348,7 @@ public actor SensorManager {
             if let percent = figures.percentOfMax { status.percentOfMax = percent }
             status.lastMeasurement = measurement.receivedAt
             status.via = measurement.via.rawValue
+            if measurement.via == .connection { status.bonded = measurement.bonded }
             if status.via != before.via {
                 let broadcast = measurement.via == .advertisement
                 heardByBroadcast.withLock { heard in

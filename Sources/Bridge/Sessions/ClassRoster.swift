@@ -15,7 +15,8 @@ public import Workouts
 /// - A strap is heard *now* while its link is `ready`, else when its last measurement came: a link
 ///   frame, or (with ``ClassJoinPath/broadcast`` only) a broadcast. It is in range while heard within
 ///   `heardWithin` seconds. With ``ClassJoinPath/link`` (the default) anyone's radio can repeat a
-///   strap's address and broadcast: a broadcast neither signs a strap in nor keeps it in range.
+///   strap's address, broadcast, or answer a link: only a link to a bonded strap (encrypted with
+///   its stored key) counts, never a broadcast nor a link without a bond.
 /// - Only configured straps take part. With auto-join, one in range joins under its athlete; with
 ///   or without it, one that records a session (started by hand, or recovered) joins with that
 ///   session. A member whose session was ended through the API (`stopped`) does not join again by
@@ -85,18 +86,23 @@ public struct ClassRoster: Sendable {
         public var lastMeasurement: Date?
         /// How the last measurement came (nil before the first).
         public var via: MeasurementPath?
+        /// Whether its last link frame came over a bonded link (nil before the first).
+        public var bonded: Bool?
         /// The session recording it, when one is.
         public var session: UUID?
-        /// When its last frame through a link came: kept by the roster across broadcasts heard since.
+        /// When its last frame through a bonded link came: kept by the roster across broadcasts (and
+        /// frames over a link without a bond) heard since.
         var lastLinkFrame: Date?
 
         /// A link as given.
         public init(
-            state: SensorState, lastMeasurement: Date? = nil, via: MeasurementPath? = nil, session: UUID? = nil
+            state: SensorState, lastMeasurement: Date? = nil, via: MeasurementPath? = nil, bonded: Bool? = nil,
+            session: UUID? = nil
         ) {
             self.state = state
             self.lastMeasurement = lastMeasurement
             self.via = via
+            self.bonded = bonded
             self.session = session
         }
 
@@ -104,8 +110,12 @@ public struct ClassRoster: Sendable {
         public init(_ status: SensorStatus) {
             self.init(
                 state: status.state, lastMeasurement: status.lastMeasurement,
-                via: status.via.flatMap(MeasurementPath.init(rawValue:)), session: status.session)
+                via: status.via.flatMap(MeasurementPath.init(rawValue:)), bonded: status.bonded,
+                session: status.session)
         }
+
+        /// Whether its last measurement came over a bonded link.
+        var lastFrameBonded: Bool { via == .connection && bonded == true }
     }
 
     /// A session asked for with ``Action/startSession(_:)``.
@@ -256,7 +266,7 @@ public struct ClassRoster: Sendable {
         case .classStopped:
             return stop(at: now)
         case .link(let strap, var link):
-            link.lastLinkFrame = link.via == .connection ? link.lastMeasurement : links[strap]?.lastLinkFrame
+            link.lastLinkFrame = link.lastFrameBonded ? link.lastMeasurement : links[strap]?.lastLinkFrame
             links[strap] = link
             // A link changes its own strap's standing only; the others' change at their deadlines,
             // judged here once one has passed (the timer's ``Fact/time`` may come late on a
@@ -310,7 +320,7 @@ public struct ClassRoster: Sendable {
                 continue
             }
             // A ready link is heard until a fact says otherwise: time alone changes nothing.
-            guard link.state != .ready else { continue }
+            guard !readyCounts(link, joinVia: setup.joinVia) else { continue }
             let outOfRangeFrom: Date
             if let lastInRange = lastMeasurementHeard(link, joinVia: setup.joinVia)?.addingTimeInterval(
                 setup.heardWithin), now <= lastInRange
@@ -375,7 +385,13 @@ public struct ClassRoster: Sendable {
 
     /// When the strap is heard: now while its link is ready, else its last measurement that counts.
     private func whenHeard(_ link: Link, at now: Date, joinVia: ClassJoinPath) -> Date? {
-        link.state == .ready ? now : lastMeasurementHeard(link, joinVia: joinVia)
+        readyCounts(link, joinVia: joinVia) ? now : lastMeasurementHeard(link, joinVia: joinVia)
+    }
+
+    /// Whether a ready link makes the strap heard now: any link where broadcasts count, else only
+    /// one whose frames come bonded.
+    private func readyCounts(_ link: Link, joinVia: ClassJoinPath) -> Bool {
+        link.state == .ready && (joinVia == .broadcast || link.lastFrameBonded)
     }
 
     /// The last measurement, when its path counts: a broadcast only where broadcasts sign in.

@@ -39,6 +39,9 @@ public struct SensorStatus: Sendable, Codable, Equatable {
     public var percentOfMax: Int?
     /// How its last measurement came: `connection` or `advertisement` (`nil` before the first).
     public var via: String?
+    /// Whether its last frame through a link came over a bonded one (BlueZ holds the strap's key,
+    /// so the link is encrypted with it); `null` before the first. What `[class] join_via = "link"` needs.
+    public var bonded: Bool?
 
     public init(
         address: String, adapter: String, name: String? = nil, state: SensorState = .seen, athlete: String? = nil
@@ -53,7 +56,7 @@ public struct SensorStatus: Sendable, Codable, Equatable {
     private enum CodingKeys: String, CodingKey {
         case address, adapter, name, state, reason, athlete, heartRate, batteryLevel, rssi, lastMeasurement
         case framesDecoded, framesRefused, refusedByReason, disconnections, session, athleteName, zone, percentOfMax
-        case via
+        case via, bonded
     }
 
     /// Every key is present: what is unknown is `null`; times are ISO 8601, the session id lower case.
@@ -78,6 +81,7 @@ public struct SensorStatus: Sendable, Codable, Equatable {
         try container.encode(zone, forKey: .zone)
         try container.encode(percentOfMax, forKey: .percentOfMax)
         try container.encode(via, forKey: .via)
+        try container.encode(bonded, forKey: .bonded)
     }
 
     /// Reads what ``encode(to:)`` writes (the API client's side).
@@ -102,5 +106,6 @@ public struct SensorStatus: Sendable, Codable, Equatable {
         zone = try container.decodeIfPresent(Int.self, forKey: .zone)
         percentOfMax = try container.decodeIfPresent(Int.self, forKey: .percentOfMax)
         via = try container.decodeIfPresent(String.self, forKey: .via)
+        bonded = try container.decodeIfPresent(Bool.self, forKey: .bonded)
     }
 }
