@@ -283,6 +283,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
     ]

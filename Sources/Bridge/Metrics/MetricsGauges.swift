@@ -19,25 +19,9 @@ enum MetricsGauges {
         Gauge(label: "hrbridge_sensors_streaming").record(await core.sensors.readyCount)
         let adapters = await core.sensors.adapter.adapterStatuses()
         Gauge(label: "hrbridge_adapters").record(adapters.count)
-        // A hub's adapters are its gateways, named by whoever publishes: a bounded number of
-        // series, and a gateway's series goes when it does.
-        let shown = adapters.sorted { ($0.linksInUse, $1.name) > ($1.linksInUse, $0.name) }.prefix(maximumAdapterSeries)
-        for adapter in shown {
-            Gauge(label: "hrbridge_adapter_links", dimensions: [("adapter", adapter.name)]).record(adapter.linksInUse)
-        }
-        let current = Set(shown.map(\.name))
-        let gone = adapterSeries.withLock { series in
-            defer { series = current }
-            return series.subtracting(current)
-        }
-        for name in gone { Gauge(label: "hrbridge_adapter_links", dimensions: [("adapter", name)]).destroy() }
+        AdapterLinkSeries.shared.record(adapters)
         if let peripheral = await core.outputs.peripheral?.snapshot() { record(peripheral) }
     }
-
-    /// `hrbridge_adapter_links` series at most.
-    static let maximumAdapterSeries = 64
-    /// The adapters with a `hrbridge_adapter_links` series now.
-    private static let adapterSeries = Mutex<Set<String>>([])
 
     /// The peripheral's counters as last recorded, so each scrape adds what happened since.
     private static let peripheralCounted = Mutex<[String: Int]>([:])
