@@ -59,7 +59,7 @@ enum RealBlueZBed {
     /// Every scenario, in the order the guest plays them. The relay's come last: `relaylimited`
     /// adds a third controller, and `relay` expects hrbridge to place itself among two.
     static let allScenarios = [
-        "scan", "monitor", "pair", "away", "restart", "adapters", "daemon", "broadcast",
+        "scan", "monitor", "pair", "away", "restart", "adapters", "daemon", "broadcast", "spoof",
         "relay", "relayrestart", "relaysim", "relaydaemon", "relay1", "relaylimited",
     ]
 

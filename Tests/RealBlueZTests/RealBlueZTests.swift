@@ -191,4 +191,35 @@ struct RealBlueZTests {
         #expect(output.result["exit"] as? Int == 0, "\(output.text("scan.err"))")
         #expect(output.lines("scan").contains { $0["event"] as? String == "found" }, "scan printed nothing")
     }
+
+    @Test(
+        "10. a second device broadcasting a configured strap's heart rate under its address: followed, but refused for sign-in with join_via = link; with join_via = broadcast it signs the athlete in"
+    )
+    func spoofedBroadcastDoesNotSignIn() async throws {
+        let output = try await RealBlueZBed.checkedOutput("spoof")
+        let result = output.result
+        let strap = "C1:00:00:00:00:0A"
+        #expect(result["connections"] as? Int == 0, "the spoofer only broadcasts")
+        // Default join_via (link): the daemon hears the spoofer's readings in the class, and nobody joins.
+        let link = try #require(result["link"] as? [String: Any], "\(output.text("link.err").suffix(2_000))")
+        #expect(link["exit"] as? Int == 0, "\(output.text("link.err").suffix(2_000))")
+        #expect(link["classStatus"] as? Int == 201)
+        let heard = link["heard"] as? [[String: Any]] ?? []
+        #expect(heard.count >= 3, "readings heard after the class started: \(heard)")
+        let sensor = link["sensor"] as? [String: Any]
+        #expect(sensor?["via"] as? String == "advertisement", "\(sensor ?? [:])")
+        let members = try #require(link["members"] as? [Any], "GET /v1/class: \(link["class"] ?? "nothing")")
+        #expect(members.isEmpty, "the spoofed broadcast signed someone in: \(members)")
+        let sessions = try #require(link["sessions"] as? [Any], "GET /v1/sessions: \(link["sessionsStatus"] ?? "")")
+        #expect(sessions.isEmpty, "a session was started for the spoofed strap: \(sessions)")
+        // The control: join_via = "broadcast" lets the same broadcast sign the athlete in.
+        let broadcast = try #require(result["broadcast"] as? [String: Any])
+        #expect(broadcast["exit"] as? Int == 0, "\(output.text("broadcast.err").suffix(2_000))")
+        #expect(broadcast["classStatus"] as? Int == 201)
+        let joined = (broadcast["members"] as? [[String: Any]] ?? []).filter { $0["sensor"] as? String == strap }
+        #expect(joined.count == 1, "GET /v1/class: \(broadcast["class"] ?? "nothing")")
+        #expect(joined.first?["athlete"] as? String == "ada")
+        #expect(joined.first?["state"] as? String == "in")
+        #expect((broadcast["sessions"] as? [Any])?.count == 1, "\(broadcast["sessions"] ?? "no sessions")")
+    }
 }

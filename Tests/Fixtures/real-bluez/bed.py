@@ -566,7 +566,7 @@ class Hrbridge:
 
 
 # Scenarios that take longer than the default 300 s bound under TCG.
-LIMITS = {"relay": 480, "relaydaemon": 420, "relaylimited": 420, "relayrestart": 420}
+LIMITS = {"relay": 480, "relaydaemon": 420, "relaylimited": 420, "relayrestart": 420, "spoof": 420}
 
 
 def decode_measurement(data):
@@ -989,6 +989,118 @@ class Bed:
         await strap.go_away()
         self.result("broadcast", strap=strap.address, exit=code, firstHeard=first, rates=rates, connections=strap.connections)
 
+    async def spoof(self, link):
+        """A neighbour's radio repeats a configured strap's address with Polar heart-rate data (the
+        real strap is nowhere). hrbridged with a class and auto-join follows the readings, but with
+        the default join_via = "link" nobody signs in; the same with join_via = "broadcast" signs
+        the athlete in, which shows the first run could have failed."""
+        folder = self.folder("spoof")
+        spoofer = await self.strap(link, "Polar H10 0A", "C1:00:00:00:00:0A", broadcast=True)
+
+        async def readings():
+            # A new reading every 2 s for as long as the scenario runs.
+            rate = 90
+            while True:
+                await asyncio.sleep(2)
+                rate = 90 + (rate - 89) % 80
+                await spoofer.broadcast_reading(rate)
+
+        broadcasting = asyncio.create_task(readings())
+        runs = {}
+        try:
+            for join_via in ("link", "broadcast"):
+                # Each daemon meets the address as the first did: bluetoothd keeps the device it
+                # found, and a daemon starting then tries to connect to it before it scans.
+                await self.forget("hci0", spoofer.address)
+                runs[join_via] = await self.spoof_run(spoofer, folder, join_via)
+        finally:
+            broadcasting.cancel()
+            await asyncio.gather(broadcasting, return_exceptions=True)
+            await quietly(spoofer.go_away())
+            self.result(
+                "spoof", address=spoofer.address, sent=len(spoofer.broadcast_sent),
+                connections=spoofer.connections, **runs,
+            )
+
+    async def forget(self, adapter, address):
+        """Adapter1.RemoveDevice: bluetoothd drops the device (and whatever it knew of it)."""
+        path = f"/org/bluez/{adapter}/dev_{address.replace(':', '_')}"
+        remover = await asyncio.create_subprocess_exec(
+            "busctl", "--system", "--timeout=30", "call", "org.bluez", f"/org/bluez/{adapter}",
+            "org.bluez.Adapter1", "RemoveDevice", "o", path,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        )
+        log(f"{adapter}: RemoveDevice {address}: exit {await remover.wait()}")
+
+    async def spoof_run(self, spoofer, folder, join_via):
+        """One daemon with a class: the facts of its run under `join_via` ("link": the default,
+        left out of the configuration)."""
+        socket_path = f"/run/hrbridge-spoof-{join_via}.sock"
+        store = f"/run/hrbridge-spoof-{join_via}.sqlite"
+        config = os.path.join(folder, f"{join_via}.toml")
+        with open(config, "w") as file:
+            file.write(
+                f'[adapter]\nkind = "bluez"\n\n[store]\npath = "{store}"\n\n'
+                f'[api]\nsocket = "{socket_path}"\n\n'
+                f'[[athletes]]\nid = "ada"\nname = "Ada"\nmax_hr = 190\n\n'
+                f'[[sensors]]\naddress = "{spoofer.address}"\nathlete = "ada"\n\n'
+                f'[class]\nauto_join = true\n'
+                + (f'join_via = "{join_via}"\n' if join_via != "link" else "")
+            )
+        daemon = Hrbridge(self.binary + "d", folder, join_via)
+        await daemon.start("--config", config)
+        api = UnixHTTP(socket_path)
+        facts = {}
+        try:
+            # The API answers once the daemon runs: the class starts then.
+            deadline = time.monotonic() + 60
+            status, started = await api.request("POST", "/v1/class", {})
+            while status == 0 and time.monotonic() < deadline:
+                await asyncio.sleep(0.3)
+                status, started = await api.request("POST", "/v1/class", {})
+            facts["classStatus"] = status
+            start = started.get("start") if isinstance(started, dict) else None
+            facts["classStart"] = start
+            # Readiness: the daemon has heard three readings of the spoofer dated after the class
+            # started (a connect attempt to the strap pauses scanning for up to 30 s), or, under
+            # join_via = "broadcast", the athlete is in.
+            heard = []
+            signed_in_at = None
+            sensor_target = f"/v1/sensors/{urllib.parse.quote(spoofer.address)}"
+            began = time.monotonic()
+            deadline = began + 120
+            while start and time.monotonic() < deadline:
+                _, sensor = await api.request("GET", sensor_target)
+                if isinstance(sensor, dict) and sensor.get("via") == "advertisement":
+                    reading = (sensor.get("lastMeasurement"), sensor.get("heartRate"))
+                    if reading[0] and reading[0] > start and reading not in heard:
+                        heard.append(reading)
+                        if len(heard) == 1:
+                            facts["firstHeardSeconds"] = time.monotonic() - began
+                _, running = await api.request("GET", "/v1/class")
+                members = running.get("members", []) if isinstance(running, dict) else []
+                if signed_in_at is None and any(m.get("state") == "in" for m in members):
+                    signed_in_at = time.monotonic()
+                    facts["signedInSeconds"] = signed_in_at - began
+                if len(heard) >= 3 and (join_via == "link" or signed_in_at is not None):
+                    break
+                await asyncio.sleep(0.5)
+            facts["heard"] = [{"lastMeasurement": at, "heartRate": rate} for at, rate in heard]
+            facts["readySeconds"] = time.monotonic() - began
+            facts["sensor"] = (await api.request("GET", sensor_target))[1]
+            class_status, snapshot = await api.request("GET", "/v1/class")
+            facts["class"] = snapshot
+            facts["members"] = snapshot.get("members") if isinstance(snapshot, dict) else None
+            sessions_status, sessions = await api.request("GET", "/v1/sessions")
+            facts["sessions"] = sessions.get("sessions") if isinstance(sessions, dict) else None
+            facts["sessionsStatus"] = sessions_status
+        finally:
+            facts["exit"] = await daemon.stop()
+            for path in (store, store + "-wal", store + "-shm"):
+                if os.path.exists(path):
+                    os.remove(path)
+        return facts
+
     # The relay: hrbridge as a heart-rate sensor for apps -----------------------------------
 
     async def relay_ready(self, relay, strap, apps, advertiser, facts):
@@ -1322,7 +1434,7 @@ class Bed:
         available = {
             "scan": self.scan, "monitor": self.monitor, "pair": self.pair, "away": self.away,
             "restart": self.restart, "adapters": self.two_adapters, "daemon": self.daemon,
-            "broadcast": self.broadcast, "relay": self.relay, "relay1": self.relay_one,
+            "broadcast": self.broadcast, "spoof": self.spoof, "relay": self.relay, "relay1": self.relay_one,
             "relaysim": self.relay_simulated, "relayrestart": self.relay_restart,
             "relaydaemon": self.relay_daemon, "relaylimited": self.relay_limited,
         }
