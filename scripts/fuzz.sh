@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes the GATT decoders, the advertisement decoder (Polar's manufacturer data) and the D-Bus
+# Fuzzes the GATT decoders, the advertisement decoder (Polar's manufacturer data), the Polar PMD
+# frame decoders (ECG, acceleration) and the D-Bus
 # value reader with libFuzzer (Swift's -sanitize=fuzzer, with AddressSanitizer). Each harness is
 # built from the library's own sources plus its entry point in Tests/Fuzz, starts from the small
 # corpus committed in Tests/Fuzz/corpus and runs RUNS inputs (default 10 million). Exits non-zero
@@ -18,13 +19,24 @@ if [ ! -f "$out/Logging.swiftmodule" ]; then
         -emit-module-path "$out/Logging.swiftmodule" -o "$out/libLogging.a" $(find .build/checkouts/swift-log/Sources/Logging -name "*.swift")
 fi
 
+# swift-metrics' CoreMetrics and Metrics too (the DBus sources count forged signals).
+if [ ! -f "$out/Metrics.swiftmodule" ]; then
+    [ -d .build/checkouts/swift-metrics ] || swift package resolve >/dev/null
+    swiftc -sanitize=address -parse-as-library -O -emit-library -static -emit-module -module-name CoreMetrics -package-name swift_metrics \
+        -emit-module-path "$out/CoreMetrics.swiftmodule" -o "$out/libCoreMetrics.a" $(find .build/checkouts/swift-metrics/Sources/CoreMetrics -name "*.swift")
+    swiftc -sanitize=address -parse-as-library -O -emit-library -static -emit-module -module-name Metrics -package-name swift_metrics \
+        -I "$out" -emit-module-path "$out/Metrics.swiftmodule" -o "$out/libMetrics.a" $(find .build/checkouts/swift-metrics/Sources/Metrics -name "*.swift")
+fi
+
 echo "building the GATT harness"
 swiftc "${flags[@]}" -module-name GATTFuzz $(find Sources/GATT -name '*.swift') Tests/Fuzz/GATTFuzzer.swift -o "$out/gatt" 2>&1 | { grep -v "Cannot export local symbol" || true; }
 echo "building the advertisement harness"
 swiftc "${flags[@]}" -module-name AdvertisementFuzz $(find Sources/GATT -name '*.swift') Tests/Fuzz/AdvertisementFuzzer.swift -o "$out/advertisement" 2>&1 | { grep -v "Cannot export local symbol" || true; }
+echo "building the PMD harness"
+swiftc "${flags[@]}" -module-name PMDFuzz $(find Sources/GATT -name '*.swift') Tests/Fuzz/PMDFuzzer.swift -o "$out/pmd" 2>&1 | { grep -v "Cannot export local symbol" || true; }
 echo "building the D-Bus harness"
 swiftc "${flags[@]}" -module-name DBusFuzz -I Sources/CDBus $(pkg-config --cflags dbus-1 | sed 's/-I/-Xcc -I/g') \
-    -I "$out" -L "$out" -lLogging $(find Sources/DBus -name '*.swift') Tests/Fuzz/DBusFuzzer.swift -o "$out/dbus" 2>&1 | { grep -v "Cannot export local symbol" || true; }
+    -I "$out" -L "$out" -lLogging -lMetrics -lCoreMetrics $(find Sources/DBus -name '*.swift') Tests/Fuzz/DBusFuzzer.swift -o "$out/dbus" 2>&1 | { grep -v "Cannot export local symbol" || true; }
 
 # Seeds for the D-Bus harness: real messages marshalled by GLib (BlueZ's signals and replies).
 mkdir -p Tests/Fuzz/corpus/dbus
@@ -33,7 +45,7 @@ if [ -z "$(ls -A Tests/Fuzz/corpus/dbus)" ]; then
 fi
 
 status=0
-for harness in gatt advertisement dbus; do
+for harness in gatt advertisement pmd dbus; do
     work="$out/corpus-$harness"
     mkdir -p "$work"
     echo "fuzzing $harness: $runs inputs"

@@ -43,6 +43,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             precondition(!bytes.isEmpty && bytes[0] & 0x40 != 0, "\(error)")
         case .noReading:
             precondition(bytes.last == 0, "\(error)")
+        case .heardWhileLinked, .addressTypeMismatch:
+            // The adapter's refusals of who sent a broadcast, never the decoder's.
+            preconditionFailure("the decoder refused \(bytes) for a reason of the adapter's: \(error)")
         }
     }
     return 0
