@@ -198,7 +198,8 @@ struct RealBlueZTests {
     func spoofedBroadcastDoesNotSignIn() async throws {
         let output = try await RealBlueZBed.checkedOutput("spoof")
         let result = output.result
-        let strap = "C1:00:00:00:00:0A"
+        // Each run has a spoofer of its own address (bluetoothd remembers the first).
+        let strap = "C1:00:00:00:00:0B"
         #expect(result["connections"] as? Int == 0, "the spoofer only broadcasts")
         // Default join_via (link): the daemon hears the spoofer's readings in the class, and nobody joins.
         let link = try #require(result["link"] as? [String: Any], "\(output.text("link.err").suffix(2_000))")
@@ -212,7 +213,7 @@ struct RealBlueZTests {
         #expect(members.isEmpty, "the spoofed broadcast signed someone in: \(members)")
         let sessions = try #require(link["sessions"] as? [Any], "GET /v1/sessions: \(link["sessionsStatus"] ?? "")")
         #expect(sessions.isEmpty, "a session was started for the spoofed strap: \(sessions)")
-        // The control: join_via = "broadcast" lets the same broadcast sign the athlete in.
+        // The control: join_via = "broadcast" lets such a broadcast sign the athlete in.
         let broadcast = try #require(result["broadcast"] as? [String: Any])
         #expect(broadcast["exit"] as? Int == 0, "\(output.text("broadcast.err").suffix(2_000))")
         #expect(broadcast["classStatus"] as? Int == 201)
