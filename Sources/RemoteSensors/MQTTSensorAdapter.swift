@@ -315,6 +315,11 @@ public actor MQTTSensorAdapter: SensorAdapter {
     public func trust(_ sensor: SensorIdentity) throws(SensorAdapterError) {
         throw .failed(name: "remote", message: "trust \(sensor.address) on its gateway")
     }
+    /// Raw signals stay on the gateway linked to the strap (130 Hz is not for the broker).
+    public func startWaveform(_ request: WaveformRequest, for sensor: SensorIdentity) throws(SensorAdapterError) {
+        throw .waveformUnavailable(sensor, request.kind, "raw signals are streamed on the strap's gateway, not relayed")
+    }
+    public func stopWaveform(_ kind: WaveformKind, for sensor: SensorIdentity) throws(SensorAdapterError) {}
     /// Stops showing a strap until it is heard again.
     public func forget(_ sensor: SensorIdentity) throws(SensorAdapterError) {
         feed(.forgotten(address: sensor.address))

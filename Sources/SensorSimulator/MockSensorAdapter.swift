@@ -44,6 +44,10 @@ public actor MockSensorAdapter: SensorAdapter {
     private var stopSecond: Double?
     /// Whether broadcast-only straps' readings are heard.
     private let followsAdvertisements: Bool
+    /// The raw signals asked of each strap: started again after every reconnect.
+    private var waveformRequests: [SensorIdentity: [WaveformKind: WaveformRequest]] = [:]
+    /// Each stream's mapping of the strap's clock to the timeline.
+    private var waveformClocks: [SensorIdentity: [WaveformKind: WaveformClock]] = [:]
 
     /// Creates an adapter whose seconds play as `clock` reaches them; `seed` overrides the scenario's.
     /// Without `followsAdvertisements`, a broadcast-only strap is never heard (as BlueZ's adapter
@@ -148,7 +152,33 @@ public actor MockSensorAdapter: SensorAdapter {
             clockDriver?.cancel()
             clockDriver = nil
         }
+        // The strap ends its streams with the link; a new link starts none unless asked.
+        waveformRequests[sensor] = nil
+        simulations[sensor]?.stopWaveforms()
         broadcaster.yield(.connectionChanged(sensor, .disconnected(.requested)))
+    }
+
+    /// Starts a raw signal on a strap with a PMD service (the scenario's `"pmd"`); it starts again
+    /// after every reconnect until stopped.
+    public func startWaveform(_ request: WaveformRequest, for sensor: SensorIdentity) throws(SensorAdapterError) {
+        guard let strap = simulations[sensor]?.scenario else { throw .unknownSensor(sensor) }
+        guard strap.pmd != nil else {
+            throw .waveformUnavailable(sensor, request.kind, "the strap has no Polar Measurement Data service")
+        }
+        if let problem = request.problem { throw .waveformUnavailable(sensor, request.kind, problem) }
+        guard isLinked(sensor) else { throw .notConnected(sensor) }
+        waveformRequests[sensor, default: [:]][request.kind] = request
+        if waveformClocks[sensor]?[request.kind]?.sampleRate != Double(request.sampleRate) {
+            waveformClocks[sensor, default: [:]][request.kind] = WaveformClock(sampleRate: Double(request.sampleRate))
+        }
+        simulations[sensor]?.startWaveform(request)
+    }
+
+    /// Stops a raw signal.
+    public func stopWaveform(_ kind: WaveformKind, for sensor: SensorIdentity) throws(SensorAdapterError) {
+        guard simulations[sensor] != nil else { throw .unknownSensor(sensor) }
+        waveformRequests[sensor]?[kind] = nil
+        simulations[sensor]?.stopWaveform(kind)
     }
 
     /// Virtual straps pair at once.
@@ -258,6 +288,7 @@ public actor MockSensorAdapter: SensorAdapter {
                     manufacturerName: "hrbridge", modelNumber: "Virtual Strap", serialNumber: strap.address,
                     firmwareRevision: "1.0", hardwareRevision: "sim", softwareRevision: "1.0")))
         broadcaster.yield(.bodySensorLocation(sensor, .chest))
+        if strap.pmd != nil { broadcaster.yield(.waveformsAvailable(sensor, [.ecg, .acc])) }
     }
 
     /// The second a connecting strap catches up to: the last one played, or, while a clock drives
@@ -319,8 +350,41 @@ public actor MockSensorAdapter: SensorAdapter {
             broadcaster.yield(.connectionChanged(sensor, .connecting))
             broadcaster.yield(.connectionChanged(sensor, .connected))
             announceServices(sensor, strap: strap)
+            for request in (waveformRequests[sensor] ?? [:]).values.sorted(by: { $0.kind < $1.kind }) {
+                simulations[sensor]?.startWaveform(request)
+            }
         case .battery(_, let percent):
             broadcaster.yield(.batteryLevel(sensor, percent))
+        case .waveform(let time, let kind, let bytes):
+            emitWaveform(kind, bytes: bytes, receivedAt: origin.addingTimeInterval(time), for: sensor)
+        }
+    }
+
+    /// A PMD frame through the strict decoder, its samples placed on the timeline by the stream's clock.
+    private func emitWaveform(_ kind: WaveformKind, bytes: [UInt8], receivedAt: Date, for sensor: SensorIdentity) {
+        guard let request = waveformRequests[sensor]?[kind], var clock = waveformClocks[sensor]?[kind] else { return }
+        do {
+            let timestamp: UInt64
+            let values: [Int32]
+            switch kind {
+            case .ecg:
+                let frame = try ECGFrame(bytes: bytes)
+                (timestamp, values) = (frame.timestamp, frame.microvolts)
+            case .acc:
+                let frame = try AccelerationFrame(bytes: bytes)
+                (timestamp, values) = (frame.timestamp, frame.samples.flatMap { [$0.x, $0.y, $0.z] })
+            }
+            let count = values.count / kind.channels
+            let placement = clock.place(sensorTime: timestamp, sampleCount: count, receivedAt: receivedAt)
+            waveformClocks[sensor]?[kind] = clock
+            broadcaster.yield(
+                .waveform(
+                    SensorWaveform(
+                        sensor: sensor, kind: kind, sampleRate: request.sampleRate, values: values,
+                        start: placement.start, interval: placement.interval, continuous: placement.continuous,
+                        sensorTimestamp: timestamp, receivedAt: receivedAt)))
+        } catch {
+            broadcaster.yield(.waveformRefused(sensor, kind, error))
         }
     }
 
@@ -359,7 +423,7 @@ public actor MockSensorAdapter: SensorAdapter {
             }
         case .reconnected:
             broadcaster.yield(.updated(sensor, rssi: -70))
-        case .disconnected, .battery:
+        case .disconnected, .battery, .waveform:
             break
         }
     }

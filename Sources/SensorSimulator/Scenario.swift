@@ -53,14 +53,18 @@ public struct StrapScenario: Hashable, Sendable {
     public var segments: [WorkloadSegment]
     /// Faults, by time.
     public var faults: [Fault]
+    /// The strap's Polar Measurement Data service (raw ECG and acceleration, as an H10), if any.
+    public var pmd: PMDScenario?
 
     /// Creates a strap with defaults for everything but name, address and segments.
     public init(
         name: String, address: String, restingHeartRate: Double = 60, maximumHeartRate: Double = 185,
         battery: Double = 100, contactSupported: Bool = true, energyExpended: Bool = true, rrIntervals: Bool = true,
         age: Double = 35, weight: Double = 75, isMale: Bool = true, segments: [WorkloadSegment], faults: [Fault] = [],
-        ectopicBeats: Double = 0, missedBeats: Double = 0, broadcastOnly: Bool = false, bonded: Bool = true
+        ectopicBeats: Double = 0, missedBeats: Double = 0, broadcastOnly: Bool = false, bonded: Bool = true,
+        pmd: PMDScenario? = nil
     ) {
+        self.pmd = pmd
         self.bonded = bonded
         self.name = name
         self.address = address

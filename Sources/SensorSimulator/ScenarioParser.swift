@@ -223,7 +223,7 @@ private struct Reader {
         let allowed: Set<String> = [
             "name", "address", "restingHeartRate", "maximumHeartRate", "battery", "contactSupported",
             "energyExpended", "rrIntervals", "age", "weight", "sex", "segments", "faults", "ectopicBeats",
-            "missedBeats", "broadcastOnly", "bonded",
+            "missedBeats", "broadcastOnly", "bonded", "pmd",
         ]
         guard let members = object(value, path, allowed: allowed) else { return nil }
         let name = string(members, "name", path)
@@ -259,6 +259,7 @@ private struct Reader {
         let bonded = bool(members, "bonded", path, default: true)
         let ectopic = number(members, "ectopicBeats", path, range: 0...0.2, default: 0)
         let missed = number(members, "missedBeats", path, range: 0...0.2, default: 0)
+        let pmd = members["pmd"].flatMap { pmdService($0, "\(path).pmd") }
         var segments: [WorkloadSegment] = []
         if let raw = members["segments"] {
             if case .array(let list) = raw, list.count > ScenarioParser.limits.segments {
@@ -292,7 +293,22 @@ private struct Reader {
             name: name, address: address.uppercased(), restingHeartRate: resting, maximumHeartRate: maximum,
             battery: battery, contactSupported: contact, energyExpended: energy, rrIntervals: rr, age: age,
             weight: weight, isMale: isMale, segments: segments, faults: faults.sorted { $0.start < $1.start },
-            ectopicBeats: ectopic ?? 0, missedBeats: missed ?? 0, broadcastOnly: broadcastOnly, bonded: bonded)
+            ectopicBeats: ectopic ?? 0, missedBeats: missed ?? 0, broadcastOnly: broadcastOnly, bonded: bonded, pmd: pmd
+        )
+    }
+
+    /// `"pmd": true`, or an object with `clockDriftPpm`, `jitter` and `latencyFloor` (seconds).
+    mutating func pmdService(_ value: JSONValue, _ path: String) -> PMDScenario? {
+        if case .bool(let on) = value { return on ? PMDScenario() : nil }
+        guard let members = object(value, path, allowed: ["clockDriftPpm", "jitter", "latencyFloor"]) else {
+            return nil
+        }
+        let defaults = PMDScenario()
+        let drift = number(members, "clockDriftPpm", path, range: -500...500, default: defaults.clockDriftPPM)
+        let jitter = number(members, "jitter", path, range: 0...1, default: defaults.jitter)
+        let floor = number(members, "latencyFloor", path, range: 0...1, default: defaults.latencyFloor)
+        guard let drift, let jitter, let floor else { return nil }
+        return PMDScenario(clockDriftPPM: drift, jitter: jitter, latencyFloor: floor)
     }
 
     mutating func segment(_ value: JSONValue, _ path: String) -> WorkloadSegment? {

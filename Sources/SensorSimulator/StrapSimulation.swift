@@ -1,5 +1,6 @@
 import Foundation
 public import GATT
+public import Sensors
 
 /// What a simulated strap does at a moment of simulated time.
 public enum SimulationOutput: Hashable, Sendable {
@@ -11,6 +12,8 @@ public enum SimulationOutput: Hashable, Sendable {
     case reconnected(time: Double)
     /// The battery level changed.
     case battery(time: Double, percent: UInt8)
+    /// A PMD data notification (raw ECG or acceleration), arriving at `time`.
+    case waveform(time: Double, kind: WaveformKind, bytes: [UInt8])
 }
 
 /// One virtual strap as a pure value: advance it through simulated time and it returns raw frames.
@@ -29,6 +32,11 @@ public struct StrapSimulation: Sendable {
     private var energyKilojoules = 0.0
     private var batteryReported: UInt8?
     private var connected = true
+    /// The strap's PMD service, when the scenario gives it one.
+    public private(set) var waveforms: WaveformSimulation?
+    /// The times the recent beats ended (their R peaks), oldest first.
+    private var beatEnds: [Double] = []
+    private var beatEnd = 0.0
 
     /// Creates the simulation of `scenario` with `seed`.
     public init(scenario: StrapScenario, seed: UInt64) {
@@ -37,7 +45,22 @@ public struct StrapSimulation: Sendable {
             restingHeartRate: scenario.restingHeartRate, maximumHeartRate: scenario.maximumHeartRate,
             ectopicRate: scenario.ectopicBeats, missedBeatRate: scenario.missedBeats)
         self.generator = SeededGenerator(seed: seed)
+        self.waveforms = scenario.pmd.map { WaveformSimulation(scenario: $0, seed: seed) }
     }
+
+    /// Starts a raw signal now; false when the strap has no PMD service or no link.
+    @discardableResult
+    public mutating func startWaveform(_ request: WaveformRequest) -> Bool {
+        guard connected, waveforms != nil else { return false }
+        waveforms?.start(request, at: time)
+        return true
+    }
+
+    /// Stops a raw signal.
+    public mutating func stopWaveform(_ kind: WaveformKind) { waveforms?.stop(kind) }
+
+    /// Stops every raw signal.
+    public mutating func stopWaveforms() { waveforms?.stopAll() }
 
     /// Simulated seconds so far.
     public var currentTime: Double { time }
@@ -68,6 +91,8 @@ public struct StrapSimulation: Sendable {
         while heart.lastBeatEnd < time {
             let intensity = scenario.intensity(at: heart.lastBeatEnd)
             let rr = heart.nextReportedBeat(intensity: intensity, using: &generator)
+            beatEnd += rr
+            beatEnds.append(beatEnd)
             if heart.lastBeatEnd <= time { beatsThisSecond.append(rr) } else { pendingBeats.append(rr) }
         }
         energyKilojoules += energyRate(heartRate: heart.heartRate) / 60
@@ -91,8 +116,11 @@ public struct StrapSimulation: Sendable {
                 }
             }
         }
+        if beatEnds.count > 32 { beatEnds.removeFirst(beatEnds.count - 16) }
         if linkDown && connected {
             connected = false
+            // The strap ends its PMD streams with the link.
+            waveforms?.stopAll()
             outputs.append(.disconnected(time: time))
         } else if !linkDown && !connected {
             connected = true
@@ -104,6 +132,14 @@ public struct StrapSimulation: Sendable {
         if connected, percent != batteryReported {
             batteryReported = percent
             outputs.append(.battery(time: time, percent: percent))
+        }
+        if connected, waveforms?.streaming.isEmpty == false {
+            let scenario = scenario
+            let frames =
+                waveforms?.frames(
+                    upTo: time, beats: beatEnds[...], intensity: { scenario.intensity(at: $0) }, delivered: !droppedOut)
+                ?? []
+            for frame in frames { outputs.append(.waveform(time: frame.arrival, kind: frame.kind, bytes: frame.bytes)) }
         }
         guard connected, !droppedOut else { return }
         if malformed {

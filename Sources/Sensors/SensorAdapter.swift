@@ -41,6 +41,11 @@ public protocol SensorAdapter: Sendable {
     func setPriority(_ priority: Int?, for address: String) async
     /// Where late measurements come from, when the adapter offers them (nil: it does not).
     var backfillSource: (any BackfillSource)? { get }
+    /// Starts a raw signal on a strap that offers it (``SensorEvent/waveformsAvailable(_:_:)``);
+    /// the adapter starts it again after every reconnect until ``stopWaveform(_:for:)``.
+    func startWaveform(_ request: WaveformRequest, for sensor: SensorIdentity) async throws(SensorAdapterError)
+    /// Stops a raw signal (the strap's battery lasts longer without it).
+    func stopWaveform(_ kind: WaveformKind, for sensor: SensorIdentity) async throws(SensorAdapterError)
 }
 
 extension SensorAdapter {
@@ -60,6 +65,8 @@ public enum SensorAdapterError: Error, Hashable, Sendable, CustomStringConvertib
     case controlPoint(HeartRateControlPointError)
     /// The stack reported an error, with its name and message.
     case failed(name: String, message: String)
+    /// A raw signal cannot be streamed from the sensor, with the reason.
+    case waveformUnavailable(SensorIdentity, WaveformKind, String)
 
     /// One line for logs.
     public var description: String {
@@ -69,6 +76,7 @@ public enum SensorAdapterError: Error, Hashable, Sendable, CustomStringConvertib
         case .adapterUnavailable(let why): "adapter unavailable: \(why)"
         case .controlPoint(let error): "\(error)"
         case .failed(let name, let message): "\(name): \(message)"
+        case .waveformUnavailable(let sensor, let kind, let why): "no \(kind.rawValue) from \(sensor): \(why)"
         }
     }
 }

@@ -143,6 +143,12 @@ public enum SensorEvent: Hashable, Sendable {
     /// A heart-rate strap became paired while the adapter ran (by hrbridge or another client, such
     /// as `hrbridge pair` beside the daemon): it is now the user's own.
     case paired(SensorIdentity)
+    /// The raw signals a strap offers (its PMD control point read after connecting).
+    case waveformsAvailable(SensorIdentity, Set<WaveformKind>)
+    /// A frame of a raw signal, placed on the host clock.
+    case waveform(SensorWaveform)
+    /// A raw-signal frame the strict decoder refused: counted and logged, and the stream goes on.
+    case waveformRefused(SensorIdentity, WaveformKind, PMDDecodingError)
 }
 
 extension SensorEvent {
@@ -154,8 +160,10 @@ extension SensorEvent {
         case .updated(let sensor, _), .lost(let sensor), .connectionChanged(let sensor, _),
             .servicesReady(let sensor, _),
             .batteryLevel(let sensor, _), .deviceInformation(let sensor, _), .bodySensorLocation(let sensor, _),
-            .decodingFailed(let sensor, _, _), .advertisementRefused(let sensor, _), .paired(let sensor):
+            .decodingFailed(let sensor, _, _), .advertisementRefused(let sensor, _), .paired(let sensor),
+            .waveformsAvailable(let sensor, _), .waveformRefused(let sensor, _, _):
             sensor.address
+        case .waveform(let waveform): waveform.sensor.address
         case .measurement(let measurement): measurement.sensor.address
         case .adapterChanged: nil
         }

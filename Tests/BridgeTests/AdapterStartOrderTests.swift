@@ -40,6 +40,10 @@ final class SelfStartingAdapter: SensorAdapter {
     func availability() -> AdapterAvailability { .ready }
     func adapterStatuses() -> [AdapterStatus] { [] }
     func setPriority(_ priority: Int?, for address: String) {}
+    func startWaveform(_ request: WaveformRequest, for sensor: SensorIdentity) throws(SensorAdapterError) {
+        throw .waveformUnavailable(sensor, request.kind, "none here")
+    }
+    func stopWaveform(_ kind: WaveformKind, for sensor: SensorIdentity) throws(SensorAdapterError) {}
 }
 
 @Suite("The adapter starts once the sensor manager listens")

@@ -37,6 +37,10 @@ public final class RadiolessAdapter: SensorAdapter {
     public func knownDevices() -> [KnownDevice] { [] }
     public func availability() -> AdapterAvailability { .ready }
     public func adapterStatuses() -> [AdapterStatus] { [] }
+    public func startWaveform(_ request: WaveformRequest, for sensor: SensorIdentity) throws(SensorAdapterError) {
+        throw .waveformUnavailable(sensor, request.kind, "no radio")
+    }
+    public func stopWaveform(_ kind: WaveformKind, for sensor: SensorIdentity) throws(SensorAdapterError) {}
     public func setPriority(_ priority: Int?, for address: String) {
         priorities.withLock { $0.append("\(address)=\(priority.map(String.init) ?? "configured")") }
     }

@@ -410,7 +410,16 @@ public actor SensorManager {
         case .lost(let sensor):
             // Gone from BlueZ's cache: a strap nobody configured or uses is forgotten.
             drop(sensor.address)
-        case .servicesReady, .deviceInformation, .bodySensorLocation:
+        case .waveformRefused(let sensor, let kind, let error):
+            update(sensor) { status in
+                status.framesRefused += 1
+                status.refusedByReason[error.reason.metricName, default: 0] += 1
+            }
+            Counter(label: "hrbridge_frames_refused_total", dimensions: [("reason", error.reason.metricName)])
+                .increment()
+            logger.warning(
+                "frame refused", metadata: ["sensor": "\(sensor.address)", "signal": "\(kind)", "error": "\(error)"])
+        case .servicesReady, .deviceInformation, .bodySensorLocation, .waveformsAvailable, .waveform:
             break
         }
     }

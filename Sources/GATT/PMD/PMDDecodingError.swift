@@ -18,6 +18,20 @@ public struct PMDDecodingError: Error, Hashable, Sendable, CustomStringConvertib
         case truncatedBlock(needed: Int, available: Int)
         /// More samples than a frame can hold (``PMDFrame/maximumSamples``).
         case tooManySamples(Int)
+
+        /// A label value from a fixed set, for counters.
+        public var metricName: String {
+            switch self {
+            case .tooShort: "pmd_too_short"
+            case .unsupportedMeasurement: "pmd_unsupported_measurement"
+            case .unsupportedFrameType: "pmd_unsupported_frame_type"
+            case .partialSample: "pmd_partial_sample"
+            case .empty: "pmd_empty"
+            case .bitWidth: "pmd_bit_width"
+            case .truncatedBlock: "pmd_truncated_block"
+            case .tooManySamples: "pmd_too_many_samples"
+            }
+        }
     }
 
     /// The measurement being read.
