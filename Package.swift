@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "BridgeOut", targets: ["BridgeOut"]),
         .library(name: "Wire", targets: ["Wire"]),
         .library(name: "BridgeClient", targets: ["BridgeClient"]),
+        .library(name: "LabStreaming", targets: ["LabStreaming"]),
         .executable(name: "hrbridge", targets: ["hrbridge"]),
         .executable(name: "hrbridged", targets: ["hrbridged"]),
     ],
@@ -124,6 +125,12 @@ let package = Package(
         .target(name: "Samples", dependencies: ["GATT", "Sensors"]),
         // The adapter abstraction: sensor identity, events, commands, the injected wall clock. No C, no D-Bus.
         .target(name: "Sensors", dependencies: ["GATT"]),
+        // The Lab Streaming Layer: liblsl loaded at run time (never linked), outlets for HR, RR,
+        // ECG, ACC and markers.
+        .target(
+            name: "LabStreaming",
+            dependencies: ["GATT", "Sensors", .product(name: "Logging", package: "swift-log")]
+        ),
         // The mock adapter: simulated straps emitting raw frames through the same decoders.
         .target(
             name: "SensorSimulator",
@@ -140,7 +147,7 @@ let package = Package(
             dependencies: [
                 "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus", "WorkoutStore",
                 "WorkoutExport", "WorkoutPlans", "JSONSupport", "WorkoutRecording", "MQTT", "RemoteSensors",
-                "PostgresStore", "BridgeOut", "Wire",
+                "PostgresStore", "BridgeOut", "Wire", "LabStreaming",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),

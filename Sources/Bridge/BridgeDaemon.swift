@@ -161,6 +161,14 @@ public enum BridgeDaemon {
                 throw DaemonError.output("[osc]: \(error)")
             }
         }
+        if let settings = configuration.lsl {
+            do {
+                services.append(
+                    try LabStreamingService(settings: settings, core: core, clock: assembly.clock, logger: logger))
+            } catch {
+                throw DaemonError.output("[lsl]: \(error)")
+            }
+        }
         // READY waits for every listener: a client that starts after READY finds the API up.
         let listening = AsyncStream<Void>.makeStream()
         services.append(try unixListener(core: core, listening: listening.continuation, logger: logger))

@@ -69,13 +69,12 @@ struct WaveformClockTests {
             let placement = clock.place(sensorTime: frame.sensorTime, sampleCount: 73, receivedAt: frame.arrival)
             let start = placement.start.timeIntervalSinceReferenceDate
             let end = start + 72 * placement.interval
-            // No sample is placed after the frame that carried it arrived.
-            #expect(end <= frame.arrival.timeIntervalSinceReferenceDate + 1e-9)
-            if index >= 110 {
-                // Past the first minute: continuous frames follow each other by one sample.
-                #expect(abs(start - previousEnd - placement.interval) < 0.002, "frame \(index)")
-                errors.append(start - stream.truth(frame.firstSample) - stream.floor)
-            }
+            // Settled, no sample is placed after the frame that carried it arrived.
+            if index >= 110 { #expect(end <= frame.arrival.timeIntervalSinceReferenceDate + 1e-9) }
+            // From the first frame on, a continuous run stays evenly spaced: the model's moves
+            // while it settles are taken at most 2 ms a frame.
+            if index > 0 { #expect(abs(start - previousEnd - placement.interval) <= 0.002 + 1e-9, "frame \(index)") }
+            if index >= 110 { errors.append(start - stream.truth(frame.firstSample) - stream.floor) }
             previousEnd = end
         }
         #expect(percentile(errors.map(abs), 0.5) < 0.0015)

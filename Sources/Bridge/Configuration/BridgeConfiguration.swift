@@ -136,6 +136,8 @@ public struct BridgeConfiguration: Sendable {
     public var peripheral: PeripheralSettings?
     /// `[osc]`: heart rate as OSC parameters for VR avatars (nil: off).
     public var osc: OSCSettings?
+    /// `[lsl]`: Lab Streaming Layer outlets for labs (nil: off).
+    public var lsl: LSLSettings?
 
     /// The default configuration: the simulator, default paths, no TCP listener.
     public init() {}

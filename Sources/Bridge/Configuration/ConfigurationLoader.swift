@@ -1,10 +1,12 @@
 import BlueZ
 import BridgeOut
 import Foundation
+import LabStreaming
 import MQTT
 import PostgresStore
 import RemoteSensors
 import Samples
+import Sensors
 import Wire
 import Workouts
 
@@ -180,7 +182,8 @@ private struct Reader {
     mutating func read(_ root: TOMLDocument.Table) -> BridgeConfiguration {
         var configuration = BridgeConfiguration()
         onlyKnown(
-            root, ["adapter", "store", "api", "athletes", "sensors", "mqtt", "class", "peripheral", "osc"], in: "")
+            root, ["adapter", "store", "api", "athletes", "sensors", "mqtt", "class", "peripheral", "osc", "lsl"],
+            in: "")
         if let adapter = table(root["adapter"], "adapter") {
             configuration.adapter = readAdapter(adapter)
             if let follows = flag(adapter, "follow_advertisements") { configuration.followsAdvertisements = follows }
@@ -197,6 +200,7 @@ private struct Reader {
             configuration.peripheral = readPeripheral(settings, adapter: configuration.adapter)
         }
         if let settings = table(root["osc"], "osc") { configuration.osc = readOSC(settings) }
+        if let settings = table(root["lsl"], "lsl") { configuration.lsl = readLSL(settings) }
         for (name, source) in [("peripheral", configuration.peripheral?.source), ("osc", configuration.osc?.source)] {
             guard source == .simulator else { continue }
             if case .mock = configuration.adapter { continue }
@@ -606,6 +610,57 @@ private struct Reader {
             problem(line, "alpha1 needs an adapter of its own: alpha1_adapter is the peripheral's adapter \(first)")
         }
         return enabled ? settings : nil
+    }
+
+    /// `[lsl]`: Lab Streaming Layer outlets; `nil` unless enabled.
+    mutating func readLSL(_ table: TOMLDocument.Table) -> LSLSettings? {
+        onlyKnown(table, ["enabled", "library", "streams", "acc_rate", "acc_range", "host"], in: "lsl")
+        var settings = LSLSettings()
+        if let (path, line) = string(table, "library") {
+            if path.isEmpty || path.utf8.count > 4096 || path.contains("\0") {
+                problem(line, "[lsl] library must be the path of liblsl.so")
+            } else {
+                settings.library = path
+            }
+        }
+        if let (host, line) = string(table, "host") {
+            if Self.isName(host) {
+                settings.host = host
+            } else {
+                problem(line, "[lsl] host must be a plain name (letters, digits, - and _)")
+            }
+        }
+        if let value = table["streams"] {
+            let known = LSLStreamKind.allCases.map(\.rawValue).joined(separator: ", ")
+            if case .array(let items) = value.kind, items.count <= LSLStreamKind.allCases.count {
+                var kinds: Set<LSLStreamKind> = []
+                for item in items {
+                    if case .string(let text) = item.kind, let kind = LSLStreamKind(rawValue: text) {
+                        kinds.insert(kind)
+                    } else {
+                        problem(item.line, "[lsl] streams: each is one of \(known)")
+                    }
+                }
+                settings.kinds = kinds
+            } else {
+                problem(value.line, "[lsl] streams must be an array of \(known)")
+            }
+        }
+        if let rate = integer(table, "acc_rate", in: 25...200) {
+            if WaveformKind.acc.supportedRates.contains(rate) {
+                settings.accRate = rate
+            } else {
+                problem(table["acc_rate"]!.line, "[lsl] acc_rate is 25, 50, 100 or 200 (Hz), not \(rate)")
+            }
+        }
+        if let range = integer(table, "acc_range", in: 2...8) {
+            if [2, 4, 8].contains(range) {
+                settings.accRange = range
+            } else {
+                problem(table["acc_range"]!.line, "[lsl] acc_range is 2, 4 or 8 (G), not \(range)")
+            }
+        }
+        return flag(table, "enabled") == true ? settings : nil
     }
 
     /// `[osc]` and `[osc.custom]`: OSC for VR avatars; `nil` unless enabled.

@@ -8,16 +8,18 @@ public import FoundationEssentials
 /// two clocks' offset and their drift, tens of ppm). Only the frames that came fastest say where
 /// the line is, so every `blockSize` frames the one with the smallest observed offset is kept; the
 /// line has the least-squares slope through the last `blockCount` of those and runs under them,
-/// touching the lowest. Until two blocks are in, the offset is the smallest seen so far. A frame's
-/// samples are never placed later than its own arrival allows. The error left is the fastest
+/// touching the lowest. Until two blocks are in, the offset is the smallest seen so far, and no
+/// frame's offset is taken later than its own arrival allows. The error left is the fastest
 /// frames' delay (the radio's floor, a connection interval or less) plus the fit's noise;
 /// docs/lab.md gives the measured figures.
 ///
 /// Sample spacing comes from the strap's clock too: the time between consecutive frames' last
 /// samples over the samples in between (Polar's own rule), else the nominal rate. A frame that
 /// does not follow the previous one (frames lost, a reconnect) starts a new run: its samples are
-/// not stretched over the hole. A strap clock that jumps back or away (power cycled) starts the
-/// model afresh.
+/// not stretched over the hole. Within a run, samples stay evenly spaced: the model's corrections
+/// (large while it settles, up to the first frames' delay) are taken at most 2 ms per frame, so a
+/// run's first seconds carry the settling error rather than a step back. A strap clock that jumps back or
+/// away (power cycled) starts the model afresh.
 public struct WaveformClock: Sendable {
     /// Where one frame's samples go on the host clock.
     public struct Placement: Hashable, Sendable {
@@ -39,6 +41,8 @@ public struct WaveformClock: Sendable {
     /// The first frame's sensor time: sensor times are kept relative to it, in seconds.
     private var anchor: UInt64?
     private var previousSensorTime: UInt64?
+    /// The host time given to the previous frame's last sample.
+    private var previousLastSample: Double?
     /// The fastest frame of each finished block: (sensor seconds, host − sensor seconds).
     private var minima: [(sensor: Double, offset: Double)] = []
     private var blockMinimum: (sensor: Double, offset: Double)?
@@ -89,7 +93,15 @@ public struct WaveformClock: Sendable {
         let offset = min(offset(at: sensor) ?? observed, observed)
         let scale = 1 + (line?.slope ?? 0)
         let interval = sensorInterval * scale
-        let last = sensor + offset
+        var last = sensor + offset
+        if continuous, let previousLast = previousLastSample {
+            // A continuous run stays continuous: the model's move (large while it settles) is
+            // taken a little per frame, never as a step back over earlier samples.
+            let continued = previousLast + Double(count) * interval
+            let limit = min(0.002, 0.4 * interval)
+            last = continued + max(-limit, min(limit, last - continued))
+        }
+        previousLastSample = last
         return Placement(
             start: Date(timeIntervalSinceReferenceDate: last - Double(count - 1) * interval), interval: interval,
             continuous: continuous)
@@ -99,6 +111,7 @@ public struct WaveformClock: Sendable {
     public mutating func reset() {
         anchor = nil
         previousSensorTime = nil
+        previousLastSample = nil
         minima = []
         blockMinimum = nil
         framesInBlock = 0

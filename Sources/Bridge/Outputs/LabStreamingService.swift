@@ -1,0 +1,105 @@
+import Foundation
+public import LabStreaming
+public import Logging
+public import Sensors
+public import ServiceLifecycle
+import Wire
+
+/// `[lsl]`: every strap's heart rate, RR, ECG and acceleration as Lab Streaming Layer streams, and
+/// the sessions' events as markers. Raw signals are started on every strap that offers them (and
+/// by the adapter again after each reconnect), and stopped at shutdown, for the straps' batteries.
+public actor LabStreamingService: Service {
+    private let core: BridgeCore
+    private let clock: any WallClock
+    private let logger: Logger
+    private let settings: LSLSettings
+    private let library: LSLLibrary
+    private var feed: LabStreamingFeed?
+    /// The straps whose raw signals this service started.
+    private var started: [SensorIdentity: Set<WaveformKind>] = [:]
+
+    /// Loads liblsl now: a daemon asked for LSL without it does not start, and says where it looked.
+    public init(settings: LSLSettings, core: BridgeCore, clock: any WallClock, logger: Logger) throws(LSLError) {
+        self.core = core
+        self.clock = clock
+        self.logger = logger
+        self.settings = settings
+        library = try LSLLibrary.load(path: settings.library)
+        logger.info("liblsl loaded", metadata: ["path": "\(library.path)", "version": "\(library.version)"])
+    }
+
+    public func run() async throws {
+        let events = core.sensors.adapter.events()
+        let messages = core.hub.subscribe(
+            kinds: [.session, .event, .zone, .plan], sessionRefreshes: false, byteBudget: 1 << 20)
+        let host =
+            settings.host ?? ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "hrbridge"
+        let clock = clock
+        let feed = LabStreamingFeed(
+            library: library, settings: .init(kinds: settings.kinds, host: host), now: { clock.now() }, logger: logger)
+        self.feed = feed
+        try feed.openMarkers()
+        // Straps already linked: their streams now, their raw signals asked for.
+        for status in await core.sensors.list() where status.state == .ready {
+            let sensor = await core.sensors.identity(status.address)
+            feed.open(sensor)
+            await startWaveforms(on: sensor, offered: nil)
+        }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [weak self] in
+                for await event in events { await self?.handle(event) }
+            }
+            group.addTask { [weak self] in
+                for await delivery in messages {
+                    guard case .message(let message) = delivery else { continue }
+                    await self?.mark(message)
+                }
+            }
+            try? await gracefulShutdown()
+            messages.finish()
+            await stopWaveforms()
+            group.cancelAll()
+        }
+        self.feed = nil
+        logger.info("LSL outlets closed")
+    }
+
+    private func handle(_ event: SensorEvent) async {
+        feed?.handle(event)
+        if case .waveformsAvailable(let sensor, let kinds) = event {
+            await startWaveforms(on: sensor, offered: kinds)
+        }
+    }
+
+    /// Asks for the configured raw signals the strap offers (nil: not known; the adapter decides).
+    private func startWaveforms(on sensor: SensorIdentity, offered: Set<WaveformKind>?) async {
+        for kind in settings.kinds.compactMap(\.waveform).sorted() where offered?.contains(kind) ?? true {
+            let request =
+                kind == .acc
+                ? WaveformRequest(kind: .acc, sampleRate: settings.accRate, range: settings.accRange)
+                : WaveformRequest(kind: kind)
+            do {
+                try await core.sensors.adapter.startWaveform(request, for: sensor)
+                started[sensor, default: []].insert(kind)
+                logger.info("raw signal started", metadata: ["sensor": "\(sensor.address)", "signal": "\(kind)"])
+            } catch {
+                // Offered but refused is worth a warning; a strap that never offered it is not.
+                logger.log(
+                    level: offered == nil ? .debug : .warning, "raw signal not started",
+                    metadata: ["sensor": "\(sensor.address)", "error": "\(error)"])
+            }
+        }
+    }
+
+    private func stopWaveforms() async {
+        for (sensor, kinds) in started {
+            for kind in kinds.sorted() { try? await core.sensors.adapter.stopWaveform(kind, for: sensor) }
+        }
+        started = [:]
+    }
+
+    /// A session's change, event, zone change or plan step as one marker: the live stream's line.
+    private func mark(_ message: LiveMessage) {
+        feed?.mark(message.json, at: clock.now())
+    }
+}

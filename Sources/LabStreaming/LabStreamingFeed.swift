@@ -1,0 +1,195 @@
+public import FoundationEssentials
+import GATT
+public import Logging
+public import Sensors
+
+/// Sensor events as LSL streams: per strap an HR, an RR, an ECG and an ACC stream, created when the
+/// strap can fill them, and one Markers stream. Every timestamp is moved onto liblsl's clock: a
+/// heart rate at its frame's arrival, each RR interval at the end of its beat (the last ending at
+/// the arrival), each raw sample at the time the strap's clock gives it (``SensorWaveform``).
+///
+/// One owner calls it (the daemon's service, or `monitor`); pushes never wait for a consumer.
+public final class LabStreamingFeed {
+    /// Stream names, ids and metadata.
+    public struct Settings: Sendable {
+        /// The streams offered.
+        public var kinds: Set<LSLStreamKind>
+        /// This host's name in every `source_id` (`hrbridge:<host>:<address>:<kind>`).
+        public var host: String
+
+        public init(kinds: Set<LSLStreamKind> = Set(LSLStreamKind.allCases), host: String) {
+            self.kinds = kinds
+            self.host = host
+        }
+    }
+
+    private let library: LSLLibrary
+    private let settings: Settings
+    private let now: @Sendable () -> Date
+    private let logger: Logger
+    private var outlets: [String: [LSLStreamKind: LSLOutlet]] = [:]
+    private var names: [String: String] = [:]
+    private var information: [String: DeviceInformation] = [:]
+    private var markers: LSLOutlet?
+
+    /// A feed on `library`; `now` is the clock the events' dates are on (the daemon's).
+    public init(library: LSLLibrary, settings: Settings, now: @escaping @Sendable () -> Date, logger: Logger) {
+        self.library = library
+        self.settings = settings
+        self.now = now
+        self.logger = logger
+    }
+
+    /// The stream ids open now, sorted.
+    public var openStreams: [String] {
+        (outlets.values.flatMap { $0.values.map(\.description.sourceID) }
+            + (markers.map { [$0.description.sourceID] }
+                ?? []))
+            .sorted()
+    }
+
+    /// Opens the Markers stream (so a recorder started before the first event finds it).
+    public func openMarkers() throws(LSLError) {
+        guard settings.kinds.contains(.markers), markers == nil else { return }
+        markers = try library.outlet(
+            LSLStreamDescription(
+                name: "hrbridge Markers", type: "Markers", nominalRate: 0, format: .string,
+                sourceID: "hrbridge:\(settings.host):markers",
+                channels: [.init(label: "Marker", unit: "", type: "Markers")]))
+    }
+
+    /// A marker at `date` (the events' clock).
+    public func mark(_ text: String, at date: Date) {
+        markers?.push(marker: text, at: lslTime(date))
+    }
+
+    /// Opens a strap's HR and RR streams (when offered) before its first frame, so recorders find
+    /// them: on its Device Information, or when called (a strap linked before the feed began).
+    public func open(_ sensor: SensorIdentity) {
+        names[sensor.address] = sensor.name
+        for kind in [LSLStreamKind.hr, .rr] { _ = outlet(kind, for: sensor, rate: 0) }
+    }
+
+    /// Handles one adapter event.
+    public func handle(_ event: SensorEvent) {
+        switch event {
+        case .deviceInformation(let sensor, let device):
+            // Read right after the link is up: the streams open with the strap's make and model.
+            information[sensor.address] = device
+            open(sensor)
+        case .measurement(let measurement):
+            guard case .heartRateMeasurement(let frame) = measurement.value, measurement.via == .connection else {
+                return
+            }
+            push(frame, from: measurement.sensor, receivedAt: measurement.receivedAt)
+        case .waveform(let waveform):
+            push(waveform)
+        default:
+            break
+        }
+    }
+
+    private func push(_ frame: HeartRateMeasurement, from sensor: SensorIdentity, receivedAt: Date) {
+        let offset = clockOffset()
+        let arrival = receivedAt.timeIntervalSince1970 + offset
+        outlet(.hr, for: sensor, rate: 0)?.push([Float(frame.heartRate)], at: arrival)
+        guard !frame.rrIntervals.isEmpty, let rr = outlet(.rr, for: sensor, rate: 0) else { return }
+        // Back-dated: the last beat ends at the arrival, each earlier one an interval before.
+        var end = arrival
+        var stamped: [(Float, Double)] = []
+        for interval in frame.rrIntervals.reversed() {
+            stamped.append((Float(interval.seconds * 1000), end))
+            end -= interval.seconds
+        }
+        let ordered = stamped.reversed()
+        rr.push(chunk: ordered.map(\.0), timestamps: ordered.map(\.1))
+    }
+
+    private func push(_ waveform: SensorWaveform) {
+        guard let kind = LSLStreamKind.allCases.first(where: { $0.waveform == waveform.kind }),
+            let outlet = outlet(kind, for: waveform.sensor, rate: waveform.sampleRate)
+        else { return }
+        let start = waveform.start.timeIntervalSince1970 + clockOffset()
+        let timestamps = (0..<waveform.sampleCount).map { start + Double($0) * waveform.interval }
+        outlet.push(chunk: waveform.values.map(Float.init), timestamps: timestamps)
+    }
+
+    /// liblsl's clock minus the events' clock, now.
+    private func clockOffset() -> Double { library.localClock() - now().timeIntervalSince1970 }
+
+    private func lslTime(_ date: Date) -> Double { date.timeIntervalSince1970 + clockOffset() }
+
+    /// The strap's stream of `kind`, opened on first use; nil when not offered or liblsl refused.
+    private func outlet(_ kind: LSLStreamKind, for sensor: SensorIdentity, rate: Int) -> LSLOutlet? {
+        guard settings.kinds.contains(kind) else { return nil }
+        if let existing = outlets[sensor.address]?[kind] {
+            if kind.waveform == nil || existing.description.nominalRate == Double(rate) { return existing }
+        }
+        let description = Self.description(
+            kind, sensor: sensor, name: names[sensor.address] ?? sensor.name, rate: rate, host: settings.host,
+            device: information[sensor.address])
+        do {
+            let outlet = try library.outlet(description)
+            outlets[sensor.address, default: [:]][kind] = outlet
+            logger.info(
+                "LSL stream open", metadata: ["stream": "\(description.name)", "id": "\(description.sourceID)"])
+            return outlet
+        } catch {
+            logger.warning("LSL stream not opened", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// A strap's stream header: the name is the strap's (attacker text: printable and bounded).
+    static func description(
+        _ kind: LSLStreamKind, sensor: SensorIdentity, name: String?, rate: Int, host: String,
+        device: DeviceInformation?
+    ) -> LSLStreamDescription {
+        let strap = printable(name ?? "", limit: 64).isEmpty ? sensor.address : printable(name!, limit: 64)
+        let channels: [LSLStreamDescription.Channel] =
+            switch kind {
+            case .hr: [.init(label: "HR", unit: "bpm", type: "HR")]
+            case .rr: [.init(label: "RR", unit: "ms", type: "RR")]
+            case .ecg: [.init(label: "ECG", unit: "microvolts", type: "ECG")]
+            case .acc: ["X", "Y", "Z"].map { .init(label: $0, unit: "mG", type: "ACC") }
+            case .markers: [.init(label: "Marker", unit: "", type: "Markers")]
+            }
+        var hardware: [(String, String)] = []
+        if let maker = device?.manufacturerName { hardware.append(("manufacturer", printable(maker, limit: 64))) }
+        if let model = device?.modelNumber { hardware.append(("model", printable(model, limit: 64))) }
+        if let serial = device?.serialNumber { hardware.append(("serial", printable(serial, limit: 64))) }
+        if let firmware = device?.firmwareRevision { hardware.append(("firmware", printable(firmware, limit: 64))) }
+        var acquisition: [(String, String)] = [
+            ("software", "hrbridge"), ("gateway", host), ("address", sensor.address), ("adapter", sensor.adapter),
+        ]
+        switch kind {
+        case .hr: acquisition.append(("timestamps", "frame arrival"))
+        case .rr:
+            acquisition.append(("timestamps", "beat end, back-dated from the frame's arrival; artefacts not corrected"))
+        case .ecg, .acc:
+            acquisition.append(("timestamps", "per sample, the strap's clock mapped to the host's (docs/lab.md)"))
+        case .markers: break
+        }
+        return LSLStreamDescription(
+            name: "\(strap) \(kind.contentType)", type: kind.contentType, nominalRate: Double(rate),
+            format: .float32, sourceID: "hrbridge:\(host):\(sensor.address):\(kind.rawValue)", channels: channels,
+            hardware: hardware, acquisition: acquisition,
+            chunkSize: kind == .ecg ? 73 : kind == .acc ? 36 : 0)
+    }
+
+    /// `text` without control characters, at most `limit` characters.
+    static func printable(_ text: String, limit: Int) -> String {
+        String(
+            String.UnicodeScalarView(text.unicodeScalars.filter { !$0.properties.generalCategory.isControl }).prefix(
+                limit))
+    }
+}
+
+extension Unicode.GeneralCategory {
+    fileprivate var isControl: Bool {
+        switch self {
+        case .control, .format, .surrogate, .privateUse, .unassigned, .lineSeparator, .paragraphSeparator: true
+        default: false
+        }
+    }
+}

