@@ -284,7 +284,7 @@ let package = Package(
             name: "BridgeTests",
             dependencies: [
                 "Bridge", "BridgeClient", "Wire", "BusHarness", "Workouts", "Sensors", "SensorSimulator", "GATT",
-                "hrbridge", "hrbridged", "JSONSupport", "Samples", "WorkoutStore", "MQTT",
+                "hrbridge", "hrbridged", "JSONSupport", "Samples", "WorkoutStore", "MQTT", "LabStreaming",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

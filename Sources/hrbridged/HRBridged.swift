@@ -17,7 +17,7 @@ struct HRBridged: AsyncParsableCommand {
             tokens. Speaks sd_notify when NOTIFY_SOCKET is set: READY=1, STATUS=, WATCHDOG=1, STOPPING=1. \
             SIGTERM or SIGINT ends every running session (saved), then exits 0.
 
-            Exit status: 0 stopped; 69 adapter unavailable (or [peripheral] or [osc] cannot start); 71 API listener failed; 73 store cannot \
+            Exit status: 0 stopped; 69 adapter unavailable (or [peripheral], [osc] or [lsl] cannot start); 71 API listener failed; 73 store cannot \
             be opened; 75 another process records into the store (systemd retries); 78 bad \
             configuration (one line per problem, with its line number).
             """

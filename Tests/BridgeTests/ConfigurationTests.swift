@@ -1,6 +1,7 @@
 import BlueZ
 import Bridge
 import Foundation
+import LabStreaming
 import MQTT
 import Testing
 import Wire
@@ -371,6 +372,39 @@ struct ConfigurationTests {
         for (text, line, message) in [
             ("[adapter]\nfollow_advertisements = \"no\"", 2, "true or false"),
             ("[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://broker\"\nfollow_advertisements = true", 4, "applies to kind"),
+        ] {
+            #expect(
+                performing: { try ConfigurationLoader.parse(text) },
+                throws: { error in
+                    (error as? ConfigurationError)?.problems.contains {
+                        $0.line == line && $0.message.contains(message)
+                    }
+                        ?? false
+                })
+        }
+    }
+
+    @Test("[lsl]: off unless enabled; streams, acceleration and the library path read; nonsense named by line")
+    func labStreaming() throws {
+        #expect(try ConfigurationLoader.parse("").lsl == nil)
+        #expect(try ConfigurationLoader.parse("[lsl]\nstreams = [\"hr\"]").lsl == nil)
+        let all = try #require(try ConfigurationLoader.parse("[lsl]\nenabled = true").lsl)
+        #expect(all.kinds == Set(LSLStreamKind.allCases) && all.accRate == 50 && all.library == nil)
+        let some = try #require(
+            try ConfigurationLoader.parse(
+                "[lsl]\nenabled = true\nstreams = [\"rr\", \"ecg\"]\nacc_rate = 200\nacc_range = 4\n"
+                    + "library = \"/opt/lsl/lib/liblsl.so\"\nhost = \"lab-3\""
+            ).lsl)
+        #expect(some.kinds == [.rr, .ecg] && some.accRate == 200 && some.accRange == 4 && some.host == "lab-3")
+        #expect(some.library == "/opt/lsl/lib/liblsl.so")
+        for (text, line, message) in [
+            ("[lsl]\nenabled = true\nstreams = [\"eeg\"]", 3, "each is one of hr, rr, ecg, acc, markers"),
+            ("[lsl]\nenabled = true\nstreams = \"hr\"", 3, "must be an array"),
+            ("[lsl]\nenabled = true\nacc_rate = 30", 3, "25, 50, 100 or 200"),
+            ("[lsl]\nenabled = true\nacc_range = 3", 3, "2, 4 or 8"),
+            ("[lsl]\nenabled = true\nhost = \"a b\"", 3, "plain name"),
+            ("[lsl]\nenabled = true\nlibrary = \"\"", 3, "path of liblsl.so"),
+            ("[lsl]\nenabled = true\nport = 1", 3, "port"),
         ] {
             #expect(
                 performing: { try ConfigurationLoader.parse(text) },

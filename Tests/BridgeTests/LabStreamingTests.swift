@@ -203,4 +203,30 @@ struct LabStreamingTests {
         if let started, let lap, let ended { #expect(started < lap && lap < ended) }
         #expect(markers.time_stamps.allSatisfy { $0 >= ecgTimes[0] - 5 && $0 <= ecgTimes.last! + 5 })
     }
+
+    @Test("Without liblsl the daemon does not start: exit 69, and it says where it looked and how to get it")
+    func withoutLibrary() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hrbridge-lsl-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("config.toml")
+        try Data(
+            """
+            [store]
+            path = "\(directory.path)/store.sqlite"
+
+            [api]
+            socket = "\(directory.path)/api.sock"
+
+            [lsl]
+            enabled = true
+            library = "/nonexistent/liblsl.so"
+            """.utf8
+        ).write(to: config)
+        let daemon = try Spawned(DaemonUnderTest.daemonBinary, ["--config", config.path])
+        #expect(await daemon.wait() == 69)
+        let said = daemon.output.joined(separator: "\n")
+        #expect(said.contains("[lsl]: liblsl was not found") && said.contains("/nonexistent/liblsl.so"), "\(said)")
+        #expect(said.contains("pip install pylsl"))
+    }
 }
