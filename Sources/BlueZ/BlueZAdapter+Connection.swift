@@ -32,6 +32,7 @@ extension BlueZAdapter {
     public func disconnect(_ sensor: SensorIdentity) async throws(SensorAdapterError) {
         let address = sensor.address.uppercased()
         guard var link = links.removeValue(forKey: address) else { throw .notConnected(sensor) }
+        forgetWaveforms(address)
         let surroundings = surroundings(for: address)
         let actions = link.machine.handle(.stop, in: surroundings, using: &random)
         link.timer?.cancel()
@@ -185,7 +186,10 @@ extension BlueZAdapter {
                 guard let self else { return }
                 let error = await self.subscribe(address, on: adapter)
                 await self.feed(address, .subscribeReplied(attempt: attempt, error))
-                if error == nil { await self.readDetails(address, on: adapter) }
+                if error == nil {
+                    await self.readDetails(address, on: adapter)
+                    await self.probeWaveforms(address, on: adapter)
+                }
             }
         case .disconnect(let adapter):
             let devicePath = BlueZPaths.device(adapter: Self.adapterPath(adapter), address: address)

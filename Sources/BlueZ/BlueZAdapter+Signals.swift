@@ -191,6 +191,7 @@ extension BlueZAdapter {
 
     /// A `Value` change on a characteristic: delivered when it is one of a wanted strap's subscriptions.
     private func characteristicNotified(path objectPath: String, bytes: [UInt8]) {
+        if let pmd = pmdRoutes[objectPath] { return pmdNotified(pmd, path: objectPath, bytes: bytes) }
         let route: (address: String, characteristic: GATTCharacteristic)
         if let known = routes[objectPath] {
             route = known

@@ -1,11 +1,263 @@
+import DBus
+import FoundationEssentials
+import GATT
+import Logging
 public import Sensors
 
 extension BlueZAdapter {
-    /// Raw signals over BlueZ need the PMD client, which is not in this build: refused, with the reason.
-    public func startWaveform(_ request: WaveformRequest, for sensor: SensorIdentity) throws(SensorAdapterError) {
-        throw .waveformUnavailable(sensor, request.kind, "this build streams PMD only from the simulator")
+    /// How long a PMD control point request waits for its indicated answer.
+    static let pmdAnswerTimeout: Duration = .seconds(5)
+
+    /// Starts a raw signal on a strap with Polar's PMD service: indications on the control point
+    /// and notifications on the data characteristic first (an H10 answers nothing otherwise), the
+    /// link's ATT MTU checked (a frame needs 232), then START, answered by indication. The stream
+    /// starts again after every reconnect until ``stopWaveform(_:for:)``.
+    public func startWaveform(_ request: WaveformRequest, for sensor: SensorIdentity) async throws(SensorAdapterError) {
+        let address = sensor.address.uppercased()
+        if let problem = request.problem { throw .waveformUnavailable(sensor, request.kind, problem) }
+        guard let link = links[address], case .ready(let adapter) = link.machine.state else {
+            throw .notConnected(sensor)
+        }
+        guard pmdPaths(of: address, on: adapter) != nil else {
+            throw .waveformUnavailable(sensor, request.kind, "the strap has no Polar Measurement Data service")
+        }
+        if let offered = pmdLinks[address]?.offered, !offered.contains(request.kind) {
+            throw .waveformUnavailable(
+                sensor, request.kind,
+                "the strap offers \(offered.isEmpty ? "no raw signal" : offered.sorted().map(\.rawValue).joined(separator: ", "))"
+            )
+        }
+        let previous = pmdLinks[address]?.requests[request.kind]
+        pmdLinks[address, default: PMDLink()].requests[request.kind] = request
+        do {
+            try await startStream(request, address: address, on: adapter)
+        } catch {
+            pmdLinks[address]?.requests[request.kind] = previous
+            throw error
+        }
     }
 
-    /// Nothing streams, so nothing stops.
-    public func stopWaveform(_ kind: WaveformKind, for sensor: SensorIdentity) throws(SensorAdapterError) {}
+    /// Stops a raw signal (STOP on the control point while linked).
+    public func stopWaveform(_ kind: WaveformKind, for sensor: SensorIdentity) async throws(SensorAdapterError) {
+        let address = sensor.address.uppercased()
+        guard pmdLinks[address]?.requests.removeValue(forKey: kind) != nil else { return }
+        guard let link = links[address], case .ready(let adapter) = link.machine.state,
+            let paths = pmdPaths(of: address, on: adapter)
+        else { return }
+        let answer = await controlPointRequest(.stop(PMDLink.measurement(kind)), address: address, path: paths.control)
+        if answer?.status != .success {
+            logger.info(
+                "PMD stop not confirmed",
+                metadata: [
+                    "sensor": "\(address)", "signal": "\(kind)",
+                    "answer": "\(answer.map { "\($0.statusCode)" } ?? "none")",
+                ])
+        }
+    }
+
+    /// After a strap became ready: reads its PMD features, reports them, and starts again what was
+    /// asked of it before its link dropped. A strap without PMD costs one cache lookup.
+    func probeWaveforms(_ address: String, on adapter: String) async {
+        guard let paths = pmdPaths(of: address, on: adapter) else { return }
+        let identity = identity(address, on: adapter)
+        let features: PMDFeatures
+        do {
+            features = try PMDFeatures(bytes: try await read(paths.control))
+        } catch {
+            logger.info("PMD features not read", metadata: ["sensor": "\(address)", "error": "\(error)"])
+            return
+        }
+        let offered = Set(features.measurements.compactMap { PMDLink.kind(of: $0.rawValue) })
+        pmdLinks[address, default: PMDLink()].offered = offered
+        guard links[address]?.machine.state == .ready(adapter: adapter) else { return }
+        broadcaster.yield(.waveformsAvailable(identity, offered))
+        for request in (pmdLinks[address]?.requests.values ?? [:].values).sorted(by: { $0.kind < $1.kind }) {
+            do {
+                try await startStream(request, address: address, on: adapter)
+                logger.info(
+                    "raw signal started again", metadata: ["sensor": "\(address)", "signal": "\(request.kind)"])
+            } catch {
+                logger.warning("raw signal not started again", metadata: ["sensor": "\(address)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// The strap's PMD control point and data paths on `adapter`, noted for routing.
+    func pmdPaths(of address: String, on adapter: String) -> (control: String, data: String)? {
+        let devicePath = BlueZPaths.device(adapter: Self.adapterPath(adapter), address: address)
+        let characteristics = cache.characteristics(of: devicePath)
+        guard let control = characteristics.first(where: { $0.value == PMDControlPoint.controlPoint })?.key,
+            let data = characteristics.first(where: { $0.value == PMDControlPoint.data })?.key
+        else { return nil }
+        pmdRoutes[control] = (address, .controlPoint)
+        pmdRoutes[data] = (address, .data)
+        return (control, data)
+    }
+
+    private func startStream(_ request: WaveformRequest, address: String, on adapter: String)
+        async throws(SensorAdapterError)
+    {
+        let sensor = identity(address, on: adapter)
+        guard let paths = pmdPaths(of: address, on: adapter) else {
+            throw .waveformUnavailable(sensor, request.kind, "the strap has no Polar Measurement Data service")
+        }
+        // Indications and notifications on before any command: an H10 answers nothing otherwise.
+        for path in [paths.control, paths.data] {
+            guard links[address]?.subscribed.contains(path) == false else { continue }
+            links[address]?.subscribed.insert(path)
+            do throws(BlueZError) {
+                try await call(path, ObjectCache.characteristicInterface, "StartNotify")
+            } catch  where error.code == .inProgress {
+            } catch {
+                links[address]?.subscribed.remove(path)
+                throw Self.failure(error)
+            }
+        }
+        // BlueZ (5.62 and later) shows the link's ATT MTU; below 232 a frame does not fit.
+        if let mtu = cache.properties(paths.data, ObjectCache.characteristicInterface)?["MTU"]?.integer,
+            mtu < PMDControlPoint.minimumMTU
+        {
+            throw .waveformUnavailable(
+                sensor, request.kind,
+                "the link's ATT MTU is \(mtu); a PMD frame needs \(PMDControlPoint.minimumMTU) (bluetoothd's [GATT] ExchangeMTU, or the strap, keeps it lower)"
+            )
+        }
+        let command = PMDLink.startCommand(request)
+        guard let answer = await controlPointRequest(command, address: address, path: paths.control) else {
+            let why = pmdLinks[address]?.writeFailure.map { "the START write failed: \($0)" }
+            throw .waveformUnavailable(
+                sensor, request.kind,
+                why ?? "no answer from the PMD control point within \(Int(Self.pmdAnswerTimeout.seconds)) s")
+        }
+        guard answer.status == .success || answer.status == .alreadyInState else {
+            throw .waveformUnavailable(
+                sensor, request.kind,
+                "the strap refused START: \(answer.status.map { "\($0)" } ?? "status \(answer.statusCode)")")
+        }
+        pmdLinks[address]?.factors[request.kind] = answer.factor
+        if pmdLinks[address]?.clocks[request.kind]?.sampleRate != Double(request.sampleRate) {
+            pmdLinks[address]?.clocks[request.kind] = WaveformClock(sampleRate: Double(request.sampleRate))
+        }
+    }
+
+    /// Writes a command and waits for the indication that answers it (nil: none within the timeout,
+    /// or the write failed). One request per strap at a time.
+    private func controlPointRequest(_ command: PMDControlPoint.Command, address: String, path: String) async
+        -> PMDControlPoint.Response?
+    {
+        if pmdLinks[address, default: PMDLink()].busy {
+            await withCheckedContinuation { pmdLinks[address, default: PMDLink()].queue.append($0) }
+        }
+        pmdLinks[address, default: PMDLink()].busy = true
+        defer {
+            if var next = pmdLinks[address], !next.queue.isEmpty {
+                next.queue.removeFirst().resume()
+                pmdLinks[address] = next
+            } else {
+                pmdLinks[address]?.busy = false
+            }
+        }
+        pmdLinks[address]?.writeFailure = nil
+        let deadline = clock.now().addingTimeInterval(Self.pmdAnswerTimeout.seconds)
+        return await withCheckedContinuation { continuation in
+            // Waiting before the write: the answer can come before WriteValue's reply.
+            pmdLinks[address, default: PMDLink()].pending = PMDLink.Pending(
+                command: command, continuation: continuation)
+            background.spawn { [weak self] in
+                do throws(BlueZError) {
+                    try await self?.call(
+                        path, ObjectCache.characteristicInterface, "WriteValue",
+                        [.bytes(command.encoded()), .propertyMap([("type", .string("request"))])])
+                } catch {
+                    await self?.answerPending(address, with: nil, failure: "\(error)")
+                }
+            }
+            background.spawn { [weak self, clock] in
+                try? await clock.sleep(until: deadline)
+                await self?.answerPending(address, with: nil, failure: nil)
+            }
+        }
+    }
+
+    private func answerPending(_ address: String, with answer: PMDControlPoint.Response?, failure: String?) {
+        guard let pending = pmdLinks[address]?.pending else { return }
+        pmdLinks[address]?.pending = nil
+        if let failure { pmdLinks[address]?.writeFailure = failure }
+        pending.continuation.resume(returning: answer)
+    }
+
+    /// A notification on a PMD characteristic: an answer on the control point, a frame on the data one.
+    func pmdNotified(_ route: (address: String, role: PMDLink.Role), path: String, bytes: [UInt8]) {
+        guard let adapter = adapterName(ofDevice: path), links[route.address]?.subscribed.contains(path) == true
+        else { return }
+        let sensor = identity(route.address, on: adapter)
+        switch route.role {
+        case .controlPoint:
+            do {
+                let answer = try PMDControlPoint.Response(bytes: bytes)
+                if let pending = pmdLinks[route.address]?.pending, answer.answers(pending.command) {
+                    answerPending(route.address, with: answer, failure: nil)
+                } else {
+                    logger.debug("PMD answer to no request", metadata: ["sensor": "\(route.address)"])
+                }
+            } catch {
+                logger.warning(
+                    "PMD control point indication refused",
+                    metadata: ["sensor": "\(route.address)", "error": "\(error)"])
+            }
+        case .data:
+            pmdFrame(bytes, from: sensor)
+        }
+    }
+
+    private func pmdFrame(_ bytes: [UInt8], from sensor: SensorIdentity) {
+        let address = sensor.address
+        guard let state = pmdLinks[address] else { return }
+        let kind = bytes.first.flatMap { PMDLink.kind(of: $0) }
+        guard let kind, let request = state.requests[kind], var clock = state.clocks[kind] else {
+            // A frame of a stream nobody asked for (or no header at all): refused under the first asked kind.
+            if let asked = state.requests.keys.sorted().first, kind == nil {
+                do {
+                    _ = try PMDFrame(bytes: bytes)
+                    logger.debug("PMD frame of another measurement", metadata: ["sensor": "\(address)"])
+                } catch {
+                    broadcaster.yield(.waveformRefused(sensor, asked, error))
+                }
+            }
+            return
+        }
+        let receivedAt = self.clock.now()
+        do {
+            let timestamp: UInt64
+            let values: [Int32]
+            switch kind {
+            case .ecg:
+                let frame = try ECGFrame(bytes: bytes)
+                (timestamp, values) = (frame.timestamp, frame.microvolts)
+            case .acc:
+                let frame = try AccelerationFrame(bytes: bytes, resolution: 16, factor: state.factors[kind] ?? 1)
+                (timestamp, values) = (frame.timestamp, frame.samples.flatMap { [$0.x, $0.y, $0.z] })
+            }
+            let placement = clock.place(
+                sensorTime: timestamp, sampleCount: values.count / kind.channels, receivedAt: receivedAt)
+            pmdLinks[address]?.clocks[kind] = clock
+            broadcaster.yield(
+                .waveform(
+                    SensorWaveform(
+                        sensor: sensor, kind: kind, sampleRate: request.sampleRate, values: values,
+                        start: placement.start, interval: placement.interval, continuous: placement.continuous,
+                        sensorTimestamp: timestamp, receivedAt: receivedAt)))
+        } catch {
+            broadcaster.yield(.waveformRefused(sensor, kind, error))
+        }
+    }
+
+    /// The strap's streams end with a requested disconnect; an answer still awaited gets none.
+    func forgetWaveforms(_ address: String) {
+        if let pending = pmdLinks[address]?.pending {
+            pmdLinks[address]?.pending = nil
+            pending.continuation.resume(returning: nil)
+        }
+        pmdLinks[address]?.requests = [:]
+    }
 }

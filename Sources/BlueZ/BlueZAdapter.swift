@@ -145,6 +145,10 @@ public actor BlueZAdapter: SensorAdapter {
     /// Notifying characteristic paths → the strap and characteristic they carry, so a notification
     /// costs one lookup instead of parsing its path; cleared whenever objects come or go.
     var routes: [String: (address: String, characteristic: GATTCharacteristic)] = [:]
+    /// Each strap's Polar Measurement Data state (raw ECG and acceleration).
+    var pmdLinks: [String: PMDLink] = [:]
+    /// PMD characteristic paths → the strap and which characteristic each is.
+    var pmdRoutes: [String: (address: String, role: PMDLink.Role)] = [:]
     /// Device objects (path) whose address type is not their strap's, logged once each.
     var addressTypeMismatches: Set<String> = []
     /// A strap's subscribed characteristic as the loop-thread fast path sees it.
@@ -282,6 +286,7 @@ public actor BlueZAdapter: SensorAdapter {
     public func shutdown() async {
         let stopping = links
         links = [:]
+        for address in pmdLinks.keys { forgetWaveforms(address) }
         for (_, link) in stopping {
             link.timer?.cancel()
             for waiter in link.waiters { waiter.resume(returning: .failure(.adapterUnavailable("shut down"))) }

@@ -42,10 +42,11 @@ public final class BlueZooBed: Sendable {
     }
 
     /// Starts a virtual strap on the adapter with `address`, notifying `frames` (hex) every `interval`
-    /// once subscribed; `gated`: not before ``Strap/send(_:)`` says `resume`.
+    /// once subscribed; `gated`: not before ``Strap/send(_:)`` says `resume`; `more` are further
+    /// options of `strap.py` (`--pmd`, `--mtu N`).
     public func startStrap(
         address: String, frames: [String], interval: Double = 0.02, service: String = "180d",
-        name: String = "Test Strap", gated: Bool = false
+        name: String = "Test Strap", gated: Bool = false, more: [String] = []
     ) async throws -> Strap {
         let directory = bus.directory
         let framesFile = directory.appendingPathComponent("frames-\(address).txt")
@@ -58,7 +59,7 @@ public final class BlueZooBed: Sendable {
             [
                 script, "--adapter-address", address, "--frames", framesFile.path, "--interval", String(interval),
                 "--service", service, "--name", name, "--control", control,
-            ] + (gated ? ["--gated"] : []), environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address],
+            ] + (gated ? ["--gated"] : []) + more, environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address],
             label: "strap \(address)",
             readyLine: { $0 == "ready" })
         children.append(process)

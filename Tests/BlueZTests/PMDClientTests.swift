@@ -1,0 +1,159 @@
+import BlueZ
+import BusHarness
+import DBus
+import Foundation
+import GATT
+import Sensors
+import Testing
+
+/// The PMD client against BlueZoo: a strap with Polar's Measurement Data service (`strap.py
+/// --pmd`), whose control point answers only while its indications are on, as an H10's does.
+@Suite("BlueZ PMD client: raw ECG and acceleration from a strap on BlueZoo", .serialized)
+struct PMDClientTests {
+    static let central = "00:00:00:00:00:01"
+    static let strapAddress = "00:00:00:00:00:02"
+
+    private func waveforms(_ log: EventLog, _ kind: WaveformKind) -> [SensorWaveform] {
+        log.all.compactMap { if case .waveform(let frame) = $0, frame.kind == kind { frame } else { nil } }
+    }
+
+    /// The fixture's ECG: sample k is round(1000 sin(2πk/130)) µV, k counted from its START.
+    private func fixtureECG(_ index: Int) -> Int32 {
+        Int32((1000 * sin(2 * Double.pi * Double(index) / 130)).rounded())
+    }
+
+    /// Runs `body` with a PMD strap (MTU `mtu`) linked to a BlueZ adapter on BlueZoo.
+    private func withPMDStrap(
+        mtu: Int, _ body: (BlueZAdapter, Strap, EventLog, SensorIdentity, BlueZooBed) async throws -> Void
+    ) async throws {
+        try await withBlueZoo(adapters: [Self.central, Self.strapAddress]) { bed in
+            let strap = try await bed.startStrap(
+                address: Self.strapAddress, frames: strapFrames(150), interval: 0.5, name: "Polar H10 0A1B2C3D",
+                more: ["--pmd", "--mtu", "\(mtu)"])
+            let connection = try DBusConnection(bus: .address(bed.bus.address), logger: testLogger)
+            let adapter = try await BlueZAdapter.open(
+                adapter: "hci0", connection: connection, options: fastOptions, logger: testLogger)
+            let log = EventLog(adapter.events())
+            try await adapter.startDiscovery(services: [.heartRate])
+            await log.wait("the strap to be discovered") { events in
+                events.contains {
+                    if case .discovered(let sensor) = $0 { sensor.identity.address == Self.strapAddress } else { false }
+                }
+            }
+            try await adapter.stopDiscovery()
+            let sensor = SensorIdentity(adapter: "hci0", address: Self.strapAddress)
+            try await adapter.connect(sensor)
+            await log.waitUntilReady(sensor)
+            await log.wait("the strap's PMD features") { events in
+                events.contains { if case .waveformsAvailable(_, [.ecg, .acc]) = $0 { true } else { false } }
+            }
+            try await body(adapter, strap, log, sensor, bed)
+            await adapter.shutdown()
+            await connection.close()
+        }
+    }
+
+    @Test("ECG: indications and notifications on before START, every sample as the strap sent it, STOP at the end")
+    func ecgStream() async throws {
+        try await withPMDStrap(mtu: 232) { adapter, strap, log, sensor, _ in
+            try await adapter.startWaveform(WaveformRequest(kind: .ecg), for: sensor)
+            await log.wait("5 ECG frames", timeout: .seconds(60)) { _ in waveforms(log, .ecg).count >= 5 }
+            // Malformed frames are refused with their reason, and the stream goes on.
+            try strap.send("pmd-garbage")
+            await log.wait("two refusals") { events in
+                events.filter { if case .waveformRefused(sensor, .ecg, _) = $0 { true } else { false } }.count == 2
+            }
+            let reasons = log.all.compactMap { event -> PMDDecodingError.Reason? in
+                if case .waveformRefused(_, _, let error) = event { error.reason } else { nil }
+            }
+            #expect(reasons == [.tooShort(3), .partialSample(payload: 4, sampleBytes: 3)])
+            let beforeGarbage = waveforms(log, .ecg).count
+            await log.wait("ECG after the refusals", timeout: .seconds(60)) { _ in
+                waveforms(log, .ecg).count >= beforeGarbage + 3
+            }
+            try await adapter.stopWaveform(.ecg, for: sensor)
+            _ = try #require(await strap.process.waitForLine { $0 == "pmd-stop ecg" }, "STOP reached the strap")
+            let lines = strap.process.output
+            let controlOn = try #require(lines.firstIndex(of: "subscribed 5c81"), "\(lines.suffix(20))")
+            let dataOn = try #require(lines.firstIndex(of: "subscribed 5c82"))
+            let start = try #require(
+                lines.firstIndex(of: "written 5c81 02000001820001010e00"), "START as Polar's clients write it")
+            #expect(controlOn < start && dataOn < start, "subscriptions before the command")
+            let frames = waveforms(log, .ecg)
+            #expect(frames.allSatisfy { $0.sampleCount == 73 && $0.sampleRate == 130 })
+            let values = frames.flatMap(\.values)
+            #expect(values == (0..<values.count).map(fixtureECG), "every sample, in order, as sent")
+            #expect(frames.dropFirst().allSatisfy { $0.continuous })
+            // Spaced by the strap's clock: 1/130 s within a frame.
+            #expect(frames.allSatisfy { abs($0.interval - 1 / 130) < 1e-6 })
+        }
+    }
+
+    @Test("An ATT MTU of 185 is refused with the reason, before any command is written")
+    func smallMTU() async throws {
+        try await withPMDStrap(mtu: 185) { adapter, strap, log, sensor, _ in
+            await #expect {
+                try await adapter.startWaveform(WaveformRequest(kind: .ecg), for: sensor)
+            } throws: { error in
+                guard case .waveformUnavailable(_, .ecg, let why) = error as? SensorAdapterError else { return false }
+                return why.contains("ATT MTU is 185") && why.contains("232")
+            }
+            #expect(!strap.process.output.contains { $0.hasPrefix("written 5c81 02") }, "no START written")
+        }
+    }
+
+    @Test("Acceleration at 50 Hz: three axes in mG; a strap refusing gives Polar's reason; nothing without a link")
+    func accelerationAndRefusals() async throws {
+        try await withPMDStrap(mtu: 247) { adapter, strap, log, sensor, _ in
+            try await adapter.startWaveform(WaveformRequest(kind: .acc, sampleRate: 50, range: 4), for: sensor)
+            #expect(strap.process.output.contains("written 5c81 0202000132000101100002010400"))
+            await log.wait("3 acceleration frames", timeout: .seconds(60)) { _ in waveforms(log, .acc).count >= 3 }
+            let samples = waveforms(log, .acc).flatMap(\.values)
+            let x = stride(from: 0, to: samples.count, by: 3).map { samples[$0] }
+            let y = stride(from: 1, to: samples.count, by: 3).map { samples[$0] }
+            let z = stride(from: 2, to: samples.count, by: 3).map { samples[$0] }
+            let indices: [Int32] = (0..<Int32(x.count)).map { $0 }
+            #expect(x == indices)
+            #expect(y == indices.map { -$0 })
+            #expect(z.allSatisfy { $0 == 1000 })
+            // A second START of a running stream: the strap says "already in state", which is fine.
+            try await adapter.startWaveform(WaveformRequest(kind: .acc, sampleRate: 50, range: 4), for: sensor)
+            await #expect(throws: SensorAdapterError.self) {
+                try await adapter.startWaveform(WaveformRequest(kind: .acc, sampleRate: 30), for: sensor)
+            }
+            try await adapter.disconnect(sensor)
+            await #expect(throws: SensorAdapterError.notConnected(sensor)) {
+                try await adapter.startWaveform(WaveformRequest(kind: .ecg), for: sensor)
+            }
+        }
+    }
+
+    @Test("A dropped link is a gap: the adapter starts the stream again after the reconnect")
+    func reconnect() async throws {
+        try await withPMDStrap(mtu: 232) { adapter, strap, log, sensor, bed in
+            try await adapter.startWaveform(WaveformRequest(kind: .ecg), for: sensor)
+            await log.wait("3 ECG frames", timeout: .seconds(60)) { _ in waveforms(log, .ecg).count >= 3 }
+            // The strap ends its streams with the link; BlueZoo 1.0.2 does not carry a peripheral-side
+            // drop to the central, so the harness drops it there (what bluetoothd shows on a lost link).
+            try strap.send("pmd-reset")
+            _ = try #require(await strap.process.waitForLine { $0 == "pmd-reset" })
+            let radio = try DBusConnection(bus: .address(bed.bus.address), logger: testLogger)
+            _ = try await radio.call(
+                destination: "org.bluez", path: "/org/bluez/hci0/dev_00_00_00_00_00_02", interface: "org.bluez.Device1",
+                member: "Disconnect")
+            await radio.close()
+            await log.waitUntilReady(sensor, times: 2, "the strap to be back")
+            _ = try #require(
+                await strap.process.waitForLine { _ in
+                    strap.process.output.filter { $0 == "pmd-start ecg 130" }.count >= 2
+                }, "a second START after the reconnect")
+            let before = waveforms(log, .ecg).count
+            await log.wait("ECG after the reconnect", timeout: .seconds(60)) { _ in
+                waveforms(log, .ecg).count >= before + 3
+            }
+            let frames = waveforms(log, .ecg)
+            let breaks = frames.indices.dropFirst().filter { !frames[$0].continuous }
+            #expect(breaks.count == 1, "one run before, one after")
+        }
+    }
+}
