@@ -194,7 +194,7 @@ let package = Package(
             dependencies: [
                 "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus", "Doctor", "WorkoutStore",
                 "WorkoutExport", "WorkoutPlans", "Wire", "BridgeClient", "JSONSupport", "WorkoutRecording", "BridgeOut",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "LabStreaming", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

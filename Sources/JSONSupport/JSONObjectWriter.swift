@@ -90,6 +90,19 @@ public struct JSONObjectWriter: Sendable {
         bytes.append(UInt8(ascii: "]"))
     }
 
+    /// `"key":[512,-3]`: integers, compactly.
+    public mutating func add(_ name: StaticString, integers: some Sequence<Int32>) {
+        key(name)
+        bytes.append(UInt8(ascii: "["))
+        var first = true
+        for value in integers {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
+            bytes.append(contentsOf: String(value).utf8)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
     /// `"key":true`.
     public mutating func add(_ name: StaticString, _ flag: Bool) {
         key(name)

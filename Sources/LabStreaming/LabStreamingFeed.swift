@@ -2,14 +2,15 @@ public import FoundationEssentials
 import GATT
 public import Logging
 public import Sensors
+import Synchronization
 
 /// Sensor events as LSL streams: per strap an HR, an RR, an ECG and an ACC stream, created when the
 /// strap can fill them, and one Markers stream. Every timestamp is moved onto liblsl's clock: a
 /// heart rate at its frame's arrival, each RR interval at the end of its beat (the last ending at
 /// the arrival), each raw sample at the time the strap's clock gives it (``SensorWaveform``).
 ///
-/// One owner calls it (the daemon's service, or `monitor`); pushes never wait for a consumer.
-public final class LabStreamingFeed {
+/// Pushes never wait for a consumer; calls from several tasks are serialized.
+public final class LabStreamingFeed: Sendable {
     /// Stream names, ids and metadata.
     public struct Settings: Sendable {
         /// The streams offered.
@@ -27,10 +28,14 @@ public final class LabStreamingFeed {
     private let settings: Settings
     private let now: @Sendable () -> Date
     private let logger: Logger
-    private var outlets: [String: [LSLStreamKind: LSLOutlet]] = [:]
-    private var names: [String: String] = [:]
-    private var information: [String: DeviceInformation] = [:]
-    private var markers: LSLOutlet?
+    private struct State {
+        var outlets: [String: [LSLStreamKind: LSLOutlet]] = [:]
+        var names: [String: String] = [:]
+        var information: [String: DeviceInformation] = [:]
+        var markers: LSLOutlet?
+    }
+
+    private let state = Mutex(State())
 
     /// A feed on `library`; `now` is the clock the events' dates are on (the daemon's).
     public init(library: LSLLibrary, settings: Settings, now: @escaping @Sendable () -> Date, logger: Logger) {
@@ -42,32 +47,36 @@ public final class LabStreamingFeed {
 
     /// The stream ids open now, sorted.
     public var openStreams: [String] {
-        (outlets.values.flatMap { $0.values.map(\.description.sourceID) }
-            + (markers.map { [$0.description.sourceID] }
-                ?? []))
-            .sorted()
+        state.withLock { state in
+            let strapStreams = state.outlets.values.flatMap { $0.values.map(\.description.sourceID) }
+            return (strapStreams + (state.markers.map { [$0.description.sourceID] } ?? [])).sorted()
+        }
     }
 
     /// Opens the Markers stream (so a recorder started before the first event finds it).
     public func openMarkers() throws(LSLError) {
-        guard settings.kinds.contains(.markers), markers == nil else { return }
-        markers = try library.outlet(
+        guard settings.kinds.contains(.markers), state.withLock({ $0.markers == nil }) else { return }
+        let markers = try library.outlet(
             LSLStreamDescription(
                 name: "hrbridge Markers", type: "Markers", nominalRate: 0, format: .string,
                 sourceID: "hrbridge:\(settings.host):markers",
                 channels: [.init(label: "Marker", unit: "", type: "Markers")]))
+        state.withLock { $0.markers = markers }
     }
 
     /// A marker at `date` (the events' clock).
     public func mark(_ text: String, at date: Date) {
-        markers?.push(marker: text, at: lslTime(date))
+        let time = lslTime(date)
+        state.withLock { $0.markers?.push(marker: text, at: time) }
     }
 
     /// Opens a strap's HR and RR streams (when offered) before its first frame, so recorders find
     /// them: on its Device Information, or when called (a strap linked before the feed began).
     public func open(_ sensor: SensorIdentity) {
-        names[sensor.address] = sensor.name
-        for kind in [LSLStreamKind.hr, .rr] { _ = outlet(kind, for: sensor, rate: 0) }
+        state.withLock { state in
+            state.names[sensor.address] = sensor.name
+            for kind in [LSLStreamKind.hr, .rr] { _ = outlet(kind, for: sensor, rate: 0, in: &state) }
+        }
     }
 
     /// Handles one adapter event.
@@ -75,7 +84,7 @@ public final class LabStreamingFeed {
         switch event {
         case .deviceInformation(let sensor, let device):
             // Read right after the link is up: the streams open with the strap's make and model.
-            information[sensor.address] = device
+            state.withLock { $0.information[sensor.address] = device }
             open(sensor)
         case .measurement(let measurement):
             guard case .heartRateMeasurement(let frame) = measurement.value, measurement.via == .connection else {
@@ -92,8 +101,11 @@ public final class LabStreamingFeed {
     private func push(_ frame: HeartRateMeasurement, from sensor: SensorIdentity, receivedAt: Date) {
         let offset = clockOffset()
         let arrival = receivedAt.timeIntervalSince1970 + offset
-        outlet(.hr, for: sensor, rate: 0)?.push([Float(frame.heartRate)], at: arrival)
-        guard !frame.rrIntervals.isEmpty, let rr = outlet(.rr, for: sensor, rate: 0) else { return }
+        let (hr, rr) = state.withLock { state in
+            (outlet(.hr, for: sensor, rate: 0, in: &state), outlet(.rr, for: sensor, rate: 0, in: &state))
+        }
+        hr?.push([Float(frame.heartRate)], at: arrival)
+        guard !frame.rrIntervals.isEmpty, let rr else { return }
         // Back-dated: the last beat ends at the arrival, each earlier one an interval before.
         var end = arrival
         var stamped: [(Float, Double)] = []
@@ -107,7 +119,7 @@ public final class LabStreamingFeed {
 
     private func push(_ waveform: SensorWaveform) {
         guard let kind = LSLStreamKind.allCases.first(where: { $0.waveform == waveform.kind }),
-            let outlet = outlet(kind, for: waveform.sensor, rate: waveform.sampleRate)
+            let outlet = state.withLock({ outlet(kind, for: waveform.sensor, rate: waveform.sampleRate, in: &$0) })
         else { return }
         let start = waveform.start.timeIntervalSince1970 + clockOffset()
         let timestamps = (0..<waveform.sampleCount).map { start + Double($0) * waveform.interval }
@@ -120,17 +132,19 @@ public final class LabStreamingFeed {
     private func lslTime(_ date: Date) -> Double { date.timeIntervalSince1970 + clockOffset() }
 
     /// The strap's stream of `kind`, opened on first use; nil when not offered or liblsl refused.
-    private func outlet(_ kind: LSLStreamKind, for sensor: SensorIdentity, rate: Int) -> LSLOutlet? {
+    private func outlet(_ kind: LSLStreamKind, for sensor: SensorIdentity, rate: Int, in state: inout State)
+        -> LSLOutlet?
+    {
         guard settings.kinds.contains(kind) else { return nil }
-        if let existing = outlets[sensor.address]?[kind] {
+        if let existing = state.outlets[sensor.address]?[kind] {
             if kind.waveform == nil || existing.description.nominalRate == Double(rate) { return existing }
         }
         let description = Self.description(
-            kind, sensor: sensor, name: names[sensor.address] ?? sensor.name, rate: rate, host: settings.host,
-            device: information[sensor.address])
+            kind, sensor: sensor, name: state.names[sensor.address] ?? sensor.name, rate: rate, host: settings.host,
+            device: state.information[sensor.address])
         do {
             let outlet = try library.outlet(description)
-            outlets[sensor.address, default: [:]][kind] = outlet
+            state.outlets[sensor.address, default: [:]][kind] = outlet
             logger.info(
                 "LSL stream open", metadata: ["stream": "\(description.name)", "id": "\(description.sourceID)"])
             return outlet

@@ -6,12 +6,25 @@ import GATT
 import Sensors
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The PMD client against BlueZoo: a strap with Polar's Measurement Data service (`strap.py
 /// --pmd`), whose control point answers only while its indications are on, as an H10's does.
 @Suite("BlueZ PMD client: raw ECG and acceleration from a strap on BlueZoo", .serialized)
 struct PMDClientTests {
     static let central = "00:00:00:00:00:01"
     static let strapAddress = "00:00:00:00:00:02"
+
+    /// `hrbridge`, built beside the tests.
+    static var binary: String {
+        let executable = packageRoot.appendingPathComponent(".build/debug/hrbridge").path
+        return FileManager.default.isExecutableFile(atPath: executable)
+            ? executable
+            : URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+                .appendingPathComponent("hrbridge").path
+    }
 
     private func waveforms(_ log: EventLog, _ kind: WaveformKind) -> [SensorWaveform] {
         log.all.compactMap { if case .waveform(let frame) = $0, frame.kind == kind { frame } else { nil } }
@@ -154,6 +167,92 @@ struct PMDClientTests {
             let frames = waveforms(log, .ecg)
             let breaks = frames.indices.dropFirst().filter { !frames[$0].continuous }
             #expect(breaks.count == 1, "one run before, one after")
+        }
+    }
+
+    @Test("`hrbridge monitor --ecg --acc --json`: compact frames as documented, the strap's samples, STOP at the end")
+    func monitorCommand() async throws {
+        try await withBlueZoo(adapters: [Self.central, Self.strapAddress]) { bed in
+            let strap = try await bed.startStrap(
+                address: Self.strapAddress, frames: strapFrames(150), interval: 0.5, name: "Polar H10 0A1B2C3D",
+                more: ["--pmd", "--mtu", "232"])
+            let monitor = try Spawned(
+                Self.binary,
+                ["monitor", "--adapter", "hci0", "--json", "--ecg", "--acc", "--acc-rate", "25", Self.strapAddress],
+                environment: ["DBUS_SYSTEM_BUS_ADDRESS": bed.bus.address], label: "monitor")
+            defer { monitor.stop() }
+            // Runs until 8 ECG and 3 acceleration frames are out, then is interrupted as a user would.
+            _ = await monitor.waitForLine { _ in
+                monitor.output.filter { $0.hasPrefix(#"{"kind":"ecg""#) }.count >= 8
+                    && monitor.output.filter { $0.hasPrefix(#"{"kind":"acc""#) }.count >= 3
+            }
+            kill(monitor.pid, SIGINT)
+            let stats = await monitor.waitForLine { $0.contains("\"event\":\"stats\"") }
+            #expect(stats != nil, "monitor never finished: \(monitor.output.suffix(5))")
+            let objects = monitor.output.compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            let ecg = objects.filter { $0["kind"] as? String == "ecg" }
+            let first = try #require(ecg.first)
+            #expect(
+                Set(first.keys) == [
+                    "kind", "sensor", "time", "t0", "interval", "rate", "continuous", "sensorTimestamp", "unit",
+                    "values",
+                ])
+            #expect(first["rate"] as? Int == 130 && first["unit"] as? String == "uV")
+            let values = ecg.flatMap { ($0["values"] as? [Int]) ?? [] }
+            #expect(values == (0..<values.count).map { Int(fixtureECG($0)) })
+            let acc = try #require(objects.first { $0["kind"] as? String == "acc" })
+            #expect((acc["x"] as? [Int])?.prefix(3) == [0, 1, 2] && (acc["z"] as? [Int])?.first == 1000)
+            #expect(objects.contains { $0["event"] as? String == "waveforms" && $0["detail"] as? String == "ecg,acc" })
+            let statistics = try #require(objects.last?["sensors"] as? [String: [String: Any]])
+            #expect((statistics[Self.strapAddress]?["waveformFrames"] as? Int ?? 0) >= 11)
+            // The strap's battery: both streams stopped as the monitor ended.
+            #expect(await strap.process.waitForLine { $0 == "written 5c81 0300" } != nil)
+            #expect(await strap.process.waitForLine { $0 == "written 5c81 0302" } != nil)
+        }
+    }
+
+    @Test("`hrbridge monitor --ecg --lsl`: the strap's ECG reaches a pylsl inlet, every sample in order")
+    func monitorToLSL() async throws {
+        try await withBlueZoo(adapters: [Self.central, Self.strapAddress]) { bed in
+            _ = try await bed.startStrap(
+                address: Self.strapAddress, frames: strapFrames(150), interval: 0.5, name: "Polar H10 0A1B2C3D",
+                more: ["--pmd", "--mtu", "232"])
+            let lslConfig = bed.bus.directory.appendingPathComponent("lsl_api.cfg")
+            try Data("[multicast]\nResolveScope = machine\n[lab]\nKnownPeers = {127.0.0.1}\n".utf8).write(to: lslConfig)
+            let library = packageRoot.appendingPathComponent(".venv/lib/python3.11/site-packages/pylsl/lib/liblsl.so")
+            let environment = [
+                "DBUS_SYSTEM_BUS_ADDRESS": bed.bus.address, "LSLAPICFG": lslConfig.path,
+                "HRBRIDGE_LIBLSL": library.path,
+            ]
+            let monitor = try Spawned(
+                Self.binary, ["monitor", "--adapter", "hci0", "--ecg", "--lsl", Self.strapAddress],
+                environment: environment, label: "monitor")
+            defer { monitor.stop() }
+            let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "hrbridge"
+            let inlet = try Spawned(
+                venvPython,
+                [
+                    packageRoot.appendingPathComponent("Tests/Fixtures/lsl/pull.py").path,
+                    "hrbridge:\(host):\(Self.strapAddress):ecg", "300",
+                ],
+                environment: environment, label: "pylsl inlet")
+            defer { inlet.stop() }
+            let line = await inlet.waitForLine(timeout: .seconds(120)) { $0.contains(#""event": "samples""#) }
+            let object = try #require(
+                line.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] },
+                "\(inlet.report) \(monitor.report)")
+            let values = ((object["values"] as? [[Double]]) ?? []).map { Int32($0[0]) }
+            let timestamps = (object["timestamps"] as? [Double]) ?? []
+            #expect(values.count == 300)
+            // The inlet joins mid-stream: the samples it gets are a run of the strap's, in order.
+            let offset = (0..<2000).first { candidate in
+                values.indices.allSatisfy { values[$0] == fixtureECG(candidate + $0) }
+            }
+            #expect(offset != nil, "\(values.prefix(5))")
+            let steps = zip(timestamps, timestamps.dropFirst()).map { $1 - $0 }
+            #expect(steps.allSatisfy { abs($0 - 1 / 130) < 0.0021 }, "\(steps.min() ?? 0)…\(steps.max() ?? 0)")
         }
     }
 }

@@ -5,6 +5,7 @@ import DBus
 import Foundation
 import GATT
 import JSONSupport
+import LabStreaming
 import Logging
 import Sensors
 import Synchronization
@@ -38,6 +39,16 @@ struct MonitorCommand: AsyncParsableCommand {
             Ctrl-C (SIGINT) or SIGTERM ends it at any moment, also while it still waits for bluetoothd,
             an adapter or a strap: the stats line, exit status 0. Exit status 69 when no strap is found.
 
+            --ecg and --acc start Polar's raw signals (PMD: an H10's ECG at 130 Hz in µV, acceleration at
+            --acc-rate Hz in mG) on every strap that offers them, again after each reconnect, and stop them
+            at the end. --json prints each frame as {"kind":"ecg"|"acc","sensor":…,"time":…,"t0":…,
+            "interval":…,"rate":…,"continuous":…,"sensorTimestamp":…,"unit":…,"values":[…] (ECG) or
+            "x","y","z":[…] (acceleration)}: the first sample's time on the host clock (t0 in Unix seconds),
+            the spacing from the strap's own clock, continuous false after a gap; a strap that cannot
+            stream says {"event":"waveformFailed",…}. --lsl also publishes every strap's HR, RR, ECG and
+            acceleration as Lab Streaming Layer streams (liblsl from --lsl-library, else $HRBRIDGE_LIBLSL
+            or the loader's path; docs/lab.md).
+
             --osc HOST:PORT also sends the first strap's heart rate as OSC for VR avatars (VRChat listens
             on 9000; [v6-address]:port for IPv6), with the parameter names of --osc-preset; at the end the
             avatar is told the strap is gone, and a line on stderr counts the datagrams. Exit status 68
@@ -64,8 +75,36 @@ struct MonitorCommand: AsyncParsableCommand {
         help: "OSC parameter names: hrtovrchat (default), hrpresence, iron-heart, vrcosc.")
     var oscPreset = "hrtovrchat"
 
+    @Flag(help: "Start raw ECG (Polar PMD, 130 Hz, µV) on straps that offer it.")
+    var ecg = false
+
+    @Flag(help: "Start raw acceleration (Polar PMD, mG) on straps that offer it.")
+    var acc = false
+
+    @Option(name: .customLong("acc-rate"), help: "Acceleration samples per second: 25, 50, 100 or 200.")
+    var accRate = 50
+
+    @Option(name: .customLong("acc-range"), help: "Acceleration range in G: 2, 4 or 8.")
+    var accRange = 8
+
+    @Flag(help: "Also publish HR, RR, ECG and acceleration as Lab Streaming Layer streams.")
+    var lsl = false
+
+    @Option(
+        name: .customLong("lsl-library"), help: "liblsl's path (default: $HRBRIDGE_LIBLSL, then the loader's path).")
+    var lslLibrary: String?
+
     func validate() throws {
         _ = try MonitorOSC.settings(target: osc ?? OSCTarget.localVRChat.description, preset: oscPreset)
+        if let problem = WaveformRequest(kind: .acc, sampleRate: accRate, range: accRange).problem {
+            throw ValidationError(problem)
+        }
+    }
+
+    /// The raw signals asked for.
+    var waveformRequests: [WaveformRequest] {
+        (ecg ? [WaveformRequest(kind: .ecg)] : [])
+            + (acc ? [WaveformRequest(kind: .acc, sampleRate: accRate, range: accRange)] : [])
     }
 
     func run() async throws {
@@ -75,6 +114,22 @@ struct MonitorCommand: AsyncParsableCommand {
         }
         let statistics = MonitorStatistics()
         let view = MonitorView(json: json)
+        let feed: LabStreamingFeed?
+        if lsl {
+            do {
+                let library = try LSLLibrary.load(path: lslLibrary)
+                let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "hrbridge"
+                feed = LabStreamingFeed(
+                    library: library, settings: .init(kinds: [.hr, .rr, .ecg, .acc], host: host), now: { Date() },
+                    logger: bluetooth.settings.logger)
+            } catch {
+                StandardError.write("hrbridge: \(error)")
+                throw ExitCode(69)
+            }
+        } else {
+            feed = nil
+        }
+        let requests = waveformRequests
         // From the first instant: an interrupt while waiting for bluetoothd, an adapter or a strap
         // ends it as one while streaming does (the stats line, exit 0).
         let interrupt = InterruptWatch { _ in
@@ -93,6 +148,22 @@ struct MonitorCommand: AsyncParsableCommand {
                 statistics.record(event)
                 view.show(event, statistics: statistics)
                 oscOutput?.forward(event)
+                feed?.handle(event)
+                if case .waveformsAvailable(let sensor, let offered) = event {
+                    let wanted = requests.filter { offered.contains($0.kind) }
+                    // Not on the bus thread: a START waits for the strap's answer.
+                    Task {
+                        for request in wanted {
+                            do {
+                                try await adapter.startWaveform(request, for: sensor)
+                            } catch {
+                                view.status(
+                                    "waveformFailed", sensor: sensor.address, adapter: sensor.adapter,
+                                    detail: "\(error)")
+                            }
+                        }
+                    }
+                }
             }
         }
         let targets = await StrapSelection.choose(adapter: adapter, addresses: addresses)
@@ -116,6 +187,10 @@ struct MonitorCommand: AsyncParsableCommand {
             if let duration { group.addTask { try? await Task.sleep(for: .seconds(duration)) } }
             await group.next()
             group.cancelAll()
+        }
+        // The strap's battery: its raw signals stop with the monitor.
+        for target in targets {
+            for request in requests { try? await adapter.stopWaveform(request.kind, for: target) }
         }
         for target in targets { try? await adapter.disconnect(target) }
         await adapter.shutdown()
@@ -191,6 +266,9 @@ final class MonitorStatistics: Sendable {
     struct Counters: Sendable {
         var framesDecoded = 0
         var framesRejected = 0
+        /// Raw-signal frames (PMD ECG and acceleration) and their samples.
+        var waveformFrames = 0
+        var waveformSamples = 0
         var connections = 0
         var disconnections = 0
         var reconnects = 0
@@ -226,6 +304,12 @@ final class MonitorStatistics: Sendable {
             case .advertisementRefused(let sensor, let error):
                 counters[sensor.address, default: Counters()].framesRejected += 1
                 counters[sensor.address, default: Counters()].refusedByReason[Self.kind(error.reason), default: 0] += 1
+            case .waveform(let waveform):
+                counters[waveform.sensor.address, default: Counters()].waveformFrames += 1
+                counters[waveform.sensor.address, default: Counters()].waveformSamples += waveform.sampleCount
+            case .waveformRefused(let sensor, _, let error):
+                counters[sensor.address, default: Counters()].framesRejected += 1
+                counters[sensor.address, default: Counters()].refusedByReason[error.reason.metricName, default: 0] += 1
             case .connectionChanged(let sensor, .ready):
                 var counter = counters[sensor.address, default: Counters()]
                 if counter.connections > 0 { counter.reconnects += 1 }
@@ -277,6 +361,8 @@ final class MonitorStatistics: Sendable {
         struct Sensor: Encodable {
             var framesDecoded: Int
             var framesRejected: Int
+            var waveformFrames: Int
+            var waveformSamples: Int
             var connections: Int
             var disconnections: Int
             var reconnects: Int
@@ -295,6 +381,7 @@ final class MonitorStatistics: Sendable {
             sensors = counters.mapValues { counter in
                 Sensor(
                     framesDecoded: counter.framesDecoded, framesRejected: counter.framesRejected,
+                    waveformFrames: counter.waveformFrames, waveformSamples: counter.waveformSamples,
                     connections: counter.connections, disconnections: counter.disconnections,
                     reconnects: counter.reconnects, connectFailures: counter.connectFailures,
                     refusedByReason: counter.refusedByReason, disconnectionsByReason: counter.disconnectionsByReason,
@@ -449,6 +536,34 @@ final class MonitorView: @unchecked Sendable {
                     SensorEventJSON(
                         event: "broadcastRefused", sensor: sensor.address, error: error.description,
                         bytes: error.bytes, time: Date()))
+            }
+        case .waveformsAvailable(let sensor, let kinds):
+            if json {
+                status(
+                    "waveforms", sensor: sensor.address, adapter: sensor.adapter,
+                    detail: kinds.sorted().map(\.rawValue).joined(separator: ","))
+            }
+        case .waveform(let waveform):
+            lock.lock()
+            defer { lock.unlock() }
+            if json {
+                write(bytes: WaveformJSON.line(waveform))
+            } else {
+                let counters = statistics.snapshot[waveform.sensor.address]
+                let last = waveform.values.suffix(waveform.kind.channels).map(String.init).joined(separator: " ")
+                update(
+                    waveform.sensor.address + " " + waveform.kind.rawValue,
+                    "  \(waveform.kind.rawValue.uppercased()) \(waveform.sampleRate) Hz  "
+                        + "\(counters?.waveformSamples ?? 0) samples  last \(last) \(waveform.kind.unit)")
+            }
+        case .waveformRefused(let sensor, let kind, let error):
+            lock.lock()
+            defer { lock.unlock() }
+            if json {
+                write(
+                    SensorEventJSON(
+                        event: "frameRefused", sensor: sensor.address, detail: kind.rawValue,
+                        error: error.description, time: Date()))
             }
         default:
             break
