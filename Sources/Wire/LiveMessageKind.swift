@@ -31,9 +31,20 @@ public enum LiveMessageKind: String, Codable, Sendable, CaseIterable {
     case dropped
     /// A message that could not be written.
     case error
+    /// A frame of a strap's raw ECG (Polar PMD, 130 Hz): only to a client that names it.
+    case ecg
+    /// A frame of a strap's raw acceleration (Polar PMD): only to a client that names it.
+    case acc
 }
 
 extension LiveMessageKind {
-    /// What the live stream sends a client that names no kinds: everything but `sample`.
-    public static let streamedByDefault: Set<LiveMessageKind> = Set(allCases).subtracting([.sample])
+    /// The raw signals: tens to hundreds of samples a second per strap, so only a client (or an
+    /// internal reader) that names them receives them; "every kind" leaves them out.
+    public static let raw: Set<LiveMessageKind> = [.ecg, .acc]
+
+    /// What `kinds=all` means: every kind but the raw signals.
+    public static let everyKind: Set<LiveMessageKind> = Set(allCases).subtracting(raw)
+
+    /// What the live stream sends a client that names no kinds: everything but `sample` and the raw signals.
+    public static let streamedByDefault: Set<LiveMessageKind> = everyKind.subtracting([.sample])
 }

@@ -3,6 +3,7 @@ import Bridge
 import Foundation
 import LabStreaming
 import MQTT
+import Sensors
 import Testing
 import Wire
 import Workouts
@@ -372,6 +373,36 @@ struct ConfigurationTests {
         for (text, line, message) in [
             ("[adapter]\nfollow_advertisements = \"no\"", 2, "true or false"),
             ("[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://broker\"\nfollow_advertisements = true", 4, "applies to kind"),
+        ] {
+            #expect(
+                performing: { try ConfigurationLoader.parse(text) },
+                throws: { error in
+                    (error as? ConfigurationError)?.problems.contains {
+                        $0.line == line && $0.message.contains(message)
+                    }
+                        ?? false
+                })
+        }
+    }
+
+    @Test("[[sensors]] waveforms: the raw signals to stream, with acc_rate and acc_range; nonsense named by line")
+    func sensorWaveforms() throws {
+        let sensor = try #require(
+            try ConfigurationLoader.parse(
+                "[[sensors]]\naddress = \"A0:9E:1A:00:00:01\"\nwaveforms = [\"ecg\", \"acc\"]\nacc_rate = 100\nacc_range = 4"
+            ).sensors.first)
+        #expect(
+            sensor.waveforms == [WaveformRequest(kind: .ecg), WaveformRequest(kind: .acc, sampleRate: 100, range: 4)])
+        #expect(
+            try ConfigurationLoader.parse("[[sensors]]\naddress = \"A0:9E:1A:00:00:01\"").sensors[0].waveforms.isEmpty)
+        for (text, line, message) in [
+            ("[[sensors]]\naddress = \"A0:9E:1A:00:00:01\"\nwaveforms = [\"ppg\"]", 3, "\"ecg\" or \"acc\""),
+            ("[[sensors]]\naddress = \"A0:9E:1A:00:00:01\"\nwaveforms = [\"acc\"]\nacc_rate = 30", 4, "not 30"),
+            ("[[sensors]]\naddress = \"A0:9E:1A:00:00:01\"\nacc_rate = 50", 3, "applies with waveforms"),
+            (
+                "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://broker\"\n[[sensors]]\naddress = \"A0:9E:1A:00:00:01\"\nwaveforms = [\"ecg\"]",
+                6, "not a hub"
+            ),
         ] {
             #expect(
                 performing: { try ConfigurationLoader.parse(text) },

@@ -58,10 +58,10 @@ struct StreamController {
         }
     }
 
-    /// The stream filters: `?session=ID&sensor=ADDRESS&kinds=K1,K2` (`kinds=all`: every kind).
-    /// Without `kinds`, every kind but `sample`: a session's samples are several messages per
-    /// frame (heart rate and each RR interval), which a board does not read, so a client asks
-    /// for them.
+    /// The stream filters: `?session=ID&sensor=ADDRESS&kinds=K1,K2` (`kinds=all`: every kind but
+    /// the raw signals). Without `kinds`, every kind but `sample`: a session's samples are several
+    /// messages per frame (heart rate and each RR interval), which a board does not read, so a
+    /// client asks for them. `ecg` and `acc` (130 Hz and more per strap) come only when named.
     static func filter(_ uri: URI) throws -> (session: UUID?, sensor: String?, kinds: Set<LiveMessageKind>) {
         let parameters = uri.queryParameters
         var session: UUID?
@@ -75,7 +75,7 @@ struct StreamController {
     /// The kinds a `kinds` parameter names; an unknown one is refused, naming it.
     static func kinds(_ text: String?) throws -> Set<LiveMessageKind> {
         guard let text else { return LiveMessageKind.streamedByDefault }
-        if text == "all" { return Set(LiveMessageKind.allCases) }
+        if text == "all" { return LiveMessageKind.everyKind }
         let names = text.split(separator: ",", omittingEmptySubsequences: false)
         guard names.count <= 64 else { throw APIError.badRequest("'kinds': at most 64 names") }
         var kinds: Set<LiveMessageKind> = []

@@ -2,6 +2,7 @@ public import BlueZ
 public import BridgeOut
 import Foundation
 public import MQTT
+public import Sensors
 import Wire
 public import Workouts
 
@@ -93,6 +94,9 @@ public struct BridgeConfiguration: Sendable {
         /// The strap's address type (`address_type`): a device repeating its address with another
         /// type is not taken for it (nil: not checked).
         public var addressType: AddressType?
+        /// The raw signals to stream whenever the strap is linked (`waveforms`, with `acc_rate` and
+        /// `acc_range`): for the live API's `ecg` and `acc` messages and the store.
+        public var waveforms: [WaveformRequest] = []
         public init(address: String, athlete: String? = nil, name: String? = nil, adapter: String? = nil) {
             self.address = address
             self.athlete = athlete

@@ -837,7 +837,11 @@ private struct Reader {
         -> BridgeConfiguration.KnownSensor?
     {
         onlyKnown(
-            table, ["address", "athlete", "name", "adapter", "priority", "node", "address_type"], in: "[sensors]")
+            table,
+            [
+                "address", "athlete", "name", "adapter", "priority", "node", "address_type", "waveforms", "acc_rate",
+                "acc_range",
+            ], in: "[sensors]")
         guard let (address, line) = string(table, "address") else {
             problem(table.line, "a sensor needs address = \"AA:BB:CC:DD:EE:FF\"")
             return nil
@@ -884,6 +888,42 @@ private struct Reader {
                 problem(typeLine, "address_type '\(text.prefix(40))' is not \"public\" or \"random\"")
             }
         }
+        sensor.waveforms = readWaveforms(table, isHub: isHub)
         return sensor
+    }
+
+    /// `waveforms = ["ecg", "acc"]`, `acc_rate`, `acc_range` of a `[[sensors]]` entry.
+    mutating func readWaveforms(_ table: TOMLDocument.Table, isHub: Bool) -> [WaveformRequest] {
+        let rate = integer(table, "acc_rate", in: 1...1000) ?? 50
+        let range = integer(table, "acc_range", in: 1...16) ?? 8
+        guard let value = table["waveforms"] else {
+            for key in ["acc_rate", "acc_range"] where table[key] != nil {
+                problem(table[key]!.line, "\(key) applies with waveforms = [\"acc\"]")
+            }
+            return []
+        }
+        if isHub {
+            problem(value.line, "raw signals are streamed by the gateway linked to the strap, not a hub")
+            return []
+        }
+        guard case .array(let items) = value.kind, items.count <= WaveformKind.allCases.count else {
+            problem(value.line, "waveforms must be an array of \"ecg\" and \"acc\"")
+            return []
+        }
+        var requests: [WaveformRequest] = []
+        for item in items {
+            guard case .string(let text) = item.kind, let kind = WaveformKind(rawValue: text) else {
+                problem(item.line, "waveforms: each is \"ecg\" or \"acc\"")
+                continue
+            }
+            let request =
+                kind == .acc ? WaveformRequest(kind: .acc, sampleRate: rate, range: range) : WaveformRequest(kind: kind)
+            if let why = request.problem {
+                problem(table[kind == .acc ? "acc_rate" : "waveforms"]?.line ?? item.line, why)
+            } else if !requests.contains(where: { $0.kind == kind }) {
+                requests.append(request)
+            }
+        }
+        return requests
     }
 }

@@ -88,10 +88,9 @@ public final class LiveHub: Sendable {
     private static let kindIndex = Dictionary(
         uniqueKeysWithValues: LiveMessageKind.allCases.enumerated().map { ($1, $0) })
 
-    /// The mask of `kinds` (nil: every kind).
+    /// The mask of `kinds` (nil: every kind but the raw signals, which are taken only by name).
     static func mask(_ kinds: Set<LiveMessageKind>?) -> UInt32 {
-        guard let kinds else { return UInt32.max >> (32 - UInt32(LiveMessageKind.allCases.count)) }
-        return kinds.reduce(0) { $0 | bit($1) }
+        (kinds ?? LiveMessageKind.everyKind).reduce(0) { $0 | bit($1) }
     }
 
     private let state = Mutex(State())

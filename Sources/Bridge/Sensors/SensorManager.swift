@@ -46,6 +46,8 @@ public actor SensorManager {
     enum AdapterChange {
         case availability(AdapterAvailability)
         case paired(SensorIdentity)
+        /// A strap offers raw signals: start the configured ones.
+        case waveforms(SensorIdentity, [WaveformRequest])
     }
     /// When each sensor's link dropped, for the reconnect-gap histogram.
     private var droppedAt: [String: ContinuousClock.Instant] = [:]
@@ -106,6 +108,7 @@ public actor SensorManager {
                     switch change {
                     case .availability(let state): await self.adapterChanged(to: state)
                     case .paired(let sensor): await self.paired(sensor)
+                    case .waveforms(let sensor, let requests): await self.startWaveforms(requests, on: sensor)
                     }
                 }
             }
@@ -419,8 +422,34 @@ public actor SensorManager {
                 .increment()
             logger.warning(
                 "frame refused", metadata: ["sensor": "\(sensor.address)", "signal": "\(kind)", "error": "\(error)"])
-        case .servicesReady, .deviceInformation, .bodySensorLocation, .waveformsAvailable, .waveform:
+        case .waveformsAvailable(let sensor, let offered):
+            let wanted =
+                known.first { $0.address == sensor.address }?.waveforms.filter { offered.contains($0.kind) } ?? []
+            if !wanted.isEmpty { adapterChanges?.yield(.waveforms(sensor, wanted)) }
+        case .waveform(let waveform):
+            let address = waveform.sensor.address
+            let session = statuses[address]?.session
+            hub.publish(kind: waveform.kind == .ecg ? .ecg : .acc, session: session, sensor: address) {
+                String(decoding: WaveformJSON.line(waveform, session: session), as: UTF8.self)
+            }
+        case .servicesReady, .deviceInformation, .bodySensorLocation:
             break
+        }
+    }
+}
+
+extension SensorManager {
+    /// Starts a strap's configured raw signals (the adapter starts them again after a reconnect).
+    func startWaveforms(_ requests: [WaveformRequest], on sensor: SensorIdentity) async {
+        for request in requests {
+            do {
+                try await adapter.startWaveform(request, for: sensor)
+                logger.info(
+                    "raw signal started", metadata: ["sensor": "\(sensor.address)", "signal": "\(request.kind)"])
+            } catch {
+                logger.warning(
+                    "raw signal not started", metadata: ["sensor": "\(sensor.address)", "error": "\(error)"])
+            }
         }
     }
 }
