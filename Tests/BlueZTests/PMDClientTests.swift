@@ -178,7 +178,10 @@ struct PMDClientTests {
                 more: ["--pmd", "--mtu", "232"])
             let monitor = try Spawned(
                 Self.binary,
-                ["monitor", "--adapter", "hci0", "--json", "--ecg", "--acc", "--acc-rate", "25", Self.strapAddress],
+                [
+                    "monitor", "--adapter", "hci0", "--json", "--ecg", "--acc", "--acc-rate", "25", "--edf",
+                    bed.bus.directory.appendingPathComponent("run").path, Self.strapAddress,
+                ],
                 environment: ["DBUS_SYSTEM_BUS_ADDRESS": bed.bus.address], label: "monitor")
             defer { monitor.stop() }
             // Runs until 8 ECG and 3 acceleration frames are out, then is interrupted as a user would.
@@ -207,6 +210,23 @@ struct PMDClientTests {
             #expect(objects.contains { $0["event"] as? String == "waveforms" && $0["detail"] as? String == "ecg,acc" })
             let statistics = try #require(objects.last?["sensors"] as? [String: [String: Any]])
             #expect((statistics[Self.strapAddress]?["waveformFrames"] as? Int ?? 0) >= 11)
+            // The EDF+ file, read by pyEDFlib: whole seconds of the strap's ECG, every value.
+            let edf = bed.bus.directory.appendingPathComponent("run-00-00-00-00-00-02-ecg.edf").path
+            #expect(monitor.output.contains { $0.hasPrefix("hrbridge: wrote \(edf) (") }, "\(monitor.output.suffix(4))")
+            let reader = try Spawned(
+                venvPython, [packageRoot.appendingPathComponent("Tests/Fixtures/edf/read.py").path, edf],
+                label: "pyedflib")
+            _ = await reader.wait()
+            let read = try #require(
+                reader.output.first { $0.hasPrefix("{") }.flatMap {
+                    try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+                }, "\(reader.report)")
+            let signal = try #require((read["signals"] as? [[String: Any]])?.first)
+            #expect(signal["label"] as? String == "ECG" && signal["unit"] as? String == "uV")
+            #expect(signal["frequency"] as? Double == 130)
+            let edfValues = (signal["values"] as? [Double] ?? []).map { Int($0) }
+            #expect(edfValues.count == values.count / 130 * 130 && !edfValues.isEmpty)
+            #expect(edfValues == Array(values.prefix(edfValues.count)))
             // The strap's battery: both streams stopped as the monitor ended.
             #expect(await strap.process.waitForLine { $0 == "written 5c81 0300" } != nil)
             #expect(await strap.process.waitForLine { $0 == "written 5c81 0302" } != nil)

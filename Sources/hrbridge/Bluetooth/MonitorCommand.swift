@@ -47,7 +47,9 @@ struct MonitorCommand: AsyncParsableCommand {
             the spacing from the strap's own clock, continuous false after a gap; a strap that cannot
             stream says {"event":"waveformFailed",…}. --lsl also publishes every strap's HR, RR, ECG and
             acceleration as Lab Streaming Layer streams (liblsl from --lsl-library, else $HRBRIDGE_LIBLSL
-            or the loader's path; docs/lab.md).
+            or the loader's path; docs/lab.md). --edf PREFIX records each strap's raw signals to EDF+ files
+            (PREFIX-<address>-ecg.edf, -acc.edf; EDF+D, a data record per frame placed by its first
+            sample's time), closed at the end with a line on stderr per file.
 
             --osc HOST:PORT also sends the first strap's heart rate as OSC for VR avatars (VRChat listens
             on 9000; [v6-address]:port for IPv6), with the parameter names of --osc-preset; at the end the
@@ -91,6 +93,10 @@ struct MonitorCommand: AsyncParsableCommand {
     var lsl = false
 
     @Option(
+        name: .customLong("edf"), help: "Also record raw signals to EDF+ files PREFIX-<address>-ecg.edf and -acc.edf.")
+    var edf: String?
+
+    @Option(
         name: .customLong("lsl-library"), help: "liblsl's path (default: $HRBRIDGE_LIBLSL, then the loader's path).")
     var lslLibrary: String?
 
@@ -130,6 +136,7 @@ struct MonitorCommand: AsyncParsableCommand {
             feed = nil
         }
         let requests = waveformRequests
+        let edfRecorder = edf.map(EDFRecorder.init(prefix:))
         // From the first instant: an interrupt while waiting for bluetoothd, an adapter or a strap
         // ends it as one while streaming does (the stats line, exit 0).
         let interrupt = InterruptWatch { _ in
@@ -149,6 +156,7 @@ struct MonitorCommand: AsyncParsableCommand {
                 view.show(event, statistics: statistics)
                 oscOutput?.forward(event)
                 feed?.handle(event)
+                if case .waveform(let waveform) = event { edfRecorder?.record(waveform) }
                 if case .waveformsAvailable(let sensor, let offered) = event {
                     let wanted = requests.filter { offered.contains($0.kind) }
                     // Not on the bus thread: a START waits for the strap's answer.
@@ -195,6 +203,7 @@ struct MonitorCommand: AsyncParsableCommand {
         for target in targets { try? await adapter.disconnect(target) }
         await adapter.shutdown()
         await printer.value
+        for line in edfRecorder?.finish() ?? [] { StandardError.write(line) }
         await oscOutput?.finish()
         await connection.close()
         view.finish(statistics: statistics)
