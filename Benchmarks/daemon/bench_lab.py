@@ -55,17 +55,20 @@ acc_rate = {acc_rate}
 """
 
 
-def consume(expected, stop, counts):
+def consume(ids, stop, counts):
     import pylsl
-    inlets = []
+    inlets = {}
     deadline = time.monotonic() + 60
-    while len(inlets) < expected and time.monotonic() < deadline:
-        found = [s for s in pylsl.resolve_streams(wait_time=1.0) if s.source_id().startswith("hrbridge:bench:")]
-        known = {inlet.info().source_id() for inlet in inlets}
-        for info in found:
-            if info.source_id() not in known:
-                inlets.append(pylsl.StreamInlet(info, max_buflen=30))
+    # One query per stream: a resolve of everything on the machine misses some of 40 answers.
+    while len(inlets) < len(ids) and time.monotonic() < deadline:
+        for source_id in ids:
+            if source_id in inlets:
+                continue
+            found = pylsl.resolve_byprop("source_id", source_id, timeout=2.0)
+            if found:
+                inlets[source_id] = pylsl.StreamInlet(found[0], max_buflen=30)
     counts["streams"] = len(inlets)
+    inlets = list(inlets.values())
     while not stop.is_set():
         for inlet in inlets:
             chunk, _ = inlet.pull_chunk(timeout=0.0)
@@ -89,8 +92,10 @@ def run(args, mode):
             stderr=subprocess.DEVNULL, env=dict(os.environ))
         stop = threading.Event()
         counts = {"samples": 0, "streams": 0}
-        expected = args.straps * (2 if mode == "hr" else 4)
-        consumer = threading.Thread(target=consume, args=(expected, stop, counts), daemon=True)
+        kinds = ["hr", "rr"] + ([] if mode == "hr" else ["ecg", "acc"])
+        ids = ["hrbridge:bench:A0:9E:1A:00:00:%02X:%s" % (index, kind) for index in range(args.straps) for kind in kinds]
+        expected = len(ids)
+        consumer = threading.Thread(target=consume, args=(ids, stop, counts), daemon=True)
         consumer.start()
         try:
             deadline = time.monotonic() + 90

@@ -72,9 +72,10 @@ public final class LabStreamingFeed: Sendable {
 
     /// Opens a strap's HR and RR streams (when offered) before its first frame, so recorders find
     /// them: on its Device Information, or when called (a strap linked before the feed began).
-    public func open(_ sensor: SensorIdentity) {
+    public func open(_ sensor: SensorIdentity, device: DeviceInformation? = nil) {
         state.withLock { state in
             state.names[sensor.address] = sensor.name
+            if let device { state.information[sensor.address] = device }
             for kind in [LSLStreamKind.hr, .rr] { _ = outlet(kind, for: sensor, rate: 0, in: &state) }
         }
     }

