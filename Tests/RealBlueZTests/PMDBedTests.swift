@@ -125,7 +125,12 @@ extension RealBlueZTests {
         // (c) The link dropped mid-stream and back: started again, one gap, nothing invented.
         let drop = PMDRun(output, "drop")
         #expect(drop.facts["exit"] as? Int == 0, "\(output.text("drop.err").suffix(2_000))")
+        // Started again by the adapter, once: no second START answered "already in state".
         #expect(drop.starts(0) == 2 && drop.starts(2) == 2, "starts: \(drop.writes)")
+        #expect(
+            drop.writes.filter { $0 == Self.startECG }.count == 2
+                && drop.writes.filter { $0 == Self.startACC }.count == 2,
+            "writes: \(drop.writes)")
         for kind in ["ecg", "acc"] {
             let printed = drop.printed(kind)
             #expect(printed.count > 10, "\(kind): \(printed.count) frames")
