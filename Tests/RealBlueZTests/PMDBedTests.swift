@@ -133,7 +133,8 @@ extension RealBlueZTests {
             "writes: \(drop.writes)")
         for kind in ["ecg", "acc"] {
             let printed = drop.printed(kind)
-            #expect(printed.count > 10, "\(kind): \(printed.count) frames")
+            // Frames before the drop and after it (8 ECG each side; acceleration ~6).
+            #expect(printed.count >= 6, "\(kind): \(printed.count) frames")
             let gaps = printed.dropFirst().filter { $0["continuous"] as? Bool == false }.count
             #expect(gaps == 1, "\(kind): \(gaps) frames after a gap")
             let matched = drop.matched(kind)

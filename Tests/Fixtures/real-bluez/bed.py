@@ -2,17 +2,17 @@
 """The real-BlueZ test bed's guest side (runs as root in the QEMU guest, see guest.sh).
 
 Starts bluetoothd, gives it virtual controllers on /dev/vhci (Bumble), plays Bumble virtual
-straps (Heart Rate, Battery, Device Information) linked to them, runs hrbridge against it and
-records what hrbridge printed. The frames the straps send come from the test's plan.json; each
-scenario writes <out>/<scenario>/: hrbridge's stdout and stderr, and result.json (what the
-straps did). The assertions are the Swift test's (Tests/RealBlueZTests).
+straps (Heart Rate, Battery, Device Information; a Polar H10 adds Polar's PMD service) linked to
+them, runs hrbridge against it and records what hrbridge printed. The frames the straps send
+come from the test's plan.json (the H10's ECG from pmd-ecg.json beside it); each scenario writes
+<out>/<scenario>/: hrbridge's stdout and stderr, and result.json (what the straps did). The assertions are the Swift test's (Tests/RealBlueZTests).
 """
 
 import asyncio
 import json
+import math
 import os
 import shutil
-import math
 import signal
 import struct
 import subprocess
