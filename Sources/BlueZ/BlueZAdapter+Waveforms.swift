@@ -27,6 +27,9 @@ extension BlueZAdapter {
                 "the strap offers \(offered.isEmpty ? "no raw signal" : offered.sorted().map(\.rawValue).joined(separator: ", "))"
             )
         }
+        // Started again by the adapter after a reconnect, before it said so: a second START
+        // would only be answered "already in state".
+        if pmdLinks[address]?.streaming[request.kind] == request { return }
         let previous = pmdLinks[address]?.requests[request.kind]
         pmdLinks[address, default: PMDLink()].requests[request.kind] = request
         do {
@@ -41,6 +44,7 @@ extension BlueZAdapter {
     public func stopWaveform(_ kind: WaveformKind, for sensor: SensorIdentity) async throws(SensorAdapterError) {
         let address = sensor.address.uppercased()
         guard pmdLinks[address]?.requests.removeValue(forKey: kind) != nil else { return }
+        pmdLinks[address]?.streaming[kind] = nil
         guard let link = links[address], case .ready(let adapter) = link.machine.state,
             let paths = pmdPaths(of: address, on: adapter)
         else { return }
@@ -55,10 +59,13 @@ extension BlueZAdapter {
         }
     }
 
-    /// After a strap became ready: reads its PMD features, reports them, and starts again what was
-    /// asked of it before its link dropped. A strap without PMD costs one cache lookup.
+    /// After a strap became ready: reads its PMD features, starts again what was asked of it
+    /// before its link dropped, and then reports the features (whoever starts streams on that
+    /// report finds them running). A strap without PMD costs one cache lookup.
     func probeWaveforms(_ address: String, on adapter: String) async {
         guard let paths = pmdPaths(of: address, on: adapter) else { return }
+        // A new link: the strap streams nothing yet.
+        pmdLinks[address]?.streaming = [:]
         let identity = identity(address, on: adapter)
         let features: PMDFeatures
         do {
@@ -70,7 +77,6 @@ extension BlueZAdapter {
         let offered = Set(features.measurements.compactMap { PMDLink.kind(of: $0.rawValue) })
         pmdLinks[address, default: PMDLink()].offered = offered
         guard links[address]?.machine.state == .ready(adapter: adapter) else { return }
-        broadcaster.yield(.waveformsAvailable(identity, offered))
         for request in (pmdLinks[address]?.requests.values ?? [:].values).sorted(by: { $0.kind < $1.kind }) {
             do {
                 try await startStream(request, address: address, on: adapter)
@@ -80,6 +86,8 @@ extension BlueZAdapter {
                 logger.warning("raw signal not started again", metadata: ["sensor": "\(address)", "error": "\(error)"])
             }
         }
+        guard links[address]?.machine.state == .ready(adapter: adapter) else { return }
+        broadcaster.yield(.waveformsAvailable(identity, offered))
     }
 
     /// The strap's PMD control point and data paths on `adapter`, noted for routing.
@@ -135,6 +143,7 @@ extension BlueZAdapter {
                 "the strap refused START: \(answer.status.map { "\($0)" } ?? "status \(answer.statusCode)")")
         }
         pmdLinks[address]?.factors[request.kind] = answer.factor
+        pmdLinks[address]?.streaming[request.kind] = request
         if pmdLinks[address]?.clocks[request.kind]?.sampleRate != Double(request.sampleRate) {
             pmdLinks[address]?.clocks[request.kind] = WaveformClock(sampleRate: Double(request.sampleRate))
         }
@@ -259,5 +268,6 @@ extension BlueZAdapter {
             pending.continuation.resume(returning: nil)
         }
         pmdLinks[address]?.requests = [:]
+        pmdLinks[address]?.streaming = [:]
     }
 }

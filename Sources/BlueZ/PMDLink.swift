@@ -19,6 +19,8 @@ struct PMDLink {
 
     /// The streams asked for, by kind.
     var requests: [WaveformKind: WaveformRequest] = [:]
+    /// The streams the strap answered START for on the current link (a new link starts empty).
+    var streaming: [WaveformKind: WaveformRequest] = [:]
     /// What the strap's features read said it offers (nil: not read yet).
     var offered: Set<WaveformKind>?
     var clocks: [WaveformKind: WaveformClock] = [:]

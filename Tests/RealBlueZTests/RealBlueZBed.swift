@@ -59,7 +59,7 @@ enum RealBlueZBed {
     /// Every scenario, in the order the guest plays them. The relay's come last: `relaylimited`
     /// adds a third controller, and `relay` expects hrbridge to place itself among two.
     static let allScenarios = [
-        "scan", "monitor", "pair", "away", "restart", "adapters", "daemon", "broadcast", "spoof",
+        "scan", "monitor", "pair", "away", "restart", "adapters", "daemon", "broadcast", "spoof", "pmd",
         "relay", "relayrestart", "relaysim", "relaydaemon", "relay1", "relaylimited",
     ]
 
@@ -202,6 +202,26 @@ enum RealBlueZBed {
         return plan["hrbridge"] as? String
     }
 
+    /// The pmd scenario's synthetic ECG (µV at 130 Hz), in the run's folder: the strap sends it,
+    /// and the test compares hrbridge's samples with it.
+    static let syntheticECGFile = "pmd-ecg.json"
+
+    /// Made on the host with NeuroKit2 (the guest's Bumble venv has none); without it the
+    /// scenario fails in the guest and says the file is missing.
+    private static func writeSyntheticECG(to file: URL) async {
+        let script = packageRoot.appendingPathComponent("Tests/Fixtures/real-bluez/pmd_ecg.py").path
+        guard let process = try? Spawned(venvPython, [script, file.path], label: "synthetic ECG") else { return }
+        if await process.wait(timeout: .seconds(120)) == nil { process.stop() }
+    }
+
+    /// The synthetic ECG of a run (empty when it was not made).
+    static func syntheticECG(in run: URL) -> [Int] {
+        guard let data = try? Data(contentsOf: run.appendingPathComponent(syntheticECGFile)),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return [] }
+        return (object["microvolts"] as? [Any] ?? []).compactMap { ($0 as? NSNumber)?.intValue }
+    }
+
     /// The one boot, started by the first test that asks.
     private static let boot = Task<Result<URL, BedError>, Never> {
         let runs = packageRoot.appendingPathComponent(".build/real-bluez/runs")
@@ -216,6 +236,7 @@ enum RealBlueZBed {
             "relayFrames": relayFrames,
         ]
         try? JSONSerialization.data(withJSONObject: plan).write(to: folder.appendingPathComponent("plan.json"))
+        if scenarios.contains("pmd") { await writeSyntheticECG(to: folder.appendingPathComponent(syntheticECGFile)) }
         let status: Int32?
         do {
             let process = try Spawned("/bin/bash", [script, folder.path], label: "real-bluez guest")

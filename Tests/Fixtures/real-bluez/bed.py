@@ -2,17 +2,19 @@
 """The real-BlueZ test bed's guest side (runs as root in the QEMU guest, see guest.sh).
 
 Starts bluetoothd, gives it virtual controllers on /dev/vhci (Bumble), plays Bumble virtual
-straps (Heart Rate, Battery, Device Information) linked to them, runs hrbridge against it and
-records what hrbridge printed. The frames the straps send come from the test's plan.json; each
-scenario writes <out>/<scenario>/: hrbridge's stdout and stderr, and result.json (what the
-straps did). The assertions are the Swift test's (Tests/RealBlueZTests).
+straps (Heart Rate, Battery, Device Information; a Polar H10 adds Polar's PMD service) linked to
+them, runs hrbridge against it and records what hrbridge printed. The frames the straps send
+come from the test's plan.json (the H10's ECG from pmd-ecg.json beside it); each scenario writes
+<out>/<scenario>/: hrbridge's stdout and stderr, and result.json (what the straps did). The assertions are the Swift test's (Tests/RealBlueZTests).
 """
 
 import asyncio
 import json
+import math
 import os
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -27,6 +29,7 @@ from bumble.device import AdvertisingType, Device, Peer
 from bumble.gatt import (
     GATT_CLIENT_CHARACTERISTIC_CONFIGURATION_DESCRIPTOR,
     Characteristic,
+    CharacteristicValue,
     Service,
 )
 from bumble.host import Host
@@ -299,6 +302,236 @@ class Strap:
         return count
 
 
+# Polar's Measurement Data service (lab.md, "Polar H10 PMD"): raw ECG and acceleration.
+PMD_SERVICE = "FB005C80-02E7-F387-1CAD-8ACD2D8DF0C8"
+PMD_CONTROL = "FB005C81-02E7-F387-1CAD-8ACD2D8DF0C8"
+PMD_DATA = "FB005C82-02E7-F387-1CAD-8ACD2D8DF0C8"
+PMD_ECG, PMD_ACC = 0, 2
+# The H10's clock starts at 2019-01-01 (in ns since 2000-01-01) whenever it powers on.
+PMD_EPOCH_NS = 599_616_000 * 1_000_000_000
+# The settings a GET answers (after F0 01 <type> 00 00): ECG 130 Hz, 14 bit; ACC 50 Hz, 16 bit, 8 G.
+PMD_SETTINGS = {0: bytes.fromhex("0001820001010e00"), 2: bytes.fromhex("000132000101100002010800")}
+
+
+def pmd_header(kind, timestamp, frame_type):
+    return bytes([kind]) + timestamp.to_bytes(8, "little") + bytes([frame_type])
+
+
+def ecg_frame(timestamp, microvolts):
+    """Raw type 0: signed 24-bit LE µV."""
+    return pmd_header(PMD_ECG, timestamp, 0) + b"".join(v.to_bytes(3, "little", signed=True) for v in microvolts)
+
+
+def acc_raw_frame(timestamp, samples):
+    """Raw type 1: x, y, z int16 LE in mG."""
+    return pmd_header(PMD_ACC, timestamp, 1) + b"".join(struct.pack("<hhh", *sample) for sample in samples)
+
+
+def signed_width(values):
+    """The fewest bits (at least 1) that hold every value in two's complement."""
+    width = 1
+    while any(not -(1 << (width - 1)) <= value < 1 << (width - 1) for value in values):
+        width += 1
+    return width
+
+
+def acc_compressed_frame(timestamp, samples, blocks=(17, 18)):
+    """Delta-compressed type 1 (byte 9 = 0x81): the first sample as 3 × int16, then blocks of
+    [bit width][sample count][deltas packed least significant bit first], each its own width
+    (Polar's parseDeltaFramesToSamples; hrbridge's PMDDeltaDecoder)."""
+    assert 1 + sum(blocks) == len(samples)
+    payload = bytearray(struct.pack("<hhh", *samples[0]))
+    index = 1
+    for size in blocks:
+        deltas = [
+            value - before
+            for previous, sample in zip(samples[index - 1:index - 1 + size], samples[index:index + size])
+            for before, value in zip(previous, sample)
+        ]
+        width = signed_width(deltas)
+        packed = bytearray((len(deltas) * width + 7) // 8)
+        position = 0
+        for delta in deltas:
+            raw = delta & ((1 << width) - 1)
+            for bit in range(width):
+                if raw >> bit & 1:
+                    packed[position >> 3] |= 1 << (position & 7)
+                position += 1
+        payload += bytes([width, size]) + packed
+        index += size
+    return pmd_header(PMD_ACC, timestamp, 0x81) + bytes(payload)
+
+
+def acc_sample(index):
+    """The strap's movement at acceleration sample `index` (mG): smooth, with a little jitter so
+    deltas need several bit widths."""
+    return (
+        round(300 * math.sin(index / 7)) + (index * 7919) % 23 - 11,
+        round(150 * math.cos(index / 11)) - (index * 104729) % 17 + 8,
+        1000 + round(40 * math.sin(index / 3)),
+    )
+
+
+class H10Strap(Strap):
+    """A Polar H10: the Heart Rate service of the bed's straps and the PMD service. The control
+    point reads 0F 05 00 (ECG and ACC); written, it answers by indication only while indications
+    are on (as an H10: nothing otherwise). START streams ECG (73 samples of the synthetic ECG per
+    frame, every 73/130 s) or acceleration (36 samples at the asked rate, raw type 1, every third
+    frame delta-compressed) on the data characteristic, stamped by the strap's own clock; a link
+    drop ends the streams. Everything the central did is logged in order (`events`), and every
+    frame with when its last sample was taken and when it went out."""
+
+    def __init__(self, link, name, address, mtu, ecg):
+        super().__init__(link, name, address)
+        self.device.gatt_server.max_mtu = mtu
+        self.mtu = mtu
+        self.ecg = ecg
+        self.powered_at = time.monotonic()
+        # Realtime = monotonic + this: the guest's clock hrbridge stamps with (no NTP in the guest).
+        self.realtime_offset = time.time() - time.monotonic()
+        self.events = []
+        self.changed = asyncio.Event()
+        self.pmd_frames = {PMD_ECG: [], PMD_ACC: []}
+        self.next_sample = {PMD_ECG: 0, PMD_ACC: 0}
+        self.streams = {}
+        self.indications = False
+        self.notifications = False
+        self.control = Characteristic(
+            PMD_CONTROL,
+            Characteristic.Properties.READ | Characteristic.Properties.WRITE | Characteristic.Properties.INDICATE,
+            Characteristic.READABLE | Characteristic.WRITEABLE,
+            CharacteristicValue(read=lambda connection: bytes([0x0F, 0x05, 0x00]), write=self._on_write),
+        )
+        self.data = Characteristic(PMD_DATA, Characteristic.Properties.NOTIFY, Characteristic.READABLE, b"")
+        self.device.add_services([Service(PMD_SERVICE, [self.control, self.data])])
+        self.control.on("subscription", lambda bearer, notify, indicate: self._on_ccc("control", notify, indicate))
+        self.data.on("subscription", lambda bearer, notify, indicate: self._on_ccc("data", notify, indicate))
+
+    def event(self, name, **facts):
+        self.events.append({"event": name, "at": time.time(), **facts})
+        self.changed.set()
+
+    def clock_ns(self, monotonic):
+        return PMD_EPOCH_NS + round((monotonic - self.powered_at) * 1e9)
+
+    def _on_connection(self, connection):
+        super()._on_connection(connection)
+        self.event("connected")
+        connection.on("disconnection", lambda reason: self._on_link_lost())
+
+    def _on_link_lost(self):
+        # The H10 ends its PMD streams with the link; the central's CCCs are gone with it.
+        for task in self.streams.values():
+            task.cancel()
+        self.streams.clear()
+        self.indications = self.notifications = False
+        self.event("disconnected")
+
+    def _on_ccc(self, characteristic, notify, indicate):
+        if characteristic == "control":
+            self.indications = indicate
+        else:
+            self.notifications = notify
+        self.event("ccc", characteristic=characteristic, notify=notify, indicate=indicate)
+
+    def _on_write(self, connection, value):
+        value = bytes(value)
+        self.event("write", hex=value.hex())
+        if not self.indications:
+            self.event("unanswered", hex=value.hex())
+            return
+        # After the write's response: the answer comes as an indication.
+        asyncio.get_running_loop().create_task(self._command(value))
+
+    async def _command(self, value):
+        op = value[0] if value else 0
+        kind = value[1] if len(value) > 1 else 0
+        status, settings = 0, b""
+        if len(value) < 2:
+            status = 4
+        elif kind not in (PMD_ECG, PMD_ACC):
+            status = 2
+        elif op == 0x01:
+            settings = PMD_SETTINGS[kind]
+        elif op == 0x02:
+            if kind in self.streams:
+                status = 6
+            else:
+                rate, rest = 130, value[2:]
+                while len(rest) >= 4:
+                    if rest[0] == 0:
+                        rate = int.from_bytes(rest[2:4], "little")
+                    rest = rest[2 + 2 * rest[1]:]
+                self.event("start", kind=kind, rate=rate)
+                self.streams[kind] = asyncio.get_running_loop().create_task(self._stream(kind, rate))
+        elif op == 0x03:
+            task = self.streams.pop(kind, None)
+            if task is not None:
+                task.cancel()
+            self.event("stop", kind=kind)
+        else:
+            status = 1
+        answer = bytes([0xF0, op, kind, status, 0]) + settings
+        self.event("answer", hex=answer.hex())
+        try:
+            await self.device.indicate_subscribers(self.control, answer)
+        except Exception as error:  # the link went meanwhile
+            log(f"{self.name}: answer not indicated: {error!r}")
+
+    async def _stream(self, kind, rate):
+        """Frames of one START until STOP or the link drops: sample n of this stream is taken at
+        START + n / rate on the strap's clock; a frame goes out when its last sample is taken."""
+        count = 73 if kind == PMD_ECG else 36
+        origin = time.monotonic()
+        origin_ns = self.clock_ns(origin)
+        n = 0
+        while True:
+            due = origin + (n + count - 1) / rate
+            await asyncio.sleep(max(0.0, due - time.monotonic()))
+            first = self.next_sample[kind]
+            timestamp = origin_ns + round((n + count - 1) * 1e9 / rate)
+            record = {"timestamp": timestamp, "first": first, "count": count, "sampledAt": self.realtime_offset + due}
+            if kind == PMD_ECG:
+                if first + count > len(self.ecg):
+                    log(f"{self.name}: the synthetic ECG is used up")
+                    return
+                frame = ecg_frame(timestamp, self.ecg[first:first + count])
+            else:
+                samples = [acc_sample(index) for index in range(first, first + count)]
+                compressed = len(self.pmd_frames[PMD_ACC]) % 3 == 2
+                frame = acc_compressed_frame(timestamp, samples) if compressed else acc_raw_frame(timestamp, samples)
+                record.update(compressed=compressed, x=[s[0] for s in samples], y=[s[1] for s in samples],
+                              z=[s[2] for s in samples])
+            record["sentAt"] = time.time()
+            record["notified"] = self.notifications
+            record["bytes"] = len(frame)
+            await self.device.notify_subscribers(self.data, frame)
+            self.pmd_frames[kind].append(record)
+            self.next_sample[kind] += count
+            n += count
+            self.changed.set()
+
+    def starts(self, kind):
+        return sum(1 for event in self.events if event["event"] == "start" and event["kind"] == kind)
+
+    async def wait_for(self, predicate, timeout):
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            self.changed.clear()
+            try:
+                await asyncio.wait_for(self.changed.wait(), remaining)
+            except asyncio.TimeoutError:
+                return predicate()
+        return True
+
+    def record(self):
+        return {"address": self.address, "mtu": self.mtu, "events": self.events,
+                "ecgFrames": self.pmd_frames[PMD_ECG], "accFrames": self.pmd_frames[PMD_ACC]}
+
+
 def short_uuid(uuid):
     """A UUID as hrbridge's docs write it: "180D" for the Bluetooth base UUIDs, else in full."""
     text = uuid.to_hex_str()
@@ -482,6 +715,8 @@ class Hrbridge:
         self.folder = folder
         self.name = name
         self.lines = []
+        # When each line was read (time.time(), the guest's CLOCK_REALTIME, as hrbridge's clock).
+        self.read_at = []
         self.changed = asyncio.Event()
         self.process = None
 
@@ -503,6 +738,7 @@ class Hrbridge:
             text = line.decode(errors="replace").rstrip("\n")
             self.stdout.write(text + "\n")
             self.stdout.flush()
+            self.read_at.append(time.time())
             try:
                 self.lines.append(json.loads(text))
             except ValueError:
@@ -566,7 +802,7 @@ class Hrbridge:
 
 
 # Scenarios that take longer than the default 300 s bound under TCG.
-LIMITS = {"relay": 480, "relaydaemon": 420, "relaylimited": 420, "relayrestart": 420, "spoof": 420}
+LIMITS = {"relay": 480, "relaydaemon": 420, "relaylimited": 420, "relayrestart": 420, "spoof": 420, "pmd": 480}
 
 
 def decode_measurement(data):
@@ -673,6 +909,39 @@ def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as file:
         fields = file.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def pmd_clock_error(run, output, settle=30.0):
+    """The clock model's error in this bed: bumble and hrbridge share the guest's CLOCK_REALTIME,
+    so each frame's last sample has a true host time (when the strap took it, `sampledAt`). For
+    each frame hrbridge printed, (t0 + (n-1)·interval) − that, in seconds, from `settle` s after the
+    stream's first sample on; also against when the frame went out (`sentAt`)."""
+    lines = []
+    with open(output) as file:
+        for text in file:
+            try:
+                lines.append(json.loads(text))
+            except ValueError:
+                pass
+    out = {}
+    for kind, frames in (("ecg", run["ecgFrames"]), ("acc", run["accFrames"])):
+        by_time = {frame["timestamp"]: frame for frame in frames}
+        placed, sent = [], []
+        if not frames:
+            continue
+        start = frames[0]["sampledAt"] - (frames[0]["count"] - 1) / (130 if kind == "ecg" else 50)
+        for line in lines:
+            if line.get("kind") != kind:
+                continue
+            frame = min(frames, key=lambda f: abs(f["timestamp"] - line["sensorTimestamp"]))
+            if abs(frame["timestamp"] - line["sensorTimestamp"]) > 1000 or frame["sampledAt"] - start < settle:
+                continue
+            count = len(line["values"] if kind == "ecg" else line["x"])
+            last = line["t0"] + (count - 1) * line["interval"]
+            placed.append(last - frame["sampledAt"])
+            sent.append(last - frame["sentAt"])
+        out[kind] = {"sampled": summary(placed), "sent": summary(sent)}
+    return out
 
 
 class Bed:
@@ -1099,6 +1368,85 @@ class Bed:
                     os.remove(path)
         return facts
 
+    # Polar's raw signals (PMD) through real bluetoothd ------------------------------------
+
+    async def h10(self, link, name, address, mtu, ecg):
+        strap = H10Strap(link, name, address, mtu, ecg)
+        await strap.power_on()
+        await strap.advertise()
+        return strap
+
+    def pmd_facts(self, strap, monitor):
+        """What the strap did, and when each of hrbridge's lines was read."""
+        first = {}
+        for line, at in zip(monitor.lines, monitor.read_at):
+            if line.get("kind") in ("ecg", "acc"):
+                first.setdefault(line["kind"], at)
+        return {**strap.record(), "exit": monitor.process.returncode if monitor.process else None,
+                "firstFrameReadAt": first}
+
+    async def pmd_run(self, link, folder, ecg, name, address, mtu, body, facts):
+        """One monitor --ecg --acc --acc-rate 50 --json against a new H10 (MTU `mtu`); `body`
+        drives it and adds to `facts` (kept if it fails); the monitor ends with SIGINT (it
+        writes STOP first)."""
+        strap = await self.h10(link, f"Polar H10 {address[-2:]}", address, mtu, ecg)
+        monitor = Hrbridge(self.binary, folder, name)
+        try:
+            await monitor.start("monitor", "--ecg", "--acc", "--acc-rate", "50", "--json", strap.address)
+            await body(strap, monitor, facts)
+        finally:
+            await quietly(monitor.stop())
+            await quietly(strap.go_away())
+            facts.update(self.pmd_facts(strap, monitor))
+
+    async def pmd_started(self, strap, count=1, timeout=120):
+        """Readiness: both streams started `count` times at the strap."""
+        return await strap.wait_for(lambda: strap.starts(PMD_ECG) >= count and strap.starts(PMD_ACC) >= count, timeout)
+
+    async def pmd(self, link):
+        """A Polar H10 with the PMD service, driven by hrbridge's PMD client through bluetoothd:
+        (a) MTU 232, ECG and ACC for ~20 s; (b) MTU 185, refused; (c) the link dropped mid-stream
+        and back; (d) 75 s of streaming for the clock model's error."""
+        folder = self.folder("pmd")
+        with open(os.path.join(self.out, "pmd-ecg.json")) as file:
+            ecg = json.load(file)["microvolts"]
+        facts = {}
+        try:
+            async def stream(strap, monitor, run):
+                run["started"] = await self.pmd_started(strap)
+                await asyncio.sleep(20)  # the streamed duration, not a wait for readiness
+
+            await self.pmd_run(link, folder, ecg, "stream", "C1:00:00:00:00:20", 232, stream, facts.setdefault("stream", {}))
+
+            async def small(strap, monitor, run):
+                run["refused"] = await monitor.wait_for(
+                    lambda lines: sum(1 for l in lines if l.get("event") == "waveformFailed") >= 2, 120)
+
+            await self.pmd_run(link, folder, ecg, "small", "C1:00:00:00:00:21", 185, small, facts.setdefault("small", {}))
+
+            async def drop(strap, monitor, run):
+                run["started"] = await self.pmd_started(strap)
+                frames = lambda: sum(1 for l in monitor.lines if l.get("kind") == "ecg")
+                await monitor.wait_for(lambda _: frames() >= 8, 60)
+                run["droppedAt"] = time.time()
+                await strap.go_away()
+                await asyncio.sleep(3.0)  # out of range for 3 s
+                await strap.advertise()
+                run["restarted"] = await self.pmd_started(strap, 2)
+                before = frames()
+                await monitor.wait_for(lambda _: frames() >= before + 8, 60)
+
+            await self.pmd_run(link, folder, ecg, "drop", "C1:00:00:00:00:22", 232, drop, facts.setdefault("drop", {}))
+
+            async def clock(strap, monitor, run):
+                run["started"] = await self.pmd_started(strap)
+                await asyncio.sleep(75)  # the streamed duration: 30 s settling, then 45 s measured
+
+            await self.pmd_run(link, folder, ecg, "clock", "C1:00:00:00:00:23", 232, clock, facts.setdefault("clock", {}))
+            facts["clockError"] = pmd_clock_error(facts["clock"], os.path.join(folder, "clock.out"))
+        finally:
+            self.result("pmd", **facts)
+
     # The relay: hrbridge as a heart-rate sensor for apps -----------------------------------
 
     async def relay_ready(self, relay, strap, apps, advertiser, facts):
@@ -1434,7 +1782,7 @@ class Bed:
             "restart": self.restart, "adapters": self.two_adapters, "daemon": self.daemon,
             "broadcast": self.broadcast, "spoof": self.spoof, "relay": self.relay, "relay1": self.relay_one,
             "relaysim": self.relay_simulated, "relayrestart": self.relay_restart,
-            "relaydaemon": self.relay_daemon, "relaylimited": self.relay_limited,
+            "relaydaemon": self.relay_daemon, "relaylimited": self.relay_limited, "pmd": self.pmd,
         }
         for name in scenarios:
             if self.bluetoothd.returncode is not None:
