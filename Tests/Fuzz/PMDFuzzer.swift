@@ -1,5 +1,5 @@
 // libFuzzer entry point for the Polar PMD frame decoders (ECG, acceleration raw and
-// delta-compressed), built by scripts/fuzz.sh together with the GATT sources. The first input byte
+// delta-compressed) and the control point's answer and features parsers, built by scripts/fuzz.sh together with the GATT sources. The first input byte
 // picks the stream's resolution for compressed frames (1–32 bits), the rest is a notification. A
 // decoded frame must hold whole samples within the bound, and an ECG frame must re-encode to the
 // same bytes; a refused one must carry a reason that fits the frame.
@@ -27,6 +27,15 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             "\(bytes) → \(acceleration.samples.count) samples")
     } catch {
         check(error, bytes)
+    }
+    // The same bytes as a control point indication and as a features read: answered or refused,
+    // never a crash, and every setting read stays inside the indication.
+    if let answer = try? PMDControlPoint.Response(bytes: bytes) {
+        precondition(bytes.count >= 4 && bytes[0] == 0xF0 && answer.settings.count <= 16, "\(bytes) → \(answer)")
+        _ = answer.factor
+    }
+    if let features = try? PMDFeatures(bytes: bytes) {
+        precondition(bytes[0] == 0x0F && features.measurements.count <= PMDMeasurementType.allCases.count)
     }
     return 0
 }
