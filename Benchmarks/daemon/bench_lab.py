@@ -85,7 +85,8 @@ def run(args, mode):
             file.write(config(directory, args.straps, mode, args.liblsl, args.acc_rate))
         lsl_config = os.path.join(directory, "lsl_api.cfg")
         with open(lsl_config, "w") as file:
-            file.write("[multicast]\nResolveScope = machine\n[lab]\nKnownPeers = {127.0.0.1}\n")
+            # liblsl's default PortRange (32) shows only about 16 outlets of one process.
+            file.write("[multicast]\nResolveScope = machine\n[lab]\nKnownPeers = {127.0.0.1}\n[ports]\nPortRange = 512\n")
         os.environ["LSLAPICFG"] = lsl_config
         daemon = subprocess.Popen(
             [args.hrbridged, "--config", path, "--log-level", "warning"], stdout=subprocess.DEVNULL,

@@ -36,6 +36,8 @@ public final class LabStreamingFeed: Sendable {
     }
 
     private let state = Mutex(State())
+    /// About how many outlets of one process liblsl's default port range lets resolvers see.
+    static let defaultPortRangeOutlets = 16
 
     /// A feed on `library`; `now` is the clock the events' dates are on (the daemon's).
     public init(library: LSLLibrary, settings: Settings, now: @escaping @Sendable () -> Date, logger: Logger) {
