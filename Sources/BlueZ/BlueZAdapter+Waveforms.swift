@@ -237,25 +237,11 @@ extension BlueZAdapter {
         }
         let receivedAt = self.clock.now()
         do {
-            let timestamp: UInt64
-            let values: [Int32]
-            switch kind {
-            case .ecg:
-                let frame = try ECGFrame(bytes: bytes)
-                (timestamp, values) = (frame.timestamp, frame.microvolts)
-            case .acc:
-                let frame = try AccelerationFrame(bytes: bytes, resolution: 16, factor: state.factors[kind] ?? 1)
-                (timestamp, values) = (frame.timestamp, frame.samples.flatMap { [$0.x, $0.y, $0.z] })
-            }
-            let placement = clock.place(
-                sensorTime: timestamp, sampleCount: values.count / kind.channels, receivedAt: receivedAt)
+            let waveform = try SensorWaveform(
+                pmd: bytes, request: request, factor: state.factors[kind] ?? 1, sensor: sensor, receivedAt: receivedAt,
+                clock: &clock)
             pmdLinks[address]?.clocks[kind] = clock
-            broadcaster.yield(
-                .waveform(
-                    SensorWaveform(
-                        sensor: sensor, kind: kind, sampleRate: request.sampleRate, values: values,
-                        start: placement.start, interval: placement.interval, continuous: placement.continuous,
-                        sensorTimestamp: timestamp, receivedAt: receivedAt)))
+            broadcaster.yield(.waveform(waveform))
         } catch {
             broadcaster.yield(.waveformRefused(sensor, kind, error))
         }

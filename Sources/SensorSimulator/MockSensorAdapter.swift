@@ -364,25 +364,10 @@ public actor MockSensorAdapter: SensorAdapter {
     private func emitWaveform(_ kind: WaveformKind, bytes: [UInt8], receivedAt: Date, for sensor: SensorIdentity) {
         guard let request = waveformRequests[sensor]?[kind], var clock = waveformClocks[sensor]?[kind] else { return }
         do {
-            let timestamp: UInt64
-            let values: [Int32]
-            switch kind {
-            case .ecg:
-                let frame = try ECGFrame(bytes: bytes)
-                (timestamp, values) = (frame.timestamp, frame.microvolts)
-            case .acc:
-                let frame = try AccelerationFrame(bytes: bytes)
-                (timestamp, values) = (frame.timestamp, frame.samples.flatMap { [$0.x, $0.y, $0.z] })
-            }
-            let count = values.count / kind.channels
-            let placement = clock.place(sensorTime: timestamp, sampleCount: count, receivedAt: receivedAt)
+            let waveform = try SensorWaveform(
+                pmd: bytes, request: request, sensor: sensor, receivedAt: receivedAt, clock: &clock)
             waveformClocks[sensor]?[kind] = clock
-            broadcaster.yield(
-                .waveform(
-                    SensorWaveform(
-                        sensor: sensor, kind: kind, sampleRate: request.sampleRate, values: values,
-                        start: placement.start, interval: placement.interval, continuous: placement.continuous,
-                        sensorTimestamp: timestamp, receivedAt: receivedAt)))
+            broadcaster.yield(.waveform(waveform))
         } catch {
             broadcaster.yield(.waveformRefused(sensor, kind, error))
         }

@@ -374,14 +374,7 @@ struct ConfigurationTests {
             ("[adapter]\nfollow_advertisements = \"no\"", 2, "true or false"),
             ("[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://broker\"\nfollow_advertisements = true", 4, "applies to kind"),
         ] {
-            #expect(
-                performing: { try ConfigurationLoader.parse(text) },
-                throws: { error in
-                    (error as? ConfigurationError)?.problems.contains {
-                        $0.line == line && $0.message.contains(message)
-                    }
-                        ?? false
-                })
+            expectProblem(in: text, line: line, saying: message)
         }
     }
 
@@ -404,14 +397,7 @@ struct ConfigurationTests {
                 6, "not a hub"
             ),
         ] {
-            #expect(
-                performing: { try ConfigurationLoader.parse(text) },
-                throws: { error in
-                    (error as? ConfigurationError)?.problems.contains {
-                        $0.line == line && $0.message.contains(message)
-                    }
-                        ?? false
-                })
+            expectProblem(in: text, line: line, saying: message)
         }
     }
 
@@ -437,14 +423,7 @@ struct ConfigurationTests {
             ("[lsl]\nenabled = true\nlibrary = \"\"", 3, "path of liblsl.so"),
             ("[lsl]\nenabled = true\nport = 1", 3, "port"),
         ] {
-            #expect(
-                performing: { try ConfigurationLoader.parse(text) },
-                throws: { error in
-                    (error as? ConfigurationError)?.problems.contains {
-                        $0.line == line && $0.message.contains(message)
-                    }
-                        ?? false
-                })
+            expectProblem(in: text, line: line, saying: message)
         }
     }
 
@@ -578,4 +557,16 @@ struct ConfigurationTests {
                 })
         }
     }
+}
+
+/// Expects `text` to be refused with a problem on `line` whose message contains `message`.
+private func expectProblem(
+    in text: String, line: Int, saying message: String, sourceLocation: SourceLocation = #_sourceLocation
+) {
+    #expect(
+        "\(text)", sourceLocation: sourceLocation, performing: { try ConfigurationLoader.parse(text) },
+        throws: { error in
+            (error as? ConfigurationError)?.problems.contains { $0.line == line && $0.message.contains(message) }
+                ?? false
+        })
 }
