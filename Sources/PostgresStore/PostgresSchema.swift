@@ -123,5 +123,19 @@ enum PostgresSchema {
             "v5-sample-via",
             ["ALTER TABLE sample ADD COLUMN via smallint"]
         ),
+        (
+            // Raw signals (a Polar H10's ECG and acceleration) a frame a row, its values a compact
+            // blob (WaveformBlob), keyed by workout, strap, signal and first sample's time.
+            "v6-waveforms",
+            [
+                """
+                CREATE TABLE waveform (workout_id text NOT NULL REFERENCES workout ON DELETE CASCADE,
+                source_id bigint NOT NULL REFERENCES source, kind text NOT NULL, start_time timestamptz NOT NULL,
+                sample_interval double precision NOT NULL, rate integer NOT NULL, sample_count integer NOT NULL,
+                continuous boolean NOT NULL, sensor_time bigint NOT NULL, received_at timestamptz NOT NULL,
+                data bytea NOT NULL, PRIMARY KEY (workout_id, source_id, kind, start_time))
+                """
+            ]
+        ),
     ]
 }

@@ -2,6 +2,7 @@ public import Foundation
 public import Logging
 public import Samples
 public import Sensors
+import Synchronization
 public import WorkoutPlans
 public import WorkoutStore
 public import Workouts
@@ -36,6 +37,11 @@ public actor WorkoutRecorder {
         public var onlyTheseSensors = false
         /// Log refused frames here (false: the caller does, as the daemon's sensor manager).
         public var logsRefusedFrames = true
+        /// Raw signals to start on the sensors that offer them (a Polar H10's ECG and
+        /// acceleration), and stop when the workout finishes, for the strap's battery. Whatever
+        /// raw signals the recorded sensors stream, started here or by someone else (the
+        /// daemon's `[[sensors]] waveforms`), are stored with the workout.
+        public var waveforms: [WaveformRequest] = []
 
         public init(
             configuration: WorkoutConfiguration, profile: UserProfile, sensors: [SensorIdentity],
@@ -71,6 +77,12 @@ public actor WorkoutRecorder {
     private let logger: Logger
     private let runner: PlanRunner?
     private var lapStart: Date
+    private let adapter: any SensorAdapter
+    /// Raw signals to start (``Setup/waveforms``), and those started, to stop at the finish.
+    private let waveformRequests: [WaveformRequest]
+    private var startedWaveforms: [SensorIdentity: Set<WaveformKind>] = [:]
+    /// Frames from this time on are stored (the workout's start); none before it begins.
+    private nonisolated let waveformGate: WaveformGate
     /// The handlers ``attach(onUpdate:onSensorEvent:)`` starts: they end with their streams
     /// (``streamsEnded()``) or are cancelled and awaited (``stopStreams()``).
     private var streamTasks: [Task<Void, Never>] = []
@@ -104,6 +116,13 @@ public actor WorkoutRecorder {
     ) async throws {
         let id = setup.recovering?.workoutID ?? setup.id ?? UUID()
         let streamer = setup.store.map { SampleStreamer(store: $0, workout: id, logger: logger) }
+        let gate = WaveformGate()
+        var waveformSink: (@Sendable (SensorWaveform) -> Void)?
+        if let streamer {
+            waveformSink = { @Sendable (frame: SensorWaveform) -> Void in
+                if gate.admits(frame) { streamer.submit(waveforms: [frame]) }
+            }
+        }
         let sink: (@Sendable ([QuantitySample]) -> Void)?
         switch (streamer, sampleSink) {
         case (nil, nil): sink = nil
@@ -160,11 +179,15 @@ public actor WorkoutRecorder {
         self.clock = clock
         self.logger = logger
         self.lapStart = started
+        self.adapter = adapter
+        self.waveformRequests = setup.waveforms
+        self.waveformGate = gate
+        if setup.recovering != nil { gate.open(at: started) }
         let addresses = Set(setup.sensors.map(\.address))
         self.dataSource = LiveDataSource(
             adapters: [adapter], configuration: configuration, clock: clock,
             addresses: setup.onlyTheseSensors ? addresses : nil, logsRefusedFrames: setup.logsRefusedFrames,
-            logger: logger)
+            waveformSink: waveformSink, logger: logger)
         if setup.onlyTheseSensors {
             for type in await dataSource.typesToCollect.union([.heartRate, .heartbeatSeries, .activeEnergyBurned]) {
                 await dataSource.enableCollection(for: type) { addresses.contains($0.address) }
@@ -215,12 +238,47 @@ public actor WorkoutRecorder {
                     }
                 })
         }
+        if !waveformRequests.isEmpty {
+            // A strap that links (again) says which raw signals it offers: the wanted ones start.
+            let events = dataSource.sensorEvents()
+            streamTasks.append(
+                Task { [weak self] in
+                    for await event in events {
+                        guard case .waveformsAvailable(let sensor, let offered) = event, let self else { continue }
+                        await self.startWaveforms(on: sensor, offered: offered)
+                    }
+                })
+        }
         await dataSource.attach(to: builder)
         if let primary = sensors.first {
             let source = SampleSource(adapter: primary.adapter, address: primary.address, name: primary.name)
             for type in [QuantityType.heartRate, .heartbeatSeries, .activeEnergyBurned] {
                 await builder.setPrimarySource(source, for: type)
             }
+        }
+    }
+
+    /// Starts the wanted raw signals `offered` on `sensor` (one of the recorded sensors), once.
+    private func startWaveforms(on sensor: SensorIdentity, offered: Set<WaveformKind>) async {
+        guard finished == nil, unsaved == nil, sensors.isEmpty || sensors.contains(sensor) else { return }
+        for request in waveformRequests where offered.contains(request.kind) {
+            guard startedWaveforms[sensor]?.contains(request.kind) != true else { continue }
+            do {
+                try await adapter.startWaveform(request, for: sensor)
+                startedWaveforms[sensor, default: []].insert(request.kind)
+            } catch {
+                logger.warning(
+                    "raw signal not started", metadata: ["sensor": "\(sensor)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Stops the raw signals this recorder started (the strap's battery).
+    private func stopWaveforms() async {
+        let started = startedWaveforms
+        startedWaveforms = [:]
+        for (sensor, kinds) in started {
+            for kind in kinds.sorted() { try? await adapter.stopWaveform(kind, for: sensor) }
         }
     }
 
@@ -237,6 +295,7 @@ public actor WorkoutRecorder {
     public func begin(at date: Date) async throws -> [PlanEvent] {
         started = date
         lapStart = date
+        waveformGate.open(at: date)
         try await session.prepare()
         try await session.startActivity(at: started)
         try await session.beginNewActivity(configuration: configuration, at: started)
@@ -334,6 +393,7 @@ public actor WorkoutRecorder {
             try await session.end(at: stop)
             workout = try await builder.finishWorkout()
             unsaved = workout
+            await stopWaveforms()
         }
         try await streamer?.finish()
         let fromStore = hasLateSamples || isRecovered
@@ -426,4 +486,17 @@ public actor WorkoutRecorder {
     /// Moves the samples waiting in memory to the spill file (the store refuses and the process
     /// is ending), so the next start stores them.
     public nonisolated func spillWaiting() async throws { try await streamer?.spillWaiting() }
+}
+
+/// From when a recorder keeps raw-signal frames: its workout's start (nothing before it begins).
+final class WaveformGate: Sendable {
+    private let since = Mutex<Date?>(nil)
+
+    func open(at date: Date) { since.withLock { $0 = date } }
+
+    /// Whether `frame` ends at or after the start.
+    func admits(_ frame: SensorWaveform) -> Bool {
+        guard let since = since.withLock({ $0 }) else { return false }
+        return frame.time(ofSample: max(frame.sampleCount - 1, 0)) >= since
+    }
 }

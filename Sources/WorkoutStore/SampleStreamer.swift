@@ -29,16 +29,22 @@ public final class SampleStreamer: Sendable {
         public var failedWrites = 0
         /// The store's last refusal; nil once a write succeeds again.
         public var lastError: StoreError?
+        /// Raw-signal frames waiting in memory.
+        public var waveformsWaiting = 0
+        /// Raw-signal frames dropped: beyond the memory limit while the store refused them, or
+        /// waiting when the process stopped (they are not spilled).
+        public var waveformFramesLost = 0
 
         /// Nothing waiting, nothing lost.
         public init() {}
 
         /// Whether every sample submitted so far is stored.
-        public var isCaughtUp: Bool { waiting == 0 && spilled == 0 }
+        public var isCaughtUp: Bool { waiting == 0 && spilled == 0 && waveformsWaiting == 0 }
     }
 
     private struct State {
         var pending: [QuantitySample] = []
+        var waveforms: [SensorWaveform] = []
         var health = Health()
         /// Bytes at the start of the spill file that are stored already.
         var spillStored: Int64 = 0
@@ -51,6 +57,9 @@ public final class SampleStreamer: Sendable {
     /// The spill file of this workout.
     public let spillPath: String
     private let memoryLimit: Int
+    /// Raw-signal frames kept in memory while the store refuses: about 25 minutes of ECG and
+    /// acceleration from 10 straps (~30 MB).
+    let waveformMemoryLimit: Int
     private let logger: Logger
     private let state = Mutex(State())
     /// Held for a whole flush: the timer and ``finish()`` never write at once.
@@ -79,22 +88,24 @@ public final class SampleStreamer: Sendable {
     /// in memory while the store refuses.
     public convenience init(
         store: WorkoutStore, workout: UUID, interval: Duration = .seconds(1), memoryLimit: Int = 100_000,
-        spillDirectory: String? = nil, clock: any WallClock = SystemWallClock(), logger: Logger
+        waveformMemoryLimit: Int = 50_000, spillDirectory: String? = nil, clock: any WallClock = SystemWallClock(),
+        logger: Logger
     ) {
         self.init(
-            store: store, workout: workout, memoryLimit: memoryLimit, spillDirectory: spillDirectory,
-            timer: (interval, clock), logger: logger)
+            store: store, workout: workout, memoryLimit: memoryLimit, waveformMemoryLimit: waveformMemoryLimit,
+            spillDirectory: spillDirectory, timer: (interval, clock), logger: logger)
     }
 
     /// A streamer that flushes every `timer.interval` on `timer.clock`, or, without a timer, only
     /// when told (recovery stores a spill file so).
     init(
-        store: WorkoutStore, workout: UUID, memoryLimit: Int = 100_000, spillDirectory: String?,
-        timer: (interval: Duration, clock: any WallClock)?, logger: Logger
+        store: WorkoutStore, workout: UUID, memoryLimit: Int = 100_000, waveformMemoryLimit: Int = 50_000,
+        spillDirectory: String?, timer: (interval: Duration, clock: any WallClock)?, logger: Logger
     ) {
         self.store = store
         self.workout = workout
         self.memoryLimit = max(1, memoryLimit)
+        self.waveformMemoryLimit = max(1, waveformMemoryLimit)
         self.logger = logger
         let directory = spillDirectory ?? Self.defaultSpillDirectory(fallback: store.spillDirectory)
         spillPath = directory + "/workout-\(workout.uuidString.lowercased()).spill"
@@ -144,6 +155,12 @@ public final class SampleStreamer: Sendable {
         state.withLock { $0.pending.append(contentsOf: samples) }
     }
 
+    /// Queues raw-signal frames (ECG, acceleration), written with the next flush after the samples.
+    public func submit(waveforms: [SensorWaveform]) {
+        guard !waveforms.isEmpty else { return }
+        state.withLock { $0.waveforms.append(contentsOf: waveforms) }
+    }
+
     /// Writes everything waiting: the spill file first, then memory. When the store refuses, the
     /// samples stay (memory up to its limit, the rest spilled) for the next attempt.
     @discardableResult
@@ -157,23 +174,62 @@ public final class SampleStreamer: Sendable {
     private func flushHoldingGate() async -> Health {
         if state.withLock({ $0.health.spilled }) > 0, await !drainSpill() {
             keepWithinLimit()
+            keepWaveformsWithinLimit()
             return health
         }
         let pending = state.withLock { state -> [QuantitySample] in
             defer { state.pending.removeAll(keepingCapacity: true) }
             return state.pending
         }
-        guard !pending.isEmpty else { return health }
+        if !pending.isEmpty {
+            do {
+                try await store.append(pending, workout: workout)
+                state.withLock { $0.health.lastError = nil }
+            } catch {
+                refused(error, count: pending.count)
+                // Older samples go back in front of any that arrived meanwhile.
+                state.withLock { $0.pending.insert(contentsOf: pending, at: 0) }
+                keepWithinLimit()
+                keepWaveformsWithinLimit()
+                return health
+            }
+        }
+        await flushWaveforms()
+        return health
+    }
+
+    /// Writes the raw-signal frames waiting; when the store refuses they wait, up to their limit.
+    private func flushWaveforms() async {
+        let frames = state.withLock { state -> [SensorWaveform] in
+            defer { state.waveforms.removeAll(keepingCapacity: true) }
+            return state.waveforms
+        }
+        guard !frames.isEmpty else { return }
         do {
-            try await store.append(pending, workout: workout)
+            try await store.append(waveforms: frames, workout: workout)
             state.withLock { $0.health.lastError = nil }
         } catch {
-            refused(error, count: pending.count)
-            // Older samples go back in front of any that arrived meanwhile.
-            state.withLock { $0.pending.insert(contentsOf: pending, at: 0) }
-            keepWithinLimit()
+            refused(error, count: frames.count)
+            state.withLock { $0.waveforms.insert(contentsOf: frames, at: 0) }
+            keepWaveformsWithinLimit()
         }
-        return health
+    }
+
+    /// Drops the oldest raw-signal frames beyond the memory limit, counted and logged: hours of
+    /// ECG do not fit in memory, and they are not spilled.
+    private func keepWaveformsWithinLimit() {
+        let dropped = state.withLock { state -> Int in
+            let excess = state.waveforms.count - waveformMemoryLimit
+            guard excess > 0 else { return 0 }
+            state.waveforms.removeFirst(excess)
+            state.health.waveformFramesLost += excess
+            return excess
+        }
+        if dropped > 0 {
+            logger.critical(
+                "raw-signal frames dropped while the store refuses them",
+                metadata: ["frames": "\(dropped)", "limit": "\(waveformMemoryLimit)"])
+        }
     }
 
     /// Stops the timer (and waits for it to end) and writes what is left; throws the store's
@@ -204,6 +260,18 @@ public final class SampleStreamer: Sendable {
     }
 
     private func spillHoldingGate() throws {
+        let frames = state.withLock { state -> Int in
+            defer {
+                state.health.waveformFramesLost += state.waveforms.count
+                state.waveforms.removeAll()
+            }
+            return state.waveforms.count
+        }
+        if frames > 0 {
+            logger.error(
+                "raw-signal frames not stored: the store refuses and they are not spilled",
+                metadata: ["frames": "\(frames)"])
+        }
         let pending = state.withLock { state -> [QuantitySample] in
             defer { state.pending.removeAll() }
             return state.pending
@@ -223,6 +291,7 @@ public final class SampleStreamer: Sendable {
         state.withLock { state in
             var health = state.health
             health.waiting = state.pending.count
+            health.waveformsWaiting = state.waveforms.count
             return health
         }
     }

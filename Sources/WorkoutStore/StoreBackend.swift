@@ -74,6 +74,15 @@ public protocol StoreBackend: Sendable {
     /// Marks a schedule entry complete with the workout that ran it.
     func markScheduled(_ id: UUID, completedAt date: Date, workout: UUID) async throws(StoreError)
 
+    /// Stores raw-signal frames of a workout not stored yet (a frame is keyed by workout, strap,
+    /// signal and first sample's time), in one transaction; returns how many were new.
+    @discardableResult
+    func append(waveforms: [SensorWaveform], workout: UUID) async throws(StoreError) -> Int
+    /// A workout's raw-signal frames matching the query, in time order (page with one strap and signal).
+    func waveforms(_ query: WaveformQuery) async throws(StoreError) -> [SensorWaveform]
+    /// What a workout holds of each strap's raw signals, by strap and signal.
+    func waveformSummaries(of workout: UUID) async throws(StoreError) -> [WaveformSummary]
+
     /// Samples matching the query.
     func samples(_ query: SampleQuery) async throws(StoreError) -> [QuantitySample]
     /// Statistics of `type` over `[from, to)`.

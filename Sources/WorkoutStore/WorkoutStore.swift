@@ -135,6 +135,44 @@ public final class WorkoutStore: Sendable {
         }
     }
 
+    // MARK: Raw signals
+
+    /// Stores raw-signal frames (ECG, acceleration) of a workout, in one transaction; frames
+    /// stored already are skipped. Returns how many were new.
+    @discardableResult
+    public func append(waveforms: [SensorWaveform], workout: UUID) async throws(StoreError) -> Int {
+        guard !waveforms.isEmpty else { return 0 }
+        return try await uncancelled { () async throws(StoreError) in
+            try await self.backend.append(waveforms: waveforms, workout: workout)
+        }
+    }
+
+    /// A workout's raw-signal frames, in time order, a page at a time.
+    public func waveforms(_ query: WaveformQuery) async throws(StoreError) -> [SensorWaveform] {
+        try await uncancelled { () async throws(StoreError) in try await self.backend.waveforms(query) }
+    }
+
+    /// Every frame of one strap's signal in a workout, page by page, in time order.
+    public func forEachWaveformPage(
+        workout: UUID, sensor: SensorIdentity, kind: WaveformKind, pageSize: Int = 4_096,
+        _ body: ([SensorWaveform]) throws -> Void
+    ) async throws {
+        var after: Date?
+        while true {
+            let page = try await waveforms(
+                WaveformQuery(workout: workout, sensor: sensor, kind: kind, after: after, limit: pageSize))
+            guard let last = page.last else { return }
+            try body(page)
+            after = last.start
+            if page.count < min(max(pageSize, 1), WaveformQuery.maximumLimit) { return }
+        }
+    }
+
+    /// What a workout holds of each strap's raw signals, by strap and signal.
+    public func waveformSummaries(of workout: UUID) async throws(StoreError) -> [WaveformSummary] {
+        try await uncancelled { () async throws(StoreError) in try await self.backend.waveformSummaries(of: workout) }
+    }
+
     // MARK: Workouts and the recovery journal
 
     /// Journals a session that starts collecting: after a crash, ``activeSessions()`` finds it.

@@ -97,8 +97,10 @@ public final class EDFWriter {
     }
 
     /// Writes the next record: `values[signal][sample]` in physical units, with `annotations`
-    /// (text at a time) inside it.
-    public func write(_ values: [[Double]], annotations: [(Date, String)] = []) throws(Failure) {
+    /// (text at a time) inside it, in order while they fit its annotation bytes; returns how many
+    /// fitted (the rest can go in a later record: an onset is absolute).
+    @discardableResult
+    public func write(_ values: [[Double]], annotations: [(Date, String)] = []) throws(Failure) -> Int {
         guard values.count == signals.count, values.allSatisfy({ $0.count == samplesPerRecord }) else {
             throw .wrongRecord(
                 expected: signals.count * samplesPerRecord, got: values.reduce(0) { $0 + $1.count })
@@ -114,9 +116,12 @@ public final class EDFWriter {
         }
         let onset = firstOnset + Double(records) * recordDuration
         var tal = Array("+\(Self.seconds(onset))\u{14}\u{14}\u{0}".utf8)
+        var taken = 0
         for (time, text) in annotations {
             let entry = Array("+\(Self.seconds(time.timeIntervalSince(start)))\u{14}\(text)\u{14}\u{0}".utf8)
-            if tal.count + entry.count <= Self.annotationBytes { tal += entry }
+            guard tal.count + entry.count <= Self.annotationBytes else { break }
+            tal += entry
+            taken += 1
         }
         tal += [UInt8](repeating: 0, count: Self.annotationBytes - tal.count)
         bytes += tal
@@ -126,6 +131,7 @@ public final class EDFWriter {
             throw .writeFailed(path)
         }
         records += 1
+        return taken
     }
 
     /// Writes the number of records into the header and closes the file.

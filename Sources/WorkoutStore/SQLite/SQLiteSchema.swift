@@ -175,6 +175,25 @@ enum SQLiteSchema {
             // How each sample's frame came: 0 a link, 1 a broadcast (NULL: stored before this was kept).
             try db.alter(table: "sample") { table in table.add(column: "via", .integer) }
         }
+        migrator.registerMigration("v8-waveforms") { db in
+            // Raw signals (a Polar H10's ECG and acceleration) a frame a row, its values a compact
+            // blob (WaveformBlob): an hour of ECG is 6,400 rows, not 468,000. Clustered by workout,
+            // strap and signal, so an export reads one range and the sample table is untouched.
+            try db.create(table: "waveform", options: [.withoutRowID]) { table in
+                table.column("workoutId", .text).notNull().references("workout", onDelete: .cascade)
+                table.column("sourceId", .integer).notNull().references("source")
+                table.column("kind", .text).notNull()
+                table.column("start", .double).notNull()
+                table.column("interval", .double).notNull()
+                table.column("rate", .integer).notNull()
+                table.column("count", .integer).notNull()
+                table.column("continuous", .boolean).notNull()
+                table.column("sensorTime", .integer).notNull()
+                table.column("receivedAt", .double).notNull()
+                table.column("data", .blob).notNull()
+                table.primaryKey(["workoutId", "sourceId", "kind", "start"])
+            }
+        }
         return migrator
     }
 }

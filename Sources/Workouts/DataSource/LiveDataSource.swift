@@ -23,6 +23,8 @@ public actor LiveDataSource {
         public var decodingFailures = 0
         /// Disconnections seen.
         public var disconnections = 0
+        /// Raw-signal frames (ECG, acceleration) handed to the waveform sink.
+        public var waveformFrames = 0
     }
 
     private let adapters: [any SensorAdapter]
@@ -44,6 +46,8 @@ public actor LiveDataSource {
     private let statusBroadcaster = ConsumptionTrackingBroadcaster<SensorEvent>()
     /// Whether ``sensorEvents()`` was ever asked for: until then, frames skip the broadcaster.
     private nonisolated let sensorEventsWanted = Atomic(false)
+    /// Where raw-signal frames go while attached (the store's streamer); nil: they are not kept.
+    private let waveformSink: (@Sendable (SensorWaveform) -> Void)?
 
     /// Creates a data source; `typesToCollect` defaults to the activity's types. With `addresses`,
     /// only those sensors' events are heard at all (routed by the adapter, never sampled to be dropped).
@@ -53,8 +57,9 @@ public actor LiveDataSource {
     public init(
         adapters: [any SensorAdapter], configuration: WorkoutConfiguration, clock: any WallClock,
         addresses: Set<String>? = nil, options: MeasurementSampler.Options = MeasurementSampler.Options(),
-        logsRefusedFrames: Bool = true, logger: Logger
+        logsRefusedFrames: Bool = true, waveformSink: (@Sendable (SensorWaveform) -> Void)? = nil, logger: Logger
     ) {
+        self.waveformSink = waveformSink
         self.logsRefusedFrames = logsRefusedFrames
         self.adapters = adapters
         self.addresses = addresses
@@ -140,6 +145,11 @@ public actor LiveDataSource {
                     "sensor": "\(sensor)", "error": "\(error)",
                     "bytes": "\(bytes.map { String($0, radix: 16) }.joined(separator: " "))",
                 ])
+        case .waveform(let waveform):
+            // Only while feeding a builder: a detached source keeps nothing.
+            guard builder != nil, let waveformSink else { return }
+            counters.waveformFrames += 1
+            waveformSink(waveform)
         case .batteryLevel(let sensor, let percent):
             await deliver(
                 SensorMeasurement(

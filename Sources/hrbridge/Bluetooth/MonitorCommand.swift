@@ -10,6 +10,7 @@ import Logging
 import Sensors
 import Synchronization
 import Wire
+import WorkoutExport
 
 #if canImport(Glibc)
     import Glibc
@@ -136,7 +137,7 @@ struct MonitorCommand: AsyncParsableCommand {
             feed = nil
         }
         let requests = waveformRequests
-        let edfRecorder = edf.map(EDFRecorder.init(prefix:))
+        let edfRecorder = edf.map { EDFWaveformFiles(prefix: $0) }
         // From the first instant: an interrupt while waiting for bluetoothd, an adapter or a strap
         // ends it as one while streaming does (the stats line, exit 0).
         let interrupt = InterruptWatch { _ in
@@ -203,7 +204,7 @@ struct MonitorCommand: AsyncParsableCommand {
         for target in targets { try? await adapter.disconnect(target) }
         await adapter.shutdown()
         await printer.value
-        for line in edfRecorder?.finish() ?? [] { StandardError.write(line) }
+        for line in edfRecorder?.finish().lines ?? [] { StandardError.write(line) }
         await oscOutput?.finish()
         await connection.close()
         view.finish(statistics: statistics)

@@ -104,6 +104,29 @@ struct WorkoutsShowCommand: AsyncParsableCommand {
                 TerminalChart.render(heartRates.map { ($0.start.timeIntervalSince(workout.start), $0.canonicalValue) }))
             print(Self.paths(of: heartRates))
         }
+        let signals = try await store.waveformSummaries(of: uuid)
+        if !signals.isEmpty {
+            print("")
+            print("Raw signals (export with --format edf, or csv --signal ecg|acc)")
+            for signal in signals { print("  " + Self.line(signal)) }
+        }
+    }
+
+    /// `Polar H10 (A0:…) ecg: 130 Hz, 936000 samples over 02:00:00, 1 run`.
+    static func line(_ signal: WaveformSummary) -> String {
+        let span =
+            signal.last.timeIntervalSince(signal.first) + Double(signal.samples) / Double(max(signal.frames, 1))
+            / Double(max(signal.sampleRate, 1))
+        let seconds = Int(span.rounded())
+        let clock = String(format: "%02d:%02d:%02d", seconds / 3600, seconds / 60 % 60, seconds % 60)
+        // A Bluetooth name is radio text: no control characters reach the terminal.
+        let name =
+            signal.sensor.name.map {
+                String($0.unicodeScalars.filter { $0.properties.generalCategory != .control }.prefix(64)) + " "
+            } ?? ""
+        return
+            "\(name)(\(signal.sensor.address)) \(signal.kind.rawValue): \(signal.sampleRate) Hz, \(signal.samples) samples "
+            + "over \(clock), \(signal.runs) run\(signal.runs == 1 ? "" : "s")"
     }
 
     /// How the heart rates came: a broadcast is not an identity (anyone in range can send one).
@@ -141,17 +164,24 @@ struct WorkoutsDeleteCommand: AsyncParsableCommand {
     }
 }
 
-/// `hrbridge workouts export`: FIT, TCX or CSV.
+/// `hrbridge workouts export`: FIT, TCX or CSV; raw signals as EDF+ or CSV.
 struct WorkoutsExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Export a workout as FIT, TCX or CSV.",
+        abstract: "Export a workout as FIT, TCX or CSV, its raw ECG and acceleration as EDF+ or CSV.",
         discussion: """
             fit: a FIT activity file (Garmin Connect, Strava, intervals.icu, GoldenCheetah) with records,
             RR intervals (hrv), timer events, laps, a session per activity. tcx: TrainingCenterDatabase v2.
             csv: one row per sample (time,type,value,unit,source,counted,via), or one row per second with --wide.
             Writes to -o FILE, else to workout-ID.EXT in the current directory. Exit 65 when the workout
             has no samples, 66 when it does not exist or is still active.
+
+            Raw signals recorded with the workout (a Polar H10's ECG and acceleration):
+            edf: EDF+ files, one per strap, signal and run without a gap, named -o PREFIX (default
+            workout-ID) + -ADDRESS-ecg.edf, -acc.edf, -ecg-2.edf after a gap; the workout's start, events
+            and end are annotations. --signal ecg or acc limits them to one signal.
+            csv with --signal ecg or acc: one row per sample (time,sensor,run,ecg_uV or x_mG,y_mG,z_mG),
+            time in Unix seconds from the strap's clock. Exit 65 when the workout holds no raw signal.
             """)
 
     @OptionGroup var storeOptions: StoreOptions
@@ -168,17 +198,109 @@ struct WorkoutsExportCommand: AsyncParsableCommand {
     @Flag(help: "CSV: one row per second instead of one per sample.")
     var wide = false
 
+    @Option(help: "A raw signal, ecg or acc: with csv, its samples; with edf, only its files.")
+    var signal: String?
+
     func validate() throws {
         guard UUID(uuidString: id) != nil else { throw ValidationError("'\(id)' is not a workout identifier") }
-        guard ExportFormat(rawValue: format) != nil else { throw ValidationError("--format is fit, tcx or csv") }
+        guard format == "edf" || ExportFormat(rawValue: format) != nil else {
+            throw ValidationError("--format is fit, tcx, csv or edf")
+        }
+        if let signal {
+            guard WaveformKind(rawValue: signal) != nil else { throw ValidationError("--signal is ecg or acc") }
+            guard format == "csv" || format == "edf" else { throw ValidationError("--signal goes with csv or edf") }
+            guard !wide else { throw ValidationError("--wide is for samples, not --signal") }
+        }
     }
 
     func run() async throws {
         let store = try storeOptions.open()
+        let workout = UUID(uuidString: id)!
+        let kind = signal.flatMap(WaveformKind.init(rawValue:))
+        if format == "edf" {
+            let report = try await WaveformFileExport.edf(
+                workout: workout, prefix: output ?? "workout-\(workout.uuidString)", kinds: kind.map { [$0] },
+                store: store)
+            for line in report.lines { StandardError.write(line) }
+            if !report.failures.isEmpty { throw ExitCode(73) }
+            return
+        }
+        if let kind {
+            let path = try await WaveformFileExport.csv(workout: workout, kind: kind, output: output, store: store)
+            if path != "-" { StandardError.write("wrote \(path)") }
+            return
+        }
         let path = try await WorkoutFileExport.write(
-            workout: UUID(uuidString: id)!, format: ExportFormat(rawValue: format)!, wide: wide, output: output,
-            store: store)
+            workout: workout, format: ExportFormat(rawValue: format)!, wide: wide, output: output, store: store)
         if path != "-" { StandardError.write("wrote \(path)") }
+    }
+}
+
+/// Raw signals out of the store: the exit statuses `workouts export` uses for every format.
+enum WaveformFileExport {
+    static func edf(workout id: UUID, prefix: String, kinds: Set<WaveformKind>?, store: WorkoutStore)
+        async throws -> EDFWaveformFiles.Report
+    {
+        try await exiting(workout: id) {
+            try await WorkoutWaveformFile.edf(workout: id, prefix: prefix, kinds: kinds, store: store)
+        }
+    }
+
+    /// Writes one signal's CSV to `output` (- for standard output; default workout-ID-KIND.csv) and
+    /// returns its path.
+    static func csv(workout id: UUID, kind: WaveformKind, output: String?, store: WorkoutStore) async throws
+        -> String
+    {
+        let path = output ?? "workout-\(id.uuidString)-\(kind.rawValue).csv"
+        let handle: FileHandle
+        if path == "-" {
+            handle = FileHandle.standardOutput
+        } else {
+            guard FileManager.default.createFile(atPath: path, contents: nil),
+                let file = FileHandle(forWritingAtPath: path)
+            else {
+                StandardError.write("hrbridge: cannot write \(path)")
+                throw ExitCode(73)
+            }
+            handle = file
+        }
+        defer { if path != "-" { try? handle.close() } }
+        do {
+            _ = try await exiting(workout: id) {
+                try await WorkoutWaveformFile.csv(workout: id, kind: kind, store: store) { text in
+                    try handle.write(contentsOf: Data(text.utf8))
+                }
+            }
+        } catch {
+            if path != "-" { try? FileManager.default.removeItem(atPath: path) }
+            throw error
+        }
+        return path
+    }
+
+    /// Runs an export, turning its errors into one line and the exit status: 65 nothing to export,
+    /// 66 no such workout or still active, 73 the store or the file failed.
+    private static func exiting<T>(workout id: UUID, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as ExportError where error != .workoutNotFinished {
+            StandardError.write("hrbridge: \(error)")
+            throw ExitCode(65)
+        } catch let error as ExportError {
+            StandardError.write("hrbridge: \(error)")
+            throw ExitCode(66)
+        } catch let error as StoreError where error != .unknownWorkout(id) {
+            StandardError.write("hrbridge: \(error)")
+            throw ExitCode(73)
+        } catch let error as StoreError {
+            StandardError.write("hrbridge: \(error)")
+            throw ExitCode(66)
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            StandardError.write("hrbridge: \(error)")
+            throw ExitCode(73)
+        }
     }
 }
 
