@@ -171,6 +171,9 @@ public final class WorkoutStore: Sendable {
     /// What a workout holds of each strap's raw signals, by strap and signal.
     public func waveformSummaries(of workout: UUID) async throws(StoreError) -> [WaveformSummary] {
         try await uncancelled { () async throws(StoreError) in try await self.backend.waveformSummaries(of: workout) }
+            .sorted {
+                ($0.sensor.address, $0.sensor.adapter, $0.kind) < ($1.sensor.address, $1.sensor.adapter, $1.kind)
+            }
     }
 
     // MARK: Workouts and the recovery journal

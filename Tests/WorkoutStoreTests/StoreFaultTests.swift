@@ -132,6 +132,36 @@ struct StoreFaultTests {
     }
 
     @Test(
+        "a full disk: raw-signal frames wait in memory up to their limit, the oldest beyond it are counted as lost, the rest stored once space is freed",
+        .enabled(if: SmallDisk.isAvailable, "mounting a tmpfs needs root")
+    )
+    func waveformsOnAFullDisk() async throws {
+        let full = try await FullDisk()
+        defer { full.remove() }
+        let (disk, spill, store, workout) = (full.disk, full.spill, full.store, full.workout)
+        let h10 = SensorIdentity(adapter: "hci0", address: "A0:9E:1A:00:00:01")
+        let streamer = SampleStreamer(
+            store: store, workout: workout, waveformMemoryLimit: 30, spillDirectory: spill, clock: ManualWallClock(),
+            logger: logger)
+        let frames = (0..<50).map { waveformFrame(h10, .ecg, $0) }
+        streamer.submit(heartRates(8))
+        streamer.submit(waveforms: frames)
+        var health = await streamer.flush()
+        #expect(health.lastError == .diskFull(path: store.sqlite!.path))
+        #expect(health.waveformsWaiting == 30 && health.waveformFramesLost == 20)
+        #expect(!health.isCaughtUp)
+        await #expect(throws: StoreError.diskFull(path: store.sqlite!.path)) { try await streamer.finish() }
+        disk.free()
+        try await streamer.finish()
+        health = streamer.health
+        #expect(health.isCaughtUp && health.waveformFramesLost == 20)
+        #expect(
+            sameFrames(try await store.waveforms(WaveformQuery(workout: workout)), Array(frames.suffix(30))),
+            "the newest 30")
+        #expect(try await storedStarts(store, workout).count == 8)
+    }
+
+    @Test(
         "a process that stops while the disk is full leaves its samples in the spill file; recovery stores them first",
         .enabled(if: SmallDisk.isAvailable, "mounting a tmpfs needs root")
     )

@@ -13,11 +13,14 @@ public enum WorkoutWaveformFile {
         workout id: UUID, prefix: String, kinds: Set<WaveformKind>? = nil, store: WorkoutStore
     ) async throws -> EDFWaveformFiles.Report {
         let (stored, summaries) = try await streams(of: id, kinds: kinds, store: store)
-        var annotations: [(Date, String)] = [(stored.start, "workout start")]
+        var annotations = [EDFWriter.Annotation(date: stored.start, text: "workout start")]
         for event in try await store.events(of: id) {
-            annotations.append((event.dateInterval.start, event.kind.rawValue))
+            // A lap or segment lasts: its onset and duration; a pause or resume is an instant.
+            annotations.append(
+                EDFWriter.Annotation(
+                    date: event.dateInterval.start, duration: event.dateInterval.duration, text: event.kind.rawValue))
         }
-        if let end = stored.end { annotations.append((end, "workout end")) }
+        if let end = stored.end { annotations.append(EDFWriter.Annotation(date: end, text: "workout end")) }
         let files = EDFWaveformFiles(prefix: prefix, annotations: annotations)
         for summary in summaries {
             // A stream's first frame opens its first file, whether or not the strap streamed before.

@@ -41,6 +41,21 @@ public final class EDFWriter {
         }
     }
 
+    /// A note at a time, with a duration for what lasts (a lap): one TAL in a data record.
+    public struct Annotation: Sendable, Equatable {
+        public var date: Date
+        public var duration: Double?
+        public var text: String
+
+        /// An annotation; `text` is kept to printable ASCII (no TAL separator bytes), 40 characters.
+        public init(date: Date, duration: Double? = nil, text: String) {
+            self.date = date
+            self.duration = duration.flatMap { $0 > 0 && $0.isFinite ? $0 : nil }
+            self.text = String(
+                text.unicodeScalars.filter { $0.value >= 32 && $0.value < 127 }.map(Character.init).prefix(40))
+        }
+    }
+
     /// Why a file cannot be written.
     public enum Failure: Error, Equatable, CustomStringConvertible {
         case cannotCreate(String)
@@ -100,7 +115,7 @@ public final class EDFWriter {
     /// (text at a time) inside it, in order while they fit its annotation bytes; returns how many
     /// fitted (the rest can go in a later record: an onset is absolute).
     @discardableResult
-    public func write(_ values: [[Double]], annotations: [(Date, String)] = []) throws(Failure) -> Int {
+    public func write(_ values: [[Double]], annotations: [Annotation] = []) throws(Failure) -> Int {
         guard values.count == signals.count, values.allSatisfy({ $0.count == samplesPerRecord }) else {
             throw .wrongRecord(
                 expected: signals.count * samplesPerRecord, got: values.reduce(0) { $0 + $1.count })
@@ -117,8 +132,12 @@ public final class EDFWriter {
         let onset = firstOnset + Double(records) * recordDuration
         var tal = Array("+\(Self.seconds(onset))\u{14}\u{14}\u{0}".utf8)
         var taken = 0
-        for (time, text) in annotations {
-            let entry = Array("+\(Self.seconds(time.timeIntervalSince(start)))\u{14}\(text)\u{14}\u{0}".utf8)
+        for annotation in annotations {
+            // EDF+ allows an onset before the file's start (a workout begun just before its first sample).
+            let offset = annotation.date.timeIntervalSince(start)
+            let onset = (offset < 0 ? "-" : "+") + Self.seconds(abs(offset))
+            let duration = annotation.duration.map { "\u{15}" + Self.seconds($0) } ?? ""
+            let entry = Array((onset + duration + "\u{14}" + annotation.text + "\u{14}\u{0}").utf8)
             guard tal.count + entry.count <= Self.annotationBytes else { break }
             tal += entry
             taken += 1

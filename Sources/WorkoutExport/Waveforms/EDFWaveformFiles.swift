@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import Sensors
 import Synchronization
 
@@ -46,28 +46,21 @@ public final class EDFWaveformFiles: Sendable {
     }
 
     private let prefix: String
-    private let annotations: [(date: Date, text: String)]
+    private let annotations: [EDFWriter.Annotation]
     /// Guards `streams` and `failures`, which every frame updates.
     private let streams = Mutex<[String: Stream]>([:])
     private let failures = Mutex<[String]>([])
 
-    /// Files named from `prefix`; `annotations` (a time and a text, e.g. a workout's laps) go into
-    /// the data record of every file that covers their time.
-    public init(prefix: String, annotations: [(Date, String)] = []) {
+    /// Files named from `prefix`; `annotations` (e.g. a workout's laps) go into every file that
+    /// covers their time.
+    public init(prefix: String, annotations: [EDFWriter.Annotation] = []) {
         self.prefix = prefix
-        self.annotations = annotations.map { (date: $0.0, text: Self.annotationText($0.1)) }.sorted {
-            $0.date < $1.date
-        }
+        self.annotations = annotations.sorted { $0.date < $1.date }
     }
 
     /// The file of a strap's signal, for its `run`-th run (1: no suffix).
     public func path(for sensor: String, _ kind: WaveformKind, run: Int = 1) -> String {
         "\(prefix)-\(sensor.replacingOccurrences(of: ":", with: "-"))-\(kind.rawValue)\(run > 1 ? "-\(run)" : "").edf"
-    }
-
-    /// An annotation's text as it goes in a TAL: printable ASCII (no separator bytes), at most 40 characters.
-    static func annotationText(_ text: String) -> String {
-        String(text.unicodeScalars.filter { $0.value >= 32 && $0.value < 127 }.map(Character.init).prefix(40))
     }
 
     private func writer(for waveform: SensorWaveform, run: Int) throws(EDFWriter.Failure) -> EDFWriter {
@@ -127,16 +120,17 @@ public final class EDFWaveformFiles: Sendable {
         }
     }
 
-    /// The annotations due by the end of the stream's next record and not written yet, those
-    /// before its file's first sample skipped (another run's); they are taken from the queue.
-    private func annotations(for stream: inout Stream) -> [(Date, String)] {
+    /// The annotations due by the end of the stream's next record and not written yet; those
+    /// before a later run's first sample are skipped (an earlier run's), while a stream's first
+    /// file takes them all (a negative onset); they are taken from the queue.
+    private func annotations(for stream: inout Stream) -> [EDFWriter.Annotation] {
         let writer = stream.writer
         let fileStart = writer.start.addingTimeInterval(writer.firstOnset)
         let end = fileStart.addingTimeInterval(Double(writer.records + 1) * writer.recordDuration)
-        var due: [(Date, String)] = []
+        var due: [EDFWriter.Annotation] = []
         while stream.nextAnnotation < annotations.count, annotations[stream.nextAnnotation].date < end {
             let annotation = annotations[stream.nextAnnotation]
-            if annotation.date >= fileStart { due.append((annotation.date, annotation.text)) }
+            if annotation.date >= fileStart || stream.files == 1 { due.append(annotation) }
             stream.nextAnnotation += 1
         }
         return due
