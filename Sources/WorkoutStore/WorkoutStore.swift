@@ -155,14 +155,14 @@ public final class WorkoutStore: Sendable {
     /// Every frame of one strap's signal in a workout, page by page, in time order.
     public func forEachWaveformPage(
         workout: UUID, sensor: SensorIdentity, kind: WaveformKind, pageSize: Int = 4_096,
-        _ body: ([SensorWaveform]) throws -> Void
+        _ body: ([SensorWaveform]) async throws -> Void
     ) async throws {
         var after: Date?
         while true {
             let page = try await waveforms(
                 WaveformQuery(workout: workout, sensor: sensor, kind: kind, after: after, limit: pageSize))
             guard let last = page.last else { return }
-            try body(page)
+            try await body(page)
             after = last.start
             if page.count < min(max(pageSize, 1), WaveformQuery.maximumLimit) { return }
         }

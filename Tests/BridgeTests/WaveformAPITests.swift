@@ -2,8 +2,10 @@ import BridgeClient
 import BusHarness
 import Foundation
 import NIOHTTP1
+import Sensors
 import Testing
 import Wire
+import WorkoutStore
 
 /// The live API's raw signals: a strap configured with `waveforms` streams ECG and acceleration
 /// whenever linked, and only clients that name `ecg` or `acc` receive them.
@@ -65,5 +67,45 @@ struct WaveformAPITests {
         // The strap's ECG is in the sensor's status too: refused frames would be counted there.
         let sensors = try await daemon.unix.send(.GET, "/v1/sensors")
         #expect(sensors.status == 200)
+    }
+
+    @Test(
+        "a session records its strap's raw signals with the workout; the API exports them as CSV (and refuses what is not there)"
+    )
+    func storedWithTheSession() async throws {
+        let daemon = try await DaemonUnderTest(
+            speed: 5, scenario: Self.scenario, streaming: 1,
+            sensorsSection: """
+                [[sensors]]
+                address = "\(Self.h10)"
+                waveforms = ["ecg", "acc"]
+                acc_rate = 25
+                """)
+        defer { daemon.stop() }
+        let created = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [Self.h10]])
+        #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
+        let id = try created.decoded(SessionJSON.self).id.wire
+        let store = try WorkoutStore(path: daemon.storePath, guest: true)
+        let workout = try #require(UUID(uuidString: id))
+        try await eventually("ten ECG frames stored with the session") {
+            let stored = try? await store.waveformSummaries(of: workout)
+            return (stored?.first { $0.kind == .ecg }?.frames ?? 0) >= 10
+                && stored?.contains { $0.kind == .acc } == true
+        }
+        #expect(try await daemon.unix.send(.GET, "/v1/workouts/\(id)/export?format=csv&signal=ecg").status == 409)
+        #expect(try await daemon.unix.send(.POST, "/v1/sessions/\(id)/stop").status == 200)
+
+        let ecg = try await daemon.unix.send(.GET, "/v1/workouts/\(id)/export?format=csv&signal=ecg")
+        #expect(ecg.status == 200)
+        let rows = String(decoding: ecg.body, as: UTF8.self).split(separator: "\n")
+        #expect(rows.first == "time,sensor,run,ecg_uV")
+        let summaries = try await store.waveformSummaries(of: workout)
+        let stored = try #require(summaries.first { $0.kind == .ecg })
+        #expect(rows.count - 1 == stored.samples, "every stored sample, once")
+        #expect(rows.dropFirst().allSatisfy { $0.hasPrefix("17") && $0.contains(",\(Self.h10),") })
+        let acc = try await daemon.unix.send(.GET, "/v1/workouts/\(id)/export?format=csv&signal=acc")
+        #expect(String(decoding: acc.body, as: UTF8.self).hasPrefix("time,sensor,run,x_mG,y_mG,z_mG\n"))
+        #expect(try await daemon.unix.send(.GET, "/v1/workouts/\(id)/export?format=fit&signal=ecg").status == 400)
+        #expect(try await daemon.unix.send(.GET, "/v1/workouts/\(id)/export?format=csv&signal=ppg").status == 400)
     }
 }

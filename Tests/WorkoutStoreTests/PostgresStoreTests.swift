@@ -177,9 +177,9 @@ struct PostgresStoreTests {
         let (one, two) = try await (first, second)
         #expect(
             try await one.appliedMigrations() == [
-                "v1", "v2-timestamptz", "v3-alpha1-windows", "v4-journal-owner", "v5-sample-via",
+                "v1", "v2-timestamptz", "v3-alpha1-windows", "v4-journal-owner", "v5-sample-via", "v6-waveforms",
             ])
-        #expect(try await server.query("SELECT count(*) FROM hrbridge_migration") == ["5"])
+        #expect(try await server.query("SELECT count(*) FROM hrbridge_migration") == ["6"])
         await two.close()
         let store = WorkoutStore(backend: one)
         let source = SampleSource(adapter: "mqtt", address: "C0:FF:EE:00:00:07", name: "Ana")
@@ -256,7 +256,7 @@ struct PostgresStoreTests {
             let store = WorkoutStore(backend: backend)
             #expect(
                 try await store.appliedMigrations() == [
-                    "v1", "v2-timestamptz", "v3-alpha1-windows", "v4-journal-owner", "v5-sample-via",
+                    "v1", "v2-timestamptz", "v3-alpha1-windows", "v4-journal-owner", "v5-sample-via", "v6-waveforms",
                 ])
             // The same dates, to PostgreSQL's microsecond.
             try await expectMigratedDates(

@@ -27,7 +27,7 @@ private func sample(_ type: QuantityType, _ value: Double, _ seconds: Double, _ 
 struct StoreTests {
     static let migrations = [
         "v1", "v2-hourly-rollups", "v3-plan-schedule", "v4-sample-key", "v5-unix-time", "v6-alpha1-windows",
-        "v7-sample-via",
+        "v7-sample-via", "v8-waveforms",
     ]
 
     @Test("a new store: WAL, mode 0600, migrated, integrity ok")

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import NIOCore
 import Samples
+import Sensors
 import Wire
 import WorkoutExport
 import WorkoutStore
@@ -46,10 +47,18 @@ struct WorkoutController {
             guard let format = ExportFormat(rawValue: text) else {
                 throw APIError.badRequest("'format' must be fit, tcx or csv")
             }
+            var signal: WaveformKind?
+            if let name = request.uri.queryParameters.get("signal") {
+                guard let kind = WaveformKind(rawValue: name), format == .csv else {
+                    throw APIError.badRequest("'signal' is ecg or acc, with format=csv")
+                }
+                signal = kind
+            }
             let stored = try await Self.stored(context, core)
             guard stored.summary != nil else {
                 throw APIError(.conflict, "workout_active", "the workout is still being recorded")
             }
+            if let signal { return try await Self.waveformCSV(stored.id, signal, store: try Self.store(core)) }
             let bytes: [UInt8]
             do {
                 bytes = try await WorkoutFile.bytes(workout: stored.id, format: format, store: try Self.store(core))
@@ -93,6 +102,32 @@ struct WorkoutController {
             }
             return try APIRouter.json(["samples": samples.map(SampleJSON.init)])
         }
+    }
+
+    /// A raw signal's CSV, streamed a page of frames at a time (hours of ECG are tens of MB).
+    static func waveformCSV(_ id: UUID, _ kind: WaveformKind, store: WorkoutStore) async throws -> Response {
+        let held: Bool
+        do {
+            held = try await store.waveformSummaries(of: id).contains { $0.kind == kind }
+        } catch {
+            throw APIError(.conflict, "store_failed", "\(error)")
+        }
+        guard held else {
+            throw APIError(.conflict, "no_raw_signals", "the workout holds no \(kind.rawValue) raw signal")
+        }
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "text/csv",
+                .contentDisposition:
+                    "attachment; filename=\"workout-\(id.uuidString.lowercased())-\(kind.rawValue).csv\"",
+            ],
+            body: ResponseBody { writer in
+                try await WorkoutWaveformFile.csv(workout: id, kind: kind, store: store) { text in
+                    try await writer.write(ByteBuffer(string: text))
+                }
+                try await writer.finish(nil)
+            })
     }
 
     static func store(_ core: BridgeCore) throws -> WorkoutStore {

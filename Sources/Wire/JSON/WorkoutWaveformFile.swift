@@ -34,16 +34,16 @@ public enum WorkoutWaveformFile {
     /// Writes one signal's CSV through `write`, a page at a time; returns the samples written.
     @discardableResult
     public static func csv(
-        workout id: UUID, kind: WaveformKind, store: WorkoutStore, write: (String) throws -> Void
+        workout id: UUID, kind: WaveformKind, store: WorkoutStore, write: (String) async throws -> Void
     ) async throws -> Int {
         let (_, summaries) = try await streams(of: id, kinds: [kind], store: store)
         var csv = WaveformCSV(kind: kind)
-        try write(csv.header)
+        try await write(csv.header)
         var samples = 0
         for summary in summaries {
             try await store.forEachWaveformPage(workout: id, sensor: summary.sensor, kind: kind) { page in
                 samples += page.reduce(0) { $0 + $1.sampleCount }
-                try write(csv.rows(page))
+                try await write(csv.rows(page))
             }
         }
         return samples
