@@ -92,10 +92,10 @@ struct WaveformAPITests {
             return (stored?.first { $0.kind == .ecg }?.frames ?? 0) >= 10
                 && stored?.contains { $0.kind == .acc } == true
         }
-        #expect(try await daemon.unix.send(.GET, "/v1/workouts/\(id)/export?format=csv&signal=ecg").status == 409)
+        #expect(try await daemon.unix.send(.GET, "/v1/workouts/\(id)/waveforms/ecg").status == 409)
         #expect(try await daemon.unix.send(.POST, "/v1/sessions/\(id)/stop").status == 200)
 
-        let ecg = try await daemon.unix.send(.GET, "/v1/workouts/\(id)/export?format=csv&signal=ecg")
+        let ecg = try await daemon.unix.send(.GET, "/v1/workouts/\(id)/waveforms/ecg")
         #expect(ecg.status == 200)
         let rows = String(decoding: ecg.body, as: UTF8.self).split(separator: "\n")
         #expect(rows.first == "time,sensor,run,ecg_uV")
@@ -103,9 +103,9 @@ struct WaveformAPITests {
         let stored = try #require(summaries.first { $0.kind == .ecg })
         #expect(rows.count - 1 == stored.samples, "every stored sample, once")
         #expect(rows.dropFirst().allSatisfy { $0.hasPrefix("17") && $0.contains(",\(Self.h10),") })
-        let acc = try await daemon.unix.send(.GET, "/v1/workouts/\(id)/export?format=csv&signal=acc")
+        let acc = try await daemon.unix.send(.GET, "/v1/workouts/\(id)/waveforms/acc")
         #expect(String(decoding: acc.body, as: UTF8.self).hasPrefix("time,sensor,run,x_mG,y_mG,z_mG\n"))
-        #expect(try await daemon.unix.send(.GET, "/v1/workouts/\(id)/export?format=fit&signal=ecg").status == 400)
-        #expect(try await daemon.unix.send(.GET, "/v1/workouts/\(id)/export?format=csv&signal=ppg").status == 400)
+        #expect(try await daemon.unix.send(.GET, "/v1/workouts/\(id)/waveforms/ECG").status == 400)
+        #expect(try await daemon.unix.send(.GET, "/v1/workouts/\(id)/waveforms/ppg").status == 400)
     }
 }

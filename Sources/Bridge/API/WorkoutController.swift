@@ -47,18 +47,10 @@ struct WorkoutController {
             guard let format = ExportFormat(rawValue: text) else {
                 throw APIError.badRequest("'format' must be fit, tcx or csv")
             }
-            var signal: WaveformKind?
-            if let name = request.uri.queryParameters.get("signal") {
-                guard let kind = WaveformKind(rawValue: name), format == .csv else {
-                    throw APIError.badRequest("'signal' is ecg or acc, with format=csv")
-                }
-                signal = kind
-            }
             let stored = try await Self.stored(context, core)
             guard stored.summary != nil else {
                 throw APIError(.conflict, "workout_active", "the workout is still being recorded")
             }
-            if let signal { return try await Self.waveformCSV(stored.id, signal, store: try Self.store(core)) }
             let bytes: [UInt8]
             do {
                 bytes = try await WorkoutFile.bytes(workout: stored.id, format: format, store: try Self.store(core))
@@ -73,6 +65,17 @@ struct WorkoutController {
                         "attachment; filename=\"workout-\(stored.id.uuidString.lowercased()).\(format.rawValue)\"",
                 ],
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+        }
+        v1.get("workouts/:id/waveforms/:kind") { _, context in
+            let name = try context.parameters.require("kind")
+            guard let kind = WaveformKind(rawValue: name) else {
+                throw APIError.badRequest("a raw signal is ecg or acc, not \(name.prefix(64).debugDescription)")
+            }
+            let stored = try await Self.stored(context, core)
+            guard stored.summary != nil else {
+                throw APIError(.conflict, "workout_active", "the workout is still being recorded")
+            }
+            return try await Self.waveformCSV(stored.id, kind, store: try Self.store(core))
         }
         v1.delete("workouts/:id") { _, context in
             try context.require(.control)

@@ -17,6 +17,10 @@ public actor LabStreamingService: Service {
     private var feed: LabStreamingFeed?
     /// The straps whose raw signals this service started.
     private var started: [SensorIdentity: Set<WaveformKind>] = [:]
+    /// The adapter's events, subscribed when the service is made, before the adapter links any
+    /// strap: a strap's Device Information and the raw signals it offers come once per link, and
+    /// one heard before ``run()`` listened would leave its streams unopened and unstarted.
+    private let events: AsyncStream<SensorEvent>
 
     /// Loads liblsl now: a daemon asked for LSL without it does not start, and says where it looked.
     public init(settings: LSLSettings, core: BridgeCore, clock: any WallClock, logger: Logger) throws(LSLError) {
@@ -25,11 +29,12 @@ public actor LabStreamingService: Service {
         self.logger = logger
         self.settings = settings
         library = try LSLLibrary.load(path: settings.library)
+        events = core.sensors.adapter.events()
         logger.info("liblsl loaded", metadata: ["path": "\(library.path)", "version": "\(library.version)"])
     }
 
     public func run() async throws {
-        let events = core.sensors.adapter.events()
+        let events = events
         let messages = core.hub.subscribe(
             kinds: [.session, .event, .zone, .plan], sessionRefreshes: false, byteBudget: 1 << 20)
         let host =
@@ -73,7 +78,10 @@ public actor LabStreamingService: Service {
 
     /// Asks for the configured raw signals the strap offers (nil: not known; the adapter decides).
     private func startWaveforms(on sensor: SensorIdentity, offered: Set<WaveformKind>?) async {
-        for kind in settings.kinds.compactMap(\.waveform).sorted() where offered?.contains(kind) ?? true {
+        // Once per strap and signal: the adapter starts it again after every reconnect, and a
+        // second START would restart the strap's stream (a gap in the recording).
+        for kind in settings.kinds.compactMap(\.waveform).sorted()
+        where offered?.contains(kind) ?? true && started[sensor]?.contains(kind) != true {
             let request =
                 kind == .acc
                 ? WaveformRequest(kind: .acc, sampleRate: settings.accRate, range: settings.accRange)
