@@ -95,7 +95,7 @@ def main():
             workout_id = sqlite(store, "SELECT id FROM workout")
             out = subprocess.run(["sqlite3", store], input=".timer on\n" + query.replace(workout, workout_id) + ";\n",
                                  capture_output=True, text=True, check=True).stdout
-            real = [float(line.split()[2]) for line in out.splitlines() if line.startswith("Run Time:")]
+            real = [float(line.split()[3]) for line in out.splitlines() if line.startswith("Run Time:")]
             sql_timings[name].append(real[0] * 1000)
     for label in commands:
         with_ms = statistics.median(timings[(label, "with")]) * 1000
@@ -105,6 +105,7 @@ def main():
     with_ms, without_ms = statistics.median(sql_timings["with"]), statistics.median(sql_timings["without"])
     print(f"the workout's heart rate in SQL: {with_ms:.2f} ms with, {without_ms:.2f} ms without "
           f"(ratio {with_ms / without_ms:.2f})")
+    store = stores["with"]
     started = time.monotonic()
     run([arguments.hrbridge, "workouts", "export", workout, "--format", "edf", "-o",
          os.path.join(directory, "s01"), "--store", store])

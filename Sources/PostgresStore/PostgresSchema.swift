@@ -134,7 +134,15 @@ enum PostgresSchema {
                 sample_interval double precision NOT NULL, rate integer NOT NULL, sample_count integer NOT NULL,
                 continuous boolean NOT NULL, sensor_time bigint NOT NULL, received_at timestamptz NOT NULL,
                 data bytea NOT NULL, PRIMARY KEY (workout_id, source_id, kind, start_time))
+                """,
+                // What each workout holds of each strap's signal, kept as frames arrive.
                 """
+                CREATE TABLE waveform_stream (workout_id text NOT NULL REFERENCES workout ON DELETE CASCADE,
+                source_id bigint NOT NULL REFERENCES source, kind text NOT NULL, rate integer NOT NULL,
+                frames bigint NOT NULL, samples bigint NOT NULL, runs bigint NOT NULL,
+                first_time timestamptz NOT NULL, last_time timestamptz NOT NULL,
+                PRIMARY KEY (workout_id, source_id, kind))
+                """,
             ]
         ),
     ]

@@ -22,7 +22,7 @@ extension PostgresStore {
             let sensorTimes = waveforms.map { Int64(bitPattern: $0.sensorTimestamp) }
             let received = waveforms.map(\.receivedAt.timeIntervalSince1970)
             let blobs = waveforms.map { ByteBuffer(bytes: WaveformBlob.encode($0.values, channels: $0.kind.channels)) }
-            return try await session.execute(
+            let inserted = try await session.rows(
                 """
                 INSERT INTO waveform (workout_id, source_id, kind, start_time, sample_interval, rate, sample_count,
                 continuous, sensor_time, received_at, data)
@@ -34,7 +34,32 @@ extension PostgresStore {
                 AS t(source_id, kind, start_time, sample_interval, rate, sample_count, continuous, sensor_time,
                 received_at, data)
                 ON CONFLICT DO NOTHING
+                RETURNING source_id, kind, extract(epoch FROM start_time)::float8, rate::int8, sample_count::int8, continuous
                 """)
+            var tallies: [PostgresStreamKey: WaveformStreamTally] = [:]
+            for row in inserted {
+                tallies[
+                    PostgresStreamKey(source: try row.int(0), kind: try row.text(1)), default: WaveformStreamTally()
+                ]
+                .add(
+                    start: try row.double(2), rate: Int(try row.int(3)), samples: Int(try row.int(4)),
+                    continuous: try row[5].decode(Bool.self))
+            }
+            for (key, tally) in tallies {
+                try await session.execute(
+                    """
+                    INSERT INTO waveform_stream (workout_id, source_id, kind, rate, frames, samples, runs, first_time,
+                    last_time) VALUES (\(workout.uuidString), \(key.source), \(key.kind), \(Int64(tally.rate)),
+                    \(Int64(tally.frames)), \(Int64(tally.samples)), \(Int64(tally.runsOfANewStream)),
+                    to_timestamp(\(tally.first)), to_timestamp(\(tally.last)))
+                    ON CONFLICT (workout_id, source_id, kind) DO UPDATE SET
+                    rate = GREATEST(waveform_stream.rate, excluded.rate), frames = waveform_stream.frames + excluded.frames,
+                    samples = waveform_stream.samples + excluded.samples, runs = waveform_stream.runs + \(Int64(tally.breaks)),
+                    first_time = LEAST(waveform_stream.first_time, excluded.first_time),
+                    last_time = GREATEST(waveform_stream.last_time, excluded.last_time)
+                    """)
+            }
+            return inserted.count
         }
     }
 
@@ -67,31 +92,33 @@ extension PostgresStore {
         }
     }
 
-    /// What a workout holds of each strap's raw signals, by strap and signal.
+    /// What a workout holds of each strap's raw signals, by strap and signal (the stream rollups).
     public func waveformSummaries(of workout: UUID) async throws(StoreError) -> [WaveformSummary] {
         try await read { session in
             try await session.rows(
                 """
-                SELECT src.adapter, src.address, src.name, w.kind, MAX(w.rate)::int8, COUNT(*)::int8,
-                SUM(w.sample_count)::int8, COUNT(*) FILTER (WHERE NOT w.continuous)::int8, MIN(w.start_time),
-                MAX(w.start_time), (array_agg(w.continuous ORDER BY w.start_time))[1]
-                FROM waveform w JOIN source src ON src.id = w.source_id WHERE w.workout_id = \(workout.uuidString)
-                GROUP BY src.adapter, src.address, src.name, w.kind ORDER BY src.address, src.adapter, w.kind
+                SELECT src.adapter, src.address, src.name, w.kind, w.rate::int8, w.frames, w.samples, w.runs,
+                w.first_time, w.last_time
+                FROM waveform_stream w JOIN source src ON src.id = w.source_id WHERE w.workout_id = \(workout.uuidString)
                 """
             ).map { row in
                 let text = try row.text(3)
                 guard let kind = WaveformKind(rawValue: text) else {
                     throw StoreError.corrupt("waveform kind '\(text)'")
                 }
-                // A run starts at every frame that does not follow its predecessor, and at the first.
-                let firstContinuous = try row[10].decode(Bool.self)
                 return WaveformSummary(
                     sensor: SensorIdentity(
                         adapter: try row.text(0), address: try row.text(1), name: try row.optionalText(2)),
                     kind: kind, sampleRate: Int(try row.int(4)), frames: Int(try row.int(5)),
-                    samples: Int(try row.int(6)), runs: Int(try row.int(7)) + (firstContinuous ? 1 : 0),
-                    first: try row.date(8), last: try row.date(9))
+                    samples: Int(try row.int(6)), runs: Int(try row.int(7)), first: try row.date(8),
+                    last: try row.date(9))
             }
         }
     }
+}
+
+/// A strap's signal within a transaction's tallies.
+struct PostgresStreamKey: Hashable {
+    let source: Int64
+    let kind: String
 }

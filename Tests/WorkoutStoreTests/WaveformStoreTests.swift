@@ -65,6 +65,10 @@ struct WaveformStoreTests {
             let second = (0..<5).map { waveformFrame(other, .ecg, $0) }
             #expect(try await store.append(waveforms: ecg + acc, workout: workout) == 60)
             #expect(try await store.append(waveforms: second, workout: workout) == 5)
+            // A stream that began before the workout: its first stored frame follows an unstored one.
+            let late = (3..<8).map { waveformFrame(other, .acc, $0) }
+            #expect(try await store.append(waveforms: Array(late.suffix(2)), workout: workout) == 2)
+            #expect(try await store.append(waveforms: Array(late.prefix(3)), workout: workout) == 3)
             // A frame sent again (a retried flush) is not stored twice.
             #expect(try await store.append(waveforms: Array(ecg.prefix(10)) + [second[0]], workout: workout) == 0)
 
@@ -72,9 +76,10 @@ struct WaveformStoreTests {
             #expect(sameFrames(stored, ecg), "every field, the values exactly")
             #expect(stored.first?.sensor.name == "Polar H10 0A1B2C3D")
             let all = try await store.waveforms(WaveformQuery(workout: workout, limit: 1_000))
-            #expect(all.count == 65)
+            #expect(all.count == 70)
             #expect(all.map(\.start) == all.map(\.start).sorted(), "time order")
-            #expect(sameFrames(try await store.waveforms(WaveformQuery(workout: workout, kind: .acc)), acc))
+            #expect(
+                sameFrames(try await store.waveforms(WaveformQuery(workout: workout, sensor: h10, kind: .acc)), acc))
             #expect(try await store.waveforms(WaveformQuery(workout: UUID())).isEmpty)
 
             var pages: [[SensorWaveform]] = []
@@ -87,7 +92,8 @@ struct WaveformStoreTests {
             let summaries = try await store.waveformSummaries(of: workout)
             #expect(
                 summaries.map(\.first.timeIntervalSince1970)
-                    == [ecg[0], acc[0], second[0]].map(\.start.timeIntervalSince1970))
+                    == [ecg[0], acc[0], second[0], late[0]].map(\.start.timeIntervalSince1970))
+            #expect(abs(summaries[3].last.timeIntervalSince(late[4].start)) < 1e-6, "the latest, sent first")
             #expect(
                 summaries.map { summary in
                     var summary = summary
@@ -102,6 +108,9 @@ struct WaveformStoreTests {
                         first: origin, last: origin),
                     WaveformSummary(
                         sensor: other, kind: .ecg, sampleRate: 130, frames: 5, samples: 5 * 73, runs: 1,
+                        first: origin, last: origin),
+                    WaveformSummary(
+                        sensor: other, kind: .acc, sampleRate: 50, frames: 5, samples: 5 * 36, runs: 1,
                         first: origin, last: origin),
                 ], "by strap, then signal (ECG first)")
             #expect(abs(summaries[0].last.timeIntervalSince(ecg[39].start)) < 1e-6)

@@ -36,14 +36,25 @@ public struct WaveformCSV: Sendable {
             runs[address] = run
             let channels = kind.channels
             let sensorField = Self.field(address)
+            let prefix = ",\(sensorField),\(run)"
             for index in 0..<frame.sampleCount {
-                text += String(format: "%.6f", frame.time(ofSample: index).timeIntervalSince1970)
-                text += ",\(sensorField),\(run)"
+                text += Self.seconds(frame.time(ofSample: index).timeIntervalSince1970)
+                text += prefix
                 for channel in 0..<channels { text += ",\(frame.values[index * channels + channel])" }
                 text += "\n"
             }
         }
         return text
+    }
+
+    /// Unix seconds to the microsecond (`1795626000.123456`), without `String(format:)`'s cost per row.
+    static func seconds(_ value: Double) -> String {
+        let micros = Int64((value * 1_000_000).rounded())
+        let whole = micros / 1_000_000
+        let fraction = abs(micros % 1_000_000)
+        let digits = String(fraction)
+        let sign = micros < 0 && whole == 0 ? "-" : ""
+        return sign + String(whole) + "." + String(repeating: "0", count: 6 - digits.count) + digits
     }
 
     /// A field quoted when it holds a comma, quote or line break (an address never should).

@@ -193,6 +193,21 @@ enum SQLiteSchema {
                 table.column("data", .blob).notNull()
                 table.primaryKey(["workoutId", "sourceId", "kind", "start"])
             }
+            // What each workout holds of each strap's signal, kept as frames arrive: listing a
+            // workout's raw signals reads a row per stream, not every frame (an hour of 10 straps'
+            // ECG and acceleration is 114,000 of them).
+            try db.create(table: "waveformStream", options: [.withoutRowID]) { table in
+                table.column("workoutId", .text).notNull().references("workout", onDelete: .cascade)
+                table.column("sourceId", .integer).notNull().references("source")
+                table.column("kind", .text).notNull()
+                table.column("rate", .integer).notNull()
+                table.column("frames", .integer).notNull()
+                table.column("samples", .integer).notNull()
+                table.column("runs", .integer).notNull()
+                table.column("first", .double).notNull()
+                table.column("last", .double).notNull()
+                table.primaryKey(["workoutId", "sourceId", "kind"])
+            }
         }
         return migrator
     }

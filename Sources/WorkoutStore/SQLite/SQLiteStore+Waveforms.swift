@@ -16,6 +16,7 @@ extension SQLiteStore {
                     ON CONFLICT DO NOTHING
                     """)
             var added = 0
+            var tallies: [WaveformStreamKey: WaveformStreamTally] = [:]
             for frame in waveforms {
                 let source: Int64
                 if let known = sourceIDs[frame.sensor] {
@@ -30,7 +31,26 @@ extension SQLiteStore {
                     Int64(bitPattern: frame.sensorTimestamp), frame.receivedAt.timeIntervalSince1970,
                     Data(WaveformBlob.encode(frame.values, channels: frame.kind.channels)),
                 ])
-                added += db.changesCount
+                guard db.changesCount > 0 else { continue }
+                added += 1
+                tallies[WaveformStreamKey(source: source, kind: frame.kind.rawValue), default: WaveformStreamTally()]
+                    .add(
+                        start: frame.start.timeIntervalSince1970, rate: frame.sampleRate, samples: frame.sampleCount,
+                        continuous: frame.continuous)
+            }
+            let upsert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO waveformStream (workoutId, sourceId, kind, rate, frames, samples, runs, first, last)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (workoutId, sourceId, kind) DO UPDATE SET
+                    rate = max(rate, excluded.rate), frames = frames + excluded.frames,
+                    samples = samples + excluded.samples, runs = runs + ?, first = min(first, excluded.first),
+                    last = max(last, excluded.last)
+                    """)
+            for (key, tally) in tallies {
+                try upsert.execute(arguments: [
+                    workout.uuidString, key.source, key.kind, tally.rate, tally.frames, tally.samples,
+                    tally.runsOfANewStream, tally.first, tally.last, tally.breaks,
+                ])
             }
             return added
         }
@@ -66,18 +86,14 @@ extension SQLiteStore {
         }
     }
 
-    /// What a workout holds of each strap's raw signals, by strap and signal.
+    /// What a workout holds of each strap's raw signals, by strap and signal (the stream rollups).
     public func waveformSummaries(of workout: UUID) async throws(StoreError) -> [WaveformSummary] {
         try await read { db in
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT src.adapter, src.address, src.name, w.kind, MAX(w.rate) AS rate, COUNT(*) AS frames,
-                    SUM(w.count) AS samples, SUM(NOT w.continuous) AS breaks, MIN(w.start) AS first,
-                    MAX(w.start) AS last, (SELECT f.continuous FROM waveform f WHERE f.workoutId = w.workoutId
-                    AND f.sourceId = w.sourceId AND f.kind = w.kind ORDER BY f.start LIMIT 1) AS firstContinuous
-                    FROM waveform w JOIN source src ON src.id = w.sourceId WHERE w.workoutId = ?
-                    GROUP BY w.sourceId, w.kind ORDER BY src.address, src.adapter, w.kind
+                    SELECT src.adapter, src.address, src.name, w.* FROM waveformStream w
+                    JOIN source src ON src.id = w.sourceId WHERE w.workoutId = ?
                     """,
                 arguments: [workout.uuidString]
             ).map { row in
@@ -85,17 +101,20 @@ extension SQLiteStore {
                 guard let kind = WaveformKind(rawValue: kindText) else {
                     throw StoreError.corrupt("waveform kind '\(kindText)'")
                 }
-                // A run starts at every frame that does not follow its predecessor, and at the first.
-                let breaks: Int = try row.value("breaks")
-                let firstContinuous: Bool = try row.value("firstContinuous")
                 return WaveformSummary(
                     sensor: SensorIdentity(
                         adapter: try row.value("adapter"), address: try row.value("address"), name: row["name"]),
                     kind: kind, sampleRate: try row.value("rate"), frames: try row.value("frames"),
-                    samples: try row.value("samples"), runs: breaks + (firstContinuous ? 1 : 0),
+                    samples: try row.value("samples"), runs: try row.value("runs"),
                     first: Date(timeIntervalSince1970: try row.value("first")),
                     last: Date(timeIntervalSince1970: try row.value("last")))
             }
         }
     }
+}
+
+/// A strap's signal within a transaction's tallies.
+struct WaveformStreamKey: Hashable {
+    let source: Int64
+    let kind: String
 }

@@ -64,3 +64,33 @@ public struct WaveformSummary: Hashable, Sendable {
         self.last = last
     }
 }
+
+/// The new frames of one transaction, per strap and signal, for the stream rollups both backends
+/// keep (`waveformStream`): what ``WaveformSummary`` reads.
+package struct WaveformStreamTally: Sendable {
+    package var rate = 0
+    package var frames = 0
+    package var samples = 0
+    /// Frames that do not follow their predecessor: each starts a run.
+    package var breaks = 0
+    /// Whether the earliest new frame follows an earlier one: a stream that began before its
+    /// workout did, whose first stored frame starts a run all the same.
+    package var earliestContinuous = false
+    package var first = Double.infinity
+    package var last = -Double.infinity
+
+    package init() {}
+
+    package mutating func add(start: Double, rate: Int, samples: Int, continuous: Bool) {
+        self.rate = max(self.rate, rate)
+        frames += 1
+        self.samples += samples
+        if !continuous { breaks += 1 }
+        if start < first { earliestContinuous = continuous }
+        first = min(first, start)
+        last = max(last, start)
+    }
+
+    /// Runs a new stream row starts with.
+    package var runsOfANewStream: Int { breaks + (earliestContinuous ? 1 : 0) }
+}
