@@ -24,16 +24,21 @@ struct WaveformAPITests {
         lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 
-    @Test("kinds=ecg,acc gets the frames as documented; the default and kinds=all get none")
-    func optIn() async throws {
-        let daemon = try await DaemonUnderTest(
-            speed: 5, scenario: Self.scenario, streaming: 1,
+    /// A daemon whose H10 streams ECG and 25 Hz acceleration whenever it is linked.
+    static func streamingDaemon() async throws -> DaemonUnderTest {
+        try await DaemonUnderTest(
+            speed: 5, scenario: scenario, streaming: 1,
             sensorsSection: """
                 [[sensors]]
-                address = "\(Self.h10)"
+                address = "\(h10)"
                 waveforms = ["ecg", "acc"]
                 acc_rate = 25
                 """)
+    }
+
+    @Test("kinds=ecg,acc gets the frames as documented; the default and kinds=all get none")
+    func optIn() async throws {
+        let daemon = try await Self.streamingDaemon()
         defer { daemon.stop() }
         let raw = EventCollector(daemon.unix, path: "/v1/events?kinds=ecg,acc")
         let everyKind = EventCollector(daemon.unix, path: "/v1/events?kinds=all")
@@ -73,14 +78,7 @@ struct WaveformAPITests {
         "a session records its strap's raw signals with the workout; the API exports them as CSV (and refuses what is not there)"
     )
     func storedWithTheSession() async throws {
-        let daemon = try await DaemonUnderTest(
-            speed: 5, scenario: Self.scenario, streaming: 1,
-            sensorsSection: """
-                [[sensors]]
-                address = "\(Self.h10)"
-                waveforms = ["ecg", "acc"]
-                acc_rate = 25
-                """)
+        let daemon = try await Self.streamingDaemon()
         defer { daemon.stop() }
         let created = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [Self.h10]])
         #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")

@@ -18,6 +18,26 @@ struct EDFTests {
         var records: Int
         var signals: [Signal]
         var onsets: [Double]
+        /// Onset, duration (−1: none) and text of each annotation, as pyEDFlib returns them.
+        var annotations: [[JSONScalar]]
+    }
+
+    /// A number or a text in pyEDFlib's annotation triples.
+    enum JSONScalar: Decodable {
+        case number(Double)
+        case text(String)
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let number = try? container.decode(Double.self) {
+                self = .number(number)
+            } else {
+                self = .text(try container.decode(String.self))
+            }
+        }
+
+        var number: Double? { if case .number(let value) = self { value } else { nil } }
+        var text: String? { if case .text(let value) = self { value } else { nil } }
     }
 
     static func read(_ path: String) async throws -> Read {

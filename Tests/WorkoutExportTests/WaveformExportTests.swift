@@ -7,37 +7,6 @@ import WorkoutStore
 /// as EDF+ (read back by pyEDFlib, not by our code) and as CSV.
 @Suite("Raw signals from the store: EDF+ read back with pyEDFlib, CSV")
 struct WaveformExportTests {
-    struct Read: Decodable {
-        struct Signal: Decodable {
-            var label: String
-            var unit: String
-            var frequency: Double
-            var values: [Double]
-        }
-        var filetype: Int
-        var records: Int
-        var signals: [Signal]
-        /// Onset, duration (−1: none) and text of each annotation, as pyEDFlib returns them.
-        var annotations: [[JSONScalar]]
-    }
-
-    enum JSONScalar: Decodable {
-        case number(Double)
-        case text(String)
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if let number = try? container.decode(Double.self) {
-                self = .number(number)
-            } else {
-                self = .text(try container.decode(String.self))
-            }
-        }
-
-        var number: Double? { if case .number(let value) = self { value } else { nil } }
-        var text: String? { if case .text(let value) = self { value } else { nil } }
-    }
-
     static let scenario = """
         {"version": 1, "seed": 9, "straps": [
           {"name": "Polar H10 0A1B2C3D", "address": "A0:9E:1A:00:00:01", "pmd": true,
@@ -48,16 +17,6 @@ struct WaveformExportTests {
         {"version": 1, "name": "Lab steps", "activity": "running", "custom": {"blocks": [{"iterations": 2,
         "steps": [{"purpose": "work", "goal": {"time": "40 s"}}, {"purpose": "recovery", "goal": {"time": "20 s"}}]}]}}
         """
-
-    func read(_ path: String) async throws -> Read {
-        let reader = try Spawned(
-            venvPython, [packageRoot.appendingPathComponent("Tests/Fixtures/edf/read.py").path, path], label: "pyedflib"
-        )
-        let status = await reader.wait()
-        let line = try #require(reader.output.first { $0.hasPrefix("{") }, "\(reader.report)")
-        #expect(status == 0)
-        return try JSONDecoder().decode(Read.self, from: Data(line.utf8))
-    }
 
     @Test(
         "workout run --ecg --acc stores both; EDF+ has the rate, units, every value and the laps as annotations; CSV has every sample on the strap's clock"
@@ -112,7 +71,7 @@ struct WaveformExportTests {
         #expect(await edf.wait() == 0, "\(edf.report)")
         let ecgFile = prefix + "-A0-9E-1A-00-00-01-ecg.edf"
         #expect(edf.output.contains { $0.hasPrefix("hrbridge: wrote \(ecgFile) (") })
-        let ecg = try await read(ecgFile)
+        let ecg = try await EDFTests.read(ecgFile)
         #expect(ecg.filetype == 1, "EDF+")
         let signal = try #require(ecg.signals.first)
         #expect(signal.label == "ECG" && signal.unit == "uV" && signal.frequency == 130)
@@ -127,7 +86,7 @@ struct WaveformExportTests {
         let onsets = laps.compactMap { $0[0].number }
         #expect(onsets.count == 2 && abs(onsets[1] - onsets[0] - 60) < 1e-3, "laps a minute apart: \(onsets)")
 
-        let acc = try await read(prefix + "-A0-9E-1A-00-00-01-acc.edf")
+        let acc = try await EDFTests.read(prefix + "-A0-9E-1A-00-00-01-acc.edf")
         #expect(acc.signals.map(\.label) == ["ACC X", "ACC Y", "ACC Z"])
         #expect(acc.signals.allSatisfy { $0.unit == "mG" && abs($0.frequency - 25) < 0.01 })
         #expect(abs(acc.records - 120) <= 2)

@@ -49,8 +49,8 @@ struct MonitorCommand: AsyncParsableCommand {
             stream says {"event":"waveformFailed",…}. --lsl also publishes every strap's HR, RR, ECG and
             acceleration as Lab Streaming Layer streams (liblsl from --lsl-library, else $HRBRIDGE_LIBLSL
             or the loader's path; docs/lab.md). --edf PREFIX records each strap's raw signals to EDF+ files
-            (PREFIX-<address>-ecg.edf, -acc.edf; EDF+D, a data record per frame placed by its first
-            sample's time), closed at the end with a line on stderr per file.
+            (PREFIX-<address>-ecg.edf, -acc.edf, -ecg-2.edf after a gap: EDF+C, one file per run without a
+            gap, one-second records), closed at the end with a line on stderr per file.
 
             --osc HOST:PORT also sends the first strap's heart rate as OSC for VR avatars (VRChat listens
             on 9000; [v6-address]:port for IPv6), with the parameter names of --osc-preset; at the end the
@@ -78,17 +78,7 @@ struct MonitorCommand: AsyncParsableCommand {
         help: "OSC parameter names: hrtovrchat (default), hrpresence, iron-heart, vrcosc.")
     var oscPreset = "hrtovrchat"
 
-    @Flag(help: "Start raw ECG (Polar PMD, 130 Hz, µV) on straps that offer it.")
-    var ecg = false
-
-    @Flag(help: "Start raw acceleration (Polar PMD, mG) on straps that offer it.")
-    var acc = false
-
-    @Option(name: .customLong("acc-rate"), help: "Acceleration samples per second: 25, 50, 100 or 200.")
-    var accRate = 50
-
-    @Option(name: .customLong("acc-range"), help: "Acceleration range in G: 2, 4 or 8.")
-    var accRange = 8
+    @OptionGroup var rawSignals: RawSignalOptions
 
     @Flag(help: "Also publish HR, RR, ECG and acceleration as Lab Streaming Layer streams.")
     var lsl = false
@@ -103,16 +93,10 @@ struct MonitorCommand: AsyncParsableCommand {
 
     func validate() throws {
         _ = try MonitorOSC.settings(target: osc ?? OSCTarget.localVRChat.description, preset: oscPreset)
-        if let problem = WaveformRequest(kind: .acc, sampleRate: accRate, range: accRange).problem {
-            throw ValidationError(problem)
-        }
     }
 
     /// The raw signals asked for.
-    var waveformRequests: [WaveformRequest] {
-        (ecg ? [WaveformRequest(kind: .ecg)] : [])
-            + (acc ? [WaveformRequest(kind: .acc, sampleRate: accRate, range: accRange)] : [])
-    }
+    var waveformRequests: [WaveformRequest] { rawSignals.requests }
 
     func run() async throws {
         let oscOutput = try osc.map {

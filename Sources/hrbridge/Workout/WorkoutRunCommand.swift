@@ -121,32 +121,16 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         help: "With --plan: end open steps after this long, e.g. 2m (default: on the key n only).")
     var openStepTime: String?
 
-    @Flag(help: "Record the raw ECG (130 Hz, µV) of straps that offer it (a Polar H10), stopped at the end.")
-    var ecg = false
-
-    @Flag(help: "Record the raw acceleration (mG) of straps that offer it, stopped at the end.")
-    var acc = false
-
-    @Option(name: .customLong("acc-rate"), help: "With --acc: samples per second, 25, 50, 100 or 200.")
-    var accRate = 50
-
-    @Option(name: .customLong("acc-range"), help: "With --acc: full scale in G, 2, 4 or 8.")
-    var accRange = 8
+    /// Raw signals recorded with the workout, stopped at its end.
+    @OptionGroup var rawSignals: RawSignalOptions
 
     @Flag(help: "Log sensor problems to stderr.")
     var verbose = false
 
-    /// The raw signals asked for.
-    var waveformRequests: [WaveformRequest] {
-        (ecg ? [WaveformRequest(kind: .ecg)] : [])
-            + (acc ? [WaveformRequest(kind: .acc, sampleRate: accRate, range: accRange)] : [])
-    }
-
     func validate() throws {
-        if acc, let problem = WaveformRequest(kind: .acc, sampleRate: accRate, range: accRange).problem {
-            throw ValidationError(problem)
+        if !rawSignals.requests.isEmpty && guest {
+            throw ValidationError("--ecg and --acc record into the store: not with --guest")
         }
-        if (ecg || acc) && guest { throw ValidationError("--ecg and --acc record into the store: not with --guest") }
         guard WorkoutActivityType(rawValue: activity) != nil else {
             throw ValidationError("unknown activity '\(activity)'")
         }
@@ -308,7 +292,7 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             configuration: configuration, profile: profile, sensors: chosen, zones: try zones.map(parseZones),
             plan: planFile?.plan, planFile: planFile?.data, store: writableStorage, recovering: recovered)
         setup.logsRefusedFrames = true
-        setup.waveforms = waveformRequests
+        setup.waveforms = rawSignals.requests
         let recorder: WorkoutRecorder
         do {
             recorder = try await WorkoutRecorder(
