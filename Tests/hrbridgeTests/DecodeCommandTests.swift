@@ -10,7 +10,17 @@ struct CommandResult {
     let stderr: String
 }
 
-func runHRBridge(_ arguments: [String], in directory: URL? = nil) throws -> CommandResult {
+func runHRBridge(_ arguments: [String], in directory: URL? = nil) async throws -> CommandResult {
+    // The process is waited for on a thread of its own: a test waiting on the cooperative pool
+    // would hold one of its few threads (two on CI) while hrbridge runs, stalling every other test.
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread {
+            continuation.resume(with: Result { try runHRBridgeBlocking(arguments, in: directory) })
+        }
+    }
+}
+
+private func runHRBridgeBlocking(_ arguments: [String], in directory: URL?) throws -> CommandResult {
     let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         .deletingLastPathComponent().appendingPathComponent("hrbridge")
     let process = Process()
@@ -44,8 +54,8 @@ private func json(_ text: String) throws -> [String: JSONValue] {
 @Suite("hrbridge decode")
 struct DecodeCommandTests {
     @Test("the documented example prints exactly the five keys")
-    func documentedExample() throws {
-        let result = try runHRBridge(["decode", "2a37", "1e 55 32 00 21 00"])
+    func documentedExample() async throws {
+        let result = try await runHRBridge(["decode", "2a37", "1e 55 32 00 21 00"])
         #expect(result.status == 0)
         let object = try json(result.stdout)
         #expect(Set(object.keys) == ["heartRate", "sensorContact", "energyExpended", "energySaturated", "rrIntervals"])
@@ -58,14 +68,14 @@ struct DecodeCommandTests {
     }
 
     @Test("names, colons and split arguments are accepted; absent EE is null")
-    func inputForms() throws {
-        let result = try runHRBridge(["decode", "heart-rate-measurement", "10:43", "72", "03"])
+    func inputForms() async throws {
+        let result = try await runHRBridge(["decode", "heart-rate-measurement", "10:43", "72", "03"])
         #expect(result.status == 0)
         let object = try json(result.stdout)
         #expect(object["energyExpended"] == .null)
         #expect(object["sensorContact"]?.string == "notSupported")
         #expect(object["rrIntervals"] == .array([.number(0.861328125)]))
-        let saturated = try json(try runHRBridge(["decode", "0x2A37", "08 46 FF FF"]).stdout)
+        let saturated = try json(try await runHRBridge(["decode", "0x2A37", "08 46 FF FF"]).stdout)
         #expect(saturated["energySaturated"]?.bool == true)
     }
 
@@ -76,8 +86,8 @@ struct DecodeCommandTests {
             ("01 2C", "heartRate truncated at byte offset 1"),
             ("08 46 D0", "energyExpended truncated at byte offset 2"), ("00", "too short"),
         ])
-    func malformed(_ frame: String, _ expected: String) throws {
-        let result = try runHRBridge(["decode", "2a37", frame])
+    func malformed(_ frame: String, _ expected: String) async throws {
+        let result = try await runHRBridge(["decode", "2a37", frame])
         #expect(result.status == 65)
         #expect(result.stdout.isEmpty)
         let lines = result.stderr.split(separator: "\n")
@@ -88,39 +98,39 @@ struct DecodeCommandTests {
     @Test(
         "unknown characteristic or bad hex exits 64 with usage",
         arguments: [["2a99", "00"], ["2a37", "1g"], ["2a37", "123"]])
-    func usageErrors(_ arguments: [String]) throws {
-        let result = try runHRBridge(["decode"] + arguments)
+    func usageErrors(_ arguments: [String]) async throws {
+        let result = try await runHRBridge(["decode"] + arguments)
         #expect(result.status == 64)
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.contains("Usage: hrbridge decode"))
     }
 
     @Test("other characteristics print camelCase fields in SI units")
-    func otherCharacteristics() throws {
+    func otherCharacteristics() async throws {
         let bike = try json(
-            try runHRBridge(["decode", "indoor-bike-data", "54 02 CA 0C A0 00 D3 A4 00 2C 01 8F"]).stdout)
+            try await runHRBridge(["decode", "indoor-bike-data", "54 02 CA 0C A0 00 D3 A4 00 2C 01 8F"]).stdout)
         #expect(abs((bike["speed"]?.number ?? 0) - 9.09444) < 0.0001)
         #expect(bike["cadence"]?.number == 80)
         #expect(bike["totalDistance"]?.integer == 42195)
         #expect(bike["power"]?.integer == 300)
         #expect(bike["heartRate"]?.integer == 143)
-        let power = try json(try runHRBridge(["decode", "2a63", "00 00 FB FF"]).stdout)
+        let power = try json(try await runHRBridge(["decode", "2a63", "00 00 FB FF"]).stdout)
         #expect(power["instantaneousPower"]?.integer == -5)
-        let battery = try json(try runHRBridge(["decode", "2a19", "64"]).stdout)
+        let battery = try json(try await runHRBridge(["decode", "2a19", "64"]).stdout)
         #expect(battery["batteryLevel"]?.integer == 100)
-        let location = try json(try runHRBridge(["decode", "2a38", "07"]).stdout)
+        let location = try json(try await runHRBridge(["decode", "2a38", "07"]).stdout)
         #expect(location["bodySensorLocation"]?.string == "unknown")
         #expect(location["rawValue"]?.integer == 7)
-        let csc = try json(try runHRBridge(["decode", "2a5b", "01 39 30 00 00 E8 03"]).stdout)
+        let csc = try json(try await runHRBridge(["decode", "2a5b", "01 39 30 00 00 E8 03"]).stdout)
         #expect(csc["wheelEventTime"]?.number == 0.9765625)
-        let model = try json(try runHRBridge(["decode", "model-number", "48 31 30 00 00"]).stdout)
+        let model = try json(try await runHRBridge(["decode", "model-number", "48 31 30 00 00"]).stdout)
         #expect(model["modelNumber"]?.string == "H10")
-        #expect(try runHRBridge(["decode", "2a19", "65"]).status == 65)
+        #expect(try await runHRBridge(["decode", "2a19", "65"]).status == 65)
     }
 
     @Test("--samples prints the samples, RR back-dated from --received-at")
-    func samples() throws {
-        let result = try runHRBridge([
+    func samples() async throws {
+        let result = try await runHRBridge([
             "decode", "2a37", "16 42 18 04 70 01", "--samples", "--received-at", "2026-01-01T10:00:00Z",
         ])
         #expect(result.status == 0)
@@ -135,8 +145,8 @@ struct DecodeCommandTests {
     }
 
     @Test("--help documents exit codes and the JSON keys")
-    func help() throws {
-        let result = try runHRBridge(["decode", "--help"])
+    func help() async throws {
+        let result = try await runHRBridge(["decode", "--help"])
         #expect(result.status == 0)
         for phrase in ["65", "64", "energySaturated", "rrIntervals", "--samples", "heart-rate-measurement"] {
             #expect(result.stdout.contains(phrase), "help lacks \(phrase)")

@@ -25,13 +25,13 @@ struct HRVCommandTests {
     }
 
     @Test("a file of milliseconds: the same figures as the library, every key documented")
-    func file() throws {
+    func file() async throws {
         let series = Self.series()
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("rr-\(UUID().uuidString).txt").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let text = "# RR in ms\n" + series.map { String(Int($0)) }.joined(separator: "\n") + "\n\n"
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        let result = try runHRBridge(["hrv", "analyze", path])
+        let result = try await runHRBridge(["hrv", "analyze", path])
         #expect(result.status == 0, "\(result.stderr)")
         // Every key documented: the report's own keys, nulls kept, as printed.
         let object = try JSONLines.decode([String: JSONValue].self, result.stdout)
@@ -64,35 +64,37 @@ struct HRVCommandTests {
     }
 
     @Test("bad input is one line naming the place, exit 65; a missing file or workout is 66")
-    func badInput() throws {
+    func badInput() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("rr-\(UUID().uuidString).txt").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         for (text, line) in [("800\n810\nabc\n", 3), ("800\n-5\n", 2), ("800\n1e9\n", 2), ("nan\n", 1)] {
             try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-            let result = try runHRBridge(["hrv", "analyze", path])
+            let result = try await runHRBridge(["hrv", "analyze", path])
             #expect(result.status == 65)
             #expect(result.stdout.isEmpty)
             #expect(result.stderr.contains("\(path):\(line):"), "\(result.stderr)")
         }
-        #expect(try runHRBridge(["hrv", "analyze", path + ".missing"]).status == 66)
+        #expect(try await runHRBridge(["hrv", "analyze", path + ".missing"]).status == 66)
         let store = FileManager.default.temporaryDirectory.appendingPathComponent("s-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: store) }
-        _ = try runHRBridge(["workouts", "list", "--store", store + "/store.sqlite"])
-        let unknown = try runHRBridge(["hrv", "analyze", UUID().uuidString, "--store", store + "/store.sqlite"])
+        _ = try await runHRBridge(["workouts", "list", "--store", store + "/store.sqlite"])
+        let unknown = try await runHRBridge(["hrv", "analyze", UUID().uuidString, "--store", store + "/store.sqlite"])
         #expect(unknown.status == 66, "\(unknown.stderr)")
     }
 
     @Test("a stored workout: its RR intervals from the store, windows every 5 s")
-    func storedWorkout() throws {
+    func storedWorkout() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hrv-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = directory + "/store.sqlite"
-        let run = try runHRBridge(["workout", "run", "--json", "--speed", "max", "--duration", "6m", "--store", store])
+        let run = try await runHRBridge([
+            "workout", "run", "--json", "--speed", "max", "--duration", "6m", "--store", store,
+        ])
         #expect(run.status == 0, "\(run.stderr)")
-        let listing = try runHRBridge(["workouts", "list", "--json", "--store", store])
+        let listing = try await runHRBridge(["workouts", "list", "--json", "--store", store])
         let line = try #require(JSONLines.lines(listing.stdout).first)
         let id = try JSONLines.decode(ListLine.self, line).id
-        let result = try runHRBridge(["hrv", "analyze", id, "--store", store])
+        let result = try await runHRBridge(["hrv", "analyze", id, "--store", store])
         #expect(result.status == 0, "\(result.stderr)")
         let report = try JSONLines.decode(Report.self, result.stdout)
         #expect(report.intervals > 300, "six minutes of beats")

@@ -63,9 +63,9 @@ struct MonitorStatisticsTests {
     }
 
     @Test("help and docs say which straps are taken without addresses: paired or trusted, else the first found")
-    func whichStraps() throws {
+    func whichStraps() async throws {
         for command in [["monitor", "--help"], ["workout", "run", "--help"]] {
-            let help = try runHRBridge(command).stdout.replacingOccurrences(of: "\n", with: " ")
+            let help = try await runHRBridge(command).stdout.replacingOccurrences(of: "\n", with: " ")
                 .split(separator: " ").joined(separator: " ")
             #expect(help.contains("paired or trusted"), "\(command)")
             #expect(!help.contains("every known strap"), "\(command)")

@@ -22,16 +22,16 @@ private let badPlan = """
 @Suite("hrbridge plan")
 struct PlanCommandTests {
     @Test("validate: 0 for the example; 65 with every problem, where it is and its JSON path")
-    func validate() throws {
-        let example = try runHRBridge(["plan", "example"])
+    func validate() async throws {
+        let example = try await runHRBridge(["plan", "example"])
         #expect(example.status == 0)
         let good = try temporaryFile("good.json", example.stdout)
-        let ok = try runHRBridge(["plan", "validate", good.path])
+        let ok = try await runHRBridge(["plan", "validate", good.path])
         #expect(ok.status == 0, "\(ok.stderr)")
         #expect(ok.stdout.contains("ok (Heart-rate intervals, 8 steps to run)"))
 
         let bad = try temporaryFile("bad.json", badPlan)
-        let result = try runHRBridge(["plan", "validate", bad.path])
+        let result = try await runHRBridge(["plan", "validate", bad.path])
         #expect(result.status == 65)
         let problems = result.stderr.split(separator: "\n").map(String.init)
         #expect(
@@ -47,7 +47,7 @@ struct PlanCommandTests {
             "bomb.json",
             #"{"version": 1, "activity": "running", "custom": {"blocks": [{"iterations": 9000000000000000000, "steps": [{"goal": "open"}]}]}}"#
         )
-        let refused = try runHRBridge(["plan", "validate", bomb.path])
+        let refused = try await runHRBridge(["plan", "validate", bomb.path])
         #expect(refused.status == 65)
         #expect(
             refused.stderr
@@ -57,17 +57,17 @@ struct PlanCommandTests {
             "zone7.json",
             #"{"version": 1, "activity": "running", "custom": {"blocks": [{"steps": [{"alert": {"heartRateZone": 7}}]}]}}"#
         )
-        let fiveZones = try runHRBridge(["plan", "validate", zone7.path])
+        let fiveZones = try await runHRBridge(["plan", "validate", zone7.path])
         #expect(fiveZones.status == 65)
         #expect(fiveZones.stderr.contains("block 1, step 1 ($.custom.blocks[0].steps[0].alert)"))
-        let sevenZones = try runHRBridge(["plan", "validate", zone7.path, "--zones", "100,110,120,130,140,150"])
+        let sevenZones = try await runHRBridge(["plan", "validate", zone7.path, "--zones", "100,110,120,130,140,150"])
         #expect(sevenZones.status == 0, "\(sevenZones.stderr)")
     }
 
     @Test("show: blocks, steps, goals, alerts and the estimated time")
-    func show() throws {
-        let file = try temporaryFile("p.json", try runHRBridge(["plan", "example"]).stdout)
-        let result = try runHRBridge(["plan", "show", file.path])
+    func show() async throws {
+        let file = try temporaryFile("p.json", try await runHRBridge(["plan", "example"]).stdout)
+        let result = try await runHRBridge(["plan", "show", file.path])
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first == "Heart-rate intervals — running, outdoor")
@@ -78,9 +78,11 @@ struct PlanCommandTests {
     }
 
     @Test("run on the simulator: steps in order at their times, laps per iteration, the plan completes")
-    func run() throws {
-        let file = try temporaryFile("p.json", try runHRBridge(["plan", "example"]).stdout)
-        let result = try runHRBridge(["plan", "run", file.path, "--speed", "max", "--json", "--guest", "--age", "35"])
+    func run() async throws {
+        let file = try temporaryFile("p.json", try await runHRBridge(["plan", "example"]).stdout)
+        let result = try await runHRBridge([
+            "plan", "run", file.path, "--speed", "max", "--json", "--guest", "--age", "35",
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         // Tagged lines, then the summary.
         let lines = JSONLines.lines(result.stdout)
@@ -110,25 +112,25 @@ struct PlanCommandTests {
     }
 
     @Test("schedule, list, and completion by a run of the same plan")
-    func schedule() throws {
-        let file = try temporaryFile("p.json", try runHRBridge(["plan", "example"]).stdout)
+    func schedule() async throws {
+        let file = try temporaryFile("p.json", try await runHRBridge(["plan", "example"]).stdout)
         let store = file.deletingLastPathComponent().appendingPathComponent("store.sqlite").path
         let soon = ISO8601DateFormatter().string(from: Date().addingTimeInterval(3600))
-        let scheduled = try runHRBridge(["plan", "schedule", file.path, "--at", soon, "--store", store])
+        let scheduled = try await runHRBridge(["plan", "schedule", file.path, "--at", soon, "--store", store])
         #expect(scheduled.status == 0, "\(scheduled.stderr)")
-        let badDate = try runHRBridge(["plan", "schedule", file.path, "--at", "tomorrowish", "--store", store])
+        let badDate = try await runHRBridge(["plan", "schedule", file.path, "--at", "tomorrowish", "--store", store])
         #expect(badDate.status == 64)
-        var list = try runHRBridge(["plan", "list", "--json", "--store", store])
+        var list = try await runHRBridge(["plan", "list", "--json", "--store", store])
         var entry = try JSONLines.decode(ScheduledLine.self, try #require(JSONLines.lines(list.stdout).first))
         #expect(entry.status == "upcoming")
         #expect(entry.name == "Heart-rate intervals")
 
-        let run = try runHRBridge([
+        let run = try await runHRBridge([
             "plan", "run", file.path, "--speed", "max", "--json", "--age", "35", "--store", store,
         ])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stderr.contains("marked the scheduled 'Heart-rate intervals'"))
-        list = try runHRBridge(["plan", "list", "--json", "--store", store])
+        list = try await runHRBridge(["plan", "list", "--json", "--store", store])
         entry = try JSONLines.decode(ScheduledLine.self, try #require(JSONLines.lines(list.stdout).first))
         #expect(entry.status == "done")
         #expect(entry.workout != nil)

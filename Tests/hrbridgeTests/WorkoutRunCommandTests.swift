@@ -8,8 +8,8 @@ import Wire
 @Suite("hrbridge workout")
 struct WorkoutRunCommandTests {
     @Test("--json: samples, events and zone lines, then a summary with the documented keys")
-    func jsonRun() throws {
-        let result = try runHRBridge([
+    func jsonRun() async throws {
+        let result = try await runHRBridge([
             "workout", "run", "--json", "--speed", "max", "--duration", "4m", "--zones", "110,130,150,165",
             "--age", "35", "--sex", "male", "--weight", "72",
         ])
@@ -37,15 +37,15 @@ struct WorkoutRunCommandTests {
     }
 
     @Test("`make demo`'s workout prints the same output byte for byte, twice at --speed max and once paced")
-    func deterministic() throws {
+    func deterministic() async throws {
         let demo = [
             "workout", "run", "--activity", "running", "--age", "35", "--sex", "male", "--weight", "72",
             "--resting-hr", "55",
         ]
-        let first = try runHRBridge(demo + ["--speed", "max"])
-        let second = try runHRBridge(demo + ["--speed", "max"])
+        let first = try await runHRBridge(demo + ["--speed", "max"])
+        let second = try await runHRBridge(demo + ["--speed", "max"])
         // 18 minutes at 3000×: 0.4 s of pacing, with the consumers' waits in between.
-        let paced = try runHRBridge(demo + ["--speed", "3000"])
+        let paced = try await runHRBridge(demo + ["--speed", "3000"])
         for result in [first, second, paced] { #expect(result.status == 0, "\(result.stderr)") }
         #expect(first.stdout.contains("Workout: running, 18:00 elapsed"))
         #expect(first.stdout.contains("Sensors: "))
@@ -54,8 +54,8 @@ struct WorkoutRunCommandTests {
     }
 
     @Test("the built-in scenario's faults show: a refused frame and a disconnect of strap B")
-    func faultsShow() throws {
-        let result = try runHRBridge(["workout", "run", "--json", "--speed", "max", "--duration", "13m"])
+    func faultsShow() async throws {
+        let result = try await runHRBridge(["workout", "run", "--json", "--speed", "max", "--duration", "13m"])
         #expect(result.status == 0)
         let lines = JSONLines.lines(result.stdout)
         let sensorLines = try JSONLines.messages(lines.dropLast(), .sensor, as: SensorEventJSON.self).map(\.payload)
@@ -64,7 +64,7 @@ struct WorkoutRunCommandTests {
     }
 
     @Test("a bad scenario file: exit 65, one line per problem with file and JSON path")
-    func badScenario() throws {
+    func badScenario() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).json")
         try Data(
             #"{"straps": [{"name": "A", "address": "x", "segments": [{"type": "steady", "duration": "2m", "intensity": 2}]}]}"#
@@ -72,52 +72,52 @@ struct WorkoutRunCommandTests {
         )
         .write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let result = try runHRBridge(["workout", "run", "--scenario", file.path, "--speed", "max"])
+        let result = try await runHRBridge(["workout", "run", "--scenario", file.path, "--speed", "max"])
         #expect(result.status == 65)
         #expect(result.stdout.isEmpty)
         let problems = result.stderr.split(separator: "\n")
         #expect(problems.count == 2)
         #expect(problems.allSatisfy { $0.hasPrefix(Substring(file.path + ": $.straps[0].")) })
-        let check = try runHRBridge(["workout", "scenario", "--check", file.path])
+        let check = try await runHRBridge(["workout", "scenario", "--check", file.path])
         #expect(check.status == 65)
     }
 
     @Test("--store with a bare file name keeps the store in the current directory")
-    func bareStoreName() throws {
+    func bareStoreName() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "hrbridge-cwd-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let run = try runHRBridge(
+        let run = try await runHRBridge(
             ["workout", "run", "--speed", "max", "--duration", "20s", "--json", "--store", "store.sqlite"],
             in: directory)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("store.sqlite").path))
-        let list = try runHRBridge(["workouts", "list", "--store", "store.sqlite"], in: directory)
+        let list = try await runHRBridge(["workouts", "list", "--store", "store.sqlite"], in: directory)
         #expect(list.status == 0, "\(list.stderr)")
         #expect(list.stdout.contains("running"))
     }
 
     @Test("bad options exit 64")
-    func badOptions() throws {
+    func badOptions() async throws {
         for arguments in [
             ["--zones", "120"], ["--zones", "150,140"], ["--activity", "juggling"], ["--speed", "0"],
             ["--speed", "fast"], ["--speed", "100001"],
             ["--duration", "soon"],
         ] {
-            let result = try runHRBridge(["workout", "run"] + arguments)
+            let result = try await runHRBridge(["workout", "run"] + arguments)
             #expect(result.status == 64, "\(arguments)")
         }
     }
 
     @Test("`workout scenario` prints the built-in scenario, which `--check` accepts")
-    func printScenario() throws {
-        let result = try runHRBridge(["workout", "scenario"])
+    func printScenario() async throws {
+        let result = try await runHRBridge(["workout", "scenario"])
         #expect(result.status == 0)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("default-\(UUID().uuidString).json")
         try Data(result.stdout.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let check = try runHRBridge(["workout", "scenario", "--check", file.path])
+        let check = try await runHRBridge(["workout", "scenario", "--check", file.path])
         #expect(check.status == 0)
     }
 }
