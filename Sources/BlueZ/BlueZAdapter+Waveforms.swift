@@ -66,6 +66,7 @@ extension BlueZAdapter {
         guard let paths = pmdPaths(of: address, on: adapter) else { return }
         // A new link: the strap streams nothing yet.
         pmdLinks[address]?.streaming = [:]
+        pmdLinks[address]?.decoding = [:]
         let identity = identity(address, on: adapter)
         let features: PMDFeatures
         do {
@@ -144,6 +145,7 @@ extension BlueZAdapter {
         }
         pmdLinks[address]?.factors[request.kind] = answer.factor
         pmdLinks[address]?.streaming[request.kind] = request
+        pmdLinks[address]?.decoding[request.kind] = request
         if pmdLinks[address]?.clocks[request.kind]?.sampleRate != Double(request.sampleRate) {
             pmdLinks[address]?.clocks[request.kind] = WaveformClock(sampleRate: Double(request.sampleRate))
         }
@@ -223,9 +225,10 @@ extension BlueZAdapter {
         let address = sensor.address
         guard let state = pmdLinks[address] else { return }
         let kind = bytes.first.flatMap { PMDLink.kind(of: $0) }
-        guard let kind, let request = state.requests[kind], var clock = state.clocks[kind] else {
+        guard let kind, let request = state.requests[kind] ?? state.decoding[kind], var clock = state.clocks[kind]
+        else {
             // A frame of a stream nobody asked for (or no header at all): refused under the first asked kind.
-            if let asked = state.requests.keys.sorted().first, kind == nil {
+            if let asked = Set(state.requests.keys).union(state.decoding.keys).sorted().first, kind == nil {
                 do {
                     _ = try PMDFrame(bytes: bytes)
                     logger.debug("PMD frame of another measurement", metadata: ["sensor": "\(address)"])
@@ -255,5 +258,6 @@ extension BlueZAdapter {
         }
         pmdLinks[address]?.requests = [:]
         pmdLinks[address]?.streaming = [:]
+        pmdLinks[address]?.decoding = [:]
     }
 }

@@ -21,6 +21,9 @@ struct PMDLink {
     var requests: [WaveformKind: WaveformRequest] = [:]
     /// The streams the strap answered START for on the current link (a new link starts empty).
     var streaming: [WaveformKind: WaveformRequest] = [:]
+    /// Each stream's last started request, kept after STOP until the link ends: frames the strap
+    /// sent before STOP reached it arrive after the stop was asked for, and are data all the same.
+    var decoding: [WaveformKind: WaveformRequest] = [:]
     /// What the strap's features read said it offers (nil: not read yet).
     var offered: Set<WaveformKind>?
     var clocks: [WaveformKind: WaveformClock] = [:]

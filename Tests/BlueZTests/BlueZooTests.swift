@@ -40,8 +40,8 @@ final class EventLog: Sendable {
         sourceLocation: SourceLocation = #_sourceLocation,
         until condition: ([SensorEvent]) -> Bool
     ) async {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        var budget = WaitBudget(timeout)
+        while !budget.isSpent() {
             if condition(all) { return }
             try? await Task.sleep(for: .milliseconds(20))
         }
@@ -99,8 +99,8 @@ struct BlueZooTests {
                 }
             }
             // BlueZ sees the thermometer too (its filter is shared), but the bridge re-checks and ignores it.
-            let deadline = ContinuousClock.now + HarnessDeadline.condition
-            while ContinuousClock.now < deadline,
+            var budget = WaitBudget(HarnessDeadline.condition)
+            while !budget.isSpent(),
                 await !adapter.knownDevices().contains(where: { $0.identity.address == Self.thermometer })
             {
                 try await Task.sleep(for: .milliseconds(50))

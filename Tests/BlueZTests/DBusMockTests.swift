@@ -216,8 +216,8 @@ struct DBusMockTests {
                 await log.waitUntilReady(sensor, times: 2, "the reconnection")
                 // Discovery started to find it again is stopped once it is back.
                 var discoveryCalls: [String] = []
-                let deadline = ContinuousClock.now + HarnessDeadline.condition
-                while ContinuousClock.now < deadline, discoveryCalls.last != "StopDiscovery" {
+                var budget = WaitBudget(HarnessDeadline.condition)
+                while !budget.isSpent(), discoveryCalls.last != "StopDiscovery" {
                     discoveryCalls = try await mock.calls(on: "/org/bluez/hci0").filter { $0.hasSuffix("Discovery") }
                     try await Task.sleep(for: .milliseconds(20))
                 }

@@ -86,6 +86,14 @@ struct PMDClientTests {
             }
             try await adapter.stopWaveform(.ecg, for: sensor)
             _ = try #require(await strap.process.waitForLine { $0 == "pmd-stop ecg" }, "STOP reached the strap")
+            // The strap sends one more frame as STOP arrives, before its answer: it is delivered too.
+            let sent = try #require(
+                strap.process.output.last { $0.hasPrefix("pmd-frame ecg ") }.flatMap {
+                    Int($0.split(separator: " ")[2])
+                })
+            await log.wait("every frame the strap sent, the one sent as STOP arrived too") { _ in
+                waveforms(log, .ecg).count == sent
+            }
             let lines = strap.process.output
             let controlOn = try #require(lines.firstIndex(of: "subscribed 5c81"), "\(lines.suffix(20))")
             let dataOn = try #require(lines.firstIndex(of: "subscribed 5c82"))
@@ -230,6 +238,10 @@ struct PMDClientTests {
             // The strap's battery: both streams stopped as the monitor ended.
             #expect(await strap.process.waitForLine { $0 == "written 5c81 0300" } != nil)
             #expect(await strap.process.waitForLine { $0 == "written 5c81 0302" } != nil)
+            // Every frame the strap sent is printed, the one it sent as STOP arrived too.
+            _ = await strap.process.waitForLine { $0 == "pmd-stop acc" }
+            let sent = strap.process.output.filter { $0.hasPrefix("pmd-frame ecg ") }.count
+            #expect(ecg.count == sent, "printed \(ecg.count) of \(sent) ECG frames")
         }
     }
 

@@ -54,10 +54,10 @@ final class NotifyListener: Sendable {
     /// The next datagram, or nil after `timeout`. Polls the socket without blocking a thread of
     /// the concurrency pool (2 on this machine).
     func receive(timeout: Duration = HarnessDeadline.condition) async -> String? {
-        let deadline = ContinuousClock.now + timeout
+        var budget = WaitBudget(timeout)
         while true {
             if let datagram = receiveNow() { return datagram }
-            guard ContinuousClock.now < deadline else { return nil }
+            guard !budget.isSpent() else { return nil }
             try? await Task.sleep(for: .milliseconds(5))
         }
     }

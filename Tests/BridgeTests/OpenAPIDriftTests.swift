@@ -27,7 +27,7 @@ struct OpenAPIDriftTests {
     ]
 
     /// Runs the checker on `observed`; its exit status and what it printed.
-    func check(_ observed: [Observed], in directory: URL, name: String) throws -> (Int32, String) {
+    func check(_ observed: [Observed], in directory: URL, name: String) async throws -> (Int32, String) {
         let lines = try observed.map { item in
             let object: [String: Any] = [
                 "method": item.method, "path": item.template, "status": item.status, "body": item.body,
@@ -36,19 +36,15 @@ struct OpenAPIDriftTests {
         }
         let file = directory.appendingPathComponent(name)
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: file)
-        let process = Process()
-        process.executableURL = packageRoot.appendingPathComponent(".venv/bin/python")
-        process.arguments = [
-            packageRoot.appendingPathComponent("Tests/Fixtures/openapi/check_responses.py").path,
-            packageRoot.appendingPathComponent("Sources/Bridge/API/openapi.json").path, file.path,
-        ]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+        // Waited for without holding a thread of the pool while Python starts.
+        let checker = try Spawned(
+            packageRoot.appendingPathComponent(".venv/bin/python").path,
+            [
+                packageRoot.appendingPathComponent("Tests/Fixtures/openapi/check_responses.py").path,
+                packageRoot.appendingPathComponent("Sources/Bridge/API/openapi.json").path, file.path,
+            ], label: "check_responses.py")
+        let status = await checker.wait() ?? -1
+        return (status, checker.output.joined(separator: "\n"))
     }
 
     @Test(
@@ -124,7 +120,7 @@ struct OpenAPIDriftTests {
         _ = try await record(.GET, "/v1/athletes/{id}", "/v1/athletes/alice")
         _ = try await record(.GET, "/v1/athletes/{id}", "/v1/athletes/nobody")
 
-        let (status, report) = try check(observed, in: daemon.directory, name: "observed.jsonl")
+        let (status, report) = try await check(observed, in: daemon.directory, name: "observed.jsonl")
         #expect(status == 0, "\(report)")
         #expect(report.contains("checked \(observed.count) responses,") && report.contains(" 0 problems"), "\(report)")
 
@@ -151,7 +147,7 @@ struct OpenAPIDriftTests {
             }
             return item
         }
-        let (driftStatus, driftReport) = try check(drifted, in: daemon.directory, name: "drifted.jsonl")
+        let (driftStatus, driftReport) = try await check(drifted, in: daemon.directory, name: "drifted.jsonl")
         #expect(driftStatus == 1)
         #expect(driftReport.contains("undocumentedKey"), "\(driftReport)")
         #expect(driftReport.contains("restingHeartRate"), "\(driftReport)")

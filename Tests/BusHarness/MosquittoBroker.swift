@@ -32,19 +32,15 @@ public final class MosquittoBroker: Sendable {
     public init(tls: Bool = false, accounts: [String: String] = [:], acl: String? = nil) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("hrbridge-mqtt-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        if tls { try Self.makeCertificates(in: directory) }
+        if tls { try await Self.makeCertificates(in: directory) }
         var access = ""
         if !accounts.isEmpty {
             let passwords = directory.appendingPathComponent("passwords")
             let lines = accounts.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)\n" }.joined()
             try Data(lines.utf8).write(to: passwords)
             // Hashed in place by the broker project's own tool.
-            let hasher = Process()
-            hasher.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_passwd")
-            hasher.arguments = ["-U", passwords.path]
-            try hasher.run()
-            hasher.waitUntilExit()
-            guard hasher.terminationStatus == 0 else { throw HarnessError("mosquitto_passwd -U failed") }
+            let hasher = try Spawned("/usr/bin/mosquitto_passwd", ["-U", passwords.path], label: "mosquitto_passwd")
+            guard await hasher.wait() == 0 else { throw HarnessError("mosquitto_passwd -U failed") }
             access = "allow_anonymous false\npassword_file \(passwords.path)\n"
             if let acl {
                 try Data(acl.utf8).write(to: directory.appendingPathComponent("acl"))
@@ -146,7 +142,7 @@ public final class MosquittoBroker: Sendable {
     /// A test CA and a server certificate for 127.0.0.1/localhost, made with openssl.
     /// A new test CA (`ca.crt`) and a server certificate it signs for `localhost` and 127.0.0.1
     /// (`server.crt`, `server.key`) in `directory`.
-    public static func makeCertificates(in directory: URL) throws {
+    public static func makeCertificates(in directory: URL) async throws {
         let path = directory.path
         let steps: [[String]] = [
             [
@@ -166,12 +162,7 @@ public final class MosquittoBroker: Sendable {
             to: directory.appendingPathComponent("san.cnf"))
         for arguments in steps {
             let openssl = try Spawned("/usr/bin/openssl", arguments, label: "openssl")
-            var status: Int32?
-            let deadline = Date().addingTimeInterval(60)
-            while status == nil && Date() < deadline {
-                if !openssl.isRunning { status = openssl.exitStatus }
-                usleep(20_000)
-            }
+            let status = await openssl.wait()
             guard status == 0 else { throw HarnessError("openssl \(arguments[0]) failed: \(openssl.report)") }
         }
     }

@@ -63,17 +63,17 @@ public final class PostgresServer: Sendable {
         guard await initdb.wait(timeout: HarnessDeadline.peerStart) == 0 else {
             throw HarnessError("initdb failed: \(initdb.report)")
         }
-        if tls { try prepareTLS() }
+        if tls { try await prepareTLS() }
         try await start()
         try await createDatabase("hrbridge")
     }
 
     /// The certificate and key in the data directory (the server's own, key 0600) and rules that
     /// take TCP connections over TLS only.
-    private func prepareTLS() throws {
+    private func prepareTLS() async throws {
         let certificates = directory.appendingPathComponent("certs")
         try FileManager.default.createDirectory(at: certificates, withIntermediateDirectories: true)
-        try MosquittoBroker.makeCertificates(in: certificates)
+        try await MosquittoBroker.makeCertificates(in: certificates)
         let data = directory.appendingPathComponent("data")
         for name in ["server.crt", "server.key"] {
             let target = data.appendingPathComponent(name)

@@ -96,7 +96,7 @@ public final class Spawned: Sendable {
     ) async throws -> Spawned {
         try await PeerStartGate.shared.withSlot {
             let peer = try Spawned(executable, arguments, environment: environment, label: label)
-            let end = ContinuousClock.now + deadline
+            var budget = WaitBudget(deadline)
             do {
                 while try await !ready(peer) {
                     if !peer.isRunning {
@@ -105,7 +105,7 @@ public final class Spawned: Sendable {
                         if try await ready(peer) { break }
                         throw HarnessError("\(peer.label) exited before it was ready: \(peer.report)")
                     }
-                    guard ContinuousClock.now < end else {
+                    guard !budget.isSpent() else {
                         throw HarnessError("\(peer.label) was not ready within \(deadline): \(peer.report)")
                     }
                     try await Task.sleep(for: .milliseconds(25))
@@ -144,8 +144,8 @@ public final class Spawned: Sendable {
     public func waitForLine(timeout: Duration = HarnessDeadline.condition, _ predicate: (String) -> Bool) async
         -> String?
     {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        var budget = WaitBudget(timeout)
+        while !budget.isSpent() {
             if let line = output.first(where: predicate) { return line }
             if !isRunning {
                 await drain()
@@ -171,8 +171,8 @@ public final class Spawned: Sendable {
     /// Waits for the child to exit, at most `timeout`; returns its exit status.
     @discardableResult
     public func wait(timeout: Duration = HarnessDeadline.exit) async -> Int32? {
-        let deadline = ContinuousClock.now + timeout
-        while isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        var budget = WaitBudget(timeout)
+        while isRunning && !budget.isSpent() { try? await Task.sleep(for: .milliseconds(20)) }
         if exitStatus != nil { await drain() }
         return exitStatus
     }

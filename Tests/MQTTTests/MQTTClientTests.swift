@@ -116,8 +116,12 @@ import Testing
             untrusted.tlsCAFile = nil
             let refused = try MQTTClient(options: untrusted, logger: logger)
             try await refused.start()
-            try await eventually("the broker to log the refused handshake") {
-                broker.output.contains { $0.contains("OpenSSL Error") || $0.contains("unknown ca") }
+            do {
+                try await eventually("the broker to log the refused handshake") {
+                    broker.output.contains { $0.contains("OpenSSL Error") || $0.contains("unknown ca") }
+                }
+            } catch {
+                throw HarnessError("\(error); the broker printed:\n\(broker.output.suffix(15).joined(separator: "\n"))")
             }
             #expect(await refused.isConnected == false)
             await refused.stop()

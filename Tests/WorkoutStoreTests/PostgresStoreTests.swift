@@ -92,7 +92,7 @@ struct PostgresStoreTests {
 
             let strangerCA = server.directory.appendingPathComponent("other-ca")
             try FileManager.default.createDirectory(at: strangerCA, withIntermediateDirectories: true)
-            try MosquittoBroker.makeCertificates(in: strangerCA)
+            try await MosquittoBroker.makeCertificates(in: strangerCA)
             let wrongCA = try PostgresStoreLocation(
                 url:
                     "postgresql://hrbridge@localhost:\(server.tcpPort!)/hrbridge?sslmode=verify-full&sslrootcert=\(strangerCA.path)/ca.crt"

@@ -54,12 +54,12 @@ final class UDPReceiver: Sendable {
 
     /// The next datagram, or nil after `timeout`; polls without blocking a thread of the pool.
     func receive(timeout: Duration = HarnessDeadline.condition) async -> [UInt8]? {
-        let deadline = ContinuousClock.now + timeout
+        var budget = WaitBudget(timeout)
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = recv(descriptor, &buffer, buffer.count, 0)
             if count >= 0 { return Array(buffer[0..<count]) }
-            guard ContinuousClock.now < deadline else { return nil }
+            guard !budget.isSpent() else { return nil }
             try? await Task.sleep(for: .milliseconds(5))
         }
     }

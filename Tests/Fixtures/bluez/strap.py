@@ -277,6 +277,8 @@ def main():
                 count = 73 if kind == 0 else 36
                 GLib.timeout_add(int(1000 * count / rate), pmd_frame, kind)
             elif op == 3:
+                # A frame already on its way when STOP arrives reaches the client before the answer.
+                pmd_frame(kind)
                 pmd_streams.pop(kind, None)
                 answer(op, kind, 0)
                 say("pmd-stop %s" % ("ecg" if kind == 0 else "acc"))
