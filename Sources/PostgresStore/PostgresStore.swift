@@ -15,7 +15,7 @@ public import WorkoutStore
 /// schedule and the recovery journal of every hrbridge that points at the same database.
 ///
 /// Async like every ``StoreBackend``: a call leases a connection from postgres-nio's
-/// `PostgresClient` pool (its `run()` runs in a task the store owns from ``open(_:guest:stateDirectory:connectTimeout:logger:)``
+/// `PostgresClient` pool (its `run()` runs in a task the store owns from ``open(_:guest:stateDirectory:connectTimeout:migrationTimeout:owner:logger:)``
 /// to ``close()``) and no thread waits for the server. A lost connection (a server restart, a
 /// partition) is retried twice on a new connection, then reported as ``StoreError/unreachable(_:)``,
 /// which callers treat as passing (the sample streamer keeps the samples and writes them once the
@@ -44,6 +44,9 @@ public final class PostgresStore: StoreBackend {
     static let retryInterval: Duration = .seconds(2)
     /// How long one call may wait for a connection and the server's answers.
     static let callTimeout: Duration = .seconds(15)
+    /// How long opening may spend migrating the schema once the server answered: a large
+    /// database's rewrite takes minutes, and another hrbridge migrating first holds the lock.
+    public static let migrationTimeout: Duration = .seconds(3600)
 
     private struct Outage {
         var retryAt: ContinuousClock.Instant
@@ -86,12 +89,13 @@ public final class PostgresStore: StoreBackend {
     }
 
     /// Connects (trying again for up to `connectTimeout` while the server starts) and migrates the
-    /// schema; two hrbridge processes migrating at once take turns (an advisory lock). Lock files
-    /// go under `stateDirectory`.
+    /// schema (for up to `migrationTimeout`); two hrbridge processes migrating at once take turns
+    /// (an advisory lock). Lock files go under `stateDirectory`.
     public static func open(
         _ location: PostgresStoreLocation, guest: Bool = false,
         stateDirectory: String = PostgresStore.defaultStateDirectory, connectTimeout: Duration = .seconds(10),
-        owner: String = PostgresStore.defaultOwner, logger: Logger
+        migrationTimeout: Duration = PostgresStore.migrationTimeout, owner: String = PostgresStore.defaultOwner,
+        logger: Logger
     ) async throws(StoreError) -> PostgresStore {
         try? FileManager.default.createDirectory(
             atPath: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -102,7 +106,10 @@ public final class PostgresStore: StoreBackend {
         let deadline = ContinuousClock.now + connectTimeout
         while true {
             do {
-                try await store.migrate(timeout: max(.milliseconds(500), ContinuousClock.now.duration(to: deadline)))
+                // Reaching the server is bounded by connectTimeout; migrating is not (a large
+                // database's rewrite takes minutes), only by migrationTimeout.
+                try await store.probe(timeout: max(.milliseconds(500), ContinuousClock.now.duration(to: deadline)))
+                try await store.migrate(timeout: migrationTimeout)
                 return store
             } catch {
                 if case .unreachable = error, ContinuousClock.now < deadline {
@@ -152,6 +159,11 @@ public final class PostgresStore: StoreBackend {
     public func close() async {
         running.cancel()
         await running.value
+    }
+
+    /// One round trip: the server answers.
+    private func probe(timeout: Duration) async throws(StoreError) {
+        _ = try await transaction(readOnly: true, timeout: timeout) { session in try await session.execute("SELECT 1") }
     }
 
     private func migrate(timeout: Duration) async throws(StoreError) {
@@ -262,14 +274,14 @@ public final class PostgresStore: StoreBackend {
 
     /// Leases a connection and runs the transaction on it, racing ``callTimeout``: when the time
     /// is up first, the lease is cancelled, or the connection closed under its query (a query in
-    /// flight ends only so), and the call fails.
+    /// flight ends only so), and the call fails at once, whether or not the cancelled call ends.
     private func withinCallTimeout<T: Sendable>(
         readOnly: Bool, timeout: Duration, _ body: @escaping @Sendable (PostgresSession) async throws -> T
     ) async throws -> T {
         let client = client
         let logger = logger
-        return try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
+        return try await DeadlineRace.run(
+            {
                 try await client.withConnection { connection in
                     try await withTaskCancellationHandler {
                         let session = PostgresSession(connection: connection, logger: logger)
@@ -287,15 +299,7 @@ public final class PostgresStore: StoreBackend {
                         closing.whenComplete { _ in }
                     }
                 }
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let result = first else { throw CallTimedOut(timeout: timeout) }
-            return result
-        }
+            }, deadline: { try? await Task.sleep(for: timeout) }, expired: { CallTimedOut(timeout: timeout) })
     }
 
     // MARK: Sources
