@@ -505,11 +505,13 @@ class H10Strap(Strap):
             record["sentAt"] = time.time()
             record["notified"] = self.notifications
             record["bytes"] = len(frame)
-            await self.device.notify_subscribers(self.data, frame)
+            # Counted as the notification is handed over: Bumble sends it from a task of its own,
+            # which a STOP cancelling this one does not stop, so the frame still goes out.
             self.pmd_frames[kind].append(record)
             self.next_sample[kind] += count
             n += count
             self.changed.set()
+            await self.device.notify_subscribers(self.data, frame)
 
     def starts(self, kind):
         return sum(1 for event in self.events if event["event"] == "start" and event["kind"] == kind)
