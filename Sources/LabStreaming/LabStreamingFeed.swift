@@ -33,6 +33,7 @@ public final class LabStreamingFeed: Sendable {
         var names: [String: String] = [:]
         var information: [String: DeviceInformation] = [:]
         var markers: LSLOutlet?
+        var offset = ClockOffsetEstimate()
     }
 
     private let state = Mutex(State())
@@ -129,8 +130,13 @@ public final class LabStreamingFeed: Sendable {
         outlet.push(chunk: waveform.values.map(Float.init), timestamps: timestamps)
     }
 
-    /// liblsl's clock minus the events' clock, now.
-    private func clockOffset() -> Double { library.localClock() - now().timeIntervalSince1970 }
+    /// liblsl's clock minus the events' clock, steady across pushes (``ClockOffsetEstimate``).
+    private func clockOffset() -> Double {
+        let before = library.localClock()
+        let events = now().timeIntervalSince1970
+        let after = library.localClock()
+        return state.withLock { $0.offset.read(lslBefore: before, events: events, lslAfter: after) }
+    }
 
     private func lslTime(_ date: Date) -> Double { date.timeIntervalSince1970 + clockOffset() }
 

@@ -11,16 +11,22 @@ struct ClassTests {
     let straps = DaemonUnderTest.straps
 
     /// Alice's strap holds a link; the second strap (no athlete configured) too; Carol's only
-    /// broadcasts, and is out of range from 360 s to 510 s of simulated time: 36 s of wall time
-    /// at 10× for the daemon to start and the class to begin first. With 12 s (120 s simulated) a
-    /// loaded CI machine began the class after she had gone, and she never left in the test.
+    /// broadcasts, and is out of range for 150 s of simulated time every 300 s from 360 s on: 36 s
+    /// of wall time at 10× for the daemon to start and the class to begin first, and a loaded CI
+    /// machine that began the class after her first absence (it did) still sees her go at the next.
     static let scenario = """
         {"version": 1, "seed": 3, "straps": [
           {"name": "Alice H10", "address": "\(DaemonUnderTest.straps[0])", "segments": [{"type": "steady", "duration": "60m", "intensity": 0.5}]},
           {"name": "Spare strap", "address": "\(DaemonUnderTest.straps[1])", "segments": [{"type": "steady", "duration": "60m", "intensity": 0.4}]},
           {"name": "Polar H9 Carol", "address": "\(DaemonUnderTest.straps[2])", "broadcastOnly": true,
            "segments": [{"type": "steady", "duration": "60m", "intensity": 0.6}],
-           "faults": [{"type": "disconnect", "at": "360s", "duration": "150s"}]}
+           "faults": [{"type": "disconnect", "at": "360s", "duration": "150s"},
+                      {"type": "disconnect", "at": "660s", "duration": "150s"},
+                      {"type": "disconnect", "at": "960s", "duration": "150s"},
+                      {"type": "disconnect", "at": "1260s", "duration": "150s"},
+                      {"type": "disconnect", "at": "1560s", "duration": "150s"},
+                      {"type": "disconnect", "at": "1860s", "duration": "150s"},
+                      {"type": "disconnect", "at": "2160s", "duration": "150s"}]}
         ]}
         """
 
@@ -87,7 +93,7 @@ struct ClassTests {
             try await members(daemon)["alice"]?.leftBecause == .stopped
         }
 
-        // Carol's strap goes quiet at 360 s: out of range, then she leaves (after 1 min) with her workout saved.
+        // Carol's strap goes quiet: out of range, then she leaves (after 1 min) with her workout saved.
         // Read from the class's live messages, not the current state: on a loaded machine the
         // simulator (10× the wall clock) may bring her back before a poll would see her gone.
         func carol() throws -> [ClassJSON.Member] {
@@ -112,10 +118,10 @@ struct ClassTests {
             .list("samples", of: SampleJSON.self)
         #expect(!carolsSamples.isEmpty, "her data is kept")
 
-        // Back in range at 510 s: she joins again, in a new session.
+        // Back in range 150 s later: she joins again, in a new session.
         try await eventually("Carol back") { try await members(daemon)["carol"]?.state == .in }
         let carol = try #require(try await members(daemon)["carol"])
-        #expect(carol.sessions.count == 2)
+        #expect(carol.sessions.count >= 2 && carol.sessions.first == carolsFirst, "\(carol.sessions)")
         #expect(carol.session != nil && carol.session != carolsFirst)
         let alice = try #require(try await members(daemon)["alice"])
         #expect(alice.state == .left && alice.sessions.count == 1, "stopped stays out")
@@ -123,11 +129,16 @@ struct ClassTests {
         // The class ends: every session in it ends and is saved.
         let ended = try await daemon.unix.send(.POST, "/v1/class/stop").decoded(ClassJSON.self)
         #expect(ended.state == "ended")
+        // (A loaded machine may have seen her go and come back once more meanwhile.)
+        let carolsVisits = try #require(ended.members.first { $0.athlete == "carol" }).sessions.count
         #expect(!ended.members.isEmpty && ended.members.allSatisfy { $0.state == .left })
         #expect(try await sessions(daemon).isEmpty)
         let workouts = try await daemon.unix.send(.GET, "/v1/workouts").list("workouts", of: WorkoutListingJSON.self)
         let workoutsByAthlete = Dictionary(grouping: workouts, by: \.athlete).mapValues(\.count)
-        #expect(workoutsByAthlete == ["alice": 1, anonymous: 1, "carol": 2], "Carol's two visits are two workouts")
+        #expect(carolsVisits >= 2)
+        #expect(
+            workoutsByAthlete == ["alice": 1, anonymous: 1, "carol": carolsVisits],
+            "each of Carol's visits is a workout")
         #expect(workouts.contains { UUID(uuidString: $0.id) == UUID(uuidString: carolsFirst) })
         #expect(try await daemon.unix.send(.POST, "/v1/class/stop").status == 404, "nothing left to stop")
     }

@@ -160,19 +160,27 @@ struct LabStreamingTests {
         let truth = try Self.simulatorRR()
         #expect(Self.position(of: rrValues, in: truth, tolerance: 0.001) != nil, "\(rrValues.prefix(8))")
         // (pyxdf corrects each stream by its own clock offsets: a frame end matches within 0.5 ms.)
+        // LabRecorder opens each stream's inlet on its own thread, so the HR stream may start later
+        // or end sooner than the RR stream: only beats inside the HR stream's span can be told apart.
         func isFrameEnd(_ time: Double) -> Bool { hr.time_stamps.contains { abs($0 - time) < 0.0005 } }
+        let hrSpan = try #require(hr.time_stamps.first) - 0.0005...(try #require(hr.time_stamps.last)) + 0.0005
         var spaced = 0
-        for index in rr.time_stamps.indices.dropLast() where !isFrameEnd(rr.time_stamps[index]) {
+        for index in rr.time_stamps.indices.dropLast()
+        where hrSpan.contains(rr.time_stamps[index]) && hrSpan.contains(rr.time_stamps[index + 1])
+            && !isFrameEnd(rr.time_stamps[index])
+        {
             let gap = (rr.time_stamps[index + 1] - rr.time_stamps[index]) * 1000
             #expect(abs(gap - rrValues[index + 1]) <= 1, "RR \(index): \(gap) ms apart, \(rrValues[index + 1]) ms")
             spaced += 1
         }
         #expect(spaced > 0, "some frames carry two beats")
 
-        // ECG: 130 samples a second, evenly spaced within each frame and continuous across frames.
+        // ECG: 130 samples a second, evenly spaced within each frame and continuous across frames
+        // (a lost sample would be a double step). The clock model corrects by up to 2 ms a frame
+        // while it settles (docs/lab.md): the rate over the recording is the strap's within 0.5 %.
         let ecgTimes = ecg.time_stamps
         let span = try #require(ecgTimes.last) - ecgTimes[0]
-        #expect(abs(Double(ecgTimes.count) - span * 130) <= 2, "\(ecgTimes.count) samples over \(span) s")
+        #expect(abs(Double(ecgTimes.count - 1) / span - 130) <= 0.65, "\(ecgTimes.count) samples over \(span) s")
         #expect(span > seconds - 3)
         let steps = zip(ecgTimes, ecgTimes.dropFirst()).map { $1 - $0 }
         #expect(steps.allSatisfy { abs($0 - 1 / 130) <= 0.0021 }, "\(steps.min()!)…\(steps.max()!)")
@@ -189,11 +197,22 @@ struct LabStreamingTests {
         #expect(fromECG.count > Int(seconds) / 2)
         #expect(Self.position(of: fromECG, in: truth, tolerance: 16) != nil, "\(fromECG.prefix(8))")
 
-        // Acceleration: 25 samples a second, gravity on z.
-        // N samples of one run span N − 1 intervals.
-        let accSpan = acc.time_stamps.last! - acc.time_stamps[0]
+        // Acceleration: 25 samples a second, none lost (N samples of one run span N − 1 intervals).
+        let accSpan = try #require(acc.time_stamps.last) - acc.time_stamps[0]
+        #expect(accSpan > seconds - 3)
         #expect(
-            abs(Double(acc.time_stamps.count - 1) - accSpan * 25) <= 1, "\(acc.time_stamps.count) over \(accSpan) s")
+            abs(Double(acc.time_stamps.count - 1) / accSpan - 25) <= 0.125, "\(acc.time_stamps.count) over \(accSpan) s"
+        )
+        let accSteps = zip(acc.time_stamps, acc.time_stamps.dropFirst()).map { $1 - $0 }
+        #expect(accSteps.allSatisfy { abs($0 - 1 / 25) <= 0.0021 }, "\(accSteps.min()!)…\(accSteps.max()!)")
+        // Gravity on z: the strap's mean over the recording is 1 g, x and y sway about zero.
+        let accAxes = acc.values.compactMap { value -> [Double]? in
+            if case .numbers(let axes) = value, axes.count == 3 { axes } else { nil }
+        }
+        #expect(accAxes.count == acc.time_stamps.count)
+        func mean(_ axis: Int) -> Double { accAxes.map { $0[axis] }.reduce(0, +) / Double(accAxes.count) }
+        #expect(
+            abs(mean(2) - 1000) < 50 && abs(mean(0)) < 100 && abs(mean(1)) < 100, "\(mean(0)), \(mean(1)), \(mean(2))")
 
         // Markers: the session's start, its lap and its end, in order, inside the recording.
         let texts = markers.values.compactMap(\.text)
