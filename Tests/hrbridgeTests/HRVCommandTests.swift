@@ -63,7 +63,7 @@ struct HRVCommandTests {
         #expect(Set(thresholds.keys) == ["hrvt1", "hrvt2", "points", "rSquared", "confident", "note"])
     }
 
-    @Test("bad input is one line naming the place, exit 65; a missing file or workout is 66")
+    @Test("bad input is one line naming the place, exit 65; a missing file or workout is 66; --rr ecg on a file is 64")
     func badInput() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("rr-\(UUID().uuidString).txt").path
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -75,6 +75,9 @@ struct HRVCommandTests {
             #expect(result.stderr.contains("\(path):\(line):"), "\(result.stderr)")
         }
         #expect(try await runHRBridge(["hrv", "analyze", path + ".missing"]).status == 66)
+        try Data("800\n".utf8).write(to: URL(fileURLWithPath: path))
+        let fileFromECG = try await runHRBridge(["hrv", "analyze", path, "--rr", "ecg"])
+        #expect(fileFromECG.status == 64 && fileFromECG.stderr.contains("--rr ecg needs a stored workout"))
         let store = FileManager.default.temporaryDirectory.appendingPathComponent("s-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: store) }
         _ = try await runHRBridge(["workouts", "list", "--store", store + "/store.sqlite"])
@@ -100,5 +103,71 @@ struct HRVCommandTests {
         #expect(report.intervals > 300, "six minutes of beats")
         #expect(report.dfaAlpha1.count >= 40)
         #expect(report.dfaAlpha1.allSatisfy { $0.end >= 120 })
+        // No ECG recorded: nothing to compare, and no R peaks to analyse.
+        let object = try JSONLines.decode([String: JSONValue].self, result.stdout)
+        #expect(object["ecg"]?.array?.isEmpty == true)
+        let fromECG = try await runHRBridge(["hrv", "analyze", id, "--rr", "ecg", "--store", store])
+        #expect(fromECG.status == 64 && fromECG.stdout.isEmpty)
+        #expect(fromECG.stderr.contains("has no ECG"), "\(fromECG.stderr)")
+    }
+
+    /// A simulated H10 (its ECG's R peaks on its beats), four minutes.
+    static let h10 = """
+        {"version": 1, "seed": 5, "straps": [
+          {"name": "Polar H10 0A1B2C3D", "address": "A0:9E:1A:00:00:01", "pmd": true,
+           "segments": [{"type": "steady", "duration": "5m", "intensity": 0.5}]}]}
+        """
+
+    @Test("a workout with ECG: its R peaks agree with the strap's beats; --rr ecg analyses the R peaks' intervals")
+    func workoutWithECG() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hrv-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = directory + "/store.sqlite"
+        let scenario = directory + "/h10.json"
+        try Data(Self.h10.utf8).write(to: URL(fileURLWithPath: scenario))
+        let run = try await runHRBridge([
+            "workout", "run", "--json", "--speed", "max", "--duration", "4m", "--scenario", scenario, "--ecg",
+            "--store", store,
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let listing = try await runHRBridge(["workouts", "list", "--json", "--store", store])
+        let id = try JSONLines.decode(ListLine.self, try #require(JSONLines.lines(listing.stdout).first)).id
+
+        let result = try await runHRBridge(["hrv", "analyze", id, "--store", store])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try JSONLines.decode([String: JSONValue].self, result.stdout)
+        let comparisons = try #require(object["ecg"]?.array).compactMap(\.object)
+        #expect(comparisons.count == 1)
+        let ecg = try #require(comparisons.first)
+        #expect(
+            Set(ecg.keys) == [
+                "sensor", "rPeaks", "strapBeats", "pairedBeats", "comparedIntervals", "beatsWithoutPeak",
+                "peaksWithoutBeat", "beatDelay", "meanDifference", "meanAbsoluteDifference", "p95AbsoluteDifference",
+                "maximumAbsoluteDifference", "agreeingPercent",
+            ])
+        #expect(ecg["sensor"]?.string == "A0:9E:1A:00:00:01")
+        let beats = try #require(ecg["strapBeats"]?.integer)
+        let paired = try #require(ecg["pairedBeats"]?.integer)
+        let compared = try #require(ecg["comparedIntervals"]?.integer)
+        #expect(beats == object["intervals"]?.integer && beats > 4 * 60, "four minutes of beats: \(beats)")
+        #expect(Double(paired) >= 0.99 * Double(beats), "\(paired) of \(beats) paired")
+        #expect(Double(compared) >= 0.99 * Double(beats), "\(compared) compared")
+        #expect((ecg["peaksWithoutBeat"]?.integer ?? 99) <= 2)
+        // The strap's intervals are whole 1/1024 s; the R peaks come from 130 Hz samples.
+        #expect((ecg["meanAbsoluteDifference"]?.number ?? 99) < 1, "\(ecg)")
+        #expect((ecg["agreeingPercent"]?.number ?? 0) >= 99, "\(ecg)")
+        // A frame a second: its beats are placed at its arrival, up to a second after their R peaks.
+        #expect((ecg["beatDelay"]?.number).map { $0 > 0 && $0 < 1000 } == true, "\(ecg)")
+
+        let fromECG = try await runHRBridge(["hrv", "analyze", id, "--rr", "ecg", "--store", store])
+        #expect(fromECG.status == 0, "\(fromECG.stderr)")
+        let ecgReport = try JSONLines.decode([String: JSONValue].self, fromECG.stdout)
+        let ecgIntervals = try #require(ecgReport["intervals"]?.integer)
+        #expect(abs(ecgIntervals - beats) <= beats / 50, "\(ecgIntervals) R–R intervals, \(beats) beats")
+        let strapRMSSD = try #require(object["rmssd"]?.number)
+        let ecgRMSSD = try #require(ecgReport["rmssd"]?.number)
+        #expect(abs(strapRMSSD - ecgRMSSD) < 2, "RMSSD: strap \(strapRMSSD) ms, ECG \(ecgRMSSD) ms")
+        #expect(ecgReport["ecg"]?.array?.count == 1)
     }
 }

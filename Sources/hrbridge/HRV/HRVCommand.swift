@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Samples
+import Sensors
 import Wire
 import WorkoutStore
 import Workouts
@@ -32,15 +33,34 @@ struct HRVAnalyzeCommand: AsyncParsableCommand {
             thresholds (hrvt1 at α1 0.75, hrvt2 at 0.5, each null or with heartRate, and power when recorded; points,
             rSquared, confident, note).
 
-            Exit status: 0 analysed; 65 a line that is not an interval (named with its line number);
-            66 no such file or workout; 73 store error.
+            For a stored workout with ECG (recorded with --ecg from an H10), `ecg` compares, strap by
+            strap, the strap's own RR intervals with those of the R peaks found in its ECG: rPeaks,
+            strapBeats, pairedBeats, comparedIntervals, beatsWithoutPeak, peaksWithoutBeat, beatDelay
+            (ms: how late the radio placed the beats), meanDifference, meanAbsoluteDifference,
+            p95AbsoluteDifference, maximumAbsoluteDifference (ms, ECG minus strap) and agreeingPercent
+            (within 8 ms). `--rr ecg` analyses the intervals between the R peaks instead of the
+            strap's (never across a gap in the ECG).
+
+            Exit status: 0 analysed; 64 --rr ecg for a file, or a workout without ECG; 65 a line that
+            is not an interval (named with its line number); 66 no such file or workout; 73 store error.
             """)
+
+    /// Whose intervals are analysed.
+    enum Intervals: String, ExpressibleByArgument, CaseIterable {
+        /// The strap's own RR intervals.
+        case strap
+        /// The intervals between the R peaks of the strap's ECG.
+        case ecg
+    }
 
     @Argument(help: "A file of RR intervals in ms (one per line), - for standard input, or a workout identifier.")
     var source: String
 
     @Option(help: "The store file, for a workout identifier (default: $XDG_DATA_HOME/hrbridge/store.sqlite).")
     var store: String?
+
+    @Option(help: "For a workout: analyse the strap's own RR intervals (strap) or its ECG's R peaks (ecg).")
+    var rr: Intervals = .strap
 
     /// Files larger than this are refused: 16 MiB holds over a million intervals.
     static let maximumFileSize = 16 << 20
@@ -51,15 +71,23 @@ struct HRVAnalyzeCommand: AsyncParsableCommand {
         let intervals: [Double]
         var ends: [Int64]?
         var power: ((Double, Double) -> Double?)?
+        var ecg: [HRVReport.ECGComparison]?
         if let workout = UUID(uuidString: source), !FileManager.default.fileExists(atPath: source) {
-            (intervals, ends, power) = try await Self.workoutSeries(workout, store: store)
+            let series = try await Self.workoutSeries(workout, store: store, intervals: rr)
+            (intervals, ends, power, ecg) = (series.intervals, series.ends, series.power, series.ecg)
         } else {
+            guard rr == .strap else {
+                StandardError.write("hrbridge: --rr ecg needs a stored workout with ECG, not a file of intervals")
+                throw ExitCode(64)
+            }
             intervals = try Self.read(source)
         }
         let analysis = HRVAnalysis(intervals: intervals, ends: ends, power: power)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
-        print(String(decoding: try encoder.encode(HRVReport(analysis)), as: UTF8.self))
+        var report = HRVReport(analysis)
+        report.ecg = ecg
+        print(String(decoding: try encoder.encode(report), as: UTF8.self))
     }
 
     /// Intervals from a file (or standard input), each line checked.
@@ -95,12 +123,24 @@ struct HRVAnalyzeCommand: AsyncParsableCommand {
         return intervals
     }
 
-    /// A stored workout's RR intervals (ms, from the raw 1/1024 s values when stored), the beats'
-    /// places on the timeline the live tracker used (so gaps are gaps), and a power lookup over
-    /// its windows.
-    static func workoutSeries(
-        _ id: UUID, store path: String?
-    ) async throws -> ([Double], [Int64], ((Double, Double) -> Double?)?) {
+    /// What a stored workout gives the analysis.
+    struct WorkoutSeries {
+        /// The intervals analysed (ms).
+        var intervals: [Double]
+        /// Their beats' places on the timeline the live tracker used (so gaps are gaps).
+        var ends: [Int64]
+        /// The mean power over a window, when a power meter was used.
+        var power: ((Double, Double) -> Double?)?
+        /// Each strap with ECG: its beats against its R peaks.
+        var ecg: [HRVReport.ECGComparison]
+    }
+
+    /// A stored workout's RR intervals (ms, from the raw 1/1024 s values when stored) or its ECG's
+    /// R-peak intervals, the beats' places on the timeline the live tracker used, a power lookup over
+    /// its windows, and each ECG strap's beats compared with its R peaks.
+    static func workoutSeries(_ id: UUID, store path: String?, intervals source: Intervals) async throws
+        -> WorkoutSeries
+    {
         let store: WorkoutStore
         do {
             store = try WorkoutStore(path: path ?? WorkoutStore.defaultPath, guest: true)
@@ -112,24 +152,80 @@ struct HRVAnalyzeCommand: AsyncParsableCommand {
             StandardError.write("hrbridge: \(error)")
             throw ExitCode(73)
         }
+        do {
+            return try await workoutSeries(id, in: store, intervals: source)
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            StandardError.write("hrbridge: \(error)")
+            throw ExitCode(73)
+        }
+    }
+
+    private static func workoutSeries(_ id: UUID, in store: WorkoutStore, intervals source: Intervals) async throws
+        -> WorkoutSeries
+    {
         let beats = try await store.samples(type: .heartbeatSeries, workout: id)
-        let intervals = beats.map { sample in
+        let strapIntervals = beats.map { sample in
             sample.metadata.rawRRInterval.map { Double($0) * 1000 / 1024 } ?? sample.canonicalValue * 1000
         }
+        var comparisons: [HRVReport.ECGComparison] = []
+        var peakRunsOfBeatStrap: [[Double]]?
+        for summary in try await store.waveformSummaries(of: id) where summary.kind == .ecg {
+            var collector = ECGPeakCollector()
+            try await store.forEachWaveformPage(workout: id, sensor: summary.sensor, kind: .ecg) { page in
+                for frame in page { collector.add(frame) }
+            }
+            let runs = collector.finish()
+            let strapBeats = zip(beats, strapIntervals).filter { $0.0.source.address == summary.sensor.address }
+            comparisons.append(
+                HRVReport.ECGComparison(
+                    sensor: summary.sensor.address,
+                    agreement: ECGBeatAgreement(
+                        beats: strapBeats.map { (end: $0.0.end.timeIntervalSince1970, interval: $0.1) },
+                        peakRuns: runs)))
+            // The strap the workout's beats come from (else the first with ECG) gives `--rr ecg`.
+            if peakRunsOfBeatStrap == nil
+                || (!strapBeats.isEmpty && beats.first?.source.address == summary.sensor.address)
+            {
+                peakRunsOfBeatStrap = runs
+            }
+        }
+
         var timeline = BeatTimeline()
-        let ends = zip(intervals, beats).map { interval, beat in
-            timeline.place(interval: BeatClock.ticks(milliseconds: interval), end: beat.end)
+        let intervals: [Double]
+        let ends: [Int64]
+        switch source {
+        case .strap:
+            intervals = strapIntervals
+            ends = zip(intervals, beats).map { interval, beat in
+                timeline.place(interval: BeatClock.ticks(milliseconds: interval), end: beat.end)
+            }
+        case .ecg:
+            guard let runs = peakRunsOfBeatStrap else {
+                StandardError.write("hrbridge: workout \(id.uuidString) has no ECG (record with --ecg on an H10)")
+                throw ExitCode(64)
+            }
+            // An interval from each R peak to the next in the same run: none across a gap.
+            let pairs = runs.flatMap { run in zip(run, run.dropFirst()).map { (interval: ($1 - $0) * 1000, end: $1) } }
+            intervals = pairs.map(\.interval)
+            ends = pairs.map { pair in
+                timeline.place(
+                    interval: BeatClock.ticks(milliseconds: pair.interval), end: Date(timeIntervalSince1970: pair.end))
+            }
         }
         let watts = try await store.samples(type: .cyclingPower, workout: id)
-        guard let first = beats.first, !watts.isEmpty else { return (intervals, ends, nil) }
-        // The first interval ends at the first beat's sample time: windows count from the first beat.
-        let origin = first.end.addingTimeInterval(-intervals[0] / 1000)
+        guard let firstEnd = ends.first.flatMap({ timeline.date($0) }), !watts.isEmpty else {
+            return WorkoutSeries(intervals: intervals, ends: ends, power: nil, ecg: comparisons)
+        }
+        // The first interval ends at the first beat: windows count from the first beat's start.
+        let origin = firstEnd.addingTimeInterval(-intervals[0] / 1000)
         let points = watts.map { ($0.start.timeIntervalSince(origin), $0.canonicalValue) }
         let power: (Double, Double) -> Double? = { from, to in
             let inside = points.filter { $0.0 > from && $0.0 <= to }.map(\.1)
             return inside.isEmpty ? nil : inside.reduce(0, +) / Double(inside.count)
         }
-        return (intervals, ends, power)
+        return WorkoutSeries(intervals: intervals, ends: ends, power: power, ecg: comparisons)
     }
 }
 
@@ -149,6 +245,37 @@ struct HRVReport: Encodable {
     var timeDomain: TimeDomainHRV?
     var dfaAlpha1: [WorkoutJSON.HRVWindow]
     var thresholds: Thresholds
+    /// A stored workout's straps with ECG: their beats against their R peaks (nil: a file).
+    var ecg: [ECGComparison]?
+
+    /// One strap's beats against its ECG's R peaks, every figure present (null when none).
+    struct ECGComparison: Encodable {
+        var sensor: String
+        var agreement: ECGBeatAgreement
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(sensor, forKey: .sensor)
+            try container.encode(agreement.rPeaks, forKey: .rPeaks)
+            try container.encode(agreement.strapBeats, forKey: .strapBeats)
+            try container.encode(agreement.pairedBeats, forKey: .pairedBeats)
+            try container.encode(agreement.comparedIntervals, forKey: .comparedIntervals)
+            try container.encode(agreement.beatsWithoutPeak, forKey: .beatsWithoutPeak)
+            try container.encode(agreement.peaksWithoutBeat, forKey: .peaksWithoutBeat)
+            try container.encode(agreement.beatDelay, forKey: .beatDelay)
+            try container.encode(agreement.meanDifference, forKey: .meanDifference)
+            try container.encode(agreement.meanAbsoluteDifference, forKey: .meanAbsoluteDifference)
+            try container.encode(agreement.p95AbsoluteDifference, forKey: .p95AbsoluteDifference)
+            try container.encode(agreement.maximumAbsoluteDifference, forKey: .maximumAbsoluteDifference)
+            try container.encode(agreement.agreeingPercent, forKey: .agreeingPercent)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case sensor, rPeaks, strapBeats, pairedBeats, comparedIntervals, beatsWithoutPeak, peaksWithoutBeat
+            case beatDelay, meanDifference, meanAbsoluteDifference, p95AbsoluteDifference, maximumAbsoluteDifference
+            case agreeingPercent
+        }
+    }
 
     /// The thresholds with explicit nulls.
     struct Thresholds: Encodable {
@@ -191,9 +318,10 @@ struct HRVReport: Encodable {
         try container.encode(timeDomain?.pnn50, forKey: .pnn50)
         try container.encode(dfaAlpha1, forKey: .dfaAlpha1)
         try container.encode(thresholds, forKey: .thresholds)
+        try container.encodeIfPresent(ecg, forKey: .ecg)
     }
 
     enum CodingKeys: String, CodingKey {
-        case intervals, artefacts, meanRR, meanHeartRate, rmssd, sdnn, pnn50, dfaAlpha1, thresholds
+        case intervals, artefacts, meanRR, meanHeartRate, rmssd, sdnn, pnn50, dfaAlpha1, thresholds, ecg
     }
 }
