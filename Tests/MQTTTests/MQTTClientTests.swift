@@ -17,15 +17,22 @@ import Testing
         return options
     }
 
-    func waitUntilConnected(_ client: MQTTClient) async throws {
-        try await eventually("the client to connect") { await client.isConnected }
+    /// Waits for the broker's CONNACK; a failure carries what the broker logged (whether the
+    /// connection and the client's CONNECT reached it).
+    func waitUntilConnected(_ client: MQTTClient, _ broker: MosquittoBroker) async throws {
+        do {
+            try await eventually("the client to connect") { await client.isConnected }
+        } catch {
+            Issue.record("the broker's last lines: \(broker.output.suffix(15).joined(separator: "\n"))")
+            throw error
+        }
     }
 
     @Test func birthRetainedMessagesAndFarewell() async throws {
         try await withMosquitto { broker in
             let client = try MQTTClient(options: options(broker), logger: logger)
             try await client.start()
-            try await waitUntilConnected(client)
+            try await waitUntilConnected(client, broker)
             await client.publish(MQTTMessage(topic: "t/state", text: #"{"heartRate":61}"#, retain: true))
             // A subscriber that comes later gets what is retained.
             let subscriber = try await MQTTSubscriber(broker: broker, filters: ["t/#"])
@@ -57,7 +64,7 @@ import Testing
             }
             #expect(await client.waiting == 6)  // five events and the newest state
             try await broker.start()
-            try await waitUntilConnected(client)
+            try await waitUntilConnected(client, broker)
             try await subscriber.waitFor("the last event") { $0.topic == "t/event" && $0.payload == "e5" }
             try await subscriber.waitFor("the newest state") { $0.topic == "t/state" && $0.payload == "65" }
             // QoS 1 is at least once: a redelivery after a reconnect may repeat a message (seen in a
@@ -78,7 +85,7 @@ import Testing
             defer { subscriber.stop() }
             let client = try MQTTClient(options: options(broker), logger: logger)
             try await client.start()
-            try await waitUntilConnected(client)
+            try await waitUntilConnected(client, broker)
             let sent = 300
             for index in 0..<sent {
                 if index == 100 {
@@ -103,7 +110,7 @@ import Testing
             trusted.tlsCAFile = broker.caFile
             let client = try MQTTClient(options: trusted, logger: logger)
             try await client.start()
-            try await waitUntilConnected(client)
+            try await waitUntilConnected(client, broker)
             let subscriber = try await MQTTSubscriber(broker: broker, filters: ["t/#"], tls: true)
             defer { subscriber.stop() }
             await client.publish(MQTTMessage(topic: "t/event", text: "over tls", qos: .atLeastOnce))
@@ -133,7 +140,7 @@ import Testing
             let clock = ManualClock()
             let client = try MQTTClient(options: options(broker), logger: logger, clock: clock)
             try await client.start()
-            try await waitUntilConnected(client)
+            try await waitUntilConnected(client, broker)
             broker.freeze()
             defer { broker.thaw() }
             async let stopped: Void = client.stop(
@@ -158,7 +165,7 @@ import Testing
             let message = MQTTMessage(topic: "t/backfill", text: "batch", qos: .atLeastOnce)
             #expect(await client.publishAcknowledged(message) == false, "not started")
             try await client.start()
-            try await waitUntilConnected(client)
+            try await waitUntilConnected(client, broker)
             let subscriber = try await MQTTSubscriber(broker: broker, filters: ["t/#"])
             defer { subscriber.stop() }
             #expect(await client.publishAcknowledged(message))
@@ -200,7 +207,7 @@ import Testing
         options.password = "two-secret"
         let room2 = try MQTTClient(options: options, logger: logger)
         try await room2.start()
-        try await waitUntilConnected(room2)
+        try await waitUntilConnected(room2, broker)
         let forged = "hrbridge/room-1/sensor/c0ffee000001/measurement"
         let own = "hrbridge/room-2/sensor/c0ffee000002/measurement"
         await room2.publish(MQTTMessage(topic: forged, text: "forged", qos: .atLeastOnce))
