@@ -126,10 +126,10 @@ let package = Package(
         // The adapter abstraction: sensor identity, events, commands, the injected wall clock. No C, no D-Bus.
         .target(name: "Sensors", dependencies: ["GATT"]),
         // The Lab Streaming Layer: liblsl loaded at run time (never linked), outlets for HR, RR,
-        // ECG, ACC and markers.
+        // ECG, ACC, HRV and markers.
         .target(
             name: "LabStreaming",
-            dependencies: ["GATT", "Sensors", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["GATT", "Sensors", "Workouts", .product(name: "Logging", package: "swift-log")]
         ),
         // The mock adapter: simulated straps emitting raw frames through the same decoders.
         .target(

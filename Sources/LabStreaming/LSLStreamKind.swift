@@ -6,6 +6,9 @@ public enum LSLStreamKind: String, Hashable, Sendable, CaseIterable, Comparable 
     case hr
     /// RR intervals in ms at each beat's end, one stream per strap.
     case rr
+    /// DFA α1, RMSSD and the artefact share of the last 2 minutes of beats, every 5 s of beats,
+    /// one stream per strap with RR intervals.
+    case hrv
     /// Raw ECG in µV with per-sample timestamps (a strap with PMD, as an H10).
     case ecg
     /// Acceleration in mG, three channels (a strap with PMD).
@@ -20,6 +23,7 @@ public enum LSLStreamKind: String, Hashable, Sendable, CaseIterable, Comparable 
         case .rr: "RR"
         case .ecg: "ECG"
         case .acc: "ACC"
+        case .hrv: "HRV"
         case .markers: "Markers"
         }
     }
@@ -29,7 +33,7 @@ public enum LSLStreamKind: String, Hashable, Sendable, CaseIterable, Comparable 
         switch self {
         case .ecg: .ecg
         case .acc: .acc
-        case .hr, .rr, .markers: nil
+        case .hr, .rr, .hrv, .markers: nil
         }
     }
 

@@ -3,9 +3,10 @@ import GATT
 public import Logging
 public import Sensors
 import Synchronization
+import Workouts
 
-/// Sensor events as LSL streams: per strap an HR, an RR, an ECG and an ACC stream, created when the
-/// strap can fill them, and one Markers stream. Every timestamp is moved onto liblsl's clock: a
+/// Sensor events as LSL streams: per strap an HR, an RR, an HRV, an ECG and an ACC stream, created
+/// when the strap can fill them, and one Markers stream. Every timestamp is moved onto liblsl's clock: a
 /// heart rate at its frame's arrival, each RR interval at the end of its beat (the last ending at
 /// the arrival), each raw sample at the time the strap's clock gives it (``SensorWaveform``).
 ///
@@ -34,6 +35,8 @@ public final class LabStreamingFeed: Sendable {
         var information: [String: DeviceInformation] = [:]
         var markers: LSLOutlet?
         var offset = ClockOffsetEstimate()
+        /// Each strap's HRV windows so far (straps with RR intervals, while `hrv` is offered).
+        var hrv: [String: HRVStreamWindows] = [:]
     }
 
     private let state = Mutex(State())
@@ -79,7 +82,7 @@ public final class LabStreamingFeed: Sendable {
         state.withLock { state in
             state.names[sensor.address] = sensor.name
             if let device { state.information[sensor.address] = device }
-            for kind in [LSLStreamKind.hr, .rr] { _ = outlet(kind, for: sensor, rate: 0, in: &state) }
+            for kind in [LSLStreamKind.hr, .rr, .hrv] { _ = outlet(kind, for: sensor, rate: 0, in: &state) }
         }
     }
 
@@ -109,6 +112,9 @@ public final class LabStreamingFeed: Sendable {
             (outlet(.hr, for: sensor, rate: 0, in: &state), outlet(.rr, for: sensor, rate: 0, in: &state))
         }
         hr?.push([Float(frame.heartRate)], at: arrival)
+        if !frame.rrIntervals.isEmpty {
+            pushHRV(frame.rrIntervals, from: sensor, receivedAt: receivedAt, offset: offset)
+        }
         guard !frame.rrIntervals.isEmpty, let rr else { return }
         // Back-dated: the last beat ends at the arrival, each earlier one an interval before.
         var end = arrival
@@ -119,6 +125,23 @@ public final class LabStreamingFeed: Sendable {
         }
         let ordered = stamped.reversed()
         rr.push(chunk: ordered.map(\.0), timestamps: ordered.map(\.1))
+    }
+
+    /// The windows a frame's beats complete, on the HRV stream at each window's end: α1 (NaN under
+    /// 100 beats), RMSSD (NaN under 3 intervals) and the artefact share, of the corrected window.
+    private func pushHRV(_ intervals: [RRInterval], from sensor: SensorIdentity, receivedAt: Date, offset: Double) {
+        guard settings.kinds.contains(.hrv) else { return }
+        let (windows, stream) = state.withLock { state in
+            (
+                state.hrv[sensor.address, default: HRVStreamWindows()].add(intervals, receivedAt: receivedAt),
+                self.outlet(LSLStreamKind.hrv, for: sensor, rate: 0, in: &state)
+            )
+        }
+        guard let stream else { return }
+        for window in windows {
+            let values = [window.alpha1 ?? .nan, window.rmssd ?? .nan, window.artefactPercent].map(Float.init)
+            stream.push(values, at: (window.date ?? receivedAt).timeIntervalSince1970 + offset)
+        }
     }
 
     private func push(_ waveform: SensorWaveform) {
@@ -175,6 +198,11 @@ public final class LabStreamingFeed: Sendable {
             case .rr: [.init(label: "RR", unit: "ms", type: "RR")]
             case .ecg: [.init(label: "ECG", unit: "microvolts", type: "ECG")]
             case .acc: ["X", "Y", "Z"].map { .init(label: $0, unit: "mG", type: "ACC") }
+            case .hrv:
+                [
+                    .init(label: "DFA_alpha1", unit: "", type: "HRV"), .init(label: "RMSSD", unit: "ms", type: "HRV"),
+                    .init(label: "artefacts", unit: "percent", type: "HRV"),
+                ]
             case .markers: [.init(label: "Marker", unit: "", type: "Markers")]
             }
         var hardware: [(String, String)] = []
@@ -191,6 +219,10 @@ public final class LabStreamingFeed: Sendable {
             acquisition.append(("timestamps", "beat end, back-dated from the frame's arrival; artefacts not corrected"))
         case .ecg, .acc:
             acquisition.append(("timestamps", "per sample, the strap's clock mapped to the host's (docs/lab.md)"))
+        case .hrv:
+            acquisition.append(("timestamps", "window end: the last 120 s of beats every 5 s of beats"))
+            acquisition.append(
+                ("artefacts", "corrected within each window (Lipponen & Tarvainen); alpha1 NaN under 100 beats"))
         case .markers: break
         }
         return LSLStreamDescription(

@@ -415,7 +415,7 @@ struct ConfigurationTests {
         #expect(some.kinds == [.rr, .ecg] && some.accRate == 200 && some.accRange == 4 && some.host == "lab-3")
         #expect(some.library == "/opt/lsl/lib/liblsl.so")
         for (text, line, message) in [
-            ("[lsl]\nenabled = true\nstreams = [\"eeg\"]", 3, "each is one of hr, rr, ecg, acc, markers"),
+            ("[lsl]\nenabled = true\nstreams = [\"eeg\"]", 3, "each is one of hr, rr, hrv, ecg, acc, markers"),
             ("[lsl]\nenabled = true\nstreams = \"hr\"", 3, "must be an array"),
             ("[lsl]\nenabled = true\nacc_rate = 30", 3, "25, 50, 100 or 200"),
             ("[lsl]\nenabled = true\nacc_range = 3", 3, "2, 4 or 8"),

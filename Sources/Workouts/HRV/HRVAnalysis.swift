@@ -20,6 +20,8 @@ public struct HRVWindow: Hashable, Sendable, Codable {
     public var heartRate: Double
     /// Mean power over the window, W, when power was recorded.
     public var power: Double?
+    /// RMSSD of the corrected window, ms (nil under 3 intervals, and in windows stored before it was kept).
+    public var rmssd: Double?
 }
 
 /// The whole HRV analysis of an RR series: artefacts found and corrected (Lipponen & Tarvainen),
@@ -84,6 +86,6 @@ public struct HRVAnalysis: Hashable, Sendable {
             end: end, date: nil, beats: corrected.count, alpha1: alpha1, artefactPercent: correction.artefactPercent,
             artefacts: correction.artefacts.counts,
             isReliable: alpha1 != nil && correction.artefactPercent <= reliableArtefactPercent,
-            heartRate: mean > 0 ? 60_000 / mean : 0, power: power)
+            heartRate: mean > 0 ? 60_000 / mean : 0, power: power, rmssd: TimeDomainHRV(corrected)?.rmssd)
     }
 }

@@ -80,7 +80,7 @@ struct MonitorCommand: AsyncParsableCommand {
 
     @OptionGroup var rawSignals: RawSignalOptions
 
-    @Flag(help: "Also publish HR, RR, ECG and acceleration as Lab Streaming Layer streams.")
+    @Flag(help: "Also publish HR, RR, HRV, ECG and acceleration as Lab Streaming Layer streams.")
     var lsl = false
 
     @Option(
@@ -111,7 +111,7 @@ struct MonitorCommand: AsyncParsableCommand {
                 let library = try LSLLibrary.load(path: lslLibrary)
                 let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "hrbridge"
                 feed = LabStreamingFeed(
-                    library: library, settings: .init(kinds: [.hr, .rr, .ecg, .acc], host: host), now: { Date() },
+                    library: library, settings: .init(kinds: [.hr, .rr, .hrv, .ecg, .acc], host: host), now: { Date() },
                     logger: bluetooth.settings.logger)
             } catch {
                 StandardError.write("hrbridge: \(error)")
