@@ -38,6 +38,10 @@ public actor MQTTClient {
         public var maximumIncomingBytes = 64 * 1024
         /// Reconnect delays: from `minimum` doubling to `maximum` seconds.
         public var reconnectDelay: ClosedRange<UInt32> = 1...30
+        /// A first connect not acknowledged within this is started again from a fresh loop thread:
+        /// libmosquitto's loop can miss a connect that completed at once (seen on loaded machines
+        /// as a broker that logged the client while the client never read the CONNACK).
+        public var connectTimeout: Duration = .seconds(15)
 
         /// false: a persistent session — the broker keeps the subscriptions and queues QoS 1
         /// messages while this client is away (the client id must then be stable).
@@ -92,6 +96,9 @@ public actor MQTTClient {
     private let logger: Logger
     /// What the retries of the first connect and the farewell's timeout wait on.
     private let clock: any Clock<Duration>
+    /// What the first connect's ``Options/connectTimeout`` waits on.
+    private let connectClock: any Clock<Duration>
+    private var firstConnectWatch: Task<Void, Never>?
     private let backoff: ReconnectBackoff
     private var outbox: MQTTOutbox
     private var subscriptions: [(filter: String, qos: MQTTQoS)] = []
@@ -117,13 +124,18 @@ public actor MQTTClient {
 
     /// Sets the client up (files, credentials, Will); nothing connects before ``start()``.
     ///
-    /// `clock` times the retries of a first connect that failed and the farewell's timeout
-    /// (tests pass one they move by hand); libmosquitto's own reconnects keep real time.
-    public init(options: Options, logger: Logger, clock: any Clock<Duration> = ContinuousClock()) throws(MQTTError) {
+    /// `clock` times the retries of a first connect that failed and the farewell's timeout,
+    /// `connectClock` the first connect's timeout (tests pass clocks they move by hand);
+    /// libmosquitto's own reconnects keep real time.
+    public init(
+        options: Options, logger: Logger, clock: any Clock<Duration> = ContinuousClock(),
+        connectClock: any Clock<Duration> = ContinuousClock()
+    ) throws(MQTTError) {
         _ = Self.libraryReady
         self.options = options
         self.logger = logger
         self.clock = clock
+        self.connectClock = connectClock
         backoff = ReconnectBackoff(seconds: options.reconnectDelay)
         outbox = MQTTOutbox(liveLimit: options.liveLimit, eventLimit: options.eventLimit)
         let (loopEvents, loopContinuation) = AsyncStream<LoopEvent>.makeStream()
@@ -238,6 +250,30 @@ public actor MQTTClient {
                 metadata: ["broker": "\(options.broker)", "error": "\(String(cString: mosquitto_strerror(code)))"])
             firstConnectTask = Task { [weak self] in await self?.retryFirstConnect() }
         }
+        firstConnectWatch = Task { [weak self] in await self?.watchFirstConnect() }
+    }
+
+    /// Until the first connect is acknowledged, starts it again from a fresh loop thread every
+    /// ``Options/connectTimeout``: disconnect (the loop thread sees it and ends), join the thread,
+    /// connect, start a new thread.
+    private func watchFirstConnect() async {
+        let timeout = options.connectTimeout
+        while !stopped && connects == 0 {
+            do { try await connectClock.sleep(for: timeout) } catch { return }
+            guard !stopped && connects == 0 else { return }
+            logger.warning(
+                "MQTT connect not acknowledged; connecting again",
+                metadata: ["broker": "\(options.broker)", "after": "\(timeout)"])
+            mosquitto_disconnect(handle.pointer)
+            mosquitto_loop_stop(handle.pointer, false)
+            _ = mosquitto_reconnect_async(handle.pointer)
+            let code = mosquitto_loop_start(handle.pointer)
+            if code != MOSQ_ERR_SUCCESS.rawValue {
+                logger.error(
+                    "MQTT loop not started again", metadata: ["error": "\(String(cString: mosquitto_strerror(code)))"])
+                return
+            }
+        }
     }
 
     private var firstConnectTask: Task<Void, Never>?
@@ -295,6 +331,7 @@ public actor MQTTClient {
         }
         stopped = true
         firstConnectTask?.cancel()
+        firstConnectWatch?.cancel()
         mosquitto_disconnect(handle.pointer)
         mosquitto_loop_stop(handle.pointer, false)
         loopTask?.cancel()
@@ -303,6 +340,7 @@ public actor MQTTClient {
         failAcknowledgements()
         // Stopped means stopped: no retry or loop event runs after this returns.
         await firstConnectTask?.value
+        await firstConnectWatch?.value
         await loopTask?.value
     }
 

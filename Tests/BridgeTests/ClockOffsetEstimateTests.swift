@@ -1,4 +1,5 @@
 import LabStreaming
+import SensorSimulator
 import Testing
 
 @Suite("ClockOffsetEstimate: liblsl's clock minus the events' clock, steady under preemption")
@@ -77,7 +78,7 @@ struct ClockOffsetEstimateTests {
     @Test("one look in ten preempted for up to 100 ms: the offset stays within 0.1 ms")
     func preemptedReadingsKeepItSteady() {
         var estimate = ClockOffsetEstimate()
-        var generator = SplitMix(seed: 7)
+        var generator = SeededGenerator(seed: 7)
         let truth = 90.0
         var offsets: [Double] = []
         for second in 0..<10_000 {
@@ -88,17 +89,5 @@ struct ClockOffsetEstimateTests {
             offsets.append(estimate.read(lslBefore: before, events: events, lslAfter: before + 0.000_01 + delay))
         }
         #expect(offsets.allSatisfy { abs($0 - truth) < 0.0001 }, "\(offsets.min()!)…\(offsets.max()!)")
-    }
-
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 }

@@ -72,16 +72,31 @@ struct LabStreamingTests {
         var streams: [Stream]
     }
 
-    /// The simulator's RR intervals for the H10-like strap in ms, as the strap sends them (1/1024 s).
-    static func simulatorRR() throws -> [Double] {
+    /// The simulator's RR intervals for the H10-like strap in ms from its first beat, as the strap
+    /// sends them (1/1024 s), exact or as float32 carries them.
+    static func simulatorRR(exact: Bool = false) throws -> [Double] {
         let scenario = try ScenarioParser.parse(Data(Self.scenario.utf8), file: "lsl.json")
         var simulation = StrapSimulation(scenario: scenario.straps[0], seed: seed)
         return simulation.advance(to: 1200).flatMap { output -> [Double] in
             guard case .frame(_, .heartRateMeasurement, let bytes) = output,
                 let frame = try? HeartRateMeasurement(bytes: bytes)
             else { return [] }
-            return frame.rrIntervals.map { Double(Float($0.seconds * 1000)) }
+            return frame.rrIntervals.map { exact ? $0.seconds * 1000 : Double(Float($0.seconds * 1000)) }
         }
+    }
+
+    /// A directory for one test, and the environment pinning LSL to this machine (`LSLAPICFG`).
+    static func lslDirectory() throws -> (URL, [String: String]) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hrbridge-lsl-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let lslConfig = directory.appendingPathComponent("lsl_api.cfg")
+        try Data("[multicast]\nResolveScope = machine\n[lab]\nKnownPeers = {127.0.0.1}\n".utf8).write(to: lslConfig)
+        return (directory, ["LSLAPICFG": lslConfig.path])
+    }
+
+    /// pylsl's copy of liblsl, in the venv.
+    static var library: URL {
+        packageRoot.appendingPathComponent(".venv/lib/python3.11/site-packages/pylsl/lib/liblsl.so")
     }
 
     /// Where `part` sits inside `whole` (each value within `tolerance`), if it does.
@@ -94,13 +109,9 @@ struct LabStreamingTests {
 
     @Test("HR, RR, ECG, ACC and markers: set, headers, channel metadata, RR to the ms, ECG on one clock")
     func recordWithLabRecorder() async throws {
-        let library = packageRoot.appendingPathComponent(".venv/lib/python3.11/site-packages/pylsl/lib/liblsl.so")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hrbridge-lsl-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let library = Self.library
+        let (directory, environment) = try Self.lslDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let lslConfig = directory.appendingPathComponent("lsl_api.cfg")
-        try Data("[multicast]\nResolveScope = machine\n[lab]\nKnownPeers = {127.0.0.1}\n".utf8).write(to: lslConfig)
-        let environment = ["LSLAPICFG": lslConfig.path]
         let daemon = try await DaemonUnderTest(
             environment: environment, speed: 1,
             moreSettings: """
@@ -225,29 +236,13 @@ struct LabStreamingTests {
         #expect(markers.time_stamps.allSatisfy { $0 >= ecgTimes[0] - 5 && $0 <= ecgTimes.last! + 5 })
     }
 
-    /// The simulator's exact RR intervals (ms) for the H10-like strap from its first beat.
-    static func exactSimulatorRR() throws -> [Double] {
-        let scenario = try ScenarioParser.parse(Data(Self.scenario.utf8), file: "lsl.json")
-        var simulation = StrapSimulation(scenario: scenario.straps[0], seed: seed)
-        return simulation.advance(to: 1200).flatMap { output -> [Double] in
-            guard case .frame(_, .heartRateMeasurement, let bytes) = output,
-                let frame = try? HeartRateMeasurement(bytes: bytes)
-            else { return [] }
-            return frame.rrIntervals.map { $0.seconds * 1000 }
-        }
-    }
-
     @Test(
         "The HRV stream: α1, RMSSD and artefacts every 5 s of beats, the windows the library computes from the strap's beats"
     )
     func heartRateVariabilityStream() async throws {
-        let library = packageRoot.appendingPathComponent(".venv/lib/python3.11/site-packages/pylsl/lib/liblsl.so")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hrbridge-lsl-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let library = Self.library
+        let (directory, environment) = try Self.lslDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let lslConfig = directory.appendingPathComponent("lsl_api.cfg")
-        try Data("[multicast]\nResolveScope = machine\n[lab]\nKnownPeers = {127.0.0.1}\n".utf8).write(to: lslConfig)
-        let environment = ["LSLAPICFG": lslConfig.path]
         // Ten times the wall clock: the first window (2 minutes of beats) comes 12 s in.
         let daemon = try await DaemonUnderTest(
             environment: environment, speed: 10,
@@ -285,7 +280,7 @@ struct LabStreamingTests {
         #expect(rows.count == stream.time_stamps.count && rows.count >= 10, "\(rows.count) windows")
         // Each window is the library's over the strap's beats from its first: α1 and RMSSD as
         // HRVAnalysis computes them from the simulator's intervals (float32 on the stream).
-        let truth = HRVAnalysis.windows(try Self.exactSimulatorRR())
+        let truth = HRVAnalysis.windows(try Self.simulatorRR(exact: true))
         let alphas = rows.map { $0[0] }
         let start = Self.position(of: alphas, in: truth.map { $0.alpha1 ?? .nan }, tolerance: 1e-5)
         #expect(start != nil, "α1 \(alphas.prefix(5)) not among the library's windows")
