@@ -39,8 +39,8 @@ public actor MQTTClient {
         /// Reconnect delays: from `minimum` doubling to `maximum` seconds.
         public var reconnectDelay: ClosedRange<UInt32> = 1...30
         /// A first connect not acknowledged within this is started again from a fresh loop thread:
-        /// libmosquitto's loop can miss a connect that completed at once (seen on loaded machines
-        /// as a broker that logged the client while the client never read the CONNACK).
+        /// on loaded machines libmosquitto's loop thread sometimes never went on with a connection
+        /// the broker had accepted (nothing more for 60 s, not even its keepalive).
         public var connectTimeout: Duration = .seconds(15)
 
         /// false: a persistent session — the broker keeps the subscriptions and queues QoS 1
