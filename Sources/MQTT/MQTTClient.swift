@@ -39,8 +39,8 @@ public actor MQTTClient {
         /// Reconnect delays: from `minimum` doubling to `maximum` seconds.
         public var reconnectDelay: ClosedRange<UInt32> = 1...30
         /// A first connect not acknowledged within this is started again from a fresh loop thread:
-        /// on loaded machines libmosquitto's loop thread sometimes never went on with a connection
-        /// the broker had accepted (nothing more for 60 s, not even its keepalive).
+        /// libmosquitto's loop never sees a socket numbered 1024 or more (it waits with select()),
+        /// so in a process holding over a thousand files a connect hangs until one is freed.
         public var connectTimeout: Duration = .seconds(15)
 
         /// false: a persistent session — the broker keeps the subscriptions and queues QoS 1
@@ -121,6 +121,8 @@ public actor MQTTClient {
     public static let incomingLimit = 4096
 
     private static let libraryReady: Void = { _ = mosquitto_lib_init() }()
+    /// libmosquitto's loop waits with select(): descriptors from FD_SETSIZE (1024) on are never seen ready.
+    static let highestWatchableDescriptor: Int32 = 1024
 
     /// Sets the client up (files, credentials, Will); nothing connects before ``start()``.
     ///
@@ -261,9 +263,18 @@ public actor MQTTClient {
         while !stopped && connects == 0 {
             do { try await connectClock.sleep(for: timeout) } catch { return }
             guard !stopped && connects == 0 else { return }
-            logger.warning(
-                "MQTT connect not acknowledged; connecting again",
-                metadata: ["broker": "\(options.broker)", "after": "\(timeout)"])
+            let descriptor = mosquitto_socket(handle.pointer)
+            if descriptor >= Self.highestWatchableDescriptor {
+                // libmosquitto 2.0's loop waits with select(): a socket numbered 1024 or more is
+                // never seen ready. It happens when the process holds over a thousand files.
+                logger.error(
+                    "MQTT socket cannot be watched: too many files open in this process; connecting again",
+                    metadata: ["broker": "\(options.broker)", "descriptor": "\(descriptor)"])
+            } else {
+                logger.warning(
+                    "MQTT connect not acknowledged; connecting again",
+                    metadata: ["broker": "\(options.broker)", "after": "\(timeout)"])
+            }
             mosquitto_disconnect(handle.pointer)
             mosquitto_loop_stop(handle.pointer, false)
             _ = mosquitto_reconnect_async(handle.pointer)
