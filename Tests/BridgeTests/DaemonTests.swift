@@ -357,24 +357,30 @@ struct DaemonPlanTests {
         #expect(refused.status == 422 || refused.status == 400, "\(refused.status) \(refusal)")
         #expect(refusal.contains("$.custom.blocks[0].iterations") && refusal.contains("at most 1000"), "\(refusal)")
         #expect(try await daemon.unix.send(.GET, "/v1/health").decoded(HealthJSON.self).sessionsActive == 0)
+        // Listening before the session starts (its first step ends 2 s in at 5×, sooner than a
+        // loaded machine may take to subscribe): a strap's measurement says the stream is live.
+        let events = EventCollector(daemon.unix, path: "/v1/events?kinds=plan,session,measurement")
+        defer { events.cancel() }
+        try await eventually("the live stream to carry a measurement") { !events.lines.isEmpty }
         let created = try await daemon.unix.send(
             .POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[1]], "plan": Self.plan])
         #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
         let session = try created.decoded(SessionJSON.self)
         let id = session.id.wire
+        let sessionID = try #require(UUID(uuidString: id))
         let plan = try #require(session.live?.plan)
         #expect(plan.current?.purpose == "warmup")
-        let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)&kinds=all")
-        defer { events.cancel() }
         // 10 + 2 × 15 = 40 s of workout time: 8 s at speed 5.
         // Ended and saved: the message after the store took the workout (`saved` is false before).
         try await eventually("the session to end with its plan and be saved") {
             try events.messages(.session, as: SessionJSON.self).contains {
-                $0.payload.state == "ended" && $0.payload.summary != nil && $0.payload.saved != false
+                $0.session == sessionID && $0.payload.state == "ended" && $0.payload.summary != nil
+                    && $0.payload.saved != false
             }
         }
-        let planEvents = try events.messages(.plan, as: PlanJSON.Event.self).map(\.payload.event)
-        // The first step started before this subscriber came; every step's end is on the stream.
+        let planEvents = try events.messages(.plan, as: PlanJSON.Event.self).filter { $0.session == sessionID }
+            .map(\.payload.event)
+        // The first step started with the session; every step's end is on the stream.
         #expect(planEvents.filter { $0 == "stepEnded" }.count == 5, "\(planEvents)")
         #expect(planEvents.filter { $0 == "lap" }.count == 2)
         #expect(planEvents.last == "completed")

@@ -82,21 +82,12 @@ public struct ECGBeatAgreement: Hashable, Sendable, Codable {
             }
             return terms.isEmpty ? nil : Self.median(terms)
         }
-        func firstPeak(atOrAfter time: Double) -> Int {
-            var low = 0
-            var high = peaks.count
-            while low < high {
-                let middle = (low + high) / 2
-                if peaks[middle] < time { low = middle + 1 } else { high = middle }
-            }
-            return low
-        }
 
         // Each beat's best R peak, and each R peak's best beat.
         var bestPeak: [Int: (peak: Int, cost: Double)] = [:]
         var bestBeat: [Int: (beat: Int, cost: Double)] = [:]
         for (j, beat) in beats.enumerated() {
-            var k = firstPeak(atOrAfter: beat.end - Self.searchBefore)
+            var k = peaks.firstIndex(notBelow: beat.end - Self.searchBefore)
             while k < peaks.count, peaks[k] <= beat.end + Self.searchAfter {
                 defer { k += 1 }
                 guard let cost = cost(beat: j, peak: k), cost <= Self.pairingCost else { continue }

@@ -260,15 +260,7 @@ public enum RRArtefactCorrection {
         let half = window / 2
         var sorted: [Double] = []
         sorted.reserveCapacity(window + 1)
-        func position(_ value: Double) -> Int {
-            var low = 0
-            var high = sorted.count
-            while low < high {
-                let middle = (low + high) / 2
-                if sorted[middle] < value { low = middle + 1 } else { high = middle }
-            }
-            return low
-        }
+        func position(_ value: Double) -> Int { sorted.firstIndex(notBelow: value) }
         var result = [Double](repeating: .nan, count: values.count)
         var added = 0
         for index in 0..<values.count {
