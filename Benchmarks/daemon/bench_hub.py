@@ -16,8 +16,14 @@ every kind, the session samples too (five messages per frame here: heart rate an
 With `--perf FILE` the hub is profiled through the measured window (`perf record -e cpu-clock -F 999
 -g`, which works without hardware counters); read it with `perf report -i FILE --no-children`.
 
+With `--postgres --pause-store S` the PostgreSQL server (the postmaster and every backend) is stopped
+with SIGSTOP for S seconds in the middle of the measured window while a thread asks the hub's
+`/v1/health` every 100 ms on a connection of its own: the answers' latency during the pause, and the
+strap → client latency of the frames delivered during it, show whether a stopped database stalls the
+live side.
+
 usage: bench_hub.py --hrbridged PATH --producer PATH [--gateways 3] [--straps 20] [--seconds 20] [--clients 5]
-                    [--postgres] [--perf FILE] [--kinds all]
+                    [--postgres [--pause-store 10]] [--perf FILE] [--kinds all]
 """
 import argparse
 import glob
@@ -27,7 +33,9 @@ import asyncio
 import json
 import os
 import subprocess
+import signal
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -97,17 +105,58 @@ def psql(folder, port, sql):
                            "hrbridge", "-At", "-c", sql], check=True, capture_output=True, text=True).stdout.strip()
 
 
-def children_cpu(pid):
-    """CPU seconds of a process and its children (the postmaster and its backends)."""
-    total = cpu_seconds(pid)
+def family(pid):
+    """A process and the processes it forked (the postmaster and its backends)."""
+    pids = [pid]
     for stat in glob.glob("/proc/[0-9]*/stat"):
         try:
             fields = open(stat).read().rsplit(")", 1)[1].split()
             if int(fields[1]) == pid:
-                total += cpu_seconds(int(stat.split("/")[2]))
+                pids.append(int(stat.split("/")[2]))
         except (OSError, ValueError):
             pass
+    return pids
+
+
+def children_cpu(pid):
+    """CPU seconds of a process and its children (the postmaster and its backends)."""
+    total = 0
+    for each in family(pid):
+        try:
+            total += cpu_seconds(each)
+        except OSError:
+            pass  # a backend that ended since it was listed
     return total
+
+
+class StorePause(threading.Thread):
+    """Stops the database `after` seconds into the window for `seconds`, asking /v1/health every 100 ms
+    meanwhile; keeps each answer's latency (ms) and where the clients' latency list stood at each end."""
+
+    def __init__(self, port, postgres_pid, after, seconds, latencies):
+        super().__init__(daemon=True)
+        self.port, self.postgres_pid, self.after, self.seconds = port, postgres_pid, after, seconds
+        self.latencies, self.answers, self.failures, self.span = latencies, [], 0, (0, 0)
+
+    def run(self):
+        time.sleep(self.after)
+        stopped = family(self.postgres_pid)
+        for pid in stopped:
+            os.kill(pid, signal.SIGSTOP)
+        first, began = len(self.latencies), time.monotonic()
+        try:
+            while time.monotonic() - began < self.seconds:
+                asked = time.monotonic()
+                try:
+                    health(self.port)
+                    self.answers.append(1000 * (time.monotonic() - asked))
+                except OSError:
+                    self.failures += 1
+                time.sleep(max(0, 0.1 - (time.monotonic() - asked)))
+        finally:
+            self.span = (first, len(self.latencies))
+            for pid in stopped:
+                os.kill(pid, signal.SIGCONT)
 
 
 def post_unix(path, target, body="{}"):
@@ -127,7 +176,7 @@ def write_config(path, text):
     os.chmod(path, 0o600)
 
 
-async def measure(arguments, port, hub_pid, broker_pid, producers):
+async def measure(arguments, port, hub_pid, broker_pid, producers, postgres_pid=None):
     stop = asyncio.Event()
     latencies, counts = [], {}
     tasks = [asyncio.create_task(client(port, stop, latencies, counts, i, kinds=arguments.kinds))
@@ -139,13 +188,20 @@ async def measure(arguments, port, hub_pid, broker_pid, producers):
         await asyncio.sleep(0.1)
     await asyncio.sleep(1)
     latencies.clear()
+    pause = None
+    if arguments.pause_store:
+        pause = StorePause(port, postgres_pid, (arguments.seconds - arguments.pause_store) / 2,
+                           arguments.pause_store, latencies)
+        pause.start()
     hub_before, broker_before, wall_before = cpu_seconds(hub_pid), cpu_seconds(broker_pid), time.monotonic()
     await asyncio.sleep(arguments.seconds)
     wall = time.monotonic() - wall_before
     hub_cpu, broker_cpu = cpu_seconds(hub_pid) - hub_before, cpu_seconds(broker_pid) - broker_before
     stop.set()
     await asyncio.gather(*tasks)
-    return latencies, hub_cpu, broker_cpu, wall
+    if pause:
+        pause.join()
+    return latencies, hub_cpu, broker_cpu, wall, pause
 
 
 def main():
@@ -161,7 +217,11 @@ def main():
     parser.add_argument("--signed", action="store_true",
                         help="each gateway signs with its key_file, the hub holds them in gateway_keys")
     parser.add_argument("--perf", help="profile the hub through the measured window into this perf.data file")
+    parser.add_argument("--pause-store", type=float, default=0,
+                        help="with --postgres: stop the database (SIGSTOP) for this many seconds mid-window")
     arguments = parser.parse_args()
+    if arguments.pause_store and (not arguments.postgres or arguments.pause_store >= arguments.seconds):
+        parser.error("--pause-store needs --postgres and a window (--seconds) longer than the pause")
     processes, buses = [], []
     with tempfile.TemporaryDirectory(prefix="hrbridge-bench-hub-") as directory:
         try:
@@ -239,7 +299,8 @@ def main():
                 deadline = time.monotonic() + 60
                 while health(hub_port)["sessionsActive"] < arguments.gateways * arguments.straps:
                     if time.monotonic() > deadline:
-                        raise RuntimeError("not every strap joined the class")
+                        raise RuntimeError("not every strap joined the class: %d of %d sessions" % (
+                            health(hub_port)["sessionsActive"], arguments.gateways * arguments.straps))
                     time.sleep(0.1)
                 time.sleep(2)
                 rows_before, pg_before = int(psql(pg_folder, pg_port, "SELECT count(*) FROM sample")), children_cpu(postgres.pid)
@@ -249,8 +310,9 @@ def main():
                 profiler = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-g",
                                              "-p", str(hub.pid), "-o", arguments.perf, "--",
                                              "sleep", str(arguments.seconds)])
-            latencies, hub_cpu, broker_cpu, wall = asyncio.run(measure(arguments, hub_port, hub.pid, broker.pid,
-                                                                       producers))
+            latencies, hub_cpu, broker_cpu, wall, pause = asyncio.run(
+                measure(arguments, hub_port, hub.pid, broker.pid, producers, postgres.pid if postgres else None))
+            paused_latencies = sorted(latencies[pause.span[0]:pause.span[1]]) if pause else []
             if profiler:
                 profiler.wait()
             if postgres:
@@ -278,6 +340,13 @@ def main():
                 print("| hub sessions recording (class) | %d |" % sessions)
                 print("| PostgreSQL ingest (rows of `sample` in the window, whole measured span) | %.0f rows/s |" % (rows / rows_span))
                 print("| PostgreSQL CPU (postmaster + backends) | %.1f %% of a core |" % (100 * pg_cpu / rows_span))
+            if pause:
+                answers = sorted(pause.answers)
+                print("| /v1/health while PostgreSQL is stopped for %g s: answers, p50 / max | %d (%d failed), %.2f ms / %.2f ms |" % (
+                    arguments.pause_store, len(answers), pause.failures, answers[len(answers) // 2], answers[-1]))
+                print("| frames delivered while it is stopped, latency p50 / p99 / max | %d, %.2f ms / %.2f ms / %.2f ms |" % (
+                    len(paused_latencies), paused_latencies[len(paused_latencies) // 2],
+                    paused_latencies[int(len(paused_latencies) * 0.99)], paused_latencies[-1]))
         finally:
             for process in reversed(processes):
                 process.terminate()

@@ -39,7 +39,9 @@ public final class BridgeCore: Sendable {
 
     /// The messages a late subscriber gets first: every sensor's status, every active session and the class.
     public func currentState() async -> [LiveMessage] {
-        var messages = await sensors.list().map { LiveMessage(kind: .sensor, sensor: $0.address, payload: $0) }
+        var messages = await sensors.list().map {
+            LiveMessage(kind: .sensor, session: nil, sensor: $0.address, json: $0.liveLine())
+        }
         for session in await sessions.active {
             messages.append(.session(await session.snapshot()))
         }

@@ -115,6 +115,12 @@ public struct JSONObjectWriter: Sendable {
         bytes.append(contentsOf: "null".utf8)
     }
 
+    /// `"name":42` under a key known only at run time; the caller adds such keys in bytewise order too.
+    public mutating func add(named name: String, _ number: Int) {
+        key(named: name)
+        bytes.append(contentsOf: String(number).utf8)
+    }
+
     /// `"key":{…}`: an object written by `body`.
     public mutating func addObject(_ name: StaticString, _ body: (inout JSONObjectWriter) -> Void) {
         key(name)

@@ -582,3 +582,81 @@ extension ClassRosterTests {
         }
     }
 }
+
+extension ClassRosterTests {
+    /// A random walk's state: the starts the roster asked for and not answered yet, the sessions started.
+    private struct Walk {
+        var generator = SeededGenerator(seed: 0xC1A55)
+        var asked: [ClassRoster.SessionStart] = []
+        var sessions = 0
+
+        /// A random fact at `seconds`: mostly a strap's link, sometimes an answer to a start asked
+        /// for, a session's end, the time, or the class stopping or starting.
+        mutating func fact(at seconds: TimeInterval) -> ClassRoster.Fact {
+            let strap = [alice, bob, stranger].randomElement(using: &generator)!
+            switch Int.random(in: 0..<40, using: &generator) {
+            case 0: return .time
+            case 1: return .classStopped
+            case 2: return .classStarted(setup(joinVia: Bool.random(using: &generator) ? .broadcast : .link))
+            case 3..<6 where !asked.isEmpty:
+                let start = asked.removeFirst()
+                sessions += 1
+                return started(start.strap, ticket: start.ticket, session: sessions)
+            case 6 where !asked.isEmpty: return .sessionNotStarted(ticket: asked.removeFirst().ticket)
+            case 7 where sessions > 0: return .sessionEnded(session(Int.random(in: 1...sessions, using: &generator)))
+            default:
+                let heard = seconds - [0, 0, 0, 3, 9, 11, 40, 70].randomElement(using: &generator)!
+                return .link(
+                    strap,
+                    ClassRoster.Link(
+                        state: [.seen, .connecting, .ready, .ready, .disconnected, .gone].randomElement(
+                            using: &generator)!,
+                        lastMeasurement: at(heard),
+                        via: [.connection, .advertisement].randomElement(using: &generator)!,
+                        bonded: [nil, true, false].randomElement(using: &generator)!))
+            }
+        }
+
+        mutating func took(_ actions: [ClassRoster.Action]) {
+            for case .startSession(let start) in actions { asked.append(start) }
+        }
+    }
+
+    @Test(
+        "the deadline kept as frames come (each works out its own strap's) is the one every strap's gives, in 20,000 random facts"
+    )
+    func keptDeadlineMatchesEveryStrapsDeadline() {
+        var walk = Walk()
+        var roster = ClassRoster()
+        var seconds: TimeInterval = 0
+        var mismatches: [String] = []
+        var deadlinesSeen = 0
+        for step in 0..<20_000 {
+            // Mostly frames a fraction of a second apart, now and then a silence.
+            seconds +=
+                Bool.random(using: &walk.generator) ? 0.25 : [1, 10.5, 61].randomElement(using: &walk.generator)!
+            let fact = walk.fact(at: seconds)
+            walk.took(roster.handle(fact, at: at(seconds)))
+            if roster.nextDeadline != nil { deadlinesSeen += 1 }
+            // A fact that changes nothing keeps a deadline that has passed meanwhile: the timer
+            // fires it at once, and that judgement works every deadline out again.
+            let passed = roster.nextDeadline.map { $0 <= at(seconds) } ?? false
+            if !passed, roster.nextDeadline != roster.deadlineWorkedOutAfresh, mismatches.count < 5 {
+                mismatches.append(
+                    "step \(step) (\(fact)): kept \(String(describing: roster.nextDeadline)), afresh \(String(describing: roster.deadlineWorkedOutAfresh))"
+                )
+            }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches)")
+        // The walk must reach deadlines at all, or it shows nothing.
+        #expect(deadlinesSeen > 1_000, "\(deadlinesSeen) facts left a deadline")
+    }
+
+    @Test("a stopped class leaves no deadline")
+    func stoppedClassHasNoDeadline() {
+        var driver = RosterDriver.aliceIn()
+        #expect(driver.deadline == justAfter(10))
+        driver.feed(.classStopped, at: 1)
+        #expect(driver.deadline == nil)
+    }
+}

@@ -189,4 +189,40 @@ struct HandWrittenJSONTests {
             LiveMessage.session(ended).json
                 == (try JSONText.line(TaggedJSON(kind: .session, session: ended.id, payload: ended))))
     }
+
+    @Test("sensor lines: random statuses, awkward names and reasons, every state, refusals by reason")
+    func sensors() throws {
+        var generator = SystemRandomNumberGenerator()
+        func maybe<Value>(_ value: @autoclosure () -> Value) -> Value? {
+            Bool.random(using: &generator) ? value() : nil
+        }
+        func text() -> String? { Self.awkwardNames.randomElement(using: &generator)! }
+        for round in 0..<2_000 {
+            var status = SensorStatus(
+                address: String(format: "C0:FF:EE:%02X:%02X:%02X", round % 256, round / 256, round % 7),
+                adapter: ["hci0", "gw-1", #"odd "node"\"#].randomElement(using: &generator)!, name: text(),
+                state: SensorState.allCases.randomElement(using: &generator)!, athlete: text())
+            status.reason = text()
+            status.heartRate = maybe(Int.random(in: 0...300, using: &generator))
+            status.batteryLevel = maybe(Int.random(in: 0...100, using: &generator))
+            status.rssi = maybe(Int.random(in: -127...20, using: &generator))
+            status.lastMeasurement = maybe(
+                Date(timeIntervalSince1970: Double.random(in: 0...4_102_444_800, using: &generator)))
+            status.framesDecoded = Int.random(in: 0...Int(Int32.max), using: &generator)
+            status.framesRefused = Int.random(in: 0...1_000, using: &generator)
+            for reason in ["trailing_bytes", "unknown_length", "Zebra", "ärger", "a\"quote"]
+            where Bool.random(using: &generator) {
+                status.refusedByReason[reason] = Int.random(in: 1...1_000, using: &generator)
+            }
+            status.disconnections = Int.random(in: 0...50, using: &generator)
+            status.session = maybe(UUID())
+            status.athleteName = text()
+            status.zone = maybe(Int.random(in: 1...5, using: &generator))
+            status.percentOfMax = maybe(Int.random(in: 0...130, using: &generator))
+            status.via = maybe(["connection", "advertisement"].randomElement(using: &generator)!)
+            status.bonded = maybe(Bool.random(using: &generator))
+            let typed = TaggedJSON(kind: .sensor, sensor: status.address, payload: status)
+            #expect(status.liveLine() == (try JSONText.line(typed)), "round \(round)")
+        }
+    }
 }

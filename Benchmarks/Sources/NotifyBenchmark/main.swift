@@ -79,12 +79,13 @@ final class FakeBlueZ: @unchecked Sendable {
             let device = devicePath(ofStrap: index, adapter: adapter)
             let service = device + "/service0010"
             let rssi: Int16 = index % adapters == adapter ? -45 : -70 - Int16(adapter)
+            // Bonded, as a gym's straps are once paired: a class signs straps in only through a bonded link.
             objects[device] = [
                 "org.bluez.Device1": [
                     ("Address", .string(address(ofStrap: index))), ("AddressType", .string("random")),
                     ("Name", .string("Bench Strap \(index)")), ("Alias", .string("Bench Strap \(index)")),
-                    ("Adapter", .objectPath(adapterPath)), ("Paired", .boolean(false)),
-                    ("Bonded", .boolean(false)), ("Trusted", .boolean(false)), ("Blocked", .boolean(false)),
+                    ("Adapter", .objectPath(adapterPath)), ("Paired", .boolean(true)),
+                    ("Bonded", .boolean(true)), ("Trusted", .boolean(false)), ("Blocked", .boolean(false)),
                     ("LegacyPairing", .boolean(false)), ("Connected", .boolean(false)),
                     ("ServicesResolved", .boolean(false)), ("RSSI", .int16(rssi)),
                     ("UUIDs", .array(elementSignature: "s", [.string(heartRateUUID)])),

@@ -221,7 +221,7 @@ public actor SensorManager {
     }
 
     private func publish(_ status: SensorStatus) {
-        hub.publish(LiveMessage(kind: .sensor, sensor: status.address, payload: status))
+        hub.publish(kind: .sensor, session: nil, sensor: status.address) { status.liveLine() }
     }
 
     /// A new frame's status: a zone change goes out at once; a heart-rate change at most once a

@@ -233,8 +233,13 @@ public struct ClassRoster: Sendable {
     private var retryAt: [String: Date] = [:]
     /// The date of the last fact.
     private var now: Date?
-    /// ``nextDeadline`` as the last fact left it.
+    /// ``nextDeadline`` as the last fact left it: the earliest of ``strapDeadlines``.
     private var dueAt: Date?
+    /// Each strap's own next deadline, as last worked out (absent: none), so that a frame works out
+    /// its strap's alone.
+    private var strapDeadlines: [String: Date] = [:]
+    /// Where each configured strap of the running class is in its setup.
+    private var strapIndex: [String: Int] = [:]
 
     /// No class yet.
     public init() {}
@@ -260,20 +265,29 @@ public struct ClassRoster: Sendable {
         case .classStarted(let setup):
             guard !isRunning else { return [] }
             current = RunningClass(setup: setup, start: now)
+            strapIndex = Dictionary(
+                setup.straps.enumerated().map { ($0.element.address, $0.offset) },
+                uniquingKeysWith: { first, _ in first })
             pendingStarts = [:]
             retryAt = [:]
             outcome.changed = true
         case .classStopped:
-            return stop(at: now)
+            let actions = stop(at: now)
+            workOutDeadlines()
+            return actions
         case .link(let strap, var link):
             link.lastLinkFrame = link.lastFrameBonded ? link.lastMeasurement : links[strap]?.lastLinkFrame
             links[strap] = link
             // A link changes its own strap's standing only; the others' change at their deadlines,
             // judged here once one has passed (the timer's ``Fact/time`` may come late on a
             // loaded machine), so a frame costs one judgement, not one per member.
-            let due = dueAt.map { now >= $0 } ?? false
-            judge(at: now, into: &outcome, only: due ? nil : strap)
-            dueAt = nextDeadline
+            if dueAt.map({ now >= $0 }) ?? false {
+                judge(at: now, into: &outcome)
+                workOutDeadlines()
+            } else {
+                judge(at: now, into: &outcome, only: strap)
+                workOutDeadline(of: strap)
+            }
             return outcome.actions
         case .sessionStarted(let started):
             guard pendingStarts.removeValue(forKey: started.ticket) != nil, isRunning else {
@@ -302,38 +316,72 @@ public struct ClassRoster: Sendable {
             break
         }
         judge(at: now, into: &outcome)
-        dueAt = nextDeadline
+        workOutDeadlines()
         return outcome.actions
     }
 
-    /// The next date at which ``handle(_:at:)`` must be told the time (``Fact/time``), if any.
-    public var nextDeadline: Date? {
-        guard let now, let running = current, running.end == nil else { return nil }
-        let setup = running.setup
-        var deadlines: [Date] = []
-        for strap in setup.straps {
-            guard let link = links[strap.address] else { continue }
-            guard let member = running.members[strap.address], member.session != nil else {
-                if let retry = retryAt[strap.address], !pendingStarts.values.contains(strap.address) {
-                    deadlines.append(retry)
-                }
-                continue
+    /// The next date at which ``handle(_:at:)`` must be told the time (``Fact/time``), if any. It
+    /// may have passed (facts that changed nothing came since): told at once, then.
+    public var nextDeadline: Date? { dueAt }
+
+    /// The earliest deadline worked out afresh from every strap, leaving ``nextDeadline`` alone
+    /// (tests hold the kept one to it).
+    var deadlineWorkedOutAfresh: Date? {
+        guard let running = current, running.end == nil else { return nil }
+        return running.setup.straps.compactMap { deadline(of: $0.address, in: running) }.min()
+    }
+
+    /// Every strap's deadline worked out again, and the earliest of them.
+    private mutating func workOutDeadlines() {
+        strapDeadlines = [:]
+        if let running = current, running.end == nil {
+            for strap in running.setup.straps {
+                strapDeadlines[strap.address] = deadline(of: strap.address, in: running)
             }
-            // A ready link is heard until a fact says otherwise: time alone changes nothing.
-            guard !readyCounts(link, joinVia: setup.joinVia) else { continue }
-            let outOfRangeFrom: Date
-            if let lastInRange = lastMeasurementHeard(link, joinVia: setup.joinVia)?.addingTimeInterval(
-                setup.heardWithin), now <= lastInRange
-            {
-                // Shown out of range from the first instant after the last one in range.
-                outOfRangeFrom = Date(timeIntervalSinceReferenceDate: lastInRange.timeIntervalSinceReferenceDate.nextUp)
-                deadlines.append(outOfRangeFrom)
-            } else {
-                outOfRangeFrom = now
-            }
-            let leaves = (member.lastHeard ?? member.joined).addingTimeInterval(setup.leaveAfter)
-            deadlines.append(max(leaves, outOfRangeFrom))
         }
+        dueAt = strapDeadlines.values.min()
+    }
+
+    /// One strap's deadline worked out again, after a fact about it alone. Every other strap's
+    /// deadline is later than now (else this fact would have been judged as due), so the earliest
+    /// is found again only when this strap's was it and moved later.
+    private mutating func workOutDeadline(of address: String) {
+        guard let running = current, running.end == nil else { return workOutDeadlines() }
+        let old = strapDeadlines[address]
+        let new = deadline(of: address, in: running)
+        guard new != old else { return }
+        strapDeadlines[address] = new
+        if let old, let dueAt, old <= dueAt, new.map({ $0 > old }) ?? true {
+            self.dueAt = strapDeadlines.values.min()
+        } else if let new, dueAt.map({ new < $0 }) ?? true {
+            dueAt = new
+        }
+    }
+
+    /// The strap's next deadline after ``now``: its retry, the instant it is shown out of range, or
+    /// when it leaves.
+    private func deadline(of address: String, in running: RunningClass) -> Date? {
+        guard let now, let link = links[address] else { return nil }
+        let setup = running.setup
+        guard let member = running.members[address], member.session != nil else {
+            guard let retry = retryAt[address], retry > now, !pendingStarts.values.contains(address) else { return nil }
+            return retry
+        }
+        // A ready link is heard until a fact says otherwise: time alone changes nothing.
+        guard !readyCounts(link, joinVia: setup.joinVia) else { return nil }
+        var deadlines: [Date] = []
+        let outOfRangeFrom: Date
+        if let lastInRange = lastMeasurementHeard(link, joinVia: setup.joinVia)?.addingTimeInterval(
+            setup.heardWithin), now <= lastInRange
+        {
+            // Shown out of range from the first instant after the last one in range.
+            outOfRangeFrom = Date(timeIntervalSinceReferenceDate: lastInRange.timeIntervalSinceReferenceDate.nextUp)
+            deadlines.append(outOfRangeFrom)
+        } else {
+            outOfRangeFrom = now
+        }
+        let leaves = (member.lastHeard ?? member.joined).addingTimeInterval(setup.leaveAfter)
+        deadlines.append(max(leaves, outOfRangeFrom))
         return deadlines.filter { $0 > now }.min()
     }
 
@@ -429,8 +477,8 @@ public struct ClassRoster: Sendable {
         current = nil
         defer { current = running }
         let setup = running.setup
-        for strap in setup.straps {
-            if let only, strap.address != only { continue }
+        let judged = only.map { address in strapIndex[address].map { [setup.straps[$0]] } ?? [] } ?? setup.straps
+        for strap in judged {
             let address = strap.address
             guard let link = links[address] else { continue }
             let heard = whenHeard(link, at: now, joinVia: setup.joinVia)
