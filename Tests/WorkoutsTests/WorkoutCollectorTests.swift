@@ -124,6 +124,29 @@ struct WorkoutCollectorTests {
         #expect(received.withLock { $0 } == [frame[0]])
     }
 
+    @Test("a batch added without reporting `.collected` causes every other update all the same")
+    func addWithoutCollected() throws {
+        var reporting = collector(zones: [100, 120, 140, 160])
+        var quiet = collector(zones: [100, 120, 140, 160])
+        try reporting.begin(at: t0)
+        try quiet.begin(at: t0)
+        var zoneUpdates = 0
+        for second in 0..<240 {
+            let heartRate = 90 + 80 * abs(sin(Double(second) / 30))
+            let batch = [
+                sample(.heartRate, heartRate, at: Double(second)),
+                sample(.heartbeatSeries, 60 / heartRate, at: Double(second)),
+            ]
+            let all = try reporting.add(batch)
+            let lean = try quiet.add(batch, reportingCollected: false)
+            #expect(all.first == .collected([.heartRate, .heartbeatSeries]))
+            #expect(lean == Array(all.dropFirst()))
+            zoneUpdates += lean.filter { if case .zone = $0 { true } else { false } }.count
+        }
+        #expect(zoneUpdates > 4, "the walk crosses zones")
+        #expect(quiet.statistics(for: .heartRate) == reporting.statistics(for: .heartRate))
+    }
+
     @Test("a subscriber that leaves out `.collected` gets every other update, in order")
     func updatesWithoutCollected() async throws {
         let live = LiveWorkoutBuilder(

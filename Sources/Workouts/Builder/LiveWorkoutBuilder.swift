@@ -75,7 +75,9 @@ public actor LiveWorkoutBuilder {
 
     /// Adds samples (from the data source, or by hand).
     public func add(_ samples: [QuantitySample]) throws(WorkoutBuilderError) {
-        let updates = try collector.add(samples)
+        // A set of types per batch costs more than the rest of it: made only when someone reads it.
+        let updates = try collector.add(
+            samples, reportingCollected: updatesBroadcaster.hasSubscribers(forKey: Self.collectedKey))
         sampleSink?(samples)
         for update in updates { updatesBroadcaster.yield(update) }
     }

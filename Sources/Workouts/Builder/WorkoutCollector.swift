@@ -112,15 +112,17 @@ public struct WorkoutCollector: Sendable {
 
     // MARK: Samples
 
-    /// Adds samples; returns the updates they cause (types collected, zone changes).
-    public mutating func add(_ samples: [QuantitySample]) throws(WorkoutBuilderError) -> [BuilderUpdate] {
+    /// Adds samples; returns the updates they cause: the types collected (first; left out when
+    /// `reportingCollected` is false, as for a builder whose readers skip them), zone changes, HRV windows.
+    public mutating func add(
+        _ samples: [QuantitySample], reportingCollected: Bool = true
+    ) throws(WorkoutBuilderError) -> [BuilderUpdate] {
         let start = try requireCollecting()
         // All or nothing: a refused batch must not leave some of its samples counted.
         if let early = samples.first(where: { $0.end < start }) { throw .dateBeforeStart(early.end) }
-        var types: Set<QuantityType> = []
         var updates: [BuilderUpdate] = []
+        if reportingCollected, !samples.isEmpty { updates.append(.collected(Set(samples.map(\.type)))) }
         for sample in samples {
-            types.insert(sample.type)
             if !sourcesSeen.contains(sample.source) { sourcesSeen.append(sample.source) }
             statisticsByType[sample.type, default: StatisticsAccumulator(type: sample.type)].add(sample)
             // A sample that began before the workout (an energy increment since the reading
@@ -147,7 +149,6 @@ public struct WorkoutCollector: Sendable {
                 if let update = addZoneSample(sample) { updates.append(.zone(update)) }
             }
         }
-        if !types.isEmpty { updates.insert(.collected(types), at: 0) }
         return updates
     }
 
