@@ -96,11 +96,6 @@ public final class ConsumptionTrackingBroadcaster<Element: Sendable>: Sendable {
             onCancel: { [weak self] in self?.unsubscribe(id) })
     }
 
-    /// Whether a subscriber takes values of `key` now: a producer need not make values nobody takes.
-    public func hasSubscribers(forKey key: String) -> Bool {
-        state.withLock { state in state.subscribers.values.contains { $0.keys?.contains(key) ?? true } }
-    }
-
     /// Delivers `value` to every subscriber that asked for it.
     public func yield(_ value: Element) {
         let key = routingKey?(value)

@@ -48,3 +48,29 @@ extension LiveMessageKind {
     /// What the live stream sends a client that names no kinds: everything but `sample` and the raw signals.
     public static let streamedByDefault: Set<LiveMessageKind> = everyKind.subtracting([.sample])
 }
+
+extension LiveMessageKind {
+    /// The kind's place among ``allCases``, without hashing its name: a raw-value enum hashes and
+    /// compares its string, and the live hub asks this for every message.
+    public var ordinal: Int {
+        switch self {
+        case .sample: 0
+        case .measurement: 1
+        case .sensor: 2
+        case .session: 3
+        case .event: 4
+        case .zone: 5
+        case .hrv: 6
+        case .plan: 7
+        case .class: 8
+        case .adapter: 9
+        case .peripheral: 10
+        case .activityBegan: 11
+        case .activityEnded: 12
+        case .dropped: 13
+        case .error: 14
+        case .ecg: 15
+        case .acc: 16
+        }
+    }
+}

@@ -172,4 +172,12 @@ struct LiveHubTests {
         #expect(message.json.contains(#""kind":"sample""#))
         #expect(message.json.contains(session.uuidString.lowercased()))
     }
+
+    @Test("a kind's ordinal is its place among allCases (the hub's bit for it)")
+    func ordinals() {
+        for (index, kind) in LiveMessageKind.allCases.enumerated() {
+            #expect(kind.ordinal == index, "\(kind)")
+        }
+        #expect(LiveMessageKind.allCases.count <= 32, "a subscriber's kinds are one bit each in a UInt32")
+    }
 }

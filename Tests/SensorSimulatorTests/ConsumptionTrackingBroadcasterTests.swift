@@ -72,21 +72,4 @@ struct ConsumptionTrackingBroadcasterTests {
         #expect(late == 0)
         await broadcaster.waitUntilConsumed()
     }
-
-    @Test("hasSubscribers(forKey:) counts the subscribers that take a key's values, and forgets released ones")
-    func subscribersForKey() {
-        let broadcaster = ConsumptionTrackingBroadcaster<Int>(routingKey: { $0 < 0 ? "negative" : nil })
-        #expect(!broadcaster.hasSubscribers(forKey: "negative"))
-        let lean = broadcaster.subscribe(keys: [])
-        #expect(!broadcaster.hasSubscribers(forKey: "negative"), "a subscriber without the key does not count")
-        do {
-            let everything = broadcaster.subscribe()
-            #expect(broadcaster.hasSubscribers(forKey: "negative"), "one taking every key counts")
-            withExtendedLifetime(everything) {}
-        }
-        #expect(!broadcaster.hasSubscribers(forKey: "negative"), "a released subscription no longer counts")
-        let named = broadcaster.subscribe(keys: ["negative"])
-        #expect(broadcaster.hasSubscribers(forKey: "negative"))
-        withExtendedLifetime((lean, named)) {}
-    }
 }

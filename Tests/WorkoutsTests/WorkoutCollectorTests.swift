@@ -147,6 +147,26 @@ struct WorkoutCollectorTests {
         #expect(quiet.statistics(for: .heartRate) == reporting.statistics(for: .heartRate))
     }
 
+    @Test("a builder works out `.collected` once a reader asks for it, from the next batch on")
+    func collectedOnceAsked() async throws {
+        let live = LiveWorkoutBuilder(
+            configuration: WorkoutConfiguration(activityType: .running), clock: ManualWallClock(now: t0))
+        let lean = live.updates(includingCollected: false)
+        try await live.beginCollection(at: t0)
+        _ = try await live.addLive([sample(.heartRate, 90, at: 1)])
+        let everything = live.updates()
+        _ = try await live.addLive([sample(.heartRate, 91, at: 2), sample(.heartbeatSeries, 0.66, at: 2)])
+        try await live.endCollection(at: date(3))
+        _ = try await live.finishWorkout()
+        var all: [BuilderUpdate] = []
+        for await update in everything { all.append(update) }
+        #expect(
+            all.filter { if case .collected = $0 { true } else { false } } == [
+                .collected([.heartRate, .heartbeatSeries])
+            ])
+        withExtendedLifetime(lean) {}
+    }
+
     @Test("a subscriber that leaves out `.collected` gets every other update, in order")
     func updatesWithoutCollected() async throws {
         let live = LiveWorkoutBuilder(

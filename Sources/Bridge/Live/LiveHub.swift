@@ -83,10 +83,7 @@ public final class LiveHub: Sendable {
     }
 
     /// A kind's bit in a subscriber's mask.
-    static func bit(_ kind: LiveMessageKind) -> UInt32 { 1 << UInt32(kindIndex[kind]!) }
-
-    private static let kindIndex = Dictionary(
-        uniqueKeysWithValues: LiveMessageKind.allCases.enumerated().map { ($1, $0) })
+    static func bit(_ kind: LiveMessageKind) -> UInt32 { 1 << UInt32(kind.ordinal) }
 
     /// The mask of `kinds` (nil: every kind but the raw signals, which are taken only by name).
     static func mask(_ kinds: Set<LiveMessageKind>?) -> UInt32 {

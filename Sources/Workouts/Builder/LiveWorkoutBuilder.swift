@@ -1,6 +1,7 @@
 public import Foundation
 public import Samples
 public import Sensors
+import Synchronization
 
 /// Builds a workout while it happens: samples from a data source (or by hand), events, metadata,
 /// activities; statistics, zones, HRV and energy as they go. A thin actor over ``WorkoutCollector``
@@ -14,6 +15,9 @@ public actor LiveWorkoutBuilder {
         if case .collected = update { LiveWorkoutBuilder.collectedKey } else { nil }
     })
     private static let collectedKey = "collected"
+    /// Whether ``updates(includingCollected:)`` ever handed out `.collected`: until then the types
+    /// of a batch are not worked out (it stays set, so a reader never misses one).
+    private nonisolated let collectedWanted = Atomic(false)
     private let sampleSink: (@Sendable ([QuantitySample]) -> Void)?
 
     /// Creates a builder.
@@ -48,7 +52,8 @@ public actor LiveWorkoutBuilder {
     /// ``BuilderUpdate/collected(_:)`` (one per batch of samples, which a recorder does not need
     /// to wake up for).
     public nonisolated func updates(includingCollected: Bool = true) -> AsyncStream<BuilderUpdate> {
-        updatesBroadcaster.subscribe(keys: includingCollected ? nil : [])
+        if includingCollected { collectedWanted.store(true, ordering: .relaxed) }
+        return updatesBroadcaster.subscribe(keys: includingCollected ? nil : [])
     }
 
     /// Returns once every ``updates()`` subscriber has handled every update so far (a stepped
@@ -76,8 +81,7 @@ public actor LiveWorkoutBuilder {
     /// Adds samples (from the data source, or by hand).
     public func add(_ samples: [QuantitySample]) throws(WorkoutBuilderError) {
         // A set of types per batch costs more than the rest of it: made only when someone reads it.
-        let updates = try collector.add(
-            samples, reportingCollected: updatesBroadcaster.hasSubscribers(forKey: Self.collectedKey))
+        let updates = try collector.add(samples, reportingCollected: collectedWanted.load(ordering: .relaxed))
         sampleSink?(samples)
         for update in updates { updatesBroadcaster.yield(update) }
     }
