@@ -110,6 +110,33 @@ struct ClassRosterTests {
         #expect(driver.member(bob)?.state == .in)
     }
 
+    @Test(
+        "a strap heard again past its leaving time while the timer is late leaves and joins again, as with a punctual timer"
+    )
+    func lateTimerOwnFrame() {
+        var punctual = RosterDriver.aliceIn()
+        // On time: out of range just after 10 s, gone at 60 s, back with her frame at 75 s.
+        punctual.feed(.time, at: justAfter(10))
+        punctual.feed(.time, at: 60)
+        #expect(punctual.actions.first == .endSession(session(1), strap: alice, because: .outOfRange))
+        punctual.feed(broadcast(alice, heard: 75), at: 75)
+        #expect(punctual.actions == [starts(alice, ticket: 2)])
+        // No timer fact at all: her own frame at 75 s ends the first session before starting another.
+        var late = RosterDriver.aliceIn()
+        late.feed(broadcast(alice, heard: 75), at: 75)
+        #expect(
+            late.actions == [
+                .endSession(session(1), strap: alice, because: .outOfRange), .publish, starts(alice, ticket: 2),
+            ])
+        #expect(late.member(alice)?.state == punctual.member(alice)?.state)
+        // Heard again before her leaving time, with the timer late: she stays in the same session.
+        var early = RosterDriver.aliceIn()
+        early.feed(broadcast(alice, heard: 30), at: 30)
+        #expect(early.actions.allSatisfy { if case .endSession = $0 { false } else { true } })
+        #expect(early.member(alice)?.session == session(1).uuidString.lowercased())
+        #expect(early.member(alice)?.state == .in)
+    }
+
     /// A strap's link at 100 s, and whether it is in range (so it joins at the class's start).
     struct Reach: CustomTestStringConvertible, Sendable {
         let name: String
@@ -398,6 +425,8 @@ struct ClassRosterTests {
     @Test("time going backwards: nobody leaves early, when last heard never moves back")
     func timeGoesBackwards() {
         var driver = RosterDriver.aliceIn()
+        // Heard often enough to stay in (a gap past 60 s would make her leave, timer or not).
+        driver.feed(broadcast(alice, heard: 50), at: 50)
         driver.feed(broadcast(alice, heard: 100), at: 100)
         #expect(driver.feed(.time, at: 50) == [])
         #expect(driver.member(alice)?.state == .in && driver.member(alice)?.lastHeard == ISO8601.format(at(100)))

@@ -277,17 +277,15 @@ public struct ClassRoster: Sendable {
             return actions
         case .link(let strap, var link):
             link.lastLinkFrame = link.lastFrameBonded ? link.lastMeasurement : links[strap]?.lastLinkFrame
+            // A link changes its own strap's standing only; the others' change at their deadlines.
+            // One that passed before this frame (the timer's ``Fact/time`` may come late on a
+            // loaded machine) is judged first, on what was known before the frame: a strap silent
+            // past its leaving time leaves even when the frame is its own, as with a punctual timer.
+            let due = dueAt.map { now >= $0 } ?? false
+            if due, hasLeft(strap, at: now) { judge(at: now, into: &outcome, only: strap) }
             links[strap] = link
-            // A link changes its own strap's standing only; the others' change at their deadlines,
-            // judged here once one has passed (the timer's ``Fact/time`` may come late on a
-            // loaded machine), so a frame costs one judgement, not one per member.
-            if dueAt.map({ now >= $0 }) ?? false {
-                judge(at: now, into: &outcome)
-                workOutDeadlines()
-            } else {
-                judge(at: now, into: &outcome, only: strap)
-                workOutDeadline(of: strap)
-            }
+            judge(at: now, into: &outcome, only: due ? nil : strap)
+            if due { workOutDeadlines() } else { workOutDeadline(of: strap) }
             return outcome.actions
         case .sessionStarted(let started):
             guard pendingStarts.removeValue(forKey: started.ticket) != nil, isRunning else {
@@ -431,6 +429,23 @@ public struct ClassRoster: Sendable {
         return ends + [.publish]
     }
 
+    /// Whether a member silent since it was last heard (or joined) has reached its leaving time.
+    private static func isPastLeaving(_ member: Member, at now: Date, setup: Setup) -> Bool {
+        now >= (member.lastHeard ?? member.joined).addingTimeInterval(setup.leaveAfter)
+    }
+
+    /// Whether the strap's member, judged on what is known of its link now, has left the class:
+    /// out of range and past its leaving time (a judgement the timer may not have made yet).
+    private func hasLeft(_ address: String, at now: Date) -> Bool {
+        guard let running = current, running.end == nil, var member = running.members[address], member.session != nil,
+            let link = links[address]
+        else { return false }
+        let heard = whenHeard(link, at: now, joinVia: running.setup.joinVia)
+        if let heard, member.lastHeard.map({ heard > $0 }) ?? true { member.lastHeard = heard }
+        return !isInRange(heard, at: now, within: running.setup.heardWithin)
+            && Self.isPastLeaving(member, at: now, setup: running.setup)
+    }
+
     /// When the strap is heard: now while its link is ready, else its last measurement that counts.
     private func whenHeard(_ link: Link, at now: Date, joinVia: ClassJoinPath) -> Date? {
         readyCounts(link, joinVia: joinVia) ? now : lastMeasurementHeard(link, joinVia: joinVia)
@@ -485,8 +500,7 @@ public struct ClassRoster: Sendable {
             let inRange = isInRange(heard, at: now, within: setup.heardWithin)
             if var member = running.members[address], let session = member.session {
                 if let heard, member.lastHeard.map({ heard > $0 }) ?? true { member.lastHeard = heard }
-                let silentSince = member.lastHeard ?? member.joined
-                if !inRange, now >= silentSince.addingTimeInterval(setup.leaveAfter) {
+                if !inRange, Self.isPastLeaving(member, at: now, setup: setup) {
                     outcome.ends.append(.endSession(session, strap: address, because: .outOfRange))
                     member.session = nil
                     member.left = now
