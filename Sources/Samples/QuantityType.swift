@@ -55,3 +55,26 @@ public enum QuantityType: String, Hashable, Sendable, CaseIterable, Codable {
         }
     }
 }
+
+extension QuantityType {
+    /// The type's place among ``allCases``. A raw-value enum hashes and compares its string, and
+    /// the builder looks types up in dictionaries several times per sample: both go by this instead.
+    public var ordinal: Int {
+        switch self {
+        case .heartRate: 0
+        case .heartbeatSeries: 1
+        case .activeEnergyBurned: 2
+        case .cyclingPower: 3
+        case .cyclingCadence: 4
+        case .cyclingSpeed: 5
+        case .runningSpeed: 6
+        case .stepCadence: 7
+        case .distance: 8
+        case .batteryLevel: 9
+        }
+    }
+
+    public static func == (lhs: QuantityType, rhs: QuantityType) -> Bool { lhs.ordinal == rhs.ordinal }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(ordinal) }
+}

@@ -185,7 +185,7 @@ public actor WorkoutRecorder {
         if setup.recovering != nil { gate.open(at: started) }
         let addresses = Set(setup.sensors.map(\.address))
         self.dataSource = LiveDataSource(
-            adapters: [adapter], configuration: configuration, clock: clock,
+            builder: builder, adapters: [adapter], configuration: configuration, clock: clock,
             addresses: setup.onlyTheseSensors ? addresses : nil, logsRefusedFrames: setup.logsRefusedFrames,
             waveformSink: waveformSink, logger: logger)
         if setup.onlyTheseSensors {
@@ -249,7 +249,7 @@ public actor WorkoutRecorder {
                     }
                 })
         }
-        await dataSource.attach(to: builder)
+        await dataSource.attach()
         if let primary = sensors.first {
             let source = SampleSource(adapter: primary.adapter, address: primary.address, name: primary.name)
             for type in [QuantityType.heartRate, .heartbeatSeries, .activeEnergyBurned] {

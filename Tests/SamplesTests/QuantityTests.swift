@@ -33,6 +33,19 @@ struct QuantityTests {
         }
     }
 
+    @Test("a type's ordinal is its place among allCases; equality and hashing go by it, one type per key")
+    func ordinals() {
+        for (index, type) in QuantityType.allCases.enumerated() {
+            #expect(type.ordinal == index, "\(type)")
+            #expect(QuantityType(rawValue: type.rawValue) == type)
+        }
+        var counts: [QuantityType: Int] = [:]
+        for type in QuantityType.allCases + QuantityType.allCases { counts[type, default: 0] += 1 }
+        #expect(counts.count == QuantityType.allCases.count)
+        #expect(counts.values.allSatisfy { $0 == 2 })
+        #expect(Set(QuantityType.allCases.map(\.hashValue)).count == QuantityType.allCases.count)
+    }
+
     @Test("a sample refuses a unit of the wrong dimension and an end before its start")
     func sampleValidation() throws {
         let source = SampleSource(adapter: "mock", address: "AA:BB:CC:DD:EE:FF")

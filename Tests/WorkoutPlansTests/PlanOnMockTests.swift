@@ -31,8 +31,9 @@ struct PlanOnMockTests {
         let configuration = WorkoutConfiguration(activityType: .running, location: .indoor)
         let session = WorkoutSession(configuration: configuration, clock: clock, registry: WorkoutSessionRegistry())
         let builder = session.associatedWorkoutBuilder()
-        let source = LiveDataSource(adapters: [mock], configuration: configuration, clock: clock, logger: logger)
-        await source.attach(to: builder)
+        let source = LiveDataSource(
+            builder: builder, adapters: [mock], configuration: configuration, clock: clock, logger: logger)
+        await source.attach()
         try await mock.connect(mock.sensors[0])
         let start = clock.now()
         try await session.startActivity(at: start)

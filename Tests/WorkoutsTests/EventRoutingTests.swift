@@ -80,9 +80,9 @@ struct EventRoutingTests {
         try await builder.beginCollection(at: t0)
         let adapter = RadiolessAdapter()
         let source = LiveDataSource(
-            adapters: [adapter], configuration: configuration, clock: clock, addresses: [routedA.address],
-            logger: Logger(label: "test"))
-        await source.attach(to: builder)
+            builder: builder, adapters: [adapter], configuration: configuration, clock: clock,
+            addresses: [routedA.address], logger: Logger(label: "test"))
+        await source.attach()
         for second in 1...5 {
             adapter.send(frame(routedB, bpm: 150, at: Double(second)))
             adapter.send(frame(routedA, bpm: 100, at: Double(second)))

@@ -27,8 +27,9 @@ struct LiveDataSourceTests {
         let builder = LiveWorkoutBuilder(configuration: configuration, clock: clock)
         try await builder.beginCollection(at: t0)
         let source = LiveDataSource(
-            adapters: [RadiolessAdapter()], configuration: configuration, clock: clock, logger: Logger(label: "test"))
-        await source.attach(to: builder)
+            builder: builder, adapters: [RadiolessAdapter()], configuration: configuration, clock: clock,
+            logger: Logger(label: "test"))
+        await source.attach()
         return (source, builder)
     }
 
@@ -65,6 +66,29 @@ struct LiveDataSourceTests {
         await source.enableCollection(for: .heartRate)
         await source.handle(try heartRate(sensorB, [0x06, 0x64], at: 2))
         #expect(await builder.statistics(for: .heartRate)?.bySource.count == 2)
+    }
+
+    @Test("attached, an adapter's frames reach the builder; detached, its subscription ends and nothing more is fed")
+    func attachAndDetach() async throws {
+        let builder = LiveWorkoutBuilder(configuration: configuration, clock: clock)
+        try await builder.beginCollection(at: t0)
+        let adapter = RadiolessAdapter()
+        let source = LiveDataSource(
+            builder: builder, adapters: [adapter], configuration: configuration, clock: clock,
+            logger: Logger(label: "test"))
+        var seen = source.sensorEvents().makeAsyncIterator()
+        await source.attach()
+        await source.attach()
+        #expect(adapter.subscriberCount == 1, "attaching twice subscribes once")
+        adapter.send(try heartRate(sensorA, [0x06, 0x50], at: 1))
+        _ = await seen.next()
+        // The builder runs on the data source's executor: by the time it answers, the frame is in.
+        #expect(await builder.statistics(for: .heartRate)?.sampleCount == 1)
+        await source.detach()
+        #expect(adapter.subscriberCount == 0)
+        await source.handle(try heartRate(sensorA, [0x06, 0x51], at: 2))
+        #expect(await builder.statistics(for: .heartRate)?.sampleCount == 1, "a detached source feeds nothing")
+        #expect(await source.counters.measurements == 2)
     }
 
     @Test("a disconnect resets the sensor's counters: no energy spike after reconnect")

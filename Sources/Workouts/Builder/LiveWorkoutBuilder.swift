@@ -92,7 +92,8 @@ public actor LiveWorkoutBuilder {
     @discardableResult
     public func addLive(_ samples: [QuantitySample]) throws(WorkoutBuilderError) -> Int {
         guard let start = collector.startDate else { throw .collectionNotStarted }
-        let current = samples.filter { $0.end >= start }
+        // Only a strap's first frame has any: the others are added without a copy.
+        let current = samples.allSatisfy { $0.end >= start } ? samples : samples.filter { $0.end >= start }
         if !current.isEmpty { try add(current) }
         return samples.count - current.count
     }

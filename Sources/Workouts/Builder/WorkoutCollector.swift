@@ -131,11 +131,12 @@ public struct WorkoutCollector: Sendable {
                 activities[activity].statistics[sample.type, default: StatisticsAccumulator(type: sample.type)]
                     .add(sample)
             }
-            var primary = primarySources[sample.type] ?? sample.source
+            let known = primarySources[sample.type]
+            var primary = known ?? sample.source
             // The primary strap reached through another adapter (a gateway's node, another hci):
             // a source is its adapter and address, and the primary is the strap.
             if primary != sample.source, primary.address == sample.source.address { primary = sample.source }
-            primarySources[sample.type] = primary
+            if known != primary { primarySources[sample.type] = primary }
             guard sample.source == primary else { continue }
             if sample.type == .heartbeatSeries {
                 heartRateVariability.add(interval: sample.canonicalValue, end: sample.end)

@@ -10,6 +10,9 @@ import Synchronization
 /// Each sensor's frames go through its own ``MeasurementSampler`` (reset on reconnect); samples of
 /// types not collected, or from sensors a predicate excludes, are dropped. Decoding failures and
 /// refused samples are counted and logged, and the stream goes on.
+///
+/// A data source feeds one builder and runs on the builder's executor: a frame wakes one job that
+/// samples it and hands the samples over in place, with no hop between actors.
 public actor LiveDataSource {
     /// Counters of what went through.
     public struct Counters: Hashable, Sendable, Codable {
@@ -40,7 +43,9 @@ public actor LiveDataSource {
     private var samplers: [SensorIdentity: MeasurementSampler] = [:]
     /// One per adapter, feeding the builder: ``drain()`` awaits them, ``detach()`` cancels and awaits them.
     private var tasks: [Task<Void, Never>] = []
-    private weak var builder: LiveWorkoutBuilder?
+    private let builder: LiveWorkoutBuilder
+    /// Between ``attach()`` and ``detach()``.
+    private var feeding = false
     /// Counters so far.
     public private(set) var counters = Counters()
     private let statusBroadcaster = ConsumptionTrackingBroadcaster<SensorEvent>()
@@ -49,16 +54,19 @@ public actor LiveDataSource {
     /// Where raw-signal frames go while attached (the store's streamer); nil: they are not kept.
     private let waveformSink: (@Sendable (SensorWaveform) -> Void)?
 
-    /// Creates a data source; `typesToCollect` defaults to the activity's types. With `addresses`,
-    /// only those sensors' events are heard at all (routed by the adapter, never sampled to be dropped).
+    /// Creates a data source for `builder`; `typesToCollect` defaults to the activity's types. With
+    /// `addresses`, only those sensors' events are heard at all (routed by the adapter, never
+    /// sampled to be dropped).
     ///
     /// With `logsRefusedFrames` false, refused frames are only counted: the caller logs them
     /// (the daemon's sensor manager does, once per frame, hiding a guest's bytes).
     public init(
-        adapters: [any SensorAdapter], configuration: WorkoutConfiguration, clock: any WallClock,
+        builder: LiveWorkoutBuilder, adapters: [any SensorAdapter], configuration: WorkoutConfiguration,
+        clock: any WallClock,
         addresses: Set<String>? = nil, options: MeasurementSampler.Options = MeasurementSampler.Options(),
         logsRefusedFrames: Bool = true, waveformSink: (@Sendable (SensorWaveform) -> Void)? = nil, logger: Logger
     ) {
+        self.builder = builder
         self.waveformSink = waveformSink
         self.logsRefusedFrames = logsRefusedFrames
         self.adapters = adapters
@@ -68,6 +76,9 @@ public actor LiveDataSource {
         self.logger = logger
         self.typesToCollect = configuration.activityType.defaultTypesToCollect
     }
+
+    /// The builder's executor: what the data source hands over, the builder takes in place.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { builder.unownedExecutor }
 
     /// Collects `type`, only from sources `predicate` accepts when given (e.g. only this strap).
     public func enableCollection(for type: QuantityType, predicate: (@Sendable (SampleSource) -> Bool)? = nil) {
@@ -91,18 +102,22 @@ public actor LiveDataSource {
     /// a stepped simulation waits for this too, so a live view sees each second before the next.
     public nonisolated func waitUntilSensorEventsConsumed() async { await statusBroadcaster.waitUntilConsumed() }
 
-    /// Starts feeding `builder` from every adapter.
-    public func attach(to builder: LiveWorkoutBuilder) {
-        self.builder = builder
+    /// Starts feeding the builder from every adapter, until ``detach()``, or ``drain()`` once the
+    /// adapters' streams end.
+    public func attach() {
+        guard !feeding else { return }
+        feeding = true
         for adapter in adapters {
             let events = addresses.map { adapter.events(from: $0) } ?? adapter.events()
-            tasks.append(
-                Task { [weak self] in
-                    for await event in events {
-                        guard let self else { return }
-                        await self.handle(event)
-                    }
-                })
+            tasks.append(Task { await self.consume(events) })
+        }
+    }
+
+    /// Handles an adapter's events on this actor's executor: a frame resumes this loop directly.
+    private func consume(_ events: AsyncStream<SensorEvent>) async {
+        for await event in events {
+            guard !Task.isCancelled else { return }
+            handle(event)
         }
     }
 
@@ -120,18 +135,18 @@ public actor LiveDataSource {
         let running = tasks
         for task in running { task.cancel() }
         tasks = []
-        builder = nil
+        feeding = false
         statusBroadcaster.finish()
         for task in running { await task.value }
     }
 
     /// Handles one adapter event (public so tests and the daemon can inject events directly).
-    public func handle(_ event: SensorEvent) async {
+    public func handle(_ event: SensorEvent) {
         if sensorEventsWanted.load(ordering: .acquiring) { statusBroadcaster.yield(event) }
         switch event {
         case .measurement(let measurement):
             counters.measurements += 1
-            await deliver(measurement)
+            deliver(measurement)
         case .connectionChanged(let sensor, .disconnected(let reason)):
             counters.disconnections += 1
             samplers[sensor]?.reset()
@@ -147,41 +162,43 @@ public actor LiveDataSource {
                 ])
         case .waveform(let waveform):
             // Only while feeding a builder: a detached source keeps nothing.
-            guard builder != nil, let waveformSink else { return }
+            guard feeding, let waveformSink else { return }
             counters.waveformFrames += 1
             waveformSink(waveform)
         case .batteryLevel(let sensor, let percent):
-            await deliver(
+            deliver(
                 SensorMeasurement(
                     sensor: sensor, characteristic: .batteryLevel, value: .batteryLevel(BatteryLevel(percent: percent)),
-                    receivedAt: clock.now()), countsAsMeasurement: false)
+                    receivedAt: clock.now()))
         default:
             break
         }
     }
 
-    private func deliver(_ measurement: SensorMeasurement, countsAsMeasurement: Bool = true) async {
+    private func deliver(_ measurement: SensorMeasurement) {
         let sensor = measurement.sensor
-        var sampler =
-            samplers[sensor]
-            ?? MeasurementSampler(
+        // Sampled in place: copying a sampler out of the dictionary and back costs more than sampling.
+        let produced = samplers[
+            sensor,
+            default: MeasurementSampler(
                 source: SampleSource(adapter: sensor.adapter, address: sensor.address, name: sensor.name),
                 options: options)
-        let produced = sampler.samples(
-            from: measurement.value, receivedAt: measurement.receivedAt, via: measurement.via)
-        samplers[sensor] = sampler
-        let accepted = produced.filter { sample in
-            typesToCollect.contains(sample.type) && (predicates[sample.type]?(sample.source) ?? true)
-        }
+        ].samples(from: measurement.value, receivedAt: measurement.receivedAt, via: measurement.via)
+        let accepted = produced.allSatisfy(isCollected) ? produced : produced.filter(isCollected)
         counters.samplesDropped += produced.count - accepted.count
-        guard !accepted.isEmpty, let builder else { return }
+        guard !accepted.isEmpty, feeding else { return }
         do {
-            let early = try await builder.addLive(accepted)
+            // Same executor (``unownedExecutor``): the builder takes the samples without a hop.
+            let early = try builder.assumeIsolated { builder in try builder.addLive(accepted) }
             counters.samplesDelivered += accepted.count - early
             counters.samplesDropped += early
         } catch {
             counters.samplesDropped += accepted.count
             logger.debug("samples refused by the builder", metadata: ["error": "\(error)"])
         }
+    }
+
+    private func isCollected(_ sample: QuantitySample) -> Bool {
+        typesToCollect.contains(sample.type) && (predicates[sample.type]?(sample.source) ?? true)
     }
 }
