@@ -33,6 +33,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import socket
 import statistics
 import subprocess
@@ -71,6 +72,11 @@ def address(index):
     return "C0:FF:EE:00:%02X:%02X" % (index >> 8, index & 0xFF)
 
 
+# Per message kind, what the clients received: [messages, bytes].
+KIND_TALLY = {}
+KIND_PATTERN = re.compile(r'"kind":"(\w+)"')
+
+
 async def client(port, stop, latencies, counts, index, adverts=None, kinds=None):
     # Imported here so that stdlib-only scripts (bench_soak.py) can reuse this module's helpers.
     from websockets.asyncio.client import connect
@@ -84,6 +90,10 @@ async def client(port, stop, latencies, counts, index, adverts=None, kinds=None)
                 continue
             now = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
             counts[index] += 1
+            found = KIND_PATTERN.search(message)
+            tally = KIND_TALLY.setdefault(found.group(1) if found else "?", [0, 0])
+            tally[0] += 1
+            tally[1] += len(message)
             if '"kind":"measurement"' not in message:
                 continue
             if adverts is not None and '"via":"advertisement"' in message:
@@ -423,6 +433,9 @@ def main():
                                                                           arguments.straps, arguments.seconds))
             print("| measurement messages received by %d clients | %d of %d |" % (arguments.clients, count, expected))
             print("| all messages received | %d |" % messages)
+            print("| received per kind: messages, mean bytes | %s |" % ", ".join(
+                "%s %d × %.0f B" % (kind, number, size / number)
+                for kind, (number, size) in sorted(KIND_TALLY.items(), key=lambda item: -item[1][1])))
             print("| latency frame emitted → client, p50 | %.2f ms |" % latencies[count // 2])
             print("| latency p99 | %.2f ms |" % latencies[int(count * 0.99)])
             print("| latency max | %.2f ms |" % latencies[-1])

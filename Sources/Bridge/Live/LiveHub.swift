@@ -17,6 +17,11 @@ public final class LiveHub: Sendable {
         /// How many subscribers take a session's periodic figures (``LiveHub/publishRefresh(_:)``).
         private var refreshTakers = 0
 
+        /// The kinds someone takes, one bit each.
+        var takenKinds: UInt32 {
+            takers.indices.reduce(0) { mask, index in takers[index] > 0 ? mask | 1 << UInt32(index) : mask }
+        }
+
         mutating func add(_ entry: Entry, for id: ObjectIdentifier) {
             if let old = subscribers.updateValue(entry, forKey: id) { count(old, by: -1) }
             count(entry, by: 1)
@@ -92,6 +97,10 @@ public final class LiveHub: Sendable {
 
     private let state = Mutex(State())
 
+    /// ``State/takenKinds``, read without the lock: a sample's line nobody takes is refused
+    /// without contending with the writers for it (stored under the lock, after every change).
+    private let takenKinds = Atomic<UInt32>(0)
+
     /// A hub with no subscribers.
     public init() {}
 
@@ -101,6 +110,7 @@ public final class LiveHub: Sendable {
 
     /// Publishes a message to every subscriber whose filters want it.
     public func publish(_ message: LiveMessage) {
+        guard takenKinds.load(ordering: .relaxed) & Self.bit(message.kind) != 0 else { return }
         let subscribers = state.withLock {
             $0.wanting(kind: message.kind, session: message.session, sensor: message.sensor)
         }
@@ -123,6 +133,7 @@ public final class LiveHub: Sendable {
     /// Publishes a message whose text is made only when a subscriber's filters want it: a line per
     /// sample costs an encoding, not paid while no client reads samples.
     public func publish(kind: LiveMessageKind, session: UUID?, sensor: String?, json: () -> String) {
+        guard takenKinds.load(ordering: .relaxed) & Self.bit(kind) != 0 else { return }
         let subscribers = state.withLock { $0.wanting(kind: kind, session: session, sensor: sensor) }
         guard !subscribers.isEmpty else { return }
         let message = LiveMessage(kind: kind, session: session, sensor: sensor, json: json())
@@ -140,8 +151,11 @@ public final class LiveHub: Sendable {
         let box = Mutex<ObjectIdentifier?>(nil)
         let subscription = LiveSubscription(session: session, sensor: sensor, kinds: kinds, byteBudget: byteBudget) {
             [weak self] in
-            guard let id = box.withLock({ $0 }) else { return }
-            self?.state.withLock { $0.remove(id) }
+            guard let id = box.withLock({ $0 }), let self else { return }
+            self.state.withLock { state in
+                state.remove(id)
+                self.takenKinds.store(state.takenKinds, ordering: .relaxed)
+            }
         }
         let id = ObjectIdentifier(subscription)
         box.withLock { $0 = id }
@@ -153,6 +167,7 @@ public final class LiveHub: Sendable {
                         kinds: Self.mask(kinds),
                         takesRefreshes: sessionRefreshes && sensor == nil && (kinds?.contains(.session) ?? true)),
                     for: id)
+                takenKinds.store(state.takenKinds, ordering: .relaxed)
             }
             return state.finished
         }
@@ -167,6 +182,7 @@ public final class LiveHub: Sendable {
     public func finish() {
         let subscribers = state.withLock { state in
             state.finished = true
+            defer { takenKinds.store(0, ordering: .relaxed) }
             return state.removeAll()
         }
         for subscriber in subscribers { subscriber.finish() }

@@ -29,6 +29,20 @@ struct StatisticsAccumulator: Sendable {
             endDate = endDate.map { max($0, end) } ?? end
         }
 
+        /// Adds a value after holding the previous one until `start`, at most `maximumHold`;
+        /// returns what the hold added, for the aggregate over every source.
+        mutating func addHolding(_ value: Double, start: Date, end: Date) -> (weightedValue: Double, seconds: Double) {
+            var held = (weightedValue: 0.0, seconds: 0.0)
+            if let lastValue, let lastDate {
+                let hold = min(max(start.timeIntervalSince(lastDate), 0), StatisticsAccumulator.maximumHold)
+                held = (lastValue * hold, hold)
+                weightedSum += held.weightedValue
+                weightedSeconds += hold
+            }
+            add(value, start: start, end: end)
+            return held
+        }
+
         func statistics(type: QuantityType) -> Statistics {
             var result = Statistics(type: type)
             result.sampleCount = count
@@ -58,18 +72,11 @@ struct StatisticsAccumulator: Sendable {
 
     mutating func add(_ sample: QuantitySample) {
         let value = sample.canonicalValue
-        var source = bySource[sample.source] ?? Aggregate()
-        // The source's previous value held until this sample, at most `maximumHold`.
-        if let previousValue = source.lastValue, let previousDate = source.lastDate {
-            let hold = min(max(sample.start.timeIntervalSince(previousDate), 0), Self.maximumHold)
-            source.weightedSum += previousValue * hold
-            source.weightedSeconds += hold
-            overall.weightedSum += previousValue * hold
-            overall.weightedSeconds += hold
-        }
-        source.add(value, start: sample.start, end: sample.end)
+        // In place: one lookup of the source, no copy of its aggregate out and back.
+        let held = bySource[sample.source, default: Aggregate()].addHolding(value, start: sample.start, end: sample.end)
+        overall.weightedSum += held.weightedValue
+        overall.weightedSeconds += held.seconds
         overall.add(value, start: sample.start, end: sample.end)
-        bySource[sample.source] = source
     }
 
     /// The statistics over every source; for a cumulative type, the amount of one source only —
