@@ -19,8 +19,6 @@ public actor SessionManager {
     private let hub: LiveHub
     private let logger: Logger
     private let registry = WorkoutSessionRegistry()
-    /// The tick every session's figures refresh on, so a board's lines leave together.
-    private nonisolated let refreshPacer = RefreshPacer()
     /// Guest sessions, known before their first live message (readers outside the actor ask).
     private nonisolated let guestIDs = Mutex<Set<UUID>>([])
     private var sessions: [UUID: BridgeSession] = [:]
@@ -143,7 +141,7 @@ public actor SessionManager {
         let id = UUID()
         starting.insert(id)
         defer { starting.remove(id) }
-        let trigger = SnapshotTrigger(pacer: refreshPacer)
+        let trigger = SnapshotTrigger()
         var setup = WorkoutRecorder.Setup(
             configuration: workoutConfiguration, profile: athlete.profile, sensors: identities, zones: zones,
             plan: runnerPlan, store: request.guest ? nil : store, id: id)
@@ -281,7 +279,7 @@ public actor SessionManager {
                 }
                 var identities: [SensorIdentity] = []
                 for address in addresses { identities.append(await sensors.identity(address)) }
-                let trigger = SnapshotTrigger(pacer: refreshPacer)
+                let trigger = SnapshotTrigger()
                 var setup = WorkoutRecorder.Setup(
                     configuration: record.configuration,
                     profile: record.profile ?? UserProfile(id: UserProfile.anonymousID), sensors: identities,

@@ -1,8 +1,7 @@
 import Synchronization
 
 /// Asks for a session's figures to be published when samples arrive, at most once a second (the
-/// elapsed time, averages, zone and energy a dashboard shows), without any timer, on the tick every
-/// session shares (``RefreshPacer``).
+/// elapsed time, averages, zone and energy a dashboard shows), without any timer.
 ///
 /// ``poke()`` is called from the builder's sample sink, which cannot wait: it only queues a
 /// request, and the session's own task (``BridgeSession``, which stops and awaits it) publishes.
@@ -10,12 +9,11 @@ final class SnapshotTrigger: Sendable {
     /// One element per publication due; a request not taken yet absorbs the next ones.
     let requests: AsyncStream<Void>
     private let continuation: AsyncStream<Void>.Continuation
-    private let pacer: RefreshPacer
+    private let lastRequest = Mutex<ContinuousClock.Instant?>(nil)
     /// Whether a publication has a reader now (nil: always); set once the session is wired.
     private let wanted = Mutex<(@Sendable () -> Bool)?>(nil)
 
-    init(pacer: RefreshPacer = RefreshPacer()) {
-        self.pacer = pacer
+    init() {
         (requests, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -23,19 +21,18 @@ final class SnapshotTrigger: Sendable {
     /// not worked out, and their task is not woken.
     func whenWanted(_ check: @escaping @Sendable () -> Bool) { wanted.withLock { $0 = check } }
 
-    /// Samples arrived: when the shared tick is due, requests a publication of every session that
-    /// had samples since the last one, this one included.
+    /// Samples arrived: requests a publication unless one was requested less than a second ago.
+    /// Real time on purpose: this paces what a dashboard redraws, whatever the simulator's speed.
     func poke() {
-        for trigger in pacer.samplesArrived(for: self) { trigger.request() }
-    }
-
-    private func request() {
-        if wanted.withLock({ $0 })?() ?? true { continuation.yield() }
+        let now = ContinuousClock.now
+        let due = lastRequest.withLock { last -> Bool in
+            guard last.map({ now - $0 >= .seconds(1) }) ?? true else { return false }
+            last = now
+            return true
+        }
+        if due, wanted.withLock({ $0 })?() ?? true { continuation.yield() }
     }
 
     /// No more requests: ``requests`` ends (the session is stopping).
-    func finish() {
-        pacer.forget(self)
-        continuation.finish()
-    }
+    func finish() { continuation.finish() }
 }
