@@ -1,5 +1,6 @@
 public import DBus
 import FoundationEssentials
+public import Sensors
 
 /// A BlueZ error, classified by the action it calls for (retry, wait, re-pair or give up).
 public struct BlueZError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -59,6 +60,14 @@ public struct BlueZError: Error, Hashable, Sendable, CustomStringConvertible {
         self.name = name
         self.message = message
         code = Self.classify(name: name, message: message)
+    }
+
+    /// Whether a start failed only because bluetoothd left a call unanswered (`NoReply`, `Timeout`:
+    /// a busy host, a daemon still starting), so opening the adapter again may well work.
+    public static func isUnanswered(_ error: SensorAdapterError) -> Bool {
+        guard case .failed(let name, _) = error else { return false }
+        let short = name.split(separator: ".").last.map(String.init) ?? name
+        return short == "NoReply" || short == "Timeout"
     }
 
     /// `name: message`.

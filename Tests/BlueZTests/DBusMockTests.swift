@@ -752,4 +752,21 @@ struct BlueZErrorTests {
     func classify(_ name: String, _ message: String, _ code: BlueZError.Code) {
         #expect(BlueZError(DBusError(name: name, message: message)).code == code)
     }
+
+    @Test(
+        "a start is tried again only when bluetoothd left a call unanswered",
+        arguments: [
+            (
+                SensorAdapterError.failed(
+                    name: "org.freedesktop.DBus.Error.NoReply", message: "Did not receive a reply"), true
+            ),
+            (.failed(name: "org.freedesktop.DBus.Error.Timeout", message: "Connection timed out"), true),
+            (.failed(name: "org.freedesktop.DBus.Error.AccessDenied", message: "Rejected send message"), false),
+            (.failed(name: "org.bluez.Error.Failed", message: "No reply from the adapter"), false),
+            (.adapterUnavailable("bluetoothd (org.bluez) is not running on the system bus"), false),
+            (.adapterUnavailable("BlueZ has no Bluetooth adapter"), false),
+        ])
+    func unanswered(_ error: SensorAdapterError, _ retried: Bool) {
+        #expect(BlueZError.isUnanswered(error) == retried)
+    }
 }

@@ -44,38 +44,54 @@ struct BluetoothSettings: Sendable {
         return logger
     }
 
+    /// How many times opening is tried while bluetoothd leaves its calls unanswered: each try
+    /// already waited out a call's 25 s, so a busy or just-started daemon gets a minute and more.
+    static let openAttempts = 3
+
     /// Connects to the system bus and opens the adapter; on failure prints one line and exits 69.
     func open(
         clock: any WallClock = SystemWallClock(), waiting: (@Sendable (AdapterAvailability) -> Void)? = nil
     ) async throws -> (DBusConnection, BlueZAdapter) {
-        let connection: DBusConnection
-        do {
-            connection = try DBusConnection(bus: .system, logger: logger)
-        } catch {
-            StandardError.write("hrbridge: cannot reach the system D-Bus (\(error)); is dbus running?")
-            throw ExitCode(69)
-        }
-        do {
-            var options = BlueZAdapter.Options()
-            options.notifications = acquireNotify ? .acquireNotify : .startNotify
-            if let waiting {
-                _ = try await BlueZAdapter.waitForAdapter(
-                    named: self.adapter.first, connection: connection, report: waiting)
+        var attempt = 0
+        while true {
+            attempt += 1
+            let connection: DBusConnection
+            do {
+                connection = try DBusConnection(bus: .system, logger: logger)
+            } catch {
+                StandardError.write("hrbridge: cannot reach the system D-Bus (\(error)); is dbus running?")
+                throw ExitCode(69)
             }
-            let adapter = try await BlueZAdapter.open(
-                adapters: self.adapter.isEmpty ? nil : self.adapter, connection: connection, options: options,
-                clock: clock, logger: logger)
-            return (connection, adapter)
-        } catch {
-            await connection.close()
-            switch error {
-            case .adapterUnavailable(let why) where why.contains("org.bluez"):
-                StandardError.write(
-                    "hrbridge: \(why); start it with: sudo systemctl start bluetooth (hrbridge doctor explains more)")
-            default:
-                StandardError.write("hrbridge: \(error)")
+            do {
+                var options = BlueZAdapter.Options()
+                options.notifications = acquireNotify ? .acquireNotify : .startNotify
+                if let waiting {
+                    _ = try await BlueZAdapter.waitForAdapter(
+                        named: self.adapter.first, connection: connection, report: waiting)
+                }
+                let adapter = try await BlueZAdapter.open(
+                    adapters: self.adapter.isEmpty ? nil : self.adapter, connection: connection, options: options,
+                    clock: clock, logger: logger)
+                return (connection, adapter)
+            } catch {
+                // A fresh connection for a new try: nothing of the failed start is left subscribed.
+                await connection.close()
+                if BlueZError.isUnanswered(error) && attempt < Self.openAttempts {
+                    StandardError.write(
+                        "hrbridge: bluetoothd did not answer (\(error)); trying again (\(attempt + 1) of \(Self.openAttempts))"
+                    )
+                    continue
+                }
+                switch error {
+                case .adapterUnavailable(let why) where why.contains("org.bluez"):
+                    StandardError.write(
+                        "hrbridge: \(why); start it with: sudo systemctl start bluetooth (hrbridge doctor explains more)"
+                    )
+                default:
+                    StandardError.write("hrbridge: \(error)")
+                }
+                throw ExitCode(69)
             }
-            throw ExitCode(69)
         }
     }
 }
