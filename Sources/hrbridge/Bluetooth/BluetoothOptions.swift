@@ -48,6 +48,22 @@ struct BluetoothSettings: Sendable {
     /// already waited out a call's 25 s, so a busy or just-started daemon gets a minute and more.
     static let openAttempts = 3
 
+    /// The adapters BlueZ has (none when bluetoothd is not there), asked again while bluetoothd
+    /// leaves the call unanswered, like ``open(clock:waiting:)``.
+    static func adapterNames(on bus: DBusConnection) async -> [String] {
+        for attempt in 1...openAttempts {
+            do {
+                return try await BlueZAdapter.adapterNames(on: bus)
+            } catch  where BlueZError.isUnanswered(error) && attempt < openAttempts {
+                StandardError.write(
+                    "hrbridge: bluetoothd did not answer (\(error)); asking again (\(attempt + 1) of \(openAttempts))")
+            } catch {
+                return []
+            }
+        }
+        return []
+    }
+
     /// Connects to the system bus and opens the adapter; on failure prints one line and exits 69.
     func open(
         clock: any WallClock = SystemWallClock(), waiting: (@Sendable (AdapterAvailability) -> Void)? = nil

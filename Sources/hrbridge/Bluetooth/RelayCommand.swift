@@ -112,7 +112,7 @@ struct RelayCommand: AsyncParsableCommand {
             StandardError.write("hrbridge: cannot reach the system D-Bus (\(error)); is dbus running?")
             throw ExitCode(69)
         }
-        let available = (try? await BlueZAdapter.adapterNames(on: bus)) ?? []
+        let available = await BluetoothSettings.adapterNames(on: bus)
         guard
             let placement = PeripheralPlacement.choose(
                 available: available, requested: peripheralAdapter, strapAdapters: bluetooth.adapter)
