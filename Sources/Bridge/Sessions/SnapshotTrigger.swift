@@ -11,7 +11,15 @@ final class SnapshotTrigger: Sendable {
     private let continuation: AsyncStream<Void>.Continuation
     private let lastRequest = Mutex<ContinuousClock.Instant?>(nil)
     /// Whether a publication has a reader now (nil: always); set once the session is wired.
-    private let wanted = Mutex<(@Sendable () -> Bool)?>(nil)
+    private let wanted = Mutex<ReaderCheck?>(nil)
+
+    /// The check, inside a struct: a closure kept in a `Mutex` as it is comes out of every
+    /// `withLock` wrapped in two more reabstraction thunks (the `inout` goes through a temporary
+    /// and is written back), so a session's check, read once a second, grew without bound: heap,
+    /// time per call and stack depth (640 KB deeper after 10,000 reads, SnapshotTriggerTests).
+    private struct ReaderCheck: Sendable {
+        let hasReader: @Sendable () -> Bool
+    }
 
     init() {
         (requests, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -19,7 +27,7 @@ final class SnapshotTrigger: Sendable {
 
     /// Requests publications only while `check` says one has a reader: figures nobody reads are
     /// not worked out, and their task is not woken.
-    func whenWanted(_ check: @escaping @Sendable () -> Bool) { wanted.withLock { $0 = check } }
+    func whenWanted(_ check: @escaping @Sendable () -> Bool) { wanted.withLock { $0 = ReaderCheck(hasReader: check) } }
 
     /// Samples arrived: requests a publication unless one was requested less than a second ago.
     /// Real time on purpose: this paces what a dashboard redraws, whatever the simulator's speed.
@@ -30,8 +38,11 @@ final class SnapshotTrigger: Sendable {
             last = now
             return true
         }
-        if due, wanted.withLock({ $0 })?() ?? true { continuation.yield() }
+        if due, hasReader { continuation.yield() }
     }
+
+    /// Whether a publication has a reader now (true until the session is wired).
+    var hasReader: Bool { wanted.withLock({ $0 })?.hasReader() ?? true }
 
     /// No more requests: ``requests`` ends (the session is stopping).
     func finish() { continuation.finish() }
