@@ -48,6 +48,16 @@ struct BluetoothSettings: Sendable {
     /// already waited out a call's 25 s, so a busy or just-started daemon gets a minute and more.
     static let openAttempts = 3
 
+    /// A connection to the system bus; without one, prints one line and exits 69.
+    static func systemBus(logger: Logger) throws -> DBusConnection {
+        do {
+            return try DBusConnection(bus: .system, logger: logger)
+        } catch {
+            StandardError.write("hrbridge: cannot reach the system D-Bus (\(error)); is dbus running?")
+            throw ExitCode(69)
+        }
+    }
+
     /// The adapters BlueZ has (none when bluetoothd is not there), asked again while bluetoothd
     /// leaves the call unanswered, like ``open(clock:waiting:)``.
     static func adapterNames(on bus: DBusConnection) async -> [String] {
@@ -71,13 +81,7 @@ struct BluetoothSettings: Sendable {
         var attempt = 0
         while true {
             attempt += 1
-            let connection: DBusConnection
-            do {
-                connection = try DBusConnection(bus: .system, logger: logger)
-            } catch {
-                StandardError.write("hrbridge: cannot reach the system D-Bus (\(error)); is dbus running?")
-                throw ExitCode(69)
-            }
+            let connection = try Self.systemBus(logger: logger)
             do {
                 var options = BlueZAdapter.Options()
                 options.notifications = acquireNotify ? .acquireNotify : .startNotify

@@ -105,13 +105,7 @@ struct RelayCommand: AsyncParsableCommand {
         }
         var logger = Logger(label: "hrbridge")
         logger.logLevel = bluetooth.verbose ? .info : .error
-        let bus: DBusConnection
-        do {
-            bus = try DBusConnection(bus: .system, logger: logger)
-        } catch {
-            StandardError.write("hrbridge: cannot reach the system D-Bus (\(error)); is dbus running?")
-            throw ExitCode(69)
-        }
+        let bus = try BluetoothSettings.systemBus(logger: logger)
         let available = await BluetoothSettings.adapterNames(on: bus)
         guard
             let placement = PeripheralPlacement.choose(
