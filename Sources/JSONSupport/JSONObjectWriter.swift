@@ -1,3 +1,5 @@
+public import Foundation
+
 /// Writes one JSON object by hand, for the few lines printed per Bluetooth frame (`monitor --json`,
 /// the daemon's `sample` and `measurement` messages), where `JSONEncoder` costs several times the
 /// rest of the path (Benchmarks/README.md).
@@ -42,6 +44,24 @@ public struct JSONObjectWriter: Sendable {
     public mutating func add(_ name: StaticString, _ text: String?) {
         guard let text else { return addNull(name) }
         add(name, text)
+    }
+
+    /// `"key":"0f1e…"`: the UUID in lowercase, as the stream writes session ids; by hand, as
+    /// `uuidString` formats with `sprintf` and this runs once per frame of a recorded strap.
+    public mutating func add(_ name: StaticString, _ uuid: UUID) {
+        key(name)
+        bytes.append(UInt8(ascii: "\""))
+        let hex: StaticString = "0123456789abcdef"
+        withUnsafeBytes(of: uuid.uuid) { raw in
+            hex.withUTF8Buffer { digits in
+                for (index, byte) in raw.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
+                    bytes.append(digits[Int(byte >> 4)])
+                    bytes.append(digits[Int(byte & 0x0f)])
+                }
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
     }
 
     /// `"key":42`.

@@ -98,6 +98,22 @@ struct HandWrittenJSONTests {
         #expect(writer.text() == #"{"values":[null,null,1]}"#)
     }
 
+    @Test("the hand writer's UUIDs are Foundation's, in lowercase")
+    func uuids() throws {
+        let edges = [
+            UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+            UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255)),
+            UUID(uuid: (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)),
+            UUID(
+                uuid: (0xa0, 0x0a, 0xf0, 0x0f, 0x9a, 0xa9, 0x10, 0x01, 0x80, 0x08, 0xc3, 0x3c, 0x7e, 0xe7, 0x5b, 0xb5)),
+        ]
+        for uuid in edges + (0..<1_000).map({ _ in UUID() }) {
+            var writer = JSONObjectWriter()
+            writer.add("session", uuid)
+            #expect(writer.text() == #"{"session":"\#(uuid.uuidString.lowercased())"}"#)
+        }
+    }
+
     @Test(
         "session lines: random live figures, store trouble, awkward names; ended sessions and plans go to the encoder")
     func sessions() throws {

@@ -27,8 +27,31 @@ private func sample(_ type: QuantityType, _ value: Double, _ seconds: Double, _ 
 struct StoreTests {
     static let migrations = [
         "v1", "v2-hourly-rollups", "v3-plan-schedule", "v4-sample-key", "v5-unix-time", "v6-alpha1-windows",
-        "v7-sample-via", "v8-waveforms",
+        "v7-sample-via", "v8-waveforms", "v9-no-source-index",
     ]
+
+    @Test("samples keep two indexes, and a source's statistics read the key, not the table")
+    func sampleIndexes() async throws {
+        let path = temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let store = try #require(try WorkoutStore(path: path).sqlite)
+        let (indexes, plan) = try await store.read { db in
+            let indexes = try String.fetchAll(
+                db,
+                sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sample' AND sql IS NOT NULL")
+            let plan = try Row.fetchAll(
+                db,
+                sql: """
+                    EXPLAIN QUERY PLAN SELECT COUNT(*), MIN(value), MAX(value) FROM sample
+                    WHERE type = ? AND start >= ? AND start < ? AND sourceId = ?
+                    """, arguments: ["heartRate", 0, 1, 1]
+            ).map { $0["detail"] as String }
+            return (indexes.sorted(), plan)
+        }
+        #expect(indexes == ["sample_key", "sample_workout"])
+        #expect(
+            plan.contains { $0.contains("USING INDEX sample_key") || $0.contains("USING COVERING INDEX sample_key") })
+    }
 
     @Test("a new store: WAL, mode 0600, migrated, integrity ok")
     func newStore() async throws {

@@ -51,7 +51,7 @@ public struct MeasurementJSON: Codable, Sendable, Equatable {
         object.add("rrIntervals", frame.rrIntervals.map(\.seconds))
         object.add("sensor", sensor)
         object.add("sensorContact", frame.sensorContact.rawValue)
-        if let session { object.add("session", session.uuidString.lowercased()) }
+        if let session { object.add("session", session) }
         object.add("time", ISO8601.format(receivedAt))
         object.add("via", via.rawValue)
         return object

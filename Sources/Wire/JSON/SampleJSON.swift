@@ -60,7 +60,7 @@ public struct SampleJSON: Codable, Sendable, Equatable {
             if let via = sample.metadata.via { metadata.add("via", via.rawValue) }
         }
         if let sensor { object.add("sensor", sensor) }
-        if let session { object.add("session", session.uuidString.lowercased()) }
+        if let session { object.add("session", session) }
         object.addObject("source") { source in
             source.add("adapter", sample.source.adapter)
             source.add("address", sample.source.address)
