@@ -47,7 +47,8 @@ public struct JSONObjectWriter: Sendable {
     }
 
     /// `"key":"0f1e…"`: the UUID in lowercase, as the stream writes session ids; by hand, as
-    /// `uuidString` formats with `sprintf` and this runs once per frame of a recorded strap.
+    /// `uuidString` formats with `sprintf` and this runs once per frame of a recorded strap (and
+    /// for every strap's and session's line each second).
     public mutating func add(_ name: StaticString, _ uuid: UUID) {
         key(name)
         bytes.append(UInt8(ascii: "\""))
@@ -62,6 +63,12 @@ public struct JSONObjectWriter: Sendable {
             }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// `"key":"0f1e…"` or `"key":null`.
+    public mutating func add(_ name: StaticString, _ uuid: UUID?) {
+        guard let uuid else { return addNull(name) }
+        add(name, uuid)
     }
 
     /// `"key":42`.

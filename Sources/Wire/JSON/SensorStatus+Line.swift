@@ -31,7 +31,7 @@ extension SensorStatus {
         }
         object.add("rssi", rssi)
         object.add("sensor", address)
-        object.add("session", session?.uuidString.lowercased())
+        object.add("session", session)
         object.add("state", state.rawValue)
         object.add("via", via)
         object.add("zone", zone)

@@ -236,11 +236,12 @@ public final class SQLiteStore: StoreBackend {
             var rollups: [HourKey: HourAggregate] = [:]
             var counts = batches.map { _ in 0 }
             let groups = distinct ? [Array(batches.indices)] : batches.indices.map { [$0] }
+            // Formatted once per batch: `uuidString` goes through `sprintf`.
+            let workouts = batches.map { $0.workout?.uuidString }
             for group in groups {
-                let ordinal = Dictionary(uniqueKeysWithValues: group.map { (batches[$0].workout?.uuidString, $0) })
+                let ordinal = Dictionary(uniqueKeysWithValues: group.map { (workouts[$0], $0) })
                 let rows = group.lazy.flatMap { index in
-                    let workout = batches[index].workout?.uuidString
-                    return batches[index].samples.lazy.map { (workout, $0) }
+                    batches[index].samples.lazy.map { (workouts[index], $0) }
                 }
                 try insertRows(Array(rows), sourceIDs: &sourceIDs, db) { row in
                     let start: Double = row[2]
