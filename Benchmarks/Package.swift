@@ -40,6 +40,7 @@ let package = Package(
             dependencies: [
                 .product(name: "WorkoutStore", package: "hrbridge"), .product(name: "Samples", package: "hrbridge"),
                 .product(name: "Sensors", package: "hrbridge"), .product(name: "PostgresStore", package: "hrbridge"),
+                .product(name: "Workouts", package: "hrbridge"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]

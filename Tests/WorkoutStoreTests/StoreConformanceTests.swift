@@ -315,6 +315,62 @@ struct StoreConformanceTests {
     }
 
     @Test(
+        "a shared write that repeats stored samples and itself: each new sample counted once, for its own workout, in its own hour",
+        arguments: StoreKind.allCases)
+    func partlyRepeatedBatches(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let workouts = [UUID(), UUID()]
+            for workout in workouts {
+                try await store.beginWorkout(
+                    ActiveSessionRecord(
+                        workoutID: workout, configuration: WorkoutConfiguration(activityType: .running),
+                        profile: nil, start: origin, state: .running))
+            }
+            // 400 a workout, across two hours (each strap its own values, so a repeat is exact).
+            func series(_ source: SampleSource, _ base: Double) -> [QuantitySample] {
+                (0..<400).map { sample(.heartRate, base + Double($0 % 50), 3_000 + Double($0) * 2, source) }
+            }
+            let first = series(sourceA, 100)
+            let second = series(sourceB, 60)
+            // Every third stored before, in a write of its own.
+            let storedBefore = [
+                SampleBatch(
+                    workout: workouts[0], samples: first.enumerated().filter { $0.offset % 3 == 0 }.map(\.element)),
+                SampleBatch(
+                    workout: workouts[1], samples: second.enumerated().filter { $0.offset % 3 == 0 }.map(\.element)),
+            ]
+            #expect(try await store.backend.append(batches: storedBefore) == [134, 134])
+            // All of them, the first workout's with ten of its samples twice: 266 new each, in
+            // statements that store all, some and none of their rows.
+            let all = [
+                SampleBatch(workout: workouts[0], samples: first + first.prefix(10)),
+                SampleBatch(workout: workouts[1], samples: second),
+            ]
+            #expect(try await store.backend.append(batches: all) == [266, 266])
+            #expect(try await store.backend.append(batches: all) == [0, 0])
+            for (workout, expected) in zip(workouts, [first, second]) {
+                #expect(try await store.samples(type: .heartRate, workout: workout).count == expected.count)
+            }
+            // The hourly rollups took each sample once: the hour buckets equal the samples'.
+            let hours = try await store.statisticsCollection(
+                type: .heartRate, from: origin, to: origin.addingTimeInterval(2 * 3600), anchor: origin,
+                interval: .hour)
+            let everything = first + second
+            for bucket in hours {
+                let inHour = everything.filter { $0.start >= bucket.start && $0.start < bucket.end }
+                #expect(bucket.count == inHour.count)
+                #expect(
+                    abs((bucket.average ?? 0) * Double(bucket.count) - inHour.map(\.canonicalValue).reduce(0, +)) < 1e-6
+                )
+                #expect(bucket.minimum == inHour.map(\.canonicalValue).min())
+                #expect(bucket.maximum == inHour.map(\.canonicalValue).max())
+            }
+            #expect(hours.map(\.count).reduce(0, +) == 800)
+            #expect(hours.count == 2)
+        }
+    }
+
+    @Test(
         "sample appends that meet share one transaction, each counted on its own; a refused one refuses only itself",
         arguments: StoreKind.allCases)
     func groupedAppends(_ kind: StoreKind) async throws {

@@ -217,7 +217,7 @@ public final class SQLiteStore: StoreBackend {
     /// value) is skipped and not counted twice in the rollups.
     ///
     /// Rows go in cached multi-row statements of up to ``insertChunk`` rows (`INSERT … ON CONFLICT
-    /// DO NOTHING RETURNING`): the rows returned are the new ones, which the rollups take.
+    /// DO NOTHING`); the rollups take the new ones (see ``insertRows(_:workouts:sourceIDs:_:inserted:)``).
     @discardableResult
     public func append(_ samples: [QuantitySample], workout: UUID?) async throws(StoreError) -> Int {
         guard !samples.isEmpty else { return 0 }
@@ -226,8 +226,7 @@ public final class SQLiteStore: StoreBackend {
 
     /// Stores several workouts' samples in one transaction (a second of every session at once):
     /// one commit instead of one per workout. Returns how many of each batch were new. Batches of
-    /// distinct workouts share the same statements (each new row's workout says whose it was);
-    /// otherwise each batch has its own, in order.
+    /// distinct workouts share the same statements; otherwise each batch has its own, in order.
     public func append(batches: [SampleBatch]) async throws(StoreError) -> [Int] {
         guard batches.contains(where: { !$0.samples.isEmpty }) else { return batches.map { _ in 0 } }
         let distinct = Set(batches.map(\.workout)).count == batches.count
@@ -239,18 +238,15 @@ public final class SQLiteStore: StoreBackend {
             // Formatted once per batch: `uuidString` goes through `sprintf`.
             let workouts = batches.map { $0.workout?.uuidString }
             for group in groups {
-                let ordinal = Dictionary(uniqueKeysWithValues: group.map { (workouts[$0], $0) })
-                let rows = group.lazy.flatMap { index in
-                    batches[index].samples.lazy.map { (workouts[index], $0) }
-                }
-                try insertRows(Array(rows), sourceIDs: &sourceIDs, db) { row in
-                    let start: Double = row[2]
+                let rows = group.flatMap { index in batches[index].samples.map { NewRow(batch: index, sample: $0) } }
+                try insertRows(rows, workouts: workouts, sourceIDs: &sourceIDs, db) {
+                    batch, type, source, start, value in
                     rollups[
-                        HourKey(type: row[0], source: row[1], hour: Int64((start / 3600).rounded(.down))),
+                        HourKey(type: type, source: source, hour: Int64((start / 3600).rounded(.down))),
                         default: HourAggregate()
                     ]
-                    .add(row[3])
-                    if let index = ordinal[row[4] as String?] { counts[index] += 1 }
+                    .add(value)
+                    counts[batch] += 1
                 }
             }
             let upsert = try db.cachedStatement(
@@ -269,20 +265,38 @@ public final class SQLiteStore: StoreBackend {
         }
     }
 
-    /// Inserts rows (a workout's id and a sample) in cached power-of-two statements, handing each
-    /// new row (type, source, start, value, workout) to `inserted`.
+    /// A row to insert: the batch it came in (whose workout it belongs to) and its sample.
+    struct NewRow {
+        let batch: Int
+        let sample: QuantitySample
+    }
+
+    /// Inserts rows in cached power-of-two statements, handing each new row (its batch, type,
+    /// source, start and value) to `inserted`.
+    ///
+    /// A statement that stored every row it was given (the steady state: a live stream's samples
+    /// are new) hands them over from memory. Only one that skipped some (a retried batch, a
+    /// gateway's backfill) reads its new rows back: the sample ids only grow (AUTOINCREMENT), so
+    /// they are the ones past the largest id before it. Reading every row back (`RETURNING`) took a
+    /// sixth of the store's CPU per sample (Benchmarks/README.md, eleventh round).
     private func insertRows(
-        _ rows: [(workout: String?, sample: QuantitySample)], sourceIDs: inout [SampleSource: Int64], _ db: Database,
-        inserted: (Row) -> Void
+        _ rows: [NewRow], workouts: [String?], sourceIDs: inout [SampleSource: Int64], _ db: Database,
+        inserted: (_ batch: Int, _ type: String, _ source: Int64, _ start: Double, _ value: Double) -> Void
     ) throws {
         var values: [(any DatabaseValueConvertible)?] = []
         values.reserveCapacity(min(rows.count, Self.insertChunk) * 9)
+        var rowSources: [Int64] = []
+        rowSources.reserveCapacity(min(rows.count, Self.insertChunk))
+        var largestID: Int64?
         var index = rows.startIndex
         while index < rows.endIndex {
             let count = Self.chunk(remaining: rows.endIndex - index)
             let statement = try db.cachedStatement(sql: Self.insertSQL(rows: count))
             values.removeAll(keepingCapacity: true)
-            for (workout, sample) in rows[index..<(index + count)] {
+            rowSources.removeAll(keepingCapacity: true)
+            let chunk = rows[index..<(index + count)]
+            for row in chunk {
+                let sample = row.sample
                 let source: Int64
                 if let known = sourceIDs[sample.source] {
                     source = known
@@ -290,7 +304,8 @@ public final class SQLiteStore: StoreBackend {
                     source = try self.sourceID(sample.source, db)
                     sourceIDs[sample.source] = source
                 }
-                values.append(workout)
+                rowSources.append(source)
+                values.append(workouts[row.batch])
                 values.append(sample.type.rawValue)
                 values.append(sample.canonicalValue)
                 values.append(sample.start.timeIntervalSince1970)
@@ -300,10 +315,52 @@ public final class SQLiteStore: StoreBackend {
                 values.append(sample.metadata.rawRRInterval.map { Int64($0) })
                 values.append(StoreRows.viaCode(sample.metadata.via))
             }
-            let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(values))
-            while let row = try cursor.next() { inserted(row) }
+            let before: Int64
+            if let largestID {
+                before = largestID
+            } else {
+                before = try Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(id), 0) FROM sample")) ?? 0
+            }
+            try statement.execute(arguments: StatementArguments(values))
+            let stored = db.changesCount
+            if stored == count {
+                for (row, source) in zip(chunk, rowSources) {
+                    let sample = row.sample
+                    inserted(
+                        row.batch, sample.type.rawValue, source, sample.start.timeIntervalSince1970,
+                        sample.canonicalValue)
+                }
+                largestID = db.lastInsertedRowID
+            } else if stored > 0 {
+                largestID = try readBack(after: before, chunk: chunk, workouts: workouts, db, inserted: inserted)
+            } else {
+                largestID = before
+            }
             index += count
         }
+    }
+
+    /// The rows a statement stored past sample id `after`, handed to `inserted`; the largest id.
+    private func readBack(
+        after: Int64, chunk: ArraySlice<NewRow>, workouts: [String?], _ db: Database,
+        inserted: (_ batch: Int, _ type: String, _ source: Int64, _ start: Double, _ value: Double) -> Void
+    ) throws -> Int64 {
+        // Within a statement every row is of a batch of its own workout (see `append(batches:)`).
+        var batchOfWorkout: [String?: Int] = [:]
+        for row in chunk { batchOfWorkout[workouts[row.batch]] = row.batch }
+        var largest = after
+        let cursor = try Row.fetchCursor(
+            db.cachedStatement(sql: "SELECT id, type, sourceId, start, value, workoutId FROM sample WHERE id > ?"),
+            arguments: [after])
+        while let row = try cursor.next() {
+            let id: Int64 = row[0]
+            largest = max(largest, id)
+            guard let batch = batchOfWorkout[row[5] as String?] else {
+                throw StoreError.database("sample \(id) read back with a workout its statement did not write")
+            }
+            inserted(batch, row[1], row[2], row[3], row[4])
+        }
+        return largest
     }
 
     /// Rows per `INSERT` statement (9 values each, far below SQLite's 32,766 variables).
@@ -321,7 +378,7 @@ public final class SQLiteStore: StoreBackend {
     static func insertSQL(rows: Int) -> String {
         "INSERT INTO sample (workoutId, type, value, start, end, sourceId, contact, rawRR, via) VALUES "
             + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
-            + " ON CONFLICT (type, start, sourceId, end, value) DO NOTHING RETURNING type, sourceId, start, value, workoutId"
+            + " ON CONFLICT (type, start, sourceId, end, value) DO NOTHING"
     }
 }
 
