@@ -30,6 +30,20 @@ private func sample(_ type: QuantityType, _ value: Double, _ seconds: Double, _ 
         end: origin.addingTimeInterval(seconds + (type.aggregationStyle == .cumulative ? 10 : 0)), source: source)
 }
 
+/// Begins `count` running workouts at `origin`; their ids.
+private func beginRunningWorkouts(_ count: Int, in store: WorkoutStore) async throws -> [UUID] {
+    var workouts: [UUID] = []
+    for _ in 0..<count {
+        let workout = UUID()
+        try await store.beginWorkout(
+            ActiveSessionRecord(
+                workoutID: workout, configuration: WorkoutConfiguration(activityType: .running), profile: nil,
+                start: origin, state: .running))
+        workouts.append(workout)
+    }
+    return workouts
+}
+
 /// The store's conformance suite: every test runs on each backend (SQLite in a temporary file,
 /// PostgreSQL on a server this harness starts), and both must answer alike.
 @Suite("Store conformance (SQLite and PostgreSQL)")
@@ -319,13 +333,7 @@ struct StoreConformanceTests {
         arguments: StoreKind.allCases)
     func partlyRepeatedBatches(_ kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let workouts = [UUID(), UUID()]
-            for workout in workouts {
-                try await store.beginWorkout(
-                    ActiveSessionRecord(
-                        workoutID: workout, configuration: WorkoutConfiguration(activityType: .running),
-                        profile: nil, start: origin, state: .running))
-            }
+            let workouts = try await beginRunningWorkouts(2, in: store)
             // 400 a workout, across two hours (each strap its own values, so a repeat is exact).
             func series(_ source: SampleSource, _ base: Double) -> [QuantitySample] {
                 (0..<400).map { sample(.heartRate, base + Double($0 % 50), 3_000 + Double($0) * 2, source) }
@@ -375,13 +383,7 @@ struct StoreConformanceTests {
         arguments: StoreKind.allCases)
     func groupedAppends(_ kind: StoreKind) async throws {
         try await kind.withStore { store in
-            let workouts = [UUID(), UUID()]
-            for workout in workouts {
-                try await store.beginWorkout(
-                    ActiveSessionRecord(
-                        workoutID: workout, configuration: WorkoutConfiguration(activityType: .running),
-                        profile: nil, start: origin, state: .running))
-            }
+            let workouts = try await beginRunningWorkouts(2, in: store)
             try await store.append([sample(.heartRate, 100, 0, sourceA)], workout: workouts[0])
             /// Appends `batches` while the store holds appends back, so that they meet; their answers.
             func appendTogether(_ batches: [(workout: UUID?, samples: [QuantitySample])]) async -> [Result<
