@@ -209,6 +209,10 @@ extension PostgresStore {
     /// touched hourly rollups are recomputed from what is left.
     public func deleteWorkout(_ id: UUID) async throws(StoreError) {
         try await write { session in
+            // First the workout's row: a sample write holding it (KEY SHARE) finishes before
+            // its samples are read, and none starts until this transaction ends.
+            let locked = try await session.rows("SELECT id FROM workout WHERE id = \(id.uuidString) FOR UPDATE")
+            guard !locked.isEmpty else { throw StoreError.unknownWorkout(id) }
             let deleted = try await session.rows(
                 "SELECT id, type FROM sample WHERE workout_id = \(id.uuidString) ORDER BY id")
             for row in deleted {
@@ -223,8 +227,9 @@ extension PostgresStore {
                 SELECT DISTINCT type, source_id, floor(extract(epoch FROM start_time) / 3600)::int8 FROM sample
                 WHERE workout_id = \(id.uuidString)
                 """)
-            let changed = try await session.execute("DELETE FROM workout WHERE id = \(id.uuidString)")
-            guard changed > 0 else { throw StoreError.unknownWorkout(id) }
+            // No foreign key cascades to the samples (v7): they go here.
+            try await session.execute("DELETE FROM sample WHERE workout_id = \(id.uuidString)")
+            try await session.execute("DELETE FROM workout WHERE id = \(id.uuidString)")
             for hour in hours {
                 let (type, source, index) = (try hour.text(0), try hour.int(1), try hour.int(2))
                 try await session.execute(

@@ -362,6 +362,7 @@ public final class PostgresStore: StoreBackend {
         guard batches.contains(where: { !$0.samples.isEmpty }) else { return batches.map { _ in 0 } }
         let distinct = Set(batches.map(\.workout)).count == batches.count
         return try await write { session in
+            try await Self.lockWorkouts(Set(batches.compactMap(\.workout)), session)
             var sourceIDs: [SampleSource: Int64] = [:]
             for source in Set(batches.flatMap { $0.samples.map(\.source) }) {
                 sourceIDs[source] = try await self.sourceID(source, session)
@@ -397,6 +398,21 @@ public final class PostgresStore: StoreBackend {
                 maximum = GREATEST(hourly.maximum, excluded.maximum)
                 """)
             return counts
+        }
+    }
+
+    /// What the sample table's foreign keys checked per row (migration v7), once per
+    /// transaction: every workout exists, and stays until the transaction ends (KEY SHARE: a
+    /// ``deleteWorkout(_:)`` waits for it). A missing one refuses the write, naming it.
+    private static func lockWorkouts(_ workouts: Set<UUID>, _ session: PostgresSession) async throws {
+        guard !workouts.isEmpty else { return }
+        let ids = workouts.map(\.uuidString)
+        let found = Set(
+            try await session.rows("SELECT id FROM workout WHERE id = ANY(\(ids)::text[]) FOR KEY SHARE").map {
+                try $0.text(0)
+            })
+        if let missing = workouts.first(where: { !found.contains($0.uuidString) }) {
+            throw StoreError.unknownWorkout(missing)
         }
     }
 

@@ -178,8 +178,9 @@ struct PostgresStoreTests {
         #expect(
             try await one.appliedMigrations() == [
                 "v1", "v2-timestamptz", "v3-alpha1-windows", "v4-journal-owner", "v5-sample-via", "v6-waveforms",
+                "v7-sample-checks-per-transaction",
             ])
-        #expect(try await server.query("SELECT count(*) FROM hrbridge_migration") == ["6"])
+        #expect(try await server.query("SELECT count(*) FROM hrbridge_migration") == ["7"])
         await two.close()
         let store = WorkoutStore(backend: one)
         let source = SampleSource(adapter: "mqtt", address: "C0:FF:EE:00:00:07", name: "Ana")
@@ -214,6 +215,69 @@ struct PostgresStoreTests {
         #expect(try await store.append(beats(0..<20), workout: nil) == 0)
         #expect(try await store.samples(type: .heartRate).count == 20)
         await one.close()
+    }
+
+    @Test(
+        "no per-row foreign keys on samples (v7): deleting a workout waits for a write holding it and takes that write's samples too; a later write to it is refused, naming it"
+    )
+    func deleteWaitsForWrites() async throws {
+        try await withPostgres { server in
+            let backend = try await PostgresStore.open(
+                try PostgresStoreLocation(url: server.url()), stateDirectory: server.directory.path,
+                logger: Logger(label: "test.store"))
+            let store = WorkoutStore(backend: backend)
+            #expect(
+                try await server.query(
+                    "SELECT count(*) FROM pg_constraint WHERE conrelid = 'sample'::regclass AND contype = 'f'") == ["0"]
+            )
+            let workout = UUID()
+            let start = Date(timeIntervalSince1970: 1_800_000_000)
+            try await store.beginWorkout(
+                ActiveSessionRecord(
+                    workoutID: workout, configuration: WorkoutConfiguration(activityType: .running), profile: nil,
+                    start: start, state: .running))
+            let source = SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:08", name: nil)
+            func beat(_ second: Double) -> QuantitySample {
+                try! QuantitySample(
+                    type: .heartRate, quantity: Quantity(unit: QuantityType.heartRate.canonicalUnit, value: 120),
+                    start: start.addingTimeInterval(second), end: start.addingTimeInterval(second), source: source)
+            }
+            #expect(try await store.append([beat(0)], workout: workout) == 1)
+            // Another writer holds the workout as the store's writes do (KEY SHARE), and adds its
+            // sample only once the delete waits for it: a delete that read the samples first
+            // would leave this one behind.
+            let id = workout.uuidString
+            let writer = Task {
+                try await server.runScript(
+                    """
+                    BEGIN;
+                    SELECT 1 FROM workout WHERE id = '\(id)' FOR KEY SHARE;
+                    DO $$ BEGIN
+                    WHILE NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock') LOOP
+                    PERFORM pg_sleep(0.01);
+                    PERFORM pg_stat_clear_snapshot();
+                    END LOOP;
+                    END $$;
+                    INSERT INTO sample (workout_id, type, value, start_time, end_time, source_id)
+                    SELECT '\(id)', 'heartRate', 121, to_timestamp(1800000001), to_timestamp(1800000001), min(id) FROM source;
+                    COMMIT;
+                    """)
+            }
+            try await eventually("the other writer holding the workout") {
+                try await server.query(
+                    "SELECT count(*) FROM pg_locks WHERE relation = 'workout'::regclass AND mode = 'RowShareLock' AND granted"
+                ) == ["1"]
+            }
+            try await store.deleteWorkout(workout)
+            _ = try await writer.value
+            #expect(try await server.query("SELECT count(*) FROM sample WHERE workout_id = '\(id)'") == ["0"])
+            #expect(try await server.query("SELECT count(*) FROM tombstone") == ["2"])
+            await #expect(throws: StoreError.unknownWorkout(workout)) {
+                try await store.append([beat(2)], workout: workout)
+            }
+            #expect(try await server.query("SELECT count(*) FROM sample") == ["0"])
+            await backend.close()
+        }
     }
 
     @Test(
@@ -257,6 +321,7 @@ struct PostgresStoreTests {
             #expect(
                 try await store.appliedMigrations() == [
                     "v1", "v2-timestamptz", "v3-alpha1-windows", "v4-journal-owner", "v5-sample-via", "v6-waveforms",
+                    "v7-sample-checks-per-transaction",
                 ])
             // The same dates, to PostgreSQL's microsecond.
             try await expectMigratedDates(

@@ -422,7 +422,7 @@ struct StoreConformanceTests {
             let never = UUID()
             let refused = await appendTogether([
                 (workouts[1], [sample(.heartRate, 121, 20, sourceB)]),
-                // A workout never begun: the sample's foreign key refuses it.
+                // A workout never begun: refused (SQLite's foreign key, PostgreSQL's check per write).
                 (never, [sample(.heartRate, 70, 60, sourceB)]),
                 (nil, [sample(.heartRate, 91, 70, sourceA)]),
             ])
