@@ -213,22 +213,19 @@ extension PostgresStore {
             // its samples are read, and none starts until this transaction ends.
             let locked = try await session.rows("SELECT id FROM workout WHERE id = \(id.uuidString) FOR UPDATE")
             guard !locked.isEmpty else { throw StoreError.unknownWorkout(id) }
-            let deleted = try await session.rows(
-                "SELECT id, type FROM sample WHERE workout_id = \(id.uuidString) ORDER BY id")
-            for row in deleted {
-                try await session.execute(
-                    """
-                    INSERT INTO tombstone (anchor, sample_id, type)
-                    VALUES (nextval(pg_get_serial_sequence('sample', 'id')), \(try row.int(0)), \(try row.text(1)))
-                    """)
-            }
             let hours = try await session.rows(
                 """
                 SELECT DISTINCT type, source_id, floor(extract(epoch FROM start_time) / 3600)::int8 FROM sample
                 WHERE workout_id = \(id.uuidString)
                 """)
-            // No foreign key cascades to the samples (v7): they go here.
-            try await session.execute("DELETE FROM sample WHERE workout_id = \(id.uuidString)")
+            // No foreign key cascades to the samples (v7): they go here, each leaving a tombstone
+            // in one statement, not a round trip per sample (an hour of a strap with RR is ~30,000).
+            try await session.execute(
+                """
+                WITH gone AS (DELETE FROM sample WHERE workout_id = \(id.uuidString) RETURNING id, type)
+                INSERT INTO tombstone (anchor, sample_id, type)
+                SELECT nextval(pg_get_serial_sequence('sample', 'id')), id, type FROM (SELECT id, type FROM gone ORDER BY id) AS ordered
+                """)
             try await session.execute("DELETE FROM workout WHERE id = \(id.uuidString)")
             for hour in hours {
                 let (type, source, index) = (try hour.text(0), try hour.int(1), try hour.int(2))
