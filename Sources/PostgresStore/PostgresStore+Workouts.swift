@@ -219,7 +219,7 @@ extension PostgresStore {
                 WHERE workout_id = \(id.uuidString)
                 """)
             // No foreign key cascades to the samples (v7): they go here, each leaving a tombstone
-            // in one statement, not a round trip per sample (an hour of a strap with RR is ~30,000).
+            // in one statement, not a round trip per sample (an hour with RR intervals is over 10,000).
             try await session.execute(
                 """
                 WITH gone AS (DELETE FROM sample WHERE workout_id = \(id.uuidString) RETURNING id, type)
