@@ -375,6 +375,22 @@ struct StoreConformanceTests {
             }
             #expect(hours.map(\.count).reduce(0, +) == 800)
             #expect(hours.count == 2)
+            // Deleting one workout recomputes both hours from what is left: the other workout's
+            // samples, and its strap's samples outside a workout, in both hours.
+            let kept = (0..<400).map { sample(.heartRate, 70, 3_001 + Double($0) * 2, sourceA) }
+            #expect(try await store.append(kept, workout: nil) == 400)
+            try await store.deleteWorkout(workouts[0])
+            let left = try await store.statisticsCollection(
+                type: .heartRate, from: origin, to: origin.addingTimeInterval(2 * 3600), anchor: origin,
+                interval: .hour)
+            #expect(left.count == 2)
+            for bucket in left {
+                let inHour = (second + kept).filter { $0.start >= bucket.start && $0.start < bucket.end }
+                #expect(bucket.count == inHour.count && bucket.count > 0)
+                #expect(bucket.minimum == inHour.map(\.canonicalValue).min())
+                #expect(bucket.maximum == inHour.map(\.canonicalValue).max())
+            }
+            #expect(try await store.changes(type: .heartRate, since: nil).deleted.count == 400)
         }
     }
 

@@ -219,10 +219,21 @@ extension SQLiteStore {
     /// Throws a workout away with its samples (a discarded or abandoned session).
     public func deleteWorkout(_ id: UUID) async throws(StoreError) {
         try await write { db in
-            // Tombstones first, so anchored queries report the deletions.
-            let deleted = try Row.fetchAll(
-                db, sql: "SELECT id, type FROM sample WHERE workoutId = ? ORDER BY id", arguments: [id.uuidString])
-            for row in deleted { try self.tombstone(sampleID: try row.value("id"), type: try row.value("type"), db) }
+            // Tombstones first, so anchored queries report the deletions: anchors from the sample
+            // id sequence, taken for all of them at once, in sample order.
+            let deleted =
+                try Int64.fetchOne(
+                    db, sql: "SELECT count(*) FROM sample WHERE workoutId = ?", arguments: [id.uuidString]) ?? 0
+            if deleted > 0 {
+                try db.execute(
+                    sql: "UPDATE sqlite_sequence SET seq = seq + ? WHERE name = 'sample'", arguments: [deleted])
+                let last = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'sample'") ?? 0
+                try db.execute(
+                    sql: """
+                        INSERT INTO tombstone (anchor, sampleId, type)
+                        SELECT ? + ROW_NUMBER() OVER (ORDER BY id), id, type FROM sample WHERE workoutId = ?
+                        """, arguments: [last - deleted, id.uuidString])
+            }
             let hours = try Row.fetchAll(
                 db,
                 sql:
@@ -231,32 +242,28 @@ extension SQLiteStore {
             try db.execute(sql: "DELETE FROM workout WHERE id = ?", arguments: [id.uuidString])
             guard db.changesCount > 0 else { throw StoreError.unknownWorkout(id) }
             // Minima and maxima cannot be subtracted: recompute the touched hours from what is left.
+            // The range around the hour lets the sample key find its rows (the CAST alone read
+            // every sample of the type); the CAST keeps the hour exactly as ingest counted it.
             for hour in hours {
-                let key: StatementArguments = [
-                    try hour.value("type") as String, try hour.value("sourceId") as Int64,
-                    try hour.value("hour") as Int64,
-                ]
-                try db.execute(sql: "DELETE FROM hourly WHERE type = ? AND sourceId = ? AND hour = ?", arguments: key)
+                let (type, source, index) =
+                    (
+                        try hour.value("type") as String, try hour.value("sourceId") as Int64,
+                        try hour.value("hour") as Int64
+                    )
+                try db.execute(
+                    sql: "DELETE FROM hourly WHERE type = ? AND sourceId = ? AND hour = ?",
+                    arguments: [type, source, index])
                 try db.execute(
                     sql: """
                         INSERT INTO hourly (type, sourceId, hour, count, sum, minimum, maximum)
                         SELECT type, sourceId, CAST(start / 3600.0 AS INTEGER), COUNT(*), SUM(value), MIN(value), MAX(value)
-                        FROM sample WHERE type = ? AND sourceId = ? AND CAST(start / 3600.0 AS INTEGER) = ?
+                        FROM sample WHERE type = ? AND start >= ? AND start < ? AND sourceId = ?
+                        AND CAST(start / 3600.0 AS INTEGER) = ?
                         GROUP BY type, sourceId HAVING COUNT(*) > 0
-                        """, arguments: key)
+                        """,
+                    arguments: [type, Double(index - 1) * 3600, Double(index + 2) * 3600, source, index])
             }
         }
-    }
-
-    /// Records a deleted sample with an anchor from the sample id sequence, so anchors order all changes.
-    func tombstone(sampleID: Int64, type: String, _ db: Database) throws {
-        try db.execute(
-            sql: """
-                UPDATE sqlite_sequence SET seq = seq + 1 WHERE name = 'sample'
-                """)
-        let anchor = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'sample'") ?? sampleID
-        try db.execute(
-            sql: "INSERT INTO tombstone (anchor, sampleId, type) VALUES (?, ?, ?)", arguments: [anchor, sampleID, type])
     }
 
     /// The workouts the query selects, newest first.
