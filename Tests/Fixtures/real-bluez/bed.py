@@ -55,7 +55,8 @@ LIMITED_LE_STATES = bytes.fromhex("ffff3fefff030000")
 
 
 def log(text):
-    print(f"bed: {text}", flush=True)
+    # The host's wall time: a scenario's steps line up with the daemons' own logs.
+    print(f"bed {time.strftime('%H:%M:%S')}: {text}", flush=True)
 
 
 class AddressedLink(LocalLink):
@@ -1279,11 +1280,17 @@ class Bed:
                 spoofer = await self.strap(link, f"Polar H10 {0x0A + index:02X}", address, broadcast=True)
                 spoofers.append(spoofer)
 
-                async def readings(spoofer=spoofer):
-                    # A new reading every 2 s for as long as the run lasts.
+                done = asyncio.Event()
+
+                async def readings(spoofer=spoofer, done=done):
+                    # A new reading every 2 s until the run is done. Ended by `done`, not only by
+                    # cancel(): a cancel landing in Bumble's advertising commands was once lost,
+                    # and this loop went on until the scenario's limit (202 readings sent).
                     rate = 90
-                    while True:
+                    while not done.is_set():
                         await asyncio.sleep(2)
+                        if done.is_set():
+                            return
                         rate = 90 + (rate - 89) % 80
                         await spoofer.broadcast_reading(rate)
 
@@ -1291,9 +1298,13 @@ class Bed:
                 try:
                     runs[join_via] = await self.spoof_run(spoofer, folder, join_via)
                 finally:
+                    done.set()
                     broadcasting.cancel()
-                    await asyncio.gather(broadcasting, return_exceptions=True)
-                    await quietly(spoofer.go_away())
+                    # Bounded: a reading stuck in Bumble must not hold the scenario.
+                    _, pending = await asyncio.wait({broadcasting}, timeout=15)
+                    if pending:
+                        log(f"spoof: {spoofer.address}'s readings did not end within 15 s")
+                    await quietly(asyncio.wait_for(spoofer.go_away(), 15))
         finally:
             self.result(
                 "spoof", addresses=[spoofer.address for spoofer in spoofers],
