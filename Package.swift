@@ -230,7 +230,7 @@ let package = Package(
             name: "WorkoutRecordingTests",
             dependencies: [
                 "WorkoutRecording", "WorkoutStore", "WorkoutPlans", "Workouts", "Sensors", "SensorSimulator", "Samples",
-                .product(name: "Logging", package: "swift-log"),
+                "BusHarness", .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "SamplesTests", dependencies: ["Samples", "GATT", "Sensors"]),

@@ -318,13 +318,15 @@ public actor BlueZAdapter: SensorAdapter {
     /// The object path of adapter `name`.
     static func adapterPath(_ name: String) -> String { "/org/bluez/" + name }
 
-    /// The identity of the strap at `address` as seen through `adapter`.
+    /// The identity of the strap at `address` as seen through `adapter`. Its name is whatever a
+    /// radio nearby advertised: cleaned before anything prints, logs or publishes it.
     func identity(_ address: String, on adapter: String) -> SensorIdentity {
         let devicePath = BlueZPaths.device(adapter: Self.adapterPath(adapter), address: address)
         let properties = cache.properties(devicePath, ObjectCache.deviceInterface)
+        let advertised = (properties?["Alias"]?.string ?? properties?["Name"]?.string).map { DisplayName.cleaned($0) }
         return SensorIdentity(
             adapter: adapter, address: address,
-            name: properties?["Alias"]?.string ?? properties?["Name"]?.string ?? links[address]?.identity.name)
+            name: advertised.flatMap { $0.isEmpty ? nil : $0 } ?? links[address]?.identity.name)
     }
 
     /// Devices BlueZ knows on the pool's adapters, with their state.

@@ -1,4 +1,5 @@
 import DBus
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -12,16 +13,25 @@ import DBus
 /// bluetoothd makes the pair non-blocking (`SOCK_NONBLOCK`) and the flag travels with the
 /// descriptor: the socket is set blocking here, or the first idle `recv` (`EAGAIN`) would end the
 /// stream and hang up on BlueZ (found on the real-BlueZ bed).
+/// The reader closes the descriptor, once it has stopped reading: closed by anyone else, its number
+/// could be reused (the next strap's socket) before the reader's next `recv`, which would then
+/// read that strap's notifications as this one's.
 final class NotificationSocket: Sendable {
     let descriptor: Int32
     let mtu: Int
+    /// Whether the descriptor is still open: `close()` shuts it down only while it is.
+    private let open = Mutex(true)
 
     /// The notifications, in order.
     let datagrams: AsyncStream<[UInt8]>
 
+    /// The largest ATT MTU (a 512-byte attribute value, its opcode, handle and offset): the MTU
+    /// comes in a bus reply, and a larger one must not size the buffer.
+    static let maximumMTU = 517
+
     init(descriptor: Int32, mtu: Int) {
         self.descriptor = descriptor
-        self.mtu = max(mtu, 23)
+        self.mtu = min(max(mtu, 23), Self.maximumMTU)
         let size = self.mtu + 3
         let flags = fcntl(descriptor, F_GETFL)
         if flags >= 0 && flags & O_NONBLOCK != 0 {
@@ -29,7 +39,7 @@ final class NotificationSocket: Sendable {
         }
         let (stream, continuation) = AsyncStream<[UInt8]>.makeStream()
         datagrams = stream
-        DetachedThread.start(named: "hrbridge.notify") {
+        DetachedThread.start(named: "hrbridge.notify") { [self] in
             var buffer = [UInt8](repeating: 0, count: size)
             while true {
                 let count = recv(descriptor, &buffer, size, 0)
@@ -41,13 +51,19 @@ final class NotificationSocket: Sendable {
                     break
                 }
             }
+            open.withLock { isOpen in
+                isOpen = false
+                _ = Glibc.close(descriptor)
+            }
             continuation.finish()
         }
     }
 
-    /// Releases the notification session: BlueZ stops when the socket closes.
+    /// Releases the notification session: BlueZ stops when the socket closes. Shutting it down
+    /// ends the reader's `recv` (or its next one), and the reader closes it.
     func close() {
-        shutdown(descriptor, Int32(SHUT_RDWR))
-        _ = Glibc.close(descriptor)
+        open.withLock { isOpen in
+            if isOpen { shutdown(descriptor, Int32(SHUT_RDWR)) }
+        }
     }
 }

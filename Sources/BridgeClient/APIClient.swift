@@ -136,7 +136,7 @@ public struct APIClient: Sendable {
         let channel = try await connect()
         try await channel.executeThenClose { inbound, outbound in
             try await outbound.write(contentsOf: [.head(head(.GET, path, bodyLength: 0)), .end(nil)])
-            var pending = ""
+            var parser = ServerSentEventParser()
             var status = 0
             var errorBody = Data()
             for try await part in inbound {
@@ -144,20 +144,16 @@ public struct APIClient: Sendable {
                 case .head(let head): status = Int(head.status.code)
                 case .body(let buffer):
                     guard status == 200 else {
-                        errorBody.append(contentsOf: buffer.readableBytesView)
+                        if errorBody.count < ServerSentEventParser.maximumEventBytes {
+                            errorBody.append(contentsOf: buffer.readableBytesView)
+                        }
                         continue
                     }
-                    pending += String(decoding: buffer.readableBytesView, as: UTF8.self)
-                    while let range = pending.range(of: "\n\n") {
-                        let block = pending[..<range.lowerBound]
-                        pending = String(pending[range.upperBound...])
-                        var kind = "message"
-                        var data = ""
-                        for line in block.split(separator: "\n") {
-                            if line.hasPrefix("event: ") { kind = String(line.dropFirst(7)) }
-                            if line.hasPrefix("data: ") { data += line.dropFirst(6) }
-                        }
-                        guard await onEvent(kind, data) else { return }
+                    let events = parser.feed(buffer.readableBytesView)
+                    for event in events { guard await onEvent(event.kind, event.data) else { return } }
+                    if parser.isOverLimit {
+                        throw APIClientError.status(
+                            status, "an event of more than \(ServerSentEventParser.maximumEventBytes) bytes")
                     }
                 case .end:
                     if status != 200 {

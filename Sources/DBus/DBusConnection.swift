@@ -529,22 +529,30 @@ public final class DBusConnection: Sendable {
         }
         guard !subscriptions.isEmpty else { return }
         let message = DBusMessage(retaining: pointer)
-        let signal = DBusSignal(
+        var signal = DBusSignal(
             sender: message.sender ?? "", path: message.path ?? "", interface: message.interface ?? "",
-            member: message.member ?? "", arguments: message.arguments())
-        // Forged: some subscription would take it but for its sender, and none takes it from that sender.
+            member: message.member ?? "", arguments: [])
+        // The sender is checked before the body is decoded: anyone on the bus may send us a signal,
+        // and a stranger's must not cost a decoded array of millions of elements.
         var refused = false
-        var delivered = false
-        for subscription in subscriptions where subscription.rule.matchesIgnoringSender(signal) {
-            guard Self.sender(signal.sender, fits: subscription.rule.sender, watched: watched) else {
+        var accepted: [Subscription] = []
+        for subscription in subscriptions where subscription.rule.matchesHeader(signal) {
+            if Self.sender(signal.sender, fits: subscription.rule.sender, watched: watched) {
+                accepted.append(subscription)
+            } else {
                 refused = true
-                continue
             }
-            delivered = true
+        }
+        // Forged: some subscription would take it but for its sender, and none takes it from that sender.
+        guard !accepted.isEmpty else {
+            if refused { rejectForged(from: sender, signal.member) }
+            return
+        }
+        signal.arguments = message.arguments()
+        for subscription in accepted where subscription.rule.matchesArguments(signal) {
             subscription.subscription.countDelivery()
             subscription.continuation.yield(signal)
         }
-        if refused && !delivered { rejectForged(from: sender, signal.member) }
     }
 
     /// Whether a signal from `sender` may be delivered to a rule naming `expected`.

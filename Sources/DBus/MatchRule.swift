@@ -40,6 +40,12 @@ public struct MatchRule: Hashable, Sendable, CustomStringConvertible {
     /// Whether `signal` fits the rule but for its sender, which the connection checks against
     /// the current owner of a well-known name (messages carry unique names).
     func matchesIgnoringSender(_ signal: DBusSignal) -> Bool {
+        matchesHeader(signal) && matchesArguments(signal)
+    }
+
+    /// Whether the signal's path, interface and member fit: read before its body is decoded, so
+    /// a stranger's signal costs no decoding.
+    func matchesHeader(_ signal: DBusSignal) -> Bool {
         if let path, path != signal.path { return false }
         if let pathNamespace,
             !(signal.path == pathNamespace || signal.path.hasPrefix(pathNamespace == "/" ? "/" : pathNamespace + "/"))
@@ -48,6 +54,11 @@ public struct MatchRule: Hashable, Sendable, CustomStringConvertible {
         }
         if let interface, interface != signal.interface { return false }
         if let member, member != signal.member { return false }
+        return true
+    }
+
+    /// Whether the signal's arguments fit (`arg0`).
+    func matchesArguments(_ signal: DBusSignal) -> Bool {
         if let arg0, signal.arguments.first?.string != arg0 { return false }
         return true
     }

@@ -1,6 +1,7 @@
 import CMosquitto
 public import Logging
 import Metrics
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -78,9 +79,25 @@ public actor MQTTClient {
     final class CallbackSink: Sendable {
         let continuation: AsyncStream<LoopEvent>.Continuation
         let maximumIncomingBytes: Int
+        /// Messages queued for the actor and not yet handled: at most ``incomingLimit``, or a
+        /// starved actor would let a broker's flood (64 KiB each) grow memory without bound.
+        /// Connection events and acknowledgements are never dropped.
+        let queuedMessages = Atomic(0)
+        /// Messages dropped here since the actor last counted them.
+        let droppedMessages = Atomic(0)
         init(continuation: AsyncStream<LoopEvent>.Continuation, maximumIncomingBytes: Int) {
             self.continuation = continuation
             self.maximumIncomingBytes = maximumIncomingBytes
+        }
+
+        /// Queues a message, or drops it (counted) while ``incomingLimit`` wait.
+        func queue(_ event: LoopEvent) {
+            guard queuedMessages.add(1, ordering: .relaxed).newValue <= MQTTClient.incomingLimit else {
+                queuedMessages.subtract(1, ordering: .relaxed)
+                droppedMessages.add(1, ordering: .relaxed)
+                return
+            }
+            continuation.yield(event)
         }
     }
 
@@ -184,7 +201,7 @@ public actor MQTTClient {
             let topic = String(cString: topicPointer)
             let length = Int(message.pointee.payloadlen)
             guard length <= sink.maximumIncomingBytes else {
-                sink.continuation.yield(.oversized(topic: String(topic.prefix(256)), bytes: length))
+                sink.queue(.oversized(topic: String(topic.prefix(256)), bytes: length))
                 return
             }
             var payload: [UInt8] = []
@@ -192,8 +209,7 @@ public actor MQTTClient {
                 payload = Array(UnsafeRawBufferPointer(start: bytes, count: length))
             }
             let qos: MQTTQoS = message.pointee.qos == 0 ? .atMostOnce : .atLeastOnce
-            sink.continuation.yield(
-                .message(MQTTMessage(topic: topic, payload: payload, qos: qos, retain: message.pointee.retain)))
+            sink.queue(.message(MQTTMessage(topic: topic, payload: payload, qos: qos, retain: message.pointee.retain)))
         }
         try check(
             "mosquitto_reconnect_delay_set",
@@ -433,10 +449,30 @@ public actor MQTTClient {
         }
     }
 
+    /// Messages refused as too large so far.
+    private var refusedOversized = 0
     private var reportedDroppedLive = 0
     private var reportedDroppedEvents = 0
 
+    /// Incoming messages dropped (by the owner's queue, or before it while this actor was starved).
+    private func noteDroppedIncoming(_ count: Int) {
+        droppedIncoming.increment(by: Int64(count))
+        guard !warnedDroppedIncoming else { return }
+        warnedDroppedIncoming = true
+        logger.warning(
+            "MQTT messages arrive faster than they are handled; some are dropped",
+            metadata: ["queue": "\(Self.incomingLimit)"])
+    }
+
     private func handle(_ event: LoopEvent) {
+        let sink = sink.takeUnretainedValue()
+        switch event {
+        case .message, .oversized:
+            sink.queuedMessages.subtract(1, ordering: .relaxed)
+            let dropped = sink.droppedMessages.exchange(0, ordering: .relaxed)
+            if dropped > 0 { noteDroppedIncoming(dropped) }
+        default: break
+        }
         switch event {
         case .connect(let code):
             guard code == 0 else {
@@ -472,18 +508,15 @@ public actor MQTTClient {
             }
             eventContinuation.yield(.disconnected(reason))
         case .message(let message):
-            if case .dropped = eventContinuation.yield(.message(message)) {
-                // The owner reads more slowly than the broker delivers: the oldest went.
-                droppedIncoming.increment()
-                if !warnedDroppedIncoming {
-                    warnedDroppedIncoming = true
-                    logger.warning(
-                        "MQTT messages arrive faster than they are handled; the oldest are dropped",
-                        metadata: ["queue": "\(Self.incomingLimit)"])
-                }
-            }
+            // The owner reads more slowly than the broker delivers: the oldest went.
+            if case .dropped = eventContinuation.yield(.message(message)) { noteDroppedIncoming(1) }
         case .oversized(let topic, let bytes):
-            logger.warning("MQTT message too large, refused", metadata: ["topic": "\(topic)", "bytes": "\(bytes)"])
+            // Anyone allowed to publish can send these in a loop: the first is a warning, the
+            // rest are counted (the owner hears each one).
+            refusedOversized += 1
+            logger.log(
+                level: refusedOversized == 1 ? .warning : .debug, "MQTT message too large, refused",
+                metadata: ["topic": "\(topic)", "bytes": "\(bytes)", "refusedSoFar": "\(refusedOversized)"])
             eventContinuation.yield(.refused(topic: topic, bytes: bytes))
         case .published(let mid):
             acknowledge(mid, received: true)

@@ -195,8 +195,9 @@ public actor MQTTSensorAdapter: SensorAdapter {
         case .message(let message):
             receive(message)
         case .refused(let topic, let bytes):
+            // Counted; the client warned of the first (anyone may send these in a loop).
             refused.increment()
-            logger.info("oversized message refused", metadata: ["topic": "\(topic.prefix(120))", "bytes": "\(bytes)"])
+            logger.debug("oversized message refused", metadata: ["topic": "\(topic.prefix(120))", "bytes": "\(bytes)"])
         }
     }
 
@@ -273,6 +274,12 @@ public actor MQTTSensorAdapter: SensorAdapter {
 
     /// The name in a gateway's retained state (`{"name": …}`); the tracker bounds it.
     private func noteName(_ payload: [UInt8], address: String, node: String) {
+        // A gateway's state is not signed (Home Assistant reads it): with keys, only a gateway
+        // that has one may name a strap.
+        guard settings.keys.isEmpty || settings.keys[node] != nil else {
+            refuse(.badSignature, node: node)
+            return
+        }
         guard payload.count <= 16 * 1024, let name = try? JSONDecoder().decode(NameOnly.self, from: Data(payload)).name
         else { return }
         feed(.named(address: address, name: name, node: node))

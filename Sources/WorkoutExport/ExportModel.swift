@@ -90,16 +90,29 @@ struct ExportModel {
         }
     }
 
-    /// The laps of a session: its lap events, or the session itself when it has none.
+    /// The laps of a session, covering it end to end: its lap events, and a lap for each stretch
+    /// no lap event covers (before the first, between two, after the last: a lap marks the one
+    /// just finished, so the time after the last one is a lap too). TCX keeps trackpoints only
+    /// inside laps, so a stretch without one would lose its samples. The session itself when it
+    /// has no lap events.
     func laps(of session: Span) -> [Span] {
-        let laps = workout.events.filter {
+        let marked = workout.events.filter {
             $0.kind == .lap && $0.dateInterval.start >= session.start && $0.dateInterval.start < session.end
+        }.sorted { $0.dateInterval.start < $1.dateInterval.start }
+        guard !marked.isEmpty else { return [session] }
+        var laps: [Span] = []
+        var covered = session.start
+        for event in marked {
+            let start = max(event.dateInterval.start, covered)
+            let end = min(event.dateInterval.end, session.end)
+            if start > covered { laps.append(span(from: covered, to: start, configuration: session.configuration)) }
+            guard end > start else { continue }
+            laps.append(span(from: start, to: end, configuration: session.configuration))
+            covered = end
         }
-        guard !laps.isEmpty else { return [session] }
-        return laps.map {
-            span(
-                from: $0.dateInterval.start, to: min($0.dateInterval.end, session.end),
-                configuration: session.configuration)
+        if covered < session.end {
+            laps.append(span(from: covered, to: session.end, configuration: session.configuration))
         }
+        return laps
     }
 }

@@ -36,6 +36,23 @@ struct FITWriter {
         }
     }
 
+    /// What an integer of `type` may hold; anything else is written as the type's invalid value
+    /// (a 300 bpm heart rate in a `uint8` must not wrap to 44).
+    static func encoded(_ number: Int64, as type: BaseType) -> UInt64 {
+        let valid: ClosedRange<Int64>? =
+            switch type {
+            case .enumeration, .uint8: 0...0xFE
+            case .byte: 0...0xFF
+            case .uint16: 0...0xFFFE
+            case .sint16: -0x8000...0x7FFE
+            case .uint32: 0...0xFFFF_FFFE
+            case .uint32z: 1...0xFFFF_FFFF
+            case .string, .float32: nil
+            }
+        guard let valid, !valid.contains(number) else { return UInt64(bitPattern: number) }
+        return type.invalid
+    }
+
     /// A field of a message: its number, type, and how many elements (arrays, strings).
     struct Field: Hashable {
         let number: UInt8
@@ -114,11 +131,11 @@ struct FITWriter {
     private mutating func append(_ value: Value, type: BaseType, count: Int) {
         switch value {
         case .integer(let number):
-            let raw = number.map { UInt64(bitPattern: $0) } ?? type.invalid
+            let raw = number.map { Self.encoded($0, as: type) } ?? type.invalid
             append(raw, size: type.size)
         case .array(let numbers):
             for index in 0..<count {
-                let raw = index < numbers.count ? UInt64(bitPattern: numbers[index]) : type.invalid
+                let raw = index < numbers.count ? Self.encoded(numbers[index], as: type) : type.invalid
                 append(raw, size: type.size)
             }
         case .text(let text):

@@ -20,6 +20,8 @@ public enum TCXExporter {
 
             """
         let laps = model.sessions.flatMap { model.laps(of: $0) }
+        // A trackpoint's distance is the activity's running total, not the lap's.
+        var distance = 0.0
         for lap in laps {
             xml += "      <Lap StartTime=\"\(time(lap.start))\">\n"
             xml += "        <TotalTimeSeconds>\(number(lap.timerTime))</TotalTimeSeconds>\n"
@@ -34,7 +36,6 @@ public enum TCXExporter {
             xml += "        <Intensity>Active</Intensity>\n"
             xml += "        <TriggerMethod>Manual</TriggerMethod>\n"
             xml += "        <Track>\n"
-            var distance = 0.0
             let inside = model.samples.filter { $0.start >= lap.start && $0.start < lap.end }
             let seconds = Dictionary(grouping: inside) { Int64($0.start.timeIntervalSince1970.rounded(.down)) }
             for second in seconds.keys.sorted() {

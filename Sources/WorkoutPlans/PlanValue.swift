@@ -103,22 +103,33 @@ public struct PlanValue: Hashable, Sendable, CustomStringConvertible {
     }
 
     static func clock(_ seconds: Double) -> String {
+        // Parsed paces are bounded; a value built in code may not be, and `Int` of it would trap.
+        guard seconds.isFinite, abs(seconds) < 1e15 else { return String(seconds) }
         let whole = Int(seconds.rounded(.down))
         let fraction = seconds - Double(whole)
         let text = "\(whole / 60):" + (whole % 60 < 10 ? "0" : "") + "\(whole % 60)"
         return fraction == 0 ? text : text + String(String(fraction).dropFirst())
     }
 
+    /// The slowest pace a plan may name, in minutes per unit: `999:59 /km`.
+    public static let maximumPaceMinutes = 999
+
     /// Parses `5 min`, `2 mi`, `250 W`, `4:30 /km`; `nil` when it is not a number with a known unit.
     public static func parse(_ text: String) -> PlanValue? {
         let parts = text.split(separator: " ", omittingEmptySubsequences: true)
         guard parts.count == 2, let unit = Unit(rawValue: String(parts[1])) else { return nil }
         if unit == .perKilometer || unit == .perMile {
-            let clock = parts[0].split(separator: ":")
-            guard clock.count == 2, let minutes = Double(clock[0]), let seconds = Double(clock[1]), seconds < 60 else {
+            // Whole minutes (`Double` would take `1e20`, `inf` and `nan`) and seconds below 60.
+            let clock = parts[0].split(separator: ":", omittingEmptySubsequences: false)
+            let digits: ClosedRange<Character> = "0"..."9"
+            guard clock.count == 2, clock[0].allSatisfy(digits.contains), let minutes = Int(clock[0]),
+                minutes <= maximumPaceMinutes, clock[1].first.map(digits.contains) == true,
+                clock[1].allSatisfy({ digits.contains($0) || $0 == "." }), let seconds = Double(clock[1]),
+                (0..<60).contains(seconds)
+            else {
                 return nil
             }
-            return PlanValue(minutes * 60 + seconds, unit)
+            return PlanValue(Double(minutes * 60) + seconds, unit)
         }
         guard let number = Double(parts[0]), number.isFinite else { return nil }
         return PlanValue(number, unit)

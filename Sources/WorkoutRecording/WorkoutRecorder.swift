@@ -99,6 +99,10 @@ public actor WorkoutRecorder {
     private var alpha1InStore = false
     /// DFA α1 windows the store refused so far; sent again with the next window and at the finish.
     private var unstoredWindows: [HRVWindow] = []
+    /// Events and activities the store refused so far, in order: crash recovery and a rebuild
+    /// from the store read them there, so they are written again before the next one and before
+    /// the finish, never dropped.
+    private var unstoredChanges: [JournaledChange] = []
     /// The handler of the builder's updates: it ends when the builder finishes.
     private var updateTask: Task<Void, Never>?
     /// The ended workout, saved or not (nil while recording).
@@ -135,8 +139,12 @@ public actor WorkoutRecorder {
             }
         }
         let session: WorkoutSession
+        var lapStart: Date?
         if let record = setup.recovering, let store = setup.store {
             let collector = try await WorkoutRecovery.rebuild(record, store: store, logger: logger)
+            // The next lap starts where the last stored one ended: from the start, it would
+            // overlap them and be refused.
+            lapStart = collector.events.filter { $0.kind == .lap }.map(\.dateInterval.end).max()
             let builder = LiveWorkoutBuilder(recovering: collector, clock: clock, sampleSink: sink)
             session = try WorkoutSession(
                 recovering: builder, configuration: record.configuration, profile: record.profile,
@@ -178,7 +186,7 @@ public actor WorkoutRecorder {
         self.planFile = setup.planFile
         self.clock = clock
         self.logger = logger
-        self.lapStart = started
+        self.lapStart = lapStart ?? started
         self.adapter = adapter
         self.waveformRequests = setup.waveforms
         self.waveformGate = gate
@@ -203,8 +211,6 @@ public actor WorkoutRecorder {
     ) async {
         // Not `.collected`: a wake-up per batch of samples that no handler here uses.
         let updates = builder.updates(includingCollected: false)
-        let store = store
-        let id = id
         if store != nil, !alpha1InStore {
             // A long workout's α1 series waits in the store; a recovered one's windows go there first.
             alpha1InStore = true
@@ -214,9 +220,8 @@ public actor WorkoutRecorder {
             for await update in updates {
                 // Events, activities and α1 windows go to the store as they happen, for crash recovery.
                 switch update {
-                case .event(let event): try? await store?.append(event: event, workout: id)
-                case .activityBegan(let activity), .activityEnded(let activity):
-                    try? await store?.upsert(activity: activity, workout: id)
+                case .event(let event): await self.keep(.event(event))
+                case .activityBegan(let activity), .activityEnded(let activity): await self.keep(.activity(activity))
                 case .heartRateVariability(let window): await keep([window])
                 default: break
                 }
@@ -396,6 +401,9 @@ public actor WorkoutRecorder {
             await stopWaveforms()
         }
         try await streamer?.finish()
+        // Every event and activity is in the store before it is read back or the workout saved.
+        await updateTask?.value
+        try await storeUnstoredChanges()
         let fromStore = hasLateSamples || isRecovered
         var saved = fromStore ? try await recomputed(workout) : workout
         if alpha1InStore, !fromStore { saved = try await withStoredAlpha1Series(saved) }
@@ -421,6 +429,33 @@ public actor WorkoutRecorder {
             logger.warning(
                 "DFA α1 windows kept in memory while the store refuses them",
                 metadata: ["workout": "\(id)", "windows": "\(unstoredWindows.count)", "error": "\(error)"])
+        }
+    }
+
+    /// Stores an event or activity after any the store refused before; keeps them, in order,
+    /// while it refuses.
+    private func keep(_ change: JournaledChange) async {
+        guard store != nil else { return }
+        unstoredChanges.append(change)
+        do {
+            try await storeUnstoredChanges()
+        } catch {
+            logger.warning(
+                "workout events kept in memory while the store refuses them",
+                metadata: ["workout": "\(id)", "waiting": "\(unstoredChanges.count)", "error": "\(error)"])
+        }
+    }
+
+    /// Writes the events and activities the store refused, oldest first (one handler at a time:
+    /// the update handler, or the finish once that handler has ended).
+    private func storeUnstoredChanges() async throws(StoreError) {
+        guard let store else { return }
+        while let change = unstoredChanges.first {
+            switch change {
+            case .event(let event): try await store.append(event: event, workout: id)
+            case .activity(let activity): try await store.upsert(activity: activity, workout: id)
+            }
+            unstoredChanges.removeFirst()
         }
     }
 
@@ -499,4 +534,10 @@ final class WaveformGate: Sendable {
         guard let since = since.withLock({ $0 }) else { return false }
         return frame.time(ofSample: max(frame.sampleCount - 1, 0)) >= since
     }
+}
+
+/// An event or activity of the workout on its way to the store.
+enum JournaledChange: Sendable {
+    case event(WorkoutEvent)
+    case activity(WorkoutActivity)
 }

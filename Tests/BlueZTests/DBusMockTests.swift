@@ -193,6 +193,34 @@ struct DBusMockTests {
         }
     }
 
+    @Test("a strap's advertised name is attacker text: escapes, newlines and bidi controls never leave the adapter")
+    func hostileName() async throws {
+        try await withMockBlueZ { mock in
+            try await withAdapter(mock, options: fastOptions) { adapter, log in
+                try await adapter.startDiscovery(services: [.heartRate])
+                let hostile = "\u{1B}[2J\u{1B}]0;pwned\u{07}Polar\nH10\u{202E}01 \u{0}"
+                try await mock.call(
+                    MockBlueZ.device, "org.freedesktop.DBus.Mock", "UpdateProperties",
+                    [
+                        .string("org.bluez.Device1"),
+                        .propertyMap([("Alias", .string(hostile)), ("Name", .string(hostile))]),
+                    ])
+                try await mock.addHeartRateService()
+                await log.wait("the strap to be discovered") { events in
+                    events.contains {
+                        if case .discovered(let found) = $0 { found.identity == sensor } else { false }
+                    }
+                }
+                let names = log.all.compactMap { event -> String? in
+                    if case .discovered(let found) = event { found.identity.name } else { nil }
+                }
+                #expect(names.last == "[2J]0;pwnedPolar H1001", "\(names)")
+                #expect(await adapter.knownDevices().first { $0.identity == sensor }?.identity.name == names.last)
+                try await adapter.stopDiscovery()
+            }
+        }
+    }
+
     @Test("the device object removed while connected: reported lost and dropped, rediscovered, reconnected")
     func removedWhileConnected() async throws {
         try await withMockBlueZ { mock in

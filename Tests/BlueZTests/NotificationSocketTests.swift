@@ -43,4 +43,35 @@ import Testing
         for await datagram in socket.datagrams { received.append(datagram) }
         #expect(received == [frame])
     }
+
+    @Test(
+        "the MTU from the bus reply is bounded: Int.max neither traps nor sizes the buffer",
+        arguments: [Int.max, -5, 0])
+    func absurdMTU(_ mtu: Int) throws {
+        let (ours, bluez) = try Self.nonBlockingPair()
+        defer { close(bluez) }
+        let socket = NotificationSocket(descriptor: ours, mtu: mtu)
+        defer { socket.close() }
+        #expect((23...NotificationSocket.maximumMTU).contains(socket.mtu))
+    }
+
+    @Test("a socket closed before its reader starts never reads the next socket given its descriptor's number")
+    func closedSocketReadsNothingElse() async throws {
+        for _ in 0..<200 {
+            let (first, firstPeer) = try Self.nonBlockingPair()
+            let closed = NotificationSocket(descriptor: first, mtu: 23)
+            closed.close()
+            close(firstPeer)
+            // The next strap's socket: closing the first descriptor at once would free its number for this one.
+            let (next, nextPeer) = try Self.nonBlockingPair()
+            let frame: [UInt8] = [0x06, 0x51]
+            _ = frame.withUnsafeBytes { send(nextPeer, $0.baseAddress, $0.count, 0) }
+            close(nextPeer)
+            var stolen: [[UInt8]] = []
+            for await datagram in closed.datagrams { stolen.append(datagram) }
+            close(next)
+            #expect(stolen.isEmpty, "the closed socket's reader read another socket's notification")
+            if !stolen.isEmpty { break }
+        }
+    }
 }

@@ -145,7 +145,27 @@ struct ConfigurationTests {
         }
     }
 
-    @Test("deeply nested arrays and oversized files are refused, not recursed into or read")
+    @Test(
+        "a number past every bound is reported with its line, not fatal",
+        arguments: [
+            ("[adapter]\nspeed = 1e300", 2, "'speed' = 1e+300 is out of range"),
+            ("[adapter]\nspeed = -1e300", 2, "'speed' = -1e+300 is out of range"),
+            ("[adapter]\nspeed = 100001", 2, "'speed' = 100001 is out of range 0.01–100000"),
+            (
+                "[[athletes]]\nid = \"a\"\nweight = 9223372036854775807", 3,
+                "'weight' = 9.223372036854776e+18 is out of range"
+            ),
+        ])
+    func hugeNumbers(_ text: String, _ line: Int, _ message: String) {
+        #expect {
+            try ConfigurationLoader.parse(text)
+        } throws: { error in
+            (error as? ConfigurationError)?.problems.contains { $0.line == line && $0.message.hasPrefix(message) }
+                == true
+        }
+    }
+
+    @Test("deeply nested arrays, long dotted keys and oversized files are refused, not recursed into or read")
     func bounds() throws {
         let deep = "[api]\nsocket = " + String(repeating: "[", count: 100_000)
         #expect {
@@ -153,6 +173,18 @@ struct ConfigurationTests {
         } throws: { error in
             (error as? ConfigurationError)?.problems.first?.message == "arrays nest deeper than 8 levels"
         }
+        for dotted in [
+            "[" + Array(repeating: "a", count: 500_000).joined(separator: ".") + "]",
+            Array(repeating: "a", count: 500_000).joined(separator: ".") + " = 1",
+        ] {
+            #expect {
+                try ConfigurationLoader.parse(dotted)
+            } throws: { error in
+                (error as? ConfigurationError)?.problems.first?.message == "a dotted key has more than 8 parts"
+            }
+        }
+        let nine = Array(repeating: "a", count: 9).joined(separator: ".")
+        #expect(throws: ConfigurationError.self) { try ConfigurationLoader.parse("[\(nine)]") }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("big-\(UUID().uuidString).toml")
         defer { try? FileManager.default.removeItem(at: file) }
         try Data(repeating: UInt8(ascii: "#"), count: ConfigurationLoader.maximumFileBytes + 1).write(to: file)

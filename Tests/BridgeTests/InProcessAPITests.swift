@@ -35,6 +35,25 @@ struct InProcessAPITests {
                     "invalid_request"
                 ),
                 (.post, "/v1/sessions", ["sensors": [straps[1]], "zones": Array(100...111)], 400, "invalid_request"),
+                (
+                    // A pace of 1e20 minutes once trapped while its problem was described.
+                    .post, "/v1/sessions",
+                    [
+                        "sensors": [straps[1]],
+                        "plan": [
+                            "version": 1, "activity": "running",
+                            "custom": [
+                                "blocks": [
+                                    [
+                                        "steps": [
+                                            ["goal": "open", "alert": ["pace": "99999999999999999999:00-5:00 /km"]]
+                                        ]
+                                    ]
+                                ]
+                            ],
+                        ],
+                    ], 400, "invalid_request"
+                ),
                 (.trace, "/v1/sessions", nil, 405, "method_not_allowed"),
                 (.post, "/v1/sessions", ["sensors": [straps[0]]], 409, "sensor_in_use"),
                 (.post, "/v1/sessions", ["sensors": [straps[1]], "athlete": "nobody"], 404, "unknown_athlete"),

@@ -225,6 +225,16 @@ struct MQTTSensorAdapterTests {
             await send(backfillTopic, room2.signBatch(batch(94), topic: backfillTopic), qos: .atLeastOnce)
             await send(backfillTopic, room1.signBatch(batch(70), topic: backfillTopic), qos: .atLeastOnce)
             try await eventually("the signed batch") { batches.withLock { $0 } == [[70]] }
+
+            // A gateway without a key cannot name a strap before its own gateway is heard.
+            let secondTopic = "hrbridge/room-1/sensor/c0ffee000002/measurement"
+            await send("hrbridge/stranger/sensor/c0ffee000002/state", Array(#"{"name": "Alice"}"#.utf8))
+            await send(secondTopic, room1.signMeasurement(frame(0, heartRate: 80), topic: secondTopic))
+            try await eventually("the second strap") {
+                await adapter.knownDevices().contains { $0.identity.address == "C0:FF:EE:00:00:02" }
+            }
+            #expect(
+                await adapter.knownDevices().first { $0.identity.address == "C0:FF:EE:00:00:02" }?.identity.name == nil)
             await gateway.stop()
             await adapter.shutdown()
         }

@@ -152,6 +152,17 @@ struct TopicTests {
         #expect(!Topic.isNodeName(String(repeating: "x", count: 65)))
     }
 
+    @Test("a Bluetooth address is six pairs of hex digits: a sign, a wide digit or a short pair is not one")
+    func addresses() {
+        #expect(BluetoothAddress.isValid("C0:FF:EE:00:00:01") && BluetoothAddress.isValid("c0:ff:ee:0a:0b:0c"))
+        for text in [
+            "+0:+0:+0:+0:+0:+0", "-0:00:00:00:00:00", "C0:FF:EE:00:00", "C0:FF:EE:00:00:01:02", "C0:FF:EE:00:00:1",
+            "C0:FF:EE:00:00:0G", "C0:FF:EE:00:00:０１", "C0:FF:EE:00:00:01 ", "", ":::::",
+        ] {
+            #expect(!BluetoothAddress.isValid(text), "\(text.debugDescription)")
+        }
+    }
+
     @Test(
         "subscription filters, and the topics each matches",
         arguments: [

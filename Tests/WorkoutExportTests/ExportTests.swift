@@ -22,7 +22,9 @@ private func sample(
 
 /// A 20-minute multi-activity workout (running then cycling) with a pause, two laps, RR intervals,
 /// Energy Expended and distance.
-private func multiActivityWorkout() throws -> (Workout, [QuantitySample]) {
+private func multiActivityWorkout(laps: [(start: Double, end: Double)] = [(0, 400), (400, 600)]) throws -> (
+    Workout, [QuantitySample]
+) {
     var collector = WorkoutCollector(
         configuration: WorkoutConfiguration(activityType: .running, location: .indoor),
         profile: UserProfile(id: "a", age: 35, sex: .male, weightKilograms: 70))
@@ -44,14 +46,17 @@ private func multiActivityWorkout() throws -> (Workout, [QuantitySample]) {
         _ = try collector.add(batch.filter { $0.end >= start })
         samples += batch.filter { $0.end >= start }
     }
-    _ = try collector.add(events: [
-        WorkoutEvent(kind: .pause, date: start.addingTimeInterval(300)),
-        WorkoutEvent(kind: .resume, date: start.addingTimeInterval(360)),
-        WorkoutEvent(kind: .lap, dateInterval: DateInterval(start: start, end: start.addingTimeInterval(400))),
-        WorkoutEvent(
-            kind: .lap,
-            dateInterval: DateInterval(start: start.addingTimeInterval(400), end: start.addingTimeInterval(600))),
-    ])
+    _ = try collector.add(
+        events: [
+            WorkoutEvent(kind: .pause, date: start.addingTimeInterval(300)),
+            WorkoutEvent(kind: .resume, date: start.addingTimeInterval(360)),
+        ]
+            + laps.map {
+                WorkoutEvent(
+                    kind: .lap,
+                    dateInterval: DateInterval(
+                        start: start.addingTimeInterval($0.start), end: start.addingTimeInterval($0.end)))
+            })
     try collector.end(at: start.addingTimeInterval(1200))
     return (try collector.finish(), samples)
 }
@@ -179,6 +184,19 @@ struct ExportTests {
         #expect(ExportError.emptyWorkout.description == "the workout has no samples to export")
     }
 
+    @Test(
+        "FIT integers out of their type's range are written as invalid, never wrapped",
+        arguments: [
+            (300, FITWriter.BaseType.uint8, UInt64(0xFF)), (254, .uint8, 254), (255, .uint8, 0xFF), (-1, .uint8, 0xFF),
+            (255, .byte, 255), (70_000, .uint16, 0xFFFF), (65_534, .uint16, 65_534),
+            (-2, .sint16, 0xFFFF_FFFF_FFFF_FFFE),
+            (40_000, .sint16, 0x7FFF), (1 << 33, .uint32, 0xFFFF_FFFF), (0, .uint32z, 0), (7, .uint32z, 7),
+            (3, .enumeration, 3), (256, .enumeration, 0xFF),
+        ] as [(Int64, FITWriter.BaseType, UInt64)])
+    func outOfRange(_ number: Int64, _ type: FITWriter.BaseType, _ written: UInt64) {
+        #expect(FITWriter.encoded(number, as: type) == written)
+    }
+
     @Test("FIT CRC is CRC-16/ARC: the standard check value, and a file's CRC over itself is 0")
     func crc() throws {
         #expect(FITWriter.crc(Array("123456789".utf8)) == 0xBB3D)
@@ -187,6 +205,33 @@ struct ExportTests {
         let file = try FITExporter.export(workout, samples: samples)
         #expect(FITWriter.crc(file) == 0, "the trailing CRC makes the whole file check to zero")
         #expect(FITWriter.crc(Array(file.prefix(14))) == 0, "so does the header's")
+    }
+
+    @Test(
+        "laps that leave stretches uncovered: each stretch is a lap of its own, TCX keeps every sample and FIT's laps add up to its sessions; distance runs on across laps"
+    )
+    func lapsWithGaps() async throws {
+        // One lap marked from 100 s to 400 s: before it, after it and the second activity are laps too.
+        let (workout, samples) = try multiActivityWorkout(laps: [(100, 400)])
+        let text = try TCXExporter.export(workout, samples: samples)
+        let collector = XMLCollector()
+        let parser = XMLParser(data: Data(text.utf8))
+        parser.delegate = collector
+        #expect(parser.parse())
+        #expect(collector.totalTimes == ["100.000", "240.000", "200.000", "600.000"], "300–360 s was paused")
+        #expect(collector.heartRates == samples.filter { $0.type == .heartRate }.map { Int($0.canonicalValue) })
+        let distances = collector.trackpointDistances
+        #expect(zip(distances, distances.dropFirst()).allSatisfy { $0 <= $1 }, "a running total, never reset")
+        let total = samples.filter { $0.type == .distance }.map(\.canonicalValue).reduce(0, +)
+        #expect(distances.last.map { abs($0 - total) < 1e-6 } == true, "\(distances.last ?? -1) of \(total)")
+        #expect(try await validateTCX(text) == [])
+
+        let decoded = try await garminDecode(try FITExporter.export(workout, samples: samples))
+        #expect(decoded["integrity"] as? Bool == true)
+        let laps = try #require(decoded["laps"] as? [[String: Any]])
+        #expect(laps.map { $0["timer"] as? Double } == [100, 240, 200, 600])
+        let sessions = try #require(decoded["sessions"] as? [[String: Any]])
+        #expect(sessions.map { $0["timer"] as? Double } == [540, 600], "the laps add up to each session")
     }
 
     @Test("TCX: a standard XML parser reads it; element order as the v2 schema requires; values match")
@@ -419,6 +464,7 @@ private final class XMLCollector: NSObject, XMLParserDelegate {
     var lapChildren: [[String]] = []
     var trackpointChildren: [[String]] = []
     var heartRates: [Int] = []
+    var trackpointDistances: [Double] = []
     var totalTimes: [String] = []
     var calories: [Int] = []
     var activitySport: String?
@@ -447,6 +493,9 @@ private final class XMLCollector: NSObject, XMLParserDelegate {
     func parser(_ parser: XMLParser, didEndElement element: String, namespaceURI: String?, qualifiedName: String?) {
         if element == "Value", path.dropLast().last == "HeartRateBpm", path.contains("Trackpoint") {
             heartRates.append(Int(text) ?? -1)
+        }
+        if element == "DistanceMeters", path.dropLast().last == "Trackpoint" {
+            trackpointDistances.append(Double(text) ?? -1)
         }
         if element == "TotalTimeSeconds" { totalTimes.append(text) }
         if element == "Calories", path.dropLast().last == "Lap" { calories.append(Int(text) ?? -1) }

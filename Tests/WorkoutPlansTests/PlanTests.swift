@@ -216,6 +216,33 @@ struct PlanLimitTests {
         #expect(problems(deep).map(\.kind) == [.format("not valid JSON")])
     }
 
+    @Test(
+        "a pace is whole minutes up to 999 and seconds below 60: an absurd one is a problem named at its path, and its description never traps",
+        arguments: [
+            "99999999999999999999:00-5:00 /km", "1e20:00-5:00 /km", "inf:00-5:00 /km", "nan:00-5:00 /km",
+            "5:nan-6:00 /km", "5:inf-6:00 /km", "1000:00-5:00 /km", "5:60-6:00 /km", "5:-1-6:00 /km", "5:1e1-6:00 /km",
+            "+5:00-6:00 /km", "5:00:00-6:00 /km", ":30-6:00 /km",
+        ])
+    func absurdPace(_ pace: String) {
+        let found = problems(plan(blocks: #"{"steps": [{"goal": {"time": "1 min"}, "alert": {"pace": "\#(pace)"}}]}"#))
+        // (The step it spoils leaves its block empty: a second problem, after it.)
+        #expect(found.first?.path == "$.custom.blocks[0].steps[0].alert.pace", "\(found)")
+        #expect(found.first.map { !"\($0)".isEmpty } == true)
+    }
+
+    @Test("the slowest and fastest paces a plan may name still parse, and any pace describes itself")
+    func paceBounds() {
+        #expect(PlanValue.parse("999:59.5 /km") == PlanValue(999 * 60 + 59.5, .perKilometer))
+        #expect(PlanValue.parse("0:00 /mi") == PlanValue(0, .perMile))
+        #expect(PlanValue.parse("4:30 /km")?.description == "4:30 /km")
+        // Values built in code are not bounded by the parser: describing them must not trap.
+        for value in [6e21, -.infinity, .nan, -1e300] {
+            #expect(
+                !PlanRange(from: PlanValue(value, .perKilometer), to: PlanValue(300, .perKilometer)).description.isEmpty
+            )
+        }
+    }
+
     @Test("the executor never materialises the plan: a block repeated Int.max times costs nothing")
     func lazySteps() {
         let block = IntervalBlock(

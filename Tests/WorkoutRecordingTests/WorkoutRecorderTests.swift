@@ -1,3 +1,4 @@
+import BusHarness
 import Foundation
 import Logging
 import Samples
@@ -125,6 +126,83 @@ struct WorkoutRecorderTests {
         let reference = try await referenceWorkout(recorder.id, store: store, start: start, end: workout.end)
         #expect(series == reference.dfaAlpha1)
         #expect(workout.hrvThresholds == reference.hrvThresholds)
+    }
+
+    @Test(
+        "an event the store refuses (a full disk) is kept, in order, and stored at the finish once there is room: recovery and rebuilds read it there",
+        .enabled(if: SmallDisk.isAvailable, "mounting a tmpfs needs root")
+    )
+    func eventRefusedThenStored() async throws {
+        let disk = try SmallDisk(size: 4 << 20)
+        defer { disk.remove() }
+        let store = try WorkoutStore(path: disk.path + "/store.sqlite")
+        let (adapter, strap, logger) = try simulatedStrap(seed: 6)
+        let clock = adapter.timeline
+        let recorder = try await WorkoutRecorder(
+            WorkoutRecorder.Setup(configuration: configuration, profile: profile, sensors: [strap], store: store),
+            adapter: adapter, clock: clock, registry: WorkoutSessionRegistry(), logger: logger)
+        await recorder.attach()
+        try await adapter.connect(strap)
+        _ = try await recorder.begin(at: clock.now())
+        for _ in 0..<20 { await adapter.step() }
+        await recorder.waitUntilHandlersCaughtUp()
+        try disk.fill()
+        let lapEnd = clock.now()
+        try await recorder.lap(at: lapEnd)
+        await recorder.waitUntilHandlersCaughtUp()
+        #expect(try await store.events(of: recorder.id).isEmpty, "the full disk refused the lap")
+        for _ in 0..<5 { await adapter.step() }
+        let end = clock.now()
+        await #expect(throws: StoreError.self, "not saved while the disk is full") {
+            try await recorder.finish(at: end, settle: .drain(deliver: { stop in await adapter.finish(at: stop) }))
+        }
+        disk.free()
+        let workout = try await recorder.finish(at: end)
+        await recorder.streamsEnded()
+        let stored = try await store.events(of: recorder.id).filter { $0.kind == .lap }.map(\.dateInterval.end)
+        #expect(stored == [lapEnd])
+        #expect(workout.events.filter { $0.kind == .lap }.map(\.dateInterval.end) == [lapEnd])
+    }
+
+    @Test("a lap after a crash starts where the last stored lap ended: it is not refused as overlapping them")
+    func lapAfterRecovery() async throws {
+        let (store, directory) = try temporaryStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (adapter, strap, logger) = try simulatedStrap(seed: 5)
+        let clock = adapter.timeline
+        let first = try await WorkoutRecorder(
+            WorkoutRecorder.Setup(configuration: configuration, profile: profile, sensors: [strap], store: store),
+            adapter: adapter, clock: clock, registry: WorkoutSessionRegistry(), logger: logger)
+        await first.attach()
+        try await adapter.connect(strap)
+        let start = clock.now()
+        _ = try await first.begin(at: start)
+        for _ in 0..<60 { await adapter.step() }
+        let firstLapEnd = clock.now()
+        try await first.lap(at: firstLapEnd)
+        await first.waitUntilHandlersCaughtUp()
+        await first.dataSource.detach()
+        await first.stopStreams()
+        try await first.streamer?.finish()
+
+        let record = try #require(try await store.activeSessions().first)
+        let second = try await WorkoutRecorder(
+            WorkoutRecorder.Setup(
+                configuration: configuration, profile: profile, sensors: [strap], store: store, recovering: record),
+            adapter: adapter, clock: clock, registry: WorkoutSessionRegistry(), logger: logger)
+        await second.attach()
+        for _ in 0..<60 { await adapter.step() }
+        let secondLapEnd = clock.now()
+        try await second.lap(at: secondLapEnd)
+        let workout = try await second.finish(
+            at: clock.now(), settle: .drain(deliver: { stop in await adapter.finish(at: stop) }))
+        await second.streamsEnded()
+        let laps = workout.events.filter { $0.kind == .lap }.map(\.dateInterval)
+        #expect(
+            laps == [
+                DateInterval(start: record.start, end: firstLapEnd),
+                DateInterval(start: firstLapEnd, end: secondLapEnd),
+            ])
     }
 
     @Test(

@@ -256,7 +256,16 @@ struct StoreConformanceTests {
                     kind: .lap, dateInterval: DateInterval(start: origin.addingTimeInterval(30), duration: 0),
                     metadata: ["n": "1"]),
                 workout: id)
-            #expect(try await store.events(of: id).map(\.kind) == [.lap, .pause])
+            // A write retried after its reply was lost adds nothing; another lap does.
+            let lap = WorkoutEvent(
+                kind: .lap, dateInterval: DateInterval(start: origin.addingTimeInterval(30), duration: 0),
+                metadata: ["n": "1"])
+            try await store.append(event: lap, workout: id)
+            try await store.append(
+                event: WorkoutEvent(
+                    kind: .lap, dateInterval: DateInterval(start: origin.addingTimeInterval(30), duration: 5)),
+                workout: id)
+            #expect(try await store.events(of: id).map(\.kind) == [.lap, .lap, .pause])
             #expect(try await store.events(of: id).first?.metadata == ["n": "1"])
             try await store.append((0..<3).map { sample(.heartRate, 120, Double($0), sourceA) }, workout: id)
             try await store.updateSource(sourceA, model: "H10", firmware: "5.0")

@@ -54,6 +54,9 @@ struct WorkoutController {
             let bytes: [UInt8]
             do {
                 bytes = try await WorkoutFile.bytes(workout: stored.id, format: format, store: try Self.store(core))
+            } catch let error as StoreError {
+                // A store fault is not the workout's: StoreErrorMiddleware logs it and answers 503/507/500.
+                throw error
             } catch {
                 throw APIError(.conflict, "export_failed", "\(error)")
             }
@@ -83,11 +86,8 @@ struct WorkoutController {
             guard !stored.isActive else {
                 throw APIError(.conflict, "workout_active", "stop the session before deleting its workout")
             }
-            do {
-                try await Self.store(core).deleteWorkout(stored.id)
-            } catch {
-                throw APIError(.conflict, "delete_failed", "\(error)")
-            }
+            // A store fault goes to StoreErrorMiddleware, which logs it and answers 503/507/500.
+            try await Self.store(core).deleteWorkout(stored.id)
             return Response(status: .noContent)
         }
         v1.get("workouts/:id/samples") { request, context in
@@ -97,24 +97,14 @@ struct WorkoutController {
                     "'type' must be one of \(QuantityType.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             let stored = try await Self.stored(context, core)
-            let samples: [QuantitySample]
-            do {
-                samples = try await Self.store(core).samples(type: type, workout: stored.id)
-            } catch {
-                throw APIError(.conflict, "store_failed", "\(error)")
-            }
+            let samples = try await Self.store(core).samples(type: type, workout: stored.id)
             return try APIRouter.json(["samples": samples.map(SampleJSON.init)])
         }
     }
 
     /// A raw signal's CSV, streamed a page of frames at a time (hours of ECG are tens of MB).
     static func waveformCSV(_ id: UUID, _ kind: WaveformKind, store: WorkoutStore) async throws -> Response {
-        let held: Bool
-        do {
-            held = try await store.waveformSummaries(of: id).contains { $0.kind == kind }
-        } catch {
-            throw APIError(.conflict, "store_failed", "\(error)")
-        }
+        let held = try await store.waveformSummaries(of: id).contains { $0.kind == kind }
         guard held else {
             throw APIError(.conflict, "no_raw_signals", "the workout holds no \(kind.rawValue) raw signal")
         }

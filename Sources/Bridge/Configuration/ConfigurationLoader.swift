@@ -176,7 +176,8 @@ private struct Reader {
     }
 
     func formatted(_ number: Double) -> String {
-        number == number.rounded() ? String(Int(number)) : String(number)
+        // `Int` of a value past its range traps: `speed = 1e300` must be reported, not fatal.
+        number == number.rounded() && abs(number) < 1e15 ? String(Int(number)) : String(number)
     }
 
     mutating func read(_ root: TOMLDocument.Table) -> BridgeConfiguration {

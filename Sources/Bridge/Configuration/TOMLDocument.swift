@@ -84,6 +84,10 @@ public struct TOMLDocument: Sendable {
     /// recursed into.
     public static let maximumNesting = 8
 
+    /// How many parts a dotted key may have (the configuration needs 2): tables are made and
+    /// walked a level per part, so a longer key is refused before any of that.
+    public static let maximumKeyParts = 8
+
     /// Parses `text`.
     public init(parsing text: String) throws(SyntaxError) {
         var parser = Parser(text: text)
@@ -209,6 +213,9 @@ private struct Parser {
             }
             skipSpaces()
             if current == "." {
+                guard parts.count < TOMLDocument.maximumKeyParts else {
+                    throw error("a dotted key has more than \(TOMLDocument.maximumKeyParts) parts")
+                }
                 advance()
                 continue
             }

@@ -117,6 +117,7 @@ public struct ActivityChange: Sendable, Codable {
 public enum BluetoothAddress {
     public static func isValid(_ text: String) -> Bool {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        return parts.count == 6 && parts.allSatisfy { $0.count == 2 && UInt8($0, radix: 16) != nil }
+        // Hex digits only: `UInt8("+f", radix: 16)` parses, and `+0:+0:…` is not an address.
+        return parts.count == 6 && parts.allSatisfy { $0.utf8.count == 2 && $0.allSatisfy(\.isHexDigit) }
     }
 }

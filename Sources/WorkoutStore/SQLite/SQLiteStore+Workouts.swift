@@ -92,14 +92,21 @@ extension SQLiteStore {
         }
     }
 
-    /// Stores an event of an active workout as it happens.
+    /// Stores an event of an active workout as it happens. Writing it again adds nothing (a
+    /// write retried after its reply was lost): an event is its kind and interval.
     public func append(event: WorkoutEvent, workout: UUID) async throws(StoreError) {
         try await write { db in
+            let (start, end) = (
+                event.dateInterval.start.timeIntervalSince1970, event.dateInterval.end.timeIntervalSince1970
+            )
             try db.execute(
-                sql: "INSERT INTO event (workoutId, kind, start, end, metadata) VALUES (?, ?, ?, ?, ?)",
+                sql: """
+                    INSERT INTO event (workoutId, kind, start, end, metadata) SELECT ?, ?, ?, ?, ?
+                    WHERE NOT EXISTS (SELECT 1 FROM event WHERE workoutId = ? AND kind = ? AND start = ? AND end = ?)
+                    """,
                 arguments: [
-                    workout.uuidString, event.kind.rawValue, event.dateInterval.start.timeIntervalSince1970,
-                    event.dateInterval.end.timeIntervalSince1970, try StoreRows.json(event.metadata),
+                    workout.uuidString, event.kind.rawValue, start, end, try StoreRows.json(event.metadata),
+                    workout.uuidString, event.kind.rawValue, start, end,
                 ])
         }
     }
