@@ -2,14 +2,14 @@
 SWIFT ?= swift
 # What building (and the demo, on the simulator) needs; the tests need the peers and tools as well.
 SYSTEM_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev libsqlite3-dev libmosquitto-dev
+# What `make deb` needs on top of building (before TEST_PACKAGES: `:=` expands at once).
+DEB_PACKAGES := dpkg-dev binutils
 TEST_PACKAGES := bluez dbus python3-venv python3-dbus python3-gi systemd chromium chromium-driver mosquitto openssl \
 	qemu-system-x86 busybox-static kmod postgresql util-linux libxml2-utils prometheus \
 	mmdebstrap e2fsprogs lintian $(DEB_PACKAGES)
 BIN := .build/debug/hrbridge
 # The upstream version; packages add +git<commit count> (scripts/build-deb.sh).
 VERSION ?= 0.9.0
-# What `make deb` needs on top of building.
-DEB_PACKAGES := dpkg-dev binutils
 
 .PHONY: demo test test-real-bluez test-system setup test-setup python-peers build format check-format check-docs bench bench-compare bench-daemon bench-daemon-compare bench-soak release deb install install-files uninstall fuzz stress
 

@@ -279,7 +279,11 @@ let package = Package(
         // The Debian package installed and run under systemd in a QEMU guest (Tests/Fixtures/system).
         .testTarget(name: "SystemTests", dependencies: ["BusHarness"]),
         .testTarget(
-            name: "hrbridgeTests", dependencies: ["hrbridge", "BusHarness", "Workouts", "Wire", "JSONSupport"]),
+            name: "hrbridgeTests",
+            dependencies: [
+                "hrbridge", "BusHarness", "Workouts", "Wire", "JSONSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         .testTarget(
             name: "BridgeTests",
             dependencies: [

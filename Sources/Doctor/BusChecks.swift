@@ -103,7 +103,7 @@ enum BusChecks {
                 name: "dbus-access", status: .fail,
                 detail: "the D-Bus policy refuses this user to \(what): \(error.message)",
                 fix:
-                    "sudo usermod -aG bluetooth $USER (then log in again), or install hrbridge's policy file from systemd/"
+                    "sudo usermod -aG bluetooth $USER (then log in again): BlueZ's policy lets the bluetooth group talk to org.bluez"
             )
         }
         return DoctorCheck(name: "dbus-access", status: .fail, detail: "cannot \(what): \(error)")

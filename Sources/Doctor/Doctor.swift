@@ -12,8 +12,8 @@ public enum Doctor {
         public var bus: DBusConnection.Bus = .system
         /// The BlueZ version, when known; `nil` asks `bluetoothctl --version`.
         public var bluezVersion: String?
-        /// The systemd unit of the service.
-        public var unit = "hrbridged.service"
+        /// The systemd unit of the service (`hrbridged.service` is only an alias, there while it is enabled).
+        public var unit = "hrbridge.service"
         /// The service's API socket.
         public var apiSocket = "/run/hrbridge/api.sock"
         /// Present when systemd is running.

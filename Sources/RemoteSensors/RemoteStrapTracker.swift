@@ -251,10 +251,16 @@ public struct RemoteStrapTracker: Sendable {
             return
         }
         if straps[address] == nil {
-            if straps.count >= configuration.sensorLimit, let silent = longestSilent(at: now) {
-                straps[silent] = nil
-                names[silent] = nil
-                actions.append(.evicted(address: silent))
+            // A strap bound to its gateway by configuration always gets a place: made-up
+            // addresses streaming from a gateway (one with a valid key) must not lock it out.
+            let bound = configuration.owners[address] == node
+            if straps.count >= configuration.sensorLimit,
+                let evicted = longestSilent(at: now) ?? (bound ? unboundOfBusiestGateway() : nil)
+            {
+                drop(evicted, .linkLost, &actions)  // a streaming one is told gone first
+                straps[evicted] = nil
+                names[evicted] = nil
+                actions.append(.evicted(address: evicted))
             }
             guard straps.count < configuration.sensorLimit else {
                 actions.append(.limitReached(address: address, node: node))
@@ -390,6 +396,16 @@ public struct RemoteStrapTracker: Sendable {
         budget.frames -= 1
         budgets[node] = budget
         return true
+    }
+
+    /// A strap no configuration binds, of the gateway that holds the most straps (ties: the
+    /// lowest name), heard longest ago (ties: the lowest address): what makes room for a bound one.
+    private func unboundOfBusiestGateway() -> String? {
+        let unbound = straps.filter { configuration.owners[$0.key] == nil }
+        let perGateway = Dictionary(grouping: unbound.values, by: \.identity.adapter).mapValues(\.count)
+        guard let busiest = perGateway.min(by: { ($1.value, $0.key) < ($0.value, $1.key) })?.key else { return nil }
+        return unbound.filter { $0.value.identity.adapter == busiest }
+            .min { ($0.value.lastHeard, $0.key) < ($1.value.lastHeard, $1.key) }?.key
     }
 
     /// The strap not streaming that has been silent longest, when it has been for more than

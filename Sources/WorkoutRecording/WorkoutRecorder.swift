@@ -102,7 +102,11 @@ public actor WorkoutRecorder {
     /// Events and activities the store refused so far, in order: crash recovery and a rebuild
     /// from the store read them there, so they are written again before the next one and before
     /// the finish, never dropped.
-    private var unstoredChanges: [JournaledChange] = []
+    private var unstoredChanges: [(number: Int, change: JournaledChange)] = []
+    /// Numbers the changes, so a write finished by one caller is not taken off for another.
+    private var changesNumbered = 0
+    /// The finish under way, which a second caller waits for.
+    private var finishing: Task<Workout, any Error>?
     /// The handler of the builder's updates: it ends when the builder finishes.
     private var updateTask: Task<Void, Never>?
     /// The ended workout, saved or not (nil while recording).
@@ -265,7 +269,10 @@ public actor WorkoutRecorder {
 
     /// Starts the wanted raw signals `offered` on `sensor` (one of the recorded sensors), once.
     private func startWaveforms(on sensor: SensorIdentity, offered: Set<WaveformKind>) async {
-        guard finished == nil, unsaved == nil, sensors.isEmpty || sensors.contains(sensor) else { return }
+        // By address: a strap is the same strap through whichever adapter hears it.
+        guard finished == nil, unsaved == nil,
+            sensors.isEmpty || sensors.contains(where: { $0.address == sensor.address })
+        else { return }
         for request in waveformRequests where offered.contains(request.kind) {
             guard startedWaveforms[sensor]?.contains(request.kind) != true else { continue }
             do {
@@ -380,8 +387,19 @@ public actor WorkoutRecorder {
     /// Ends the workout at `date` (or at a completed plan's end, if earlier), finishes it and saves
     /// it. When the store refuses (a full disk) the workout has ended but is not saved: this throws
     /// the ``StoreError`` and a later call saves it.
+    /// Two callers at once (a client's stop and a plan's end) share one finish: the second
+    /// would end an ended session, or write the refused events a second time over the first.
     @discardableResult
     public func finish(at date: Date, settle: Settle = .detach) async throws -> Workout {
+        if let finished { return finished }
+        if let finishing { return try await finishing.value }
+        let attempt = Task { try await self.finishOnce(at: date, settle: settle) }
+        finishing = attempt
+        defer { finishing = nil }
+        return try await attempt.value
+    }
+
+    private func finishOnce(at date: Date, settle: Settle) async throws -> Workout {
         if let finished { return finished }
         let workout: Workout
         if let unsaved {
@@ -436,7 +454,8 @@ public actor WorkoutRecorder {
     /// while it refuses.
     private func keep(_ change: JournaledChange) async {
         guard store != nil else { return }
-        unstoredChanges.append(change)
+        changesNumbered += 1
+        unstoredChanges.append((changesNumbered, change))
         do {
             try await storeUnstoredChanges()
         } catch {
@@ -446,16 +465,16 @@ public actor WorkoutRecorder {
         }
     }
 
-    /// Writes the events and activities the store refused, oldest first (one handler at a time:
-    /// the update handler, or the finish once that handler has ended).
+    /// Writes the events and activities the store refused, oldest first. Two callers at once (two
+    /// finishes) may write one twice, which stores it once (events and activities are keyed).
     private func storeUnstoredChanges() async throws(StoreError) {
         guard let store else { return }
-        while let change = unstoredChanges.first {
+        while let (number, change) = unstoredChanges.first {
             switch change {
             case .event(let event): try await store.append(event: event, workout: id)
             case .activity(let activity): try await store.upsert(activity: activity, workout: id)
             }
-            unstoredChanges.removeFirst()
+            unstoredChanges.removeAll { $0.number == number }
         }
     }
 

@@ -52,7 +52,9 @@ struct HRBridged: AsyncParsableCommand {
         if let socket { configuration.socketPath = socket }
         if let store { configuration.storePath = store }
         if checkConfig {
-            print("\(path): valid")
+            // No file (and none named): the defaults are what runs, and that is what is checked.
+            print(
+                FileManager.default.fileExists(atPath: path) ? "\(path): valid" : "no \(path): the defaults are valid")
             return
         }
         guard let level = Logger.Level(rawValue: logLevel) else {

@@ -63,6 +63,9 @@ struct DaemonStoreFaultTests {
         #expect(pending.saved == false)
         #expect(pending.store?.lost == 0)
         #expect(try await daemon.unix.send(.POST, "/v1/sessions/\(id)/stop").status == 507, "still full")
+        // Ended, though unsaved: its strap is free again (a new session is refused by the disk, not the strap).
+        let again = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[0]]])
+        #expect(again.status == 507, "\(String(decoding: again.body, as: UTF8.self))")
         #expect(try await daemon.unix.send(.GET, "/v1/health").status == 200, "the daemon goes on")
 
         disk.free()

@@ -89,7 +89,7 @@ struct DoctorTests {
         #expect(ServiceCheck.socketCheck(path).status == .fail, "bound but not listening: refused")
         #expect(listen(listener, 4) == 0)
         #expect(ServiceCheck.socketCheck(path).status == .ok)
-        let checks = ServiceCheck.run(unit: "hrbridged.service", socketPath: path, systemdDirectory: "/nonexistent")
+        let checks = ServiceCheck.run(unit: "hrbridge.service", socketPath: path, systemdDirectory: "/nonexistent")
         #expect(checks.map(\.status) == [.skip, .ok])
     }
 

@@ -346,6 +346,29 @@ struct RemoteStrapTrackerTests {
         #expect(driver.feed(envelope(0, address: third), at: 3).first == "discovered room-1/03")
     }
 
+    @Test(
+        "at the limit, a strap bound to its gateway still gets a place: an unbound strap of the gateway holding the most makes room, streaming or not"
+    )
+    func boundStrapAtTheLimit() {
+        var driver = TrackerDriver()
+        let bound = "C0:FF:EE:00:00:09"
+        driver.tracker = RemoteStrapTracker(configuration: .init(expire: 10, sensorLimit: 3, owners: [bound: "gym"]))
+        // A keyed gateway streams for made-up addresses; another has one unbound strap.
+        driver.feed(envelope(0, from: "flood", address: "AA:00:00:00:00:01"), at: 0)
+        driver.feed(envelope(0, from: "flood", address: "AA:00:00:00:00:02"), at: 1)
+        driver.feed(envelope(0, from: "room-1", address: strap), at: 2)
+        #expect(
+            driver.feed(envelope(0, from: "room-1", address: other), at: 3) == ["limit room-1/02"],
+            "an unbound strap waits")
+        #expect(
+            driver.feed(envelope(0, from: "gym", address: bound), at: 3).prefix(3) == [
+                "disconnected(link lost) flood/01", "evicted 01", "discovered gym/09",
+            ], "the flood's strap heard longest ago, told gone first")
+        #expect(driver.tracker.straps[strap] != nil, "the quieter gateway's strap stays")
+        #expect(
+            driver.feed(envelope(0, from: "room-2", address: bound), at: 4) == ["refused foreign_node room-2/09"])
+    }
+
     @Test("a frame dated more than the skew allowed ahead of the hub is refused and changes nothing; within it, taken")
     func aheadOfTheHub() {
         var driver = TrackerDriver()

@@ -33,6 +33,13 @@ struct PlanDisplayTests {
             next: nil)
         #expect(PlanDisplay.line(outOfRange).hasSuffix("now 131 ✗ out of range"))
         #expect(PlanDisplay.line(PlanStatus(current: nil, alertInRange: true)) == "plan: complete")
+        // A threshold's target is open above (the largest Double): shown as one, never converted to Int.
+        let threshold = PlanStatus(
+            current: work, goalProgress: 0.5, alertTarget: 140...Double.greatestFiniteMagnitude, alertValue: 150,
+            alertInRange: true, next: nil)
+        #expect(PlanDisplay.line(threshold).hasSuffix("heart rate target ≥ 140 bpm now 150 ✓"))
+        #expect(Format.number(.infinity) == "∞" && Format.number(.nan) == "-" && Format.number(1e300) == "∞")
+        #expect(Format.clock(1e19) == "∞" && Format.clock(3725) == "1:02:05")
     }
 
     @Test("plan events as JSON objects: steps with where they are, alerts with value and target")

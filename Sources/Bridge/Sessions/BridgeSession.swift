@@ -281,6 +281,11 @@ public actor BridgeSession {
         await builder.primarySources[.heartRate]?.address ?? sensors.first?.address
     }
 
+    /// Whether the session has ended, saved or not (a store that refused the save).
+    public var hasEnded: Bool {
+        get async { await recorder.ended != nil }
+    }
+
     /// The session's current state.
     public var state: WorkoutSessionState {
         get async { await recorder.finished == nil ? await session.state : .ended }

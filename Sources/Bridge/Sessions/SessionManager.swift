@@ -31,6 +31,9 @@ public actor SessionManager {
     private var endedOrder: [UUID] = []
     /// Sensors and athletes of sessions being created: reserved before the first suspension, so
     /// two requests for one strap cannot both pass the checks.
+    /// Sessions that ended but whose workout the store has not saved yet (a full disk): still
+    /// listed, so a stop saves them, but holding neither their straps nor their athlete.
+    private var unsaved: Set<UUID> = []
     private var reservedSensors: Set<String> = []
     private var reservedAthletes: Set<String> = []
 
@@ -85,7 +88,9 @@ public actor SessionManager {
         }
         // From here to the reservation nothing suspends: the checks and the claim are one step.
         for address in addresses {
-            if let owner = sessions.values.first(where: { $0.sensors.contains { $0.address == address } }) {
+            if let owner = sessions.values.first(where: {
+                !unsaved.contains($0.id) && $0.sensors.contains { $0.address == address }
+            }) {
                 throw .sensorInUse(address, session: owner.id.uuidString.lowercased())
             }
             if reservedSensors.contains(address) { throw .sensorInUse(address, session: "being created") }
@@ -100,7 +105,7 @@ public actor SessionManager {
                 configuration.athlete(forSensor: addresses[0])
                 ?? BridgeConfiguration.Athlete(profile: UserProfile(id: Self.anonymousAthlete(for: addresses[0])))
         }
-        if sessions.values.contains(where: { $0.profile.id == athlete.profile.id })
+        if sessions.values.contains(where: { !unsaved.contains($0.id) && $0.profile.id == athlete.profile.id })
             || reservedAthletes.contains(athlete.profile.id)
         {
             throw .athleteBusy(athlete.profile.id)
@@ -193,13 +198,25 @@ public actor SessionManager {
     @discardableResult
     public func stop(_ id: String) async throws -> Workout {
         let session = try session(id)
-        let workout = try await session.stop()
+        let workout: Workout
+        do {
+            workout = try await session.stop()
+        } catch {
+            // Ended but not saved: its straps and athlete may start again while the store refuses.
+            if await session.hasEnded, sessions[session.id] != nil, unsaved.insert(session.id).inserted {
+                statusChanges.signal()
+                for sensor in session.sensors { await sensors.bind(sensor.address, to: nil) }
+            }
+            throw error
+        }
+        let wasUnsaved = unsaved.remove(session.id) != nil
         if sessions.removeValue(forKey: session.id) != nil {
             ended[session.id] = session
             endedOrder.append(session.id)
             while endedOrder.count > Self.endedLimit { ended[endedOrder.removeFirst()] = nil }
             statusChanges.signal()
-            for sensor in session.sensors { await sensors.bind(sensor.address, to: nil) }
+            // An unsaved one let its straps go when it ended: another session may hold them now.
+            if !wasUnsaved { for sensor in session.sensors { await sensors.bind(sensor.address, to: nil) } }
             logger.info("session ended", metadata: ["session": "\(session.id)"])
         }
         return workout
@@ -214,7 +231,7 @@ public actor SessionManager {
         guard let first = measurements.first else { return 0 }
         let address = first.sensor.address
         let targets = sessions.values.filter { session in
-            !session.guest && session.sensors.contains { $0.address == address }
+            !session.guest && !unsaved.contains(session.id) && session.sensors.contains { $0.address == address }
         }
         guard !targets.isEmpty else { return 0 }
         var sampler = MeasurementSampler(

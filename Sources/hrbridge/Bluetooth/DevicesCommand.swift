@@ -58,6 +58,8 @@ struct PairCommand: AsyncParsableCommand {
     @Option(help: "Seconds to look for the sensor when BlueZ does not know it yet.")
     var timeout: Double = 15
 
+    func validate() throws { try SecondsOption.check(timeout, "--timeout") }
+
     func run() async throws {
         let (connection, adapter) = try await bluetooth.open()
         let sensor = SensorIdentity(adapter: adapter.name, address: address.uppercased())

@@ -77,7 +77,7 @@ struct RelayCommand: AsyncParsableCommand {
         }
         if let address { _ = try Self.source(address) }
         if simulate && address != nil { throw ValidationError("give a strap address or --simulate, not both") }
-        if let duration, !(duration > 0) { throw ValidationError("--duration must be above 0") }
+        try SecondsOption.check(duration, "--duration")
     }
 
     static func location(_ text: String) -> BodySensorLocation? {

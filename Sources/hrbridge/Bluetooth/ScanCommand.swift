@@ -26,6 +26,8 @@ struct ScanCommand: AsyncParsableCommand {
     @Option(help: "Seconds to scan.")
     var timeout: Double = 10
 
+    func validate() throws { try SecondsOption.check(timeout, "--timeout") }
+
     @Flag(help: "JSON lines.")
     var json = false
 

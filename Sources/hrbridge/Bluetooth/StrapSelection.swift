@@ -6,8 +6,14 @@ import Sensors
 /// the Heart Rate service, else the first one discovered within 30 s.
 enum StrapSelection {
     static func choose(adapter: BlueZAdapter, addresses: [String]) async -> [SensorIdentity] {
-        var chosen = addresses.map { SensorIdentity(adapter: adapter.name, address: $0.uppercased()) }
         let known = await adapter.knownDevices()
+        // As BlueZ knows it (its adapter, `hci0`, and its name): events and samples carry that
+        // identity, not the pool's name, and a strap is matched to its figures by it.
+        func identity(_ address: String) -> SensorIdentity {
+            known.first { $0.identity.address == address }?.identity
+                ?? SensorIdentity(adapter: adapter.name, address: address)
+        }
+        var chosen = addresses.map { identity($0.uppercased()) }
         if chosen.isEmpty {
             chosen = known.filter { $0.services.contains(.heartRate) && ($0.paired || $0.trusted) }.map(\.identity)
         }
@@ -21,11 +27,13 @@ enum StrapSelection {
         let found: [SensorIdentity] = await withTaskGroup(of: [SensorIdentity]?.self) { group in
             group.addTask {
                 var missing = wanted.subtracting(knownAddresses)
+                var discovered: [String: SensorIdentity] = [:]
                 for await event in events {
                     guard case .discovered(let sensor) = event, sensor.services.contains(.heartRate) else { continue }
                     if wanted.isEmpty { return [sensor.identity] }
                     missing.remove(sensor.identity.address)
-                    if missing.isEmpty { return selected }
+                    discovered[sensor.identity.address] = sensor.identity
+                    if missing.isEmpty { return selected.map { discovered[$0.address] ?? $0 } }
                 }
                 return nil
             }

@@ -90,12 +90,21 @@ struct SessionCommand: AsyncParsableCommand {
                 StandardError.write("hrbridge: the location is indoor or outdoor, not '\(location)'")
                 throw ExitCode(65)
             }
+            // Every boundary a number: one dropped quietly ("16O") would move every zone above it.
+            let boundaries = try zones.map { text in
+                try text.split(separator: ",", omittingEmptySubsequences: false).map { part in
+                    let trimmed = part.trimmingCharacters(in: .whitespaces)
+                    guard let value = Double(trimmed), value.isFinite else {
+                        StandardError.write(
+                            "hrbridge: --zones takes numbers (bpm) separated by commas, not '\(trimmed)'")
+                        throw ExitCode(64)
+                    }
+                    return value
+                }
+            }
             let body = SessionRequest(
                 activity: activityType, location: locationValue, sensors: chosen, athlete: athlete,
-                zones: zones.map {
-                    $0.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-                },
-                guest: guest)
+                zones: boundaries, guest: guest)
             try await connection.send(.POST, "/v1/sessions", json: body)
         }
     }

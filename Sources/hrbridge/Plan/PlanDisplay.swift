@@ -24,8 +24,12 @@ struct PlanDisplay {
         }
         if let alert = current.step.alert, let target = status.alertTarget {
             let unit = Self.unit(alert.measure)
-            line += " · \(Self.name(alert.measure)) target \(Format.number(target.lowerBound))–"
-            line += "\(Format.number(target.upperBound)) \(unit)"
+            // A threshold (and the top zone) has no upper end: the executor's is the largest Double.
+            let bounds =
+                target.upperBound < 1e15
+                ? "\(Format.number(target.lowerBound))–\(Format.number(target.upperBound))"
+                : "≥ \(Format.number(target.lowerBound))"
+            line += " · \(Self.name(alert.measure)) target \(bounds) \(unit)"
             if let value = status.alertValue {
                 line += " now \(Format.number(value)) " + (status.alertInRange ? "✓" : "✗ out of range")
             }

@@ -102,7 +102,12 @@ final class LiveView {
 
 /// Number, time and bar formatting for the terminal.
 enum Format {
+    /// A number the terminal shows as "beyond any reading": a threshold's open end, a value too
+    /// large for `Int` (which would trap), NaN.
+    static let unbounded = "∞"
+
     static func clock(_ seconds: Double) -> String {
+        guard seconds.isFinite, abs(seconds) < 1e15 else { return unbounded }
         let total = Int(seconds.rounded(.down))
         return total >= 3600
             ? String(format: "%d:%02d:%02d", total / 3600, total / 60 % 60, total % 60)
@@ -111,6 +116,7 @@ enum Format {
 
     static func number(_ value: Double?) -> String {
         guard let value else { return "-" }
+        guard value.isFinite, abs(value) < 1e15 else { return value.isNaN ? "-" : unbounded }
         return value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
     }
 

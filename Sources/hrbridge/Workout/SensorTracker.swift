@@ -47,5 +47,8 @@ final class SensorTracker: Sendable {
         }
     }
 
-    func status(of sensor: SensorIdentity) -> Status { statuses.withLock { $0[sensor] ?? Status() } }
+    /// By identity, else by address: a strap heard through another adapter than named is the same strap.
+    func status(of sensor: SensorIdentity) -> Status {
+        statuses.withLock { $0[sensor] ?? $0.first { $0.key.address == sensor.address }?.value ?? Status() }
+    }
 }
