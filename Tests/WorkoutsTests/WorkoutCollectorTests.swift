@@ -88,6 +88,25 @@ struct WorkoutCollectorTests {
         #expect(workout.primarySources?[.heartRate] == viaRoom1)
     }
 
+    @Test("a strap that moves to another gateway mid-workout: its energy before the move still counts")
+    func energyAcrossAMove() throws {
+        let viaRoom1 = SampleSource(adapter: "room-1", address: strapA.address, name: "A")
+        let viaRoom2 = SampleSource(adapter: "room-2", address: strapA.address, name: "A")
+        var builder = collector()
+        builder.setPrimarySource(viaRoom1, for: .activeEnergyBurned)
+        try builder.begin(at: t0)
+        for second in stride(from: 1.0, through: 20, by: 1) {
+            _ = try builder.add([sample(.activeEnergyBurned, 1, at: second, source: second <= 10 ? viaRoom1 : viaRoom2)]
+            )
+        }
+        #expect(builder.activeEnergy.kilojoules == 20, "10 through room-1, then 10 through room-2")
+        try builder.end(at: date(21))
+        let workout = try builder.finish()
+        #expect(workout.activeEnergy.kilojoules == 20)
+        #expect(workout.statistics[.activeEnergyBurned]?.sum == 20)
+        #expect(workout.statistics[.activeEnergyBurned]?.bySource[viaRoom1]?.sum == 10, "each adapter's share kept")
+    }
+
     @Test("an amount that began before the workout counts in its first activity too: activity and workout sums agree")
     func amountBeforeStartInFirstActivity() throws {
         var builder = collector()

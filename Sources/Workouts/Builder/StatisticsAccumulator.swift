@@ -1,5 +1,6 @@
 import Foundation
 import Samples
+import Sensors
 
 /// Running aggregates of one type: O(1) per sample, with a per-source breakdown.
 struct StatisticsAccumulator: Sendable {
@@ -41,6 +42,26 @@ struct StatisticsAccumulator: Sendable {
             }
             add(value, start: start, end: end)
             return held
+        }
+
+        /// Both aggregates as one (one strap's figures heard through two adapters).
+        func merging(_ other: Aggregate) -> Aggregate {
+            guard other.count > 0 else { return self }
+            guard count > 0 else { return other }
+            var merged = self
+            merged.count += other.count
+            merged.minimum = min(minimum, other.minimum)
+            merged.maximum = max(maximum, other.maximum)
+            merged.sum += other.sum
+            merged.weightedSum += other.weightedSum
+            merged.weightedSeconds += other.weightedSeconds
+            if let date = other.lastDate, lastDate.map({ date >= $0 }) ?? true {
+                merged.lastValue = other.lastValue
+                merged.lastDate = date
+            }
+            merged.startDate = [startDate, other.startDate].compactMap { $0 }.min()
+            merged.endDate = [endDate, other.endDate].compactMap { $0 }.max()
+            return merged
         }
 
         func statistics(type: QuantityType) -> Statistics {
@@ -87,7 +108,7 @@ struct StatisticsAccumulator: Sendable {
     /// value only, each device's own in `bySource`.
     func statistics(primary: SampleSource?) -> Statistics {
         var result = overall.statistics(type: type)
-        if type.aggregationStyle == .cumulative, let primary, let counted = bySource[primary], counted.count > 0 {
+        if type.aggregationStyle == .cumulative, let primary, let counted = strap(primary), counted.count > 0 {
             result = counted.statistics(type: type)
         }
         if type.isPerDevice {
@@ -104,6 +125,13 @@ struct StatisticsAccumulator: Sendable {
     }
 
     func sum(for source: SampleSource) -> Double? {
-        bySource[source].flatMap { $0.count > 0 ? $0.sum : nil }
+        strap(source).flatMap { $0.count > 0 ? $0.sum : nil }
+    }
+
+    /// The figures of `source`'s strap through every adapter that heard it: a strap that moved to
+    /// another adapter or gateway mid-workout is one source of its amounts, not two.
+    private func strap(_ source: SampleSource) -> Aggregate? {
+        let heard = bySource.filter { $0.key.address == source.address }.values
+        return heard.isEmpty ? nil : heard.reduce(Aggregate()) { $0.merging($1) }
     }
 }
