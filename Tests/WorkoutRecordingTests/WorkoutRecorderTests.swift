@@ -80,6 +80,42 @@ struct WorkoutRecorderTests {
         return (adapter, try #require(adapter.sensors.first), logger)
     }
 
+    /// A recorder on the simulated strap, storing into `store`: attached, the strap connected,
+    /// the workout begun at the simulator's now.
+    func begunRecorder(
+        store: WorkoutStore, adapter: MockSensorAdapter, strap: SensorIdentity, logger: Logger
+    ) async throws -> WorkoutRecorder {
+        let recorder = try await WorkoutRecorder(
+            WorkoutRecorder.Setup(configuration: configuration, profile: profile, sensors: [strap], store: store),
+            adapter: adapter, clock: adapter.timeline, registry: WorkoutSessionRegistry(), logger: logger)
+        await recorder.attach()
+        try await adapter.connect(strap)
+        _ = try await recorder.begin(at: adapter.timeline.now())
+        return recorder
+    }
+
+    /// The process dies: nothing more is taken, and what the streamer holds reaches the store as a
+    /// restart finds it.
+    func crash(_ recorder: WorkoutRecorder) async throws {
+        await recorder.waitUntilHandlersCaughtUp()
+        await recorder.dataSource.detach()
+        await recorder.stopStreams()
+        try await recorder.streamer?.finish()
+    }
+
+    /// What a restart makes of the journal's first record: a recorder continuing it, attached.
+    func recovered(
+        store: WorkoutStore, adapter: MockSensorAdapter, strap: SensorIdentity, logger: Logger
+    ) async throws -> (WorkoutRecorder, ActiveSessionRecord) {
+        let record = try #require(try await store.activeSessions().first)
+        let recorder = try await WorkoutRecorder(
+            WorkoutRecorder.Setup(
+                configuration: configuration, profile: profile, sensors: [strap], store: store, recovering: record),
+            adapter: adapter, clock: adapter.timeline, registry: WorkoutSessionRegistry(), logger: logger)
+        await recorder.attach()
+        return (recorder, record)
+    }
+
     /// What a collector that keeps everything computes from the samples stored for `id`.
     func referenceWorkout(_ id: UUID, store: WorkoutStore, start: Date, end: Date) async throws -> Workout {
         var collector = WorkoutCollector(configuration: configuration, profile: profile)
@@ -138,12 +174,7 @@ struct WorkoutRecorderTests {
         let store = try WorkoutStore(path: disk.path + "/store.sqlite")
         let (adapter, strap, logger) = try simulatedStrap(seed: 6)
         let clock = adapter.timeline
-        let recorder = try await WorkoutRecorder(
-            WorkoutRecorder.Setup(configuration: configuration, profile: profile, sensors: [strap], store: store),
-            adapter: adapter, clock: clock, registry: WorkoutSessionRegistry(), logger: logger)
-        await recorder.attach()
-        try await adapter.connect(strap)
-        _ = try await recorder.begin(at: clock.now())
+        let recorder = try await begunRecorder(store: store, adapter: adapter, strap: strap, logger: logger)
         for _ in 0..<20 { await adapter.step() }
         await recorder.waitUntilHandlersCaughtUp()
         try disk.fill()
@@ -170,27 +201,13 @@ struct WorkoutRecorderTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let (adapter, strap, logger) = try simulatedStrap(seed: 5)
         let clock = adapter.timeline
-        let first = try await WorkoutRecorder(
-            WorkoutRecorder.Setup(configuration: configuration, profile: profile, sensors: [strap], store: store),
-            adapter: adapter, clock: clock, registry: WorkoutSessionRegistry(), logger: logger)
-        await first.attach()
-        try await adapter.connect(strap)
-        let start = clock.now()
-        _ = try await first.begin(at: start)
+        let first = try await begunRecorder(store: store, adapter: adapter, strap: strap, logger: logger)
         for _ in 0..<60 { await adapter.step() }
         let firstLapEnd = clock.now()
         try await first.lap(at: firstLapEnd)
-        await first.waitUntilHandlersCaughtUp()
-        await first.dataSource.detach()
-        await first.stopStreams()
-        try await first.streamer?.finish()
+        try await crash(first)
 
-        let record = try #require(try await store.activeSessions().first)
-        let second = try await WorkoutRecorder(
-            WorkoutRecorder.Setup(
-                configuration: configuration, profile: profile, sensors: [strap], store: store, recovering: record),
-            adapter: adapter, clock: clock, registry: WorkoutSessionRegistry(), logger: logger)
-        await second.attach()
+        let (second, record) = try await recovered(store: store, adapter: adapter, strap: strap, logger: logger)
         for _ in 0..<60 { await adapter.step() }
         let secondLapEnd = clock.now()
         try await second.lap(at: secondLapEnd)
@@ -213,18 +230,9 @@ struct WorkoutRecorderTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let (adapter, strap, logger) = try simulatedStrap(seed: 4)
         let clock = adapter.timeline
-        let first = try await WorkoutRecorder(
-            WorkoutRecorder.Setup(configuration: configuration, profile: profile, sensors: [strap], store: store),
-            adapter: adapter, clock: clock, registry: WorkoutSessionRegistry(), logger: logger)
-        await first.attach()
-        try await adapter.connect(strap)
-        _ = try await first.begin(at: clock.now())
+        let first = try await begunRecorder(store: store, adapter: adapter, strap: strap, logger: logger)
         for _ in 0..<200 { await adapter.step() }
-        await first.waitUntilHandlersCaughtUp()
-        // The process dies here: what the streamer holds goes to the store as a restart finds it.
-        await first.dataSource.detach()
-        await first.stopStreams()
-        try await first.streamer?.finish()
+        try await crash(first)
         let beforeCrash = try await store.alpha1Windows(of: first.id)
         #expect(beforeCrash.count > 10)
         // A window stored from beats the crash lost (their batch never reached the store).
@@ -233,12 +241,7 @@ struct WorkoutRecorderTests {
         orphan.alpha1 = 0.123
         try await store.upsert(alpha1Windows: [orphan], workout: first.id)
 
-        let record = try #require(try await store.activeSessions().first)
-        let second = try await WorkoutRecorder(
-            WorkoutRecorder.Setup(
-                configuration: configuration, profile: profile, sensors: [strap], store: store, recovering: record),
-            adapter: adapter, clock: clock, registry: WorkoutSessionRegistry(), logger: logger)
-        await second.attach()
+        let (second, record) = try await recovered(store: store, adapter: adapter, strap: strap, logger: logger)
         #expect(await second.builder.snapshot.alpha1Windows.isEmpty, "the recovered series went to the store")
         for _ in 0..<120 { await adapter.step() }
         let workout = try await second.finish(

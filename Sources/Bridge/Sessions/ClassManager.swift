@@ -212,7 +212,9 @@ public actor ClassManager: Service {
         do {
             try await sessions.endSession(session)
         } catch {
-            // Left in the recovery journal: the store saves it once it can.
+            // Ended but unsaved (the store refused): listed with `saved: false`, its strap free to
+            // rejoin; a stop (the API's, or the daemon's at shutdown) saves it, and the recovery
+            // journal holds it until then.
             logger.error(
                 "a class session did not end cleanly", metadata: ["sensor": "\(address)", "error": "\(error)"])
         }
