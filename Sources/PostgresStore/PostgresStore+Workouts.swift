@@ -81,19 +81,21 @@ extension PostgresStore {
     }
 
     /// Stores an event of an active workout. Writing it again adds nothing (a
-    /// write retried after its reply was lost): an event is its kind and interval.
+    /// write retried after its reply was lost): an event is its kind, interval and metadata.
     public func append(event: WorkoutEvent, workout: UUID) async throws(StoreError) {
         try await write { session in
+            let metadata = try StoreRows.json(event.metadata)
             try await session.execute(
                 """
                 INSERT INTO event (workout_id, kind, start_time, end_time, metadata)
                 SELECT \(workout.uuidString), \(event.kind.rawValue),
                 to_timestamp(\(event.dateInterval.start.timeIntervalSince1970)),
-                to_timestamp(\(event.dateInterval.end.timeIntervalSince1970)), \(try StoreRows.json(event.metadata))
+                to_timestamp(\(event.dateInterval.end.timeIntervalSince1970)), \(metadata)
                 WHERE NOT EXISTS (SELECT 1 FROM event WHERE workout_id = \(workout.uuidString)
                 AND kind = \(event.kind.rawValue)
                 AND start_time = to_timestamp(\(event.dateInterval.start.timeIntervalSince1970))
-                AND end_time = to_timestamp(\(event.dateInterval.end.timeIntervalSince1970)))
+                AND end_time = to_timestamp(\(event.dateInterval.end.timeIntervalSince1970))
+                AND metadata = \(metadata))
                 """)
         }
     }

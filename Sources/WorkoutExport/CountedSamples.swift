@@ -22,7 +22,8 @@ public enum CountedSamples {
         guard !primaries.isEmpty else { return samples }
         return samples.filter { sample in
             guard sample.type.aggregationStyle == .cumulative, let primary = primaries[sample.type] else { return true }
-            return sample.source == primary
+            // The primary strap through whichever adapter heard it, as the workout's figures count it.
+            return sample.source.address == primary.address
         }
     }
 }

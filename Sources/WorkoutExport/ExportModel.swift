@@ -105,7 +105,10 @@ struct ExportModel {
         for event in marked {
             let start = max(event.dateInterval.start, covered)
             let end = min(event.dateInterval.end, session.end)
-            if start > covered { laps.append(span(from: covered, to: start, configuration: session.configuration)) }
+            if start > covered {
+                laps.append(span(from: covered, to: start, configuration: session.configuration))
+                covered = start
+            }
             guard end > start else { continue }
             laps.append(span(from: start, to: end, configuration: session.configuration))
             covered = end

@@ -200,7 +200,7 @@ public final class WorkoutStore: Sendable {
     }
 
     /// Stores an event of an active workout as it happens. Writing it again adds nothing (a
-    /// write retried after its reply was lost): an event is its kind and interval.
+    /// write retried after its reply was lost): an event is its kind, interval and metadata.
     public func append(event: WorkoutEvent, workout: UUID) async throws(StoreError) {
         try await uncancelled { () async throws(StoreError) in
             try await self.backend.append(event: event, workout: workout)

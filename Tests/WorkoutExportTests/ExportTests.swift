@@ -232,6 +232,18 @@ struct ExportTests {
         #expect(laps.map { $0["timer"] as? Double } == [100, 240, 200, 600])
         let sessions = try #require(decoded["sessions"] as? [[String: Any]])
         #expect(sessions.map { $0["timer"] as? Double } == [540, 600], "the laps add up to each session")
+
+        // A zero-length lap (an iteration that ended as it began) between two stretches without one.
+        let (zero, zeroSamples) = try multiActivityWorkout(laps: [(0, 10), (30, 30), (40, 60)])
+        let zeroCollector = XMLCollector()
+        let zeroParser = XMLParser(data: Data(try TCXExporter.export(zero, samples: zeroSamples).utf8))
+        zeroParser.delegate = zeroCollector
+        #expect(zeroParser.parse())
+        #expect(
+            zeroCollector.totalTimes == ["10.000", "20.000", "10.000", "20.000", "480.000", "600.000"],
+            "no stretch twice")
+        #expect(
+            zeroCollector.heartRates == zeroSamples.filter { $0.type == .heartRate }.map { Int($0.canonicalValue) })
     }
 
     @Test("TCX: a standard XML parser reads it; element order as the v2 schema requires; values match")

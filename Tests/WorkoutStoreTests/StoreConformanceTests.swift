@@ -265,7 +265,13 @@ struct StoreConformanceTests {
                 event: WorkoutEvent(
                     kind: .lap, dateInterval: DateInterval(start: origin.addingTimeInterval(30), duration: 5)),
                 workout: id)
-            #expect(try await store.events(of: id).map(\.kind) == [.lap, .lap, .pause])
+            // The same instant with other metadata is another event (two zero-length segments).
+            try await store.append(
+                event: WorkoutEvent(
+                    kind: .lap, dateInterval: DateInterval(start: origin.addingTimeInterval(30), duration: 0),
+                    metadata: ["n": "2"]),
+                workout: id)
+            #expect(try await store.events(of: id).map(\.kind) == [.lap, .lap, .lap, .pause])
             #expect(try await store.events(of: id).first?.metadata == ["n": "1"])
             try await store.append((0..<3).map { sample(.heartRate, 120, Double($0), sourceA) }, workout: id)
             try await store.updateSource(sourceA, model: "H10", firmware: "5.0")

@@ -93,20 +93,22 @@ extension SQLiteStore {
     }
 
     /// Stores an event of an active workout as it happens. Writing it again adds nothing (a
-    /// write retried after its reply was lost): an event is its kind and interval.
+    /// write retried after its reply was lost): an event is its kind, interval and metadata.
     public func append(event: WorkoutEvent, workout: UUID) async throws(StoreError) {
         try await write { db in
             let (start, end) = (
                 event.dateInterval.start.timeIntervalSince1970, event.dateInterval.end.timeIntervalSince1970
             )
+            let metadata = try StoreRows.json(event.metadata)
             try db.execute(
                 sql: """
                     INSERT INTO event (workoutId, kind, start, end, metadata) SELECT ?, ?, ?, ?, ?
-                    WHERE NOT EXISTS (SELECT 1 FROM event WHERE workoutId = ? AND kind = ? AND start = ? AND end = ?)
+                    WHERE NOT EXISTS (SELECT 1 FROM event
+                    WHERE workoutId = ? AND kind = ? AND start = ? AND end = ? AND metadata = ?)
                     """,
                 arguments: [
-                    workout.uuidString, event.kind.rawValue, start, end, try StoreRows.json(event.metadata),
-                    workout.uuidString, event.kind.rawValue, start, end,
+                    workout.uuidString, event.kind.rawValue, start, end, metadata,
+                    workout.uuidString, event.kind.rawValue, start, end, metadata,
                 ])
         }
     }
