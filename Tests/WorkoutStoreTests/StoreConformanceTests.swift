@@ -251,26 +251,17 @@ struct StoreConformanceTests {
                 event: WorkoutEvent(
                     kind: .pause, dateInterval: DateInterval(start: origin.addingTimeInterval(60), duration: 0)),
                 workout: id)
-            try await store.append(
-                event: WorkoutEvent(
-                    kind: .lap, dateInterval: DateInterval(start: origin.addingTimeInterval(30), duration: 0),
-                    metadata: ["n": "1"]),
-                workout: id)
-            // A write retried after its reply was lost adds nothing; another lap does.
-            let lap = WorkoutEvent(
-                kind: .lap, dateInterval: DateInterval(start: origin.addingTimeInterval(30), duration: 0),
-                metadata: ["n": "1"])
-            try await store.append(event: lap, workout: id)
-            try await store.append(
-                event: WorkoutEvent(
-                    kind: .lap, dateInterval: DateInterval(start: origin.addingTimeInterval(30), duration: 5)),
-                workout: id)
-            // The same instant with other metadata is another event (two zero-length segments).
-            try await store.append(
-                event: WorkoutEvent(
-                    kind: .lap, dateInterval: DateInterval(start: origin.addingTimeInterval(30), duration: 0),
-                    metadata: ["n": "2"]),
-                workout: id)
+            func lap(lasting duration: TimeInterval, _ metadata: [String: String] = [:]) -> WorkoutEvent {
+                WorkoutEvent(
+                    kind: .lap, dateInterval: DateInterval(start: origin.addingTimeInterval(30), duration: duration),
+                    metadata: metadata)
+            }
+            try await store.append(event: lap(lasting: 0, ["n": "1"]), workout: id)
+            // A write retried after its reply was lost adds nothing; another lap does, and so does
+            // the same instant with other metadata (two zero-length segments).
+            try await store.append(event: lap(lasting: 0, ["n": "1"]), workout: id)
+            try await store.append(event: lap(lasting: 5), workout: id)
+            try await store.append(event: lap(lasting: 0, ["n": "2"]), workout: id)
             #expect(try await store.events(of: id).map(\.kind) == [.lap, .lap, .lap, .pause])
             #expect(try await store.events(of: id).first?.metadata == ["n": "1"])
             try await store.append((0..<3).map { sample(.heartRate, 120, Double($0), sourceA) }, workout: id)
