@@ -161,5 +161,11 @@ enum PostgresSchema {
                 """
             ]
         ),
+        (
+            // Every sensor of an active session, so recovery follows them all (older versions
+            // sharing the database still write their rows: they get the empty list).
+            "v8-journal-sensors",
+            ["ALTER TABLE journal ADD COLUMN sensors text NOT NULL DEFAULT '[]'"]
+        ),
     ]
 }

@@ -35,14 +35,14 @@ extension PostgresStore {
     private func journal(_ record: ActiveSessionRecord, _ session: PostgresSession) async throws {
         try await session.execute(
             """
-            INSERT INTO journal (workout_id, session_state, configuration, profile, custom_zones, primary_sources, updated_at,
-            owner)
+            INSERT INTO journal (workout_id, session_state, configuration, profile, custom_zones, primary_sources, sensors,
+            updated_at, owner)
             VALUES (\(record.workoutID.uuidString), \(record.state.rawValue), \(try StoreRows.json(record.configuration)),
             \(try record.profile.map(StoreRows.json)), \(try StoreRows.json(record.customZones)),
-            \(try StoreRows.json(record.primarySources)), to_timestamp(\(Date().timeIntervalSince1970)), \(owner))
+            \(try StoreRows.json(record.primarySources)), \(try StoreRows.json(record.sensors)), to_timestamp(\(Date().timeIntervalSince1970)), \(owner))
             ON CONFLICT (workout_id) DO UPDATE SET session_state = excluded.session_state,
             configuration = excluded.configuration, profile = excluded.profile, custom_zones = excluded.custom_zones,
-            primary_sources = excluded.primary_sources, updated_at = excluded.updated_at
+            primary_sources = excluded.primary_sources, sensors = excluded.sensors, updated_at = excluded.updated_at
             """)
     }
 
@@ -52,14 +52,14 @@ extension PostgresStore {
             try await session.rows(
                 """
                 SELECT j.workout_id, j.configuration, j.profile, w.start_time, j.session_state, j.custom_zones,
-                j.primary_sources FROM journal j JOIN workout w ON w.id = j.workout_id
+                j.primary_sources, j.sensors FROM journal j JOIN workout w ON w.id = j.workout_id
                 WHERE j.owner IS NULL OR j.owner = \(self.owner) ORDER BY w.start_time
                 """
             ).compactMap { row in
                 StoreRows.journal(
                     workoutID: try row.text(0), configuration: try row.text(1), profile: try row.optionalText(2),
                     start: try row.date(3), state: try row.text(4), customZones: try row.text(5),
-                    primarySources: try row.text(6))
+                    primarySources: try row.text(6), sensors: try row.text(7))
             }
         }
     }

@@ -317,7 +317,8 @@ public actor WorkoutRecorder {
                 workoutID: id, configuration: configuration, profile: profile, start: started, state: .running,
                 customZones: zones.map { [$0] } ?? [],
                 primarySources: Dictionary(
-                    uniqueKeysWithValues: await builder.primarySources.map { ($0.key.rawValue, $0.value) })))
+                    uniqueKeysWithValues: await builder.primarySources.map { ($0.key.rawValue, $0.value) }),
+                sensors: sensors.map { SampleSource(adapter: $0.adapter, address: $0.address, name: $0.name) }))
         if let activity = await builder.currentActivity { try? await store?.upsert(activity: activity, workout: id) }
         return await runner?.start(at: started) ?? []
     }

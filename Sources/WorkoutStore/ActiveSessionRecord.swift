@@ -18,11 +18,16 @@ public struct ActiveSessionRecord: Hashable, Sendable, Codable {
     public var customZones: [ZoneConfiguration]
     /// Primary source per quantity type.
     public var primarySources: [String: SampleSource]
+    /// Every sensor the session records, in its order (the first is its primary strap): recovery
+    /// follows them all, not only the ones that were primary for some type when it was journaled.
+    /// Empty in a row journaled before this was kept.
+    public var sensors: [SampleSource]
 
     /// Creates a record.
     public init(
         workoutID: UUID, configuration: WorkoutConfiguration, profile: UserProfile?, start: Date,
-        state: WorkoutSessionState, customZones: [ZoneConfiguration] = [], primarySources: [String: SampleSource] = [:]
+        state: WorkoutSessionState, customZones: [ZoneConfiguration] = [], primarySources: [String: SampleSource] = [:],
+        sensors: [SampleSource] = []
     ) {
         self.workoutID = workoutID
         self.configuration = configuration
@@ -31,5 +36,6 @@ public struct ActiveSessionRecord: Hashable, Sendable, Codable {
         self.state = state
         self.customZones = customZones
         self.primarySources = primarySources
+        self.sensors = sensors
     }
 }

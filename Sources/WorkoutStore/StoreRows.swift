@@ -40,7 +40,7 @@ package enum StoreRows {
     /// A journal row as a record; nil when its id, configuration or state cannot be read.
     package static func journal(
         workoutID: String, configuration: String, profile: String?, start: Date, state: String,
-        customZones: String, primarySources: String
+        customZones: String, primarySources: String, sensors: String
     ) -> ActiveSessionRecord? {
         guard let id = UUID(uuidString: workoutID),
             let configuration = decode(WorkoutConfiguration.self, configuration),
@@ -50,7 +50,8 @@ package enum StoreRows {
             workoutID: id, configuration: configuration, profile: decode(UserProfile.self, profile),
             start: start, state: state,
             customZones: decode([ZoneConfiguration].self, customZones) ?? [],
-            primarySources: decode([String: SampleSource].self, primarySources) ?? [:])
+            primarySources: decode([String: SampleSource].self, primarySources) ?? [:],
+            sensors: decode([SampleSource].self, sensors) ?? [])
     }
 
     /// What is wrong with a journal row, one line; nil when it reads.

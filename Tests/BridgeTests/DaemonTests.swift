@@ -162,11 +162,11 @@ struct DaemonTests {
         #expect(try await daemon.unix.send(.GET, "/v1/workouts/\(id)").status == 404)
     }
 
-    @Test("SIGKILL during a session: the restarted daemon recovers it and its stream resumes")
+    @Test("SIGKILL during a two-strap session: the restarted daemon recovers it on both and its stream resumes")
     func recoveryAfterKill() async throws {
         // Real time: the simulator's accelerated clock starts afresh with each process.
         let daemon = try await DaemonUnderTest(speed: 1)
-        let created = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [straps[0]]])
+        let created = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [straps[0], straps[1]]])
             .decoded(SessionJSON.self)
         let id = created.id.wire
         let events = EventCollector(daemon.unix, path: "/v1/events?session=\(id)&kinds=all")
@@ -182,9 +182,13 @@ struct DaemonTests {
         let sessions = try await restarted.unix.send(.GET, "/v1/sessions").list("sessions", of: SessionJSON.self)
         #expect(sessions.map(\.id) == [created.id], "the session is back")
         #expect(sessions.first?.state == "running")
+        #expect(sessions.first?.sensors == [straps[0], straps[1]], "both straps, the primary first")
         let resumed = EventCollector(restarted.unix, path: "/v1/events?session=\(id)&kinds=all")
         defer { resumed.cancel() }
         try await eventually("heart rates after the restart") { try heartRates(resumed) >= 3 }
+        try await eventually("the second strap's samples after the restart") {
+            try resumed.messages(.sample, as: SampleJSON.self).contains { $0.payload.source.address == straps[1] }
+        }
         let stopped = try await restarted.unix.send(.POST, "/v1/sessions/\(id)/stop").decoded(SessionJSON.self)
         let count = stopped.summary?.statistics["heartRate"]?.count ?? 0
         // The store is written at least once a second: a SIGKILL loses at most the last second.

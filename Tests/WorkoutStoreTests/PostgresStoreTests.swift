@@ -178,9 +178,9 @@ struct PostgresStoreTests {
         #expect(
             try await one.appliedMigrations() == [
                 "v1", "v2-timestamptz", "v3-alpha1-windows", "v4-journal-owner", "v5-sample-via", "v6-waveforms",
-                "v7-sample-checks-per-transaction",
+                "v7-sample-checks-per-transaction", "v8-journal-sensors",
             ])
-        #expect(try await server.query("SELECT count(*) FROM hrbridge_migration") == ["7"])
+        #expect(try await server.query("SELECT count(*) FROM hrbridge_migration") == ["8"])
         await two.close()
         let store = WorkoutStore(backend: one)
         let source = SampleSource(adapter: "mqtt", address: "C0:FF:EE:00:00:07", name: "Ana")
@@ -321,7 +321,7 @@ struct PostgresStoreTests {
             #expect(
                 try await store.appliedMigrations() == [
                     "v1", "v2-timestamptz", "v3-alpha1-windows", "v4-journal-owner", "v5-sample-via", "v6-waveforms",
-                    "v7-sample-checks-per-transaction",
+                    "v7-sample-checks-per-transaction", "v8-journal-sensors",
                 ])
             // The same dates, to PostgreSQL's microsecond.
             try await expectMigratedDates(

@@ -245,8 +245,10 @@ struct StoreConformanceTests {
             try await store.beginWorkout(record)
             record.state = .paused
             record.primarySources = ["heartRate": sourceA]
+            record.sensors = [sourceB, sourceA]
             try await store.updateJournal(record)
             #expect(try await store.activeSessions() == [record])
+            #expect(try await store.activeSessions().first?.sensors == [sourceB, sourceA], "in the session's order")
             try await store.append(
                 event: WorkoutEvent(
                     kind: .pause, dateInterval: DateInterval(start: origin.addingTimeInterval(60), duration: 0)),

@@ -27,7 +27,7 @@ private func sample(_ type: QuantityType, _ value: Double, _ seconds: Double, _ 
 struct StoreTests {
     static let migrations = [
         "v1", "v2-hourly-rollups", "v3-plan-schedule", "v4-sample-key", "v5-unix-time", "v6-alpha1-windows",
-        "v7-sample-via", "v8-waveforms", "v9-no-source-index",
+        "v7-sample-via", "v8-waveforms", "v9-no-source-index", "v10-journal-sensors",
     ]
 
     @Test("samples keep two indexes, and a source's statistics read the key, not the table")

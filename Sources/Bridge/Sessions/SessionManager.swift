@@ -29,13 +29,19 @@ public actor SessionManager {
     /// store keeps the workouts).
     private var ended: [UUID: BridgeSession] = [:]
     private var endedOrder: [UUID] = []
-    /// Sensors and athletes of sessions being created: reserved before the first suspension, so
-    /// two requests for one strap cannot both pass the checks.
     /// Sessions that ended but whose workout the store has not saved yet (a full disk): still
     /// listed, so a stop saves them, but holding neither their straps nor their athlete.
     private var unsaved: Set<UUID> = []
-    private var reservedSensors: Set<String> = []
+    /// Sensors and athletes of sessions being created or recovered: reserved before the first
+    /// suspension, so two requests for one strap, or a request and a recovery, cannot both pass
+    /// the checks. A sensor maps to what holds it (`being created`, or the recovered session's id).
+    private var reservedSensors: [String: String] = [:]
     private var reservedAthletes: Set<String> = []
+    /// Tests' seam: awaited while a recovered session holds its reservations, before it is built.
+    private var whileRecovering: (@Sendable (UUID) async -> Void)?
+
+    /// Sets the tests' seam ``whileRecovering``.
+    func pauseRecovery(with hook: (@Sendable (UUID) async -> Void)?) { whileRecovering = hook }
 
     /// Signalled when the set of running sessions or a session's store health changed: what
     /// systemd's status line says (it does not follow each session's figures).
@@ -93,7 +99,7 @@ public actor SessionManager {
             }) {
                 throw .sensorInUse(address, session: owner.id.uuidString.lowercased())
             }
-            if reservedSensors.contains(address) { throw .sensorInUse(address, session: "being created") }
+            if let holder = reservedSensors[address] { throw .sensorInUse(address, session: holder) }
         }
         let athlete: BridgeConfiguration.Athlete
         if let id = request.athlete {
@@ -110,10 +116,10 @@ public actor SessionManager {
         {
             throw .athleteBusy(athlete.profile.id)
         }
-        reservedSensors.formUnion(addresses)
+        for address in addresses { reservedSensors[address] = "being created" }
         reservedAthletes.insert(athlete.profile.id)
         defer {
-            reservedSensors.subtract(addresses)
+            for address in addresses { reservedSensors[address] = nil }
             reservedAthletes.remove(athlete.profile.id)
         }
         var zones = athlete.zones
@@ -288,12 +294,30 @@ public actor SessionManager {
         }
         // A session the API started while recovery waited is journaled too: it is live, not lost.
         for record in records where sessions[record.workoutID] == nil && !starting.contains(record.workoutID) {
+            // From here to the reservation nothing suspends. A strap a session took while
+            // recovery waited stays with it (that session is live); the recovered one follows the rest.
+            let journaled = Self.sensorAddresses(of: record)
+            let taken = journaled.filter { address in
+                reservedSensors[address] != nil
+                    || sessions.values.contains { session in
+                        !unsaved.contains(session.id) && session.sensors.contains { $0.address == address }
+                    }
+            }
+            let addresses = journaled.filter { !taken.contains($0) }
+            if !taken.isEmpty {
+                logger.warning(
+                    "a recovered session's straps are in another session",
+                    metadata: ["session": "\(record.workoutID)", "sensors": "\(taken.joined(separator: ","))"])
+            }
+            for address in addresses { reservedSensors[address] = record.workoutID.uuidString.lowercased() }
+            // (Unless a session being created holds the athlete: its reservation is its own.)
+            let athlete = record.profile.flatMap { reservedAthletes.insert($0.id).inserted ? $0.id : nil }
+            defer {
+                for address in addresses { reservedSensors[address] = nil }
+                if let athlete { reservedAthletes.remove(athlete) }
+            }
+            await whileRecovering?(record.workoutID)
             do {
-                var addresses: [String] = []
-                for source in record.primarySources.values.sorted(by: { $0.address < $1.address })
-                where !addresses.contains(source.address) {
-                    addresses.append(source.address)
-                }
                 var identities: [SensorIdentity] = []
                 for address in addresses { identities.append(await sensors.identity(address)) }
                 let trigger = SnapshotTrigger()
@@ -320,5 +344,20 @@ public actor SessionManager {
                     "session not recovered", metadata: ["session": "\(record.workoutID)", "error": "\(error)"])
             }
         }
+    }
+
+    /// The straps a journaled session records, its primary first. A row journaled before the
+    /// sensor list was kept names only the primary sources: heart rate's first, then the others.
+    static func sensorAddresses(of record: ActiveSessionRecord) -> [String] {
+        var sources = record.sensors
+        if sources.isEmpty {
+            let heartRate = record.primarySources[QuantityType.heartRate.rawValue]
+            sources = (heartRate.map { [$0] } ?? []) + record.primarySources.values.sorted { $0.address < $1.address }
+        }
+        var addresses: [String] = []
+        for source in sources where !addresses.contains(source.address.uppercased()) {
+            addresses.append(source.address.uppercased())
+        }
+        return addresses
     }
 }

@@ -215,6 +215,12 @@ enum SQLiteSchema {
             // a recording gateway a fifth of its SQLite time: a leaf page per strap per commit.
             try db.drop(index: "sample_on_sourceId")
         }
+        migrator.registerMigration("v10-journal-sensors") { db in
+            // Every sensor of an active session, so recovery follows them all.
+            try db.alter(table: "journal") { table in
+                table.add(column: "sensors", .text).notNull().defaults(to: "[]")
+            }
+        }
         return migrator
     }
 }

@@ -35,13 +35,14 @@ extension SQLiteStore {
     private func journal(_ record: ActiveSessionRecord, _ db: Database) throws {
         try db.execute(
             sql: """
-                INSERT OR REPLACE INTO journal (workoutId, sessionState, configuration, profile, customZones, primarySources, updatedAt)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT OR REPLACE INTO journal (workoutId, sessionState, configuration, profile, customZones, primarySources,
+                sensors, updatedAt)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 record.workoutID.uuidString, record.state.rawValue, try StoreRows.json(record.configuration),
                 try record.profile.map(StoreRows.json), try StoreRows.json(record.customZones),
-                try StoreRows.json(record.primarySources),
+                try StoreRows.json(record.primarySources), try StoreRows.json(record.sensors),
                 Date().timeIntervalSince1970,
             ])
     }
@@ -65,7 +66,8 @@ extension SQLiteStore {
                     start: Date(timeIntervalSince1970: try row.value("start")), state: state,
                     customZones: StoreRows.decode([ZoneConfiguration].self, try row.value("customZones")) ?? [],
                     primarySources: StoreRows.decode([String: SampleSource].self, try row.value("primarySources"))
-                        ?? [:])
+                        ?? [:],
+                    sensors: StoreRows.decode([SampleSource].self, try row.value("sensors")) ?? [])
             }
         }
     }
