@@ -56,7 +56,10 @@ let package = Package(
         // The BlueZ implementation of the sensor adapter: discovery, connect, notify, pairing, reconnect.
         .target(
             name: "BlueZ",
-            dependencies: ["DBus", "GATT", "Sensors", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "DBus", "GATT", "Sensors", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
         ),
         // Sensors heard through other gateways over MQTT: the measurement envelope and the adapter.
         .target(

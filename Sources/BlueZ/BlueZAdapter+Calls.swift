@@ -58,10 +58,17 @@ extension BlueZAdapter {
             [.string(interface), .string(property), .variant(value)])
     }
 
+    /// A characteristic's value (`ReadValue`); a reply that is not one `ay` is refused and counted.
     func read(_ characteristicPath: String) async throws(BlueZError) -> [UInt8] {
         let reply = try await call(
             characteristicPath, ObjectCache.characteristicInterface, "ReadValue", [.propertyMap([])])
-        return reply.first?.bytes ?? []
+        guard reply.count == 1, let bytes = reply[0].bytes, reply[0].signature == "ay" else {
+            let problem = MalformedBlueZMessage(
+                .reply, member: "ReadValue", path: characteristicPath, expected: "ay", values: reply)
+            refuse([problem])
+            throw BlueZError(name: MalformedBlueZMessage.errorName, message: problem.description)
+        }
+        return bytes
     }
 
     /// Waits until `condition` holds on the cache or `timeout` passes: woken by the cache's
@@ -105,21 +112,39 @@ extension BlueZAdapter {
         return .failed(name: error.name, message: error.message)
     }
 
-    static func managedObjects(_ connection: DBusConnection) async throws(SensorAdapterError) -> DBusValue {
+    /// BlueZ's object tree (`GetManagedObjects`), or why its reply cannot be read.
+    static func managedObjects(
+        _ connection: DBusConnection
+    ) async throws(SensorAdapterError) -> Result<DBusValue, MalformedBlueZMessage> {
+        let reply: [DBusValue]
         do {
-            let reply = try await connection.call(
+            reply = try await connection.call(
                 destination: "org.bluez", path: "/", interface: "org.freedesktop.DBus.ObjectManager",
                 member: "GetManagedObjects")
-            return reply.first ?? .propertyMap([])
         } catch {
             throw Self.adapterError(error)
         }
+        guard reply.count == 1, reply[0].signature == BlueZShapes.managedObjectsSignature else {
+            return .failure(
+                MalformedBlueZMessage(
+                    .reply, member: "GetManagedObjects", path: "/", expected: BlueZShapes.managedObjectsSignature,
+                    values: reply))
+        }
+        return .success(reply[0])
+    }
+
+    /// The adapter error a refused reply becomes.
+    static func adapterError(_ problem: MalformedBlueZMessage) -> SensorAdapterError {
+        .failed(name: MalformedBlueZMessage.errorName, message: problem.description)
     }
 
     /// The names of the adapters BlueZ has, in index order (`hci0`, `hci1`, … `hci10`).
     public static func adapterNames(on connection: DBusConnection) async throws(SensorAdapterError) -> [String] {
         var cache = ObjectCache()
-        cache.load(snapshot: try await managedObjects(connection))
+        switch try await managedObjects(connection) {
+        case .success(let snapshot): cache.load(snapshot: snapshot)
+        case .failure(let problem): throw adapterError(problem)
+        }
         return cache.adapters.map(\.name)
     }
 }

@@ -8,6 +8,12 @@ import Synchronization
 extension BlueZAdapter {
     /// Applies one `org.bluez` signal to the cache and turns it into the machines' inputs.
     func handle(_ signal: DBusSignal) {
+        // Sent by a bluetoothd that has since left (queued before its owner change was applied):
+        // its objects are gone, and applying it would bring them back into the new one's cache.
+        guard !retiredOwners.contains(signal.sender) else {
+            staleSignals += 1
+            return
+        }
         if signal.member == "PropertiesChanged", signal.interface == "org.freedesktop.DBus.Properties",
             signal.arguments.count >= 2,
             signal.arguments[0].string == ObjectCache.characteristicInterface,
@@ -18,13 +24,14 @@ extension BlueZAdapter {
             characteristicNotified(path: signal.path, bytes: bytes)
             return
         }
+        if let problem = BlueZShapes.problem(with: signal) { return refuse([problem]) }
         appliedDuringSnapshot?.append(signal)
         switch (signal.interface, signal.member) {
         case ("org.freedesktop.DBus.ObjectManager", "InterfacesAdded"):
             routes = [:]
             guard signal.arguments.count == 2, let objectPath = signal.arguments[0].string else { return }
             let interfaces = signal.arguments[1].stringDictionary ?? [:]
-            cache.add(path: objectPath, interfaces: signal.arguments[1])
+            refuse(cache.add(path: objectPath, interfaces: signal.arguments[1]))
             if interfaces[ObjectCache.adapterInterface] != nil {
                 // An adapter plugged in (again): it joins the pool.
                 refreshAdapters()
@@ -67,8 +74,10 @@ extension BlueZAdapter {
             }
         case ("org.freedesktop.DBus.Properties", "PropertiesChanged"):
             guard let (interface, changed, invalidated) = Self.propertyChange(in: signal) else { return }
-            cache.update(path: signal.path, interface: interface, changed: changed, invalidated: invalidated)
-            propertiesChanged(path: signal.path, interface: interface, changed: changed)
+            let checked = BlueZShapes.checked(changed, of: interface, at: signal.path)
+            refuse(checked.refused)
+            cache.update(path: signal.path, interface: interface, changed: checked.kept, invalidated: invalidated)
+            propertiesChanged(path: signal.path, interface: interface, changed: checked.kept)
         default:
             break
         }
@@ -288,8 +297,13 @@ extension BlueZAdapter {
     func loadSnapshot() async throws(SensorAdapterError) {
         appliedDuringSnapshot = []
         defer { appliedDuringSnapshot = nil }
-        let snapshot = try await Self.managedObjects(connection)
-        cache.load(snapshot: snapshot)
+        switch try await Self.managedObjects(connection) {
+        case .success(let snapshot):
+            refuse(cache.load(snapshot: snapshot))
+        case .failure(let problem):
+            refuse([problem])
+            throw Self.adapterError(problem)
+        }
         for signal in appliedDuringSnapshot ?? [] { reapply(signal) }
     }
 
@@ -328,6 +342,12 @@ extension BlueZAdapter {
             for socket in links[address]?.sockets.values ?? [:].values { socket.close() }
             links[address]?.sockets = [:]
         }
+        if let retired = change.oldOwner {
+            // Unique names are never reused on a bus; the last few are enough to recognise.
+            retiredOwners.insert(retired)
+            retiredOrder.append(retired)
+            if retiredOrder.count > Self.retiredOwnerLimit { retiredOwners.remove(retiredOrder.removeFirst()) }
+        }
         cache = ObjectCache()
         announced = []
         routes = [:]
@@ -340,5 +360,12 @@ extension BlueZAdapter {
         refreshAdapters()
         await registerAgent()
         if let services = discoveryServices { try? await startDiscovery(services: services) }
+    }
+
+    /// Counts and logs refused BlueZ messages (each kind and member at warning once, then debug).
+    func refuse(_ problems: [MalformedBlueZMessage]) {
+        guard !problems.isEmpty else { return }
+        malformedMessages += problems.count
+        MalformedBlueZMessage.report(problems, logger: logger, logged: &loggedMalformed)
     }
 }

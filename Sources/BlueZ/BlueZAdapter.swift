@@ -176,6 +176,18 @@ public actor BlueZAdapter: SensorAdapter {
     var signalsEnded = false
     var signalWaiters: [(target: Int, continuation: CheckedContinuation<Void, Never>)] = []
     var ownerTask: Task<Void, Never>?
+    /// Unique names of bluetoothd processes that have left `org.bluez` (the last
+    /// ``retiredOwnerLimit``): a signal of theirs still queued is stale, not applied.
+    var retiredOwners: Set<String> = []
+    var retiredOrder: [String] = []
+    static let retiredOwnerLimit = 16
+    /// Signals from a bluetoothd that had left by the time they were handled (not applied).
+    public internal(set) var staleSignals = 0
+    /// BlueZ messages refused for their shape (``MalformedBlueZMessage``): signals, replies and
+    /// single properties; each is also counted in `hrbridge_bluez_malformed_total`.
+    public internal(set) var malformedMessages = 0
+    /// The kinds and members of refused messages already logged at warning level.
+    var loggedMalformed: Set<String> = []
     /// Signals applied while a re-snapshot is on its way: the snapshot may be older than they
     /// are, so they are applied again on top of it.
     var appliedDuringSnapshot: [DBusSignal]?

@@ -14,17 +14,28 @@ struct ObjectCache: Sendable {
     static let characteristicInterface = "org.bluez.GattCharacteristic1"
     static let batteryInterface = "org.bluez.Battery1"
 
-    mutating func load(snapshot: DBusValue) {
+    /// Replaces the cache with a `GetManagedObjects` reply; returns the properties refused for
+    /// their type (``BlueZShapes``), which are left out.
+    @discardableResult
+    mutating func load(snapshot: DBusValue) -> [MalformedBlueZMessage] {
         objects = [:]
+        var refused: [MalformedBlueZMessage] = []
         for (path, interfaces) in snapshot.stringDictionary ?? [:] {
-            add(path: path, interfaces: interfaces)
+            refused += add(path: path, interfaces: interfaces)
         }
+        return refused
     }
 
-    mutating func add(path: String, interfaces: DBusValue) {
+    /// Adds an object's interfaces; returns the properties refused for their type (left out).
+    @discardableResult
+    mutating func add(path: String, interfaces: DBusValue) -> [MalformedBlueZMessage] {
+        var refused: [MalformedBlueZMessage] = []
         for (interface, properties) in interfaces.stringDictionary ?? [:] {
-            objects[path, default: [:]][interface] = properties.stringDictionary ?? [:]
+            let checked = BlueZShapes.checked(properties.stringDictionary ?? [:], of: interface, at: path)
+            objects[path, default: [:]][interface] = checked.kept
+            refused += checked.refused
         }
+        return refused
     }
 
     mutating func remove(path: String, interfaces: [String]) {
@@ -32,10 +43,16 @@ struct ObjectCache: Sendable {
         if objects[path]?.isEmpty == true { objects[path] = nil }
     }
 
-    mutating func update(path: String, interface: String, changed: [String: DBusValue], invalidated: [String]) {
-        guard objects[path]?[interface] != nil || !changed.isEmpty else { return }
-        for (name, value) in changed { objects[path, default: [:]][interface, default: [:]][name] = value }
+    /// Applies a `PropertiesChanged`; returns the properties refused for their type (not applied).
+    @discardableResult
+    mutating func update(
+        path: String, interface: String, changed: [String: DBusValue], invalidated: [String]
+    ) -> [MalformedBlueZMessage] {
+        let checked = BlueZShapes.checked(changed, of: interface, at: path)
+        guard objects[path]?[interface] != nil || !checked.kept.isEmpty else { return checked.refused }
+        for (name, value) in checked.kept { objects[path, default: [:]][interface, default: [:]][name] = value }
         for name in invalidated { objects[path]?[interface]?[name] = nil }
+        return checked.refused
     }
 
     func properties(_ path: String, _ interface: String) -> [String: DBusValue]? { objects[path]?[interface] }

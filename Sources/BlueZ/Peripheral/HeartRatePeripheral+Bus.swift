@@ -112,8 +112,15 @@ extension HeartRatePeripheral {
             let reply = try await connection.call(
                 destination: owner, path: "/", interface: "org.freedesktop.DBus.ObjectManager",
                 member: "GetManagedObjects")
-            for (path, interfaces) in reply.first?.stringDictionary ?? [:] where isFollowed(path) {
-                cache.add(path: path, interfaces: interfaces)
+            guard reply.count == 1, reply[0].signature == BlueZShapes.managedObjectsSignature else {
+                return refuse([
+                    MalformedBlueZMessage(
+                        .reply, member: "GetManagedObjects", path: "/", expected: BlueZShapes.managedObjectsSignature,
+                        values: reply)
+                ])
+            }
+            for (path, interfaces) in reply[0].stringDictionary ?? [:] where isFollowed(path) {
+                refuse(cache.add(path: path, interfaces: interfaces))
             }
         } catch {
             // bluetoothd went away meanwhile: its owner change follows.
@@ -132,12 +139,13 @@ extension HeartRatePeripheral {
     private func handle(_ signal: DBusSignal) async {
         // From the bluetoothd the snapshot came from: anything older is in the snapshot already.
         guard signal.sender == bluezOwner else { return }
+        if let problem = BlueZShapes.problem(with: signal) { return refuse([problem]) }
         let adapterPath = configuration.adapterPath
         switch (signal.interface, signal.member) {
         case ("org.freedesktop.DBus.ObjectManager", "InterfacesAdded"):
             guard signal.arguments.count == 2, let path = signal.arguments[0].string, isFollowed(path) else { return }
             let wasPresent = cache.properties(adapterPath, Self.adapterInterface) != nil
-            cache.add(path: path, interfaces: signal.arguments[1])
+            refuse(cache.add(path: path, interfaces: signal.arguments[1]))
             if path == adapterPath, !wasPresent, let adapter = cache.properties(adapterPath, Self.adapterInterface) {
                 await apply(.adapterAppeared(powered: adapter["Powered"]?.bool ?? false))
             }
@@ -153,11 +161,14 @@ extension HeartRatePeripheral {
             }
         case (PeripheralObjectTree.propertiesInterface, "PropertiesChanged"):
             guard isFollowed(signal.path), signal.arguments.count >= 2, let interface = signal.arguments[0].string,
-                let changed = signal.arguments[1].stringDictionary,
+                let received = signal.arguments[1].stringDictionary,
                 // Only objects we know: a change racing an InterfacesRemoved must not bring one back.
                 cache.properties(signal.path, interface) != nil
             else { return }
             let invalidated = signal.arguments.count > 2 ? signal.arguments[2].arrayElements?.compactMap(\.string) : nil
+            let checked = BlueZShapes.checked(received, of: interface, at: signal.path)
+            refuse(checked.refused)
+            let changed = checked.kept
             cache.update(path: signal.path, interface: interface, changed: changed, invalidated: invalidated ?? [])
             guard signal.path == adapterPath else { return }
             if interface == Self.adapterInterface, let powered = changed["Powered"]?.bool {
@@ -290,5 +301,12 @@ extension HeartRatePeripheral {
         for event in events { broadcaster.yield(event) }
         for case .report(let event) in registration.handle(.stopped) { broadcaster.yield(event) }
         broadcaster.finish()
+    }
+
+    /// Counts and logs refused BlueZ messages (each kind and member at warning once, then debug).
+    func refuse(_ problems: [MalformedBlueZMessage]) {
+        guard !problems.isEmpty else { return }
+        malformedMessages += problems.count
+        MalformedBlueZMessage.report(problems, logger: logger, logged: &loggedMalformed)
     }
 }

@@ -51,6 +51,10 @@ public actor HeartRatePeripheral {
     var framesSent = 0
     var framesDropped = 0
     var rrIntervalsTrimmed = 0
+    /// BlueZ messages refused for their shape (``MalformedBlueZMessage``).
+    var malformedMessages = 0
+    /// The kinds and members of refused messages already logged at warning level.
+    var loggedMalformed: Set<String> = []
     var hasRun = false
 
     /// A peripheral for `configuration` on `connection` (the system bus); nothing is published

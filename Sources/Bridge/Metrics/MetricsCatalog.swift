@@ -43,6 +43,10 @@ public enum MetricsCatalog {
             name: "hrbridge_forged_signals_dropped_total", kind: .counter,
             help: "D-Bus signals dropped because their sender does not own the name they claim (org.bluez)."),
         Family(
+            name: "hrbridge_bluez_malformed_total", kind: .counter,
+            help: "Messages from BlueZ refused for their shape, by kind (signal, reply, property): arguments or a "
+                + "property of another type than BlueZ's API gives them."),
+        Family(
             name: "hrbridge_connections_total", kind: .counter,
             help: "Times a strap became ready: linked, with heart-rate notifications on."),
         Family(
