@@ -226,6 +226,15 @@ extension BlueZAdapter {
     func cacheChanged() {
         publishFastRoutes()
         resumeSatisfiedWaiters()
+        if cache.devicesRefused != loggedDevicesRefused {
+            // Once per full cache (a new bluetoothd starts a new one).
+            if loggedDevicesRefused == 0 {
+                logger.warning(
+                    "bluetoothd holds more devices than hrbridge follows; new ones are left out",
+                    metadata: ["limit": "\(cache.deviceLimit)"])
+            }
+            loggedDevicesRefused = cache.devicesRefused
+        }
     }
 
     /// Rebuilds the loop thread's routes from the links' subscriptions and the object cache.
@@ -348,7 +357,9 @@ extension BlueZAdapter {
             retiredOrder.append(retired)
             if retiredOrder.count > Self.retiredOwnerLimit { retiredOwners.remove(retiredOrder.removeFirst()) }
         }
-        cache = ObjectCache()
+        var fresh = ObjectCache()
+        fresh.preferredAddresses = cache.preferredAddresses
+        cache = fresh
         announced = []
         routes = [:]
         reconnectDiscovery = []

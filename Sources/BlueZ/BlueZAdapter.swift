@@ -140,8 +140,21 @@ public actor BlueZAdapter: SensorAdapter {
     /// Priorities set while running (a session started for the strap), over the configured ones.
     var priorities: [String: Int] = [:]
     var links: [String: Link] = [:] {
-        didSet { publishFastRoutes() }
+        didSet {
+            // A wanted strap's device is kept even when the cache is full of others.
+            if links.count != cache.preferredAddresses.count || links.keys.contains(where: {
+                !cache.preferredAddresses.contains($0)
+            }) {
+                cache.preferredAddresses = Set(links.keys)
+            }
+            publishFastRoutes()
+        }
     }
+    /// Device objects the cache left out when it was full, as last logged.
+    var loggedDevicesRefused = 0
+    /// Device objects left out of the cache of bluetoothd's objects because it held
+    /// ``ObjectCache/deviceLimit`` already (anyone in radio range can have bluetoothd create them).
+    public var devicesRefused: Int { cache.devicesRefused }
     /// Notifying characteristic paths → the strap and characteristic they carry, so a notification
     /// costs one lookup instead of parsing its path; cleared whenever objects come or go.
     var routes: [String: (address: String, characteristic: GATTCharacteristic)] = [:]

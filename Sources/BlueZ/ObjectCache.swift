@@ -7,6 +7,16 @@ import GATT
 /// `InterfacesRemoved` and `PropertiesChanged` (including invalidated properties).
 struct ObjectCache: Sendable {
     private(set) var objects: [String: [String: [String: DBusValue]]] = [:]
+    /// Device objects kept at most: anyone in radio range can make bluetoothd create them (one
+    /// per random address advertised), and this copy of its tree must stay bounded. A strap well
+    /// within radio range of a gym is one of a few hundred at most.
+    var deviceLimit = 4_096
+    /// Addresses whose device objects are kept past ``deviceLimit``: the straps hrbridge wants.
+    var preferredAddresses: Set<String> = []
+    /// Device objects (and their GATT objects) left out because ``deviceLimit`` was reached.
+    private(set) var devicesRefused = 0
+    /// Device objects held now.
+    private(set) var deviceCount = 0
 
     static let adapterInterface = "org.bluez.Adapter1"
     static let deviceInterface = "org.bluez.Device1"
@@ -19,8 +29,11 @@ struct ObjectCache: Sendable {
     @discardableResult
     mutating func load(snapshot: DBusValue) -> [MalformedBlueZMessage] {
         objects = [:]
+        deviceCount = 0
         var refused: [MalformedBlueZMessage] = []
-        for (path, interfaces) in snapshot.stringDictionary ?? [:] {
+        // Parents first: a GATT object is judged by whether its device is held.
+        let objects = (snapshot.stringDictionary ?? [:]).sorted { $0.key.count < $1.key.count }
+        for (path, interfaces) in objects {
             refused += add(path: path, interfaces: interfaces)
         }
         return refused
@@ -29,6 +42,11 @@ struct ObjectCache: Sendable {
     /// Adds an object's interfaces; returns the properties refused for their type (left out).
     @discardableResult
     mutating func add(path: String, interfaces: DBusValue) -> [MalformedBlueZMessage] {
+        guard admits(path) else {
+            devicesRefused += 1
+            return []
+        }
+        if objects[path] == nil, BlueZPaths.device(containing: path) == path { deviceCount += 1 }
         var refused: [MalformedBlueZMessage] = []
         for (interface, properties) in interfaces.stringDictionary ?? [:] {
             let checked = BlueZShapes.checked(properties.stringDictionary ?? [:], of: interface, at: path)
@@ -40,7 +58,20 @@ struct ObjectCache: Sendable {
 
     mutating func remove(path: String, interfaces: [String]) {
         for interface in interfaces { objects[path]?[interface] = nil }
-        if objects[path]?.isEmpty == true { objects[path] = nil }
+        if objects[path]?.isEmpty == true {
+            objects[path] = nil
+            if BlueZPaths.device(containing: path) == path { deviceCount -= 1 }
+        }
+    }
+
+    /// Whether a new object at `path` may be kept: adapters always; anything while fewer than
+    /// ``deviceLimit`` devices are held; past it, a wanted strap's device and the GATT objects of
+    /// devices held.
+    private func admits(_ path: String) -> Bool {
+        guard objects[path] == nil, let device = BlueZPaths.device(containing: path) else { return true }
+        if deviceCount < deviceLimit { return true }
+        if device != path { return objects[device] != nil }
+        return BlueZPaths.address(ofDevice: path).map { preferredAddresses.contains($0) } ?? false
     }
 
     /// Applies a `PropertiesChanged`; returns the properties refused for their type (not applied).
@@ -49,7 +80,10 @@ struct ObjectCache: Sendable {
         path: String, interface: String, changed: [String: DBusValue], invalidated: [String]
     ) -> [MalformedBlueZMessage] {
         let checked = BlueZShapes.checked(changed, of: interface, at: path)
-        guard objects[path]?[interface] != nil || !checked.kept.isEmpty else { return checked.refused }
+        guard objects[path]?[interface] != nil || (!checked.kept.isEmpty && admits(path)) else {
+            return checked.refused
+        }
+        if objects[path] == nil, BlueZPaths.device(containing: path) == path { deviceCount += 1 }
         for (name, value) in checked.kept { objects[path, default: [:]][interface, default: [:]][name] = value }
         for name in invalidated { objects[path]?[interface]?[name] = nil }
         return checked.refused

@@ -188,3 +188,62 @@ struct MalformedBlueZBusTests {
         }
     }
 }
+
+@Suite("the cache of bluetoothd's objects is bounded")
+struct ObjectCacheBoundTests {
+    static func device(_ index: Int) -> String {
+        "/org/bluez/hci0/dev_C0_FF_EE_00_00_" + String(format: "%02X", index)
+    }
+
+    static func interfaces(_ interface: String) -> DBusValue {
+        .dictionary(
+            keySignature: "s", valueSignature: "a{sv}",
+            [DBusDictionaryEntry(key: .string(interface), value: .propertyMap([("UUID", .string("180d"))]))])
+    }
+
+    @Test("past the limit a new device is left out and counted, unless it is a wanted strap's; adapters always fit")
+    func deviceLimit() {
+        var cache = ObjectCache()
+        cache.deviceLimit = 2
+        cache.preferredAddresses = ["C0:FF:EE:00:00:09"]
+        for index in 1...3 { cache.add(path: Self.device(index), interfaces: Self.interfaces("org.bluez.Device1")) }
+        #expect(cache.deviceCount == 2 && cache.devicesRefused == 1)
+        #expect(cache.properties(Self.device(3), "org.bluez.Device1") == nil)
+        // A refused device's GATT objects are left out too; a held one's are kept.
+        cache.add(path: Self.device(3) + "/service0010", interfaces: Self.interfaces("org.bluez.GattService1"))
+        cache.add(path: Self.device(1) + "/service0010", interfaces: Self.interfaces("org.bluez.GattService1"))
+        #expect(cache.devicesRefused == 2)
+        #expect(cache.properties(Self.device(1) + "/service0010", "org.bluez.GattService1") != nil)
+        // A PropertiesChanged does not bring a refused device in either.
+        cache.update(
+            path: Self.device(4), interface: "org.bluez.Device1", changed: ["RSSI": .int16(-50)], invalidated: [])
+        #expect(cache.properties(Self.device(4), "org.bluez.Device1") == nil)
+        cache.add(path: Self.device(9), interfaces: Self.interfaces("org.bluez.Device1"))
+        cache.add(path: "/org/bluez/hci1", interfaces: Self.interfaces("org.bluez.Adapter1"))
+        #expect(cache.properties(Self.device(9), "org.bluez.Device1") != nil, "the wanted strap")
+        #expect(cache.adapters.map(\.name) == ["hci1"])
+        // One leaves: room for another.
+        cache.remove(path: Self.device(2), interfaces: ["org.bluez.Device1"])
+        cache.remove(path: Self.device(9), interfaces: ["org.bluez.Device1"])
+        #expect(cache.deviceCount == 1)
+        cache.add(path: Self.device(5), interfaces: Self.interfaces("org.bluez.Device1"))
+        #expect(cache.properties(Self.device(5), "org.bluez.Device1") != nil)
+    }
+
+    @Test("a snapshot is judged parents first: a held device's GATT objects are kept whatever the reply's order")
+    func snapshotOrder() {
+        var cache = ObjectCache()
+        cache.deviceLimit = 1
+        let entries = [
+            (Self.device(1) + "/service0010/char0011", "org.bluez.GattCharacteristic1"),
+            (Self.device(1) + "/service0010", "org.bluez.GattService1"), (Self.device(1), "org.bluez.Device1"),
+            (Self.device(2) + "/service0010", "org.bluez.GattService1"), (Self.device(2), "org.bluez.Device1"),
+        ].map { DBusDictionaryEntry(key: .objectPath($0.0), value: Self.interfaces($0.1)) }
+        cache.load(snapshot: .dictionary(keySignature: "o", valueSignature: "a{sa{sv}}", entries))
+        #expect(cache.deviceCount == 1)
+        let kept = cache.objects.keys.sorted()
+        #expect(
+            kept.count == 3 && kept.allSatisfy { $0.hasPrefix(Self.device(1)) }
+                || kept.allSatisfy { $0.hasPrefix(Self.device(2)) } && kept.count == 2, "\(kept)")
+    }
+}
