@@ -142,9 +142,8 @@ public actor BlueZAdapter: SensorAdapter {
     var links: [String: Link] = [:] {
         didSet {
             // A wanted strap's device is kept even when the cache is full of others.
-            if links.count != cache.preferredAddresses.count || links.keys.contains(where: {
-                !cache.preferredAddresses.contains($0)
-            }) {
+            let wanted = cache.preferredAddresses
+            if links.count != wanted.count || links.keys.contains(where: { !wanted.contains($0) }) {
                 cache.preferredAddresses = Set(links.keys)
             }
             publishFastRoutes()
