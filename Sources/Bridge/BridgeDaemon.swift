@@ -207,7 +207,7 @@ public enum BridgeDaemon {
             connection = dbus
         } else {
             do {
-                connection = try DBusConnection(bus: .system, logger: logger)
+                connection = try await DBusConnection.connect(bus: .system, logger: logger)
             } catch {
                 throw DaemonError.output("[peripheral] needs the system D-Bus and bluetoothd: \(error)")
             }

@@ -119,6 +119,23 @@ public final class DBusConnection: Sendable {
         loop.start(connection: opened)
     }
 
+    /// Connects to `bus` and registers with it on a thread of its own: the connect and the bus's
+    /// `Hello` block (up to libdbus's 25 s on a hung bus), and must not hold one of Swift
+    /// concurrency's few threads meanwhile.
+    public static func connect(bus: Bus, logger: Logger) async throws(DBusError) -> DBusConnection {
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<DBusConnection, DBusError>, Never>) in
+            DetachedThread.start(named: "dbus-connect") {
+                do throws(DBusError) {
+                    continuation.resume(returning: .success(try DBusConnection(bus: bus, logger: logger)))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
+    }
+
     deinit {
         if state.withLock({ $0.closed }) && !loop.isRunning {
             dbus_connection_unref(pointer)

@@ -28,7 +28,7 @@ public enum Doctor {
         var checks = KernelCheck.run()
         checks += RfkillCheck.run(sysfsRoot: environment.sysfsRoot)
         do {
-            let connection = try DBusConnection(bus: environment.bus, logger: logger)
+            let connection = try await DBusConnection.connect(bus: environment.bus, logger: logger)
             let version = environment.bluezVersion ?? bluetoothctlVersion()
             checks += await BusChecks.run(connection: connection, bluezVersion: version)
             await connection.close()

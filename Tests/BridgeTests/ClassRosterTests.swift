@@ -369,8 +369,14 @@ struct ClassRosterTests {
             driver.feed(.link(alice, .init(state: .ready, session: session(5))), at: 40) == [
                 starts(alice, ticket: 2, adopting: session(5))
             ])
-        #expect(driver.feed(started(alice, ticket: 2, session: 5, adopted: true), at: 40) == [.publish])
+        // Started by hand for another athlete: the row names whom it records now.
+        #expect(
+            driver.feed(
+                .sessionStarted(
+                    .init(ticket: 2, strap: alice, session: session(5), athlete: "carol", adopted: true)), at: 40)
+                == [.publish])
         #expect(driver.member(alice)?.state == .in && driver.member(alice)?.sessions.count == 2)
+        #expect(driver.member(alice)?.athlete == "carol")
     }
 
     @Test("a join whose session does not start is asked again a second later, not before")

@@ -15,7 +15,7 @@ struct BlueZAdapterFactory: AdapterFactory {
         let clock = SystemWallClock()
         let connection: DBusConnection
         do {
-            connection = try DBusConnection(bus: .system, logger: logger)
+            connection = try await DBusConnection.connect(bus: .system, logger: logger)
         } catch {
             throw DaemonError.adapter("cannot reach the system D-Bus: \(error)")
         }

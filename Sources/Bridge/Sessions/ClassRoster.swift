@@ -474,6 +474,8 @@ public struct ClassRoster: Sendable {
         var member =
             running.members[started.strap]
             ?? Member(strap: started.strap, athlete: started.athlete, joined: now)
+        // Back with a session started by hand for someone else: the row names whom it records now.
+        member.athlete = started.athlete
         member.session = started.session
         member.sessions.append(started.session)
         member.lastHeard = links[started.strap].flatMap { whenHeard($0, at: now, joinVia: running.setup.joinVia) }

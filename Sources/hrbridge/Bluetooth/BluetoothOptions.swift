@@ -49,9 +49,9 @@ struct BluetoothSettings: Sendable {
     static let openAttempts = 3
 
     /// A connection to the system bus; without one, prints one line and exits 69.
-    static func systemBus(logger: Logger) throws -> DBusConnection {
+    static func systemBus(logger: Logger) async throws -> DBusConnection {
         do {
-            return try DBusConnection(bus: .system, logger: logger)
+            return try await DBusConnection.connect(bus: .system, logger: logger)
         } catch {
             StandardError.write("hrbridge: cannot reach the system D-Bus (\(error)); is dbus running?")
             throw ExitCode(69)
@@ -81,7 +81,7 @@ struct BluetoothSettings: Sendable {
         var attempt = 0
         while true {
             attempt += 1
-            let connection = try Self.systemBus(logger: logger)
+            let connection = try await Self.systemBus(logger: logger)
             do {
                 var options = BlueZAdapter.Options()
                 options.notifications = acquireNotify ? .acquireNotify : .startNotify

@@ -105,7 +105,7 @@ struct RelayCommand: AsyncParsableCommand {
         }
         var logger = Logger(label: "hrbridge")
         logger.logLevel = bluetooth.verbose ? .info : .error
-        let bus = try BluetoothSettings.systemBus(logger: logger)
+        let bus = try await BluetoothSettings.systemBus(logger: logger)
         let available = await BluetoothSettings.adapterNames(on: bus)
         guard
             let placement = PeripheralPlacement.choose(

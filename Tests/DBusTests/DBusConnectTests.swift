@@ -1,0 +1,73 @@
+import BusHarness
+import DBus
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A Unix socket that takes connections into its backlog and never says a word: a hung bus.
+private final class MuteBus: Sendable {
+    let path: String
+    let descriptor: Int32
+
+    init() throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("mute-\(UUID().uuidString).sock").path
+        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: path.utf8.prefix(buffer.count - 1))
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard bound == 0, listen(descriptor, 64) == 0 else { throw POSIXError(.EADDRINUSE) }
+    }
+
+    /// Closes the listener: the connections waiting in its backlog are reset.
+    func close() {
+        _ = Glibc.close(descriptor)
+        unlink(path)
+    }
+}
+
+@Suite("connecting to a bus does not hold Swift concurrency's threads")
+struct DBusConnectTests {
+    @Test(
+        "while more connects than the pool has threads hang on a bus that never answers, the pool still runs other work"
+    )
+    func connectDoesNotBlockThePool() async throws {
+        let bus = try MuteBus()
+        let logger = Logger(label: "test")
+        let count = 4 * ProcessInfo.processInfo.activeProcessorCount
+        final class Counts: Sendable {
+            let started = Atomic<Int>(0)
+            let returned = Atomic<Int>(0)
+        }
+        let counts = Counts()
+        var connects: [Task<Bool, Never>] = []
+        for _ in 0..<count {
+            connects.append(
+                Task.detached {
+                    counts.started.add(1, ordering: .sequentiallyConsistent)
+                    defer { counts.returned.add(1, ordering: .sequentiallyConsistent) }
+                    return (try? await DBusConnection.connect(bus: .address("unix:path=\(bus.path)"), logger: logger))
+                        == nil
+                })
+        }
+        try await eventually("every connect to be under way") {
+            counts.started.load(ordering: .sequentiallyConsistent) == count
+        }
+        // Work that needs a pool thread: it runs while every connect still waits for the bus.
+        let answered = await Task.detached { counts.returned.load(ordering: .sequentiallyConsistent) }.value
+        #expect(answered == 0, "the pool ran only after \(answered) connects gave up")
+        bus.close()
+        for connect in connects { #expect(await connect.value, "a bus that never answers is an error") }
+    }
+}
