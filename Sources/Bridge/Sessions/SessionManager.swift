@@ -32,6 +32,12 @@ public actor SessionManager {
     /// Sessions that ended but whose workout the store has not saved yet (a full disk): still
     /// listed, so a stop saves them, but holding neither their straps nor their athlete.
     private var unsaved: Set<UUID> = []
+    /// Each unsaved session's save, tried again by itself (``retrySaving(_:)``) until it is saved:
+    /// nobody may be there to stop a class member's session again.
+    private var saveRetries: [UUID: Task<Void, Never>] = [:]
+    /// The first wait before saving an unsaved session again; it doubles up to ``longestSaveRetry``.
+    static let firstSaveRetry: TimeInterval = 10
+    static let longestSaveRetry: TimeInterval = 300
     /// Sensors and athletes of sessions being created or recovered: reserved before the first
     /// suspension, so two requests for one strap, or a request and a recovery, cannot both pass
     /// the checks. A sensor maps to what holds it (`being created`, or the recovered session's id).
@@ -211,11 +217,13 @@ public actor SessionManager {
             // Ended but not saved: its straps and athlete may start again while the store refuses.
             if await session.hasEnded, sessions[session.id] != nil, unsaved.insert(session.id).inserted {
                 statusChanges.signal()
+                saveRetries[session.id] = retrySaving(session.id)
                 for sensor in session.sensors { await sensors.bind(sensor.address, to: nil) }
             }
             throw error
         }
         let wasUnsaved = unsaved.remove(session.id) != nil
+        saveRetries.removeValue(forKey: session.id)?.cancel()
         if sessions.removeValue(forKey: session.id) != nil {
             ended[session.id] = session
             endedOrder.append(session.id)
@@ -265,8 +273,35 @@ public actor SessionManager {
         return total
     }
 
+    /// Saves an unsaved session again after a while (on the injected clock), waiting twice as
+    /// long after each refusal, until it is saved or the manager stops.
+    private func retrySaving(_ id: UUID) -> Task<Void, Never> {
+        Task { [weak self, clock, logger] in
+            var delay = Self.firstSaveRetry
+            while !Task.isCancelled {
+                do {
+                    try await clock.sleep(until: clock.now().addingTimeInterval(delay))
+                } catch {
+                    return
+                }
+                guard let self, await self.isUnsaved(id) else { return }
+                do {
+                    try await self.stop(id.uuidString)
+                    logger.notice("an unsaved session is saved now", metadata: ["session": "\(id)"])
+                    return
+                } catch {
+                    delay = min(delay * 2, Self.longestSaveRetry)
+                }
+            }
+        }
+    }
+
+    private func isUnsaved(_ id: UUID) -> Bool { unsaved.contains(id) }
+
     /// Ends every session and saves them (shutdown).
     public func stopAll() async {
+        for retry in saveRetries.values { retry.cancel() }
+        saveRetries = [:]
         for session in active {
             do {
                 try await stop(session.id.uuidString)
