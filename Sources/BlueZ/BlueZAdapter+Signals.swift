@@ -300,6 +300,35 @@ extension BlueZAdapter {
         updateReconnectDiscovery()
     }
 
+    /// Straps wanted now whose device objects a full cache may have left out: bluetoothd will not
+    /// announce them again, so its tree is read once more (past the limit, a wanted strap's fits).
+    func readBackIfLeftOut(_ addresses: Set<String>) {
+        guard cache.devicesRefused > 0, addresses.contains(where: { sightings(of: $0).isEmpty }) else { return }
+        background.spawn { [weak self] in await self?.readBack(addresses) }
+    }
+
+    private func readBack(_ addresses: Set<String>) async {
+        // A snapshot under way reads the wanted straps' devices too.
+        guard appliedDuringSnapshot == nil else { return }
+        do {
+            try await loadSnapshot()
+        } catch {
+            logger.warning("cannot read bluetoothd's objects again", metadata: ["error": "\(error)"])
+            return
+        }
+        logger.info("read bluetoothd's objects again for a wanted strap it had left out")
+        for address in addresses.sorted() {
+            for adapter in pool.names
+            where cache.properties(
+                BlueZPaths.device(adapter: Self.adapterPath(adapter), address: address), ObjectCache.deviceInterface)
+                != nil
+            {
+                announceIfMatching(BlueZPaths.device(adapter: Self.adapterPath(adapter), address: address))
+                feed(address, .deviceAppeared(adapter: adapter))
+            }
+        }
+    }
+
     /// Loads BlueZ's object tree. The signal stream runs meanwhile, and the reply may predate
     /// signals applied while it was on its way (a strap's services resolving, a new adapter): those
     /// are applied again on top of the snapshot, so an older reply never hides them.
@@ -358,6 +387,7 @@ extension BlueZAdapter {
             if retiredOrder.count > Self.retiredOwnerLimit { retiredOwners.remove(retiredOrder.removeFirst()) }
         }
         var fresh = ObjectCache()
+        fresh.deviceLimit = cache.deviceLimit
         fresh.preferredAddresses = cache.preferredAddresses
         cache = fresh
         announced = []

@@ -57,6 +57,9 @@ public actor BlueZAdapter: SensorAdapter {
         /// BlueZ sets a static random one with `btmgmt static-addr`). It is not taken for the strap:
         /// not connected, not paired, its broadcast refused. Straps not listed are not checked.
         public var addressTypes: [String: AddressType] = [:]
+        /// How many device objects of bluetoothd's the adapter follows at most (anyone in radio
+        /// range can make it create them); a wanted strap's and a linked device's always fit.
+        public var deviceLimit = 4_096
         /// Who gets a freed link slot first: address → priority (higher first; 0 when absent).
         /// Straps waiting only for a slot take one in this order, then by address.
         public var priorities: [String: Int] = [:]
@@ -145,6 +148,7 @@ public actor BlueZAdapter: SensorAdapter {
             let wanted = cache.preferredAddresses
             if links.count != wanted.count || links.keys.contains(where: { !wanted.contains($0) }) {
                 cache.preferredAddresses = Set(links.keys)
+                readBackIfLeftOut(Set(links.keys).subtracting(wanted))
             }
             publishFastRoutes()
         }
@@ -253,6 +257,7 @@ public actor BlueZAdapter: SensorAdapter {
         self.options = options
         self.clock = clock
         self.logger = logger
+        cache.deviceLimit = options.deviceLimit
         for name in allowed ?? [] { reportedAvailability[name] = .ready }
     }
 

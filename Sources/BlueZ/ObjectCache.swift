@@ -42,17 +42,20 @@ struct ObjectCache: Sendable {
     /// Adds an object's interfaces; returns the properties refused for their type (left out).
     @discardableResult
     mutating func add(path: String, interfaces: DBusValue) -> [MalformedBlueZMessage] {
-        guard admits(path) else {
+        let byInterface = interfaces.stringDictionary ?? [:]
+        let connected = byInterface[Self.deviceInterface]?.stringDictionary?["Connected"]?.bool == true
+        guard admits(path, connected: connected) else {
             devicesRefused += 1
             return []
         }
-        if objects[path] == nil, BlueZPaths.device(containing: path) == path { deviceCount += 1 }
+        let wasAbsent = objects[path] == nil
         var refused: [MalformedBlueZMessage] = []
-        for (interface, properties) in interfaces.stringDictionary ?? [:] {
+        for (interface, properties) in byInterface {
             let checked = BlueZShapes.checked(properties.stringDictionary ?? [:], of: interface, at: path)
             objects[path, default: [:]][interface] = checked.kept
             refused += checked.refused
         }
+        if wasAbsent, objects[path] != nil, BlueZPaths.device(containing: path) == path { deviceCount += 1 }
         return refused
     }
 
@@ -65,13 +68,13 @@ struct ObjectCache: Sendable {
     }
 
     /// Whether a new object at `path` may be kept: adapters always; anything while fewer than
-    /// ``deviceLimit`` devices are held; past it, a wanted strap's device and the GATT objects of
-    /// devices held.
-    private func admits(_ path: String) -> Bool {
+    /// ``deviceLimit`` devices are held; past it, a wanted strap's device, a device with a link
+    /// (`connected`: a controller's few link slots bound those) and the GATT objects of devices held.
+    func admits(_ path: String, connected: Bool = false) -> Bool {
         guard objects[path] == nil, let device = BlueZPaths.device(containing: path) else { return true }
         if deviceCount < deviceLimit { return true }
         if device != path { return objects[device] != nil }
-        return BlueZPaths.address(ofDevice: path).map { preferredAddresses.contains($0) } ?? false
+        return connected || BlueZPaths.address(ofDevice: path).map { preferredAddresses.contains($0) } ?? false
     }
 
     /// Applies a `PropertiesChanged`; returns the properties refused for their type (not applied).
@@ -80,7 +83,8 @@ struct ObjectCache: Sendable {
         path: String, interface: String, changed: [String: DBusValue], invalidated: [String]
     ) -> [MalformedBlueZMessage] {
         let checked = BlueZShapes.checked(changed, of: interface, at: path)
-        guard objects[path]?[interface] != nil || (!checked.kept.isEmpty && admits(path)) else {
+        let connected = interface == Self.deviceInterface && checked.kept["Connected"]?.bool == true
+        guard objects[path]?[interface] != nil || (!checked.kept.isEmpty && admits(path, connected: connected)) else {
             return checked.refused
         }
         if objects[path] == nil, BlueZPaths.device(containing: path) == path { deviceCount += 1 }

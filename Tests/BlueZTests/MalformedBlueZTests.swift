@@ -151,6 +151,31 @@ struct MalformedBlueZBusTests {
         }
     }
 
+    @Test("a strap wanted after a full cache left its device out: bluetoothd's objects are read again and it connects")
+    func leftOutStrapReadBack() async throws {
+        try await withMockBlueZ { mock in
+            // A stranger takes the only place; the strap's device and service appear after it.
+            try await mock.call(
+                "/org/bluez/hci0", "org.bluez.Adapter1", "RemoveDevice", [.objectPath(MockBlueZ.device)])
+            try await mock.call(
+                "/", "org.bluez.Mock", "AddDevice", [.string("hci0"), .string("AA:BB:CC:00:00:01"), .string("Other")])
+            var options = fastOptions
+            options.deviceLimit = 1
+            options.connectsUnknownDevices = true
+            try await withAdapter(mock, options: options) { adapter, log in
+                try await mock.addDevice()
+                try await mock.addResolvedStrap()
+                try await eventually("the strap's device left out") { await adapter.devicesRefused >= 1 }
+                #expect(await adapter.knownDevices().map(\.identity.address) == ["AA:BB:CC:00:00:01"])
+                await #expect(throws: SensorAdapterError.self) { try await adapter.connect(sensor) }
+                // Wanted now: read back, linked, streaming.
+                await log.waitUntilReady(sensor)
+                try await mock.expectDelivered([66], log: log)
+                #expect(await adapter.knownDevices().map(\.identity.address).contains(sensor.address))
+            }
+        }
+    }
+
     @Test("a signal queued by a bluetoothd that has since left is not applied to the new one's objects")
     func staleSignal() async throws {
         try await withMockBlueZ { mock in

@@ -127,7 +127,8 @@ struct PMDClientTests {
     func accelerationAndRefusals() async throws {
         try await withPMDStrap(mtu: 247) { adapter, strap, log, sensor, _ in
             try await adapter.startWaveform(WaveformRequest(kind: .acc, sampleRate: 50, range: 4), for: sensor)
-            #expect(strap.process.output.contains("written 5c81 0202000132000101100002010400"))
+            // The strap prints each write as it takes it: its line may follow the write's reply.
+            #expect(await strap.process.waitForLine { $0 == "written 5c81 0202000132000101100002010400" } != nil)
             await log.wait("3 acceleration frames", timeout: .seconds(60)) { _ in waveforms(log, .acc).count >= 3 }
             let samples = waveforms(log, .acc).flatMap(\.values)
             let x = stride(from: 0, to: samples.count, by: 3).map { samples[$0] }

@@ -16,7 +16,8 @@ struct MetricsLintTests {
     static let notShown: [String: String] = [
         "hrbridge_forged_signals_dropped_total":
             "BlueZ adapter only: a signal forged on the system bus (DBusMockTests counts the drop)",
-        "hrbridge_bluez_malformed_total": "BlueZ adapter only: a malformed message from bluetoothd (DBusMockTests)",
+        "hrbridge_bluez_malformed_total":
+            "BlueZ adapter only: a malformed message from bluetoothd (MalformedBlueZTests)",
         "hrbridge_live_dropped_total": "created on the first drop: a live client that stops reading until it overflows",
         "hrbridge_peripheral_advertising": peripheral,
         "hrbridge_peripheral_centrals": peripheral,

@@ -36,6 +36,9 @@ struct SlowStoreTests {
             try await eventually("samples in PostgreSQL") { try await samplesStored() >= 3 }
 
             database.signalEveryProcess(SIGSTOP)
+            // Resumed however the pause ends (a throw in it must not leave PostgreSQL stopped).
+            var resumed = false
+            defer { if !resumed { database.signalEveryProcess(SIGCONT) } }
             let pausedAt = ContinuousClock.now
             let liveBefore = try events.messages(.sample, as: SampleJSON.self).count
             var slowest: Duration = .zero
@@ -52,6 +55,7 @@ struct SlowStoreTests {
             let liveDuring = try events.messages(.sample, as: SampleJSON.self).count - liveBefore
             let storedWhilePaused = try await daemon.unix.send(.GET, "/v1/sessions/\(id)").decoded(SessionJSON.self)
             database.signalEveryProcess(SIGCONT)
+            resumed = true
 
             // Every request was answered while the database was stopped (SIGCONT comes after the
             // loop). A daemon waiting on the database would answer once or not at all in the pause;

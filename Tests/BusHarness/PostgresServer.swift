@@ -163,6 +163,8 @@ public final class PostgresServer: Sendable {
 
     /// Fast shutdown by PID (SIGINT), SIGKILL only if it does not end.
     public func stop() async {
+        // A server a test paused (SIGSTOP) and left paused cannot stop, nor can its backends.
+        signalEveryProcess(SIGCONT)
         guard
             let server = process.withLock({ process -> Spawned? in
                 defer { process = nil }

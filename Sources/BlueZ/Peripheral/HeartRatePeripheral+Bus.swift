@@ -162,8 +162,10 @@ extension HeartRatePeripheral {
         case (PeripheralObjectTree.propertiesInterface, "PropertiesChanged"):
             guard isFollowed(signal.path), signal.arguments.count >= 2, let interface = signal.arguments[0].string,
                 let received = signal.arguments[1].stringDictionary,
-                // Only objects we know: a change racing an InterfacesRemoved must not bring one back.
+                // Only objects we know (a change racing an InterfacesRemoved must not bring one
+                // back), or a central's device linking that a full cache left out when it appeared.
                 cache.properties(signal.path, interface) != nil
+                    || (interface == Self.deviceInterface && received["Connected"]?.bool == true)
             else { return }
             let invalidated = signal.arguments.count > 2 ? signal.arguments[2].arrayElements?.compactMap(\.string) : nil
             let checked = BlueZShapes.checked(received, of: interface, at: signal.path)

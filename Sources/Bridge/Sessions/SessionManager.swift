@@ -36,6 +36,8 @@ public actor SessionManager {
     /// nobody may be there to stop a class member's session again.
     private var saveRetries: [UUID: Task<Void, Never>] = [:]
     /// The first wait before saving an unsaved session again; it doubles up to ``longestSaveRetry``.
+    /// Set by ``stopAll()``: no save is tried again after that.
+    private var shuttingDown = false
     static let firstSaveRetry: TimeInterval = 10
     static let longestSaveRetry: TimeInterval = 300
     /// Sensors and athletes of sessions being created or recovered: reserved before the first
@@ -217,7 +219,8 @@ public actor SessionManager {
             // Ended but not saved: its straps and athlete may start again while the store refuses.
             if await session.hasEnded, sessions[session.id] != nil, unsaved.insert(session.id).inserted {
                 statusChanges.signal()
-                saveRetries[session.id] = retrySaving(session.id)
+                // (Not once shutting down: the journal and the spill file keep it for the next start.)
+                if !shuttingDown { saveRetries[session.id] = retrySaving(session.id) }
                 for sensor in session.sensors { await sensors.bind(sensor.address, to: nil) }
             }
             throw error
@@ -284,9 +287,9 @@ public actor SessionManager {
                 } catch {
                     return
                 }
-                guard let self, await self.isUnsaved(id) else { return }
+                guard let self else { return }
                 do {
-                    try await self.stop(id.uuidString)
+                    guard try await self.saveAgain(id) else { return }
                     logger.notice("an unsaved session is saved now", metadata: ["session": "\(id)"])
                     return
                 } catch {
@@ -296,10 +299,17 @@ public actor SessionManager {
         }
     }
 
-    private func isUnsaved(_ id: UUID) -> Bool { unsaved.contains(id) }
+    /// Stops an unsaved session again (saving it); false when it is not unsaved any more (a stop
+    /// saved it meanwhile, or the manager is shutting down).
+    private func saveAgain(_ id: UUID) async throws -> Bool {
+        guard unsaved.contains(id), !shuttingDown else { return false }
+        try await stop(id.uuidString)
+        return true
+    }
 
     /// Ends every session and saves them (shutdown).
     public func stopAll() async {
+        shuttingDown = true
         for retry in saveRetries.values { retry.cancel() }
         saveRetries = [:]
         for session in active {
