@@ -301,31 +301,46 @@ extension BlueZAdapter {
     }
 
     /// Straps wanted now whose device objects a full cache may have left out: bluetoothd will not
-    /// announce them again, so its tree is read once more (past the limit, a wanted strap's fits).
+    /// announce them again, so their objects are read from its tree and added to the cache (past
+    /// the limit, a wanted strap's fit). Nothing else of the cache changes.
     func readBackIfLeftOut(_ addresses: Set<String>) {
         guard cache.devicesRefused > 0, addresses.contains(where: { sightings(of: $0).isEmpty }) else { return }
-        background.spawn { [weak self] in await self?.readBack(addresses) }
+        background.spawn { [weak self] in await self?.readBackWantedStraps() }
     }
 
-    private func readBack(_ addresses: Set<String>) async {
-        // A snapshot under way reads the wanted straps' devices too.
-        guard appliedDuringSnapshot == nil else { return }
+    private func readBackWantedStraps() async {
+        let owners = ownerChanges
+        let snapshot: DBusValue
         do {
-            try await loadSnapshot()
+            switch try await Self.managedObjects(connection) {
+            case .success(let value): snapshot = value
+            case .failure(let problem): return refuse([problem])
+            }
         } catch {
             logger.warning("cannot read bluetoothd's objects again", metadata: ["error": "\(error)"])
             return
         }
-        logger.info("read bluetoothd's objects again for a wanted strap it had left out")
-        for address in addresses.sorted() {
-            for adapter in pool.names
-            where cache.properties(
-                BlueZPaths.device(adapter: Self.adapterPath(adapter), address: address), ObjectCache.deviceInterface)
-                != nil
-            {
-                announceIfMatching(BlueZPaths.device(adapter: Self.adapterPath(adapter), address: address))
-                feed(address, .deviceAppeared(adapter: adapter))
+        // An answer of a bluetoothd that has left since describes objects that are gone.
+        guard owners == ownerChanges else { return }
+        // Every strap wanted now (one wanted while this was on its way too), parents first. What
+        // the cache holds of them already came from newer signals: only what it lacks is added.
+        let wanted = Set(links.keys)
+        var appeared: [(address: String, adapter: String, path: String)] = []
+        let objects = (snapshot.stringDictionary ?? [:]).sorted { $0.key.count < $1.key.count }
+        for (path, interfaces) in objects {
+            guard let device = BlueZPaths.device(containing: path), let address = BlueZPaths.address(ofDevice: device),
+                wanted.contains(address), let adapter = adapterName(ofDevice: device), pool.allows(adapter)
+            else { continue }
+            refuse(cache.merge(path: path, interfaces: interfaces))
+            if device == path, cache.properties(path, ObjectCache.deviceInterface) != nil {
+                appeared.append((address, adapter, path))
             }
+        }
+        guard !appeared.isEmpty else { return }
+        logger.info("read a wanted strap's objects that a full cache had left out")
+        for device in appeared {
+            announceIfMatching(device.path)
+            feed(device.address, .deviceAppeared(adapter: device.adapter))
         }
     }
 
@@ -380,6 +395,7 @@ extension BlueZAdapter {
             for socket in links[address]?.sockets.values ?? [:].values { socket.close() }
             links[address]?.sockets = [:]
         }
+        ownerChanges += 1
         if let retired = change.oldOwner {
             // Unique names are never reused on a bus; the last few are enough to recognise.
             retiredOwners.insert(retired)

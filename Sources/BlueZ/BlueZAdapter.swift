@@ -153,6 +153,8 @@ public actor BlueZAdapter: SensorAdapter {
             publishFastRoutes()
         }
     }
+    /// Owner changes of `org.bluez` applied so far: a reply that spans one is from a gone bluetoothd.
+    var ownerChanges = 0
     /// Device objects the cache left out when it was full, as last logged.
     var loggedDevicesRefused = 0
     /// Device objects left out of the cache of bluetoothd's objects because it held

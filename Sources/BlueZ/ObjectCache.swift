@@ -59,6 +59,22 @@ struct ObjectCache: Sendable {
         return refused
     }
 
+    /// Adds what an older reading of an object has and the cache lacks (the values it holds came
+    /// from newer signals); returns the properties refused for their type.
+    @discardableResult
+    mutating func merge(path: String, interfaces: DBusValue) -> [MalformedBlueZMessage] {
+        guard objects[path] != nil else { return add(path: path, interfaces: interfaces) }
+        var refused: [MalformedBlueZMessage] = []
+        for (interface, properties) in interfaces.stringDictionary ?? [:] {
+            let checked = BlueZShapes.checked(properties.stringDictionary ?? [:], of: interface, at: path)
+            for (name, value) in checked.kept where objects[path]?[interface]?[name] == nil {
+                objects[path, default: [:]][interface, default: [:]][name] = value
+            }
+            refused += checked.refused
+        }
+        return refused
+    }
+
     mutating func remove(path: String, interfaces: [String]) {
         for interface in interfaces { objects[path]?[interface] = nil }
         if objects[path]?.isEmpty == true {
@@ -78,12 +94,16 @@ struct ObjectCache: Sendable {
     }
 
     /// Applies a `PropertiesChanged`; returns the properties refused for their type (not applied).
+    /// With `admittingLinked`, a device left out when it appeared comes in past the limit once it
+    /// links, holding only what changed (the peripheral's centrals, read by their path).
     @discardableResult
     mutating func update(
-        path: String, interface: String, changed: [String: DBusValue], invalidated: [String]
+        path: String, interface: String, changed: [String: DBusValue], invalidated: [String],
+        admittingLinked: Bool = false
     ) -> [MalformedBlueZMessage] {
         let checked = BlueZShapes.checked(changed, of: interface, at: path)
-        let connected = interface == Self.deviceInterface && checked.kept["Connected"]?.bool == true
+        let connected =
+            admittingLinked && interface == Self.deviceInterface && checked.kept["Connected"]?.bool == true
         guard objects[path]?[interface] != nil || (!checked.kept.isEmpty && admits(path, connected: connected)) else {
             return checked.refused
         }

@@ -243,6 +243,17 @@ struct ObjectCacheBoundTests {
         cache.update(
             path: Self.device(4), interface: "org.bluez.Device1", changed: ["RSSI": .int16(-50)], invalidated: [])
         #expect(cache.properties(Self.device(4), "org.bluez.Device1") == nil)
+        // Linking brings it in where the reader asks for that (the peripheral's centrals), not otherwise.
+        cache.update(
+            path: Self.device(4), interface: "org.bluez.Device1", changed: ["Connected": .boolean(true)],
+            invalidated: [])
+        #expect(cache.properties(Self.device(4), "org.bluez.Device1") == nil)
+        cache.update(
+            path: Self.device(4), interface: "org.bluez.Device1", changed: ["Connected": .boolean(true)],
+            invalidated: [],
+            admittingLinked: true)
+        #expect(cache.properties(Self.device(4), "org.bluez.Device1")?["Connected"]?.bool == true)
+        cache.remove(path: Self.device(4), interfaces: ["org.bluez.Device1"])
         cache.add(path: Self.device(9), interfaces: Self.interfaces("org.bluez.Device1"))
         cache.add(path: "/org/bluez/hci1", interfaces: Self.interfaces("org.bluez.Adapter1"))
         #expect(cache.properties(Self.device(9), "org.bluez.Device1") != nil, "the wanted strap")
@@ -253,6 +264,30 @@ struct ObjectCacheBoundTests {
         #expect(cache.deviceCount == 1)
         cache.add(path: Self.device(5), interfaces: Self.interfaces("org.bluez.Device1"))
         #expect(cache.properties(Self.device(5), "org.bluez.Device1") != nil)
+    }
+
+    @Test("merging an older reading adds only what the cache lacks")
+    func merge() {
+        var cache = ObjectCache()
+        cache.update(
+            path: Self.device(1), interface: "org.bluez.Device1", changed: ["Connected": .boolean(true)],
+            invalidated: [])
+        let older = DBusValue.dictionary(
+            keySignature: "s", valueSignature: "a{sv}",
+            [
+                DBusDictionaryEntry(
+                    key: .string("org.bluez.Device1"),
+                    value: .propertyMap([
+                        ("Connected", .boolean(false)), ("Paired", .boolean(true)), ("AddressType", .string("public")),
+                    ]))
+            ])
+        cache.merge(path: Self.device(1), interfaces: older)
+        let device = cache.properties(Self.device(1), "org.bluez.Device1")
+        #expect(device?["Connected"]?.bool == true, "the newer value stays")
+        #expect(device?["Paired"]?.bool == true && device?["AddressType"]?.string == "public")
+        #expect(cache.deviceCount == 1)
+        cache.merge(path: Self.device(2), interfaces: older)
+        #expect(cache.deviceCount == 2 && cache.properties(Self.device(2), "org.bluez.Device1")?.count == 3)
     }
 
     @Test("a snapshot is judged parents first: a held device's GATT objects are kept whatever the reply's order")

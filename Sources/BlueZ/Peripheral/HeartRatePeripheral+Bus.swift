@@ -171,7 +171,9 @@ extension HeartRatePeripheral {
             let checked = BlueZShapes.checked(received, of: interface, at: signal.path)
             refuse(checked.refused)
             let changed = checked.kept
-            cache.update(path: signal.path, interface: interface, changed: changed, invalidated: invalidated ?? [])
+            cache.update(
+                path: signal.path, interface: interface, changed: changed, invalidated: invalidated ?? [],
+                admittingLinked: true)
             guard signal.path == adapterPath else { return }
             if interface == Self.adapterInterface, let powered = changed["Powered"]?.bool {
                 await apply(.poweredChanged(powered))
