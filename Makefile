@@ -56,8 +56,8 @@ format:
 # QEMU), then the package installed and run under systemd in the whole-system bed.
 test: python-peers check-format check-docs
 	$(SWIFT) build --build-tests
-	SWIFT=$(SWIFT) scripts/run-tests.sh unit --skip-build --skip RealBlueZTests --skip SystemTests
-	SWIFT=$(SWIFT) scripts/run-tests.sh real-bluez --skip-build --filter RealBlueZTests
+	SWIFT=$(SWIFT) TEST_TIME_LIMIT=1200 scripts/run-tests.sh unit --skip-build --skip RealBlueZTests --skip SystemTests
+	SWIFT=$(SWIFT) TEST_TIME_LIMIT=2400 scripts/run-tests.sh real-bluez --skip-build --filter RealBlueZTests
 	$(MAKE) --no-print-directory test-system
 
 # Only the real-BlueZ bed: bluetoothd 5.66 and Debian's kernel in QEMU, Bumble straps (docs/testing.md).

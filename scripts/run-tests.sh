@@ -3,17 +3,49 @@
 # with a digest (failed tests, tests that started and never ended, the first crash report), so the
 # last lines of a CI log say what went wrong even when a crash printed pages after it.
 #
-#   scripts/run-tests.sh NAME [swift test arguments…]
+#   TEST_TIME_LIMIT=SECONDS scripts/run-tests.sh NAME [swift test arguments…]
+#
+# A run past TEST_TIME_LIMIT (0: none) is a hang: the process tree is printed, the tests are
+# stopped, and the digest names the tests that started and never ended; the run fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 name=$1
 shift
+limit=${TEST_TIME_LIMIT:-0}
 mkdir -p .build/test-logs
 log=.build/test-logs/$name.log
 # The crashed thread only, no registers or image list: the report stays short enough to read.
 export SWIFT_BACKTRACE=${SWIFT_BACKTRACE:-preset=friendly,threads=crashed,registers=none,images=none}
-${SWIFT:-swift} test "$@" 2>&1 | tee "$log"
-status=${PIPESTATUS[0]}
+# Line-buffered (stdbuf reaches the test process through the environment): on a pipe, a killed
+# run would otherwise lose its last block, and with it the tests that were running.
+stdbuf -oL -eL "${SWIFT:-swift}" test "$@" 2>&1 | tee "$log" &
+tests=$!
+watchdog=""
+if [ "$limit" -gt 0 ]; then
+    (
+        trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
+        sleep "$limit" &
+        sleeper=$!
+        wait "$sleeper"
+        echo
+        echo "=== swift test $* still running after ${limit} s: stopped as hung; the processes then ==="
+        ps -eo pid,ppid,stat,etimes,args --forest | grep -v ' \[' | cut -c1-240
+        # This run's swift test and everything it started (the test process, peers, daemons),
+        # children first; not tee, which ends with the output, nor this watchdog.
+        descendants() { for child in $(pgrep -P "$1"); do descendants "$child"; echo "$child"; done; }
+        for process in $(pgrep -P $$); do
+            [ "$process" = "$BASHPID" ] || [ "$(ps -o comm= -p "$process")" = tee ] && continue
+            kill -KILL $(descendants "$process") "$process" 2>/dev/null
+        done
+    ) &
+    watchdog=$!
+fi
+wait "$tests"
+status=$?
+if [ -n "$watchdog" ]; then
+    kill "$watchdog" 2>/dev/null
+    wait "$watchdog" 2>/dev/null
+fi
 if [ "$status" -ne 0 ]; then
     echo
     echo "=== swift test $* failed (exit $status); digest of $log ==="

@@ -22,10 +22,20 @@ public final class DBusConnection: Sendable {
     public enum Bus: Sendable {
         /// The system bus; honours `DBUS_SYSTEM_BUS_ADDRESS`.
         case system
-        /// The session bus; honours `DBUS_SESSION_BUS_ADDRESS`.
-        case session
         /// A bus at this address (`unix:path=…`).
         case address(String)
+
+        /// libdbus's address for the system bus when the environment names none.
+        static let defaultSystemAddress = "unix:path=/run/dbus/system_bus_socket"
+
+        /// Where to connect: the variable's value for the system bus when it is set.
+        func resolved(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+            switch self {
+            case .system:
+                environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.defaultSystemAddress
+            case .address(let address): address
+            }
+        }
     }
 
     private struct Subscription {
@@ -82,28 +92,25 @@ public final class DBusConnection: Sendable {
     /// The connection's unique name on the bus (`:1.42`).
     public let uniqueName: String
 
-    /// Connects to `bus` and registers with it.
-    public init(bus: Bus, logger: Logger) throws(DBusError) {
+    /// Connects to `bus` and registers with it, blocking the calling thread meanwhile (``connect(bus:logger:)``
+    /// does it on a thread of its own).
+    private init(bus: Bus, logger: Logger) throws(DBusError) {
         Self.initialiseThreads
         var error = CDBus.DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
-        let opened: OpaquePointer?
-        switch bus {
-        case .system: opened = dbus_bus_get_private(DBUS_BUS_SYSTEM, &error)
-        case .session: opened = dbus_bus_get_private(DBUS_BUS_SESSION, &error)
-        case .address(let address):
-            opened = dbus_connection_open_private(address, &error)
-            if let opened, dbus_bus_register(opened, &error) == 0 {
-                dbus_connection_close(opened)
-                dbus_connection_unref(opened)
-                throw Self.error(from: error, fallback: "cannot register with the bus at \(address)")
-            }
+        let address = bus.resolved()
+        guard let opened = dbus_connection_open_private(address, &error) else {
+            throw Self.error(from: error, fallback: "cannot connect to the bus at \(address)")
         }
-        guard let opened else { throw Self.error(from: error, fallback: "cannot connect to the bus") }
+        guard let name = Self.register(opened, error: &error) else {
+            dbus_connection_close(opened)
+            dbus_connection_unref(opened)
+            throw Self.error(from: error, fallback: "cannot register with the bus at \(address)")
+        }
         dbus_connection_set_exit_on_disconnect(opened, 0)
         pointer = opened
-        uniqueName = dbus_bus_get_unique_name(opened).map { String(cString: $0) } ?? ""
+        uniqueName = name
         self.logger = logger
         // libdbus holds the target (released with the filter); the target holds this weakly.
         dbus_connection_add_filter(
@@ -154,6 +161,23 @@ public final class DBusConnection: Sendable {
 
     /// `dbus_threads_init_default` before anything else, once per process.
     private static let initialiseThreads: Void = { _ = dbus_threads_init_default() }()
+
+    /// Says `Hello` to the bus and records the unique name it gives. Not `dbus_bus_register`: that
+    /// holds a lock global to libdbus across the whole blocking call, so one bus that never answers
+    /// (its authentication has no timeout) would hold up every other connect in the process.
+    private static func register(_ connection: OpaquePointer, error: inout CDBus.DBusError) -> String? {
+        guard
+            let hello = DBusMessage.methodCall(
+                destination: busDriver, path: "/org/freedesktop/DBus", interface: busDriver, member: "Hello"),
+            let answer = dbus_connection_send_with_reply_and_block(
+                connection, hello.pointer, Int32(defaultTimeout.components.seconds * 1000), &error)
+        else { return nil }
+        let reply = DBusMessage(owning: answer)
+        guard case .string(let name)? = reply.arguments().first, !name.isEmpty,
+            dbus_bus_set_unique_name(connection, name) != 0
+        else { return nil }
+        return name
+    }
 
     private static func error(from error: CDBus.DBusError, fallback: String) -> DBusError {
         guard dbus_error_is_set(withUnsafePointer(to: error) { $0 }) != 0 else {

@@ -88,7 +88,7 @@ struct BlueZooTests {
             let strap = try await bed.startStrap(address: Self.strapAddress, frames: strapFrames(40), interval: 0.03)
             _ = try await bed.startStrap(
                 address: Self.thermometer, frames: ["00 00"], service: "181a", name: "Thermometer")
-            let connection = try DBusConnection(bus: .address(bed.bus.address), logger: testLogger)
+            let connection = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: testLogger)
             let adapter = try await BlueZAdapter.open(
                 adapter: "hci0", connection: connection, options: fastOptions, logger: testLogger)
             let log = EventLog(adapter.events())
@@ -138,7 +138,7 @@ struct BlueZooTests {
             let held = await strap.process.waitForLine { $0.hasPrefix("holding at") }
             let sentBeforeDrop = Int(held?.split(separator: " ").last ?? "") ?? -1
             await log.wait("the frames sent before the drop") { _ in log.heartRates.count >= sentBeforeDrop }
-            let radio = try DBusConnection(bus: .address(bed.bus.address), logger: testLogger)
+            let radio = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: testLogger)
             _ = try await radio.call(
                 destination: "org.bluez", path: "/org/bluez/hci0/dev_00_00_00_00_00_02", interface: "org.bluez.Device1",
                 member: "Disconnect")
@@ -249,7 +249,7 @@ struct BlueZooTests {
             #expect(await scan.wait() == 69)
             #expect(scan.output.count == 1)
             #expect(scan.output.first?.contains("bluetoothd (org.bluez) is not running") == true)
-            let connection = try DBusConnection(bus: .address(bus.address), logger: testLogger)
+            let connection = try await DBusConnection.connect(bus: .address(bus.address), logger: testLogger)
             await #expect(
                 throws: SensorAdapterError.adapterUnavailable("bluetoothd (org.bluez) is not running on the system bus")
             ) {

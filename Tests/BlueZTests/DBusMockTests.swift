@@ -25,7 +25,7 @@ func withAdapter(
     _ mock: MockBlueZ, options: BlueZAdapter.Options = fastOptions,
     _ body: (BlueZAdapter, EventLog) async throws -> Void
 ) async throws {
-    let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+    let connection = try await DBusConnection.connect(bus: .address(mock.bus.address), logger: testLogger)
     let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: testLogger)
     let log = EventLog(adapter.events())
     do {
@@ -47,7 +47,7 @@ struct DBusMockTests {
     func gattLayout() async throws {
         try await withMockBlueZ { mock in
             try await mock.addHeartRateService()
-            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            let connection = try await DBusConnection.connect(bus: .address(mock.bus.address), logger: testLogger)
             let adapter = try await BlueZAdapter.open(connection: connection, options: fastOptions, logger: testLogger)
             #expect(adapter.name == "bluez", "every adapter, as one pool")
             let log = EventLog(adapter.events())
@@ -90,7 +90,7 @@ struct DBusMockTests {
     func advertisingCutsBackoffShort() async throws {
         try await withMockBlueZ { mock in
             try await mock.addHeartRateService()
-            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            let connection = try await DBusConnection.connect(bus: .address(mock.bus.address), logger: testLogger)
             var options = fastOptions
             // A backoff far longer than the wait below: only the advertisement can reconnect in time.
             options.initialReconnectDelay = .seconds(120)
@@ -346,7 +346,7 @@ struct DBusMockTests {
     func waitsForBluetoothdAndAnAdapter() async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
-        let connection = try DBusConnection(bus: .address(bus.address), logger: testLogger)
+        let connection = try await DBusConnection.connect(bus: .address(bus.address), logger: testLogger)
         let reported = Mutex<[AdapterAvailability]>([])
         let waiting = Task {
             try await BlueZAdapter.waitForAdapter(connection: connection) { state in
@@ -382,7 +382,7 @@ struct DBusMockTests {
         let waiting = await monitor.waitForLine { $0.contains("\"state\":\"serviceStopped\"") }
         #expect(waiting != nil, "no waiting line: \(monitor.output.suffix(5))")
         #expect(monitor.isRunning, "monitor keeps running without bluetoothd")
-        let control = try DBusConnection(bus: .address(bus.address), logger: testLogger)
+        let control = try await DBusConnection.connect(bus: .address(bus.address), logger: testLogger)
         let mock = try await MockBlueZ.startOwningBlueZ(on: bus, control: control)
         defer { mock.stop() }
         let bluez = MockBlueZ(bus: bus, process: mock, control: control)
@@ -512,13 +512,13 @@ struct DBusMockTests {
     func forgedSignals() async throws {
         try await withMockBlueZ { mock in
             try await mock.addResolvedStrap()
-            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            let connection = try await DBusConnection.connect(bus: .address(mock.bus.address), logger: testLogger)
             let adapter = try await BlueZAdapter.open(connection: connection, options: fastOptions, logger: testLogger)
             let log = EventLog(adapter.events())
             try await adapter.connect(sensor)
             try await mock.expectDelivered([70], log: log)
             // Any process on the bus may send a signal straight to the bridge's connection.
-            let forger = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            let forger = try await DBusConnection.connect(bus: .address(mock.bus.address), logger: testLogger)
             func forge(_ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue]) throws {
                 try forger.emitSignal(
                     path: path, interface: interface, member: member, arguments: arguments,
@@ -699,7 +699,7 @@ struct DBusMockTests {
                             + "self.UpdateProperties(args[0], {args[1]: args[2]})"),
                 ])
             try await mock.setAdapter("Powered", .boolean(false))
-            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            let connection = try await DBusConnection.connect(bus: .address(mock.bus.address), logger: testLogger)
             let adapter = try await BlueZAdapter.open(connection: connection, options: fastOptions, logger: testLogger)
             try await adapter.startDiscovery(services: [.heartRate])
             let calls = try await mock.calls(on: "/org/bluez/hci0")

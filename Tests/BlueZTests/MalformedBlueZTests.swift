@@ -139,7 +139,7 @@ struct MalformedBlueZBusTests {
                     .string("org.freedesktop.DBus.ObjectManager"), .string("GetManagedObjects"), .string(""),
                     .string("s"), .string("ret = 'no objects today'"),
                 ])
-            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            let connection = try await DBusConnection.connect(bus: .address(mock.bus.address), logger: testLogger)
             defer { Task { await connection.close() } }
             await #expect(
                 throws: SensorAdapterError.failed(
@@ -180,7 +180,7 @@ struct MalformedBlueZBusTests {
     func staleSignal() async throws {
         try await withMockBlueZ { mock in
             try await mock.addResolvedStrap()
-            let connection = try DBusConnection(bus: .address(mock.bus.address), logger: testLogger)
+            let connection = try await DBusConnection.connect(bus: .address(mock.bus.address), logger: testLogger)
             let adapter = try await BlueZAdapter.open(connection: connection, options: fastOptions, logger: testLogger)
             let log = EventLog(adapter.events())
             let oldOwner = try #require(try await connection.nameOwner(of: "org.bluez"))

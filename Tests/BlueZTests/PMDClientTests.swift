@@ -43,7 +43,7 @@ struct PMDClientTests {
             let strap = try await bed.startStrap(
                 address: Self.strapAddress, frames: strapFrames(150), interval: 0.5, name: "Polar H10 0A1B2C3D",
                 more: ["--pmd", "--mtu", "\(mtu)"])
-            let connection = try DBusConnection(bus: .address(bed.bus.address), logger: testLogger)
+            let connection = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: testLogger)
             let adapter = try await BlueZAdapter.open(
                 adapter: "hci0", connection: connection, options: fastOptions, logger: testLogger)
             let log = EventLog(adapter.events())
@@ -159,7 +159,7 @@ struct PMDClientTests {
             // drop to the central, so the harness drops it there (what bluetoothd shows on a lost link).
             try strap.send("pmd-reset")
             _ = try #require(await strap.process.waitForLine { $0 == "pmd-reset" })
-            let radio = try DBusConnection(bus: .address(bed.bus.address), logger: testLogger)
+            let radio = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: testLogger)
             _ = try await radio.call(
                 destination: "org.bluez", path: "/org/bluez/hci0/dev_00_00_00_00_00_02", interface: "org.bluez.Device1",
                 member: "Disconnect")

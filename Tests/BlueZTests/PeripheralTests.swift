@@ -79,8 +79,8 @@ struct PeripheralTests {
     )
     func endToEnd() async throws {
         try await withBlueZoo(adapters: [Self.peripheralAddress, Self.centralAddress]) { bed in
-            let connection = try DBusConnection(bus: .address(bed.bus.address), logger: testLogger)
-            let central = try DBusConnection(bus: .address(bed.bus.address), logger: testLogger)
+            let connection = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: testLogger)
+            let central = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: testLogger)
             let peripheral = HeartRatePeripheral(
                 connection: connection, configuration: Self.configuration, logger: testLogger)
             var restarted: Spawned?
@@ -227,7 +227,7 @@ struct PeripheralTests {
     @Test("the adapter goes away and comes back: reported missing, registered again")
     func adapterAwayAndBack() async throws {
         try await withBlueZoo(adapters: [Self.peripheralAddress, Self.centralAddress]) { bed in
-            let connection = try DBusConnection(bus: .address(bed.bus.address), logger: testLogger)
+            let connection = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: testLogger)
             let peripheral = HeartRatePeripheral(
                 connection: connection, configuration: Self.configuration, logger: testLogger)
             try await withRunning(peripheral) { log in
@@ -254,7 +254,7 @@ struct PeripheralTests {
     func noInstanceLeft() async throws {
         try await withBlueZoo(adapters: [Self.peripheralAddress, Self.centralAddress]) { bed in
             // Another program takes every instance BlueZoo has (15).
-            let hog = try DBusConnection(bus: .address(bed.bus.address), logger: testLogger)
+            let hog = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: testLogger)
             let paths = (0..<15).map { "/test/hog/advertisement\($0)" }
             for path in paths {
                 try hog.export(path: path) { call in
@@ -264,7 +264,7 @@ struct PeripheralTests {
                     hog, "/org/bluez/hci0", "org.bluez.LEAdvertisingManager1", "RegisterAdvertisement",
                     [.objectPath(path), .propertyMap([])])
             }
-            let connection = try DBusConnection(bus: .address(bed.bus.address), logger: testLogger)
+            let connection = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: testLogger)
             let peripheral = HeartRatePeripheral(
                 connection: connection, configuration: Self.configuration, logger: testLogger)
             try await withRunning(peripheral) { log in
@@ -288,8 +288,8 @@ struct PeripheralTests {
     @Test("without bluetoothd: reported, and calls from anyone are refused with AccessDenied")
     func strangersRefused() async throws {
         try await withPrivateBus { bus in
-            let connection = try DBusConnection(bus: .address(bus.address), logger: testLogger)
-            let stranger = try DBusConnection(bus: .address(bus.address), logger: testLogger)
+            let connection = try await DBusConnection.connect(bus: .address(bus.address), logger: testLogger)
+            let stranger = try await DBusConnection.connect(bus: .address(bus.address), logger: testLogger)
             let peripheral = HeartRatePeripheral(
                 connection: connection, configuration: Self.configuration, logger: testLogger)
             try await withRunning(peripheral) { log in
@@ -335,7 +335,7 @@ struct PeripheralTests {
     @Test("the bus connection closing ends run() with PeripheralError.disconnected")
     func connectionClosed() async throws {
         try await withPrivateBus { bus in
-            let connection = try DBusConnection(bus: .address(bus.address), logger: testLogger)
+            let connection = try await DBusConnection.connect(bus: .address(bus.address), logger: testLogger)
             let peripheral = HeartRatePeripheral(
                 connection: connection, configuration: Self.configuration, logger: testLogger)
             let log = PeripheralLog()

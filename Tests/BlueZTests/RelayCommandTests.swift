@@ -33,7 +33,7 @@ struct RelayCommandTests {
         try await withBlueZoo(adapters: Self.adapters) { bed in
             let strap = try await bed.startStrap(
                 address: Self.strapAdapter, frames: Self.frames, interval: 0.05, gated: true)
-            let app = try DBusConnection(bus: .address(bed.bus.address), logger: testLogger)
+            let app = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: testLogger)
             defer { Task { await app.close() } }
             // BlueZoo lists an advertisement only of a discoverable adapter.
             _ = try await callBlueZ(

@@ -63,7 +63,7 @@ struct DaemonOutputsTests {
     func alpha1Sensor() async throws {
         let adapters = ["00:00:00:00:0C:01", "00:00:00:00:0C:02", "00:00:00:00:0C:03"]
         try await withBlueZoo(adapters: adapters) { bed in
-            let app = try DBusConnection(bus: .address(bed.bus.address), logger: Self.logger)
+            let app = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: Self.logger)
             defer { Task { await app.close() } }
             _ = try await callBlueZ(
                 app, "/org/bluez/hci1", "org.freedesktop.DBus.Properties", "Set",

@@ -58,7 +58,7 @@ struct DaemonPeripheralTests {
                 node = "gym"
                 """.utf8
             ).write(to: directory.appendingPathComponent("config.toml"))
-            let app = try DBusConnection(bus: .address(bed.bus.address), logger: Self.logger)
+            let app = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: Self.logger)
             defer { Task { await app.close() } }
             // BlueZoo lists an advertisement only of a discoverable adapter.
             _ = try await callBlueZ(

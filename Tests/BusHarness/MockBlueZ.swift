@@ -36,7 +36,7 @@ public struct MockBlueZ: Sendable {
         let control: DBusConnection
         let process: Spawned
         do {
-            control = try DBusConnection(bus: .address(bus.address), logger: harnessLogger)
+            control = try await DBusConnection.connect(bus: .address(bus.address), logger: harnessLogger)
             process = try await startOwningBlueZ(on: bus, control: control, label: "dbusmock")
         } catch {
             if existing == nil { bus.stop() }

@@ -69,9 +69,23 @@ public final class PrivateBus: Sendable {
                 let text = try? String(contentsOf: directory.appendingPathComponent("pid"), encoding: .utf8),
                 let pid = pid_t(text)
             else { continue }
-            kill(pid, SIGKILL)
+            // The daemon may be long gone and its PID another process's now (this test runner's,
+            // once): only a dbus-daemon started with this directory's configuration is stopped.
+            if isBusDaemon(pid, configuration: directory.appendingPathComponent("bus.conf").path) {
+                kill(pid, SIGKILL)
+            }
             try? FileManager.default.removeItem(at: directory)
         }
+    }
+
+    /// Whether `pid` is the dbus-daemon started with `configuration` (its command line says so).
+    static func isBusDaemon(_ pid: pid_t, configuration: String) -> Bool {
+        guard pid > 0, let commandLine = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else {
+            return false
+        }
+        let arguments = commandLine.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        return arguments.first?.hasSuffix("dbus-daemon") == true
+            && arguments.contains("--config-file=\(configuration)")
     }
 
     private static func configuration(socket: String, policy: String) -> String {

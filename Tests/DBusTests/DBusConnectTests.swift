@@ -35,6 +35,26 @@ private final class MuteBus: Sendable {
         _ = Glibc.close(descriptor)
         unlink(path)
     }
+
+    /// Takes the next connection once a client has begun to authenticate on it (its first bytes
+    /// came: the client is inside its `Hello` call), and returns it, left unanswered.
+    func acceptAuthenticating() async throws -> Int32 {
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        var client: Int32 = -1
+        try await eventually("a client to connect") {
+            client = accept(descriptor, nil, nil)
+            return client >= 0
+        }
+        _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
+        var received: [UInt8] = []
+        try await eventually("the client to begin authenticating") {
+            var buffer = [UInt8](repeating: 0, count: 256)
+            let count = read(client, &buffer, buffer.count)
+            if count > 0 { received += buffer[0..<count] }
+            return String(decoding: received, as: UTF8.self).contains("AUTH")
+        }
+        return client
+    }
 }
 
 @Suite("connecting to a bus does not hold Swift concurrency's threads")
@@ -69,5 +89,55 @@ struct DBusConnectTests {
         #expect(answered == 0, "the pool ran only after \(answered) connects gave up")
         bus.close()
         for connect in connects { #expect(await connect.value, "a bus that never answers is an error") }
+    }
+
+    @Test(
+        "a connect waiting on a bus that never answers does not hold up a connect to another bus (libdbus's global lock is not held across Hello)"
+    )
+    func aHungBusDoesNotHoldUpAnother() async throws {
+        let mute = try MuteBus()
+        let logger = Logger(label: "test")
+        let hung = Task.detached {
+            (try? await DBusConnection.connect(bus: .address("unix:path=\(mute.path)"), logger: logger)) == nil
+        }
+        let client = try await mute.acceptAuthenticating()
+        // Resetting the unanswered connection ends the hung connect (with an error), once.
+        final class Once: Sendable { let done = Atomic<Bool>(false) }
+        let once = Once()
+        let release: @Sendable () -> Void = {
+            guard !once.done.exchange(true, ordering: .sequentiallyConsistent) else { return }
+            _ = Glibc.close(client)
+            mute.close()
+        }
+        var connected = false
+        do {
+            connected = try await withPrivateBus { bus in
+                await withTaskGroup(of: Bool.self) { group in
+                    group.addTask {
+                        guard
+                            let connection = try? await DBusConnection.connect(
+                                bus: .address(bus.address), logger: logger)
+                        else { return false }
+                        await connection.close()
+                        return true
+                    }
+                    // A bound, not a guess: past it the other connect waited for the hung one,
+                    // which is then let go so that the waiting one can end too.
+                    group.addTask {
+                        try? await Task.sleep(for: HarnessDeadline.condition)
+                        release()
+                        return false
+                    }
+                    let first = await group.next() ?? false
+                    group.cancelAll()
+                    return first
+                }
+            }
+        } catch {
+            Issue.record(error)
+        }
+        release()
+        #expect(connected, "a connect to a working bus waited for the hung one")
+        #expect(await hung.value, "a bus that never answers is an error")
     }
 }

@@ -12,7 +12,7 @@ struct DBusConnectionTests {
     @Test("connects, registers, and calls the bus itself")
     func connects() async throws {
         try await withPrivateBus { bus in
-            let connection = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let connection = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
             #expect(connection.uniqueName.hasPrefix(":"))
             #expect(connection.isConnected)
             let names = try await connection.call(
@@ -34,7 +34,7 @@ struct DBusConnectionTests {
         try await withPrivateBus { bus in
             // This connection stands in for bluetoothd on the private bus; `hrbridge devices` opens
             // `.system` and can only reach it through the variable in its environment.
-            let bluez = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let bluez = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
             try await bluez.requestName("org.bluez")
             let calls = Mutex<[String]>([])
             try bluez.export(path: "/") { call in
@@ -55,8 +55,8 @@ struct DBusConnectionTests {
     @Test("every value type round-trips through an exported object")
     func roundTrip() async throws {
         try await withPrivateBus { bus in
-            let server = try DBusConnection(bus: .address(bus.address), logger: logger)
-            let client = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let server = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
+            let client = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
             try server.export(path: "/org/hrbridge/Echo") { call in
                 call.member == "Echo"
                     ? .success(call.arguments)
@@ -93,8 +93,8 @@ struct DBusConnectionTests {
     @Test("a unix file descriptor crosses the bus")
     func fileDescriptor() async throws {
         try await withPrivateBus { bus in
-            let server = try DBusConnection(bus: .address(bus.address), logger: logger)
-            let client = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let server = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
+            let client = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
             #expect(client.canPassFileDescriptors)
             try server.export(path: "/fd", keepingDescriptors: true) { call in
                 guard case .unixFD(let descriptor) = call.arguments.first else {
@@ -123,8 +123,8 @@ struct DBusConnectionTests {
     @Test("unknown services, objects and timeouts are typed errors carrying the D-Bus name")
     func errors() async throws {
         try await withPrivateBus { bus in
-            let server = try DBusConnection(bus: .address(bus.address), logger: logger)
-            let client = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let server = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
+            let client = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
             try server.export(path: "/slow") { _ in
                 try? await Task.sleep(for: .seconds(2))
                 return .success([])
@@ -158,8 +158,8 @@ struct DBusConnectionTests {
     @Test("invalid paths and names are typed errors: libdbus, whose checks abort the process, never sees them")
     func invalidNames() async throws {
         try await withPrivateBus { bus in
-            let server = try DBusConnection(bus: .address(bus.address), logger: logger)
-            let client = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let server = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
+            let client = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
             let calls: [(destination: String, path: String, interface: String, member: String)] = [
                 (server.uniqueName, "not/a/path", "x.y", "Z"), (server.uniqueName, "/a//b", "x.y", "Z"),
                 ("no spaces allowed", "/", "x.y", "Z"), (server.uniqueName, "/", "notaninterface", "Z"),
@@ -195,9 +195,10 @@ struct DBusConnectionTests {
     @Test("connections dropped without closing while signals stream in: 100 in a row, the process survives")
     func droppedWhileDispatching() async throws {
         try await withPrivateBus { bus in
-            let emitter = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let emitter = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
             for round in 0..<100 {
-                var listener: DBusConnection? = try DBusConnection(bus: .address(bus.address), logger: logger)
+                var listener: DBusConnection? = try await DBusConnection.connect(
+                    bus: .address(bus.address), logger: logger)
                 let subscription = try await listener!.subscribe(
                     matching: MatchRule(sender: emitter.uniqueName, interface: "org.hrbridge.Test", member: "Tick"))
                 for index in 0..<20 {
@@ -218,8 +219,8 @@ struct DBusConnectionTests {
     @Test("signals matching a rule arrive in order and are counted; others do not")
     func signals() async throws {
         try await withPrivateBus { bus in
-            let emitter = try DBusConnection(bus: .address(bus.address), logger: logger)
-            let listener = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let emitter = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
+            let listener = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
             let subscription = try await listener.subscribe(
                 matching: MatchRule(
                     sender: emitter.uniqueName, pathNamespace: "/org/bluez",
@@ -257,9 +258,9 @@ struct DBusConnectionTests {
     @Test("a byte-property tap takes exactly the one-Value changes it claims; every other signal reaches the stream")
     func bytePropertyTap() async throws {
         try await withPrivateBus { bus in
-            let emitter = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let emitter = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
             try await emitter.requestName("org.hrbridge.Strap")
-            let listener = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let listener = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
             let stream = try await listener.signals(
                 matching: MatchRule(sender: "org.hrbridge.Strap", member: "PropertiesChanged"))
             let tapped = Mutex<[String]>([])
@@ -314,8 +315,8 @@ struct DBusConnectionTests {
     @Test("a task preferring the connection's executor runs on its loop thread, and still runs after close")
     func loopExecutor() async throws {
         try await withPrivateBus { bus in
-            let emitter = try DBusConnection(bus: .address(bus.address), logger: logger)
-            let listener = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let emitter = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
+            let listener = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
             let stream = try await listener.signals(matching: MatchRule(sender: emitter.uniqueName, member: "Tick"))
             /// The kernel's name for the calling thread.
             @Sendable func threadName() -> String {
@@ -338,7 +339,7 @@ struct DBusConnectionTests {
             #expect(after != "hrbridge.dbus" && !after.isEmpty)
             // Closed from its own loop thread: the close still runs before the loop ends (libdbus
             // aborts the process when an unclosed private connection is released).
-            let closedFromWithin = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let closedFromWithin = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
             await Task(executorPreference: closedFromWithin.executor) { await closedFromWithin.close() }.value
             #expect(!closedFromWithin.isConnected)
             await emitter.close()
@@ -348,13 +349,13 @@ struct DBusConnectionTests {
     @Test("name owners: lookup, and NameOwnerChanged when the owner leaves")
     func nameOwners() async throws {
         try await withPrivateBus { bus in
-            let owner = try DBusConnection(bus: .address(bus.address), logger: logger)
-            let watcher = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let owner = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
+            let watcher = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
             #expect(try await watcher.nameOwner(of: "org.hrbridge.Test") == nil)
             let changes = try await watcher.nameOwnerChanges(of: "org.hrbridge.Test")
             try await owner.requestName("org.hrbridge.Test")
             #expect(try await watcher.nameOwner(of: "org.hrbridge.Test") == owner.uniqueName)
-            let other = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let other = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
             await #expect(throws: DBusError.self) { try await other.requestName("org.hrbridge.Test") }
             await owner.close()
             var seen: [NameOwnerChange] = []
@@ -372,7 +373,7 @@ struct DBusConnectionTests {
     @Test("closing finishes signal streams and fails later calls")
     func closing() async throws {
         try await withPrivateBus { bus in
-            let connection = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let connection = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
             let stream = try await connection.signals(matching: MatchRule(interface: "org.nothing"))
             let waiter = Task {
                 for await _ in stream {}; return true
@@ -385,8 +386,8 @@ struct DBusConnectionTests {
     @Test("file descriptors in signals and replies are closed unless kept: 200 signals × 16 fds leave none open")
     func descriptorsAreOwned() async throws {
         try await withPrivateBus { bus in
-            let emitter = try DBusConnection(bus: .address(bus.address), logger: logger)
-            let listener = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let emitter = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
+            let listener = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
             #expect(emitter.canPassFileDescriptors && listener.canPassFileDescriptors)
             // A file of its own, so its descriptors can be told from any other test's.
             let marker = FileManager.default.temporaryDirectory.appendingPathComponent("fd-marker-\(UUID().uuidString)")
@@ -440,10 +441,10 @@ struct DBusConnectionTests {
     @Test("signals must come from the owner of the name they are subscribed from: forgeries are dropped and counted")
     func forgedSignals() async throws {
         try await withPrivateBus { bus in
-            let strap = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let strap = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
             try await strap.requestName("org.hrbridge.Strap")
-            let listener = try DBusConnection(bus: .address(bus.address), logger: logger)
-            let forger = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let listener = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
+            let forger = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
             let stream = try await listener.signals(matching: MatchRule(sender: "org.hrbridge.Strap"))
             let owners = try await listener.nameOwnerChanges(of: "org.hrbridge.Strap")
             let tapped = Mutex<[[UInt8]]>([])
@@ -494,7 +495,7 @@ struct DBusConnectionTests {
                 changes.append(change)
                 if change.newOwner == nil { break }
             }
-            let successor = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let successor = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
             try await successor.requestName("org.hrbridge.Strap")
             while let change = await ownerChanges.next() {
                 changes.append(change)
@@ -515,9 +516,9 @@ struct DBusConnectionTests {
     @Test("heartbeats are answered by the loop thread, and not while it is wedged")
     func heartbeats() async throws {
         try await withPrivateBus { bus in
-            let emitter = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let emitter = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
             try await emitter.requestName("org.hrbridge.Strap")
-            let listener = try DBusConnection(bus: .address(bus.address), logger: logger)
+            let listener = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
             _ = try await listener.subscribe(matching: MatchRule(sender: "org.hrbridge.Strap"))
             listener.requestHeartbeat()
             try await eventually("the first heartbeat") { listener.heartbeats == 1 }

@@ -119,7 +119,7 @@ struct DoctorTests {
         let bus = try PrivateBus(
             policy: #"<deny send_destination="org.bluez" send_interface="org.freedesktop.DBus.ObjectManager"/>"#)
         defer { bus.stop() }
-        let connection = try DBusConnection(bus: .address(bus.address), logger: logger)
+        let connection = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
         let mock = try await MockBlueZ.startOwningBlueZ(on: bus, control: connection, template: "bluez5")
         defer { mock.stop() }
         let checks = await BusChecks.run(connection: connection, bluezVersion: "5.66")
@@ -141,7 +141,7 @@ struct DoctorTests {
     func strapStates() async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
-        let control = try DBusConnection(bus: .address(bus.address), logger: logger)
+        let control = try await DBusConnection.connect(bus: .address(bus.address), logger: logger)
         let mock = try await MockBlueZ.startOwningBlueZ(on: bus, control: control, template: "bluez5")
         defer { mock.stop() }
         func call(_ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue]) async throws {
@@ -248,7 +248,7 @@ struct DoctorTests {
         try await withBlueZoo(adapters: ["00:00:00:00:00:01", "00:00:00:00:00:02"]) { bed in
             _ = try await bed.startStrap(address: "00:00:00:00:00:02", frames: ["06 40"])
             // Let hci0 see the strap: another client scans, as a user would with hrbridge scan.
-            let scanner = try DBusConnection(bus: .address(bed.bus.address), logger: logger)
+            let scanner = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: logger)
             _ = try await scanner.call(
                 destination: "org.bluez", path: "/org/bluez/hci0", interface: "org.bluez.Adapter1",
                 member: "StartDiscovery")
