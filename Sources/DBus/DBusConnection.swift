@@ -92,22 +92,8 @@ public final class DBusConnection: Sendable {
     /// The connection's unique name on the bus (`:1.42`).
     public let uniqueName: String
 
-    /// Connects to `bus` and registers with it, blocking the calling thread meanwhile (``connect(bus:logger:)``
-    /// does it on a thread of its own).
-    private init(bus: Bus, logger: Logger) throws(DBusError) {
-        Self.initialiseThreads
-        var error = CDBus.DBusError()
-        dbus_error_init(&error)
-        defer { dbus_error_free(&error) }
-        let address = bus.resolved()
-        guard let opened = dbus_connection_open_private(address, &error) else {
-            throw Self.error(from: error, fallback: "cannot connect to the bus at \(address)")
-        }
-        guard let name = Self.register(opened, error: &error) else {
-            dbus_connection_close(opened)
-            dbus_connection_unref(opened)
-            throw Self.error(from: error, fallback: "cannot register with the bus at \(address)")
-        }
+    /// Wraps a connection registered with its bus (``connect(bus:logger:timeout:clock:)`` makes one).
+    private init(registered opened: OpaquePointer, uniqueName name: String, logger: Logger) {
         dbus_connection_set_exit_on_disconnect(opened, 0)
         pointer = opened
         uniqueName = name
@@ -127,20 +113,57 @@ public final class DBusConnection: Sendable {
     }
 
     /// Connects to `bus` and registers with it on a thread of its own: the connect and the bus's
-    /// `Hello` block (up to libdbus's 25 s on a hung bus), and must not hold one of Swift
-    /// concurrency's few threads meanwhile.
-    public static func connect(bus: Bus, logger: Logger) async throws(DBusError) -> DBusConnection {
-        let result = await withCheckedContinuation {
-            (continuation: CheckedContinuation<Result<DBusConnection, DBusError>, Never>) in
+    /// `Hello` block, and must not hold one of Swift concurrency's few threads meanwhile. A bus that
+    /// accepts and never answers (libdbus's authentication has no timeout) is an error after
+    /// `timeout` on `clock`, and the connect's socket is shut down so that its thread ends too.
+    public static func connect(
+        bus: Bus, logger: Logger, timeout: Duration = defaultTimeout, clock: any Clock<Duration> = ContinuousClock()
+    ) async throws(DBusError) -> DBusConnection {
+        Self.initialiseThreads
+        let address = bus.resolved()
+        let outcome = await withCheckedContinuation {
+            (continuation: CheckedContinuation<PendingConnect.Outcome, Never>) in
+            let pending = PendingConnect(continuation)
+            pending.keep(
+                timer: Task {
+                    do { try await clock.sleep(for: timeout) } catch { return }
+                    pending.expire(
+                        DBusError(
+                            name: DBusError.timeoutName,
+                            message: "the bus at \(address) did not answer within \(timeout.components.seconds) s"))
+                })
             DetachedThread.start(named: "dbus-connect") {
-                do throws(DBusError) {
-                    continuation.resume(returning: .success(try DBusConnection(bus: bus, logger: logger)))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
+                open(address: address, logger: logger, pending: pending)
             }
         }
-        return try result.get()
+        return try outcome.get()
+    }
+
+    /// The blocking part of a connect, on its own thread: open, then `Hello`.
+    private static func open(address: String, logger: Logger, pending: PendingConnect) {
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        guard let opened = dbus_connection_open_private(address, &error) else {
+            let failure = Self.error(from: error, fallback: "cannot connect to the bus at \(address)")
+            _ = pending.end { .failure(failure) }
+            return
+        }
+        var socket: Int32 = -1
+        let name: String?
+        if dbus_connection_get_unix_fd(opened, &socket) != 0, !pending.watch(socket: socket) {
+            name = nil  // the deadline passed already
+        } else {
+            name = register(opened, error: &error)
+        }
+        if let name {
+            let inTime = pending.end { .success(DBusConnection(registered: opened, uniqueName: name, logger: logger)) }
+            if inTime { return }
+        }
+        dbus_connection_close(opened)
+        dbus_connection_unref(opened)
+        let failure = Self.error(from: error, fallback: "cannot register with the bus at \(address)")
+        _ = pending.end { .failure(failure) }
     }
 
     deinit {

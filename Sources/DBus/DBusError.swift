@@ -19,6 +19,8 @@ public struct DBusError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// No reply within the timeout.
     public static let noReplyName = "org.freedesktop.DBus.Error.NoReply"
+    /// An operation other than a call (a connect) did not end within its time.
+    public static let timeoutName = "org.freedesktop.DBus.Error.Timeout"
     /// The connection is closed.
     public static let disconnectedName = "org.freedesktop.DBus.Error.Disconnected"
     /// The destination name has no owner.

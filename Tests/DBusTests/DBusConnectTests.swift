@@ -140,4 +140,52 @@ struct DBusConnectTests {
         #expect(connected, "a connect to a working bus waited for the hung one")
         #expect(await hung.value, "a bus that never answers is an error")
     }
+
+    @Test(
+        "a bus that takes the connection and never answers: the connect fails at its deadline on the clock, naming the bus, and lets its socket go"
+    )
+    func aConnectEndsAtItsDeadline() async throws {
+        let mute = try MuteBus()
+        defer { mute.close() }
+        let clock = ManualClock()
+        let logger = Logger(label: "test")
+        let attempt = Task.detached {
+            try await DBusConnection.connect(
+                bus: .address("unix:path=\(mute.path)"), logger: logger, timeout: .seconds(25), clock: clock)
+        }
+        let client = try await mute.acceptAuthenticating()
+        defer { _ = Glibc.close(client) }
+        await clock.waitUntilSleeping()
+        #expect(clock.requestedSleeps == [.seconds(25)])
+        clock.advance(by: .seconds(25))
+        do {
+            let connection = try await attempt.value
+            Issue.record("connected to a bus that never answered: \(connection.uniqueName)")
+        } catch let error as DBusError {
+            #expect(error.name == DBusError.timeoutName)
+            #expect(error.message == "the bus at unix:path=\(mute.path) did not answer within 25 s")
+        } catch {
+            Issue.record("not a D-Bus error: \(error)")
+        }
+        // The blocked connect's socket was shut down: this end reads its end of file.
+        try await eventually("the connect to let its socket go") {
+            var byte: UInt8 = 0
+            return read(client, &byte, 1) == 0
+        }
+    }
+
+    @Test("a bus that answers in time: the deadline's sleep is cancelled and nothing is left waiting on the clock")
+    func aConnectInTimeCancelsItsDeadline() async throws {
+        try await withPrivateBus { bus in
+            let clock = ManualClock()
+            let connection = try await DBusConnection.connect(
+                bus: .address(bus.address), logger: Logger(label: "test"), clock: clock)
+            #expect(connection.uniqueName.hasPrefix(":"))
+            // The deadline's task asked for its sleep, and was cancelled out of it (or before it).
+            try await eventually("the deadline's sleep to be asked for and end") {
+                clock.requestedSleeps == [DBusConnection.defaultTimeout] && clock.sleeperCount == 0
+            }
+            await connection.close()
+        }
+    }
 }

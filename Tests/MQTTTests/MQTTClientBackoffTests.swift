@@ -1,3 +1,4 @@
+import BusHarness
 import Logging
 import Testing
 

@@ -2,14 +2,16 @@ import Synchronization
 
 /// A `Clock` that moves only when a test advances it: sleepers wake when their deadline is
 /// reached, and a test waits for the code under test to sleep instead of guessing how long.
-final class ManualClock: Clock {
+public final class ManualClock: Clock {
     /// A point on the manual timeline: the time advanced since the clock was made.
-    struct Instant: InstantProtocol {
-        var offset: Duration
+    public struct Instant: InstantProtocol {
+        public var offset: Duration
 
-        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        func duration(to other: Instant) -> Duration { other.offset - offset }
-        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+        public init(offset: Duration) { self.offset = offset }
+
+        public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        public func duration(to other: Instant) -> Duration { other.offset - offset }
+        public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
     private struct Sleeper {
@@ -32,19 +34,19 @@ final class ManualClock: Clock {
 
     private let state = Mutex(State())
 
-    init() {}
+    public init() {}
 
-    var now: Instant { state.withLock { $0.now } }
-    var minimumResolution: Duration { .zero }
+    public var now: Instant { state.withLock { $0.now } }
+    public var minimumResolution: Duration { .zero }
 
     /// How long each sleep asked for, in the order asked.
-    var requestedSleeps: [Duration] { state.withLock { $0.requested } }
+    public var requestedSleeps: [Duration] { state.withLock { $0.requested } }
 
     /// How many tasks sleep on the clock now.
-    var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+    public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
     /// Moves the clock forward and wakes every sleeper whose deadline is reached.
-    func advance(by duration: Duration) {
+    public func advance(by duration: Duration) {
         let due = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
             state.now = state.now.advanced(by: duration)
             let ready = state.sleepers.filter { $0.value.deadline <= state.now }
@@ -56,7 +58,7 @@ final class ManualClock: Clock {
 
     /// Returns once at least `count` tasks sleep on the clock (not cancellable: a test's own
     /// time limit ends a test that waits in vain).
-    func waitUntilSleeping(_ count: Int = 1) async {
+    public func waitUntilSleeping(_ count: Int = 1) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ready = state.withLock { state -> Bool in
                 guard state.sleepers.count < count else { return true }
@@ -67,7 +69,7 @@ final class ManualClock: Clock {
         }
     }
 
-    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+    public func sleep(until deadline: Instant, tolerance: Duration?) async throws {
         let id = state.withLock { state -> Int in
             state.nextID += 1
             state.requested.append(state.now.duration(to: deadline))
