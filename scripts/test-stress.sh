@@ -61,10 +61,13 @@ summary=()
 for run in $(seq 1 "$runs"); do
     log="$logs/run-$run.log"
     start=$(date +%s.%N)
-    swift test --skip-build --skip RealBlueZTests --skip SystemTests >"$log" 2>&1
+    # As make test runs them: line-buffered, a hang bounded and digested (scripts/run-tests.sh).
+    TEST_TIME_LIMIT=1200 scripts/run-tests.sh "stress-$run-unit" --skip-build --skip RealBlueZTests \
+        --skip SystemTests >"$log" 2>&1
     status=$?
     if [ "$status" -eq 0 ] && $real; then
-        swift test --skip-build --filter RealBlueZTests >>"$log" 2>&1
+        TEST_TIME_LIMIT=2400 scripts/run-tests.sh "stress-$run-real-bluez" --skip-build --filter RealBlueZTests \
+            >>"$log" 2>&1
         status=$?
         # The bed keeps only the last run's output: a failed run's is kept beside its log.
         [ "$status" -eq 0 ] || cp -a .build/real-bluez/runs "$logs/run-$run-real-bluez" 2>/dev/null || true
@@ -83,6 +86,8 @@ for run in $(seq 1 "$runs"); do
     if [ "$status" -ne 0 ]; then
         # The failing tests and their first issues.
         grep -E 'Test .* (failed after|recorded an issue)' "$log" | head -20 | sed 's/^/    /'
+        # What was running when a hang was stopped or a crash ended it.
+        sed -n '/^Started and never ended/,+12p' "$log" | sed 's/^/    /'
     fi
 done
 stop_hog
