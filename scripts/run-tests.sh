@@ -16,31 +16,37 @@ mkdir -p .build/test-logs
 log=.build/test-logs/$name.log
 # The crashed thread only, no registers or image list: the report stays short enough to read.
 export SWIFT_BACKTRACE=${SWIFT_BACKTRACE:-preset=friendly,threads=crashed,registers=none,images=none}
-# Line-buffered (stdbuf reaches the test process through the environment): on a pipe, a killed
-# run would otherwise lose its last block, and with it the tests that were running.
-stdbuf -oL -eL "${SWIFT:-swift}" test "$@" 2>&1 | tee "$log" &
-tests=$!
 watchdog=""
 if [ "$limit" -gt 0 ]; then
+    tests_shell=$$
     (
-        trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
-        sleep "$limit" &
+        sleeper=""
+        trap '[ -n "$sleeper" ] && kill "$sleeper" 2>/dev/null; exit 0' TERM
+        sleep "$limit" >/dev/null 2>&1 &
         sleeper=$!
         wait "$sleeper"
+        # The script ended some other way meanwhile: nothing here is ours to stop.
+        kill -0 "$tests_shell" 2>/dev/null || exit 0
         echo
         echo "=== swift test $* still running after ${limit} s: stopped as hung; the processes then ==="
         ps -eo pid,ppid,stat,etimes,args --forest | grep -v ' \[' | cut -c1-240
-        # This run's swift test and everything it started (the test process, peers, daemons),
-        # children first; not tee, which ends with the output, nor this watchdog.
-        descendants() { for child in $(pgrep -P "$1"); do descendants "$child"; echo "$child"; done; }
-        for process in $(pgrep -P $$); do
+        # This run's swift test and everything it started (the test process, its peers), taken
+        # first, then stopped top down so nothing can start another child meanwhile; not tee,
+        # which ends with the output, nor this watchdog. (A forked dbus-daemon is not among them:
+        # it holds none of the output, and the next run stops it.)
+        descendants() { for child in $(pgrep -P "$1"); do echo "$child"; descendants "$child"; done; }
+        for process in $(pgrep -P "$tests_shell"); do
             [ "$process" = "$BASHPID" ] || [ "$(ps -o comm= -p "$process")" = tee ] && continue
-            kill -KILL $(descendants "$process") "$process" 2>/dev/null
+            tree="$process $(descendants "$process")"
+            kill -KILL $tree 2>/dev/null
         done
     ) &
     watchdog=$!
+    trap 'kill "$watchdog" 2>/dev/null' EXIT
 fi
-wait "$tests"
+# Line-buffered (stdbuf reaches the test process through the environment): on a pipe, a killed
+# run would otherwise lose its last block, and with it the tests that were running.
+stdbuf -oL -eL "${SWIFT:-swift}" test "$@" 2>&1 | tee "$log"
 status=$?
 if [ -n "$watchdog" ]; then
     kill "$watchdog" 2>/dev/null

@@ -133,20 +133,20 @@ public final class DBusConnection: Sendable {
                             message: "the bus at \(address) did not answer within \(timeout.components.seconds) s"))
                 })
             DetachedThread.start(named: "dbus-connect") {
-                open(address: address, logger: logger, pending: pending)
+                open(address: address, timeout: timeout, logger: logger, pending: pending)
             }
         }
         return try outcome.get()
     }
 
     /// The blocking part of a connect, on its own thread: open, then `Hello`.
-    private static func open(address: String, logger: Logger, pending: PendingConnect) {
+    private static func open(address: String, timeout: Duration, logger: Logger, pending: PendingConnect) {
         var error = CDBus.DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
         guard let opened = dbus_connection_open_private(address, &error) else {
             let failure = Self.error(from: error, fallback: "cannot connect to the bus at \(address)")
-            _ = pending.end { .failure(failure) }
+            if !pending.end(with: { .failure(failure) }) { logLate(failure, address: address, logger: logger) }
             return
         }
         var socket: Int32 = -1
@@ -154,16 +154,25 @@ public final class DBusConnection: Sendable {
         if dbus_connection_get_unix_fd(opened, &socket) != 0, !pending.watch(socket: socket) {
             name = nil  // the deadline passed already
         } else {
-            name = register(opened, error: &error)
+            name = register(opened, timeout: timeout, error: &error)
         }
-        if let name {
-            let inTime = pending.end { .success(DBusConnection(registered: opened, uniqueName: name, logger: logger)) }
-            if inTime { return }
+        if let name,
+            pending.end(with: { .success(DBusConnection(registered: opened, uniqueName: name, logger: logger)) })
+        {
+            return
         }
+        let failure =
+            name == nil
+            ? Self.error(from: error, fallback: "cannot register with the bus at \(address)")
+            : DBusError(name: DBusError.timeoutName, message: "registered with the bus at \(address) too late")
+        if !pending.end(with: { .failure(failure) }) { logLate(failure, address: address, logger: logger) }
         dbus_connection_close(opened)
         dbus_connection_unref(opened)
-        let failure = Self.error(from: error, fallback: "cannot register with the bus at \(address)")
-        _ = pending.end { .failure(failure) }
+    }
+
+    /// A connect that ended after its caller had its deadline's error: its thread is done.
+    private static func logLate(_ outcome: DBusError, address: String, logger: Logger) {
+        logger.debug("a connect past its deadline ended", metadata: ["bus": "\(address)", "outcome": "\(outcome)"])
     }
 
     deinit {
@@ -188,12 +197,16 @@ public final class DBusConnection: Sendable {
     /// Says `Hello` to the bus and records the unique name it gives. Not `dbus_bus_register`: that
     /// holds a lock global to libdbus across the whole blocking call, so one bus that never answers
     /// (its authentication has no timeout) would hold up every other connect in the process.
-    private static func register(_ connection: OpaquePointer, error: inout CDBus.DBusError) -> String? {
+    private static func register(
+        _ connection: OpaquePointer, timeout: Duration, error: inout CDBus.DBusError
+    ) -> String? {
+        let milliseconds = Int32(
+            clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         guard
             let hello = DBusMessage.methodCall(
                 destination: busDriver, path: "/org/freedesktop/DBus", interface: busDriver, member: "Hello"),
             let answer = dbus_connection_send_with_reply_and_block(
-                connection, hello.pointer, Int32(defaultTimeout.components.seconds * 1000), &error)
+                connection, hello.pointer, max(milliseconds, 1), &error)
         else { return nil }
         let reply = DBusMessage(owning: answer)
         guard case .string(let name)? = reply.arguments().first, !name.isEmpty,

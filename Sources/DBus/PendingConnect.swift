@@ -5,14 +5,15 @@ import Synchronization
 #endif
 
 /// A connect racing its deadline. The connect blocks a thread of its own in libdbus, whose
-/// authentication has no timeout: whichever of the two ends first resumes the caller, and a
-/// deadline that comes first shuts the connect's socket down, so that the thread ends as well.
+/// handshake has no timeout: whichever of the two ends first resumes the caller, and a deadline
+/// that comes first shuts the connect's socket down, so that the thread ends as well.
 final class PendingConnect: Sendable {
     typealias Outcome = Result<DBusConnection, DBusError>
 
     private struct State {
         var continuation: CheckedContinuation<Outcome, Never>?
-        /// The socket the blocked `Hello` reads, while it may be shut down (-1 otherwise).
+        /// A duplicate of the socket the blocked `Hello` reads (-1: none). Ours, not libdbus's: a
+        /// socket libdbus closes meanwhile stays the same socket here, never a reused number.
         var socket: Int32 = -1
         var expired = false
         var timer: Task<Void, Never>?
@@ -38,16 +39,17 @@ final class PendingConnect: Sendable {
     func watch(socket: Int32) -> Bool {
         state.withLock { state in
             guard !state.expired else { return false }
-            state.socket = socket
+            state.socket = fcntl(socket, F_DUPFD_CLOEXEC, 0)
             return true
         }
     }
 
     /// The blocking part ended: resumes the caller with `outcome` and returns true, or returns false
-    /// when the deadline came first (the outcome is the caller's of this method to release).
+    /// when the deadline came first (the caller of this method then releases what it made).
     func end(with outcome: () -> Outcome) -> Bool {
         let (continuation, timer) = state.withLock { state in
             defer {
+                if state.socket >= 0 { close(state.socket) }
                 state.socket = -1
                 state.continuation = nil
                 state.timer = nil
@@ -66,7 +68,6 @@ final class PendingConnect: Sendable {
             guard let continuation = state.continuation else { return nil }
             state.continuation = nil
             state.expired = true
-            // Under the lock: the connect cannot close the socket (and its number be reused) meanwhile.
             if state.socket >= 0 { _ = shutdown(state.socket, Int32(SHUT_RDWR)) }
             return continuation
         }

@@ -57,6 +57,25 @@ private final class MuteBus: Sendable {
     }
 }
 
+/// Keeps the messages logged through it (every level).
+private final class LogRecords: LogHandler, @unchecked Sendable {
+    private let lock = NSLock()
+    private var kept: [String] = []
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    var messages: [String] { lock.withLock { kept } }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        lock.withLock { kept.append(event.message.description) }
+    }
+}
+
 @Suite("connecting to a bus does not hold Swift concurrency's threads")
 struct DBusConnectTests {
     @Test(
@@ -97,8 +116,11 @@ struct DBusConnectTests {
     func aHungBusDoesNotHoldUpAnother() async throws {
         let mute = try MuteBus()
         let logger = Logger(label: "test")
+        // Its deadline never comes: only the reset at the end ends it.
+        let never = ManualClock()
         let hung = Task.detached {
-            (try? await DBusConnection.connect(bus: .address("unix:path=\(mute.path)"), logger: logger)) == nil
+            (try? await DBusConnection.connect(bus: .address("unix:path=\(mute.path)"), logger: logger, clock: never))
+                == nil
         }
         let client = try await mute.acceptAuthenticating()
         // Resetting the unanswered connection ends the hung connect (with an error), once.
@@ -148,8 +170,10 @@ struct DBusConnectTests {
         let mute = try MuteBus()
         defer { mute.close() }
         let clock = ManualClock()
-        let logger = Logger(label: "test")
-        let attempt = Task.detached {
+        let records = LogRecords()
+        var logger = Logger(label: "test") { _ in records }
+        logger.logLevel = .debug
+        let attempt = Task.detached { [logger] in
             try await DBusConnection.connect(
                 bus: .address("unix:path=\(mute.path)"), logger: logger, timeout: .seconds(25), clock: clock)
         }
@@ -167,10 +191,14 @@ struct DBusConnectTests {
         } catch {
             Issue.record("not a D-Bus error: \(error)")
         }
-        // The blocked connect's socket was shut down: this end reads its end of file.
+        // The blocked connect's socket was shut down: this end reads its end of file, and the
+        // connect's thread ends, saying so.
         try await eventually("the connect to let its socket go") {
             var byte: UInt8 = 0
             return read(client, &byte, 1) == 0
+        }
+        try await eventually("the connect's thread to end") {
+            records.messages.contains("a connect past its deadline ended")
         }
     }
 
