@@ -56,94 +56,32 @@ public struct AcceleratedWallClock: WallClock {
 
 /// A clock that moves only when told: tests advance it and never sleep.
 public final class ManualWallClock: WallClock {
-    private struct Waiter {
-        let deadline: Date
-        let continuation: CheckedContinuation<Void, any Error>
-    }
-
-    private struct SleepWatcher {
-        let count: Int
-        let continuation: CheckedContinuation<Void, Never>
-    }
-
-    private struct State {
-        var now: Date
-        var waiters: [Int: Waiter] = [:]
-        var watchers: [SleepWatcher] = []
-        var nextID = 0
-    }
-
-    private let state: Mutex<State>
+    private let timeline: ManualTimeline<Date>
 
     /// Creates a clock reading `now`.
     public init(now: Date = Date(timeIntervalSinceReferenceDate: 800_000_000)) {
-        state = Mutex(State(now: now))
+        timeline = ManualTimeline(now: now)
     }
 
     /// The date the clock reads.
-    public func now() -> Date { state.withLock { $0.now } }
+    public func now() -> Date { timeline.now }
 
     /// Moves the clock forward by `seconds` and wakes every sleeper whose deadline passed.
     public func advance(by seconds: TimeInterval) {
-        advance(to: now().addingTimeInterval(seconds))
+        timeline.advance { $0.addingTimeInterval(seconds) }
     }
 
     /// Moves the clock to `date` (never backwards) and wakes every sleeper whose deadline passed.
-    public func advance(to date: Date) {
-        let due: [CheckedContinuation<Void, any Error>] = state.withLock { state in
-            state.now = max(state.now, date)
-            let ready = state.waiters.filter { $0.value.deadline <= state.now }
-            for id in ready.keys { state.waiters.removeValue(forKey: id) }
-            return ready.sorted { $0.value.deadline < $1.value.deadline }.map(\.value.continuation)
-        }
-        for continuation in due { continuation.resume() }
-    }
+    public func advance(to date: Date) { timeline.advance(to: date) }
 
     /// How many tasks are sleeping on the clock.
-    public var sleeperCount: Int { state.withLock { $0.waiters.count } }
+    public var sleeperCount: Int { timeline.sleeperCount }
 
     /// Returns once at least `count` tasks sleep on the clock: a test advances time when the code
     /// under test waits for it, instead of polling or guessing. Not cancellable (a test's own time
     /// limit ends one that waits in vain).
-    public func waitUntilSleeping(_ count: Int = 1) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                guard state.waiters.count < count else { return true }
-                state.watchers.append(SleepWatcher(count: count, continuation: continuation))
-                return false
-            }
-            if ready { continuation.resume() }
-        }
-    }
+    public func waitUntilSleeping(_ count: Int = 1) async { await timeline.waitUntilSleeping(count) }
 
     /// Suspends until ``advance(to:)`` reaches `date`.
-    public func sleep(until date: Date) async throws {
-        let id = state.withLock { state -> Int in
-            state.nextID += 1
-            return state.nextID
-        }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let (outcome, watchers) = state.withLock { state -> (SleepOutcome, [SleepWatcher]) in
-                    if Task.isCancelled { return (.cancelled, []) }
-                    if date <= state.now { return (.due, []) }
-                    state.waiters[id] = Waiter(deadline: date, continuation: continuation)
-                    let sleeping = state.waiters.count
-                    let satisfied = state.watchers.filter { $0.count <= sleeping }
-                    state.watchers.removeAll { $0.count <= sleeping }
-                    return (.waiting, satisfied)
-                }
-                switch outcome {
-                case .due: continuation.resume()
-                case .cancelled: continuation.resume(throwing: CancellationError())
-                case .waiting: for watcher in watchers { watcher.continuation.resume() }
-                }
-            }
-        } onCancel: {
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
-            waiter?.continuation.resume(throwing: CancellationError())
-        }
-    }
-
-    private enum SleepOutcome { case due, cancelled, waiting }
+    public func sleep(until date: Date) async throws { try await timeline.sleep(until: date) }
 }
