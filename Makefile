@@ -6,7 +6,7 @@ SYSTEM_PACKAGES := pkg-config libdbus-1-dev libbluetooth-dev libsqlite3-dev libm
 DEB_PACKAGES := dpkg-dev binutils
 TEST_PACKAGES := bluez dbus python3-venv python3-dbus python3-gi systemd chromium chromium-driver mosquitto openssl \
 	qemu-system-x86 busybox-static kmod postgresql util-linux libxml2-utils prometheus \
-	mmdebstrap e2fsprogs lintian $(DEB_PACKAGES)
+	mmdebstrap e2fsprogs lintian procps $(DEB_PACKAGES)
 BIN := .build/debug/hrbridge
 # The upstream version; packages add +git<commit count> (scripts/build-deb.sh).
 VERSION ?= 0.9.0
