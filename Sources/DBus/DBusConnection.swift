@@ -29,10 +29,11 @@ public final class DBusConnection: Sendable {
         static let defaultSystemAddress = "unix:path=/run/dbus/system_bus_socket"
 
         /// Where to connect: the variable's value for the system bus when it is set.
-        func resolved(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        func resolved() -> String {
             switch self {
             case .system:
-                environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 } ?? Self.defaultSystemAddress
+                ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
+                    ?? Self.defaultSystemAddress
             case .address(let address): address
             }
         }
