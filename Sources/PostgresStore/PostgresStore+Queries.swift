@@ -137,20 +137,34 @@ extension PostgresStore {
 
     /// Additions and deletions of `type` since `anchor`, at most `limit` additions; anchors are
     /// values of the sample id sequence, shared by additions and tombstones.
+    ///
+    /// Ids are taken when a row is written and become visible when its transaction commits, not
+    /// in their order: a write that took id 5 may commit after one that took 6. So the query first
+    /// waits for the transactions in flight (``sampleIDsLock``, exclusively, for a moment) and
+    /// reads the sequence then: every id up to that horizon is committed or will never be, and
+    /// nothing past it is returned. An anchor never passes a change it did not return.
     public func changes(type: QuantityType, since anchor: Int64?, limit: Int) async throws(StoreError) -> SampleChanges
     {
-        try await read { session in
-            let start = anchor ?? 0
+        let start = anchor ?? 0
+        let horizon = try await read { session in
+            try await session.execute("SELECT pg_advisory_xact_lock(\(Self.sampleIDsLock))")
+            return
+                try await session.rows("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM sample_id_seq")
+                .first?.int(0) ?? 0
+        }
+        return try await read { session in
             let rows = try await session.rows(
                 """
                 SELECT \(unescaped: Self.sampleColumns) FROM sample s JOIN source src ON src.id = s.source_id
-                WHERE s.type = \(type.rawValue) AND s.id > \(start) ORDER BY s.id LIMIT \(Int64(max(limit, 0)))
+                WHERE s.type = \(type.rawValue) AND s.id > \(start) AND s.id <= \(horizon)
+                ORDER BY s.id LIMIT \(Int64(max(limit, 0)))
                 """)
             var added: [(id: Int64, sample: QuantitySample)] = []
             for row in rows {
                 if let sample = try Self.sample(row) { added.append((id: try row.int(0), sample: sample)) }
             }
-            let ceiling = rows.count == limit ? (try rows.last?.int(0) ?? start) : Int64.max
+            let full = rows.count == limit
+            let ceiling = full ? (try rows.last?.int(0) ?? start) : horizon
             let deleted = try await session.rows(
                 """
                 SELECT anchor, sample_id FROM tombstone WHERE type = \(type.rawValue) AND anchor > \(start)
@@ -158,11 +172,7 @@ extension PostgresStore {
                 """)
             let lastAdded = added.last?.id ?? start
             let lastDeleted = try deleted.last?.int(0) ?? start
-            let sequence =
-                try await session.rows("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM sample_id_seq")
-                .first?
-                .int(0) ?? start
-            let next = rows.count == limit ? max(lastAdded, lastDeleted) : max(sequence, lastAdded, lastDeleted)
+            let next = full ? max(lastAdded, lastDeleted) : max(horizon, lastAdded, lastDeleted, start)
             return SampleChanges(added: added, deleted: try deleted.map { try $0.int(1) }, anchor: next)
         }
     }

@@ -216,7 +216,9 @@ extension PostgresStore {
     /// touched hourly rollups are recomputed from what is left.
     public func deleteWorkout(_ id: UUID) async throws(StoreError) {
         try await write { session in
-            // First the workout's row: a sample write holding it (KEY SHARE) finishes before
+            // Its tombstones take sample ids: held as a sample write holds them, before any row lock.
+            try await Self.holdSampleIDs(session)
+            // Then the workout's row: a sample write holding it (KEY SHARE) finishes before
             // its samples are read, and none starts until this transaction ends.
             let locked = try await session.rows("SELECT id FROM workout WHERE id = \(id.uuidString) FOR UPDATE")
             guard !locked.isEmpty else { throw StoreError.unknownWorkout(id) }

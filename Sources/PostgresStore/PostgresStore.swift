@@ -55,6 +55,11 @@ public final class PostgresStore: StoreBackend {
     /// Attempts per call when the connection fails.
     static let attempts = 3
     static let writeLatency = Metrics.Timer(label: "hrbridge_store_write_seconds")
+    /// The advisory lock every transaction that takes values of the sample id sequence holds
+    /// shared, first (before any row lock, so that it never waits behind one): an anchored
+    /// query takes it exclusively for a moment, and then no id up to the sequence's value is
+    /// still in flight (``changes(type:since:limit:)``).
+    static let sampleIDsLock: Int64 = 7_170_601_523
 
     /// This machine's host name (its first label, at most 64 characters): the default owner, as
     /// the recording lock is one per host.
@@ -362,6 +367,7 @@ public final class PostgresStore: StoreBackend {
         guard batches.contains(where: { !$0.samples.isEmpty }) else { return batches.map { _ in 0 } }
         let distinct = Set(batches.map(\.workout)).count == batches.count
         return try await write { session in
+            try await Self.holdSampleIDs(session)
             try await Self.lockWorkouts(Set(batches.compactMap(\.workout)), session)
             var sourceIDs: [SampleSource: Int64] = [:]
             for source in Set(batches.flatMap { $0.samples.map(\.source) }) {
@@ -399,6 +405,12 @@ public final class PostgresStore: StoreBackend {
                 """)
             return counts
         }
+    }
+
+    /// Takes ``sampleIDsLock`` shared until the transaction ends: ids this transaction takes are
+    /// not passed by an anchored query while it runs.
+    static func holdSampleIDs(_ session: PostgresSession) async throws {
+        try await session.execute("SELECT pg_advisory_xact_lock_shared(\(sampleIDsLock))")
     }
 
     /// What the sample table's foreign keys checked per row (migration v7), once per

@@ -281,6 +281,56 @@ struct PostgresStoreTests {
     }
 
     @Test(
+        "an anchored query waits for a write in flight: a sample whose id was taken before a later one's commits is not passed by the anchor"
+    )
+    func anchorWaitsForWritesInFlight() async throws {
+        try await withPostgres { server in
+            let backend = try await PostgresStore.open(
+                try PostgresStoreLocation(url: server.url()), stateDirectory: server.directory.path,
+                logger: Logger(label: "test.store"))
+            let store = WorkoutStore(backend: backend)
+            let start = Date(timeIntervalSince1970: 1_800_000_000)
+            let source = SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:09", name: nil)
+            func beat(_ second: Double) -> QuantitySample {
+                try! QuantitySample(
+                    type: .heartRate, quantity: Quantity(unit: QuantityType.heartRate.canonicalUnit, value: 120),
+                    start: start.addingTimeInterval(second), end: start.addingTimeInterval(second), source: source)
+            }
+            #expect(try await store.append([beat(0)], workout: nil) == 1)
+            // Another writer takes id 2 the way the store's writes do and commits only once the
+            // anchored query below waits for it (a minute at most: a query that does not wait gets
+            // its answer first and fails below); the store's own write takes id 3 and commits first.
+            let writer = Task {
+                try await server.runScript(
+                    """
+                    BEGIN;
+                    SELECT pg_advisory_xact_lock_shared(\(PostgresStore.sampleIDsLock));
+                    INSERT INTO sample (type, value, start_time, end_time, source_id)
+                    SELECT 'heartRate', 121, to_timestamp(1800000001), to_timestamp(1800000001), min(id) FROM source;
+                    DO $$ BEGIN
+                    FOR attempt IN 1..6000 LOOP
+                    EXIT WHEN EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted);
+                    PERFORM pg_sleep(0.01);
+                    PERFORM pg_stat_clear_snapshot();
+                    END LOOP;
+                    END $$;
+                    COMMIT;
+                    """)
+            }
+            try await eventually("the other writer holding id 2") {
+                try await server.query("SELECT last_value FROM sample_id_seq") == ["2"]
+            }
+            #expect(try await store.append([beat(2)], workout: nil) == 1)
+            let changes = try await store.changes(type: .heartRate, since: nil)
+            _ = try await writer.value
+            #expect(changes.added.map(\.id) == [1, 2, 3])
+            #expect(changes.anchor == 3)
+            #expect(try await store.changes(type: .heartRate, since: changes.anchor).added.isEmpty)
+            await backend.close()
+        }
+    }
+
+    @Test(
         "a database at v1 (seconds since 2001 as double precision) becomes timestamptz: the store reads the same dates, psql shows 2026, a sample sent again is still a duplicate"
     )
     func migrationToTimestamptz() async throws {
