@@ -61,14 +61,28 @@ struct RecoveryReservationTests {
         let recovered = try await sessions.session(alices.uuidString)
         #expect(recovered.sensors.map(\.address) == [straps[0], straps[1]], "both journaled straps, primary first")
 
-        // A session started before recovery reaches a journal row keeps its strap.
+        // A session started before recovery reaches a journal row keeps its strap; the row's
+        // session, with none of its straps left, is saved as it was, ending where it last recorded.
         let live = try await sessions.create(SessionRequest(sensors: [straps[2]]))
         let contested = try await journal(store, athlete: "bob", sensors: [straps[2]])
+        let begun = try await store.workout(contested).start
+        let lastBeat = begun.addingTimeInterval(20)
+        let source = SampleSource(adapter: "mock", address: straps[2], name: nil)
+        let beats = try [5.0, 10, 20].map { offset in
+            try QuantitySample(
+                type: .heartRate, quantity: Quantity(unit: QuantityType.heartRate.canonicalUnit, value: 110),
+                start: begun.addingTimeInterval(offset), end: begun.addingTimeInterval(offset), source: source)
+        }
+        #expect(try await store.append(beats, workout: contested) == 3)
         await sessions.recover()
         let other = try await sessions.session(contested.uuidString)
         #expect(other.sensors.isEmpty, "its only strap is in the live session")
+        #expect(await other.hasEnded)
+        let saved = try await store.workout(contested)
+        #expect(saved.end == lastBeat, "ends at its last sample, not at the restart a minute later")
+        #expect(try await !store.activeSessions().map(\.workoutID).contains(contested), "out of the journal")
         #expect(try await sessions.session(live.id.uuidString).sensors.map(\.address) == [straps[2]])
-        #expect(await sessions.activeCount == 3)
+        #expect(await sessions.activeCount == 2)
         try await bridge.stop()
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import Logging
 import Samples
 public import Sensors
@@ -208,13 +208,13 @@ public actor SessionManager {
         return session
     }
 
-    /// Ends a session and saves its workout (unless a guest's).
+    /// Ends a session (now, or at `date`) and saves its workout (unless a guest's).
     @discardableResult
-    public func stop(_ id: String) async throws -> Workout {
+    public func stop(_ id: String, at date: Date? = nil) async throws -> Workout {
         let session = try session(id)
         let workout: Workout
         do {
-            workout = try await session.stop()
+            workout = try await session.stop(at: date)
         } catch {
             // Ended but not saved: its straps and athlete may start again while the store refuses.
             if await session.hasEnded, sessions[session.id] != nil, unsaved.insert(session.id).inserted {
@@ -384,10 +384,29 @@ public actor SessionManager {
                 for address in addresses { await sensors.bind(address, to: record.workoutID) }
                 await session.publishState()
                 logger.notice("session recovered", metadata: ["session": "\(record.workoutID)"])
+                if addresses.isEmpty, !journaled.isEmpty {
+                    // Every strap it recorded is in a live session now: its athlete has moved on,
+                    // and nothing would ever reach it. Saved as it was, ending where it last recorded.
+                    await endOrphaned(session)
+                }
             } catch {
                 logger.error(
                     "session not recovered", metadata: ["session": "\(record.workoutID)", "error": "\(error)"])
             }
+        }
+    }
+
+    /// Ends and saves a recovered session none of whose straps it may have; a store that refuses
+    /// leaves it unsaved, saved again later as any other.
+    private func endOrphaned(_ session: BridgeSession) async {
+        let end = await session.lastRecorded
+        logger.notice(
+            "a recovered session's straps are all in other sessions: it ends where it last recorded",
+            metadata: ["session": "\(session.id)", "end": "\(end)"])
+        do {
+            try await stop(session.id.uuidString, at: end)
+        } catch {
+            logger.error("session not saved", metadata: ["session": "\(session.id)", "error": "\(error)"])
         }
     }
 
