@@ -13,6 +13,8 @@ enum PostgresSchema {
             "times become timestamptz: every table with times is rewritten, the samples too (minutes on a large database); every hrbridge on this database must run this version or newer",
         "v7-sample-checks-per-transaction":
             "a deleted workout's samples are now deleted by hrbridge, not by a cascade: every hrbridge on this database must run this version or newer",
+        "v9-sample-id-lock":
+            "writers of samples hold an advisory lock that anchored queries wait on: every hrbridge on this database must run this version or newer",
     ]
 
     /// Name and SQL statements of each migration, in order.
@@ -166,6 +168,12 @@ enum PostgresSchema {
             // sharing the database still write their rows: they get the empty list).
             "v8-journal-sensors",
             ["ALTER TABLE journal ADD COLUMN sensors text NOT NULL DEFAULT '[]'"]
+        ),
+        (
+            // Writers of sample ids hold an advisory lock that anchored queries wait on
+            // (PostgresStore.sampleIDsLock); the horizon they read assumes ids handed out one at a time.
+            "v9-sample-id-lock",
+            ["ALTER SEQUENCE sample_id_seq CACHE 1"]
         ),
     ]
 }

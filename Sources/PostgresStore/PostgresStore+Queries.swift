@@ -139,41 +139,59 @@ extension PostgresStore {
     /// values of the sample id sequence, shared by additions and tombstones.
     ///
     /// Ids are taken when a row is written and become visible when its transaction commits, not
-    /// in their order: a write that took id 5 may commit after one that took 6. So the query first
-    /// waits for the transactions in flight (``sampleIDsLock``, exclusively, for a moment) and
-    /// reads the sequence then: every id up to that horizon is committed or will never be, and
-    /// nothing past it is returned. An anchor never passes a change it did not return.
+    /// in their order: a write that took id 5 may commit after one that took 6. So the query
+    /// reads the sequence, then waits for the transactions in flight (``sampleIDsLock``,
+    /// exclusively, for a moment): every id up to that horizon is committed or will never be,
+    /// and nothing past it is returned. An anchor never passes a change it did not return. When
+    /// writes stay in flight past ``sampleIDsWait``, nothing is certain yet: no changes, the
+    /// anchor as it was.
     public func changes(type: QuantityType, since anchor: Int64?, limit: Int) async throws(StoreError) -> SampleChanges
     {
         let start = anchor ?? 0
-        let horizon = try await read { session in
-            try await session.execute("SELECT pg_advisory_xact_lock(\(Self.sampleIDsLock))")
-            return
-                try await session.rows("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM sample_id_seq")
-                .first?.int(0) ?? 0
+        let limit = max(limit, 0)
+        guard limit > 0 else { return SampleChanges(added: [], deleted: [], anchor: start) }
+        guard let horizon = try await sampleIDHorizon() else {
+            logger.info("anchored query: writes still in flight after \(Self.sampleIDsWait), no changes returned yet")
+            return SampleChanges(added: [], deleted: [], anchor: start)
         }
         return try await read { session in
             let rows = try await session.rows(
                 """
                 SELECT \(unescaped: Self.sampleColumns) FROM sample s JOIN source src ON src.id = s.source_id
                 WHERE s.type = \(type.rawValue) AND s.id > \(start) AND s.id <= \(horizon)
-                ORDER BY s.id LIMIT \(Int64(max(limit, 0)))
+                ORDER BY s.id LIMIT \(Int64(limit))
                 """)
             var added: [(id: Int64, sample: QuantitySample)] = []
             for row in rows {
                 if let sample = try Self.sample(row) { added.append((id: try row.int(0), sample: sample)) }
             }
-            let full = rows.count == limit
-            let ceiling = full ? (try rows.last?.int(0) ?? start) : horizon
+            // A full page ends at its last row (decoded or not): the next call goes on from there.
+            let ceiling = rows.count == limit ? (try rows.last?.int(0) ?? start) : max(horizon, start)
             let deleted = try await session.rows(
                 """
-                SELECT anchor, sample_id FROM tombstone WHERE type = \(type.rawValue) AND anchor > \(start)
+                SELECT sample_id FROM tombstone WHERE type = \(type.rawValue) AND anchor > \(start)
                 AND anchor <= \(ceiling) ORDER BY anchor
                 """)
-            let lastAdded = added.last?.id ?? start
-            let lastDeleted = try deleted.last?.int(0) ?? start
-            let next = full ? max(lastAdded, lastDeleted) : max(horizon, lastAdded, lastDeleted, start)
-            return SampleChanges(added: added, deleted: try deleted.map { try $0.int(1) }, anchor: next)
+            return SampleChanges(added: added, deleted: try deleted.map { try $0.int(0) }, anchor: ceiling)
+        }
+    }
+
+    /// The sample id sequence's value once every transaction that took ids up to it has ended
+    /// (each took them holding ``sampleIDsLock`` shared); nil when one is still in flight after
+    /// ``sampleIDsWait``.
+    private func sampleIDHorizon() async throws(StoreError) -> Int64? {
+        try await read { session in
+            let value =
+                try await session.rows("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM sample_id_seq")
+                .first?.int(0) ?? 0
+            try await session.execute("SELECT set_config('lock_timeout', \(Self.sampleIDsWait), true)")
+            do {
+                try await session.execute("SELECT pg_advisory_xact_lock(\(Self.sampleIDsLock))")
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55P03" {
+                // lock_not_available: the transaction is spoilt and its COMMIT rolls it back.
+                return nil
+            }
+            return value
         }
     }
 

@@ -60,6 +60,9 @@ public final class PostgresStore: StoreBackend {
     /// query takes it exclusively for a moment, and then no id up to the sequence's value is
     /// still in flight (``changes(type:since:limit:)``).
     static let sampleIDsLock: Int64 = 7_170_601_523
+    /// How long an anchored query waits for the writes in flight: while it waits, new writes
+    /// queue behind it.
+    static let sampleIDsWait = "2s"
 
     /// This machine's host name (its first label, at most 64 characters): the default owner, as
     /// the recording lock is one per host.
@@ -408,9 +411,14 @@ public final class PostgresStore: StoreBackend {
     }
 
     /// Takes ``sampleIDsLock`` shared until the transaction ends: ids this transaction takes are
-    /// not passed by an anchored query while it runs.
+    /// not passed by an anchored query while it runs. A transaction left idle (its client gone
+    /// in a partition) is ended by the server after 30 s instead of holding the lock for hours.
     static func holdSampleIDs(_ session: PostgresSession) async throws {
-        try await session.execute("SELECT pg_advisory_xact_lock_shared(\(sampleIDsLock))")
+        try await session.execute(
+            """
+            SELECT set_config('idle_in_transaction_session_timeout', '30s', true),
+            pg_advisory_xact_lock_shared(\(sampleIDsLock))
+            """)
     }
 
     /// What the sample table's foreign keys checked per row (migration v7), once per

@@ -126,7 +126,9 @@ public final class WorkoutStore: Sendable {
         }
     }
 
-    /// Additions and deletions of `type` since `anchor` (nil: from the beginning), at most `limit` additions.
+    /// Additions and deletions of `type` since `anchor` (nil: from the beginning), at most `limit`
+    /// additions (none, the anchor as it was, when `limit` is not positive). The returned anchor
+    /// never passes a change not returned, on either backend, however writes interleave.
     public func changes(type: QuantityType, since anchor: Int64?, limit: Int = 10_000) async throws(StoreError)
         -> SampleChanges
     {

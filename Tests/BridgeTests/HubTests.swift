@@ -218,7 +218,7 @@ struct HubTests {
                 #expect(
                     try await database.query("SELECT name FROM hrbridge_migration ORDER BY name") == [
                         "v1", "v2-timestamptz", "v3-alpha1-windows", "v4-journal-owner", "v5-sample-via",
-                        "v6-waveforms", "v7-sample-checks-per-transaction", "v8-journal-sensors",
+                        "v6-waveforms", "v7-sample-checks-per-transaction", "v8-journal-sensors", "v9-sample-id-lock",
                     ])
 
                 // The class: one athlete per gateway joins as soon as the strap is in range.

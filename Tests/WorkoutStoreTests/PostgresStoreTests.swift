@@ -178,9 +178,9 @@ struct PostgresStoreTests {
         #expect(
             try await one.appliedMigrations() == [
                 "v1", "v2-timestamptz", "v3-alpha1-windows", "v4-journal-owner", "v5-sample-via", "v6-waveforms",
-                "v7-sample-checks-per-transaction", "v8-journal-sensors",
+                "v7-sample-checks-per-transaction", "v8-journal-sensors", "v9-sample-id-lock",
             ])
-        #expect(try await server.query("SELECT count(*) FROM hrbridge_migration") == ["8"])
+        #expect(try await server.query("SELECT count(*) FROM hrbridge_migration") == ["9"])
         await two.close()
         let store = WorkoutStore(backend: one)
         let source = SampleSource(adapter: "mqtt", address: "C0:FF:EE:00:00:07", name: "Ana")
@@ -331,6 +331,109 @@ struct PostgresStoreTests {
     }
 
     @Test(
+        "the store's sample writes and a workout's delete take the sample-id lock (shared) before anything else: with it held exclusively they wait, then go on"
+    )
+    func writesHoldTheSampleIDLock() async throws {
+        try await withPostgres { server in
+            let backend = try await PostgresStore.open(
+                try PostgresStoreLocation(url: server.url()), stateDirectory: server.directory.path,
+                logger: Logger(label: "test.store"))
+            let store = WorkoutStore(backend: backend)
+            let workout = UUID()
+            let start = Date(timeIntervalSince1970: 1_800_000_000)
+            try await store.beginWorkout(
+                ActiveSessionRecord(
+                    workoutID: workout, configuration: WorkoutConfiguration(activityType: .running), profile: nil,
+                    start: start, state: .running))
+            let source = SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:0A", name: nil)
+            func beat(_ second: Double) -> QuantitySample {
+                try! QuantitySample(
+                    type: .heartRate, quantity: Quantity(unit: QuantityType.heartRate.canonicalUnit, value: 120),
+                    start: start.addingTimeInterval(second), end: start.addingTimeInterval(second), source: source)
+            }
+            // An anchored query's side, held until two requests for the lock wait (a minute at most).
+            let holder = Task {
+                try await server.runScript(
+                    """
+                    BEGIN;
+                    SELECT pg_advisory_xact_lock(\(PostgresStore.sampleIDsLock));
+                    DO $$ BEGIN
+                    FOR attempt IN 1..6000 LOOP
+                    EXIT WHEN (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ShareLock'
+                    AND NOT granted) = 2;
+                    PERFORM pg_sleep(0.01);
+                    END LOOP;
+                    END $$;
+                    SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ShareLock' AND NOT granted;
+                    COMMIT;
+                    """)
+            }
+            try await eventually("the lock held exclusively") {
+                try await server.query(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ExclusiveLock' AND granted"
+                ) == ["1"]
+            }
+            let append = Task { try await store.append([beat(0)], workout: nil) }
+            let delete = Task { try await store.deleteWorkout(workout) }
+            #expect(try await holder.value.last == "2", "both waited for the lock")
+            #expect(try await append.value == 1)
+            try await delete.value
+            #expect(try await server.query("SELECT count(*) FROM workout") == ["0"])
+            await backend.close()
+        }
+    }
+
+    @Test(
+        "a write left in flight (its client gone) does not hold anchored queries or other writes for long: the query answers no changes, its anchor as it was, after 2 s; writes go on"
+    )
+    func anchorGivesUpOnAStuckWrite() async throws {
+        try await withPostgres { server in
+            let backend = try await PostgresStore.open(
+                try PostgresStoreLocation(url: server.url()), stateDirectory: server.directory.path,
+                logger: Logger(label: "test.store"))
+            let store = WorkoutStore(backend: backend)
+            let start = Date(timeIntervalSince1970: 1_800_000_000)
+            let source = SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:0B", name: nil)
+            func beat(_ second: Double) -> QuantitySample {
+                try! QuantitySample(
+                    type: .heartRate, quantity: Quantity(unit: QuantityType.heartRate.canonicalUnit, value: 120),
+                    start: start.addingTimeInterval(second), end: start.addingTimeInterval(second), source: source)
+            }
+            #expect(try await store.append([beat(0)], workout: nil) == 1)
+            let first = try await store.changes(type: .heartRate, since: nil)
+            #expect(first.added.map(\.id) == [1])
+            // A writer that holds the lock shared and goes quiet, until the store has written again.
+            let stuck = Task {
+                try await server.runScript(
+                    """
+                    BEGIN;
+                    SELECT pg_advisory_xact_lock_shared(\(PostgresStore.sampleIDsLock));
+                    DO $$ BEGIN
+                    FOR attempt IN 1..6000 LOOP
+                    EXIT WHEN (SELECT count(*) FROM sample) = 2;
+                    PERFORM pg_sleep(0.01);
+                    END LOOP;
+                    END $$;
+                    SELECT count(*) FROM sample;
+                    COMMIT;
+                    """)
+            }
+            try await eventually("the stuck writer holding the lock") {
+                try await server.query(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ShareLock' AND granted"
+                ) == ["1"]
+            }
+            let waiting = try await store.changes(type: .heartRate, since: first.anchor)
+            #expect(waiting.added.isEmpty && waiting.deleted.isEmpty)
+            #expect(waiting.anchor == first.anchor)
+            #expect(try await store.append([beat(1)], workout: nil) == 1, "no request left queued before it")
+            #expect(try await stuck.value.last == "2", "the store wrote while the writer was stuck")
+            #expect(try await store.changes(type: .heartRate, since: first.anchor).added.map(\.id) == [2])
+            await backend.close()
+        }
+    }
+
+    @Test(
         "a database at v1 (seconds since 2001 as double precision) becomes timestamptz: the store reads the same dates, psql shows 2026, a sample sent again is still a duplicate"
     )
     func migrationToTimestamptz() async throws {
@@ -371,7 +474,7 @@ struct PostgresStoreTests {
             #expect(
                 try await store.appliedMigrations() == [
                     "v1", "v2-timestamptz", "v3-alpha1-windows", "v4-journal-owner", "v5-sample-via", "v6-waveforms",
-                    "v7-sample-checks-per-transaction", "v8-journal-sensors",
+                    "v7-sample-checks-per-transaction", "v8-journal-sensors", "v9-sample-id-lock",
                 ])
             // The same dates, to PostgreSQL's microsecond.
             try await expectMigratedDates(

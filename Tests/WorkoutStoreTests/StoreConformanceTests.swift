@@ -140,6 +140,10 @@ struct StoreConformanceTests {
                     start: origin, state: .running))
             try await store.append((0..<10).map { sample(.heartRate, 100, Double($0), sourceA) }, workout: workout)
             try await store.append((0..<5).map { sample(.heartRate, 90, Double(100 + $0), sourceB) }, workout: nil)
+            for limit in [0, -1] {
+                let none = try await store.changes(type: .heartRate, since: nil, limit: limit)
+                #expect(none.added.isEmpty && none.deleted.isEmpty && none.anchor == 0, "limit \(limit)")
+            }
             let first = try await store.changes(type: .heartRate, since: nil, limit: 12)
             #expect(first.added.count == 12)
             let second = try await store.changes(type: .heartRate, since: first.anchor)

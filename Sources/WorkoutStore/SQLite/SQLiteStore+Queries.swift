@@ -171,12 +171,16 @@ extension SQLiteStore {
         }
     }
 
-    /// Additions and deletions of `type` since `anchor` (nil: from the beginning), at most `limit` additions.
+    /// Additions and deletions of `type` since `anchor` (nil: from the beginning), at most `limit`
+    /// additions. One writer commits at a time, in id order, and the read is one snapshot: an
+    /// anchor never passes a change it did not return.
     public func changes(type: QuantityType, since anchor: Int64?, limit: Int) async throws(StoreError)
         -> SampleChanges
     {
-        try await read { db in
-            let start = anchor ?? 0
+        let start = anchor ?? 0
+        let limit = max(limit, 0)
+        guard limit > 0 else { return SampleChanges(added: [], deleted: [], anchor: start) }
+        return try await read { db in
             let rows = try Row.fetchAll(
                 db,
                 sql: """
@@ -187,17 +191,19 @@ extension SQLiteStore {
                 guard let sample = try Self.sample(row) else { return nil }
                 return (id: try row.value("id"), sample: sample)
             }
-            let ceiling = try rows.count == limit ? (rows.last?.value("id", as: Int64.self) ?? start) : Int64.max
-            let deleted = try Row.fetchAll(
+            // A full page ends at its last row (decoded or not): the next call goes on from there.
+            let ceiling: Int64
+            if rows.count == limit {
+                ceiling = try rows.last?.value("id", as: Int64.self) ?? start
+            } else {
+                let sequence = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'sample'")
+                ceiling = max(sequence ?? start, start)
+            }
+            let deleted = try Int64.fetchAll(
                 db,
-                sql:
-                    "SELECT anchor, sampleId FROM tombstone WHERE type = ? AND anchor > ? AND anchor <= ? ORDER BY anchor",
+                sql: "SELECT sampleId FROM tombstone WHERE type = ? AND anchor > ? AND anchor <= ? ORDER BY anchor",
                 arguments: [type.rawValue, start, ceiling])
-            let lastAdded = added.last?.id ?? start
-            let lastDeleted = deleted.last.map { $0["anchor"] as Int64 } ?? start
-            let sequence = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'sample'") ?? start
-            let next = rows.count == limit ? max(lastAdded, lastDeleted) : max(sequence, lastAdded, lastDeleted)
-            return SampleChanges(added: added, deleted: deleted.map { $0["sampleId"] }, anchor: next)
+            return SampleChanges(added: added, deleted: deleted, anchor: ceiling)
         }
     }
 }
