@@ -6,18 +6,16 @@ public import Sensors
 public enum CSVExporter {
     /// `time,type,value,unit,source,counted,via`, one row per sample, in time order. `counted` is 1
     /// when the sample is in the workout's figures: every reading, and an amount (energy,
-    /// distance) only from its type's primary source in `primaries` (``CountedSamples``), so the
-    /// counted rows of a type sum to the summary's total. `via` says how its frame came
-    /// (`connection` or `advertisement`; empty when not known).
+    /// distance) only from its type's primary strap in `primaries`, through whichever adapter
+    /// heard it (``CountedSamples``), so the counted rows of a type sum to the summary's total.
+    /// `via` says how its frame came (`connection` or `advertisement`; empty when not known).
     public static func long(
         _ samples: [QuantitySample], primaries: [QuantityType: SampleSource] = [:]
     ) throws(ExportError) -> String {
         guard !samples.isEmpty else { throw .emptyWorkout }
         var text = "time,type,value,unit,source,counted,via\n"
         for sample in samples.sorted(by: { $0.start < $1.start }) {
-            let counted =
-                sample.type.aggregationStyle != .cumulative
-                || primaries[sample.type].map { $0 == sample.source } ?? true
+            let counted = CountedSamples.counts(sample, primaries: primaries)
             text += "\(time(sample.start)),\(sample.type.rawValue),\(number(sample.canonicalValue)),"
             text += "\(sample.type.canonicalUnit.symbol),\(field(sample.source.address)),\(counted ? 1 : 0),"
             text += "\(sample.metadata.via?.rawValue ?? "")\n"

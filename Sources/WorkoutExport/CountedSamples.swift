@@ -20,10 +20,14 @@ public enum CountedSamples {
         _ samples: [QuantitySample], primaries: [QuantityType: SampleSource]
     ) -> [QuantitySample] {
         guard !primaries.isEmpty else { return samples }
-        return samples.filter { sample in
-            guard sample.type.aggregationStyle == .cumulative, let primary = primaries[sample.type] else { return true }
-            // The primary strap through whichever adapter heard it, as the workout's figures count it.
-            return sample.source.address == primary.address
-        }
+        return samples.filter { counts($0, primaries: primaries) }
+    }
+
+    /// Whether the workout's figures count `sample`: a reading always, an amount when its type has
+    /// no primary or it came from the primary's strap.
+    public static func counts(_ sample: QuantitySample, primaries: [QuantityType: SampleSource]) -> Bool {
+        guard sample.type.aggregationStyle == .cumulative, let primary = primaries[sample.type] else { return true }
+        // The primary strap through whichever adapter heard it, as the workout's figures count it.
+        return sample.source.address == primary.address
     }
 }

@@ -10,9 +10,15 @@ public import Workouts
 /// `heart_rate_via` (0: a link, 1: a broadcast) with their heart rate. A developer_data_id and a
 /// field_description per field describe them.
 public enum FITExporter {
-    /// The FIT bytes of `workout` with its `samples`.
+    /// The FIT bytes of `workout` with its `samples`; a workout whose times FIT cannot hold is
+    /// refused (``ExportError/dateOutsideFIT(_:)``) rather than written with invalid or relative times.
     public static func export(_ workout: Workout, samples: [QuantitySample]) throws(ExportError) -> [UInt8] {
         let model = try ExportModel(workout: workout, samples: samples)
+        // Every time written lies between these (events, laps and DFA windows are inside the workout).
+        let dates = [workout.start, workout.end] + [model.samples.first, model.samples.last].compactMap { $0?.start }
+        if let outside = dates.first(where: { !FITWriter.dateTimes.contains(timestamp($0)) }) {
+            throw .dateOutsideFIT(outside)
+        }
         var writer = FITWriter()
         let created = timestamp(workout.start)
 

@@ -90,6 +90,11 @@ struct FITWriter {
     /// 631065600: seconds from the Unix epoch to the FIT epoch (1989-12-31T00:00:00Z).
     static let epochOffset: Double = 631_065_600
 
+    /// The `date_time` values that are dates: seconds since the FIT epoch in a uint32 (0xFFFFFFFF
+    /// is invalid), and from 0x10000000 (1998-07-03T21:24:16Z) on, as smaller values are read as
+    /// seconds since the device powered on.
+    static let dateTimes: ClosedRange<Int64> = 0x1000_0000...0xFFFF_FFFE
+
     /// Writes a message, defining (or redefining) its local type when its fields differ;
     /// `developer` fields follow the standard ones (the definition then carries the developer flag).
     mutating func write(
@@ -139,12 +144,24 @@ struct FITWriter {
                 append(raw, size: type.size)
             }
         case .text(let text):
-            var bytes = Array(text.utf8.prefix(count - 1))
+            var bytes = Self.utf8(text, atMost: count - 1)
             bytes += Array(repeating: 0, count: count - bytes.count)
             data.append(contentsOf: bytes)
         case .real(let number):
             append(number.map { UInt64(Float($0).bitPattern) } ?? type.invalid, size: 4)
         }
+    }
+
+    /// `text` as UTF-8 of at most `limit` bytes, cut between characters: a cut inside one would
+    /// leave invalid UTF-8, which readers refuse or show as garbage.
+    static func utf8(_ text: String, atMost limit: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for character in text {
+            let encoded = Array(String(character).utf8)
+            guard bytes.count + encoded.count <= limit else { break }
+            bytes += encoded
+        }
+        return bytes
     }
 
     private mutating func append(_ value: UInt64, size: Int) {

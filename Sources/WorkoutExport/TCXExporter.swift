@@ -27,11 +27,11 @@ public enum TCXExporter {
             xml += "        <TotalTimeSeconds>\(number(lap.timerTime))</TotalTimeSeconds>\n"
             xml += "        <DistanceMeters>\(number(lap.distance ?? 0))</DistanceMeters>\n"
             xml += "        <Calories>\(Int((lap.kilocalories ?? 0).rounded()))</Calories>\n"
-            if let average = lap.averageHeartRate {
-                xml += "        <AverageHeartRateBpm><Value>\(Int(average.rounded()))</Value></AverageHeartRateBpm>\n"
+            if let average = lap.averageHeartRate.flatMap(beatsPerMinute) {
+                xml += "        <AverageHeartRateBpm><Value>\(average)</Value></AverageHeartRateBpm>\n"
             }
-            if let maximum = lap.maximumHeartRate {
-                xml += "        <MaximumHeartRateBpm><Value>\(Int(maximum.rounded()))</Value></MaximumHeartRateBpm>\n"
+            if let maximum = lap.maximumHeartRate.flatMap(beatsPerMinute) {
+                xml += "        <MaximumHeartRateBpm><Value>\(maximum)</Value></MaximumHeartRateBpm>\n"
             }
             xml += "        <Intensity>Active</Intensity>\n"
             xml += "        <TriggerMethod>Manual</TriggerMethod>\n"
@@ -40,18 +40,18 @@ public enum TCXExporter {
             let seconds = Dictionary(grouping: inside) { Int64($0.start.timeIntervalSince1970.rounded(.down)) }
             for second in seconds.keys.sorted() {
                 let group = seconds[second] ?? []
-                let heartRate = group.last { $0.type == .heartRate }?.canonicalValue
-                let cadence = group.last { $0.type == .cyclingCadence }?.canonicalValue
+                let heartRate = group.last { $0.type == .heartRate }.flatMap { beatsPerMinute($0.canonicalValue) }
+                let cadence = group.last { $0.type == .cyclingCadence }.flatMap {
+                    revolutionsPerMinute($0.canonicalValue)
+                }
                 let distances = group.filter { $0.type == .distance }
                 distance += distances.map(\.canonicalValue).reduce(0, +)
                 guard heartRate != nil || cadence != nil || !distances.isEmpty else { continue }
                 xml += "          <Trackpoint>\n"
                 xml += "            <Time>\(time(Date(timeIntervalSince1970: Double(second))))</Time>\n"
                 if !distances.isEmpty { xml += "            <DistanceMeters>\(number(distance))</DistanceMeters>\n" }
-                if let heartRate {
-                    xml += "            <HeartRateBpm><Value>\(Int(heartRate.rounded()))</Value></HeartRateBpm>\n"
-                }
-                if let cadence { xml += "            <Cadence>\(Int(min(cadence.rounded(), 254)))</Cadence>\n" }
+                if let heartRate { xml += "            <HeartRateBpm><Value>\(heartRate)</Value></HeartRateBpm>\n" }
+                if let cadence { xml += "            <Cadence>\(cadence)</Cadence>\n" }
                 xml += "          </Trackpoint>\n"
             }
             xml += "        </Track>\n"
@@ -79,6 +79,18 @@ public enum TCXExporter {
         case .cycling: "Biking"
         default: "Other"
         }
+    }
+
+    /// A heart rate as TCX holds it (`HeartRateInBeatsPerMinute_t`: a positiveByte, 1–255); nil
+    /// outside, where the element is left out: importers refuse a file that breaks the schema.
+    static func beatsPerMinute(_ value: Double) -> Int? {
+        let rounded = value.rounded()
+        return (1...255).contains(rounded) ? Int(rounded) : nil
+    }
+
+    /// A cadence as TCX holds it (`CadenceValue_t`: 0–254), clamped; nil when not a number.
+    static func revolutionsPerMinute(_ value: Double) -> Int? {
+        value.isFinite ? Int(min(max(value.rounded(), 0), 254)) : nil
     }
 
     static func time(_ date: Date) -> String {

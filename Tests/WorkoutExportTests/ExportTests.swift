@@ -446,6 +446,122 @@ struct ExportTests {
         let missing = try Spawned(binary, ["workouts", "export", UUID().uuidString, "--store", store])
         #expect(await missing.wait() == 66)
     }
+
+    @Test(
+        "CSV long: a strap heard through two adapters is one source, every row of its energy counted as the summary counts it"
+    )
+    func strapAcrossAdapters() throws {
+        // The strap moves from this hub's radio to a gateway halfway; the band is another strap.
+        let viaGateway = SampleSource(adapter: "room-2", address: strap.address, name: "Strap")
+        let band = SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:02", name: "Band")
+        var collector = WorkoutCollector(configuration: WorkoutConfiguration(activityType: .running, location: .indoor))
+        try collector.begin(at: start)
+        var samples: [QuantitySample] = []
+        for second in stride(from: 10, through: 600, by: 10) {
+            let t = Double(second)
+            let batch = [
+                sample(.activeEnergyBurned, 8, t - 10, length: 10, source: second <= 300 ? strap : viaGateway),
+                sample(.activeEnergyBurned, 9, t - 10, length: 10, source: band),
+            ]
+            _ = try collector.add(batch)
+            samples += batch
+        }
+        try collector.end(at: start.addingTimeInterval(600))
+        let workout = try collector.finish()
+        #expect(workout.activeEnergy.kilojoules == 480, "the strap's 60 increments through both adapters")
+        let rows = try CSVExporter.long(samples, primaries: CountedSamples.primaries(of: workout))
+            .split(separator: "\n").dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+        let strapRows = rows.filter { $0[4] == strap.address }
+        #expect(strapRows.count == 60)
+        #expect(strapRows.allSatisfy { $0[5] == "1" }, "through either adapter")
+        #expect(rows.filter { $0[4] == band.address }.allSatisfy { $0[5] == "0" })
+        let counted = rows.filter { $0[5] == "1" }.compactMap { Double($0[2]) }.reduce(0, +)
+        #expect(counted == workout.activeEnergy.kilojoules)
+    }
+
+    @Test(
+        "TCX writes a heart rate only within its schema's 1–255 bpm (a positiveByte), else leaves it out",
+        arguments: [
+            (300, nil), (255, 255), (255.4, 255), (255.5, nil), (1, 1), (0.5, 1), (0.4, nil), (-3, nil), (.nan, nil),
+            (.infinity, nil),
+        ] as [(Double, Int?)])
+    func tcxHeartRateBounds(_ value: Double, _ written: Int?) {
+        #expect(TCXExporter.beatsPerMinute(value) == written)
+    }
+
+    @Test(
+        "TCX cadence is kept within its schema's 0–254",
+        arguments: [(90.4, 90), (300, 254), (254, 254), (-5, 0), (.nan, nil), (-.infinity, nil)] as [(Double, Int?)])
+    func tcxCadenceBounds(_ value: Double, _ written: Int?) {
+        #expect(TCXExporter.revolutionsPerMinute(value) == written)
+    }
+
+    @Test("TCX: a 300 bpm reading is not written; Garmin's schema accepts the file")
+    func tcxImplausibleHeartRate() async throws {
+        var collector = WorkoutCollector(configuration: WorkoutConfiguration(activityType: .hiit, location: .indoor))
+        try collector.begin(at: start)
+        let samples = (0..<60).map { sample(.heartRate, $0 == 30 ? 300 : 120, Double($0)) }
+        _ = try collector.add(samples)
+        try collector.end(at: start.addingTimeInterval(60))
+        let text = try TCXExporter.export(try collector.finish(), samples: samples)
+        #expect(!text.contains("<Value>300</Value>"))
+        #expect(!text.contains("MaximumHeartRateBpm"), "the lap's maximum is the 300")
+        #expect(text.contains("<AverageHeartRateBpm><Value>123</Value></AverageHeartRateBpm>"))
+        let read = XMLCollector()
+        let parser = XMLParser(data: Data(text.utf8))
+        parser.delegate = read
+        #expect(parser.parse())
+        #expect(read.heartRates == Array(repeating: 120, count: 59), "the 300 bpm second has no trackpoint")
+        #expect(try await validateTCX(text) == [])
+    }
+
+    @Test(
+        "FIT strings are cut between characters: valid UTF-8 of at most count − 1 bytes, then NUL",
+        arguments: [
+            ("ABCDEFÄ", 8, "ABCDEF"), ("ABCDEÄ", 8, "ABCDEÄ"), ("ÄÄÄÄ", 4, "Ä"), ("A\u{308}BC", 3, ""),
+            ("🫀 Strap", 4, ""), ("Polar H10 Ä", 20, "Polar H10 Ä"), ("", 8, ""),
+        ] as [(String, Int, String)])
+    func fitStringCut(_ text: String, _ count: Int, _ expected: String) {
+        var writer = FITWriter()
+        writer.write(global: 23, [(.init(27, .string, count: count), .text(text))])
+        let field = Array(writer.data.suffix(count))
+        #expect(field.last == 0, "NUL-terminated")
+        let written = field.prefix { $0 != 0 }
+        #expect(written.count <= count - 1)
+        #expect(String(validating: written, as: UTF8.self) == expected)
+    }
+
+    @Test(
+        "FIT refuses a workout its date_time cannot hold, naming the time; TCX and CSV still write it",
+        arguments: [
+            (Date(timeIntervalSince1970: 0), true),  // before the FIT epoch: would be 0xFFFFFFFF
+            (Date(timeIntervalSince1970: 631_065_600), true),  // the FIT epoch: read as time since power-on
+            (Date(timeIntervalSince1970: 883_612_800), true),  // 1998-01-01: still below 0x10000000
+            (Date(timeIntervalSince1970: 899_501_056), false),  // 1998-07-03T21:24:16Z: the first date FIT holds
+            (Date(timeIntervalSince1970: 4_926_100_000), true),  // 2126-02-07: past the uint32
+            (start, false),
+        ] as [(Date, Bool)])
+    func fitDateRange(_ date: Date, _ refused: Bool) throws {
+        var collector = WorkoutCollector(configuration: WorkoutConfiguration(activityType: .hiit, location: .indoor))
+        try collector.begin(at: date)
+        let samples = (0..<60).map { second in
+            try! QuantitySample(
+                type: .heartRate, quantity: Quantity(unit: .countPerMinute, value: 120),
+                start: date.addingTimeInterval(Double(second)), end: date.addingTimeInterval(Double(second)),
+                source: strap)
+        }
+        _ = try collector.add(samples)
+        try collector.end(at: date.addingTimeInterval(60))
+        let workout = try collector.finish()
+        if refused {
+            #expect(throws: ExportError.dateOutsideFIT(date)) { _ = try FITExporter.export(workout, samples: samples) }
+            #expect(ExportError.dateOutsideFIT(date).description.contains(date.formatted(.iso8601)))
+        } else {
+            #expect(throws: Never.self) { _ = try FITExporter.export(workout, samples: samples) }
+        }
+        #expect(throws: Never.self) { _ = try TCXExporter.export(workout, samples: samples) }
+        #expect(throws: Never.self) { _ = try CSVExporter.long(samples) }
+    }
 }
 
 /// A scratch folder with a store path in it, and the hrbridge binary beside the tests.
