@@ -38,6 +38,14 @@ struct HRBridged: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "notice"
 
+    func validate() throws {
+        // bind() cannot take a longer path: refused here, by name, rather than at start.
+        let most = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
+        if let socket, socket.utf8.count > most {
+            throw ValidationError("--socket is \(socket.utf8.count) bytes long; a Unix socket's path is at most \(most)")
+        }
+    }
+
     func run() async throws {
         var configuration = BridgeConfiguration()
         let path = config ?? ConfigurationLoader.defaultPath

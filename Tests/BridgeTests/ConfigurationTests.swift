@@ -155,6 +155,14 @@ struct ConfigurationTests {
                 "[[athletes]]\nid = \"a\"\nweight = 9223372036854775807", 3,
                 "'weight' = 9.223372036854776e+18 is out of range"
             ),
+            // Past 64 bits an integer is still an integer, not "a float".
+            (
+                "[api]\ntcp_port = 99999999999999999999", 2,
+                "'tcp_port' = 99999999999999999999 is out of range for an integer"
+            ),
+            ("[adapter]\nseed = -9_223_372_036_854_775_809", 2, "'seed' = -9_223_372_036_854_775_809 is out of range"),
+            ("[adapter]\nseed = 0x1_0000_0000_0000_0000", 2, "'seed' = 0x1_0000_0000_0000_0000 is out of range"),
+            ("[[athletes]]\nid = \"a\"\nzones = [120,\n  99999999999999999999]", 4, "'zones' = 99999999999999999999"),
         ])
     func hugeNumbers(_ text: String, _ line: Int, _ message: String) {
         #expect {
@@ -192,6 +200,42 @@ struct ConfigurationTests {
             try ConfigurationLoader.load(path: file.path)
         } throws: { error in
             (error as? ConfigurationError)?.problems.first?.message == "larger than 1 MiB: not a configuration"
+        }
+    }
+
+    @Test("paths the daemon opens: the store's must be absolute, the socket's short enough for bind()")
+    func daemonPaths() throws {
+        // sun_path holds the path and its NUL: 108 bytes on Linux.
+        let most = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
+        func path(_ bytes: Int) -> String { "/run/" + String(repeating: "s", count: bytes - 5) }
+        #expect(try ConfigurationLoader.parse("[api]\nsocket = \"\(path(most))\"").socketPath == path(most))
+        #expect(try ConfigurationLoader.parse("[store]\npath = \"/srv/hr.sqlite\"").storePath == "/srv/hr.sqlite")
+        for (text, line, message) in [
+            ("[store]\npath = \"store.sqlite\"", 2, "path must be an absolute path"),
+            ("[store]\npath = \"./data/store.sqlite\"", 2, "path must be an absolute path"),
+            ("[store]\npath = \"~/store.sqlite\"", 2, "path must be an absolute path"),
+            (
+                "[api]\nsocket = \"\(path(most + 1))\"", 2,
+                "socket is \(most + 1) bytes long; a Unix socket's path is at most \(most)"
+            ),
+            ("[api]\nsocket = \"\(path(4096))\"", 2, "socket is 4096 bytes long"),
+        ] {
+            expectProblem(in: text, line: line, saying: message)
+        }
+    }
+
+    @Test("zone boundaries are heart rates a person has: 25–250 bpm, as resting_hr and max_hr; still ascending")
+    func zoneBounds() throws {
+        let athlete = "[[athletes]]\nid = \"a\"\n"
+        let widest = try ConfigurationLoader.parse(athlete + "zones = [25, 140, 250]")
+        #expect(widest.athlete("a")?.zones?.zones.count == 4)
+        for (text, line, message) in [
+            (athlete + "zones = [20, 140, 160]", 3, "zones: boundary 1 (20) is out of range 25–250 bpm"),
+            (athlete + "zones = [120, 140,\n  260]", 4, "zones: boundary 3 (260) is out of range 25–250 bpm"),
+            (athlete + "zones = [120, 140, 1e6]", 3, "zones: boundary 3 (1000000) is out of range"),
+            (athlete + "zones = [120, 110, 160]", 3, "zones: boundary 2 (110.0) must be above boundary 1"),
+        ] {
+            expectProblem(in: text, line: line, saying: message)
         }
     }
 

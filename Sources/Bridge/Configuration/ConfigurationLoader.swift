@@ -44,18 +44,18 @@ public enum ConfigurationLoader {
     /// The largest configuration file read (a real one is a few KiB).
     public static let maximumFileBytes = 1 << 20
 
-    /// Loads and checks the file at `path`.
+    /// Loads and checks the file at `path` (a pipe or a device too: it is read no further than the limit).
     public static func load(path: String) throws(ConfigurationError) -> BridgeConfiguration {
-        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int,
-            size > maximumFileBytes
-        {
-            throw ConfigurationError(
-                path: path, problems: [ConfigurationProblem(line: 0, message: "larger than 1 MiB: not a configuration")]
-            )
-        }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigurationError(
-                path: path, problems: [ConfigurationProblem(line: 0, message: "cannot read the file")])
+        let data: Data
+        do {
+            data = try BoundedFile.read(path, limit: maximumFileBytes)
+        } catch {
+            let message =
+                switch error {
+                case .larger: "larger than 1 MiB: not a configuration"
+                case .unreadable: "cannot read the file"
+                }
+            throw ConfigurationError(path: path, problems: [ConfigurationProblem(line: 0, message: message)])
         }
         let configuration = try parseData(data, path: path)
         var status = stat()
@@ -191,7 +191,14 @@ private struct Reader {
         }
         if let store = table(root["store"], "store") {
             onlyKnown(store, ["path", "url", "password_file"], in: "store")
-            configuration.storePath = string(store, "path")?.0
+            if let (path, line) = string(store, "path") {
+                // A relative path would depend on the directory the daemon happens to start in.
+                if path.hasPrefix("/") {
+                    configuration.storePath = path
+                } else {
+                    problem(line, "path must be an absolute path")
+                }
+            }
             readStoreServer(store, into: &configuration)
         }
         if let api = table(root["api"], "api") { readAPI(api, into: &configuration) }
@@ -394,10 +401,14 @@ private struct Reader {
         if let limit = integer(table, "max_connections", in: 1...65_536) { configuration.maxConnections = limit }
         if let seconds = integer(table, "idle_timeout", in: 1...3600) { configuration.idleTimeout = seconds }
         if let (path, line) = string(table, "socket") {
-            if path.hasPrefix("/") {
-                configuration.socketPath = path
-            } else {
+            if !path.hasPrefix("/") {
                 problem(line, "socket must be an absolute path")
+            } else if path.utf8.count >= Self.socketPathCapacity {
+                // bind() cannot take it: the daemon would fail at start, not here with the line.
+                let most = Self.socketPathCapacity - 1
+                problem(line, "socket is \(path.utf8.count) bytes long; a Unix socket's path is at most \(most)")
+            } else {
+                configuration.socketPath = path
             }
         }
         if let (mode, line) = string(table, "socket_mode") {
@@ -479,6 +490,12 @@ private struct Reader {
             problem(line, "password_file needs url as well")
         }
     }
+
+    /// The heart rates a person has, in bpm: resting_hr, max_hr and zone boundaries lie within.
+    static let heartRates: ClosedRange<Double> = 25...250
+
+    /// The bytes of `sockaddr_un`'s path, its terminating NUL included (108 on Linux).
+    static let socketPathCapacity = MemoryLayout.size(ofValue: sockaddr_un().sun_path)
 
     /// A node or client id: 1 to 64 ASCII letters, digits, `-` and `_` (it goes into topics).
     static func isName(_ text: String) -> Bool {
@@ -807,8 +824,8 @@ private struct Reader {
             sex = BiologicalSex(rawValue: text)
             if sex == nil { problem(sexLine, "sex '\(text)' is not \"male\" or \"female\"") }
         }
-        let resting = number(table, "resting_hr", in: 25...150, unit: " bpm")
-        let maximum = number(table, "max_hr", in: 80...250, unit: " bpm")
+        let resting = number(table, "resting_hr", in: Self.heartRates.lowerBound...150, unit: " bpm")
+        let maximum = number(table, "max_hr", in: 80...Self.heartRates.upperBound, unit: " bpm")
         if let resting, let maximum, resting >= maximum {
             problem(
                 table["resting_hr"]!.line,
@@ -821,9 +838,20 @@ private struct Reader {
         var zones: ZoneConfiguration?
         if let value = table["zones"] {
             if case .array(let elements) = value.kind, elements.allSatisfy({ $0.number != nil }) {
+                // The bounds of resting_hr and max_hr: a boundary no heart reaches is a typo.
+                var inRange = true
+                for (index, element) in elements.enumerated() {
+                    guard let bpm = element.number, !Self.heartRates.contains(bpm) else { continue }
+                    problem(
+                        element.line,
+                        "zones: boundary \(index + 1) (\(formatted(bpm))) is out of range "
+                            + "\(formatted(Self.heartRates.lowerBound))–\(formatted(Self.heartRates.upperBound)) bpm")
+                    inRange = false
+                }
                 do {
-                    zones = try ZoneConfiguration(
+                    let configured = try ZoneConfiguration(
                         quantityType: .heartRate, boundaryValues: elements.compactMap(\.number))
+                    if inRange { zones = configured }
                 } catch {
                     problem(value.line, "zones: \(error)")
                 }

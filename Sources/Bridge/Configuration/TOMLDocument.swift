@@ -182,7 +182,7 @@ private struct Parser {
                 guard current == "=" else { throw error("expected = after the key '\(path.joined(separator: "."))'") }
                 advance()
                 skipSpaces()
-                let value = try parseValue()
+                let value = try parseValue(of: path.joined(separator: "."))
                 try endOfLine()
                 try insert(value, at: target, key: path, in: &root, line: keyLine)
             }
@@ -228,7 +228,8 @@ private struct Parser {
         return parts
     }
 
-    mutating func parseValue() throws(TOMLDocument.SyntaxError) -> TOMLDocument.Value {
+    /// Reads the value of `key` (named in messages).
+    mutating func parseValue(of key: String) throws(TOMLDocument.SyntaxError) -> TOMLDocument.Value {
         let valueLine = line
         guard let character = current else { throw error("a value is missing") }
         switch character {
@@ -248,7 +249,7 @@ private struct Parser {
                     advance()
                     break
                 }
-                elements.append(try parseValue())
+                elements.append(try parseValue(of: key))
                 skipBlank()
                 if current == "," {
                     advance()
@@ -277,6 +278,10 @@ private struct Parser {
                 }
             }
             if let value = Int(digits) { return TOMLDocument.Value(kind: .integer(value), line: valueLine) }
+            // Past 64 bits Double would still read it: say what is wrong, not "an integer, not a float".
+            if Self.isIntegerLiteral(digits) {
+                throw error("'\(key)' = \(word.prefix(40)) is out of range for an integer (\(Int.min) to \(Int.max))")
+            }
             if !digits.isEmpty, digits.allSatisfy({ "0123456789+-.eE".contains($0) }), let value = Double(digits) {
                 return TOMLDocument.Value(kind: .float(value), line: valueLine)
             }
@@ -284,6 +289,17 @@ private struct Parser {
                 word.isEmpty
                     ? "a value is missing" : "'\(word)' is not a TOML value (strings need quotes)")
         }
+    }
+
+    /// Whether `digits` (without `_`) is written as an integer: decimal digits with an optional
+    /// sign, or `0x`, `0o`, `0b` and digits of that radix.
+    static func isIntegerLiteral(_ digits: String) -> Bool {
+        for (prefix, radix) in [("0x", 16), ("0o", 8), ("0b", 2)] where digits.hasPrefix(prefix) {
+            let rest = digits.dropFirst(2)
+            return !rest.isEmpty && rest.allSatisfy { $0.isASCII && ($0.hexDigitValue ?? radix) < radix }
+        }
+        let unsigned = digits.first == "+" || digits.first == "-" ? digits.dropFirst() : Substring(digits)
+        return !unsigned.isEmpty && unsigned.allSatisfy { $0.isASCII && $0.isNumber }
     }
 
     mutating func parseString() throws(TOMLDocument.SyntaxError) -> TOMLDocument.Value {
