@@ -49,4 +49,17 @@ public enum WorkoutRecovery {
         }
         return collector
     }
+
+    /// Saves a journaled workout that nothing will record any more (every strap it followed is
+    /// in another session) as the store holds it, ending where it last recorded
+    /// (``WorkoutCollector/lastRecordedDate``), not when it was found; the journal row goes with it.
+    public static func finishAsStored(
+        _ record: ActiveSessionRecord, store: WorkoutStore, spillDirectory: String? = nil, logger: Logger
+    ) async throws -> Workout {
+        var collector = try await rebuild(record, store: store, spillDirectory: spillDirectory, logger: logger)
+        try collector.end(at: collector.lastRecordedDate ?? record.start)
+        let workout = try collector.finish()
+        try await store.finish(workout)
+        return workout
+    }
 }

@@ -236,6 +236,44 @@ struct DaemonTests {
         #expect(daemon.process.isRunning)
     }
 
+    /// Opens N connections to 127.0.0.1:PORT that send nothing, then counts those the server
+    /// closes (end of file) and those that got 503, for at most a minute; prints
+    /// `closed C busy B` once WANT are closed or the minute is up.
+    static let silentConnections = """
+        import select, socket, sys, time
+        port, count, want = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+        held = [socket.create_connection(("127.0.0.1", port)) for _ in range(count)]
+        received, closed = {}, set()
+        deadline = time.monotonic() + 60
+        while len(closed) < want and time.monotonic() < deadline:
+            readable, _, _ = select.select([c for c in held if c not in closed], [], [], 1)
+            for connection in readable:
+                data = connection.recv(4096)
+                if data:
+                    received[connection] = received.get(connection, b"") + data
+                else:
+                    closed.add(connection)
+        busy = sum(1 for c in closed if received.get(c, b"").startswith(b"HTTP/1.1 503"))
+        print("closed", len(closed), "busy", busy, flush=True)
+        while True:
+            time.sleep(3600)
+        """
+
+    @Test(
+        "connections over the limit that send nothing get 503 and are closed at once, not after the idle timeout"
+    )
+    func silentConnectionsOverTheLimit() async throws {
+        let daemon = try await DaemonUnderTest(apiSettings: "max_connections = 10\nidle_timeout = 3600")
+        defer { daemon.stop() }
+        let silent = try await Spawned.startPeer(
+            "/usr/bin/python3", ["-c", Self.silentConnections, "\(daemon.port)", "50", "40"],
+            label: "silent connections", readyLine: { $0.hasPrefix("closed ") })
+        defer { silent.stop() }
+        // The daemon's own connections (none here) aside, 40 of the 50 are over the limit.
+        #expect(silent.output.contains("closed 40 busy 40"), "\(silent.report)")
+        #expect(try await daemon.unix.send(.GET, "/v1/health").status == 200)
+    }
+
     @Test("a client that never finishes its request head (slowloris) is closed after the idle timeout")
     func slowClient() async throws {
         let daemon = try await DaemonUnderTest(apiSettings: "idle_timeout = 2")
@@ -294,6 +332,14 @@ struct DaemonTests {
         #expect(await fourth.wait() == 71, "\(fourth.report)")
         #expect(fourth.output.contains { $0.contains("exists and is not a socket") }, "\(fourth.report)")
         try? FileManager.default.removeItem(at: daemon.directory)
+    }
+
+    @Test("--socket longer than a Unix socket's path can be is refused by name (64) before anything starts")
+    func socketPathTooLong() async throws {
+        let long = "/tmp/" + String(repeating: "s", count: 120)
+        let daemon = try Spawned(DaemonUnderTest.daemonBinary, ["--socket", long, "--check-config"], label: "long")
+        #expect(await daemon.wait() == 64, "\(daemon.report)")
+        #expect(daemon.output.contains { $0.contains("--socket is 125 bytes long") }, "\(daemon.report)")
     }
 
     @Test("the command line drives the daemon: session start, lap, status, watch, stop")

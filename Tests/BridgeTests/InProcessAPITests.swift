@@ -1,3 +1,4 @@
+import BusHarness
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -14,6 +15,34 @@ struct InProcessAPITests {
 
     /// The `id` of a session body.
     struct Identified: Decodable { var id: String }
+
+    @Test("an event stream whose client goes away ends with it, even one that never had anything to send")
+    func eventStreamEndsWithItsClient() async throws {
+        let bridge = try await InProcessBridge()
+        let hub = bridge.core.hub
+        let before = hub.subscriberCount
+        try await bridge.test(mode: .live) { client in
+            let port = try #require(client.port)
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = UInt16(port).bigEndian
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            #expect(connected == 0)
+            // A session that does not exist: its filter matches nothing, so nothing is ever written.
+            let request = Array("GET /v1/events?session=\(UUID().uuidString) HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+            #expect(write(descriptor, request, request.count) == request.count)
+            try await eventually("the stream's subscription") { hub.subscriberCount == before + 1 }
+            close(descriptor)
+            try await eventually("the subscription to end with its client") { hub.subscriberCount == before }
+        }
+        try await bridge.stop()
+    }
 
     @Test("bad requests get a 4xx JSON error naming the problem, never a 5xx, and the API goes on")
     func badRequests() async throws {

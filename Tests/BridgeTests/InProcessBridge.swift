@@ -78,12 +78,14 @@ final class InProcessBridge: Sendable {
         for await _ in messages where await sensors.readyCount == DaemonUnderTest.straps.count { break }
     }
 
-    /// The API as one listener serves it (`requiresToken`: TCP's rules), answered in-process.
+    /// The API as one listener serves it (`requiresToken`: TCP's rules), answered in-process
+    /// (`.live`: by a server on a loopback port, for what needs a real connection).
     func test<Value: Sendable>(
-        requiresToken: Bool = false, _ body: @Sendable (any TestClientProtocol) async throws -> Value
+        requiresToken: Bool = false, mode: TestingSetup = .router,
+        _ body: @Sendable (any TestClientProtocol) async throws -> Value
     ) async throws -> Value {
         let application = Application(router: APIRouter.make(core: core, requiresToken: requiresToken))
-        return try await application.test(.router, body)
+        return try await application.test(mode, body)
     }
 
     /// Ends every session (saved) and the services, and removes the directory.

@@ -170,6 +170,8 @@ struct MetricsLintTests {
             #expect(created.status == 201)
             let live = EventCollector(gateway.unix, path: "/v1/events")
             defer { live.cancel() }
+            // A request the API refuses is counted by its code.
+            #expect(try await gateway.unix.send(.GET, "/v1/workouts?limit=0").status == 400)
             // Anyone on the broker can send the hub an envelope: a 1-byte one is refused (too_short).
             try await mqttPublish(
                 broker: broker, topic: "hrbridge/room-9/sensor/c0ffee0000aa/measurement", payload: "x")
@@ -197,6 +199,8 @@ struct MetricsLintTests {
                 #expect(check.status == 0, "\(name): promtool exited \(check.status.map(String.init) ?? "?")")
                 #expect(check.lines.isEmpty, "\(name): promtool check metrics:\n\(check.lines.joined(separator: "\n"))")
             }
+            let gatewayText = String(decoding: scrapes.first { $0.name == "gateway" }?.body ?? Data(), as: UTF8.self)
+            #expect(gatewayText.contains(#"hrbridge_api_refused_total{code="invalid_request"} 1"#))
             // Every refusal is counted by reason alike in the status and /metrics: frames and broadcasts.
             let sensors = try await gateway.unix.send(.GET, "/v1/sensors").list("sensors", of: SensorStatus.self)
             let gatewayScrape = String(decoding: scrapes.first { $0.name == "gateway" }?.body ?? Data(), as: UTF8.self)

@@ -1,4 +1,6 @@
 import Foundation
+import HTTPTypes
+import HummingbirdTesting
 import Samples
 import Sensors
 import Testing
@@ -55,6 +57,12 @@ struct RecoveryReservationTests {
         await #expect(throws: SessionError.athleteBusy("alice")) {
             try await sessions.create(SessionRequest(sensors: [straps[2]], athlete: "alice"))
         }
+        // Nor may the strap be forgotten under it.
+        try await bridge.test { client in
+            let forget = try await client.send(.delete, "/v1/sensors/\(straps[1])")
+            #expect(forget.status.code == 409)
+            #expect(forget.errorCode == "sensor_in_use")
+        }
         release.signal()
         await recovery.value
 
@@ -62,9 +70,11 @@ struct RecoveryReservationTests {
         #expect(recovered.sensors.map(\.address) == [straps[0], straps[1]], "both journaled straps, primary first")
 
         // A session started before recovery reaches a journal row keeps its strap; the row's
-        // session, with none of its straps left, is saved as it was, ending where it last recorded.
+        // session, with none of its straps left, is saved as it was, ending where it last
+        // recorded, and never started: its athlete (the strap's own, as usual) records again.
         let live = try await sessions.create(SessionRequest(sensors: [straps[2]]))
-        let contested = try await journal(store, athlete: "bob", sensors: [straps[2]])
+        let contested = try await journal(
+            store, athlete: SessionManager.anonymousAthlete(for: straps[2]), sensors: [straps[2]])
         let begun = try await store.workout(contested).start
         let lastBeat = begun.addingTimeInterval(20)
         let source = SampleSource(adapter: "mock", address: straps[2], name: nil)
@@ -75,9 +85,9 @@ struct RecoveryReservationTests {
         }
         #expect(try await store.append(beats, workout: contested) == 3)
         await sessions.recover()
-        let other = try await sessions.session(contested.uuidString)
-        #expect(other.sensors.isEmpty, "its only strap is in the live session")
-        #expect(await other.hasEnded)
+        await #expect(throws: SessionError.unknownSession(contested.uuidString)) {
+            try await sessions.session(contested.uuidString)
+        }
         let saved = try await store.workout(contested)
         #expect(saved.end == lastBeat, "ends at its last sample, not at the restart a minute later")
         #expect(try await !store.activeSessions().map(\.workoutID).contains(contested), "out of the journal")

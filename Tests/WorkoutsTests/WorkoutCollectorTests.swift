@@ -39,6 +39,52 @@ struct WorkoutCollectorTests {
         #expect(isClose(builder.statistics(for: .heartRate)?.average, 125))
     }
 
+    @Test(
+        "the last recorded moment: the latest sample of any type and source, event or activity boundary; the start before any"
+    )
+    func lastRecordedDate() throws {
+        typealias Step = (inout WorkoutCollector) throws -> Void
+        let cases: [(what: String, steps: [Step], last: Double?)] = [
+            ("not begun", [], nil),
+            ("begun only", [{ try $0.begin(at: t0) }], 0),
+            (
+                "a non-primary source's energy after the primary's",
+                [
+                    { try $0.begin(at: t0) }, { $0.setPrimarySource(strapA, for: .activeEnergyBurned) },
+                    {
+                        _ = try $0.add([
+                            sample(.activeEnergyBurned, 1, at: 10, source: strapA),
+                            sample(.activeEnergyBurned, 1, at: 30, source: strapB),
+                        ])
+                    },
+                ], 30
+            ),
+            (
+                "a lap after the last heart rate",
+                [
+                    { try $0.begin(at: t0) }, { _ = try $0.add([sample(.heartRate, 120, at: 5, source: strapA)]) },
+                    {
+                        _ = try $0.add(events: [
+                            WorkoutEvent(kind: .lap, dateInterval: DateInterval(start: t0, end: date(40)))
+                        ])
+                    },
+                ], 40
+            ),
+            (
+                "an activity begun after the last sample",
+                [
+                    { try $0.begin(at: t0) }, { _ = try $0.add([sample(.heartRate, 120, at: 5, source: strapA)]) },
+                    { _ = try $0.beginActivity(running, at: date(50)) },
+                ], 50
+            ),
+        ]
+        for item in cases {
+            var builder = collector()
+            for step in item.steps { try step(&builder) }
+            #expect(builder.lastRecordedDate == item.last.map(date), "\(item.what)")
+        }
+    }
+
     @Test("battery is per device: no mean or range across sensors; the top level is the primary's last value")
     func batteryPerDevice() throws {
         var builder = collector()

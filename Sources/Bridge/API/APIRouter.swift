@@ -13,6 +13,7 @@ public enum APIRouter {
     public static func make(core: BridgeCore, requiresToken: Bool) -> Router<BridgeRequestContext> {
         let router = Router(context: BridgeRequestContext.self)
         router.middlewares.add(SecurityHeadersMiddleware())
+        router.middlewares.add(RefusalMiddleware())
         router.middlewares.add(TokenMiddleware(tokens: core.configuration.tokens, requiresToken: requiresToken))
         router.middlewares.add(MethodMiddleware())
         router.middlewares.add(StoreErrorMiddleware())

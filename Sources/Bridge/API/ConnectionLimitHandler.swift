@@ -1,5 +1,6 @@
 import HummingbirdCore
 import Logging
+import Metrics
 import NIOCore
 import Synchronization
 
@@ -41,9 +42,10 @@ struct GuardedChildChannel<Base: ServerChildChannel>: ServerChildChannel {
     func handle(value: Base.Value, logger: Logger) async { await base.handle(value: value, logger: logger) }
 }
 
-/// First in a connection's pipeline, on raw bytes: a connection over the limit gets 503 to its
-/// first request and is closed; any other must finish its first request head within the deadline
-/// (slowloris, silent sockets), after which this handler steps aside.
+/// First in a connection's pipeline, on raw bytes: a connection over the limit gets 503 at once,
+/// its sending side is closed, and it is closed within ``refusedLinger`` (a silent one must not
+/// hold a descriptor for the idle timeout); any other must finish its first request head within
+/// the deadline (slowloris, silent sockets), after which this handler steps aside.
 final class ConnectionGuardHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -55,6 +57,10 @@ final class ConnectionGuardHandler: ChannelInboundHandler, RemovableChannelHandl
             "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
             + "Retry-After: 5\r\nConnection: close\r\n\r\n" + body
     }()
+
+    /// How long a refused connection stays open for its client to read the 503: closing it
+    /// while the client's request is still unread would reset it before the answer is read.
+    static let refusedLinger = TimeAmount.seconds(1)
 
     private let admitted: Bool
     private let headDeadline: TimeAmount
@@ -69,22 +75,36 @@ final class ConnectionGuardHandler: ChannelInboundHandler, RemovableChannelHandl
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
+        guard admitted else {
+            if context.channel.isActive { refuse(context: context) }
+            return
+        }
         let channel = context.channel
         timer = context.eventLoop.scheduleTask(in: headDeadline) { channel.close(promise: nil) }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) { timer?.cancel() }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard admitted else {
-            guard !refused else { return }
-            refused = true
-            let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(string: Self.busy))).whenComplete { _ in
-                channel.close(promise: nil)
-            }
-            return
+    func channelActive(context: ChannelHandlerContext) {
+        if !admitted { refuse(context: context) }
+        context.fireChannelActive()
+    }
+
+    /// The 503 without waiting for a request, then the sending side closed; what the client
+    /// sends is read and dropped until it closes or the linger ends.
+    private func refuse(context: ChannelHandlerContext) {
+        guard !refused else { return }
+        refused = true
+        Counter(label: "hrbridge_api_refused_total", dimensions: [("code", "busy")]).increment()
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(string: Self.busy))).whenComplete { _ in
+            channel.close(mode: .output, promise: nil)
         }
+        timer = context.eventLoop.scheduleTask(in: Self.refusedLinger) { channel.close(promise: nil) }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard admitted else { return }
         let bytes = tail + Array(unwrapInboundIn(data).readableBytesView)
         let headComplete =
             bytes.count >= 4

@@ -45,16 +45,14 @@ struct SensorController {
         v1.delete("sensors/:address") { _, context in
             try context.require(.control)
             let address = try Self.address(context)
-            guard let known = await core.sensors.status(address) else {
+            guard await core.sensors.status(address) != nil else {
                 throw APIError(.notFound, "unknown_sensor", "no fitness sensor \(address) is configured or in range")
             }
-            if let session = known.session {
-                throw APIError(
-                    .conflict, "sensor_in_use",
-                    "sensor \(address) is recording session \(session.uuidString.lowercased())")
-            }
             do {
-                try await core.sensors.forget(address)
+                // The session manager checks and holds the strap in one step: no session starts on it meanwhile.
+                try await core.sessions.forgetSensor(address)
+            } catch let error as SessionError {
+                throw APIError(error)
             } catch {
                 throw Self.adapterError(error)
             }

@@ -21,13 +21,18 @@ struct StreamController {
                 status: .ok,
                 headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
                 body: ResponseBody { writer in
-                    for message in initial
-                    where message.matches(session: session, sensor: sensor) && kinds.contains(message.kind) {
-                        try await writer.write(ByteBuffer(string: "event: \(message.kind)\ndata: \(message.json)\n\n"))
-                    }
-                    for await delivery in messages {
-                        try await writer.write(
-                            ByteBuffer(string: "event: \(delivery.kind)\ndata: \(delivery.json)\n\n"))
+                    // A stream with nothing to send never writes: only the client closing its side
+                    // tells that it went away, which ends the subscription (cancelled) with it.
+                    try await request.body.consumeWithCancellationOnInboundClose { _ in
+                        for message in initial
+                        where message.matches(session: session, sensor: sensor) && kinds.contains(message.kind) {
+                            try await writer.write(
+                                ByteBuffer(string: "event: \(message.kind)\ndata: \(message.json)\n\n"))
+                        }
+                        for await delivery in messages {
+                            try await writer.write(
+                                ByteBuffer(string: "event: \(delivery.kind)\ndata: \(delivery.json)\n\n"))
+                        }
                     }
                     try await writer.finish(nil)
                 })

@@ -82,6 +82,9 @@ public enum MetricsCatalog {
             name: "hrbridge_store_write_seconds", kind: .histogram,
             help: "Seconds per workout store write transaction (SQLite or PostgreSQL)."),
         Family(
+            name: "hrbridge_api_refused_total", kind: .counter,
+            help: "API requests refused, by error code (unauthorized, invalid_request, sensor_in_use, busy, ...)."),
+        Family(
             name: "hrbridge_mqtt_queue_depth", kind: .gauge,
             help: "MQTT messages waiting in the outbox for the broker now."),
         Family(

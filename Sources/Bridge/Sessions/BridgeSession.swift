@@ -218,13 +218,11 @@ public actor BridgeSession {
     ///
     /// When the store refuses (a full disk) the session has ended but its workout is not saved:
     /// this throws the ``StoreError`` and a later call (once space is freed) saves it.
-    /// `date` (default: now) may lie in the past: a recovered session nothing records any more
-    /// ends where it last recorded (``lastRecorded``).
     @discardableResult
-    public func stop(at date: Date? = nil) async throws -> Workout {
+    public func stop() async throws -> Workout {
         if let finished = await recorder.finished { return finished }
         planTask?.cancel()
-        let workout = try await recorder.finish(at: date ?? clock.now(), settle: .detach)
+        let workout = try await recorder.finish(at: clock.now(), settle: .detach)
         await recorder.stopStreams()
         trigger.finish()
         for task in [stateTask, snapshotTask].compactMap({ $0 }) {
@@ -233,15 +231,6 @@ public actor BridgeSession {
         }
         await publishState()
         return workout
-    }
-
-    /// The last moment the workout holds: its latest sample's end or event's, or its start.
-    var lastRecorded: Date {
-        get async {
-            let samples = await builder.allStatistics.values.compactMap(\.endDate)
-            let events = await builder.events.map(\.dateInterval.end)
-            return (samples + events).max().map { max($0, started) } ?? started
-        }
     }
 
     /// The session as the API shows it.

@@ -1,3 +1,4 @@
+import Foundation
 public import WorkoutStore
 
 /// Why a session request was refused: each maps to a 4xx answer with a stable code.
@@ -35,7 +36,9 @@ public enum SessionError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unknownSensor(let address): "no sensor \(address)"
         case .unknownAthlete(let id): "no athlete '\(id)' in the configuration"
         case .noSensors: "a session needs at least one sensor"
-        case .sensorInUse(let address, let session): "sensor \(address) is recording session \(session)"
+        case .sensorInUse(let address, let holder):
+            UUID(uuidString: holder) != nil
+                ? "sensor \(address) is recording session \(holder)" : "sensor \(address) is in use: \(holder)"
         case .athleteBusy(let id): "athlete '\(id)' already has a running session"
         case .invalid(let why): why
         case .notAllowed(let why): why

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import Logging
 import Samples
 public import Sensors
@@ -42,7 +42,8 @@ public actor SessionManager {
     static let longestSaveRetry: TimeInterval = 300
     /// Sensors and athletes of sessions being created or recovered: reserved before the first
     /// suspension, so two requests for one strap, or a request and a recovery, cannot both pass
-    /// the checks. A sensor maps to what holds it (`being created`, or the recovered session's id).
+    /// the checks. A sensor maps to what holds it (``beingCreated``, ``beingForgotten``, or the
+    /// recovered session's id).
     private var reservedSensors: [String: String] = [:]
     private var reservedAthletes: Set<String> = []
     /// Tests' seam: awaited while a recovered session holds its reservations, before it is built.
@@ -124,7 +125,7 @@ public actor SessionManager {
         {
             throw .athleteBusy(athlete.profile.id)
         }
-        for address in addresses { reservedSensors[address] = "being created" }
+        for address in addresses { reservedSensors[address] = Self.beingCreated }
         reservedAthletes.insert(athlete.profile.id)
         defer {
             for address in addresses { reservedSensors[address] = nil }
@@ -208,13 +209,13 @@ public actor SessionManager {
         return session
     }
 
-    /// Ends a session (now, or at `date`) and saves its workout (unless a guest's).
+    /// Ends a session and saves its workout (unless a guest's).
     @discardableResult
-    public func stop(_ id: String, at date: Date? = nil) async throws -> Workout {
+    public func stop(_ id: String) async throws -> Workout {
         let session = try session(id)
         let workout: Workout
         do {
-            workout = try await session.stop(at: date)
+            workout = try await session.stop()
         } catch {
             // Ended but not saved: its straps and athlete may start again while the store refuses.
             if await session.hasEnded, sessions[session.id] != nil, unsaved.insert(session.id).inserted {
@@ -323,6 +324,27 @@ public actor SessionManager {
         }
     }
 
+    /// What holds a strap reserved for a session not there yet.
+    static let beingCreated = "a session is being created on it"
+    /// What holds a strap while it is forgotten.
+    static let beingForgotten = "it is being removed"
+
+    /// Forgets a strap (BlueZ removes its device, a strap nobody configured leaves the list)
+    /// unless a session records it or is being created or recovered on it; held meanwhile, so
+    /// no session starts on a strap while it goes.
+    public func forgetSensor(_ address: String) async throws {
+        let address = address.uppercased()
+        if let owner = sessions.values.first(where: {
+            !unsaved.contains($0.id) && $0.sensors.contains { $0.address == address }
+        }) {
+            throw SessionError.sensorInUse(address, session: owner.id.uuidString.lowercased())
+        }
+        if let holder = reservedSensors[address] { throw SessionError.sensorInUse(address, session: holder) }
+        reservedSensors[address] = Self.beingForgotten
+        defer { reservedSensors[address] = nil }
+        try await sensors.forget(address)
+    }
+
     /// Continues the sessions a crash interrupted (the store's recovery journal), on their sensors.
     public func recover() async {
         guard let store else { return }
@@ -342,12 +364,18 @@ public actor SessionManager {
             // From here to the reservation nothing suspends. A strap a session took while
             // recovery waited stays with it (that session is live); the recovered one follows the rest.
             let journaled = Self.sensorAddresses(of: record)
-            let taken = journaled.filter { address in
-                reservedSensors[address] != nil
-                    || sessions.values.contains { session in
-                        !unsaved.contains(session.id) && session.sensors.contains { $0.address == address }
-                    }
+            let recording = journaled.filter { address in
+                sessions.values.contains { session in
+                    !unsaved.contains(session.id) && session.sensors.contains { $0.address == address }
+                }
             }
+            if recording.count == journaled.count {
+                // Every strap it followed records another session (or it names none): its athlete
+                // has moved on and nothing would reach it. Saved as it was, ending where it last recorded.
+                await finishOrphaned(record, store: store)
+                continue
+            }
+            let taken = journaled.filter { recording.contains($0) || reservedSensors[$0] != nil }
             let addresses = journaled.filter { !taken.contains($0) }
             if !taken.isEmpty {
                 logger.warning(
@@ -384,11 +412,6 @@ public actor SessionManager {
                 for address in addresses { await sensors.bind(address, to: record.workoutID) }
                 await session.publishState()
                 logger.notice("session recovered", metadata: ["session": "\(record.workoutID)"])
-                if addresses.isEmpty, !journaled.isEmpty {
-                    // Every strap it recorded is in a live session now: its athlete has moved on,
-                    // and nothing would ever reach it. Saved as it was, ending where it last recorded.
-                    await endOrphaned(session)
-                }
             } catch {
                 logger.error(
                     "session not recovered", metadata: ["session": "\(record.workoutID)", "error": "\(error)"])
@@ -396,17 +419,19 @@ public actor SessionManager {
         }
     }
 
-    /// Ends and saves a recovered session none of whose straps it may have; a store that refuses
-    /// leaves it unsaved, saved again later as any other.
-    private func endOrphaned(_ session: BridgeSession) async {
-        let end = await session.lastRecorded
-        logger.notice(
-            "a recovered session's straps are all in other sessions: it ends where it last recorded",
-            metadata: ["session": "\(session.id)", "end": "\(end)"])
+    /// Saves a journaled session that nothing will record any more, as the store holds it and
+    /// without starting it (its athlete may be recording again already); a store that refuses
+    /// leaves it in the journal for the next start.
+    private func finishOrphaned(_ record: ActiveSessionRecord, store: WorkoutStore) async {
         do {
-            try await stop(session.id.uuidString, at: end)
+            let workout = try await WorkoutRecovery.finishAsStored(record, store: store, logger: logger)
+            logger.notice(
+                "a recovered session's straps are all in other sessions: saved as stored, ending where it last recorded",
+                metadata: ["session": "\(record.workoutID)", "end": "\(workout.end)"])
         } catch {
-            logger.error("session not saved", metadata: ["session": "\(session.id)", "error": "\(error)"])
+            logger.error(
+                "a recovered session with no strap left could not be saved; it stays in the journal",
+                metadata: ["session": "\(record.workoutID)", "error": "\(error)"])
         }
     }
 

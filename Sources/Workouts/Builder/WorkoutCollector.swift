@@ -389,6 +389,19 @@ public struct WorkoutCollector: Sendable {
         statisticsByType[type]?.statistics(primary: primarySources[type])
     }
 
+    /// The last moment the workout holds: its latest sample's end (any type, any source), event's
+    /// end or activity boundary; its start before any; nil before it began.
+    public var lastRecordedDate: Date? {
+        guard let startDate else { return nil }
+        var latest = startDate
+        for accumulator in statisticsByType.values {
+            if let end = accumulator.overall.endDate { latest = max(latest, end) }
+        }
+        for event in events { latest = max(latest, event.dateInterval.end) }
+        for activity in activities { latest = max(latest, activity.end ?? activity.start) }
+        return latest
+    }
+
     /// Statistics for every type collected.
     public var allStatistics: [QuantityType: Statistics] {
         Dictionary(
