@@ -42,7 +42,8 @@ struct HRBridged: AsyncParsableCommand {
         // bind() cannot take a longer path: refused here, by name, rather than at start.
         let most = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
         if let socket, socket.utf8.count > most {
-            throw ValidationError("--socket is \(socket.utf8.count) bytes long; a Unix socket's path is at most \(most)")
+            throw ValidationError(
+                "--socket is \(socket.utf8.count) bytes long; a Unix socket's path is at most \(most)")
         }
     }
 
