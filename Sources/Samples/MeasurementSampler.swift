@@ -28,6 +28,10 @@ public struct MeasurementSampler: Sendable {
         }
     }
 
+    /// Heart rates a heart beats at, bpm. A reading outside (a uint16 field of noise: 65535) becomes
+    /// no sample: one would skew the statistics and zones, and add thousands of kJ to the estimate.
+    public static let plausibleHeartRates: ClosedRange<Double> = 20...300
+
     /// The sensor every sample is attributed to.
     public let source: SampleSource
     /// The options in force.
@@ -87,7 +91,7 @@ public struct MeasurementSampler: Sendable {
         var result: [QuantitySample] = []
         result.reserveCapacity(2 + measurement.rrIntervals.count)
         let dropsForContact = options.dropsReadingsWithoutContact && measurement.sensorContact == .notDetected
-        if measurement.isReading && !dropsForContact {
+        if measurement.isReading, !dropsForContact, Self.plausibleHeartRates.contains(Double(measurement.heartRate)) {
             result.append(
                 sample(
                     .heartRate, Double(measurement.heartRate), at: date,
@@ -170,7 +174,9 @@ public struct MeasurementSampler: Sendable {
         if let speed = data.instantaneousSpeedMetersPerSecond { result.append(sample(.cyclingSpeed, speed, at: date)) }
         if let cadence = data.instantaneousCadenceRPM { result.append(sample(.cyclingCadence, cadence, at: date)) }
         if let power = data.instantaneousPower { result.append(sample(.cyclingPower, Double(power), at: date)) }
-        if let heartRate = data.heartRate { result.append(sample(.heartRate, Double(heartRate), at: date)) }
+        if let heartRate = data.heartRate, Self.plausibleHeartRates.contains(Double(heartRate)) {
+            result.append(sample(.heartRate, Double(heartRate), at: date))
+        }
         result.append(contentsOf: machineCounters(distance: data.totalDistance, energy: data.energy, at: date))
         return result
     }
@@ -179,7 +185,9 @@ public struct MeasurementSampler: Sendable {
         var result: [QuantitySample] = []
         if let speed = data.instantaneousSpeedMetersPerSecond { result.append(sample(.runningSpeed, speed, at: date)) }
         if let power = data.powerOutput { result.append(sample(.cyclingPower, Double(power), at: date)) }
-        if let heartRate = data.heartRate { result.append(sample(.heartRate, Double(heartRate), at: date)) }
+        if let heartRate = data.heartRate, Self.plausibleHeartRates.contains(Double(heartRate)) {
+            result.append(sample(.heartRate, Double(heartRate), at: date))
+        }
         result.append(contentsOf: machineCounters(distance: data.totalDistance, energy: data.energy, at: date))
         return result
     }

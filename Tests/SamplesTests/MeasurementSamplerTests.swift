@@ -50,6 +50,27 @@ struct MeasurementSamplerTests {
         #expect(withRR.map(\.type) == [.heartbeatSeries])
     }
 
+    @Test(
+        "a heart rate outside 20–300 bpm (0: no reading; 65535: a uint16 field of noise) is no sample; its RR stay",
+        arguments: [(0, false), (19, false), (20, true), (180, true), (300, true), (301, false), (65535, false)]
+            as [(UInt16, Bool)])
+    func plausibleHeartRates(_ bpm: UInt16, _ sampled: Bool) {
+        var sampler = MeasurementSampler(source: source)
+        let measurement = HeartRateMeasurement(heartRate: bpm, rrIntervals: [RRInterval(raw: 820)])
+        let samples = sampler.samples(from: .heartRateMeasurement(measurement), receivedAt: t0)
+        #expect(samples.filter { $0.type == .heartRate }.map(\.quantity.value) == (sampled ? [Double(bpm)] : []))
+        #expect(samples.filter { $0.type == .heartbeatSeries }.count == 1)
+    }
+
+    @Test(
+        "a fitness machine's heart rate under 20 bpm is no sample either",
+        arguments: [(19, false), (20, true)] as [(UInt8, Bool)])
+    func plausibleMachineHeartRates(_ bpm: UInt8, _ sampled: Bool) {
+        var sampler = MeasurementSampler(source: source)
+        let bike = sampler.samples(from: .indoorBikeData(IndoorBikeData(heartRate: bpm)), receivedAt: t0)
+        #expect(bike.filter { $0.type == .heartRate }.count == (sampled ? 1 : 0))
+    }
+
     @Test("no-contact readings are kept tagged by default, dropped when asked")
     func contactPolicy() throws {
         var keeping = MeasurementSampler(source: source)

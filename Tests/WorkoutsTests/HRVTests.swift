@@ -416,4 +416,74 @@ struct HRVTests {
         #expect(easy.note.contains("did not cross 0.5"))
         #expect(HRVThresholds.estimate(Array(windows.prefix(3))).hrvt1 == nil)
     }
+
+    @Test("thresholds: power alternating 180/260 W while α1 falls with heart rate gives no power past the watts seen")
+    func powerLineFitCheck() throws {
+        // α1 1.0 → 0.4 over 130–165 bpm (r² 1 against heart rate); power does not follow it.
+        let windows = (0..<36).map { index in
+            let heartRate = 130 + Double(index)
+            return HRVWindow(
+                end: Double(index), date: nil, beats: 200, alpha1: 1.0 - 0.6 * (heartRate - 130) / 35,
+                artefactPercent: 0, isReliable: true, heartRate: heartRate, power: index % 2 == 0 ? 180 : 260)
+        }
+        let thresholds = HRVThresholds.estimate(windows)
+        let first = try #require(thresholds.hrvt1)
+        let second = try #require(thresholds.hrvt2)
+        #expect(abs(first.heartRate - (130 + 35 * 0.25 / 0.6)) < 1e-6)
+        // Unchecked, the line (r² 0.002) put them at −13 W and 1153 W.
+        #expect(first.power == nil, "\(first)")
+        #expect(second.power == nil, "\(second)")
+        #expect(thresholds.note.contains("no threshold power"))
+    }
+
+    @Test("an RR of 65535/1024 s (a corrupt frame) among 0.8 s beats is no beat: 75 bpm kept, the artefact counted")
+    func implausibleInterval() throws {
+        var generator = RRSeries(state: 64)
+        let series = generator.breathing(count: 300, mean: 800)
+        var tracker = DFAAlpha1Tracker()
+        var time = 0.0
+        var corruptEnd = 0.0
+        for (index, interval) in series.enumerated() {
+            time += interval / 1000
+            // Beat 200's field reads 0xFFFF; the frame came when the beat did.
+            let seconds = index == 200 ? 65535.0 / 1024 : interval / 1000
+            if index == 200 { corruptEnd = time }
+            _ = tracker.add(interval: seconds, end: date(time))
+        }
+        let windows = tracker.windows
+        try #require(windows.count > 20)
+        for window in windows {
+            #expect(abs(window.heartRate - 75) < 1, "window ending \(window.end) s: \(window.heartRate) bpm")
+            #expect((window.rmssd ?? .infinity) < 100, "window ending \(window.end) s: RMSSD \(window.rmssd ?? .nan)")
+        }
+        let holding = windows.filter {
+            $0.end > corruptEnd + 0.5 && $0.end - HRVAnalysis.windowLength < corruptEnd - 0.5
+        }
+        try #require(holding.count > 10)
+        for window in holding {
+            let artefacts = try #require(window.artefacts)
+            #expect(artefacts.longShort >= 1, "window ending \(window.end) s: \(artefacts)")
+            #expect(window.artefactPercent >= 100 / Double(window.beats + 1) - 1e-9)
+        }
+        #expect(HRVAnalysis.plausibleIntervals.upperBound == 5000, "longer than 5 s: a gap, not missed beats")
+    }
+
+    @Test("power readings with no RR (a strap heard only by its broadcast) stay bounded; the windows still get theirs")
+    func powerWithoutBeats() throws {
+        var tracker = DFAAlpha1Tracker()
+        // 25,000 s of a 4 Hz power meter and no beat.
+        for index in 0..<100_000 { tracker.add(power: 100, at: date(Double(index) / 4)) }
+        #expect(tracker.heldPowerReadings < 2_500, "\(tracker.heldPowerReadings) readings held")
+        // Then the beats come, with the power at 200 W: the first window's power is theirs alone.
+        var time = 25_000.0
+        var first: HRVWindow?
+        for _ in 0..<200 {
+            time += 0.8
+            tracker.add(power: 200, at: date(time))
+            if let window = tracker.add(interval: 0.8, end: date(time)), first == nil { first = window }
+        }
+        let window = try #require(first)
+        #expect(window.power == 200)
+        #expect(tracker.heldPowerReadings < 2_500)
+    }
 }

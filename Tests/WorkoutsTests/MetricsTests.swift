@@ -52,6 +52,20 @@ struct MetricsTests {
         #expect(abs(accumulator.workout.rmssd! - (0.01 * 60 / 119).squareRoot()) < 1e-9)
     }
 
+    @Test(
+        "the rolling RMSSD needs 10 successive differences: none from 2 or 10 beats, one from 11",
+        arguments: [(2, false), (10, false), (11, true)])
+    func rollingMinimum(beats: Int, reported: Bool) {
+        var accumulator = HeartRateVariabilityAccumulator(windowLength: 60)
+        for index in 0..<beats {
+            accumulator.add(interval: index % 2 == 0 ? 0.8 : 0.85, end: t0.addingTimeInterval(Double(index)))
+        }
+        let rolling = accumulator.rolling(at: t0.addingTimeInterval(Double(beats - 1)))
+        #expect(rolling.acceptedIntervals == beats)
+        #expect((rolling.rmssd != nil) == reported)
+        if reported { #expect(isClose(rolling.rmssd, 0.05)) }
+    }
+
     @Test("Keytel et al. 2005 equations against worked examples")
     func keytel() {
         // Male, 35 y, 75 kg, 150 bpm: −55.0969 + 94.635 + 14.91 + 7.0595 = 61.5076 kJ/min (14.70 kcal/min).
@@ -63,5 +77,13 @@ struct MetricsTests {
         #expect(male.kilojoulesPerMinute(heartRate: 40) == 0, "negative rates clamp to 0")
         #expect(EnergyEstimator(profile: UserProfile(id: "x", age: 30)) == nil)
         #expect(ActiveEnergy(kilojoules: 4.184, source: .sensor).kilocalories == 1)
+    }
+
+    @Test(
+        "Keytel: a heart rate no heart beats at (301, 65535 bpm from a corrupt frame) adds no energy",
+        arguments: [(150, true), (300, true), (301, false), (65535, false)] as [(Double, Bool)])
+    func keytelImplausible(_ heartRate: Double, _ counted: Bool) {
+        let male = EnergyEstimator(sex: .male, age: 35, weightKilograms: 75)
+        #expect((male.kilojoulesPerMinute(heartRate: heartRate) > 0) == counted)
     }
 }

@@ -44,6 +44,36 @@ struct WorkoutSessionTests {
         #expect(workout.elapsedTime == 90)
     }
 
+    @Test(
+        "a pause or resume dated before the last one is refused and changes no state: the session's state stays the workout's"
+    )
+    func pauseBeforeTheLastRefused() async throws {
+        let session = WorkoutSession(configuration: configuration, clock: clock, registry: WorkoutSessionRegistry())
+        try await session.startActivity(at: date(0))
+        try await session.pause(at: date(100))
+        try await session.resume(at: date(200))
+        // Inside the finished pause: the workout would not change, the state would.
+        await #expect(throws: WorkoutSessionError.builder(.pauseOrResumeOutOfOrder(date(150)))) {
+            try await session.pause(at: date(150))
+        }
+        #expect(await session.state == .running)
+        // Before the pause: it would move the pause's start, while the state went to paused.
+        await #expect(throws: WorkoutSessionError.builder(.pauseOrResumeOutOfOrder(date(50)))) {
+            try await session.pause(at: date(50))
+        }
+        #expect(await session.state == .running)
+        // Backdated after the last one is still fine.
+        try await session.pause(at: date(250))
+        await #expect(throws: WorkoutSessionError.builder(.pauseOrResumeOutOfOrder(date(240)))) {
+            try await session.resume(at: date(240))
+        }
+        #expect(await session.state == .paused)
+        try await session.resume(at: date(260))
+        try await session.end(at: date(300))
+        let workout = try await session.associatedWorkoutBuilder().finishWorkout()
+        #expect(workout.elapsedTime == 190, "0–100, 200–250 and 260–300")
+    }
+
     @Test("a failure is reported before the state change it causes")
     func failureBeforeStateChange() async throws {
         let session = WorkoutSession(configuration: configuration, clock: clock, registry: WorkoutSessionRegistry())

@@ -28,6 +28,8 @@ public enum WorkoutBuilderError: Error, Hashable, Sendable, CustomStringConverti
     case noActivityInProgress
     /// An activity cannot begin before the previous one ended.
     case activityOverlaps(Date)
+    /// A pause or resume dated before the last one, or one that changes nothing (a pause while paused).
+    case pauseOrResumeOutOfOrder(Date)
 
     /// One line naming the problem.
     public var description: String {
@@ -45,6 +47,8 @@ public enum WorkoutBuilderError: Error, Hashable, Sendable, CustomStringConverti
         case .activityInProgress: "an activity is in progress; end it first"
         case .noActivityInProgress: "no activity is in progress"
         case .activityOverlaps(let date): "an activity cannot begin at \(date), before the previous one ended"
+        case .pauseOrResumeOutOfOrder(let date):
+            "a pause or resume at \(date) comes before the last one, or changes nothing"
         }
     }
 }

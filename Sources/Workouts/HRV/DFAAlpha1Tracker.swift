@@ -29,9 +29,27 @@ public struct DFAAlpha1Tracker: Hashable, Sendable {
     /// The thresholds of the windows so far.
     public var thresholds: HRVThresholds { HRVThresholds.estimate(windows) }
 
+    /// How far behind the newest power reading one is kept: a window ends at a beat's date, about
+    /// now, so it reaches back one window length; the second one is slack for beats dated late.
+    static let powerHorizon = 2 * HRVAnalysis.windowLength
+
     /// Adds a power reading (W) for the windows' mean power.
     public mutating func add(power watts: Double, at date: Date) {
         powers.append(Reading(date: date, watts: watts))
+        // Trimmed here too: with no RR arriving (a strap heard only by its broadcast) no window
+        // ever trims them, and a power meter would fill memory for the whole ride.
+        let cutoff = date.addingTimeInterval(-Self.powerHorizon)
+        while firstPower < powers.count, powers[firstPower].date < cutoff { firstPower += 1 }
+        compactPowers()
+    }
+
+    /// Power readings held, used or not yet dropped (for tests: it must stay bounded).
+    var heldPowerReadings: Int { powers.count }
+
+    private mutating func compactPowers() {
+        guard firstPower > 1024, firstPower * 2 > powers.count else { return }
+        powers.removeFirst(firstPower)
+        firstPower = 0
     }
 
     /// Adds one RR interval (seconds) that ended at `end`; returns the window it completes, if any.
@@ -50,10 +68,7 @@ public struct DFAAlpha1Tracker: Hashable, Sendable {
         window.date = dueDate
         latest = window
         if keepsWindows { windows.append(window) }
-        if firstPower > 1024, firstPower * 2 > powers.count {
-            powers.removeFirst(firstPower)
-            firstPower = 0
-        }
+        compactPowers()
         return window
     }
 }

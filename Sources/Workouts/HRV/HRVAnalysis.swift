@@ -36,6 +36,10 @@ public struct HRVAnalysis: Hashable, Sendable {
     public static let minimumBeats = 100
     /// More artefacts than this (percent) in a window: α1 kept but marked unreliable.
     public static let reliableArtefactPercent = 5.0
+    /// Intervals the correction can mend, ms: short extra beats and missed ones are its work (it
+    /// merges and splits them), but one longer than 5 s (a corrupt frame's 65535/1024 s, a link
+    /// lost for a while) is a gap, no beat of the window: counted as a long/short artefact and left out.
+    public static let plausibleIntervals = Double.leastNonzeroMagnitude...5000.0
 
     /// The correction of the whole series.
     public var correction: RRArtefactCorrection.Result
@@ -77,15 +81,24 @@ public struct HRVAnalysis: Hashable, Sendable {
     }
 
     /// One window's figures.
+    ///
+    /// Intervals outside ``plausibleIntervals`` are left out before the correction, which would
+    /// take a 64 s one for missed beats and split it, and whose thresholds it would skew; each is
+    /// counted as a long/short artefact of the window, so a window with one does not pass as clean.
     public static func window(_ raw: [Double], end: Double, power: Double?) -> HRVWindow {
-        let correction = RRArtefactCorrection.correct(raw)
+        let plausible = raw.filter { plausibleIntervals.contains($0) }
+        let implausible = raw.count - plausible.count
+        let correction = RRArtefactCorrection.correct(plausible)
         let corrected = correction.corrected
+        var artefacts = correction.artefacts.counts
+        artefacts.longShort += implausible
+        let artefactPercent =
+            raw.isEmpty ? 0 : 100 * Double(correction.artefacts.count + implausible) / Double(raw.count)
         let mean = corrected.isEmpty ? 0 : corrected.reduce(0, +) / Double(corrected.count)
         let alpha1 = corrected.count >= minimumBeats ? DetrendedFluctuation.alpha(corrected) : nil
         return HRVWindow(
-            end: end, date: nil, beats: corrected.count, alpha1: alpha1, artefactPercent: correction.artefactPercent,
-            artefacts: correction.artefacts.counts,
-            isReliable: alpha1 != nil && correction.artefactPercent <= reliableArtefactPercent,
+            end: end, date: nil, beats: corrected.count, alpha1: alpha1, artefactPercent: artefactPercent,
+            artefacts: artefacts, isReliable: alpha1 != nil && artefactPercent <= reliableArtefactPercent,
             heartRate: mean > 0 ? 60_000 / mean : 0, power: power, rmssd: TimeDomainHRV(corrected)?.rmssd)
     }
 }

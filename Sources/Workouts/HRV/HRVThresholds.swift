@@ -61,18 +61,29 @@ public struct HRVThresholds: Hashable, Sendable, Codable {
         let heartRates = used.map(\.heartRate)
         let heartRateLine = Line(x: heartRates, y: alphas)
         let powered = used.filter { $0.power != nil }
-        let powerLine =
-            powered.count >= minimumPoints ? Line(x: powered.compactMap(\.power), y: powered.compactMap(\.alpha1)) : nil
+        let powers = powered.compactMap(\.power)
+        let poweredAlphas = powered.compactMap(\.alpha1)
+        let powerLine = powered.count >= minimumPoints ? Line(x: powers, y: poweredAlphas) : nil
         let lowest = alphas.min() ?? 1
         let highest = alphas.max() ?? 0
+        // The heart-rate line's guards on the power line, and the power within the watts seen: a
+        // line that barely fits (power alternating while α1 falls) puts it hundreds of W away.
+        func power(at alpha1: Double) -> Double? {
+            guard let powerLine, powerLine.slope < 0, powerLine.rSquared >= minimumRSquared,
+                let lowestPowered = poweredAlphas.min(), let highestPowered = poweredAlphas.max(),
+                lowestPowered <= alpha1, highestPowered >= alpha1,
+                let power = powerLine.x(at: alpha1), let least = powers.min(), let most = powers.max(),
+                least <= power, power <= most
+            else { return nil }
+            return power
+        }
         func threshold(_ alpha1: Double) -> Threshold? {
             // Only where the data go: a threshold is never extrapolated past what was seen.
             guard heartRateLine.slope < 0, heartRateLine.rSquared >= minimumRSquared, lowest <= alpha1,
                 highest >= alpha1,
                 let heartRate = heartRateLine.x(at: alpha1)
             else { return nil }
-            let power = powerLine.flatMap { $0.slope < 0 ? $0.x(at: alpha1) : nil }
-            return Threshold(alpha1: alpha1, heartRate: heartRate, power: power)
+            return Threshold(alpha1: alpha1, heartRate: heartRate, power: power(at: alpha1))
         }
         let first = threshold(0.75)
         let second = threshold(0.5)
@@ -86,6 +97,13 @@ public struct HRVThresholds: Hashable, Sendable, Codable {
         } else {
             if first == nil { notes.append("α1 did not cross 0.75") }
             if second == nil { notes.append("α1 did not cross 0.5") }
+        }
+        if let powerLine, first != nil || second != nil,
+            powerLine.slope >= 0 || powerLine.rSquared < minimumRSquared
+        {
+            notes.append(
+                "α1 does not fall with power (r² \(String(format: "%.2f", powerLine.rSquared))): no threshold power"
+            )
         }
         if !confident, first != nil || second != nil {
             notes.append(

@@ -1,3 +1,5 @@
+import Samples
+
 /// Active energy from heart rate, with the equations of Keytel et al. (2005), "Prediction of energy
 /// expenditure from heart rate monitoring during submaximal exercise", J Sports Sci 23(3):289–297
 /// (the model without VO₂max):
@@ -6,7 +8,9 @@
 ///     female: kJ/min = −20.4022 + 0.4472 × HR − 0.1263 × weight + 0.0740 × age
 ///
 /// HR in beats/min, weight in kg, age in years. A negative result (very low heart rates) is 0:
-/// the equations were fitted to exercise, not rest.
+/// the equations were fitted to exercise, not rest. A heart rate no heart beats at (outside
+/// ``MeasurementSampler/plausibleHeartRates``, as in a sample stored before the sampler dropped
+/// them) is 0 too: one such reading would add thousands of kJ.
 public struct EnergyEstimator: Hashable, Sendable {
     /// Sex, for the choice of equation.
     public let sex: BiologicalSex
@@ -32,6 +36,7 @@ public struct EnergyEstimator: Hashable, Sendable {
 
     /// Energy rate in kJ per minute at `heartRate`.
     public func kilojoulesPerMinute(heartRate: Double) -> Double {
+        guard MeasurementSampler.plausibleHeartRates.contains(heartRate) else { return 0 }
         let rate: Double
         switch sex {
         case .male: rate = -55.0969 + 0.6309 * heartRate + 0.1988 * weightKilograms + 0.2017 * age

@@ -27,6 +27,9 @@ public struct HeartRateVariability: Hashable, Sendable, Codable {
 /// has no successive difference. After 5 rejections in a row the reference is dropped, so one
 /// outlier cannot lock the filter out. SDNN is the sample standard deviation (n − 1).
 public struct HeartRateVariabilityAccumulator: Sendable {
+    /// Fewer successive differences than this in the rolling window: no RMSSD (one difference is
+    /// one beat-to-beat change, not variability; the artefact method also needs 10 intervals).
+    public static let minimumRollingDifferences = 10
     /// The rolling window's length in seconds.
     public let windowLength: TimeInterval
     private var previousAccepted: Double?
@@ -96,7 +99,8 @@ public struct HeartRateVariabilityAccumulator: Sendable {
             acceptedIntervals: count, rejectedIntervals: rejected)
     }
 
-    /// HRV over the intervals that ended in the last ``windowLength`` seconds before `date`.
+    /// HRV over the intervals that ended in the last ``windowLength`` seconds before `date`; RMSSD
+    /// only from ``minimumRollingDifferences`` successive differences on.
     public func rolling(at date: Date) -> HeartRateVariability {
         let cutoff = date.addingTimeInterval(-windowLength)
         var intervals: [Double] = []
@@ -120,7 +124,7 @@ public struct HeartRateVariabilityAccumulator: Sendable {
             intervals.count > 1
             ? intervals.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(intervals.count - 1) : nil
         return HeartRateVariability(
-            rmssd: differences > 0 ? (squares / Double(differences)).squareRoot() : nil,
+            rmssd: differences >= Self.minimumRollingDifferences ? (squares / Double(differences)).squareRoot() : nil,
             sdnn: variance.map { $0.squareRoot() }, acceptedIntervals: intervals.count, rejectedIntervals: 0)
     }
 }

@@ -81,7 +81,9 @@ public actor WorkoutSession {
     public func pause(at date: Date? = nil) async throws(WorkoutSessionError) {
         let date = date ?? clock.now()
         try check(.pause, at: date)
+        try await notBeforeLastPauseOrResume(date)
         let events = try await builderCall { try await $0.addEvents([WorkoutEvent(kind: .pause, date: date)]) }
+        try accepted(events, at: date)
         emit(try machine.apply(.pause), at: date)
         for event in events { broadcaster.yield(.generated(event)) }
     }
@@ -90,7 +92,9 @@ public actor WorkoutSession {
     public func resume(at date: Date? = nil) async throws(WorkoutSessionError) {
         let date = date ?? clock.now()
         try check(.resume, at: date)
+        try await notBeforeLastPauseOrResume(date)
         let events = try await builderCall { try await $0.addEvents([WorkoutEvent(kind: .resume, date: date)]) }
+        try accepted(events, at: date)
         emit(try machine.apply(.resume), at: date)
         for event in events { broadcaster.yield(.generated(event)) }
     }
@@ -165,6 +169,29 @@ public actor WorkoutSession {
             broadcaster.yield(.failed(error, date: date))
             throw error
         }
+    }
+
+    /// A pause or resume may be backdated, but not before the last one: there it would change
+    /// what came after it (a pause inside a finished pause is dropped, one before a resume moves
+    /// the pause's start), and the session's state, which follows the last call, would no longer
+    /// be the workout's. (The builder itself takes pauses added after the fact, as HealthKit's does.)
+    private func notBeforeLastPauseOrResume(_ date: Date) async throws(WorkoutSessionError) {
+        let last = await builder.events.last { $0.kind == .pause || $0.kind == .resume }
+        guard let last, date < last.dateInterval.start else { return }
+        try refuse(.pauseOrResumeOutOfOrder(date), at: date)
+    }
+
+    /// A pause or resume the builder did not take changes no state: the session and the
+    /// workout's time stay one story.
+    private func accepted(_ events: [WorkoutEvent], at date: Date) throws(WorkoutSessionError) {
+        guard events.isEmpty else { return }
+        try refuse(.pauseOrResumeOutOfOrder(date), at: date)
+    }
+
+    private func refuse(_ error: WorkoutBuilderError, at date: Date) throws(WorkoutSessionError) {
+        let failure = WorkoutSessionError.builder(error)
+        broadcaster.yield(.failed(failure, date: date))
+        throw failure
     }
 
     private func claim(at date: Date) throws(WorkoutSessionError) {
