@@ -72,7 +72,34 @@ public actor MQTTClient {
         case disconnect(Int32)
         case message(MQTTMessage)
         case oversized(topic: String, bytes: Int)
+        /// A message whose topic is longer than ``MQTTClient/maximumTopicBytes``: its first bytes.
+        case longTopic(prefix: String)
         case published(Int32)
+    }
+
+    /// An incoming message's topic, as ``incomingTopic(_:)`` reads it.
+    enum IncomingTopic: Equatable, Sendable {
+        /// At most ``MQTTClient/maximumTopicBytes``: copied whole.
+        case topic(String)
+        /// Longer: only its first ``MQTTClient/longTopicPrefixBytes`` bytes, for the log.
+        case tooLong(prefix: String)
+    }
+
+    /// The longest incoming topic read, in bytes (the hub's own are well under; `Topic.maximumLength`
+    /// in Wire is the same). MQTT allows 64 KiB: anyone allowed to publish could make every message
+    /// cost that much to copy.
+    public static let maximumTopicBytes = 256
+    /// What is kept of a longer topic, for the log.
+    static let longTopicPrefixBytes = 64
+
+    /// The topic at `pointer` (NUL-terminated, from libmosquitto), read no further than one byte
+    /// past ``maximumTopicBytes``.
+    static func incomingTopic(_ pointer: UnsafePointer<CChar>) -> IncomingTopic {
+        var length = 0
+        while length <= maximumTopicBytes, pointer[length] != 0 { length += 1 }
+        guard length > maximumTopicBytes else { return .topic(String(cString: pointer)) }
+        let start = UnsafeRawBufferPointer(start: pointer, count: longTopicPrefixBytes)
+        return .tooLong(prefix: String(decoding: start, as: UTF8.self))
     }
 
     /// Receives libmosquitto's callbacks (on its thread) and queues them for the actor.
@@ -198,10 +225,17 @@ public actor MQTTClient {
             guard let sink = MQTTClient.sink(context), let message, let topicPointer = message.pointee.topic else {
                 return
             }
-            let topic = String(cString: topicPointer)
+            let topic: String
+            switch MQTTClient.incomingTopic(topicPointer) {
+            case .topic(let text):
+                topic = text
+            case .tooLong(let prefix):
+                sink.queue(.longTopic(prefix: prefix))
+                return
+            }
             let length = Int(message.pointee.payloadlen)
             guard length <= sink.maximumIncomingBytes else {
-                sink.queue(.oversized(topic: String(topic.prefix(256)), bytes: length))
+                sink.queue(.oversized(topic: topic, bytes: length))
                 return
             }
             var payload: [UInt8] = []
@@ -451,6 +485,8 @@ public actor MQTTClient {
 
     /// Messages refused as too large so far.
     private var refusedOversized = 0
+    /// Messages dropped for their topic's length so far.
+    private var droppedLongTopics = 0
     private var reportedDroppedLive = 0
     private var reportedDroppedEvents = 0
 
@@ -467,7 +503,7 @@ public actor MQTTClient {
     private func handle(_ event: LoopEvent) {
         let sink = sink.takeUnretainedValue()
         switch event {
-        case .message, .oversized:
+        case .message, .oversized, .longTopic:
             sink.queuedMessages.subtract(1, ordering: .relaxed)
             let dropped = sink.droppedMessages.exchange(0, ordering: .relaxed)
             if dropped > 0 { noteDroppedIncoming(dropped) }
@@ -518,6 +554,15 @@ public actor MQTTClient {
                 level: refusedOversized == 1 ? .warning : .debug, "MQTT message too large, refused",
                 metadata: ["topic": "\(topic)", "bytes": "\(bytes)", "refusedSoFar": "\(refusedOversized)"])
             eventContinuation.yield(.refused(topic: topic, bytes: bytes))
+        case .longTopic(let prefix):
+            // No topic of ours is that long, and anyone allowed to publish can send these in a
+            // loop: counted as dropped, the first one a warning, the owner never hears of them.
+            droppedIncoming.increment()
+            droppedLongTopics += 1
+            logger.log(
+                level: droppedLongTopics == 1 ? .warning : .debug,
+                "MQTT message dropped: its topic is longer than \(Self.maximumTopicBytes) bytes",
+                metadata: ["topicStart": "\(prefix)", "droppedSoFar": "\(droppedLongTopics)"])
         case .published(let mid):
             acknowledge(mid, received: true)
         }

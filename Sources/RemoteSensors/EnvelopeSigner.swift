@@ -26,9 +26,15 @@ public struct EnvelopeSigner: Sendable {
         box = KeyBox(key)
     }
 
-    /// The key in a file: its text, without surrounding white space; nil when it is too short.
+    /// The most bytes a key file may hold (`openssl rand -hex 32` writes 65).
+    public static let maximumKeyFileBytes = 4096
+
+    /// The key in a file: its text, without surrounding white space; nil when it is too short,
+    /// too long, unreadable or no regular file.
     public init?(keyFile path: String) {
-        guard let data = FileManager.default.contents(atPath: path), data.count <= 4096 else { return nil }
+        // Read no further than the limit: a FIFO or a device named as the key must not hang
+        // startup or fill memory.
+        guard let data = try? SmallFile.read(path, limit: Self.maximumKeyFileBytes) else { return nil }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         self.init(key: Array(text.utf8))
     }

@@ -72,7 +72,7 @@ public actor MQTTSensorAdapter: SensorAdapter {
     private let refused = Counter(label: "hrbridge_remote_measurements_refused_total")
     private let gaps = Counter(label: "hrbridge_remote_sequence_gaps_total")
     /// `node/reason` of the refusals logged once.
-    private var loggedRefusals = Set<String>()
+    private var refusalLog = RefusalLog()
 
     public init(settings: Settings, clock: any WallClock, logger: Logger) throws(MQTTError) {
         self.settings = settings
@@ -291,19 +291,33 @@ public actor MQTTSensorAdapter: SensorAdapter {
     }
 
     /// Counts a refusal by reason; logs the first of each reason per gateway (a forger must not
-    /// flood the journal).
+    /// flood the journal: past ``RefusalLog/capacity`` of them, new ones at debug level only).
     private func refuse(
         _ error: RemoteMeasurementError, node: String, count: Int = 1, because reason: TopicError? = nil
     ) {
         refused.increment(by: count)
         Counter(label: "hrbridge_remote_refused_total", dimensions: [("reason", error.metricName)])
             .increment(by: count)
-        let key = "\(node.prefix(64))/\(error.metricName)"
-        guard !loggedRefusals.contains(key) else { return }
-        if loggedRefusals.count < 1024 { loggedRefusals.insert(key) }
-        logger.notice(
-            "remote measurement refused (further ones from this gateway for this reason are only counted)",
-            metadata: ["node": "\(node.prefix(64))", "error": "\(reason.map(String.init(describing:)) ?? "\(error)")"])
+        let level = refusalLog.level(for: "\(node.prefix(64))/\(error.metricName)")
+        guard level != .counted else { return }
+        let metadata: Logger.Metadata = [
+            "node": "\(node.prefix(64))", "error": "\(reason.map(String.init(describing:)) ?? "\(error)")",
+        ]
+        switch level {
+        case .counted:
+            return
+        case .notice:
+            logger.notice(
+                "remote measurement refused (further ones from this gateway for this reason are only counted)",
+                metadata: metadata)
+        case .noticeFull:
+            // Once, so the journal says why new gateways' refusals stop showing.
+            logger.notice(
+                "remote measurement refused (\(refusalLog.capacity) gateway/reason pairs logged; new ones: debug only)",
+                metadata: metadata)
+        case .debug:
+            logger.debug("remote measurement refused", metadata: metadata)
+        }
     }
 
     // MARK: SensorAdapter

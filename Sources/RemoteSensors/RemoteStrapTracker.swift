@@ -23,7 +23,8 @@ public import Sensors
 /// are refused. The hub's clock rules the live path: a live frame is stamped with the hub's time
 /// and refused when its gateway dates it more than the skew allowed away from it, or no later than
 /// the strap's last (a replay). Backfill fills only the gaps the hub saw in a strap's live stream,
-/// from the gateway that owned it then, within a budget per gateway.
+/// from the gateway that owned it then (even after the strap moved on; never against a binding),
+/// within a budget per gateway.
 public struct RemoteStrapTracker: Sendable {
     /// Tunables.
     public struct Configuration: Hashable, Sendable {
@@ -342,10 +343,17 @@ public struct RemoteStrapTracker: Sendable {
     ) -> (admitted: [SensorMeasurement], refused: [RemoteMeasurementError]) {
         var admitted: [SensorMeasurement] = []
         var refused: [RemoteMeasurementError] = []
-        if let owner = owner(of: address), owner != node {
-            return ([], Array(repeating: .foreignNode(owner: owner), count: frames.count))
+        if let bound = configuration.owners[address], bound != node {
+            return ([], Array(repeating: .foreignNode(owner: bound), count: frames.count))
         }
         guard let strap = straps[address] else { return ([], Array(repeating: .outsideGap, count: frames.count)) }
+        // A gap belongs to the gateway that owned the strap when it began, even after the strap
+        // moved on (a broker outage, then the athlete changes rooms): that gateway fills it.
+        if !strap.gaps.contains(where: { $0.node == node }), let owner = owner(of: address), owner != node {
+            return ([], Array(repeating: .foreignNode(owner: owner), count: frames.count))
+        }
+        // Heard through `node`, whichever gateway holds the strap now.
+        let heardThrough = identity(address: address, node: node)
         for frame in frames {
             if let refusal = configuration.refusal(of: frame.receivedAt, at: now) {
                 refused.append(refusal)
@@ -372,7 +380,7 @@ public struct RemoteStrapTracker: Sendable {
             }
             admitted.append(
                 SensorMeasurement(
-                    sensor: strap.identity, characteristic: frame.characteristic, value: value,
+                    sensor: heardThrough, characteristic: frame.characteristic, value: value,
                     receivedAt: frame.receivedAt, via: frame.via, bonded: frame.bonded))
         }
         return (admitted, refused)

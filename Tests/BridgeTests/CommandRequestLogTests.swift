@@ -1,3 +1,4 @@
+import JSONSupport
 import Testing
 
 @testable import Bridge
@@ -28,5 +29,19 @@ struct CommandRequestLogTests {
         log.remember("first", for: "a")
         log.remember("second", for: "a")
         #expect(log.reply(to: "a") == "second" && log.count == 1)
+    }
+
+    @Test("requestId: up to 128 characters taken whole; a longer one is an invalid_request, never cut")
+    func requestIDs() throws {
+        #expect(try CommandRequestLog.requestID(nil) == nil)
+        #expect(try CommandRequestLog.requestID(.number(5)) == nil)
+        let longest = String(repeating: "\u{E9}", count: 128)
+        #expect(try CommandRequestLog.requestID(.string(longest)) == longest)
+        #expect(throws: APIError.self) { try CommandRequestLog.requestID(.string(longest + "x")) }
+        do {
+            _ = try CommandRequestLog.requestID(.string(longest + "x"))
+        } catch {
+            #expect(error.code == "invalid_request")
+        }
     }
 }

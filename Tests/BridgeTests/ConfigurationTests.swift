@@ -356,7 +356,7 @@ struct ConfigurationTests {
         let mqtt = "[mqtt]\nurl = \"mqtt://b\"\npublish_measurements = true\n"
         for (text, line, message) in [
             (mqtt + "key_file = \"\(loose)\"", 4, "readable by every user"),
-            (mqtt + "key_file = \"\(short)\"", 4, "fewer than 32 bytes"),
+            (mqtt + "key_file = \"\(short)\"", 4, "not a regular file of 32 bytes to 4 KiB"),
             ("[mqtt]\nurl = \"mqtt://b\"\nkey_file = \"\(room1)\"", 3, "needs publish_measurements"),
             (
                 "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://b\"\nnodes = [\"room-1\", \"room-3\"]\ngateway_keys = \"\(others.path)\"",

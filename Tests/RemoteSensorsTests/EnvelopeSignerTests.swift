@@ -1,8 +1,13 @@
 import Foundation
 import GATT
-import RemoteSensors
 import Sensors
 import Testing
+
+@testable import RemoteSensors
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @Suite("Gateways' signed envelopes: HMAC-SHA256 over topic and payload")
 struct EnvelopeSignerTests {
@@ -28,6 +33,33 @@ struct EnvelopeSignerTests {
             fromFile.tag(topic: topic, payload: [UInt8]([1, 2])) == signer.tag(topic: topic, payload: [UInt8]([1, 2])))
         try Data("short\n".utf8).write(to: URL(fileURLWithPath: path))
         #expect(EnvelopeSigner(keyFile: path) == nil)
+    }
+
+    @Test(
+        "a key file is read no further than 4 KiB: one byte more, a FIFO or a device is refused at once",
+        .timeLimit(.minutes(1)))
+    func boundedKeyFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("room-1.key").path
+        let limit = EnvelopeSigner.maximumKeyFileBytes
+        // The key, then white space up to the limit: read; one byte more is refused.
+        let padded = key + Array(repeating: UInt8(ascii: "\n"), count: limit - key.count)
+        try Data(padded).write(to: URL(fileURLWithPath: path))
+        #expect(EnvelopeSigner(keyFile: path) != nil)
+        try Data(padded + [UInt8(ascii: "\n")]).write(to: URL(fileURLWithPath: path))
+        #expect(EnvelopeSigner(keyFile: path) == nil)
+        #expect(throws: SmallFile.ReadError.larger(than: limit)) { try SmallFile.read(path, limit: limit) }
+        // A FIFO no one writes: opening it for reading would wait for a writer forever.
+        let fifo = directory.appendingPathComponent("fifo.key").path
+        try #require(mkfifo(fifo, 0o600) == 0)
+        #expect(EnvelopeSigner(keyFile: fifo) == nil)
+        #expect(throws: SmallFile.ReadError.notRegular) { try SmallFile.read(fifo, limit: limit) }
+        // A device that never ends.
+        #expect(EnvelopeSigner(keyFile: "/dev/zero") == nil)
+        #expect(throws: SmallFile.ReadError.notRegular) { try SmallFile.read("/dev/zero", limit: limit) }
+        #expect(throws: SmallFile.ReadError.unreadable) { try SmallFile.read(directory.path + "/none", limit: limit) }
     }
 
     @Test("a signed measurement verifies with its key and topic only; any changed byte, another topic or key fails")

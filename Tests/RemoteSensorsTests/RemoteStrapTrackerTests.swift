@@ -472,6 +472,38 @@ struct RemoteStrapTrackerTests {
                 .count == 2)
     }
 
+    @Test(
+        "a gap is filled by the gateway it began under, after the strap moved on; not by another, nor against a binding"
+    )
+    func backfillAfterMove() {
+        var driver = TrackerDriver()
+        for second in 0...5 { driver.feed(envelope(UInt32(second)), at: Double(second)) }
+        driver.feed(.brokerLost, at: 6)
+        // Silent past expire: room-2 takes the strap over, which closes room-1's gap at 20 s.
+        #expect(driver.feed(envelope(0, from: "room-2"), at: 20).contains("moved 01 room-1→room-2"))
+        let result = driver.tracker.admitBackfill(
+            frames([5.5, 12, 19.75, 21]), address: strap, node: "room-1", at: start + 22)
+        #expect(result.admitted.map { $0.receivedAt.timeIntervalSince(start) } == [5.5, 12, 19.75])
+        #expect(result.admitted.allSatisfy { $0.sensor.adapter == "room-1" }, "heard through room-1")
+        #expect(result.refused == [.outsideGap])
+        #expect(
+            driver.tracker.admitBackfill(frames([12]), address: strap, node: "room-3", at: start + 22).refused
+                == [.foreignNode(owner: "room-2")], "no gap of its own")
+        #expect(
+            driver.tracker.admitBackfill(frames([12]), address: strap, node: "room-2", at: start + 22).refused
+                == [.outsideGap], "the owner now, but the gap is room-1's")
+
+        var bound = TrackerDriver()
+        bound.tracker = RemoteStrapTracker(configuration: .init(expire: 10, sensorLimit: 2, owners: [strap: "room-1"]))
+        bound.feed(envelope(0))
+        bound.feed(.brokerLost, at: 1)
+        #expect(
+            bound.tracker.admitBackfill(frames([0.5]), address: strap, node: "room-2", at: start + 2).refused
+                == [.foreignNode(owner: "room-1")])
+        let own = bound.tracker.admitBackfill(frames([0.5]), address: strap, node: "room-1", at: start + 2)
+        #expect(own.admitted.count == 1)
+    }
+
     @Test("backfill frames with more than 32 RR intervals, or one outside 0.2–3 s, are refused")
     func backfillRR() {
         var driver = TrackerDriver()

@@ -528,7 +528,7 @@ private struct Reader {
             }
             refuseIfEveryoneReads(path, line: line, key: "gateway key")
             guard EnvelopeSigner(keyFile: path) != nil else {
-                problem(line, "gateway key '\(path)' holds fewer than 32 bytes")
+                problem(line, "gateway key '\(path)' is not a regular file of 32 bytes to 4 KiB")
                 continue
             }
             keys[node] = path
@@ -797,7 +797,9 @@ private struct Reader {
         if let path = filePath(table, "key_file"), let line = table["key_file"]?.line {
             refuseIfEveryoneReads(path, line: line, key: "key_file")
             if EnvelopeSigner(keyFile: path) == nil {
-                problem(line, "key_file '\(path)' holds fewer than 32 bytes: openssl rand -hex 32 > \(path)")
+                problem(
+                    line,
+                    "key_file '\(path)' is not a regular file of 32 bytes to 4 KiB: openssl rand -hex 32 > \(path)")
             } else {
                 settings.keyFile = path
             }

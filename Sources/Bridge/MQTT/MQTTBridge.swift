@@ -424,7 +424,13 @@ public actor MQTTBridge: Service {
         if case .object(var object)? = try? JSONText.decode(JSONValue.self, from: body),
             let id = object.removeValue(forKey: "requestId")
         {
-            if case .string(let text) = id { requestID = String(text.prefix(128)) }
+            do throws(APIError) {
+                requestID = try CommandRequestLog.requestID(id)
+            } catch {
+                // Not echoed: cut, it could name another request.
+                await reply(requestID: nil, command: name, error: error, remembered: false)
+                return
+            }
             body = Data(((try? JSONText.line(JSONValue.object(object))) ?? "{}").utf8)
         }
         // Retained, it would run again on every reconnect of ours and every restart of the broker.
