@@ -2,7 +2,8 @@ import Bridge
 import BridgeClient
 import Foundation
 import Testing
-import Wire
+
+@testable import Wire
 
 @Suite("ISO 8601 output without the format-style machinery")
 struct ISO8601Tests {
@@ -37,5 +38,43 @@ struct ISO8601Tests {
         let now = Date()
         #expect(
             abs((ISO8601.parse(ISO8601.format(now))?.timeIntervalSince1970 ?? 0) - now.timeIntervalSince1970) < 0.001)
+    }
+
+    @Test("RFC 3339 date-times read as written: any fraction, any offset, years 0000–9999; what does not exist is nil")
+    func readsRFC3339() {
+        let cases: [(text: String, seconds: Double?)] = [
+            ("1970-01-01T00:00:00Z", 0),
+            ("1970-01-01t00:00:00z", 0),
+            ("2026-11-22T03:10:46.123Z", 1_795_317_046.123),
+            ("2026-11-22T04:10:46.5+01:00", 1_795_317_046.5),
+            ("2026-11-21T23:40:46.654623-03:30", 1_795_317_046.654623),
+            ("0256-09-29T17:03:42.689325Z", -54_065_084_177.310675),
+            ("0385-09-01T15:23:02.654623-20:06", -49_996_614_657.345377),
+            ("0000-01-01T00:00:00Z", -62_167_219_200),
+            ("9999-12-31T23:59:59Z", 253_402_300_799),
+            ("2016-12-31T23:59:60Z", 1_483_228_799),
+            ("2000-02-29T12:00:00Z", 951_825_600),
+            ("2100-02-29T12:00:00Z", nil),
+            ("2026-02-30T00:00:00Z", nil),
+            ("2026-13-01T00:00:00Z", nil),
+            ("2026-11-22T24:00:00Z", nil),
+            ("2026-11-22T03:10:46.Z", nil),
+            ("2026-11-22T03:10:46+0100", nil),
+            ("2026-11-22T03:10:46", nil),
+            ("2026-11-22 03:10:46Z", nil),
+            ("2026-11-22T03:10:46Zjunk", nil),
+        ]
+        for item in cases {
+            let read = ISO8601.rfc3339(item.text)?.timeIntervalSince1970
+            if let seconds = item.seconds {
+                #expect(read.map { abs($0 - seconds) < 1e-4 } == true, "\(item.text): \(String(describing: read))")
+            } else {
+                #expect(read == nil, "\(item.text)")
+            }
+        }
+        // What the formatter writes reads back through the same path.
+        let now = Date()
+        #expect(
+            abs((ISO8601.rfc3339(ISO8601.format(now))?.timeIntervalSince1970 ?? 0) - now.timeIntervalSince1970) < 0.001)
     }
 }

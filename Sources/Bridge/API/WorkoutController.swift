@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import JSONSupport
 import NIOCore
 import Samples
 import Sensors
@@ -97,9 +98,39 @@ struct WorkoutController {
                     "'type' must be one of \(QuantityType.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             let stored = try await Self.stored(context, core)
-            let samples = try await Self.store(core).samples(type: type, workout: stored.id)
-            return try APIRouter.json(["samples": samples.map(SampleJSON.init)])
+            return try await Self.samplesJSON(type: type, workout: stored.id, store: try Self.store(core))
         }
+    }
+
+    /// Samples read and written per page of `GET /v1/workouts/{id}/samples`.
+    static let samplesPage = 4096
+
+    /// A workout's samples of `type` as `{"samples":[…]}`, streamed a page at a time: hours of
+    /// heart rate and RR intervals are megabytes, never held whole however many clients ask.
+    /// The first page is read before the answer starts, so a store fault is still its status.
+    static func samplesJSON(type: QuantityType, workout: UUID, store: WorkoutStore) async throws -> Response {
+        var pages = SamplePages(type: type, workout: workout, store: store, size: samplesPage)
+        let first = try await pages.next()
+        return Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: ResponseBody { [pages] writer in
+                var pages = pages
+                var page = first
+                var separator = ""
+                try await writer.write(ByteBuffer(string: #"{"samples":["#))
+                while let samples = page {
+                    var text = ""
+                    for sample in samples {
+                        text += separator
+                        text += try JSONText.line(SampleJSON(sample))
+                        separator = ","
+                    }
+                    try await writer.write(ByteBuffer(string: text))
+                    page = try await pages.next()
+                }
+                try await writer.write(ByteBuffer(string: "]}"))
+                try await writer.finish(nil)
+            })
     }
 
     /// A raw signal's CSV, streamed a page of frames at a time (hours of ECG are tens of MB).
