@@ -107,8 +107,10 @@ public struct RemoteStrapTracker: Sendable {
         public var from: Date
         public var to: Date?
 
-        /// Whether a frame its gateway dated `date` falls inside.
-        func contains(_ date: Date) -> Bool { date > from && date < (to ?? .distantFuture) }
+        /// Whether a frame its gateway dated `date` falls inside, `margin` short of its end.
+        func contains(_ date: Date, endingEarlierBy margin: TimeInterval = 0) -> Bool {
+            date > from && date < (to?.addingTimeInterval(-margin) ?? .distantFuture)
+        }
     }
 
     /// Gaps remembered per strap.
@@ -354,12 +356,20 @@ public struct RemoteStrapTracker: Sendable {
         }
         // Heard through `node`, whichever gateway holds the strap now.
         let heardThrough = identity(address: address, node: node)
+        // A gap the strap's move closed ended at the new gateway's time, on another clock: the
+        // old gateway fills it only to the skew allowed short of that end, never into the frames
+        // the new one sent live.
+        let margin = owner(of: address) == node ? 0 : configuration.maximumSkew
         for frame in frames {
             if let refusal = configuration.refusal(of: frame.receivedAt, at: now) {
                 refused.append(refusal)
                 continue
             }
-            guard strap.gaps.contains(where: { $0.node == node && $0.contains(frame.receivedAt) }) else {
+            guard
+                strap.gaps.contains(where: {
+                    $0.node == node && $0.contains(frame.receivedAt, endingEarlierBy: margin)
+                })
+            else {
                 refused.append(.outsideGap)
                 continue
             }

@@ -99,6 +99,22 @@ struct RecoveryReservationTests {
         try await bridge.stop()
     }
 
+    @Test("the straps a recovered session follows: the free ones of its row; none free (or none named): not started")
+    func strapsToFollow() {
+        let cases: [(journaled: [String], taken: Set<String>, follows: [String]?)] = [
+            (["A", "B"], [], ["A", "B"]),
+            (["A", "B"], ["B"], ["A"]),
+            (["A", "B"], ["A", "B"], nil),
+            (["A"], ["A"], nil),
+            ([], [], nil),
+        ]
+        for item in cases {
+            #expect(
+                SessionManager.strapsToFollow(journaled: item.journaled, taken: item.taken) == item.follows,
+                "\(item.journaled) with \(item.taken) taken")
+        }
+    }
+
     @Test("a journal row from before the sensor list: its primary sources, heart rate's first")
     func olderRows() {
         func record(_ primary: [String: String]) -> ActiveSessionRecord {

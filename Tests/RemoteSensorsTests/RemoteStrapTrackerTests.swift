@@ -481,11 +481,13 @@ struct RemoteStrapTrackerTests {
         driver.feed(.brokerLost, at: 6)
         // Silent past expire: room-2 takes the strap over, which closes room-1's gap at 20 s.
         #expect(driver.feed(envelope(0, from: "room-2"), at: 20).contains("moved 01 room-1→room-2"))
+        // Room-1 fills it up to the skew allowed (5 s) short of that end, which is room-2's time:
+        // never into what room-2 sent live.
         let result = driver.tracker.admitBackfill(
-            frames([5.5, 12, 19.75, 21]), address: strap, node: "room-1", at: start + 22)
-        #expect(result.admitted.map { $0.receivedAt.timeIntervalSince(start) } == [5.5, 12, 19.75])
+            frames([5.5, 12, 14.75, 15.5, 21]), address: strap, node: "room-1", at: start + 22)
+        #expect(result.admitted.map { $0.receivedAt.timeIntervalSince(start) } == [5.5, 12, 14.75])
         #expect(result.admitted.allSatisfy { $0.sensor.adapter == "room-1" }, "heard through room-1")
-        #expect(result.refused == [.outsideGap])
+        #expect(result.refused == [.outsideGap, .outsideGap])
         #expect(
             driver.tracker.admitBackfill(frames([12]), address: strap, node: "room-3", at: start + 22).refused
                 == [.foreignNode(owner: "room-2")], "no gap of its own")

@@ -364,19 +364,18 @@ public actor SessionManager {
             // From here to the reservation nothing suspends. A strap a session took while
             // recovery waited stays with it (that session is live); the recovered one follows the rest.
             let journaled = Self.sensorAddresses(of: record)
-            let recording = journaled.filter { address in
-                sessions.values.contains { session in
-                    !unsaved.contains(session.id) && session.sensors.contains { $0.address == address }
-                }
+            let taken = journaled.filter { address in
+                reservedSensors[address] != nil
+                    || sessions.values.contains { session in
+                        !unsaved.contains(session.id) && session.sensors.contains { $0.address == address }
+                    }
             }
-            if recording.count == journaled.count {
-                // Every strap it followed records another session (or it names none): its athlete
-                // has moved on and nothing would reach it. Saved as it was, ending where it last recorded.
+            guard let addresses = Self.strapsToFollow(journaled: journaled, taken: Set(taken)) else {
+                // Every strap it followed is another session's (or is being removed), or it names
+                // none: nothing would reach it. Saved as it was, ending where it last recorded.
                 await finishOrphaned(record, store: store)
                 continue
             }
-            let taken = journaled.filter { recording.contains($0) || reservedSensors[$0] != nil }
-            let addresses = journaled.filter { !taken.contains($0) }
             if !taken.isEmpty {
                 logger.warning(
                     "a recovered session's straps are in another session",
@@ -417,6 +416,13 @@ public actor SessionManager {
                     "session not recovered", metadata: ["session": "\(record.workoutID)", "error": "\(error)"])
             }
         }
+    }
+
+    /// The straps a recovered session follows: those of the journal row no other session holds
+    /// (live, being created or removed) — or nil when none is left, and the session is not started.
+    static func strapsToFollow(journaled: [String], taken: Set<String>) -> [String]? {
+        let free = journaled.filter { !taken.contains($0) }
+        return free.isEmpty ? nil : free
     }
 
     /// Saves a journaled session that nothing will record any more, as the store holds it and
