@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Wire
 
 /// A gateway's key, and the tags it puts on what it publishes for hubs: HMAC-SHA256 over the
 /// topic (which names the gateway) and the payload (whose frames carry their sequence numbers
@@ -34,7 +35,9 @@ public struct EnvelopeSigner: Sendable {
     public init?(keyFile path: String) {
         // Read no further than the limit: a FIFO or a device named as the key must not hang
         // startup or fill memory.
-        guard let data = try? SmallFile.read(path, limit: Self.maximumKeyFileBytes) else { return nil }
+        guard let data = try? BoundedFile.read(path, limit: Self.maximumKeyFileBytes, regularOnly: true) else {
+            return nil
+        }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         self.init(key: Array(text.utf8))
     }

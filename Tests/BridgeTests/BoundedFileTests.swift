@@ -1,6 +1,7 @@
 import BusHarness
 import Foundation
 import Testing
+import Wire
 
 @testable import Bridge
 
@@ -18,6 +19,26 @@ struct BoundedFileTests {
             #expect(throws: BoundedFile.ReadError.larger(than: 4096)) { try BoundedFile.read(path, limit: 4096) }
         }
         #expect(throws: BoundedFile.ReadError.unreadable) { try BoundedFile.read(directory + "/missing", limit: 9) }
+    }
+
+    @Test(
+        "where only a regular file will do (a key), a FIFO no one writes and a device are refused at once, unread",
+        .timeLimit(.minutes(1)))
+    func regularOnly() throws {
+        let directory = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let fifo = directory + "/fifo"
+        try #require(mkfifo(fifo, 0o600) == 0)
+        #expect(throws: BoundedFile.ReadError.notRegular) { try BoundedFile.read(fifo, limit: 4096, regularOnly: true) }
+        #expect(throws: BoundedFile.ReadError.notRegular) {
+            try BoundedFile.read("/dev/zero", limit: 4096, regularOnly: true)
+        }
+        let path = directory + "/key"
+        try Data(repeating: 1, count: 33).write(to: URL(fileURLWithPath: path))
+        #expect(try BoundedFile.read(path, limit: 4096, regularOnly: true).count == 33)
+        #expect(throws: BoundedFile.ReadError.larger(than: 32)) {
+            try BoundedFile.read(path, limit: 32, regularOnly: true)
+        }
     }
 
     @Test("a configuration through a pipe (no size to check first) is read no further than 1 MiB, and refused")

@@ -278,18 +278,9 @@ struct DaemonTests {
     func slowClient() async throws {
         let daemon = try await DaemonUnderTest(apiSettings: "idle_timeout = 2")
         defer { daemon.stop() }
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let descriptor = loopbackConnection(port: daemon.port)
+        try #require(descriptor >= 0)
         defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(daemon.port).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        #expect(connected == 0)
         let partial = Array("GET /v1/health HTTP/1.1\r\nHost: x\r\n".utf8)
         #expect(write(descriptor, partial, partial.count) == partial.count)
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)

@@ -23,17 +23,8 @@ struct InProcessAPITests {
         let before = hub.subscriberCount
         try await bridge.test(mode: .live) { client in
             let port = try #require(client.port)
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(port).bigEndian
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            #expect(connected == 0)
+            let descriptor = loopbackConnection(port: port)
+            try #require(descriptor >= 0)
             // A session that does not exist: its filter matches nothing, so nothing is ever written.
             let request = Array("GET /v1/events?session=\(UUID().uuidString) HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
             #expect(write(descriptor, request, request.count) == request.count)

@@ -50,16 +50,13 @@ struct EnvelopeSignerTests {
         #expect(EnvelopeSigner(keyFile: path) != nil)
         try Data(padded + [UInt8(ascii: "\n")]).write(to: URL(fileURLWithPath: path))
         #expect(EnvelopeSigner(keyFile: path) == nil)
-        #expect(throws: SmallFile.ReadError.larger(than: limit)) { try SmallFile.read(path, limit: limit) }
         // A FIFO no one writes: opening it for reading would wait for a writer forever.
         let fifo = directory.appendingPathComponent("fifo.key").path
         try #require(mkfifo(fifo, 0o600) == 0)
         #expect(EnvelopeSigner(keyFile: fifo) == nil)
-        #expect(throws: SmallFile.ReadError.notRegular) { try SmallFile.read(fifo, limit: limit) }
         // A device that never ends.
         #expect(EnvelopeSigner(keyFile: "/dev/zero") == nil)
-        #expect(throws: SmallFile.ReadError.notRegular) { try SmallFile.read("/dev/zero", limit: limit) }
-        #expect(throws: SmallFile.ReadError.unreadable) { try SmallFile.read(directory.path + "/none", limit: limit) }
+        #expect(EnvelopeSigner(keyFile: directory.path + "/none") == nil)
     }
 
     @Test("a signed measurement verifies with its key and topic only; any changed byte, another topic or key fails")

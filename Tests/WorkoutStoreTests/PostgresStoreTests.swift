@@ -222,10 +222,7 @@ struct PostgresStoreTests {
     )
     func deleteWaitsForWrites() async throws {
         try await withPostgres { server in
-            let backend = try await PostgresStore.open(
-                try PostgresStoreLocation(url: server.url()), stateDirectory: server.directory.path,
-                logger: Logger(label: "test.store"))
-            let store = WorkoutStore(backend: backend)
+            let (backend, store) = try await Self.openStore(server)
             #expect(
                 try await server.query(
                     "SELECT count(*) FROM pg_constraint WHERE conrelid = 'sample'::regclass AND contype = 'f'") == ["0"]
@@ -236,12 +233,7 @@ struct PostgresStoreTests {
                 ActiveSessionRecord(
                     workoutID: workout, configuration: WorkoutConfiguration(activityType: .running), profile: nil,
                     start: start, state: .running))
-            let source = SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:08", name: nil)
-            func beat(_ second: Double) -> QuantitySample {
-                try! QuantitySample(
-                    type: .heartRate, quantity: Quantity(unit: QuantityType.heartRate.canonicalUnit, value: 120),
-                    start: start.addingTimeInterval(second), end: start.addingTimeInterval(second), source: source)
-            }
+            func beat(_ second: Double) -> QuantitySample { Self.beat(second, from: "C0:FF:EE:00:00:08", after: start) }
             #expect(try await store.append([beat(0)], workout: workout) == 1)
             // Another writer holds the workout as the store's writes do (KEY SHARE), and adds its
             // sample only once the delete waits for it: a delete that read the samples first
@@ -285,17 +277,9 @@ struct PostgresStoreTests {
     )
     func anchorWaitsForWritesInFlight() async throws {
         try await withPostgres { server in
-            let backend = try await PostgresStore.open(
-                try PostgresStoreLocation(url: server.url()), stateDirectory: server.directory.path,
-                logger: Logger(label: "test.store"))
-            let store = WorkoutStore(backend: backend)
+            let (backend, store) = try await Self.openStore(server)
             let start = Date(timeIntervalSince1970: 1_800_000_000)
-            let source = SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:09", name: nil)
-            func beat(_ second: Double) -> QuantitySample {
-                try! QuantitySample(
-                    type: .heartRate, quantity: Quantity(unit: QuantityType.heartRate.canonicalUnit, value: 120),
-                    start: start.addingTimeInterval(second), end: start.addingTimeInterval(second), source: source)
-            }
+            func beat(_ second: Double) -> QuantitySample { Self.beat(second, from: "C0:FF:EE:00:00:09", after: start) }
             #expect(try await store.append([beat(0)], workout: nil) == 1)
             // Another writer takes id 2 the way the store's writes do and commits only once the
             // anchored query below waits for it (a minute at most: a query that does not wait gets
@@ -335,22 +319,14 @@ struct PostgresStoreTests {
     )
     func writesHoldTheSampleIDLock() async throws {
         try await withPostgres { server in
-            let backend = try await PostgresStore.open(
-                try PostgresStoreLocation(url: server.url()), stateDirectory: server.directory.path,
-                logger: Logger(label: "test.store"))
-            let store = WorkoutStore(backend: backend)
+            let (backend, store) = try await Self.openStore(server)
             let workout = UUID()
             let start = Date(timeIntervalSince1970: 1_800_000_000)
             try await store.beginWorkout(
                 ActiveSessionRecord(
                     workoutID: workout, configuration: WorkoutConfiguration(activityType: .running), profile: nil,
                     start: start, state: .running))
-            let source = SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:0A", name: nil)
-            func beat(_ second: Double) -> QuantitySample {
-                try! QuantitySample(
-                    type: .heartRate, quantity: Quantity(unit: QuantityType.heartRate.canonicalUnit, value: 120),
-                    start: start.addingTimeInterval(second), end: start.addingTimeInterval(second), source: source)
-            }
+            func beat(_ second: Double) -> QuantitySample { Self.beat(second, from: "C0:FF:EE:00:00:0A", after: start) }
             // An anchored query's side, held until two requests for the lock wait (a minute at most).
             let holder = Task {
                 try await server.runScript(
@@ -388,17 +364,9 @@ struct PostgresStoreTests {
     )
     func anchorGivesUpOnAStuckWrite() async throws {
         try await withPostgres { server in
-            let backend = try await PostgresStore.open(
-                try PostgresStoreLocation(url: server.url()), stateDirectory: server.directory.path,
-                logger: Logger(label: "test.store"))
-            let store = WorkoutStore(backend: backend)
+            let (backend, store) = try await Self.openStore(server)
             let start = Date(timeIntervalSince1970: 1_800_000_000)
-            let source = SampleSource(adapter: "mock", address: "C0:FF:EE:00:00:0B", name: nil)
-            func beat(_ second: Double) -> QuantitySample {
-                try! QuantitySample(
-                    type: .heartRate, quantity: Quantity(unit: QuantityType.heartRate.canonicalUnit, value: 120),
-                    start: start.addingTimeInterval(second), end: start.addingTimeInterval(second), source: source)
-            }
+            func beat(_ second: Double) -> QuantitySample { Self.beat(second, from: "C0:FF:EE:00:00:0B", after: start) }
             #expect(try await store.append([beat(0)], workout: nil) == 1)
             let first = try await store.changes(type: .heartRate, since: nil)
             #expect(first.added.map(\.id) == [1])
@@ -431,6 +399,22 @@ struct PostgresStoreTests {
             #expect(try await store.changes(type: .heartRate, since: first.anchor).added.map(\.id) == [2])
             await backend.close()
         }
+    }
+
+    /// A store on `server`'s database, its state directory the server's.
+    static func openStore(_ server: PostgresServer) async throws -> (PostgresStore, WorkoutStore) {
+        let backend = try await PostgresStore.open(
+            try PostgresStoreLocation(url: server.url()), stateDirectory: server.directory.path,
+            logger: Logger(label: "test.store"))
+        return (backend, WorkoutStore(backend: backend))
+    }
+
+    /// A heart rate of 120 `second` s after `start`, from the strap at `address`.
+    static func beat(_ second: Double, from address: String, after start: Date) -> QuantitySample {
+        try! QuantitySample(
+            type: .heartRate, quantity: Quantity(unit: QuantityType.heartRate.canonicalUnit, value: 120),
+            start: start.addingTimeInterval(second), end: start.addingTimeInterval(second),
+            source: SampleSource(adapter: "mock", address: address, name: nil))
     }
 
     @Test(
@@ -467,10 +451,7 @@ struct PostgresStoreTests {
                 """
             _ = try await server.runScript(script)
 
-            let backend = try await PostgresStore.open(
-                try PostgresStoreLocation(url: server.url()), stateDirectory: server.directory.path,
-                logger: Logger(label: "test.store"))
-            let store = WorkoutStore(backend: backend)
+            let (backend, store) = try await Self.openStore(server)
             #expect(
                 try await store.appliedMigrations() == [
                     "v1", "v2-timestamptz", "v3-alpha1-windows", "v4-journal-owner", "v5-sample-via", "v6-waveforms",

@@ -53,7 +53,7 @@ public enum ConfigurationLoader {
             let message =
                 switch error {
                 case .larger: "larger than 1 MiB: not a configuration"
-                case .unreadable: "cannot read the file"
+                case .unreadable, .notRegular: "cannot read the file"
                 }
             throw ConfigurationError(path: path, problems: [ConfigurationProblem(line: 0, message: message)])
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 
 /// A secret kept in its own file (`password_file` in the config): the first line, at most 4 KiB.
 enum PasswordFile {
