@@ -244,12 +244,7 @@ struct PostgresStoreTests {
                     """
                     BEGIN;
                     SELECT 1 FROM workout WHERE id = '\(id)' FOR KEY SHARE;
-                    DO $$ BEGIN
-                    WHILE NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock') LOOP
-                    PERFORM pg_sleep(0.01);
-                    PERFORM pg_stat_clear_snapshot();
-                    END LOOP;
-                    END $$;
+                    \(Self.waitInTransaction(until: "EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock')"))
                     INSERT INTO sample (workout_id, type, value, start_time, end_time, source_id)
                     SELECT '\(id)', 'heartRate', 121, to_timestamp(1800000001), to_timestamp(1800000001), min(id) FROM source;
                     COMMIT;
@@ -291,13 +286,7 @@ struct PostgresStoreTests {
                     SELECT pg_advisory_xact_lock_shared(\(PostgresStore.sampleIDsLock));
                     INSERT INTO sample (type, value, start_time, end_time, source_id)
                     SELECT 'heartRate', 121, to_timestamp(1800000001), to_timestamp(1800000001), min(id) FROM source;
-                    DO $$ BEGIN
-                    FOR attempt IN 1..6000 LOOP
-                    EXIT WHEN EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted);
-                    PERFORM pg_sleep(0.01);
-                    PERFORM pg_stat_clear_snapshot();
-                    END LOOP;
-                    END $$;
+                    \(Self.waitInTransaction(until: "EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted)"))
                     COMMIT;
                     """)
             }
@@ -333,14 +322,8 @@ struct PostgresStoreTests {
                     """
                     BEGIN;
                     SELECT pg_advisory_xact_lock(\(PostgresStore.sampleIDsLock));
-                    DO $$ BEGIN
-                    FOR attempt IN 1..6000 LOOP
-                    EXIT WHEN (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ShareLock'
-                    AND NOT granted) = 2;
-                    PERFORM pg_sleep(0.01);
-                    END LOOP;
-                    END $$;
-                    SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ShareLock' AND NOT granted;
+                    \(Self.waitInTransaction(until: "(SELECT count(*) FROM \(Self.waitingShareLocks)) = 2"))
+                    SELECT count(*) FROM \(Self.waitingShareLocks);
                     COMMIT;
                     """)
             }
@@ -376,12 +359,7 @@ struct PostgresStoreTests {
                     """
                     BEGIN;
                     SELECT pg_advisory_xact_lock_shared(\(PostgresStore.sampleIDsLock));
-                    DO $$ BEGIN
-                    FOR attempt IN 1..6000 LOOP
-                    EXIT WHEN (SELECT count(*) FROM sample) = 2;
-                    PERFORM pg_sleep(0.01);
-                    END LOOP;
-                    END $$;
+                    \(Self.waitInTransaction(until: "(SELECT count(*) FROM sample) = 2"))
                     SELECT count(*) FROM sample;
                     COMMIT;
                     """)
@@ -400,6 +378,23 @@ struct PostgresStoreTests {
             await backend.close()
         }
     }
+
+    /// A psql block that waits, inside the script's transaction, until `condition` holds — at
+    /// most a minute, so a test whose other side never comes fails below instead of hanging.
+    static func waitInTransaction(until condition: String) -> String {
+        """
+        DO $$ BEGIN
+        FOR attempt IN 1..6000 LOOP
+        EXIT WHEN \(condition);
+        PERFORM pg_sleep(0.01);
+        PERFORM pg_stat_clear_snapshot();
+        END LOOP;
+        END $$;
+        """
+    }
+
+    /// Requests for the sample-id lock shared that wait.
+    static let waitingShareLocks = "pg_locks WHERE locktype = 'advisory' AND mode = 'ShareLock' AND NOT granted"
 
     /// A store on `server`'s database, its state directory the server's.
     static func openStore(_ server: PostgresServer) async throws -> (PostgresStore, WorkoutStore) {
