@@ -45,11 +45,13 @@ let package = Package(
     targets: [
         // The libdbus-1 C API; only the DBus module imports it.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        // Named threads for blocking loops and calls, off Swift concurrency's pool.
+        .target(name: "Threads"),
         // A Swift D-Bus client over libdbus: connection, typed values, calls, signals, exported objects.
         .target(
             name: "DBus",
             dependencies: [
-                "CDBus", .product(name: "Logging", package: "swift-log"),
+                "CDBus", "Threads", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
@@ -57,7 +59,7 @@ let package = Package(
         .target(
             name: "BlueZ",
             dependencies: [
-                "DBus", "GATT", "Sensors", .product(name: "Logging", package: "swift-log"),
+                "DBus", "GATT", "Sensors", "Threads", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
@@ -75,7 +77,7 @@ let package = Package(
         .target(
             name: "MQTT",
             dependencies: [
-                "CMosquitto", .product(name: "Logging", package: "swift-log"),
+                "CMosquitto", "Threads", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
@@ -150,7 +152,7 @@ let package = Package(
             dependencies: [
                 "GATT", "Samples", "Sensors", "Workouts", "SensorSimulator", "BlueZ", "DBus", "WorkoutStore",
                 "WorkoutExport", "WorkoutPlans", "JSONSupport", "WorkoutRecording", "MQTT", "RemoteSensors",
-                "PostgresStore", "BridgeOut", "Wire", "LabStreaming",
+                "PostgresStore", "BridgeOut", "Wire", "LabStreaming", "Threads",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -1,5 +1,6 @@
 import DBus
 import Synchronization
+import Threads
 
 #if canImport(Glibc)
     import Glibc

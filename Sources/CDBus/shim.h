@@ -3,7 +3,6 @@
 #define HRBRIDGE_CDBUS_SHIM_H
 
 #include <dbus/dbus.h>
-#include <sys/prctl.h>
 
 // libdbus defines its type codes as macros of the form ((int) 's'), which Swift cannot import.
 static const int CDBUS_TYPE_INVALID = DBUS_TYPE_INVALID;
@@ -32,8 +31,5 @@ static const int CDBUS_MESSAGE_TYPE_SIGNAL = DBUS_MESSAGE_TYPE_SIGNAL;
 
 static const int CDBUS_NAME_FLAG_DO_NOT_QUEUE = DBUS_NAME_FLAG_DO_NOT_QUEUE;
 static const int CDBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER = DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER;
-
-// Names the calling thread (shown by top, perf and gdb); prctl is variadic, which Swift cannot call.
-static inline void cdbus_name_current_thread(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
 
 #endif

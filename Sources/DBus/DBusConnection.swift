@@ -3,6 +3,7 @@ import FoundationEssentials
 public import Logging
 import Metrics
 import Synchronization
+import Threads
 
 #if canImport(Glibc)
     import Glibc

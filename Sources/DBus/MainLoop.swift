@@ -1,5 +1,6 @@
 import CDBus
 import Synchronization
+import Threads
 
 #if canImport(Glibc)
     import Glibc

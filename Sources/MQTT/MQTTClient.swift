@@ -2,6 +2,7 @@ import CMosquitto
 public import Logging
 import Metrics
 import Synchronization
+import Threads
 
 #if canImport(Glibc)
     import Glibc
@@ -10,7 +11,8 @@ import Synchronization
 /// A connection to one MQTT broker through libmosquitto, kept up by itself.
 ///
 /// libmosquitto's own thread does the network I/O, the keepalive and reconnecting with backoff;
-/// this actor owns what is published: while the broker is away messages wait in a bounded
+/// its calls that block (a connect resolves the broker's name; a stop joins that thread) run one
+/// at a time on threads of their own, never on the actor. This actor owns what is published: while the broker is away messages wait in a bounded
 /// ``MQTTOutbox`` and go out in order once it is back, subscriptions are renewed on every connect,
 /// and the Will (`offline`, retained) tells subscribers when the process dies without a word.
 public actor MQTTClient {
@@ -43,6 +45,11 @@ public actor MQTTClient {
         /// libmosquitto's loop never sees a socket numbered 1024 or more (it waits with select()),
         /// so in a process holding over a thousand files a connect hangs until one is freed.
         public var connectTimeout: Duration = .seconds(15)
+        /// How long ``MQTTClient/stop(farewell:timeout:)`` waits for libmosquitto's thread to end.
+        /// In a partition that thread can sit in a blocking reconnect (a TCP connect gives up after
+        /// about two minutes, then the next begins): past this the stop returns and the thread is
+        /// left to end on its own, keeping what it uses.
+        public var stopTimeout: Duration = .seconds(5)
 
         /// false: a persistent session — the broker keeps the subscriptions and queues QoS 1
         /// messages while this client is away (the client id must then be stable).
@@ -128,20 +135,32 @@ public actor MQTTClient {
         }
     }
 
-    /// libmosquitto's handle, used only through its thread-safe calls.
-    struct Handle: @unchecked Sendable {
+    /// libmosquitto's handle and the callbacks' sink, used only through its thread-safe calls.
+    /// Destroyed when the last owner lets go: the client, or a blocking call still running.
+    final class Handle: @unchecked Sendable {
         let pointer: OpaquePointer
+        let sink: Unmanaged<CallbackSink>
+        init(pointer: OpaquePointer, sink: Unmanaged<CallbackSink>) {
+            self.pointer = pointer
+            self.sink = sink
+        }
+        deinit {
+            mosquitto_destroy(pointer)
+            sink.release()
+        }
     }
 
     public nonisolated let options: Options
-    private let handle: Handle
-    private let sink: Unmanaged<CallbackSink>
+    let handle: Handle
     private let loopEvents: AsyncStream<LoopEvent>
     private let logger: Logger
     /// What the retries of the first connect and the farewell's timeout wait on.
     private let clock: any Clock<Duration>
-    /// What the first connect's ``Options/connectTimeout`` waits on.
+    /// What the first connect's ``Options/connectTimeout`` and the ``Options/stopTimeout`` wait on.
     private let connectClock: any Clock<Duration>
+    /// The last blocking libmosquitto call queued: each waits for the one before it (libmosquitto's
+    /// thread can be joined only once, and a connect must not race a join).
+    var lastBlockingCall: Task<Void, Never>?
     private var firstConnectWatch: Task<Void, Never>?
     private let backoff: ReconnectBackoff
     private var outbox: MQTTOutbox
@@ -171,7 +190,7 @@ public actor MQTTClient {
     /// Sets the client up (files, credentials, Will); nothing connects before ``start()``.
     ///
     /// `clock` times the retries of a first connect that failed and the farewell's timeout,
-    /// `connectClock` the first connect's timeout (tests pass clocks they move by hand);
+    /// `connectClock` the first connect's timeout and the stop's (tests pass clocks they move by hand);
     /// libmosquitto's own reconnects keep real time.
     public init(
         options: Options, logger: Logger, clock: any Clock<Duration> = ContinuousClock(),
@@ -194,20 +213,14 @@ public actor MQTTClient {
             sink.release()
             throw .library(call: "mosquitto_new", code: MOSQ_ERR_NOMEM.rawValue, message: "out of memory")
         }
-        self.sink = sink
-        handle = Handle(pointer: pointer)
+        handle = Handle(pointer: pointer, sink: sink)
         queueDepth = Gauge(label: "hrbridge_mqtt_queue_depth")
         reconnects = Counter(label: "hrbridge_mqtt_reconnects_total")
         droppedLive = Counter(label: "hrbridge_mqtt_dropped_total", dimensions: [("kind", "live")])
         droppedEvents = Counter(label: "hrbridge_mqtt_dropped_total", dimensions: [("kind", "event")])
         droppedIncoming = Counter(label: "hrbridge_mqtt_dropped_total", dimensions: [("kind", "incoming")])
-        // On failure deinit destroys the handle and releases the sink.
+        // On failure the handle's deinit destroys it and releases the sink.
         try Self.configure(pointer, options)
-    }
-
-    deinit {
-        mosquitto_destroy(handle.pointer)
-        sink.release()
     }
 
     /// Callbacks, options, credentials, TLS and the Will, before the first connect.
@@ -284,16 +297,21 @@ public actor MQTTClient {
 
     /// Starts libmosquitto's thread and the first connect; a broker that is not up yet is retried
     /// with backoff, like a lost one.
-    public func start() throws(MQTTError) {
+    public func start() async throws(MQTTError) {
         guard !started else { return }
         started = true
-        let code = mosquitto_connect_async(
-            handle.pointer, options.broker.host, Int32(options.broker.port), Int32(options.keepalive))
-        try Self.check("mosquitto_loop_start", mosquitto_loop_start(handle.pointer))
         let stream = loopEvents
         loopTask = Task { [weak self] in
             for await event in stream { await self?.handle(event) }
         }
+        let broker = options.broker
+        let keepalive = Int32(options.keepalive)
+        // The connect resolves the broker's name, which can take seconds.
+        let (code, loop) = await blockingCall("mqtt-connect") { pointer in
+            let code = mosquitto_connect_async(pointer, broker.host, Int32(broker.port), keepalive)
+            return (code, mosquitto_loop_start(pointer))
+        }.value
+        try Self.check("mosquitto_loop_start", loop)
         if code != MOSQ_ERR_SUCCESS.rawValue {
             // Not fatal: the broker may start after us. libmosquitto reconnects a connection it
             // once had; until the first one, this retries with the same backoff.
@@ -325,10 +343,14 @@ public actor MQTTClient {
                     "MQTT connect not acknowledged; connecting again",
                     metadata: ["broker": "\(options.broker)", "after": "\(timeout)"])
             }
-            mosquitto_disconnect(handle.pointer)
-            mosquitto_loop_stop(handle.pointer, false)
-            _ = mosquitto_reconnect_async(handle.pointer)
-            let code = mosquitto_loop_start(handle.pointer)
+            let restart = blockingCall("mqtt-reconnect") { pointer in
+                mosquitto_disconnect(pointer)
+                mosquitto_loop_stop(pointer, false)
+                _ = mosquitto_reconnect_async(pointer)
+                return mosquitto_loop_start(pointer)
+            }
+            // stop() cancels this task and does not wait for a join that may hang.
+            guard let code = await Self.outcome(of: restart) else { return }
             if code != MOSQ_ERR_SUCCESS.rawValue {
                 logger.error(
                     "MQTT loop not started again", metadata: ["error": "\(String(cString: mosquitto_strerror(code)))"])
@@ -347,7 +369,8 @@ public actor MQTTClient {
             let delay = backoff.delay(beforeAttempt: attempt)
             do { try await clock.sleep(for: delay) } catch { return }
             guard !stopped && connects == 0 else { return }
-            let code = mosquitto_reconnect_async(handle.pointer)
+            let reconnect = blockingCall("mqtt-reconnect") { pointer in mosquitto_reconnect_async(pointer) }
+            guard let code = await Self.outcome(of: reconnect) else { return }
             if code == MOSQ_ERR_SUCCESS.rawValue {
                 // The socket is up; the loop thread finishes the handshake (or reports why not).
                 do { try await clock.sleep(for: delay) } catch { return }
@@ -393,10 +416,17 @@ public actor MQTTClient {
         stopped = true
         firstConnectTask?.cancel()
         firstConnectWatch?.cancel()
-        mosquitto_disconnect(handle.pointer)
-        mosquitto_loop_stop(handle.pointer, false)
+        let join = blockingCall("mqtt-stop") { pointer in
+            mosquitto_disconnect(pointer)
+            return mosquitto_loop_stop(pointer, false)
+        }
+        if await Self.outcome(of: join, within: options.stopTimeout, on: connectClock) == nil {
+            logger.error(
+                "MQTT thread did not stop; left to end on its own",
+                metadata: ["broker": "\(options.broker)", "waited": "\(options.stopTimeout)"])
+        }
         loopTask?.cancel()
-        sink.takeUnretainedValue().continuation.finish()
+        handle.sink.takeUnretainedValue().continuation.finish()
         eventContinuation.finish()
         failAcknowledgements()
         // Stopped means stopped: no retry or loop event runs after this returns.
@@ -501,7 +531,7 @@ public actor MQTTClient {
     }
 
     private func handle(_ event: LoopEvent) {
-        let sink = sink.takeUnretainedValue()
+        let sink = handle.sink.takeUnretainedValue()
         switch event {
         case .message, .oversized, .longTopic:
             sink.queuedMessages.subtract(1, ordering: .relaxed)

@@ -1,13 +1,15 @@
 import Crypto
-import Foundation
+public import Foundation
 import Wire
 
 /// A gateway's key, and the tags it puts on what it publishes for hubs: HMAC-SHA256 over the
 /// topic (which names the gateway) and the payload (whose frames carry their sequence numbers
 /// and times, so a tag is never valid for another strap, gateway or frame).
 ///
-/// A signed measurement envelope sets flag bit 1 and ends with the 32-byte tag; a signed backfill
-/// batch ends with the marker `FF FF` and the tag (no frame is that long).
+/// A signed measurement envelope sets flag bit 1 and ends with the 32-byte tag (before it, with
+/// flag bit 3, the gateway's boot); a signed backfill batch ends with the marker `FF FF` and the
+/// tag (no frame is that long); a signed status is its word, the boot, the time and the tag in
+/// hexadecimal, as text (``GatewayStatus``).
 public struct EnvelopeSigner: Sendable {
     /// Bytes in a tag.
     public static let tagBytes = 32
@@ -64,12 +66,34 @@ public struct EnvelopeSigner: Sendable {
         return hmac.finalize()
     }
 
-    /// A measurement envelope, signed: flag bit 1 set, the tag appended.
-    public func signMeasurement(_ envelope: [UInt8], topic: String) -> [UInt8] {
+    /// A measurement envelope, signed: flag bit 1 set, the tag appended; with `boot` (this
+    /// gateway's, see ``GatewayBoot``), flag bit 3 set and the boot before the tag.
+    public func signMeasurement(_ envelope: [UInt8], topic: String, boot: UInt64? = nil) -> [UInt8] {
         var signed = envelope
         signed[1] |= RemoteMeasurement.signedFlag
+        if let boot {
+            signed[1] |= RemoteMeasurement.bootFlag
+            withUnsafeBytes(of: boot.littleEndian) { signed.append(contentsOf: $0) }
+        }
         signed += tag(topic: topic, payload: signed[...])
         return signed
+    }
+
+    /// A status word on `topic` (a gateway's status or a strap's availability), signed: `<word>
+    /// <boot> <time> <tag>`, the tag over the topic and the text before its space.
+    public func signStatus(_ word: GatewayStatus.Word, topic: String, boot: UInt64, at date: Date) -> [UInt8] {
+        let text = Array("\(word.rawValue) \(boot) \(GatewayStatus.milliseconds(date))".utf8)
+        return text + [UInt8(ascii: " ")] + GatewayStatus.hex(tag(topic: topic, payload: text))
+    }
+
+    /// The status of a signed status payload on `topic` when its tag is valid (nil: unsigned,
+    /// malformed, or a wrong tag).
+    public func verifiedStatus(_ payload: [UInt8], topic: String) -> GatewayStatus? {
+        guard let status = GatewayStatus(payload: payload), let tag = status.tag,
+            let split = payload.lastIndex(of: UInt8(ascii: " ")),
+            isValid(tag: tag[...], topic: topic, payload: payload[..<split])
+        else { return nil }
+        return status
     }
 
     /// A backfill batch, signed: the marker and the tag appended.

@@ -3,7 +3,7 @@ import Foundation
 /// Reads a journal file's records in order, a chunk at a time (memory stays at a chunk, whatever
 /// the file's size). Damage (a torn or overwritten record) is skipped up to the next record whose
 /// checksum holds, and counted.
-struct JournalReader: IteratorProtocol {
+struct JournalReader: IteratorProtocol, Sendable {
     /// Bytes read from the file at a time.
     static let chunkBytes = 64 << 10
 

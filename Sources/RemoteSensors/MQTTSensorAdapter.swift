@@ -32,8 +32,10 @@ public actor MQTTSensorAdapter: SensorAdapter {
         public var owners: [String: String] = [:]
         /// Backfill frames a gateway may send per minute.
         public var backfillBudget = 30_000
-        /// The gateways' keys, by node: when there are any, a measurement or backfill message is
-        /// read only with a valid tag from its node's key (a node without one is refused).
+        /// The gateways' keys, by node: when there are any, a measurement or backfill message, and
+        /// an `offline` on a gateway's status or a strap's availability, is read only with a valid
+        /// tag from its node's key (a node without one is refused), a measurement only with its
+        /// gateway's boot.
         public var keys: [String: EnvelopeSigner] = [:]
 
         public init(client: MQTTClient.Options, nodes: Set<String>? = nil) {
@@ -73,6 +75,9 @@ public actor MQTTSensorAdapter: SensorAdapter {
     private let gaps = Counter(label: "hrbridge_remote_sequence_gaps_total")
     /// `node/reason` of the refusals logged once.
     private var refusalLog = RefusalLog()
+    /// Refusals counted so far, by reason (``RemoteMeasurementError/metricName``: a fixed set), as
+    /// `hrbridge_remote_refused_total` counts them; for tests.
+    private(set) var refusals: [String: Int] = [:]
 
     public init(settings: Settings, clock: any WallClock, logger: Logger) throws(MQTTError) {
         self.settings = settings
@@ -201,7 +206,8 @@ public actor MQTTSensorAdapter: SensorAdapter {
         }
     }
 
-    private func receive(_ message: MQTTMessage) {
+    /// Reads one message from the broker (tests feed it directly).
+    func receive(_ message: MQTTMessage) {
         let topic: Topic
         do {
             topic = try Topic.parse(message.topic)
@@ -212,13 +218,13 @@ public actor MQTTSensorAdapter: SensorAdapter {
         switch topic {
         case .status(let node) where follows(node):
             // The gateway's Will (or its farewell): every strap it forwarded is gone.
-            if message.text == "offline" { feed(.gatewayOffline(node: node)) }
+            offline(message, address: nil, node: node)
         case .sensor(let node, let address, let leaf) where follows(node):
             switch leaf {
             case .measurement:
                 guard let payload = verified(message, node: node, batch: false) else { return }
                 measured(payload, address: address, node: node)
-            case .availability: if message.text == "offline" { feed(.strapOffline(address: address, node: node)) }
+            case .availability: offline(message, address: address, node: node)
             case .state: noteName(message.payload, address: address, node: node)
             case .backfill:
                 guard let payload = verified(message, node: node, batch: true) else { return }
@@ -247,10 +253,49 @@ public actor MQTTSensorAdapter: SensorAdapter {
 
     private func measured(_ payload: [UInt8], address: String, node: String) {
         do {
-            feed(.envelope(try RemoteMeasurement(payload: payload), address: address, node: node))
+            var measurement = try RemoteMeasurement(payload: payload)
+            if settings.keys.isEmpty {
+                // Unchecked, a boot could be anyone's: one made up high would lock the gateway's
+                // real frames out.
+                measurement.boot = nil
+            } else if measurement.boot == nil {
+                // Without its boot, a frame captured before its gateway restarts could be sent
+                // again as live after it (its sequence numbers start over).
+                refuse(.badBoot(nil), node: node)
+                return
+            }
+            feed(.envelope(measurement, address: address, node: node))
         } catch {
             refuse(error, node: node)
         }
+    }
+
+    /// A gateway's `offline` on its status (its Will or farewell: every strap it forwarded is
+    /// gone) or on the availability of the strap at `address`; any other word changes nothing.
+    /// With keys, only one with a valid tag from its node's key is read, and the tracker checks
+    /// its boot and time; any other `offline` is refused (on a broker without ACLs anyone can
+    /// publish one).
+    private func offline(_ message: MQTTMessage, address: String?, node: String) {
+        let input: RemoteStrapTracker.Input
+        if settings.keys.isEmpty {
+            // As it came (a signed one's tag unchecked).
+            guard GatewayStatus(payload: message.payload)?.word == .offline else { return }
+            if let address {
+                input = .strapOffline(address: address, node: node)
+            } else {
+                input = .gatewayOffline(node: node)
+            }
+        } else {
+            guard GatewayStatus.saysOffline(message.payload) else { return }
+            guard let status = settings.keys[node]?.verifiedStatus(message.payload, topic: message.topic),
+                status.word == .offline, let boot = status.boot, let sent = status.sent
+            else {
+                refuse(.badSignature, node: node)
+                return
+            }
+            input = .signedOffline(address: address, node: node, boot: boot, sent: sent)
+        }
+        feed(input)
     }
 
     private func backfill(_ payload: [UInt8], address: String, node: String) {
@@ -298,6 +343,7 @@ public actor MQTTSensorAdapter: SensorAdapter {
         refused.increment(by: count)
         Counter(label: "hrbridge_remote_refused_total", dimensions: [("reason", error.metricName)])
             .increment(by: count)
+        refusals[error.metricName, default: 0] += count
         let level = refusalLog.level(for: "\(node.prefix(64))/\(error.metricName)")
         guard level != .counted else { return }
         let metadata: Logger.Metadata = [

@@ -83,9 +83,12 @@ public final class MeasurementJournal: @unchecked Sendable {
     }
 
     /// The journaled frames received at or after `date`, oldest file first, read as they are
-    /// needed (the files are never held in memory).
+    /// needed (the files are never held in memory). Both files are opened now: a rotation while
+    /// the replay is read renames them, and the replay still reads the files it began with.
     public func replay(since date: Date) -> Replay {
-        Replay(files: [path + ".old", path], since: date)
+        lock.lock()
+        defer { lock.unlock() }
+        return Replay(readers: [JournalReader(path: path + ".old"), JournalReader(path: path)], since: date)
     }
 
     /// Every journaled frame received at or after `date`, oldest file first.
@@ -105,23 +108,32 @@ public final class MeasurementJournal: @unchecked Sendable {
     }
 
     /// The frames of the journal's files since a time, one at a time.
-    public struct Replay: Sequence, IteratorProtocol {
-        private var files: [String]
+    public struct Replay: Sequence, IteratorProtocol, Sendable {
+        /// The files still to read, opened when the replay began.
+        private var readers: [JournalReader]
         private let since: Date
         private var reader: JournalReader?
         /// Damaged stretches and unreadable envelopes skipped so far.
         public private(set) var damaged = 0
 
-        init(files: [String], since: Date) {
-            self.files = files
+        init(readers: [JournalReader], since: Date) {
+            self.readers = readers
             self.since = since
+        }
+
+        /// The next `count` frames at most (fewer only at the end): a batch to read on a thread
+        /// that may block on the disk.
+        public mutating func next(upTo count: Int) -> [Entry] {
+            var batch: [Entry] = []
+            while batch.count < count, let entry = next() { batch.append(entry) }
+            return batch
         }
 
         public mutating func next() -> Entry? {
             while true {
                 if reader == nil {
-                    guard !files.isEmpty else { return nil }
-                    reader = JournalReader(path: files.removeFirst())
+                    guard !readers.isEmpty else { return nil }
+                    reader = readers.removeFirst()
                 }
                 let before = reader!.damaged
                 let record = reader!.next()

@@ -8,9 +8,11 @@ public import Sensors
 ///
 /// Layout (version 1, little-endian, 16 bytes then the value): version (1), flags (bit 0: heard in
 /// an advertisement; bit 1: signed, a 32-byte tag follows the value, see ``EnvelopeSigner``; bit 2:
-/// over a bonded link, never with bit 0), sequence number (u32, per sensor, +1 per frame: a jump is a gap), arrival at
-/// the gateway (i64, milliseconds since 1970), characteristic (u16, the 16-bit UUID), then the
-/// characteristic's value as the strap sent it (at most ``maximumValueBytes``).
+/// over a bonded link, never with bit 0; bit 3: the gateway's boot follows the value, only with
+/// bit 1), sequence number (u32, per sensor, +1 per frame: a jump is a gap), arrival at the gateway
+/// (i64, milliseconds since 1970), characteristic (u16, the 16-bit UUID), then the characteristic's
+/// value as the strap sent it (at most ``maximumValueBytes``), then, signed, the boot (u64, with
+/// bit 3) and the tag.
 public struct RemoteMeasurement: Hashable, Sendable {
     /// The envelope's version.
     public static let version: UInt8 = 1
@@ -22,6 +24,13 @@ public struct RemoteMeasurement: Hashable, Sendable {
     public static let signedFlag: UInt8 = 0b10
     /// Flag bit 2: the frame came over a link to a bonded strap.
     public static let bondedFlag: UInt8 = 0b100
+    /// Flag bit 3 (signed envelopes only): the gateway's ``boot`` (u64, little-endian) follows the
+    /// value, before the tag.
+    public static let bootFlag: UInt8 = 0b1000
+    /// Bytes of a boot.
+    public static let bootBytes = 8
+    /// The largest boot read (and time: 2100 in milliseconds since 1970).
+    public static let maximumBoot: UInt64 = 4_102_444_800_000
     /// The characteristics a gateway forwards.
     public static let forwarded: Set<GATTCharacteristic> = [.heartRateMeasurement]
 
@@ -34,10 +43,15 @@ public struct RemoteMeasurement: Hashable, Sendable {
     public var characteristic: GATTCharacteristic
     /// The value's bytes, as the strap sent them (or, for a broadcast, as a link would have).
     public var bytes: [UInt8]
+    /// The boot of the gateway that sent it, from a signed envelope (nil: none given): a number
+    /// that grows at each start of the gateway (``GatewayBoot``), 1 to ``maximumBoot``. A
+    /// gateway's sequence numbers start over when it restarts; its boot tells a hub which frames
+    /// are older than the restart. Not part of ``encoded()``: ``EnvelopeSigner`` adds it.
+    public var boot: UInt64?
 
     public init(
         sequence: UInt32, receivedAt: Date, via: MeasurementPath, bonded: Bool = false,
-        characteristic: GATTCharacteristic, bytes: [UInt8]
+        characteristic: GATTCharacteristic, bytes: [UInt8], boot: UInt64? = nil
     ) {
         self.sequence = sequence
         self.receivedAt = receivedAt
@@ -45,6 +59,7 @@ public struct RemoteMeasurement: Hashable, Sendable {
         self.bonded = bonded && via == .connection
         self.characteristic = characteristic
         self.bytes = bytes
+        self.boot = boot
     }
 
     /// The message a gateway publishes for `measurement` (nil for a characteristic it does not forward).
@@ -55,7 +70,7 @@ public struct RemoteMeasurement: Hashable, Sendable {
             characteristic: .heartRateMeasurement, bytes: frame.encoded())
     }
 
-    /// The payload.
+    /// The payload (unsigned: without the boot).
     public func encoded() -> [UInt8] {
         var payload: [UInt8] = [Self.version, (via == .advertisement ? 1 : 0) | (bonded ? Self.bondedFlag : 0)]
         payload.reserveCapacity(Self.headerBytes + bytes.count)
@@ -71,12 +86,18 @@ public struct RemoteMeasurement: Hashable, Sendable {
     public init(payload: [UInt8]) throws(RemoteMeasurementError) {
         guard payload.count >= Self.headerBytes else { throw .tooShort(payload.count) }
         guard payload[0] == Self.version else { throw .unknownVersion(payload[0]) }
-        // A broadcast has no link, bonded or not: both bits together are no envelope of ours.
-        guard payload[1] & ~(1 | Self.signedFlag | Self.bondedFlag) == 0,
-            payload[1] & (1 | Self.bondedFlag) != 1 | Self.bondedFlag
-        else { throw .unknownFlags(payload[1]) }
+        let flags = payload[1]
+        // A broadcast has no link, bonded or not: both bits together are no envelope of ours. A
+        // boot comes only with a tag.
+        guard flags & ~(1 | Self.signedFlag | Self.bondedFlag | Self.bootFlag) == 0,
+            flags & (1 | Self.bondedFlag) != 1 | Self.bondedFlag,
+            flags & Self.bootFlag == 0 || flags & Self.signedFlag != 0
+        else { throw .unknownFlags(flags) }
         // A signed envelope's tag is checked (or not) by whoever holds the key: here it is cut off.
-        let end = payload.count - (payload[1] & Self.signedFlag != 0 ? EnvelopeSigner.tagBytes : 0)
+        let tagBytes = flags & Self.signedFlag != 0 ? EnvelopeSigner.tagBytes : 0
+        let bootBytes = flags & Self.bootFlag != 0 ? Self.bootBytes : 0
+        // The value ends where the boot (if any) begins.
+        let end = payload.count - tagBytes - bootBytes
         guard end >= Self.headerBytes else { throw .tooShort(payload.count) }
         guard end - Self.headerBytes <= Self.maximumValueBytes else {
             throw .valueTooLong(end - Self.headerBytes)
@@ -95,10 +116,16 @@ public struct RemoteMeasurement: Hashable, Sendable {
         guard let characteristic = GATTCharacteristic(rawValue: uuid), Self.forwarded.contains(characteristic) else {
             throw .unknownCharacteristic(uuid)
         }
+        var boot: UInt64?
+        if bootBytes > 0 {
+            let value = integer(end, UInt64.self)
+            guard (1...Self.maximumBoot).contains(value) else { throw .badBoot(value) }
+            boot = value
+        }
         self.init(
             sequence: integer(2, UInt32.self), receivedAt: Date(timeIntervalSince1970: Double(milliseconds) / 1000),
-            via: payload[1] & 1 == 1 ? .advertisement : .connection, bonded: payload[1] & Self.bondedFlag != 0,
+            via: flags & 1 == 1 ? .advertisement : .connection, bonded: flags & Self.bondedFlag != 0,
             characteristic: characteristic,
-            bytes: Array(payload[Self.headerBytes..<end]))
+            bytes: Array(payload[Self.headerBytes..<end]), boot: boot)
     }
 }

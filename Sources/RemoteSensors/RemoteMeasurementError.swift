@@ -33,6 +33,15 @@ public enum RemoteMeasurementError: Error, Hashable, Sendable, CustomStringConve
     case overBudget
     /// A message without the tag its gateway's key requires, or with a wrong one.
     case badSignature
+    /// A signed message of a gateway's boot older than one the hub has heard from it since: sent
+    /// before the gateway restarted, and sent again (its sequence numbers started over).
+    case staleBoot(UInt64)
+    /// A signed measurement without its gateway's boot (nil: a gateway older than the hub), or
+    /// with one out of range.
+    case badBoot(UInt64?)
+    /// A signed `offline` no later than one its gateway said before in the same boot (a Will is
+    /// signed when the gateway starts), or, for a strap, dated before the strap's last frame.
+    case replayedOffline
 
     public var description: String {
         switch self {
@@ -55,6 +64,12 @@ public enum RemoteMeasurementError: Error, Hashable, Sendable, CustomStringConve
         case .badValue: "a backfill frame whose value the GATT decoder refuses"
         case .overBudget: "more backfill frames than the gateway's budget per minute"
         case .badSignature: "no valid tag from the gateway's key"
+        case .staleBoot(let boot):
+            "boot \(boot) is older than one the gateway sent since: a message from before it restarted, sent again"
+        case .badBoot(nil): "signed without the gateway's boot: a gateway older than this hub (upgrade it)"
+        case .badBoot(let boot?): "boot \(boot) is out of range (1 to \(RemoteMeasurement.maximumBoot))"
+        case .replayedOffline:
+            "an offline no later than one the gateway said before, or than the strap's last frame: a replay"
         }
     }
 
@@ -78,6 +93,9 @@ public enum RemoteMeasurementError: Error, Hashable, Sendable, CustomStringConve
         case .badValue: "bad_value"
         case .overBudget: "over_budget"
         case .badSignature: "bad_signature"
+        case .staleBoot: "stale_boot"
+        case .badBoot: "bad_boot"
+        case .replayedOffline: "replayed"
         }
     }
 }

@@ -25,6 +25,13 @@ public import Sensors
 /// the strap's last (a replay). Backfill fills only the gaps the hub saw in a strap's live stream,
 /// from the gateway that owned it then (even after the strap moved on; never against a binding),
 /// within a budget per gateway.
+///
+/// Frames of gateways with keys carry their gateway's boot (``RemoteMeasurement/boot``): once a
+/// frame of a newer boot is taken, frames of older boots of that gateway are refused
+/// (`stale_boot`: captured before it restarted, sent again), and the strap's sequence numbers are
+/// followed afresh. A signed `offline` (``Input/signedOffline(address:node:boot:sent:)``) is read
+/// only of the gateway's latest boot; a strap's only when dated no earlier than its last frame,
+/// the gateway's (its Will, signed when it starts) only once per boot unless later.
 public struct RemoteStrapTracker: Sendable {
     /// Tunables.
     public struct Configuration: Hashable, Sendable {
@@ -82,12 +89,14 @@ public struct RemoteStrapTracker: Sendable {
         public internal(set) var released = false
         /// The latest gaps in its live stream (at most ``RemoteStrapTracker/maximumGaps``).
         public internal(set) var gaps: [Gap] = []
+        /// The boot of its gateway its last live frame came from (nil: none given).
+        public internal(set) var boot: UInt64?
 
         public static func == (left: Strap, right: Strap) -> Bool {
             left.identity == right.identity && left.link == right.link && left.lastHeard == right.lastHeard
                 && left.lastFrame?.sequence == right.lastFrame?.sequence
                 && left.lastFrame?.sent == right.lastFrame?.sent
-                && left.released == right.released && left.gaps == right.gaps
+                && left.released == right.released && left.gaps == right.gaps && left.boot == right.boot
         }
 
         public func hash(into hasher: inout Hasher) {
@@ -128,6 +137,10 @@ public struct RemoteStrapTracker: Sendable {
         case gatewayOffline(node: String)
         /// Gateway `node` said `offline` on `address`'s availability topic.
         case strapOffline(address: String, node: String)
+        /// Gateway `node` said `offline`, with a tag its key made (checked by the shell): for the
+        /// strap at `address` (its availability), or for itself (nil: its Will or its farewell);
+        /// of boot `boot`, signed at `sent` on its clock.
+        case signedOffline(address: String?, node: String, boot: UInt64, sent: Date)
         /// Gateway `node`'s retained state named the strap.
         case named(address: String, name: String, node: String)
         /// The strap is forgotten until it is heard again.
@@ -164,6 +177,12 @@ public struct RemoteStrapTracker: Sendable {
     private var names: [String: String] = [:]
     /// Each gateway's backfill budget: frames it may still send, and when that was worked out.
     private var budgets: [String: (frames: Double, at: Date)] = [:]
+    /// The latest boot of each gateway whose frames carry one (gateways with keys: the shell
+    /// passes boots only from verified frames, so one entry per key at most).
+    public private(set) var boots: [String: UInt64] = [:]
+    /// The boot and time of the last signed `offline` that let each gateway's straps go (one entry
+    /// per key at most, as ``boots``).
+    private var releases: [String: (boot: UInt64, sent: Date)] = [:]
 
     /// The longest name kept (BlueZ's alias limit).
     static let maximumNameLength = 248
@@ -205,6 +224,16 @@ public struct RemoteStrapTracker: Sendable {
             }
             drop(address, .linkLost, &actions)
             release(address, at: now)
+        case .signedOffline(let address, let node, let boot, let sent):
+            if let refusal = offlineRefusal(address: address, node: node, boot: boot, sent: sent, at: now) {
+                actions.append(.refused(refusal, address: address ?? "", node: node))
+                return actions
+            }
+            guard let address else {
+                releases[node] = (boot, sent)
+                return handle(.gatewayOffline(node: node), at: now)
+            }
+            return handle(.strapOffline(address: address, node: node), at: now)
         case .named(let address, let name, let node):
             if let owner = owner(of: address), owner != node {
                 actions.append(.refused(.foreignNode(owner: owner), address: address, node: node))
@@ -245,11 +274,20 @@ public struct RemoteStrapTracker: Sendable {
             actions.append(.refused(.foreignNode(owner: owner), address: address, node: node))
             return
         }
-        if let last = straps[address]?.lastFrame, straps[address]?.identity.adapter == node,
+        if let boot = measurement.boot, let latest = boots[node], boot < latest {
+            // The gateway started again since: its sequence numbers did too, so this frame, captured
+            // before and sent again, may well be later in sequence (and within the skew) than the
+            // new boot's.
+            actions.append(.refused(.staleBoot(boot), address: address, node: node))
+            return
+        }
+        // A newer boot of the gateway numbers its frames afresh: neither a replay nor a gap.
+        let sameBoot = straps[address]?.boot == measurement.boot
+        if let last = straps[address]?.lastFrame, straps[address]?.identity.adapter == node, sameBoot,
             measurement.sequence <= last.sequence, measurement.receivedAt <= last.sent
         {
-            // Not later in either count: a frame heard before, sent again. (A gateway that started
-            // again from 0 dates its frames later.)
+            // Not later in either count: a frame heard before, sent again. (A gateway without a key
+            // that started again from 0 dates its frames later.)
             actions.append(.refused(.replayed(measurement.sequence), address: address, node: node))
             return
         }
@@ -281,8 +319,8 @@ public struct RemoteStrapTracker: Sendable {
             let moved = identity(address: address, node: node)
             straps[address]?.identity = moved
         }
-        if let strap = straps[address], case .up(let last, _) = strap.link, measurement.sequence != last &+ 1,
-            measurement.sequence > last
+        if let strap = straps[address], case .up(let last, _) = strap.link, sameBoot,
+            measurement.sequence != last &+ 1, measurement.sequence > last
         {
             // Frames lost between gateway and hub: a gap, as a dropped link is. (A lower number is
             // a gateway that started again from 0, and goes on.)
@@ -300,8 +338,10 @@ public struct RemoteStrapTracker: Sendable {
         strap.link = .up(lastSequence: measurement.sequence, lastHeard: now)
         strap.lastHeard = now
         strap.lastFrame = (measurement.sequence, measurement.receivedAt)
+        strap.boot = measurement.boot
         strap.released = false
         straps[address] = strap
+        if let boot = measurement.boot { boots[node] = max(boots[node] ?? boot, boot) }
         do {
             let value = try GATTValue(characteristic: measurement.characteristic, bytes: measurement.bytes)
             // Stamped with the hub's time: its clock orders every strap's samples.
@@ -314,6 +354,30 @@ public struct RemoteStrapTracker: Sendable {
         } catch {
             actions.append(.emit(.decodingFailed(strap.identity, error, bytes: measurement.bytes)))
         }
+    }
+
+    /// Why a signed `offline` from `node` (of boot `boot`, signed at `sent`) is refused, if it is.
+    private func offlineRefusal(
+        address: String?, node: String, boot: UInt64, sent: Date, at now: Date
+    ) -> RemoteMeasurementError? {
+        // Said before the gateway started again: sent again by whoever kept it (a Will is retained
+        // by the broker once published).
+        if let latest = boots[node], boot < latest { return .staleBoot(boot) }
+        guard let address else {
+            // A Will is signed when its gateway starts, and anyone may have kept the one the broker
+            // published after a partition the gateway came back from: it lets the straps go once
+            // per boot; only a later `offline` of that boot (its farewell, signed when said) again.
+            if let last = releases[node], (boot, sent) <= (last.boot, last.sent) { return .replayedOffline }
+            return nil
+        }
+        if let ahead = configuration.refusal(of: sent, at: now) { return ahead }
+        // Said before the strap's last frame of that boot: an old availability, sent again.
+        if let strap = straps[address], strap.identity.adapter == node, strap.boot == boot,
+            let last = strap.lastFrame, sent < last.sent
+        {
+            return .replayedOffline
+        }
+        return nil
     }
 
     /// The gateway `address` belongs to: bound by configuration, or the one it is heard through.

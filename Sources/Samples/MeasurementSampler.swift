@@ -30,12 +30,18 @@ public struct MeasurementSampler: Sendable {
 
     /// Heart rates a heart beats at, bpm. A reading outside (a uint16 field of noise: 65535) becomes
     /// no sample: one would skew the statistics and zones, and add thousands of kJ to the estimate.
+    /// It is counted in ``implausibleHeartRates``, so the caller can count and log it.
     public static let plausibleHeartRates: ClosedRange<Double> = 20...300
 
     /// The sensor every sample is attributed to.
     public let source: SampleSource
     /// The options in force.
     public var options: Options
+    /// Heart-rate readings refused so far for lying outside ``plausibleHeartRates`` (HR 0, no
+    /// reading, is not one). Kept across ``reset()``: a tally of refusals, not a baseline.
+    public private(set) var implausibleHeartRates = 0
+    /// The last of them, bpm (nil before the first).
+    public private(set) var lastImplausibleHeartRate: Int?
 
     private var energyExpended = CounterState(deriver: .energyExpended)
     private var cyclingPowerEnergy = CounterState(deriver: .init(bits: 16, overflow: .wraps))
@@ -57,7 +63,10 @@ public struct MeasurementSampler: Sendable {
 
     /// Forgets every baseline, as after a reconnect (sensors may zero their counters).
     public mutating func reset() {
-        self = MeasurementSampler(source: source, options: options)
+        var fresh = MeasurementSampler(source: source, options: options)
+        fresh.implausibleHeartRates = implausibleHeartRates
+        fresh.lastImplausibleHeartRate = lastImplausibleHeartRate
+        self = fresh
     }
 
     /// The samples one decoded frame produces, received at `receivedAt`, each saying how the frame
@@ -79,6 +88,14 @@ public struct MeasurementSampler: Sendable {
         }
     }
 
+    /// Whether a heart-rate reading becomes a sample; one outside ``plausibleHeartRates`` is counted.
+    private mutating func admitsHeartRate(_ bpm: Int) -> Bool {
+        guard !Self.plausibleHeartRates.contains(Double(bpm)) else { return true }
+        implausibleHeartRates += 1
+        lastImplausibleHeartRate = bpm
+        return false
+    }
+
     private func sample(
         _ type: QuantityType, _ value: Double, at date: Date, metadata: SampleMetadata = SampleMetadata()
     ) -> QuantitySample {
@@ -91,7 +108,7 @@ public struct MeasurementSampler: Sendable {
         var result: [QuantitySample] = []
         result.reserveCapacity(2 + measurement.rrIntervals.count)
         let dropsForContact = options.dropsReadingsWithoutContact && measurement.sensorContact == .notDetected
-        if measurement.isReading, !dropsForContact, Self.plausibleHeartRates.contains(Double(measurement.heartRate)) {
+        if measurement.isReading, !dropsForContact, admitsHeartRate(Int(measurement.heartRate)) {
             result.append(
                 sample(
                     .heartRate, Double(measurement.heartRate), at: date,
@@ -174,7 +191,7 @@ public struct MeasurementSampler: Sendable {
         if let speed = data.instantaneousSpeedMetersPerSecond { result.append(sample(.cyclingSpeed, speed, at: date)) }
         if let cadence = data.instantaneousCadenceRPM { result.append(sample(.cyclingCadence, cadence, at: date)) }
         if let power = data.instantaneousPower { result.append(sample(.cyclingPower, Double(power), at: date)) }
-        if let heartRate = data.heartRate, Self.plausibleHeartRates.contains(Double(heartRate)) {
+        if let heartRate = data.heartRate, admitsHeartRate(Int(heartRate)) {
             result.append(sample(.heartRate, Double(heartRate), at: date))
         }
         result.append(contentsOf: machineCounters(distance: data.totalDistance, energy: data.energy, at: date))
@@ -185,7 +202,7 @@ public struct MeasurementSampler: Sendable {
         var result: [QuantitySample] = []
         if let speed = data.instantaneousSpeedMetersPerSecond { result.append(sample(.runningSpeed, speed, at: date)) }
         if let power = data.powerOutput { result.append(sample(.cyclingPower, Double(power), at: date)) }
-        if let heartRate = data.heartRate, Self.plausibleHeartRates.contains(Double(heartRate)) {
+        if let heartRate = data.heartRate, admitsHeartRate(Int(heartRate)) {
             result.append(sample(.heartRate, Double(heartRate), at: date))
         }
         result.append(contentsOf: machineCounters(distance: data.totalDistance, energy: data.energy, at: date))

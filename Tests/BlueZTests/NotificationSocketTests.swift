@@ -11,7 +11,9 @@ import Testing
     /// A socket pair made the way bluetoothd's `create_sock()` makes it.
     private static func nonBlockingPair() throws -> (ours: Int32, bluez: Int32) {
         var descriptors: [Int32] = [-1, -1]
-        let made = socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &descriptors)
+        let made = socketpair(
+            AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0,
+            &descriptors)
         try #require(made == 0)
         return (descriptors[0], descriptors[1])
     }

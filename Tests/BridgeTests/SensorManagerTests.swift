@@ -90,4 +90,24 @@ struct SensorManagerTests {
         #expect((10...12).contains(statuses.count), "about one status a second, not one a frame: \(statuses.count)")
         #expect(statuses.last?.heartRate == 139, "the last heart rate went out")
     }
+
+    @Test(
+        "a heart rate no heart beats at (65535) is not the strap's status: the last plausible one stays, the frame still goes out"
+    )
+    func implausibleHeartRateLeavesTheStatus() async throws {
+        let manager = manager()
+        let strap = SensorIdentity(adapter: "mock", address: "C0:FF:EE:00:00:01", name: "Strap")
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        for (index, heartRate) in [UInt16(120), 65535, 19].enumerated() {
+            await manager.handle(
+                .measurement(
+                    SensorMeasurement(
+                        sensor: strap, characteristic: .heartRateMeasurement,
+                        value: .heartRateMeasurement(HeartRateMeasurement(heartRate: heartRate)),
+                        receivedAt: start.addingTimeInterval(Double(index) * 2))))
+        }
+        let status = try #require(await manager.list().first { $0.address == strap.address })
+        #expect(status.heartRate == 120)
+        #expect(status.framesDecoded == 3, "every frame was decoded and counted")
+    }
 }

@@ -16,7 +16,7 @@ private final class MuteBus: Sendable {
 
     init() throws {
         path = FileManager.default.temporaryDirectory.appendingPathComponent("mute-\(UUID().uuidString).sock").path
-        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { buffer in
@@ -43,6 +43,10 @@ private final class MuteBus: Sendable {
         var client: Int32 = -1
         try await eventually("a client to connect") {
             client = accept(descriptor, nil, nil)
+            // Close-on-exec: a peer another test spawns later must not keep this end open, or
+            // closing it here would never reach the connect as its end of file. (Glibc's module
+            // has no accept4.)
+            if client >= 0 { _ = fcntl(client, F_SETFD, FD_CLOEXEC) }
             return client >= 0
         }
         _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)

@@ -106,7 +106,7 @@ struct DBusConnectionTests {
                 return .success([.int32(count == 1 ? Int32(byte) : -1)])
             }
             var ends: [Int32] = [-1, -1]
-            #expect(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &ends) == 0)
+            #expect(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0)
             var byte: UInt8 = 42
             _ = write(ends[1], &byte, 1)
             let reply = try await client.call(

@@ -79,6 +79,102 @@ struct EnvelopeSignerTests {
         #expect(signer.verifiedMeasurement(Array(signed.prefix(40)), topic: topic) == nil, "torn")
     }
 
+    @Test(
+        "a signed measurement with its gateway's boot: the boot is read back and covered by the tag; without a tag, or out of range, it is refused"
+    )
+    func measurementsWithBoot() throws {
+        let signer = try #require(EnvelopeSigner(key: key))
+        let boot: UInt64 = 1_767_225_600_000
+        let signed = signer.signMeasurement(frame(7).encoded(), topic: topic, boot: boot)
+        #expect(signed.count == frame(7).encoded().count + 8 + 32)
+        #expect(signed[1] & RemoteMeasurement.bootFlag != 0)
+        #expect(signer.verifiedMeasurement(signed, topic: topic) == signed)
+        var expected = frame(7)
+        expected.boot = boot
+        #expect(try RemoteMeasurement(payload: signed) == expected)
+        for index in (signed.count - 40)..<(signed.count - 32) {
+            var changed = signed
+            changed[index] ^= 0x01
+            #expect(signer.verifiedMeasurement(changed, topic: topic) == nil, "boot byte \(index)")
+        }
+        // A boot without a tag is no envelope of ours.
+        var unsigned = frame(7).encoded()
+        unsigned[1] |= RemoteMeasurement.bootFlag
+        unsigned += [1, 0, 0, 0, 0, 0, 0, 0]
+        #expect(throws: RemoteMeasurementError.unknownFlags(RemoteMeasurement.bootFlag)) {
+            try RemoteMeasurement(payload: unsigned)
+        }
+        #expect(throws: RemoteMeasurementError.badBoot(0)) {
+            try RemoteMeasurement(payload: signer.signMeasurement(frame(7).encoded(), topic: topic, boot: 0))
+        }
+        let beyond = RemoteMeasurement.maximumBoot + 1
+        #expect(throws: RemoteMeasurementError.badBoot(beyond)) {
+            try RemoteMeasurement(payload: signer.signMeasurement(frame(7).encoded(), topic: topic, boot: beyond))
+        }
+    }
+
+    @Test(
+        "a signed status: the word Home Assistant reads first, then boot, time and tag; verified with its key and topic only; anything malformed is no status"
+    )
+    func statuses() throws {
+        let signer = try #require(EnvelopeSigner(key: key))
+        let status = "hrbridge/room-1/status"
+        let boot: UInt64 = 1_767_225_600_000
+        let date = Date(timeIntervalSince1970: 1_767_225_601.234)
+        let signed = signer.signStatus(.offline, topic: status, boot: boot, at: date)
+        let text = String(decoding: signed, as: UTF8.self)
+        #expect(text.hasPrefix("offline 1767225600000 1767225601234 "))
+        #expect(signed.count == 100 && signed.count <= GatewayStatus.maximumBytes)
+        let verified = try #require(signer.verifiedStatus(signed, topic: status))
+        #expect(verified.word == .offline && verified.boot == boot && verified.sent == date)
+        #expect(GatewayStatus.saysOffline(signed) && GatewayStatus.saysOffline(Array("offline".utf8)))
+        #expect(!GatewayStatus.saysOffline(Array("offlineX".utf8)) && !GatewayStatus.saysOffline([]))
+        #expect(signer.verifiedStatus(signed, topic: "hrbridge/room-2/status") == nil, "another topic")
+        let other = try #require(EnvelopeSigner(key: Array(repeating: 7, count: 32)))
+        #expect(other.verifiedStatus(signed, topic: status) == nil, "another key")
+        for index in signed.indices {
+            var changed = signed
+            changed[index] ^= 0x01
+            #expect(signer.verifiedStatus(changed, topic: status) == nil, "byte \(index)")
+        }
+        #expect(signer.verifiedStatus(Array("offline".utf8), topic: status) == nil, "unsigned")
+        #expect(GatewayStatus(payload: Array("offline".utf8)) == GatewayStatus(word: .offline))
+        #expect(GatewayStatus(payload: Array("online".utf8))?.boot == nil)
+        let tag = String(repeating: "a", count: 64)
+        for malformed in [
+            "", "off", "offline ", "offline 1 2", "offline 0 2 \(tag)", "offline +1 2 \(tag)",
+            "offline 4102444800001 2 \(tag)", "offline 1 4102444800001 \(tag)", "offline 1 2 \(tag.uppercased())",
+            "offline 1 2 \(tag)a", "offline 1 2 \(tag) ", "offline  1 2 \(tag)", "maybe 1 2 \(tag)",
+            "offline 00000000000001 2 \(tag)",
+        ] {
+            #expect(GatewayStatus(payload: Array(malformed.utf8)) == nil, "'\(malformed)'")
+        }
+        #expect(GatewayStatus(payload: Array("offline 1 2 \(tag)".utf8))?.boot == 1)
+        #expect(GatewayStatus(payload: Array(repeating: UInt8(ascii: "x"), count: 4096)) == nil)
+    }
+
+    @Test(
+        "a gateway's boot grows at every start: the start's time, raised past the last one kept; a bad file is ignored"
+    )
+    func boots() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("boot-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("state/gateway-room-1.boot").path
+        let now = Date(timeIntervalSince1970: 1_767_225_600)
+        let first = GatewayBoot.next(keptAt: path, now: now)
+        #expect(first.boot == 1_767_225_600_000 && first.notKept == nil, "the directory is made")
+        #expect(GatewayBoot.next(keptAt: path, now: now.addingTimeInterval(5)).boot == 1_767_225_605_000)
+        // The clock set back (no battery), or standing still: still later.
+        #expect(GatewayBoot.next(keptAt: path, now: now).boot == 1_767_225_605_001)
+        #expect(GatewayBoot.next(keptAt: path, now: Date(timeIntervalSince1970: 0)).boot == 1_767_225_605_002)
+        // A kept boot out of range, not a number or too long: the clock alone.
+        for text in ["\(RemoteMeasurement.maximumBoot)\n", "soon\n", String(repeating: "1", count: 40)] {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            #expect(GatewayBoot.next(keptAt: path, now: now).boot == 1_767_225_600_000, "\(text)")
+        }
+        #expect(GatewayBoot.next(keptAt: directory.appendingPathComponent("none/x").path, now: now).boot > 0)
+    }
+
     @Test("a signed batch of the most frames verifies and decodes; a tampered or unsigned one does not verify")
     func batches() throws {
         let signer = try #require(EnvelopeSigner(key: key))

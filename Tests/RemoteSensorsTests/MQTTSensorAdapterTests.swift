@@ -192,20 +192,29 @@ struct MQTTSensorAdapterTests {
                 await gateway.publish(MQTTMessage(topic: topic, payload: payload, qos: qos, retain: false))
             }
             let otherTopic = "hrbridge/room-2/sensor/c0ffee000001/measurement"
+            let boot: UInt64 = 1_767_225_600_000
 
-            await send(topic, room1.signMeasurement(frame(0, heartRate: 60), topic: topic))
+            await send(topic, room1.signMeasurement(frame(0, heartRate: 60), topic: topic, boot: boot))
             try await eventually("the signed frame") { heartRates() == [60] }
             await send(topic, frame(1, heartRate: 99))
-            await send(topic, room2.signMeasurement(frame(1, heartRate: 98), topic: topic))
-            await send(topic, room1.signMeasurement(frame(1, heartRate: 97), topic: otherTopic))
-            await send(otherTopic, room2.signMeasurement(frame(1, heartRate: 96), topic: otherTopic))
-            await send(topic, room1.signMeasurement(frame(1, heartRate: 61), topic: topic))
+            await send(topic, room2.signMeasurement(frame(1, heartRate: 98), topic: topic, boot: boot))
+            await send(topic, room1.signMeasurement(frame(1, heartRate: 97), topic: otherTopic, boot: boot))
+            await send(otherTopic, room2.signMeasurement(frame(1, heartRate: 96), topic: otherTopic, boot: boot))
+            await send(topic, room1.signMeasurement(frame(1, heartRate: 95), topic: topic))
+            await send(topic, room1.signMeasurement(frame(1, heartRate: 61), topic: topic, boot: boot))
             try await eventually("the next signed frame") { heartRates().last == 61 }
-            #expect(heartRates() == [60, 61], "unsigned, room-2's key, a tag for another topic, room-2's own frame")
+            #expect(
+                heartRates() == [60, 61],
+                "unsigned, room-2's key, a tag for another topic, room-2's own frame, a frame without its boot")
             #expect(await adapter.knownDevices().map(\.identity.adapter) == ["room-1"])
 
-            // The gateway goes away: a gap the hub saw, which only a signed batch from room-1 fills.
-            await gateway.publish(MQTTMessage(topic: "hrbridge/room-1/status", text: "offline", qos: .atLeastOnce))
+            // The gateway goes away (its Will, signed for this boot): a gap the hub saw, which only
+            // a signed batch from room-1 fills.
+            let statusTopic = "hrbridge/room-1/status"
+            await gateway.publish(
+                MQTTMessage(
+                    topic: statusTopic, payload: room1.signStatus(.offline, topic: statusTopic, boot: boot, at: Date()),
+                    qos: .atLeastOnce))
             try await eventually("dropped by the Will") {
                 received.events.withLock {
                     $0.last
@@ -229,7 +238,7 @@ struct MQTTSensorAdapterTests {
             // A gateway without a key cannot name a strap before its own gateway is heard.
             let secondTopic = "hrbridge/room-1/sensor/c0ffee000002/measurement"
             await send("hrbridge/stranger/sensor/c0ffee000002/state", Array(#"{"name": "Alice"}"#.utf8))
-            await send(secondTopic, room1.signMeasurement(frame(0, heartRate: 80), topic: secondTopic))
+            await send(secondTopic, room1.signMeasurement(frame(0, heartRate: 80), topic: secondTopic, boot: boot))
             try await eventually("the second strap") {
                 await adapter.knownDevices().contains { $0.identity.address == "C0:FF:EE:00:00:02" }
             }
@@ -238,5 +247,143 @@ struct MQTTSensorAdapterTests {
             await gateway.stop()
             await adapter.shutdown()
         }
+    }
+}
+
+/// The hub's adapter holding gateways' keys, fed messages directly as its broker connection hands
+/// them over (never connected: no broker), on the test's clock.
+@Suite("The MQTT sensor adapter with gateways' keys: signed offline and boots (messages fed directly)")
+struct MQTTSensorAdapterKeyTests {
+    let logger = Logger(label: "remote-test")
+    let strap = "C0:FF:EE:00:00:01"
+    let topic = "hrbridge/room-1/sensor/c0ffee000001/measurement"
+    let statusTopic = "hrbridge/room-1/status"
+    let availabilityTopic = "hrbridge/room-1/sensor/c0ffee000001/availability"
+
+    /// A hub holding `keys`, on `clock`; it never connects.
+    func hub(keys: [String: EnvelopeSigner], clock: ManualWallClock) throws -> MQTTSensorAdapter {
+        var settings = MQTTSensorAdapter.Settings(
+            client: MQTTClient.Options(
+                broker: MQTTBrokerURL(host: "127.0.0.1", port: 1883, usesTLS: false), clientID: "hub"))
+        settings.keys = keys
+        return try MQTTSensorAdapter(settings: settings, clock: clock, logger: logger)
+    }
+
+    /// A frame of `boot` signed with `signer`, dated `date` by its gateway.
+    func frame(
+        _ sequence: UInt32, heartRate: UInt16 = 60, boot: UInt64?, signer: EnvelopeSigner, at date: Date
+    ) -> MQTTMessage {
+        let envelope = RemoteMeasurement(
+            sequence: sequence, receivedAt: date, via: .connection, characteristic: .heartRateMeasurement,
+            bytes: HeartRateMeasurement(heartRate: heartRate, sensorContact: .detected).encoded()
+        ).encoded()
+        return MQTTMessage(topic: topic, payload: signer.signMeasurement(envelope, topic: topic, boot: boot))
+    }
+
+    @Test(
+        "with keys, an unsigned or wrongly signed offline on a gateway's status or a strap's availability is refused and counted and the strap streams on; a signed one of the running boot drops it, a Will sent again does not"
+    )
+    func signedOffline() async throws {
+        let room1 = try #require(EnvelopeSigner(key: Array(repeating: 0x31, count: 32)))
+        let room2 = try #require(EnvelopeSigner(key: Array(repeating: 0x32, count: 32)))
+        let clock = ManualWallClock(now: Date(timeIntervalSince1970: 1_800_000_000))
+        let adapter = try hub(keys: ["room-1": room1, "room-2": room2], clock: clock)
+        let boot: UInt64 = 1_799_999_000_000
+        func ready() async -> Bool {
+            await adapter.knownDevices().first(where: { $0.identity.address == strap })?.connected == true
+        }
+        func signed(_ topic: String, on tagTopic: String? = nil, by signer: EnvelopeSigner, at date: Date)
+            -> MQTTMessage
+        {
+            MQTTMessage(
+                topic: topic, payload: signer.signStatus(.offline, topic: tagTopic ?? topic, boot: boot, at: date),
+                qos: .atLeastOnce, retain: true)
+        }
+
+        await adapter.receive(frame(0, boot: boot, signer: room1, at: clock.now()))
+        #expect(await ready())
+        // Anyone on a broker without ACLs: the plain word on the status and on the availability,
+        // another gateway's key, a made-up tag, a tag made for another topic.
+        await adapter.receive(MQTTMessage(topic: statusTopic, text: "offline", qos: .atLeastOnce, retain: true))
+        await adapter.receive(MQTTMessage(topic: availabilityTopic, text: "offline", qos: .atLeastOnce, retain: true))
+        await adapter.receive(signed(statusTopic, by: room2, at: clock.now()))
+        await adapter.receive(
+            MQTTMessage(topic: statusTopic, text: "offline \(boot) 1800000000000 " + String(repeating: "0", count: 64)))
+        await adapter.receive(signed(statusTopic, on: availabilityTopic, by: room1, at: clock.now()))
+        #expect(await ready(), "the strap streams on")
+        #expect(await adapter.refusals == ["bad_signature": 5])
+        // What changes nothing is no refusal: online, an empty retained payload.
+        await adapter.receive(MQTTMessage(topic: statusTopic, text: "online"))
+        await adapter.receive(MQTTMessage(topic: availabilityTopic, payload: [], qos: .atLeastOnce, retain: true))
+        #expect(await adapter.refusals == ["bad_signature": 5])
+
+        // Its Will, signed when it connected a minute ago: the strap goes.
+        let will = signed(statusTopic, by: room1, at: clock.now().addingTimeInterval(-60))
+        await adapter.receive(will)
+        #expect(await ready() == false)
+        // Back; the same Will sent again (the broker hands it to anyone once it is published).
+        clock.advance(by: 1)
+        await adapter.receive(frame(1, boot: boot, signer: room1, at: clock.now()))
+        #expect(await ready())
+        await adapter.receive(will)
+        #expect(await ready(), "a Will lets the straps go once per boot")
+        #expect(await adapter.refusals == ["bad_signature": 5, "replayed": 1])
+
+        // The strap's availability, signed when said: it goes; sent again once the strap is back
+        // (older than its frames): nothing.
+        clock.advance(by: 1)
+        let availability = signed(availabilityTopic, by: room1, at: clock.now())
+        await adapter.receive(availability)
+        #expect(await ready() == false)
+        clock.advance(by: 1)
+        await adapter.receive(frame(2, boot: boot, signer: room1, at: clock.now()))
+        await adapter.receive(availability)
+        #expect(await ready())
+        #expect(await adapter.refusals == ["bad_signature": 5, "replayed": 2])
+
+        // Its farewell, signed when said (later than its Will): the strap goes.
+        clock.advance(by: 1)
+        await adapter.receive(signed(statusTopic, by: room1, at: clock.now()))
+        #expect(await ready() == false)
+        await adapter.shutdown()
+    }
+
+    @Test(
+        "with keys, a frame of a gateway's earlier boot sent again after it restarted is refused and counted, though later in sequence and within the skew; the new boot's frames go on; a frame without its boot is refused"
+    )
+    func bootsAfterRestart() async throws {
+        let room1 = try #require(EnvelopeSigner(key: Array(repeating: 0x31, count: 32)))
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let clock = ManualWallClock(now: start)
+        let adapter = try hub(keys: ["room-1": room1], clock: clock)
+        let received = Received()
+        let events = adapter.events()
+        let collector = Task { for await event in events { received.append(event) } }
+        defer { collector.cancel() }
+        let bootA: UInt64 = 1_799_999_990_000
+        let bootB: UInt64 = 1_800_000_001_500
+        func at(_ seconds: Double) -> Date { start.addingTimeInterval(seconds) }
+
+        for sequence in UInt32(1)...10 {
+            clock.advance(to: at(Double(sequence) / 10))
+            await adapter.receive(
+                frame(sequence, heartRate: 60 + UInt16(sequence), boot: bootA, signer: room1, at: clock.now()))
+        }
+        // Frame 11 of boot A, captured as it went out at 1.1 s; the gateway restarts (boot B).
+        let captured = frame(11, heartRate: 71, boot: bootA, signer: room1, at: at(1.1))
+        clock.advance(to: at(2))
+        await adapter.receive(frame(1, heartRate: 101, boot: bootB, signer: room1, at: clock.now()))
+        // Sent again at 2.5 s: 1.4 s behind the hub (within the skew), later in sequence than boot B's.
+        clock.advance(to: at(2.5))
+        await adapter.receive(captured)
+        clock.advance(to: at(3))
+        await adapter.receive(frame(2, heartRate: 102, boot: bootB, signer: room1, at: clock.now()))
+        // Signed, but without its boot.
+        await adapter.receive(frame(3, heartRate: 103, boot: nil, signer: room1, at: clock.now()))
+        await adapter.receive(frame(3, heartRate: 104, boot: bootB, signer: room1, at: clock.now()))
+        try await eventually("boot B's frames") { received.heartRates.last == 104 }
+        #expect(received.heartRates == Array(61...70) + [101, 102, 104])
+        #expect(await adapter.refusals == ["stale_boot": 1, "bad_boot": 1])
+        await adapter.shutdown()
     }
 }

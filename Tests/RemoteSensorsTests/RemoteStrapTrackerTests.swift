@@ -10,15 +10,16 @@ private let strap = "C0:FF:EE:00:00:01"
 private let other = "C0:FF:EE:00:00:02"
 
 /// A measurement envelope as a gateway sends it, dated `sent` seconds after the start by the
-/// gateway (nil: when it is fed, as a gateway whose clock agrees with the hub's).
+/// gateway (nil: when it is fed, as a gateway whose clock agrees with the hub's), of its boot
+/// `boot` (nil: a gateway without a key).
 private func envelope(
     _ sequence: UInt32, from node: String = "room-1", address: String = strap, heartRate: UInt16 = 60,
-    bytes: [UInt8]? = nil, sent: Double? = nil
+    bytes: [UInt8]? = nil, sent: Double? = nil, boot: UInt64? = nil
 ) -> RemoteStrapTracker.Input {
     let measurement = RemoteMeasurement(
         sequence: sequence, receivedAt: sent.map { start.addingTimeInterval($0) } ?? .distantPast, via: .connection,
         characteristic: .heartRateMeasurement,
-        bytes: bytes ?? HeartRateMeasurement(heartRate: heartRate, sensorContact: .detected).encoded())
+        bytes: bytes ?? HeartRateMeasurement(heartRate: heartRate, sensorContact: .detected).encoded(), boot: boot)
     return .envelope(measurement, address: address, node: node)
 }
 
@@ -247,6 +248,63 @@ struct RemoteStrapTrackerTests {
         #expect(driver.feed(envelope(0), at: 1) == ["hr 60 room-1/01"])
         #expect(driver.feed(envelope(1), at: 2) == ["hr 60 room-1/01"])
         #expect(driver.tracker.straps[strap]?.link == .up(lastSequence: 1, lastHeard: start.addingTimeInterval(2)))
+    }
+
+    @Test(
+        "a gateway that restarted: a frame of its earlier boot sent again is refused (stale_boot), though later in sequence than the new boot's and within the skew; the new boot's frames go on in order"
+    )
+    func replayAcrossBoots() {
+        var driver = TrackerDriver()
+        let bootA: UInt64 = 1_000
+        let bootB: UInt64 = 2_000
+        for sequence in 1...10 {
+            driver.feed(
+                envelope(UInt32(sequence), heartRate: 60 + UInt16(sequence), boot: bootA), at: Double(sequence) / 4)
+        }
+        // Restarted: its numbers start over; no gap, no replay.
+        #expect(driver.feed(envelope(1, heartRate: 101, boot: bootB), at: 3) == ["hr 101 room-1/01"])
+        // Frame 11 of the earlier boot, captured just before the restart (dated 2.75 s: 0.5 s behind
+        // the hub, within the skew) and sent again.
+        #expect(
+            driver.feed(envelope(11, heartRate: 71, sent: 2.75, boot: bootA), at: 3.25) == [
+                "refused stale_boot room-1/01"
+            ])
+        #expect(driver.feed(envelope(2, heartRate: 102, boot: bootB), at: 3.5) == ["hr 102 room-1/01"])
+        #expect(driver.tracker.boots == ["room-1": bootB])
+        #expect(driver.tracker.straps[strap]?.boot == bootB)
+        #expect(driver.tracker.straps[strap]?.link == .up(lastSequence: 2, lastHeard: start.addingTimeInterval(3.5)))
+        // Another gateway's boots are its own.
+        #expect(driver.feed(envelope(0, from: "room-2", address: other, boot: 5), at: 4).contains("ready room-2/02"))
+    }
+
+    @Test(
+        "a signed offline: of an earlier boot refused; a strap's dated before its last frame refused; the gateway's (its Will) once per boot, a later one (its farewell) again"
+    )
+    func signedOffline() {
+        var driver = TrackerDriver()
+        let bootA: UInt64 = 1_000
+        let bootB: UInt64 = 2_000
+        func offline(_ address: String?, boot: UInt64, sent: Double) -> RemoteStrapTracker.Input {
+            .signedOffline(address: address, node: "room-1", boot: boot, sent: start.addingTimeInterval(sent))
+        }
+        driver.feed(envelope(0, boot: bootA))
+        driver.feed(envelope(0, boot: bootB), at: 1)
+        #expect(driver.feed(offline(nil, boot: bootA, sent: 0), at: 2) == ["refused stale_boot room-1/"])
+        #expect(driver.feed(offline(strap, boot: bootA, sent: 2), at: 2) == ["refused stale_boot room-1/01"])
+        #expect(driver.feed(offline(strap, boot: bootB, sent: 0.5), at: 2) == ["refused replayed room-1/01"])
+        #expect(driver.feed(offline(strap, boot: bootB, sent: 9), at: 2) == ["refused ahead_of_hub room-1/01"])
+        #expect(driver.tracker.straps[strap]?.isReady == true)
+        #expect(driver.feed(offline(strap, boot: bootB, sent: 1.5), at: 2) == ["disconnected(link lost) room-1/01"])
+        #expect(driver.tracker.straps[strap]?.released == true)
+
+        // The Will, signed when the gateway started (at 0.9 s).
+        driver.feed(envelope(1, boot: bootB), at: 3)
+        #expect(driver.feed(offline(nil, boot: bootB, sent: 0.9), at: 4) == ["disconnected(link lost) room-1/01"])
+        driver.feed(envelope(2, boot: bootB), at: 5)
+        #expect(driver.feed(offline(nil, boot: bootB, sent: 0.9), at: 6) == ["refused replayed room-1/"])
+        #expect(driver.tracker.straps[strap]?.isReady == true)
+        // Its farewell, signed when said.
+        #expect(driver.feed(offline(nil, boot: bootB, sent: 7), at: 7) == ["disconnected(link lost) room-1/01"])
     }
 
     @Test("the deadline: the earliest silence of the ready straps, later as they are heard, none when none streams")

@@ -51,24 +51,59 @@ struct MeasurementSamplerTests {
     }
 
     @Test(
-        "a heart rate outside 20–300 bpm (0: no reading; 65535: a uint16 field of noise) is no sample; its RR stay",
-        arguments: [(0, false), (19, false), (20, true), (180, true), (300, true), (301, false), (65535, false)]
-            as [(UInt16, Bool)])
-    func plausibleHeartRates(_ bpm: UInt16, _ sampled: Bool) {
+        "a heart rate outside 20–300 bpm (65535: uint16 noise) is no sample, but counted; HR 0 is no reading; RR stay",
+        arguments: [
+            (0, false, false), (19, false, true), (20, true, false), (180, true, false), (300, true, false),
+            (301, false, true), (65535, false, true),
+        ] as [(UInt16, Bool, Bool)])
+    func plausibleHeartRates(_ bpm: UInt16, _ sampled: Bool, _ counted: Bool) {
         var sampler = MeasurementSampler(source: source)
         let measurement = HeartRateMeasurement(heartRate: bpm, rrIntervals: [RRInterval(raw: 820)])
+        #expect(measurement.isReading == (bpm != 0))
         let samples = sampler.samples(from: .heartRateMeasurement(measurement), receivedAt: t0)
         #expect(samples.filter { $0.type == .heartRate }.map(\.quantity.value) == (sampled ? [Double(bpm)] : []))
         #expect(samples.filter { $0.type == .heartbeatSeries }.count == 1)
+        let last: Int? = counted ? Int(bpm) : nil
+        #expect(sampler.implausibleHeartRates == (counted ? 1 : 0))
+        #expect(sampler.lastImplausibleHeartRate == last)
+    }
+
+    @Test("the count of implausible heart rates is exactly the readings refused, and survives a reset")
+    func implausibleHeartRateCount() {
+        var sampler = MeasurementSampler(source: source)
+        let readings: [UInt16] = [19, 20, 300, 301, 65535, 0, 72, 65535]
+        var sampled: [Double] = []
+        for bpm in readings {
+            let measurement = HeartRateMeasurement(heartRate: bpm)
+            sampled += sampler.samples(from: .heartRateMeasurement(measurement), receivedAt: t0)
+                .filter { $0.type == .heartRate }.map(\.quantity.value)
+        }
+        #expect(sampled == [20, 300, 72])
+        let refused = readings.filter { $0 != 0 && !MeasurementSampler.plausibleHeartRates.contains(Double($0)) }
+        #expect(refused == [19, 301, 65535, 65535])
+        #expect(sampler.implausibleHeartRates == refused.count)
+        #expect(sampler.lastImplausibleHeartRate == 65535)
+        sampler.reset()
+        #expect(sampler.implausibleHeartRates == 4, "a reconnect forgets baselines, not what was refused")
+        // Dropped for no contact by request: refused by policy, not as implausible.
+        var dropping = MeasurementSampler(source: source, options: .init(dropsReadingsWithoutContact: true))
+        let noContact = HeartRateMeasurement(heartRate: 65535, sensorContact: .notDetected)
+        #expect(dropping.samples(from: .heartRateMeasurement(noContact), receivedAt: t0).isEmpty)
+        #expect(dropping.implausibleHeartRates == 0)
     }
 
     @Test(
-        "a fitness machine's heart rate under 20 bpm is no sample either",
+        "a fitness machine's heart rate under 20 bpm is no sample either, and counted",
         arguments: [(19, false), (20, true)] as [(UInt8, Bool)])
-    func plausibleMachineHeartRates(_ bpm: UInt8, _ sampled: Bool) {
+    func plausibleMachineHeartRates(_ bpm: UInt8, _ sampled: Bool) throws {
         var sampler = MeasurementSampler(source: source)
         let bike = sampler.samples(from: .indoorBikeData(IndoorBikeData(heartRate: bpm)), receivedAt: t0)
         #expect(bike.filter { $0.type == .heartRate }.count == (sampled ? 1 : 0))
+        // Flags 0x0100: instantaneous speed (12.5 km/h) and heart rate.
+        let treadmillData = try TreadmillData(bytes: [0x00, 0x01, 0xE2, 0x04, bpm])
+        let treadmill = sampler.samples(from: .treadmillData(treadmillData), receivedAt: t0)
+        #expect(treadmill.filter { $0.type == .heartRate }.count == (sampled ? 1 : 0))
+        #expect(sampler.implausibleHeartRates == (sampled ? 0 : 2))
     }
 
     @Test("no-contact readings are kept tagged by default, dropped when asked")

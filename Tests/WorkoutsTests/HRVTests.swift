@@ -468,6 +468,26 @@ struct HRVTests {
         #expect(HRVAnalysis.plausibleIntervals.upperBound == 5000, "longer than 5 s: a gap, not missed beats")
     }
 
+    @Test("a 6 s interval in the whole series is a gap: left out of the correction and time domain, counted once")
+    func gapInWholeSeries() throws {
+        var generator = RRSeries(state: 65)
+        let series = generator.breathing(count: 600, mean: 800)
+        var withGap = series
+        withGap.insert(6000, at: 300)
+        let clean = HRVAnalysis(intervals: series)
+        let gapped = HRVAnalysis(intervals: withGap)
+        #expect(clean.gaps == 0)
+        #expect(gapped.gaps == 1)
+        #expect(gapped.correction == clean.correction, "the correction never sees the gap")
+        let figures = try #require(gapped.timeDomain)
+        #expect(figures == clean.timeDomain, "the same whole-series figures as without it")
+        #expect(figures.count == series.count)
+        #expect(abs(figures.meanHeartRate - 60_000 / 800) < 1, "no 6 s beat pulls the heart rate down")
+        // Just under the bound is an interval like any other.
+        withGap[300] = 5000
+        #expect(HRVAnalysis(intervals: withGap).gaps == 0)
+    }
+
     @Test("power readings with no RR (a strap heard only by its broadcast) stay bounded; the windows still get theirs")
     func powerWithoutBeats() throws {
         var tracker = DFAAlpha1Tracker()

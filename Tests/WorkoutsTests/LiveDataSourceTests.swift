@@ -53,6 +53,58 @@ struct LiveDataSourceTests {
         #expect(counters.samplesDelivered == 4)
     }
 
+    @Test("a 65535 bpm frame: no HR sample, its RR kept, counted as implausible; the next good frame is a sample")
+    func implausibleHeartRate() async throws {
+        let (source, builder) = try await make()
+        // Flags 0x11: a uint16 heart rate (0xFFFF, a field of noise) and one RR interval of 1 s.
+        await source.handle(try heartRate(sensorA, [0x11, 0xFF, 0xFF, 0x00, 0x04], at: 5))
+        await source.handle(try heartRate(sensorA, [0x06, 0x50], at: 6))
+        let statistics = try #require(await builder.statistics(for: .heartRate))
+        #expect(statistics.sampleCount == 1)
+        #expect(statistics.mostRecent == 80)
+        #expect(await builder.statistics(for: .heartbeatSeries)?.sampleCount == 1)
+        let counters = await source.counters
+        #expect(counters.implausibleHeartRates == 1)
+        #expect(counters.measurements == 2)
+        #expect(counters.decodingFailures == 0)
+        #expect(counters.samplesDelivered == 2)
+        #expect(counters.samplesDropped == 0)
+    }
+
+    @Test("an implausible heart rate is logged with address and value, never the strap's name; first at warning")
+    func implausibleHeartRateLogged() async throws {
+        let records = LogRecords()
+        let builder = LiveWorkoutBuilder(configuration: configuration, clock: clock)
+        try await builder.beginCollection(at: t0)
+        let source = LiveDataSource(
+            builder: builder, adapters: [RadiolessAdapter()], configuration: configuration, clock: clock,
+            logger: Logger(label: "test") { _ in records })
+        await source.attach()
+        for second in 1...3 {
+            // Flags 0x01: a uint16 heart rate, 0xFFFF.
+            await source.handle(try heartRate(sensorA, [0x01, 0xFF, 0xFF], at: Double(second)))
+        }
+        let logged = records.events.filter { $0.message == "implausible heart rate refused" }
+        #expect(logged.map(\.level) == [.warning, .debug, .debug], "a strap stuck on 65535 warns once")
+        #expect(logged.first?.metadata == ["sensor": sensorA.address, "bpm": "65535", "refused": "1"])
+        #expect(await source.counters.implausibleHeartRates == 3)
+    }
+
+    @Test("counters written before implausible heart rates were counted decode with 0 of them; new ones round-trip")
+    func countersFromOldJSON() throws {
+        let old =
+            #"{"measurements":3,"samplesDelivered":4,"samplesDropped":0,"decodingFailures":1,"#
+            + #""disconnections":0,"waveformFrames":0}"#
+        let decoded = try JSONDecoder().decode(LiveDataSource.Counters.self, from: Data(old.utf8))
+        #expect(decoded.measurements == 3 && decoded.samplesDelivered == 4 && decoded.decodingFailures == 1)
+        #expect(decoded.implausibleHeartRates == 0)
+        var current = LiveDataSource.Counters()
+        current.measurements = 5
+        current.implausibleHeartRates = 2
+        let again = try JSONDecoder().decode(LiveDataSource.Counters.self, from: try JSONEncoder().encode(current))
+        #expect(again == current)
+    }
+
     @Test("disabled types and predicates filter samples; several straps are kept per source")
     func filtering() async throws {
         let (source, builder) = try await make()
@@ -103,5 +155,33 @@ struct LiveDataSourceTests {
             await builder.statistics(for: .activeEnergyBurned)?.sum == 4,
             "the first frame after reconnect is a baseline")
         #expect(await source.counters.disconnections == 1)
+    }
+}
+
+/// Keeps every event logged through it (every level): level, message and metadata as text.
+private final class LogRecords: LogHandler, @unchecked Sendable {
+    struct Event: Sendable {
+        var level: Logger.Level
+        var message: String
+        var metadata: [String: String]
+    }
+
+    private let lock = NSLock()
+    private var kept: [Event] = []
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    var events: [Event] { lock.withLock { kept } }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let record = Event(
+            level: event.level, message: event.message.description,
+            metadata: (event.metadata ?? [:]).mapValues { "\($0)" })
+        lock.withLock { kept.append(record) }
     }
 }

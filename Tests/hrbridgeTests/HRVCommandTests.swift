@@ -44,6 +44,7 @@ struct HRVCommandTests {
         let artefacts = try #require(object["artefacts"]?.object)
         #expect(artefacts["missed"]?.integer == 1)
         #expect(artefacts["extra"]?.integer == 1)
+        #expect(artefacts["gaps"]?.integer == 0, "a file's intervals are 5 s at most")
         let analysis = HRVAnalysis(intervals: series)
         #expect(abs((object["rmssd"]?.number ?? 0) - (analysis.timeDomain?.rmssd ?? .nan)) < 1e-9)
         #expect(abs((object["sdnn"]?.number ?? 0) - (analysis.timeDomain?.sdnn ?? .nan)) < 1e-9)
@@ -61,6 +62,35 @@ struct HRVCommandTests {
         #expect(zip(printed, computed).allSatisfy { abs($0 - $1) < 1e-9 }, "the printed α1 series is the library's")
         let thresholds = try #require(object["thresholds"]?.object)
         #expect(Set(thresholds.keys) == ["hrvt1", "hrvt2", "points", "rSquared", "confident", "note"])
+    }
+
+    @Test("a 6 s interval (a gap) in the series: the same whole-series figures as without it, artefacts.gaps 1")
+    func gapLeftOut() throws {
+        let series = Self.series()
+        var withGap = series
+        withGap.insert(6000, at: 450)
+        // The report as the command prints it, read back.
+        func printed(_ intervals: [Double]) throws -> [String: JSONValue] {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
+            let data = try encoder.encode(HRVReport(HRVAnalysis(intervals: intervals)))
+            return try JSONDecoder().decode([String: JSONValue].self, from: data)
+        }
+        let clean = try printed(series)
+        let gapped = try printed(withGap)
+        for key in ["meanRR", "meanHeartRate", "rmssd", "sdnn", "pnn50"] {
+            let value = try #require(gapped[key]?.number, "\(key)")
+            #expect(value == clean[key]?.number, "\(key)")
+        }
+        #expect(gapped["intervals"]?.integer == series.count + 1, "the gap is an interval of the input")
+        let artefacts = try #require(gapped["artefacts"]?.object)
+        let cleanArtefacts = try #require(clean["artefacts"]?.object)
+        #expect(artefacts["gaps"]?.integer == 1)
+        #expect(cleanArtefacts["gaps"]?.integer == 0)
+        for kind in ["ectopic", "missed", "extra"] { #expect(artefacts[kind] == cleanArtefacts[kind], "\(kind)") }
+        // Counted as a long/short artefact too, as each window counts it.
+        #expect(artefacts["longShort"]?.integer == cleanArtefacts["longShort"]?.integer.map { $0 + 1 })
+        #expect(artefacts["total"]?.integer == cleanArtefacts["total"]?.integer.map { $0 + 1 })
     }
 
     @Test("bad input is one line naming the place, exit 65; a missing file or workout is 66; --rr ecg on a file is 64")

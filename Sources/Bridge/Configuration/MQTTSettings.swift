@@ -41,8 +41,8 @@ public struct MQTTSettings: Sendable, Equatable {
     public var journalPath: String?
     /// The journal's size on disk at most, in MiB.
     public var journalMegabytes = 64
-    /// This gateway's key (`key_file`): its measurements and backfill carry an HMAC-SHA256 tag a
-    /// hub holding the same key checks.
+    /// This gateway's key (`key_file`): its measurements, backfill, status and availability carry
+    /// an HMAC-SHA256 tag a hub holding the same key checks, and its boot.
     public var keyFile: String?
 
     /// The journal file this gateway uses.
@@ -56,6 +56,14 @@ public struct MQTTSettings: Sendable, Equatable {
             environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state"
         return "\(base)/hrbridge/measurements-\(node).journal"
+    }
+
+    /// Where a gateway with a key keeps its last boot (`GatewayBoot`), beside the journal:
+    /// `gateway-<node>.boot`.
+    public var effectiveBootPath: String {
+        URL(fileURLWithPath: effectiveJournalPath).deletingLastPathComponent().appendingPathComponent(
+            "gateway-\(node).boot"
+        ).path
     }
 
     public init(broker: MQTTBrokerURL, node: String) {

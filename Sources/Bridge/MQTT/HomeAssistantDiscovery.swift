@@ -71,10 +71,16 @@ public enum HomeAssistantDiscovery {
             config["origin"] = .object([
                 "name": .string("hrbridge"), "support_url": .string("https://github.com/hrbridge/hrbridge"),
             ])
-            var availability: [JSONValue] = [.object(["topic": .string(topics.status)])]
+            // A gateway with a key follows the word with its boot, time and tag (docs/mqtt.md):
+            // Home Assistant reads the first word.
+            let word = JSONValue.string("{{ value.split(' ')[0] }}")
+            var availability: [JSONValue] = [.object(["topic": .string(topics.status), "value_template": word])]
             if entity.component != "binary_sensor" {
                 // The connection entity stays available (showing "off") while the strap is away.
-                availability.append(.object(["topic": .string(topics.sensor(sensor.address, .availability))]))
+                availability.append(
+                    .object([
+                        "topic": .string(topics.sensor(sensor.address, .availability)), "value_template": word,
+                    ]))
                 if expireAfter > 0 { config["expire_after"] = .number(Double(expireAfter)) }
             }
             config["availability"] = .array(availability)

@@ -8,6 +8,7 @@ import Metrics
 import RemoteSensors
 public import Sensors
 public import ServiceLifecycle
+import Threads
 import Wire
 
 /// Publishes the bridge to an MQTT broker: each sensor's retained state and availability, each
@@ -27,8 +28,11 @@ public actor MQTTBridge: Service {
     private var announced: Set<String> = []
     /// The frames this gateway published, for replay after an outage (with `publish_measurements`).
     private let journal: MeasurementJournal?
-    /// This gateway's key: its measurements and backfill are signed for hubs.
+    /// This gateway's key: its measurements, backfill, status and availability are signed for hubs.
     private let signer: EnvelopeSigner?
+    /// This start's boot (with a key): in every signed frame and status, so a hub refuses what a
+    /// previous boot said, sent again (``GatewayBoot``).
+    private let boot: UInt64?
     /// Frames journaled since this time go out again once the broker is back: on start, the last
     /// 5 minutes (the gateway may have restarted during an outage); after a lost connection, from
     /// a keepalive and a half before it was noticed.
@@ -52,6 +56,30 @@ public actor MQTTBridge: Service {
         self.settings = settings
         self.logger = logger
         topics = MQTTTopics(node: settings.node, discoveryPrefix: settings.discoveryPrefix)
+        let signer: EnvelopeSigner?
+        if let path = settings.keyFile {
+            guard let loaded = EnvelopeSigner(keyFile: path) else {
+                throw MQTTError.unusableFile(path, reason: "cannot be read as a key (at least 32 bytes)")
+            }
+            signer = loaded
+        } else {
+            signer = nil
+        }
+        self.signer = signer
+        let boot: UInt64?
+        if signer != nil {
+            let next = GatewayBoot.next(keptAt: settings.effectiveBootPath, now: clock.now())
+            if let error = next.notKept {
+                // The next boot is still later unless the clock is set back before it.
+                logger.warning(
+                    "boot not kept: if the clock is set back before the next start, hubs refuse that boot's frames",
+                    metadata: ["path": "\(settings.effectiveBootPath)", "error": "\(error)"])
+            }
+            boot = next.boot
+        } else {
+            boot = nil
+        }
+        self.boot = boot
         var options = MQTTClient.Options(broker: settings.broker, clientID: "hrbridge-\(settings.node)")
         options.keepalive = settings.keepalive
         options.username = settings.username
@@ -64,18 +92,18 @@ public actor MQTTBridge: Service {
         options.tlsCAFile = settings.tlsCA
         options.tlsCertificateFile = settings.tlsCertificate
         options.tlsKeyFile = settings.tlsKey
-        options.will = MQTTMessage(topic: topics.status, text: "offline", qos: .atLeastOnce, retain: true)
-        options.birth = MQTTMessage(topic: topics.status, text: "online", qos: .atLeastOnce, retain: true)
+        // With a key, the Will is signed now, for this boot: a hub acts on it once, and never on
+        // one of an earlier boot (docs/mqtt.md).
+        options.will = MQTTMessage(
+            topic: topics.status,
+            payload: MQTTBridge.status(.offline, topic: topics.status, signer: signer, boot: boot, at: clock.now()),
+            qos: .atLeastOnce, retain: true)
+        options.birth = MQTTMessage(
+            topic: topics.status,
+            payload: MQTTBridge.status(.online, topic: topics.status, signer: signer, boot: boot, at: clock.now()),
+            qos: .atLeastOnce, retain: true)
         options.liveLimit = settings.queueLimit
         client = try MQTTClient(options: options, logger: logger)
-        if let path = settings.keyFile {
-            guard let signer = EnvelopeSigner(keyFile: path) else {
-                throw MQTTError.unusableFile(path, reason: "cannot be read as a key (at least 32 bytes)")
-            }
-            self.signer = signer
-        } else {
-            signer = nil
-        }
         if settings.publishMeasurements {
             do {
                 let opened = try MeasurementJournal(
@@ -137,11 +165,29 @@ public actor MQTTBridge: Service {
             group.cancelAll()
         }
         for address in sensors.keys where announced.contains(address) {
+            let topic = topics.sensor(address, .availability)
             await client.publish(
-                MQTTMessage(
-                    topic: topics.sensor(address, .availability), text: "offline", qos: .atLeastOnce, retain: true))
+                MQTTMessage(topic: topic, payload: status(.offline, topic: topic), qos: .atLeastOnce, retain: true))
         }
-        await client.stop(farewell: MQTTMessage(topic: topics.status, text: "offline", qos: .atLeastOnce, retain: true))
+        // Signed now: later than the Will, so a hub that acted on this boot's Will acts on it too.
+        await client.stop(
+            farewell: MQTTMessage(
+                topic: topics.status, payload: status(.offline, topic: topics.status), qos: .atLeastOnce,
+                retain: true))
+    }
+
+    /// A status word for `topic`: the word alone, or, with a key, signed for `boot` at `date`
+    /// (``GatewayStatus``).
+    private static func status(
+        _ word: GatewayStatus.Word, topic: String, signer: EnvelopeSigner?, boot: UInt64?, at date: Date
+    ) -> [UInt8] {
+        guard let signer, let boot else { return Array(word.rawValue.utf8) }
+        return signer.signStatus(word, topic: topic, boot: boot, at: date)
+    }
+
+    /// A status word for `topic`, now.
+    private func status(_ word: GatewayStatus.Word, topic: String) -> [UInt8] {
+        MQTTBridge.status(word, topic: topic, signer: signer, boot: boot, at: clock.now())
     }
 
     // MARK: Sensors
@@ -187,8 +233,11 @@ public actor MQTTBridge: Service {
         let topic = topics.sensor(address, .measurement)
         let payload = message.encoded()
         await client.publish(
-            MQTTMessage(topic: topic, payload: signer?.signMeasurement(payload, topic: topic) ?? payload))
+            MQTTMessage(topic: topic, payload: signer?.signMeasurement(payload, topic: topic, boot: boot) ?? payload))
     }
+
+    /// Journaled frames read from the disk at a time during a replay.
+    static let replayBatchFrames = 4096
 
     /// Sends the journaled frames since `replayFrom` again, a strap's batch of up to 512 per QoS 1
     /// message on `…/backfill`; the hub stores what it lacks and ignores the rest. The journal is
@@ -204,7 +253,19 @@ public actor MQTTBridge: Service {
         var sent = 0
         var straps = Set<String>()
         var complete = true
-        replaying: while let entry = replay.next() {
+        var batch: [MeasurementJournal.Entry] = []
+        replaying: while true {
+            if batch.isEmpty {
+                // Up to the whole journal (64 MiB by default) from the disk: read on a thread of its
+                // own, a batch at a time, never on Swift concurrency's.
+                (batch, replay) = await DetachedThread.run(named: "hrbridge.journal") { [replay] in
+                    var replay = replay
+                    return (replay.next(upTo: Self.replayBatchFrames), replay)
+                }
+                guard !batch.isEmpty else { break replaying }
+                batch.reverse()
+            }
+            let entry = batch.removeLast()
             guard entry.measurement.receivedAt <= until else { continue }
             pending[entry.address, default: []].append(entry.measurement)
             if let frames = pending[entry.address], frames.count >= RemoteBackfill.maximumFrames {
@@ -348,9 +409,10 @@ public actor MQTTBridge: Service {
     private func publishAvailability(_ address: String) async {
         // Only straps with topics: a forgotten one's last disconnect must not leave a retained value.
         guard let state = sensors[address], announced.contains(address) else { return }
+        let topic = topics.sensor(address, .availability)
         await client.publish(
             MQTTMessage(
-                topic: topics.sensor(address, .availability), text: state.state == .ready ? "online" : "offline",
+                topic: topic, payload: status(state.state == .ready ? .online : .offline, topic: topic),
                 qos: .atLeastOnce, retain: true))
     }
 

@@ -35,6 +35,10 @@ public enum MetricsCatalog {
             name: "hrbridge_frames_refused_total", kind: .counter,
             help: "Frames the strict GATT decoders refused, by reason (too_short, truncated, trailing_bytes, ...)."),
         Family(
+            name: "hrbridge_implausible_heart_rates_total", kind: .counter,
+            help: "Heart-rate readings outside 20-300 bpm (65535: a field of noise) in decoded frames: no sample is "
+                + "made of them; the frames' RR intervals are kept."),
+        Family(
             name: "hrbridge_broadcasts_refused_total", kind: .counter,
             help:
                 "Heart-rate broadcasts (advertised manufacturer data) the advertisement decoder refused, by reason (unknown_length, ...)."

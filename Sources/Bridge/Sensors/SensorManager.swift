@@ -54,6 +54,9 @@ public actor SensorManager {
     /// When each sensor's link dropped, for the reconnect-gap histogram.
     private var droppedAt: [String: ContinuousClock.Instant] = [:]
     private let framesDecoded = Counter(label: "hrbridge_frames_decoded_total")
+    private let implausibleHeartRates = Counter(label: "hrbridge_implausible_heart_rates_total")
+    /// Straps whose implausible heart rate was logged at warning: later ones go at debug.
+    private var warnedOfImplausibleHeartRate: Set<String> = []
     private let connections = Counter(label: "hrbridge_connections_total")
     private let reconnectGap = Metrics.Timer(label: "hrbridge_reconnect_gap_seconds")
     private let notificationLatency = Metrics.Timer(label: "hrbridge_notification_to_api_seconds")
@@ -282,7 +285,24 @@ public actor SensorManager {
     private func drop(_ address: String) {
         guard !isKept(address), statuses.removeValue(forKey: address) != nil else { return }
         heartRatePublished[address] = nil
+        warnedOfImplausibleHeartRate.remove(address)
         hub.publish(LiveMessage(kind: .sensor, sensor: address, payload: ["address": address, "state": "gone"]))
+    }
+
+    /// A heart rate no heart beats at (65535: a field of noise), of which the sessions' samplers make
+    /// no sample: counted and logged, a strap's first at warning and later ones at debug (a strap gone
+    /// wrong may send one a second); a guest's without the value.
+    private func countImplausibleHeartRate(_ bpm: UInt16, from address: String) {
+        implausibleHeartRates.increment()
+        let first = warnedOfImplausibleHeartRate.insert(address).inserted
+        var metadata: Logger.Metadata = ["sensor": "\(address)"]
+        if guests.contains(address) {
+            // A guest's data never reaches disk: which strap, not what it sent.
+            metadata["guest"] = .string("true")
+        } else {
+            metadata["bpm"] = .string("\(bpm)")
+        }
+        logger.log(level: first ? .warning : .debug, "implausible heart rate refused", metadata: metadata)
     }
 
     private func update(_ identity: SensorIdentity, _ change: (inout SensorStatus) -> Void) {
@@ -348,12 +368,18 @@ public actor SensorManager {
         case .measurement(let measurement):
             guard case .heartRateMeasurement(let frame) = measurement.value else { return }
             let address = measurement.sensor.address
+            let implausible =
+                frame.isReading && !MeasurementSampler.plausibleHeartRates.contains(Double(frame.heartRate))
+            if implausible { countImplausibleHeartRate(frame.heartRate, from: address) }
             var status = statuses[address] ?? SensorStatus(address: address, adapter: measurement.sensor.adapter)
             let before = status
-            status.heartRate = Int(frame.heartRate)
-            let figures = figures(address: address, heartRate: Double(frame.heartRate))
-            if let zone = figures.zone { status.zone = zone }
-            if let percent = figures.percentOfMax { status.percentOfMax = percent }
+            // The status shows the last heart rate a heart beats at; the frame itself still goes out.
+            if !implausible {
+                status.heartRate = Int(frame.heartRate)
+                let figures = figures(address: address, heartRate: Double(frame.heartRate))
+                if let zone = figures.zone { status.zone = zone }
+                if let percent = figures.percentOfMax { status.percentOfMax = percent }
+            }
             status.lastMeasurement = measurement.receivedAt
             status.via = measurement.via.rawValue
             if measurement.via == .connection { status.bonded = measurement.bonded }

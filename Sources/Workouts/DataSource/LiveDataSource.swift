@@ -8,8 +8,8 @@ import Synchronization
 /// Feeds a builder from sensor adapters, as HealthKit's live data source does.
 ///
 /// Each sensor's frames go through its own ``MeasurementSampler`` (reset on reconnect); samples of
-/// types not collected, or from sensors a predicate excludes, are dropped. Decoding failures and
-/// refused samples are counted and logged, and the stream goes on.
+/// types not collected, or from sensors a predicate excludes, are dropped. Decoding failures,
+/// implausible heart rates and refused samples are counted and logged, and the stream goes on.
 ///
 /// A data source feeds one builder and runs on the builder's executor: a frame wakes one job that
 /// samples it and hands the samples over in place, with no hop between actors.
@@ -28,6 +28,29 @@ public actor LiveDataSource {
         public var disconnections = 0
         /// Raw-signal frames (ECG, acceleration) handed to the waveform sink.
         public var waveformFrames = 0
+        /// Heart-rate readings the samplers refused, outside ``MeasurementSampler/plausibleHeartRates``
+        /// (65535: a field of noise): no heart-rate sample, the frame's RR intervals kept.
+        public var implausibleHeartRates = 0
+
+        /// Nothing counted yet.
+        public init() {}
+
+        /// Reads counters, those written before ``implausibleHeartRates`` was kept with 0 of them.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            measurements = try container.decode(Int.self, forKey: .measurements)
+            samplesDelivered = try container.decode(Int.self, forKey: .samplesDelivered)
+            samplesDropped = try container.decode(Int.self, forKey: .samplesDropped)
+            decodingFailures = try container.decode(Int.self, forKey: .decodingFailures)
+            disconnections = try container.decode(Int.self, forKey: .disconnections)
+            waveformFrames = try container.decode(Int.self, forKey: .waveformFrames)
+            implausibleHeartRates = try container.decodeIfPresent(Int.self, forKey: .implausibleHeartRates) ?? 0
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case measurements, samplesDelivered, samplesDropped, decodingFailures, disconnections, waveformFrames
+            case implausibleHeartRates
+        }
     }
 
     private let adapters: [any SensorAdapter]
@@ -178,12 +201,18 @@ public actor LiveDataSource {
     private func deliver(_ measurement: SensorMeasurement) {
         let sensor = measurement.sensor
         // Sampled in place: copying a sampler out of the dictionary and back costs more than sampling.
-        let produced = samplers[
-            sensor,
-            default: MeasurementSampler(
-                source: SampleSource(adapter: sensor.adapter, address: sensor.address, name: sensor.name),
-                options: options)
-        ].samples(from: measurement.value, receivedAt: measurement.receivedAt, via: measurement.via)
+        let sampled = Self.sample(
+            measurement,
+            with: &samplers[
+                sensor,
+                default: MeasurementSampler(
+                    source: SampleSource(adapter: sensor.adapter, address: sensor.address, name: sensor.name),
+                    options: options)
+            ])
+        if let implausible = sampled.implausible {
+            countImplausibleHeartRate(implausible.bpm, from: sensor, refusedSoFar: implausible.refusedSoFar)
+        }
+        let produced = sampled.samples
         let accepted = produced.allSatisfy(isCollected) ? produced : produced.filter(isCollected)
         counters.samplesDropped += produced.count - accepted.count
         guard !accepted.isEmpty, feeding else { return }
@@ -196,6 +225,30 @@ public actor LiveDataSource {
             counters.samplesDropped += accepted.count
             logger.debug("samples refused by the builder", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// The samples of one frame, and the heart rate `sampler` refused in it as implausible, if it
+    /// did, with how many that sampler has refused so far.
+    private static func sample(
+        _ measurement: SensorMeasurement, with sampler: inout MeasurementSampler
+    ) -> (samples: [QuantitySample], implausible: (bpm: Int, refusedSoFar: Int)?) {
+        let refusedBefore = sampler.implausibleHeartRates
+        let samples = sampler.samples(from: measurement.value, receivedAt: measurement.receivedAt, via: measurement.via)
+        guard sampler.implausibleHeartRates > refusedBefore, let bpm = sampler.lastImplausibleHeartRate else {
+            return (samples: samples, implausible: nil)
+        }
+        return (samples: samples, implausible: (bpm: bpm, refusedSoFar: sampler.implausibleHeartRates))
+    }
+
+    /// Counts a heart rate a sampler refused; logs it unless the caller logs refusals: a strap's
+    /// first at warning, later ones at debug (a strap gone wrong may send 65535 every second).
+    private func countImplausibleHeartRate(_ bpm: Int, from sensor: SensorIdentity, refusedSoFar: Int) {
+        counters.implausibleHeartRates += 1
+        guard logsRefusedFrames else { return }
+        // Numbers only: a strap's name is whatever it advertises.
+        logger.log(
+            level: refusedSoFar == 1 ? .warning : .debug, "implausible heart rate refused",
+            metadata: ["sensor": "\(sensor.address)", "bpm": "\(bpm)", "refused": "\(refusedSoFar)"])
     }
 
     private func isCollected(_ sample: QuantitySample) -> Bool {

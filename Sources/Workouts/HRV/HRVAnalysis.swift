@@ -41,8 +41,11 @@ public struct HRVAnalysis: Hashable, Sendable {
     /// lost for a while) is a gap, no beat of the window: counted as a long/short artefact and left out.
     public static let plausibleIntervals = Double.leastNonzeroMagnitude...5000.0
 
-    /// The correction of the whole series.
+    /// The correction of the whole series, its ``gaps`` left out.
     public var correction: RRArtefactCorrection.Result
+    /// Intervals of the series outside ``plausibleIntervals`` (over 5 s: a gap, no beat), left out
+    /// of ``correction`` and ``timeDomain`` as each window leaves them out, to be counted as artefacts.
+    public var gaps: Int
     /// Time-domain figures of the corrected series.
     public var timeDomain: TimeDomainHRV?
     /// The α1 windows, in time order.
@@ -54,7 +57,10 @@ public struct HRVAnalysis: Hashable, Sendable {
     /// `ends`, when given, are the beats' places on the ``BeatTimeline`` (ticks after the first
     /// beat's start), so gaps in a recording are gaps here too.
     public init(intervals: [Double], ends: [Int64]? = nil, power: ((Double, Double) -> Double?)? = nil) {
-        correction = RRArtefactCorrection.correct(intervals)
+        // As in each window: the correction would split a 64 s gap into "missed" beats.
+        let plausible = intervals.filter { Self.plausibleIntervals.contains($0) }
+        gaps = intervals.count - plausible.count
+        correction = RRArtefactCorrection.correct(plausible)
         timeDomain = TimeDomainHRV(correction.corrected)
         windows = Self.windows(intervals, ends: ends, power: power)
         thresholds = HRVThresholds.estimate(windows)

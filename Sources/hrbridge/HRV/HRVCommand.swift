@@ -24,7 +24,8 @@ struct HRVAnalyzeCommand: AsyncParsableCommand {
             workout, whose RR intervals (and power, when a power meter was used) are read from the store.
 
             Output: one JSON object: intervals, artefacts (by kind, with their percentage of the
-            intervals; Lipponen & Tarvainen 2019, as NeuroKit2's kubios method), the time domain of
+            intervals; Lipponen & Tarvainen 2019, as NeuroKit2's kubios method; gaps: intervals over
+            5 s, left out of every figure and counted as longShort too), the time domain of
             the corrected series (meanRR, rmssd, sdnn in ms, meanHeartRate in bpm, pnn50 in %; null
             under 3 intervals), dfaAlpha1 (one
             entry per 2-minute window every 5 s: end in seconds from the first beat, beats, alpha1 or
@@ -235,7 +236,10 @@ struct HRVReport: Encodable {
         var ectopic: Int
         var missed: Int
         var extra: Int
+        /// Long or short intervals, the gaps among them.
         var longShort: Int
+        /// Intervals over 5 s left out of every figure (``HRVAnalysis/gaps``).
+        var gaps: Int
         var total: Int
         var percent: Double
     }
@@ -298,10 +302,14 @@ struct HRVReport: Encodable {
 
     init(_ analysis: HRVAnalysis) {
         let found = analysis.correction.artefacts
-        intervals = analysis.correction.inputCount
+        let gaps = analysis.gaps
+        intervals = analysis.correction.inputCount + gaps
+        // A gap counts as a long/short artefact of the series, as it does in each window.
+        let total = found.count + gaps
         artefacts = Artefacts(
             ectopic: found.ectopic.count, missed: found.missed.count, extra: found.extra.count,
-            longShort: found.longShort.count, total: found.count, percent: analysis.correction.artefactPercent)
+            longShort: found.longShort.count + gaps, gaps: gaps, total: total,
+            percent: intervals == 0 ? 0 : 100 * Double(total) / Double(intervals))
         timeDomain = analysis.timeDomain
         dfaAlpha1 = analysis.windows.map(WorkoutJSON.HRVWindow.init)
         thresholds = Thresholds(value: analysis.thresholds)

@@ -94,6 +94,7 @@ enum WorkoutSummary {
         if let counters {
             lines.append(
                 "Sensors: \(counters.measurements) frames, \(counters.decodingFailures) refused as malformed, "
+                    + "\(counters.implausibleHeartRates) heart rates refused as implausible, "
                     + "\(counters.disconnections) disconnections, \(counters.samplesDelivered) samples recorded")
         } else {
             lines.append("Sensors:")
