@@ -10,6 +10,12 @@ import Wire
 /// one kept in the state directory: it grows when the clock was set back between two starts (a
 /// Raspberry Pi without a clock battery) and when the file was lost (the clock moved on).
 public enum GatewayBoot {
+    /// How far ahead of a set clock a kept boot is still followed, ms: a clock set back a little
+    /// (a Raspberry Pi starts at its last saved time until NTP answers) keeps boots growing.
+    static let maximumLead: UInt64 = 3_600_000
+    /// A clock before this (2025-01-01, ms) was never set: a kept boot ahead of it is followed.
+    static let earliestSetClock: UInt64 = 1_735_689_600_000
+
     /// The most bytes a boot file holds (13 digits and a newline are written).
     static let maximumFileBytes = 32
 
@@ -17,9 +23,14 @@ public enum GatewayBoot {
     /// range), and kept there for the next start (the directory made if need be, mode 0700);
     /// with the error that kept it from being written, if one did.
     public static func next(keptAt path: String, now: Date) -> (boot: UInt64, notKept: (any Error)?) {
-        let last = kept(at: path) ?? 0
+        let clock = max(1, GatewayStatus.milliseconds(now))
+        // A kept boot well ahead of a clock that has been set came from a clock ahead at an
+        // earlier start; hubs refuse a boot dated ahead of them, so following it would lock this
+        // gateway out. A clock never set (1970 on a board without a clock battery) is behind.
+        let last =
+            kept(at: path).flatMap { clock >= earliestSetClock && $0 > clock &+ maximumLead ? nil : $0 } ?? 0
         // `last` is below the maximum, and the milliseconds at most the maximum: no overflow.
-        let boot = max(max(1, GatewayStatus.milliseconds(now)), last + 1)
+        let boot = max(clock, last + 1)
         do {
             let file = URL(fileURLWithPath: path)
             try FileManager.default.createDirectory(

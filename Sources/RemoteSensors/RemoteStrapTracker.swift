@@ -274,6 +274,12 @@ public struct RemoteStrapTracker: Sendable {
             actions.append(.refused(.foreignNode(owner: owner), address: address, node: node))
             return
         }
+        if let boot = measurement.boot, let ahead = configuration.refusal(of: Self.date(ofBoot: boot), at: now) {
+            // A boot is when the gateway started: one dated ahead of the hub (a clock gone wrong at
+            // its start) would, once kept, make every later boot of that gateway stale.
+            actions.append(.refused(ahead, address: address, node: node))
+            return
+        }
         if let boot = measurement.boot, let latest = boots[node], boot < latest {
             // The gateway started again since: its sequence numbers did too, so this frame, captured
             // before and sent again, may well be later in sequence (and within the skew) than the
@@ -356,6 +362,11 @@ public struct RemoteStrapTracker: Sendable {
         }
     }
 
+    /// A boot's date: its gateway's start, in milliseconds since 1970.
+    static func date(ofBoot boot: UInt64) -> Date {
+        Date(timeIntervalSince1970: Double(boot) / 1000)
+    }
+
     /// Why a signed `offline` from `node` (of boot `boot`, signed at `sent`) is refused, if it is.
     private func offlineRefusal(
         address: String?, node: String, boot: UInt64, sent: Date, at now: Date
@@ -363,6 +374,10 @@ public struct RemoteStrapTracker: Sendable {
         // Said before the gateway started again: sent again by whoever kept it (a Will is retained
         // by the broker once published).
         if let latest = boots[node], boot < latest { return .staleBoot(boot) }
+        // Neither the boot nor the saying may be dated ahead of the hub: kept, either would refuse
+        // what the gateway says later.
+        if let ahead = configuration.refusal(of: Self.date(ofBoot: boot), at: now) { return ahead }
+        if let ahead = configuration.refusal(of: sent, at: now) { return ahead }
         guard let address else {
             // A Will is signed when its gateway starts, and anyone may have kept the one the broker
             // published after a partition the gateway came back from: it lets the straps go once
@@ -370,7 +385,6 @@ public struct RemoteStrapTracker: Sendable {
             if let last = releases[node], (boot, sent) <= (last.boot, last.sent) { return .replayedOffline }
             return nil
         }
-        if let ahead = configuration.refusal(of: sent, at: now) { return ahead }
         // Said before the strap's last frame of that boot: an old availability, sent again.
         if let strap = straps[address], strap.identity.adapter == node, strap.boot == boot,
             let last = strap.lastFrame, sent < last.sent

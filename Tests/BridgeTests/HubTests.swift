@@ -110,7 +110,9 @@ struct HubTests {
                 moreSettings: "[mqtt]\nurl = \"mqtt://127.0.0.1:\(broker.port)\"\nnode = \"hub\"\ndiscovery = true",
                 streaming: nil,
                 adapterSection:
-                    "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://127.0.0.1:\(broker.port)\"\nexpire = 5\ngateway_keys = \"\(keys.path)\"",
+                    // Silence alone drops no strap within the test's waits: a killed gateway's straps
+                    // drop only if its signed Will verifies.
+                    "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://127.0.0.1:\(broker.port)\"\nexpire = 600\ngateway_keys = \"\(keys.path)\"",
                 sensorsSection: "[[sensors]]\naddress = \"\(listed)\"\n")
             defer { hub.stop() }
 
@@ -148,7 +150,8 @@ struct HubTests {
                 return (live?.statistics["heartRate"]?.count ?? 0) >= 3
             }
 
-            // Gateway 3 killed without a word: the broker's Will drops its straps on the hub.
+            // Gateway 3 killed without a word: the broker's Will (signed at its start) drops its
+            // straps on the hub.
             kill(gateways[2].process.pid, SIGKILL)
             try await eventually("room 3's straps lost on the hub") {
                 let seen = try await sensors(hub)

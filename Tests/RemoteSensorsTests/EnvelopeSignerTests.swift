@@ -167,6 +167,12 @@ struct EnvelopeSignerTests {
         // The clock set back (no battery), or standing still: still later.
         #expect(GatewayBoot.next(keptAt: path, now: now).boot == 1_767_225_605_001)
         #expect(GatewayBoot.next(keptAt: path, now: Date(timeIntervalSince1970: 0)).boot == 1_767_225_605_002)
+        // Set back by up to an hour: still later. Two hours behind a kept boot, a set clock is
+        // believed: that boot came from a clock ahead, which hubs refuse.
+        #expect(GatewayBoot.next(keptAt: path, now: now.addingTimeInterval(-3_000)).boot == 1_767_225_605_003)
+        let set = now.addingTimeInterval(-7_200)
+        #expect(GatewayBoot.next(keptAt: path, now: set).boot == 1_767_218_400_000)
+        #expect(GatewayBoot.next(keptAt: path, now: set).boot == 1_767_218_400_001)
         // A kept boot out of range, not a number or too long: the clock alone.
         for text in ["\(RemoteMeasurement.maximumBoot)\n", "soon\n", String(repeating: "1", count: 40)] {
             try Data(text.utf8).write(to: URL(fileURLWithPath: path))

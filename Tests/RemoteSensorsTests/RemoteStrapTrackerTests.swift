@@ -272,6 +272,11 @@ struct RemoteStrapTrackerTests {
         #expect(driver.feed(envelope(2, heartRate: 102, boot: bootB), at: 3.5) == ["hr 102 room-1/01"])
         #expect(driver.tracker.boots == ["room-1": bootB])
         #expect(driver.tracker.straps[strap]?.boot == bootB)
+        // A boot dated an hour ahead of the hub (the gateway's clock wrong at its start) is
+        // refused, not kept: kept, it would make every later boot of the gateway stale.
+        let ahead = UInt64((start.timeIntervalSince1970 + 3_600) * 1000)
+        #expect(driver.feed(envelope(3, heartRate: 103, boot: ahead), at: 3.5) == ["refused ahead_of_hub room-1/01"])
+        #expect(driver.tracker.boots == ["room-1": bootB])
         #expect(driver.tracker.straps[strap]?.link == .up(lastSequence: 2, lastHeard: start.addingTimeInterval(3.5)))
         // Another gateway's boots are its own.
         #expect(driver.feed(envelope(0, from: "room-2", address: other, boot: 5), at: 4).contains("ready room-2/02"))
@@ -293,6 +298,10 @@ struct RemoteStrapTrackerTests {
         #expect(driver.feed(offline(strap, boot: bootA, sent: 2), at: 2) == ["refused stale_boot room-1/01"])
         #expect(driver.feed(offline(strap, boot: bootB, sent: 0.5), at: 2) == ["refused replayed room-1/01"])
         #expect(driver.feed(offline(strap, boot: bootB, sent: 9), at: 2) == ["refused ahead_of_hub room-1/01"])
+        // The gateway's own offline dated ahead, or of a boot dated ahead: refused too.
+        #expect(driver.feed(offline(nil, boot: bootB, sent: 9), at: 2) == ["refused ahead_of_hub room-1/"])
+        let ahead = UInt64((start.timeIntervalSince1970 + 3_600) * 1000)
+        #expect(driver.feed(offline(nil, boot: ahead, sent: 2), at: 2) == ["refused ahead_of_hub room-1/"])
         #expect(driver.tracker.straps[strap]?.isReady == true)
         #expect(driver.feed(offline(strap, boot: bootB, sent: 1.5), at: 2) == ["disconnected(link lost) room-1/01"])
         #expect(driver.tracker.straps[strap]?.released == true)
