@@ -14,6 +14,7 @@ import RemoteSensors
 import SensorSimulator
 import Sensors
 import ServiceLifecycle
+import Threads
 import UnixSignals
 import Wire
 import WorkoutStore
@@ -139,7 +140,13 @@ public enum BridgeDaemon {
         ]
         if let settings = configuration.mqtt {
             do {
-                services.append(try MQTTBridge(core: core, settings: settings, clock: assembly.clock, logger: logger))
+                // Made on a thread of its own: it scans the journal (up to `journal_megabytes`), reads
+                // the key and keeps the boot with a synced write, none of it for Swift concurrency's threads.
+                let clock = assembly.clock
+                let made = await DetachedThread.run(named: "hrbridge.mqtt") {
+                    Result { try MQTTBridge(core: core, settings: settings, clock: clock, logger: logger) }
+                }
+                services.append(try made.get())
             } catch {
                 throw DaemonError.mqtt("\(error)")
             }
