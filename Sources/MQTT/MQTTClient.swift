@@ -311,6 +311,8 @@ public actor MQTTClient {
             let code = mosquitto_connect_async(pointer, broker.host, Int32(broker.port), keepalive)
             return (code, mosquitto_loop_start(pointer))
         }.value
+        // Stopped while connecting: the stop, queued after the connect, ends the loop.
+        guard !stopped else { return }
         try Self.check("mosquitto_loop_start", loop)
         if code != MOSQ_ERR_SUCCESS.rawValue {
             // Not fatal: the broker may start after us. libmosquitto reconnects a connection it
@@ -343,8 +345,8 @@ public actor MQTTClient {
                     "MQTT connect not acknowledged; connecting again",
                     metadata: ["broker": "\(options.broker)", "after": "\(timeout)"])
             }
+            mosquitto_disconnect(handle.pointer)
             let restart = blockingCall("mqtt-reconnect") { pointer in
-                mosquitto_disconnect(pointer)
                 mosquitto_loop_stop(pointer, false)
                 _ = mosquitto_reconnect_async(pointer)
                 return mosquitto_loop_start(pointer)
@@ -416,10 +418,9 @@ public actor MQTTClient {
         stopped = true
         firstConnectTask?.cancel()
         firstConnectWatch?.cancel()
-        let join = blockingCall("mqtt-stop") { pointer in
-            mosquitto_disconnect(pointer)
-            return mosquitto_loop_stop(pointer, false)
-        }
+        // Said at once (it does not block), even while a join queued before this one hangs.
+        mosquitto_disconnect(handle.pointer)
+        let join = blockingCall("mqtt-stop") { pointer in mosquitto_loop_stop(pointer, false) }
         if await Self.outcome(of: join, within: options.stopTimeout, on: connectClock) == nil {
             logger.error(
                 "MQTT thread did not stop; left to end on its own",
@@ -541,6 +542,9 @@ public actor MQTTClient {
         }
         switch event {
         case .connect(let code):
+            // A connect that lands while stop() waits for libmosquitto's thread: no birth after
+            // the farewell, no subscriptions, nothing from the outbox.
+            guard !stopped else { return }
             guard code == 0 else {
                 let reason = String(cString: mosquitto_connack_string(code))
                 logger.warning("MQTT broker refused the connection", metadata: ["reason": "\(reason)"])

@@ -61,25 +61,6 @@ private final class MuteBus: Sendable {
     }
 }
 
-/// Keeps the messages logged through it (every level).
-private final class LogRecords: LogHandler, @unchecked Sendable {
-    private let lock = NSLock()
-    private var kept: [String] = []
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    var messages: [String] { lock.withLock { kept } }
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        lock.withLock { kept.append(event.message.description) }
-    }
-}
-
 @Suite("connecting to a bus does not hold Swift concurrency's threads")
 struct DBusConnectTests {
     @Test(

@@ -157,31 +157,3 @@ struct LiveDataSourceTests {
         #expect(await source.counters.disconnections == 1)
     }
 }
-
-/// Keeps every event logged through it (every level): level, message and metadata as text.
-private final class LogRecords: LogHandler, @unchecked Sendable {
-    struct Event: Sendable {
-        var level: Logger.Level
-        var message: String
-        var metadata: [String: String]
-    }
-
-    private let lock = NSLock()
-    private var kept: [Event] = []
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    var events: [Event] { lock.withLock { kept } }
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        let record = Event(
-            level: event.level, message: event.message.description,
-            metadata: (event.metadata ?? [:]).mapValues { "\($0)" })
-        lock.withLock { kept.append(record) }
-    }
-}
