@@ -53,6 +53,20 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / ticks()
 
 
+def context_switches(pid):
+    """Voluntary and involuntary switches summed over the process's threads alive now."""
+    total = 0
+    for task in os.listdir("/proc/%d/task" % pid):
+        try:
+            for line in open("/proc/%d/task/%s/status" % (pid, task)):
+                key, _, value = line.partition(":")
+                if key.endswith("ctxt_switches"):
+                    total += int(value)
+        except FileNotFoundError:
+            pass
+    return total
+
+
 def memory(pid):
     values = {}
     for line in open("/proc/%d/status" % pid):
@@ -119,15 +133,17 @@ async def run(arguments, port, pid, producer):
     await asyncio.sleep(1)
     latencies.clear()
     cpu_before, wall_before = cpu_seconds(pid), time.monotonic()
+    switches_before = context_switches(pid)
     producer.stdin.write("burst %d 4\n" % (4 * arguments.seconds))
     producer.stdin.flush()
     await asyncio.get_running_loop().run_in_executor(None, producer.stdout.readline)
     await asyncio.sleep(0.5)
     cpu = cpu_seconds(pid) - cpu_before
     wall = time.monotonic() - wall_before
+    switches = context_switches(pid) - switches_before
     stop.set()
     await asyncio.gather(*tasks)
-    return latencies, cpu, wall, sum(counts.values())
+    return latencies, cpu, wall, sum(counts.values()), switches
 
 
 async def run_class(arguments, port, pid, producer):
@@ -417,7 +433,7 @@ def main():
                 profiler = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-g",
                                              "-p", str(daemon.pid), "-o", arguments.perf, "--",
                                              "sleep", str(arguments.seconds)])
-            latencies, cpu, wall, messages = asyncio.run(run(arguments, port, daemon.pid, producer))
+            latencies, cpu, wall, messages, switches = asyncio.run(run(arguments, port, daemon.pid, producer))
             if profiler:
                 profiler.wait()
             if reader:
@@ -440,6 +456,7 @@ def main():
             print("| latency p99 | %.2f ms |" % latencies[int(count * 0.99)])
             print("| latency max | %.2f ms |" % latencies[-1])
             print("| daemon CPU under load | %.1f %% of a core |" % (100 * cpu / wall))
+            print("| daemon context switches under load (its threads) | %.0f per second |" % (switches / wall))
             print("| daemon peak RSS (VmHWM) / RSS now | %.1f MB / %.1f MB |" % (mem["VmHWM"], mem["VmRSS"]))
             print("| idle daemon CPU over %d s (%d straps connected, no frames) | %.3f s |" % (arguments.idle,
                                                                                     arguments.straps, idle_cpu))

@@ -346,7 +346,7 @@ extension FakeBlueZ {
 }
 
 func runProducer(address: String, straps: Int, adapters: Int, linkLimit: Int) async throws {
-    let bus = try DBusConnection(bus: .address(address), logger: logger)
+    let bus = try await DBusConnection.connect(bus: .address(address), logger: logger)
     let bluez = FakeBlueZ(bus: bus, straps: straps, adapters: adapters, linkLimit: linkLimit)
     try bluez.export()
     try await bus.requestName("org.bluez")

@@ -65,7 +65,7 @@ let logger = Logger(label: "bench")
 /// Connects every strap, then collects `expected` frames (or stops after 5 s without one) and
 /// returns the result as a JSON object.
 func consume(bus: DBusConnection.Bus, straps: Int, expected: Int) async throws -> String {
-    let connection = try DBusConnection(bus: bus, logger: logger)
+    let connection = try await DBusConnection.connect(bus: bus, logger: logger)
     var options = BlueZAdapter.Options()
     options.reconnects = false
     let adapter = try await BlueZAdapter.open(connection: connection, options: options, logger: logger)
