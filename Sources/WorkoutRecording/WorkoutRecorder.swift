@@ -103,6 +103,10 @@ public actor WorkoutRecorder {
     /// from the store read them there, so they are written again before the next one and before
     /// the finish, never dropped.
     private var unstoredChanges: [(number: Int, change: JournaledChange)] = []
+    /// Whether the workout's row is in the store: its first activity begins (``begin(at:)``)
+    /// before the row is written, and a change written first would only be refused (its foreign
+    /// key), logged as the store refusing it, so changes wait for the row.
+    private var workoutInStore: Bool
     /// Numbers the changes, so a write finished by one caller is not taken off for another.
     private var changesNumbered = 0
     /// The finish under way, which a second caller waits for.
@@ -187,6 +191,7 @@ public actor WorkoutRecorder {
         self.streamer = streamer
         self.store = setup.store
         self.isRecovered = setup.recovering != nil && setup.store != nil
+        self.workoutInStore = isRecovered
         self.planFile = setup.planFile
         self.clock = clock
         self.logger = logger
@@ -319,7 +324,11 @@ public actor WorkoutRecorder {
                 primarySources: Dictionary(
                     uniqueKeysWithValues: await builder.primarySources.map { ($0.key.rawValue, $0.value) }),
                 sensors: sensors.map { SampleSource(adapter: $0.adapter, address: $0.address, name: $0.name) }))
+        workoutInStore = true
         if let activity = await builder.currentActivity { try? await store?.upsert(activity: activity, workout: id) }
+        // The activity's begin, and anything else that came while the row was being written.
+        await storeWaitingChanges()
+        await keep([HRVWindow]())
         return await runner?.start(at: started) ?? []
     }
 
@@ -440,7 +449,7 @@ public actor WorkoutRecorder {
     private func keep(_ windows: [HRVWindow]) async {
         guard let store else { return }
         unstoredWindows += windows
-        guard !unstoredWindows.isEmpty else { return }
+        guard !unstoredWindows.isEmpty, workoutInStore else { return }
         do {
             try await store.upsert(alpha1Windows: unstoredWindows, workout: id)
             unstoredWindows = []
@@ -452,11 +461,17 @@ public actor WorkoutRecorder {
     }
 
     /// Stores an event or activity after any the store refused before; keeps them, in order,
-    /// while it refuses.
+    /// while it refuses and until the workout's row is written.
     private func keep(_ change: JournaledChange) async {
         guard store != nil else { return }
         changesNumbered += 1
         unstoredChanges.append((changesNumbered, change))
+        await storeWaitingChanges()
+    }
+
+    /// Writes the changes waiting, once the workout's row is in the store; logs a refusal.
+    private func storeWaitingChanges() async {
+        guard workoutInStore, !unstoredChanges.isEmpty else { return }
         do {
             try await storeUnstoredChanges()
         } catch {

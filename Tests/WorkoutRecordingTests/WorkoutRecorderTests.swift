@@ -68,6 +68,35 @@ struct WorkoutRecorderTests {
         #expect(again.id == workout.id, "finishing twice returns the saved workout")
     }
 
+    @Test("the activity begun with the workout waits for the workout's row: nothing refused, nothing logged")
+    func firstActivityWaitsForTheWorkoutRow() async throws {
+        let (store, directory) = try temporaryStore()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let records = LogRecords()
+        let logger = Logger(label: "test") { _ in records }
+        let adapter = MockSensorAdapter(
+            scenario: .default, seed: 2, steppingFrom: Date(timeIntervalSinceReferenceDate: 800_000_000),
+            logger: logger)
+        let strap = try #require(adapter.sensors.first)
+        let recorder = try await WorkoutRecorder(
+            WorkoutRecorder.Setup(configuration: configuration, profile: profile, sensors: [strap], store: store),
+            adapter: adapter, clock: adapter.timeline, registry: WorkoutSessionRegistry(), logger: logger)
+        await recorder.attach()
+        try await adapter.connect(strap)
+        _ = try await recorder.begin(at: adapter.timeline.now())
+        await recorder.waitUntilHandlersCaughtUp()
+        // Before, the update handler wrote the activity's begin while `begin` was still writing
+        // the workout's row: refused by the foreign key, and logged as the store refusing it.
+        let warnings = records.events.filter { $0.level >= .warning }.map(\.message)
+        #expect(warnings.isEmpty, "\(warnings)")
+        #expect(try await store.activityIntervals(of: recorder.id).count == 1, "the activity is stored as it begins")
+        for _ in 0..<5 { await adapter.step() }
+        _ = try await recorder.finish(
+            at: adapter.timeline.now(), settle: .drain(deliver: { stop in await adapter.finish(at: stop) }))
+        await recorder.streamsEnded()
+        #expect(records.events.filter { $0.level >= .warning }.isEmpty)
+    }
+
     let profile = UserProfile(id: "runner", age: 35)
     let configuration = WorkoutConfiguration(activityType: .running, location: .indoor)
 
