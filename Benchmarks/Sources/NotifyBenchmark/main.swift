@@ -266,8 +266,12 @@ final class FakeBlueZ: @unchecked Sendable {
                 if due > now { usleep(UInt32((due - now) / 1000)) }
             }
             let stamp = nowNanoseconds()
-            let round = sequence / straps
-            var frame: [UInt8] = [0x11, UInt8(truncatingIfNeeded: round), UInt8(truncatingIfNeeded: round >> 8)]
+            // A heart rate a heart beats at (60–179 bpm, one step a round): one outside 20–300
+            // becomes no sample, and a recording daemon would be spared the builders' work.
+            let heartRate = 60 + (sequence / straps) % 120
+            var frame: [UInt8] = [
+                0x11, UInt8(truncatingIfNeeded: heartRate), UInt8(truncatingIfNeeded: heartRate >> 8),
+            ]
             for shift in stride(from: 0, to: 64, by: 8) {
                 frame.append(UInt8(truncatingIfNeeded: stamp >> UInt64(shift)))
             }
@@ -329,7 +333,7 @@ extension FakeBlueZ {
                 broadcasts.append((address(ofStrap: event.strap), Int(rate), stamp))
                 continue
             }
-            var frame: [UInt8] = [0x11, UInt8(truncatingIfNeeded: event.round), 0]
+            var frame: [UInt8] = [0x11, UInt8(60 + event.round % 120), 0]
             for shift in stride(from: 0, to: 64, by: 8) {
                 frame.append(UInt8(truncatingIfNeeded: stamp >> UInt64(shift)))
             }
