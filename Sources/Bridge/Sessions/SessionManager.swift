@@ -19,8 +19,6 @@ public actor SessionManager {
     private let hub: LiveHub
     private let logger: Logger
     private let registry = WorkoutSessionRegistry()
-    /// Sessions' figures go out in rounds, all sessions at once (``SnapshotPacing``).
-    private let snapshotPacer = SnapshotPacer()
     /// Guest sessions, known before their first live message (readers outside the actor ask).
     private nonisolated let guestIDs = Mutex<Set<UUID>>([])
     private var sessions: [UUID: BridgeSession] = [:]
@@ -163,7 +161,7 @@ public actor SessionManager {
         let id = UUID()
         starting.insert(id)
         defer { starting.remove(id) }
-        let trigger = SnapshotTrigger(pacer: snapshotPacer)
+        let trigger = SnapshotTrigger()
         var setup = WorkoutRecorder.Setup(
             configuration: workoutConfiguration, profile: athlete.profile, sensors: identities, zones: zones,
             plan: runnerPlan, store: request.guest ? nil : store, id: id)
@@ -394,7 +392,7 @@ public actor SessionManager {
             do {
                 var identities: [SensorIdentity] = []
                 for address in addresses { identities.append(await sensors.identity(address)) }
-                let trigger = SnapshotTrigger(pacer: snapshotPacer)
+                let trigger = SnapshotTrigger()
                 var setup = WorkoutRecorder.Setup(
                     configuration: record.configuration,
                     profile: record.profile ?? UserProfile(id: UserProfile.anonymousID), sensors: identities,
