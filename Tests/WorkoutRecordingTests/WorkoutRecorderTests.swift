@@ -78,12 +78,7 @@ struct WorkoutRecorderTests {
             scenario: .default, seed: 2, steppingFrom: Date(timeIntervalSinceReferenceDate: 800_000_000),
             logger: logger)
         let strap = try #require(adapter.sensors.first)
-        let recorder = try await WorkoutRecorder(
-            WorkoutRecorder.Setup(configuration: configuration, profile: profile, sensors: [strap], store: store),
-            adapter: adapter, clock: adapter.timeline, registry: WorkoutSessionRegistry(), logger: logger)
-        await recorder.attach()
-        try await adapter.connect(strap)
-        _ = try await recorder.begin(at: adapter.timeline.now())
+        let recorder = try await begunRecorder(store: store, adapter: adapter, strap: strap, logger: logger)
         await recorder.waitUntilHandlersCaughtUp()
         // Before, the update handler wrote the activity's begin while `begin` was still writing
         // the workout's row: refused by the foreign key, and logged as the store refusing it.
