@@ -2,27 +2,33 @@
 # Runs the whole test suite N times in a row on the already-built tree (make test builds it),
 # optionally with CPU hogs (one core, or every core), and prints each run's wall time and failures.
 #
-#   scripts/test-stress.sh N [--load | --load-both] [--no-real-bluez]
+#   scripts/test-stress.sh N [--load | --load-both] [--no-real-bluez] [--no-benchmarks]
 #
 # --load keeps one core busy (a loaded CI machine); --load-both keeps every core busy.
 #
 # Each run is what make test runs: the suite, then the real-BlueZ bed in QEMU alone (about
 # 2.5 minutes more); --no-real-bluez leaves the bed out.
 #
+# First it compiles the benchmarks package (Benchmarks/, release, its own .build): CI does not
+# build it (a second full release build), and it once stopped compiling unnoticed. A benchmark
+# that does not compile fails the stress run before it starts; --no-benchmarks skips the check.
+#
 # Exits 0 only when every run passed. Logs: .build/stress/run-K.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { echo "usage: scripts/test-stress.sh N [--load | --load-both] [--no-real-bluez]" >&2; exit 2; }
+usage() { echo "usage: scripts/test-stress.sh N [--load | --load-both] [--no-real-bluez] [--no-benchmarks]" >&2; exit 2; }
 runs=""
 load=false
 hogs=1
 real=true
+benchmarks=true
 for argument in "$@"; do
     case "$argument" in
         --load) load=true ;;
         --load-both) load=true; hogs=$(nproc) ;;
         --no-real-bluez) real=false ;;
+        --no-benchmarks) benchmarks=false ;;
         ''|*[!0-9]*) usage ;;
         *) runs=$argument ;;
     esac
@@ -36,6 +42,14 @@ fi
 
 logs=.build/stress
 mkdir -p "$logs"
+if $benchmarks; then
+    echo "compiling the benchmarks (swift build --package-path Benchmarks -c release)"
+    if ! swift build --package-path Benchmarks -c release >"$logs/benchmarks-build.log" 2>&1; then
+        grep -E 'error:' "$logs/benchmarks-build.log" | head -20 >&2
+        echo "the benchmarks do not compile: see $logs/benchmarks-build.log" >&2
+        exit 1
+    fi
+fi
 hog_pids=()
 stop_hog() {
     for pid in "${hog_pids[@]}"; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
