@@ -215,6 +215,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "GATTTests", dependencies: ["GATT"]),
+        .testTarget(name: "ThreadsTests", dependencies: ["Threads"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(
             name: "BridgeOutTests",

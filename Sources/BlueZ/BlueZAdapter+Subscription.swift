@@ -121,7 +121,13 @@ extension BlueZAdapter {
             for case .unixFD(let descriptor) in reply where descriptor >= 0 { close(descriptor) }
             throw BlueZError(DBusError.unexpectedReply("AcquireNotify returned \(reply)"))
         }
-        let socket = NotificationSocket(descriptor: descriptor, mtu: mtu)
+        let socket: NotificationSocket
+        do {
+            socket = try NotificationSocket(descriptor: descriptor, mtu: mtu)
+        } catch {
+            // The caller falls back to StartNotify, which needs no thread.
+            throw BlueZError(.threadUnavailable(error))
+        }
         guard links[address] != nil else {
             socket.close()
             return

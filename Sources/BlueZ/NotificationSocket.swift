@@ -30,7 +30,10 @@ final class NotificationSocket: Sendable {
     /// comes in a bus reply, and a larger one must not size the buffer.
     static let maximumMTU = 517
 
-    init(descriptor: Int32, mtu: Int) {
+    /// Takes `descriptor` and starts its reader (on a stack of `readerStackBytes`, nil: the
+    /// system's default); when no thread can be started, closes the descriptor (BlueZ ends the
+    /// notify session) and throws.
+    init(descriptor: Int32, mtu: Int, readerStackBytes: Int? = nil) throws(ThreadStartError) {
         self.descriptor = descriptor
         self.mtu = min(max(mtu, 23), Self.maximumMTU)
         let size = self.mtu + 3
@@ -40,7 +43,7 @@ final class NotificationSocket: Sendable {
         }
         let (stream, continuation) = AsyncStream<[UInt8]>.makeStream()
         datagrams = stream
-        DetachedThread.start(named: "hrbridge.notify") { [self] in
+        let reader: @Sendable () -> Void = { [self] in
             var buffer = [UInt8](repeating: 0, count: size)
             while true {
                 let count = recv(descriptor, &buffer, size, 0)
@@ -57,6 +60,13 @@ final class NotificationSocket: Sendable {
                 _ = Glibc.close(descriptor)
             }
             continuation.finish()
+        }
+        do {
+            try DetachedThread.start(named: "hrbridge.notify", stackBytes: readerStackBytes, reader)
+        } catch {
+            _ = Glibc.close(descriptor)
+            continuation.finish()
+            throw error
         }
     }
 

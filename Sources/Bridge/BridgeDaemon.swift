@@ -143,7 +143,7 @@ public enum BridgeDaemon {
                 // Made on a thread of its own: it scans the journal (up to `journal_megabytes`), reads
                 // the key and keeps the boot with a synced write, none of it for Swift concurrency's threads.
                 let clock = assembly.clock
-                let made = await DetachedThread.run(named: "hrbridge.mqtt") {
+                let made = try await DetachedThread.run(named: "hrbridge.mqtt") {
                     Result { try MQTTBridge(core: core, settings: settings, clock: clock, logger: logger) }
                 }
                 services.append(try made.get())

@@ -95,7 +95,8 @@ public final class DBusConnection: Sendable {
     public let uniqueName: String
 
     /// Wraps a connection registered with its bus (``connect(bus:logger:timeout:clock:)`` makes one).
-    private init(registered opened: OpaquePointer, uniqueName name: String, logger: Logger) {
+    /// Without a thread for its loop the connection is closed, released here, and the error thrown.
+    private init(registered opened: OpaquePointer, uniqueName name: String, logger: Logger) throws(ThreadStartError) {
         dbus_connection_set_exit_on_disconnect(opened, 0)
         pointer = opened
         uniqueName = name
@@ -111,7 +112,14 @@ public final class DBusConnection: Sendable {
             { context in
                 if let context { Unmanaged<CallbackTarget>.fromOpaque(context).release() }
             })
-        loop.start(connection: opened)
+        do {
+            try loop.start(connection: opened)
+        } catch {
+            // Closed and not running: deinit releases the connection.
+            state.withLock { $0.closed = true }
+            dbus_connection_close(opened)
+            throw error
+        }
     }
 
     /// Connects to `bus` and registers with it on a thread of its own: the connect and the bus's
@@ -134,8 +142,12 @@ public final class DBusConnection: Sendable {
                             name: DBusError.timeoutName,
                             message: "the bus at \(address) did not answer within \(timeout.components.seconds) s"))
                 })
-            DetachedThread.start(named: "dbus-connect") {
-                open(address: address, timeout: timeout, logger: logger, pending: pending)
+            do throws(ThreadStartError) {
+                try DetachedThread.start(named: "dbus-connect") {
+                    open(address: address, timeout: timeout, logger: logger, pending: pending)
+                }
+            } catch {
+                _ = pending.end(with: { .failure(.threadUnavailable(error)) })
             }
         }
         return try outcome.get()
@@ -159,7 +171,13 @@ public final class DBusConnection: Sendable {
             name = register(opened, timeout: timeout, error: &error)
         }
         if let name,
-            pending.end(with: { .success(DBusConnection(registered: opened, uniqueName: name, logger: logger)) })
+            pending.end(with: {
+                do throws(ThreadStartError) {
+                    return .success(try DBusConnection(registered: opened, uniqueName: name, logger: logger))
+                } catch {
+                    return .failure(.threadUnavailable(error))
+                }
+            })
         {
             return
         }

@@ -1,3 +1,5 @@
+public import Threads
+
 /// A D-Bus error: from the peer (an error reply) or from the connection itself.
 ///
 /// `name` is the D-Bus error name, such as `org.bluez.Error.InProgress`; `message` is the
@@ -35,10 +37,17 @@ public struct DBusError: Error, Hashable, Sendable, CustomStringConvertible {
     public static let failedName = "org.freedesktop.DBus.Error.Failed"
     /// Access denied by policy.
     public static let accessDeniedName = "org.freedesktop.DBus.Error.AccessDenied"
+    /// A limit of the process was reached (here: no thread could be started).
+    public static let limitsExceededName = "org.freedesktop.DBus.Error.LimitsExceeded"
 
     /// The connection is closed.
     public static func disconnected(_ message: String = "connection closed") -> DBusError {
         DBusError(name: disconnectedName, message: message)
+    }
+
+    /// A thread the connection needs could not be started.
+    public static func threadUnavailable(_ error: ThreadStartError) -> DBusError {
+        DBusError(name: limitsExceededName, message: error.description)
     }
 
     /// A reply of an unexpected shape.

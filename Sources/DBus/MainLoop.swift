@@ -64,8 +64,9 @@ final class MainLoop: TaskExecutor, @unchecked Sendable {
         close(wakeWriter)
     }
 
-    /// Installs the callbacks on `connection` and starts the loop thread.
-    func start(connection: OpaquePointer) {
+    /// Installs the callbacks on `connection` and starts the loop thread; throws when the thread
+    /// cannot be started (the loop then counts as ended: nothing will run on it).
+    func start(connection: OpaquePointer) throws(ThreadStartError) {
         self.connection = connection
         let context = Unmanaged.passUnretained(self).toOpaque()
         dbus_connection_set_watch_functions(
@@ -110,7 +111,12 @@ final class MainLoop: TaskExecutor, @unchecked Sendable {
                 guard let context else { return }
                 Unmanaged<MainLoop>.fromOpaque(context).takeUnretainedValue().wake()
             }, context, nil)
-        DetachedThread.start(named: "hrbridge.dbus") { [self] in run() }
+        do {
+            try DetachedThread.start(named: "hrbridge.dbus") { [self] in run() }
+        } catch {
+            done.withLock { $0 = true }
+            throw error
+        }
     }
 
     /// Runs `work` on the loop thread.

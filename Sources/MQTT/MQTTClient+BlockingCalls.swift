@@ -3,16 +3,21 @@ import Threads
 
 extension MQTTClient {
     /// Queues `body`, a libmosquitto call that may block, to run on a thread of its own once the
-    /// calls queued before it have ended.
-    func blockingCall<Result: Sendable>(
-        _ threadName: String, _ body: @escaping @Sendable (OpaquePointer) -> Result
-    ) -> Task<Result, Never> {
+    /// calls queued before it have ended; its result, or why no thread could run it (then it did
+    /// not run).
+    func blockingCall<Value: Sendable>(
+        _ threadName: String, _ body: @escaping @Sendable (OpaquePointer) -> Value
+    ) -> Task<Result<Value, ThreadStartError>, Never> {
         let previous = lastBlockingCall
         let handle = handle
-        let call = Task { () async -> Result in
+        let call = Task { () async -> Result<Value, ThreadStartError> in
             await previous?.value
             // The thread keeps the handle: a call that outlives the client still has it.
-            return await DetachedThread.run(named: threadName) { body(handle.pointer) }
+            do throws(ThreadStartError) {
+                return .success(try await DetachedThread.run(named: threadName) { body(handle.pointer) })
+            } catch {
+                return .failure(error)
+            }
         }
         lastBlockingCall = Task { _ = await call.value }
         return call

@@ -307,12 +307,17 @@ public actor MQTTClient {
         let broker = options.broker
         let keepalive = Int32(options.keepalive)
         // The connect resolves the broker's name, which can take seconds.
-        let (code, loop) = await blockingCall("mqtt-connect") { pointer in
+        let connect = await blockingCall("mqtt-connect") { pointer in
             let code = mosquitto_connect_async(pointer, broker.host, Int32(broker.port), keepalive)
             return (code, mosquitto_loop_start(pointer))
         }.value
         // Stopped while connecting: the stop, queued after the connect, ends the loop.
         guard !stopped else { return }
+        let (code, loop): (Int32, Int32)
+        switch connect {
+        case .success(let codes): (code, loop) = codes
+        case .failure(let error): throw .threadUnavailable(error)
+        }
         try Self.check("mosquitto_loop_start", loop)
         if code != MOSQ_ERR_SUCCESS.rawValue {
             // Not fatal: the broker may start after us. libmosquitto reconnects a connection it
@@ -352,12 +357,17 @@ public actor MQTTClient {
                 return mosquitto_loop_start(pointer)
             }
             // stop() cancels this task and does not wait for a join that may hang.
-            guard let code = await Self.outcome(of: restart) else { return }
-            if code != MOSQ_ERR_SUCCESS.rawValue {
+            guard let outcome = await Self.outcome(of: restart) else { return }
+            switch outcome {
+            case .success(let code) where code == MOSQ_ERR_SUCCESS.rawValue:
+                continue
+            case .success(let code):
                 logger.error(
                     "MQTT loop not started again", metadata: ["error": "\(String(cString: mosquitto_strerror(code)))"])
-                return
+            case .failure(let error):
+                logger.error("MQTT loop not started again", metadata: ["error": "\(error)"])
             }
+            return
         }
     }
 
@@ -372,8 +382,11 @@ public actor MQTTClient {
             do { try await clock.sleep(for: delay) } catch { return }
             guard !stopped && connects == 0 else { return }
             let reconnect = blockingCall("mqtt-reconnect") { pointer in mosquitto_reconnect_async(pointer) }
-            guard let code = await Self.outcome(of: reconnect) else { return }
-            if code == MOSQ_ERR_SUCCESS.rawValue {
+            guard let outcome = await Self.outcome(of: reconnect) else { return }
+            if case .failure(let error) = outcome {
+                logger.warning("MQTT reconnect not tried", metadata: ["error": "\(error)"])
+            }
+            if case .success(MOSQ_ERR_SUCCESS.rawValue) = outcome {
                 // The socket is up; the loop thread finishes the handshake (or reports why not).
                 do { try await clock.sleep(for: delay) } catch { return }
             }
@@ -421,10 +434,17 @@ public actor MQTTClient {
         // Said at once (it does not block), even while a join queued before this one hangs.
         mosquitto_disconnect(handle.pointer)
         let join = blockingCall("mqtt-stop") { pointer in mosquitto_loop_stop(pointer, false) }
-        if await Self.outcome(of: join, within: options.stopTimeout, on: connectClock) == nil {
+        switch await Self.outcome(of: join, within: options.stopTimeout, on: connectClock) {
+        case nil:
             logger.error(
                 "MQTT thread did not stop; left to end on its own",
                 metadata: ["broker": "\(options.broker)", "waited": "\(options.stopTimeout)"])
+        case .failure(let error)?:
+            logger.error(
+                "MQTT thread not joined; left to end on its own",
+                metadata: ["broker": "\(options.broker)", "error": "\(error)"])
+        case .success?:
+            break
         }
         loopTask?.cancel()
         handle.sink.takeUnretainedValue().continuation.finish()

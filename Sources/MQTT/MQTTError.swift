@@ -1,3 +1,5 @@
+public import Threads
+
 /// What went wrong talking to an MQTT broker.
 public enum MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The broker address is not `mqtt://host[:port]` or `mqtts://host[:port]`.
@@ -8,6 +10,8 @@ public enum MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
     case library(call: String, code: Int32, message: String)
     /// A topic that cannot be published to (empty, with wildcards, too long).
     case invalidTopic(String)
+    /// No thread could be started for a blocking libmosquitto call (the connect).
+    case threadUnavailable(ThreadStartError)
 
     /// A one-line description for messages and logs.
     public var description: String {
@@ -16,6 +20,7 @@ public enum MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unusableFile(let path, let reason): "\(path): \(reason)"
         case .library(let call, let code, let message): "\(call) failed (\(code)): \(message)"
         case .invalidTopic(let topic): "'\(topic.prefix(80))' is not a topic one can publish to"
+        case .threadUnavailable(let error): "\(error)"
         }
     }
 }

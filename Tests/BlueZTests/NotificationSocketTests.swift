@@ -1,4 +1,5 @@
 import Testing
+import Threads
 
 @testable import BlueZ
 
@@ -18,10 +19,26 @@ import Testing
         return (descriptors[0], descriptors[1])
     }
 
+    /// A stack no system can map: the reader's thread is refused, as at a thread limit.
+    static let unmappableStack = 1 << 50
+
+    @Test func aReaderThatCannotStartClosesTheSocketAndThrows() async throws {
+        let (ours, bluez) = try Self.nonBlockingPair()
+        defer { close(bluez) }
+        #expect(throws: ThreadStartError.self) {
+            _ = try NotificationSocket(descriptor: ours, mtu: 23, readerStackBytes: Self.unmappableStack)
+        }
+        // Closed, so BlueZ ends the notify session (and the caller falls back to StartNotify):
+        // the descriptor is gone and BlueZ's end reads the hang-up.
+        #expect(fcntl(ours, F_GETFD) == -1 && errno == EBADF)
+        var byte: UInt8 = 0
+        #expect(recv(bluez, &byte, 1, 0) == 0)
+    }
+
     @Test func aNonBlockingSocketStaysOpenWhileNoNotificationIsWaiting() async throws {
         let (ours, bluez) = try Self.nonBlockingPair()
         defer { close(bluez) }
-        let socket = NotificationSocket(descriptor: ours, mtu: 23)
+        let socket = try NotificationSocket(descriptor: ours, mtu: 23)
         defer { socket.close() }
         // Nothing is waiting when the reader starts: a non-blocking recv would fail with EAGAIN
         // and end the stream; the reader must block instead.
@@ -36,7 +53,7 @@ import Testing
 
     @Test func theStreamEndsWhenBlueZClosesTheSocket() async throws {
         let (ours, bluez) = try Self.nonBlockingPair()
-        let socket = NotificationSocket(descriptor: ours, mtu: 23)
+        let socket = try NotificationSocket(descriptor: ours, mtu: 23)
         defer { socket.close() }
         let frame: [UInt8] = [0x06, 0x50]
         _ = frame.withUnsafeBytes { send(bluez, $0.baseAddress, $0.count, 0) }
@@ -52,7 +69,7 @@ import Testing
     func absurdMTU(_ mtu: Int) throws {
         let (ours, bluez) = try Self.nonBlockingPair()
         defer { close(bluez) }
-        let socket = NotificationSocket(descriptor: ours, mtu: mtu)
+        let socket = try NotificationSocket(descriptor: ours, mtu: mtu)
         defer { socket.close() }
         #expect((23...NotificationSocket.maximumMTU).contains(socket.mtu))
     }
@@ -61,7 +78,7 @@ import Testing
     func closedSocketReadsNothingElse() async throws {
         for _ in 0..<200 {
             let (first, firstPeer) = try Self.nonBlockingPair()
-            let closed = NotificationSocket(descriptor: first, mtu: 23)
+            let closed = try NotificationSocket(descriptor: first, mtu: 23)
             closed.close()
             close(firstPeer)
             // The next strap's socket: closing the first descriptor at once would free its number for this one.

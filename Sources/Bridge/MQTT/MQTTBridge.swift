@@ -253,14 +253,21 @@ public actor MQTTBridge: Service {
         var sent = 0
         var straps = Set<String>()
         var complete = true
+        var noReader: ThreadStartError?
         var batch: [MeasurementJournal.Entry] = []
         replaying: while true {
             if batch.isEmpty {
                 // Up to the whole journal (64 MiB by default) from the disk: read on a thread of its
                 // own, a batch at a time, never on Swift concurrency's.
-                (batch, replay) = await DetachedThread.run(named: "hrbridge.journal") { [replay] in
-                    var replay = replay
-                    return (replay.next(upTo: Self.replayBatchFrames), replay)
+                do throws(ThreadStartError) {
+                    (batch, replay) = try await DetachedThread.run(named: "hrbridge.journal") { [replay] in
+                        var replay = replay
+                        return (replay.next(upTo: Self.replayBatchFrames), replay)
+                    }
+                } catch {
+                    noReader = error
+                    complete = false
+                    break replaying
                 }
                 guard !batch.isEmpty else { break replaying }
                 batch.reverse()
@@ -295,7 +302,12 @@ public actor MQTTBridge: Service {
                 "damaged journal records skipped",
                 metadata: ["records": "\(replay.damaged)", "path": "\(journal.path)"])
         }
-        if !complete {
+        if let noReader {
+            replayFrom = since
+            logger.error(
+                "journal not read: no thread to read it; it starts again on the next connect",
+                metadata: ["sent": "\(sent)", "error": "\(noReader)"])
+        } else if !complete {
             replayFrom = since
             logger.notice(
                 "the broker went away during the journal's replay; it starts again on the next connect",
