@@ -257,7 +257,7 @@ let package = Package(
         .testTarget(
             name: "BlueZTests",
             dependencies: [
-                "BlueZ", "DBus", "Sensors", "GATT", "BusHarness", "hrbridge",
+                "BlueZ", "DBus", "Sensors", "GATT", "BusHarness", "hrbridge", "Threads",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -26,6 +26,11 @@ extension BlueZAdapter {
                 do {
                     try await acquire(characteristicPath, characteristic: characteristic, address: address)
                     continue
+                } catch  where error.name == DBusError.limitsExceededName {
+                    // No thread for the socket's reader: the socket was closed, and bluetoothd refuses
+                    // StartNotify ("Notify acquired") until it has seen that, so no fallback now; the
+                    // attempt fails, said, and the link's retry tries again.
+                    return error
                 } catch {
                     logger.info("AcquireNotify failed, using StartNotify", metadata: ["error": "\(error)"])
                 }
@@ -125,7 +130,6 @@ extension BlueZAdapter {
         do {
             socket = try NotificationSocket(descriptor: descriptor, mtu: mtu)
         } catch {
-            // The caller falls back to StartNotify, which needs no thread.
             throw BlueZError(.threadUnavailable(error))
         }
         guard links[address] != nil else {

@@ -365,7 +365,9 @@ public actor MQTTClient {
                 logger.error(
                     "MQTT loop not started again", metadata: ["error": "\(String(cString: mosquitto_strerror(code)))"])
             case .failure(let error):
-                logger.error("MQTT loop not started again", metadata: ["error": "\(error)"])
+                // Nothing ran (the loop thread ended with the disconnect): the next pass starts it.
+                logger.error("MQTT loop not started again; trying again", metadata: ["error": "\(error)"])
+                continue
             }
             return
         }

@@ -28,9 +28,8 @@ import Threads
         #expect(throws: ThreadStartError.self) {
             _ = try NotificationSocket(descriptor: ours, mtu: 23, readerStackBytes: Self.unmappableStack)
         }
-        // Closed, so BlueZ ends the notify session (and the caller falls back to StartNotify):
-        // the descriptor is gone and BlueZ's end reads the hang-up.
-        #expect(fcntl(ours, F_GETFD) == -1 && errno == EBADF)
+        // Closed, so BlueZ ends the notify session: its end reads the hang-up. (Not checked by
+        // number: a test running beside this one may be given it again at once.)
         var byte: UInt8 = 0
         #expect(recv(bluez, &byte, 1, 0) == 0)
     }
