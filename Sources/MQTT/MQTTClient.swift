@@ -10,9 +10,10 @@ import Threads
 
 /// A connection to one MQTT broker through libmosquitto, kept up by itself.
 ///
-/// libmosquitto's own thread does the network I/O, the keepalive and reconnecting with backoff;
-/// its calls that block (a connect resolves the broker's name; a stop joins that thread) run one
-/// at a time on threads of their own, never on the actor. This actor owns what is published: while the broker is away messages wait in a bounded
+/// A thread of ours turns libmosquitto's loop (network I/O, keepalive; ``MQTTLoop``); this actor
+/// reconnects with backoff on its clock when the connection ends, and libmosquitto's calls that
+/// block (a connect resolves the broker's name) run one at a time on threads of their own, never
+/// on the actor. This actor owns what is published: while the broker is away messages wait in a bounded
 /// ``MQTTOutbox`` and go out in order once it is back, subscriptions are renewed on every connect,
 /// and the Will (`offline`, retained) tells subscribers when the process dies without a word.
 public actor MQTTClient {
@@ -41,14 +42,12 @@ public actor MQTTClient {
         public var maximumIncomingBytes = 64 * 1024
         /// Reconnect delays: from `minimum` doubling to `maximum` seconds.
         public var reconnectDelay: ClosedRange<UInt32> = 1...30
-        /// A first connect not acknowledged within this is started again from a fresh loop thread:
-        /// libmosquitto's loop never sees a socket numbered 1024 or more (it waits with select()),
-        /// so in a process holding over a thousand files a connect hangs until one is freed.
+        /// A first connect not acknowledged within this is dropped and started again at once (a
+        /// broker that accepts the TCP connection and never answers).
         public var connectTimeout: Duration = .seconds(15)
-        /// How long ``MQTTClient/stop(farewell:timeout:)`` waits for libmosquitto's thread to end.
-        /// In a partition that thread can sit in a blocking reconnect (a TCP connect gives up after
-        /// about two minutes, then the next begins): past this the stop returns and the thread is
-        /// left to end on its own, keeping what it uses.
+        /// How long ``MQTTClient/stop(farewell:timeout:)`` waits for the loop thread to end. It takes
+        /// at most ``MQTTLoop/turnsAfterStop`` turns of a second each, even in a partition; past
+        /// this the stop returns anyway and the thread is left to end on its own.
         public var stopTimeout: Duration = .seconds(5)
 
         /// false: a persistent session — the broker keeps the subscriptions and queues QoS 1
@@ -65,7 +64,7 @@ public actor MQTTClient {
     public enum Event: Sendable, Equatable {
         /// Connected (again); subscriptions are renewed and the outbox is flushed.
         case connected
-        /// The broker went away or refused us (why, in words); libmosquitto reconnects.
+        /// The broker went away or refused us (why, in words); the client reconnects.
         case disconnected(String)
         /// A message on a subscribed topic.
         case message(MQTTMessage)
@@ -73,7 +72,7 @@ public actor MQTTClient {
         case refused(topic: String, bytes: Int)
     }
 
-    /// What libmosquitto's thread reports; handled here, in order.
+    /// What libmosquitto's callbacks and the loop thread report; handled here, in order.
     enum LoopEvent: Sendable {
         case connect(Int32)
         case disconnect(Int32)
@@ -82,6 +81,8 @@ public actor MQTTClient {
         /// A message whose topic is longer than ``MQTTClient/maximumTopicBytes``: its first bytes.
         case longTopic(prefix: String)
         case published(Int32)
+        /// The loop thread parked: the connection ended, or a connect opened none (libmosquitto's code).
+        case loopStopped(Int32)
     }
 
     /// An incoming message's topic, as ``incomingTopic(_:)`` reads it.
@@ -154,14 +155,22 @@ public actor MQTTClient {
     let handle: Handle
     private let loopEvents: AsyncStream<LoopEvent>
     private let logger: Logger
-    /// What the retries of the first connect and the farewell's timeout wait on.
+    /// What the reconnects' backoff and the farewell's timeout wait on.
     private let clock: any Clock<Duration>
     /// What the first connect's ``Options/connectTimeout`` and the ``Options/stopTimeout`` wait on.
     private let connectClock: any Clock<Duration>
-    /// The last blocking libmosquitto call queued: each waits for the one before it (libmosquitto's
-    /// thread can be joined only once, and a connect must not race a join).
+    /// The last blocking libmosquitto call queued: each waits for the one before it (a reconnect
+    /// must not race the first connect).
     var lastBlockingCall: Task<Void, Never>?
     private var firstConnectWatch: Task<Void, Never>?
+    /// Turns libmosquitto's loop on a thread of its own.
+    private let loop: MQTTLoop
+    /// The reconnect waiting for its delay or running, once the loop thread parked.
+    private var reconnectTask: Task<Void, Never>?
+    /// Reconnects since the last connect the broker acknowledged.
+    private var reconnectAttempt = 0
+    /// The next reconnect goes at once: the connect watch dropped an unanswered connect.
+    private var reconnectAtOnce = false
     private let backoff: ReconnectBackoff
     private var outbox: MQTTOutbox
     private var subscriptions: [(filter: String, qos: MQTTQoS)] = []
@@ -184,14 +193,14 @@ public actor MQTTClient {
     public static let incomingLimit = 4096
 
     private static let libraryReady: Void = { _ = mosquitto_lib_init() }()
-    /// libmosquitto's loop waits with select(): descriptors from FD_SETSIZE (1024) on are never seen ready.
+    /// libmosquitto's loop waits with select(): descriptors from FD_SETSIZE (1024) on are never
+    /// seen ready, and `mosquitto_loop` refuses them.
     static let highestWatchableDescriptor: Int32 = 1024
 
     /// Sets the client up (files, credentials, Will); nothing connects before ``start()``.
     ///
-    /// `clock` times the retries of a first connect that failed and the farewell's timeout,
-    /// `connectClock` the first connect's timeout and the stop's (tests pass clocks they move by hand);
-    /// libmosquitto's own reconnects keep real time.
+    /// `clock` times the reconnects' backoff and the farewell's timeout, `connectClock` the first
+    /// connect's timeout and the stop's (tests pass clocks they move by hand).
     public init(
         options: Options, logger: Logger, clock: any Clock<Duration> = ContinuousClock(),
         connectClock: any Clock<Duration> = ContinuousClock()
@@ -214,6 +223,7 @@ public actor MQTTClient {
             throw .library(call: "mosquitto_new", code: MOSQ_ERR_NOMEM.rawValue, message: "out of memory")
         }
         handle = Handle(pointer: pointer, sink: sink)
+        loop = try MQTTLoop()
         queueDepth = Gauge(label: "hrbridge_mqtt_queue_depth")
         reconnects = Counter(label: "hrbridge_mqtt_reconnects_total")
         droppedLive = Counter(label: "hrbridge_mqtt_dropped_total", dimensions: [("kind", "live")])
@@ -258,10 +268,8 @@ public actor MQTTClient {
             let qos: MQTTQoS = message.pointee.qos == 0 ? .atMostOnce : .atLeastOnce
             sink.queue(.message(MQTTMessage(topic: topic, payload: payload, qos: qos, retain: message.pointee.retain)))
         }
-        try check(
-            "mosquitto_reconnect_delay_set",
-            mosquitto_reconnect_delay_set(
-                pointer, options.reconnectDelay.lowerBound, options.reconnectDelay.upperBound, true))
+        // Our thread turns the loop while the actor publishes: libmosquitto must lock.
+        try check("mosquitto_threaded_set", mosquitto_threaded_set(pointer, true))
         if options.username != nil || options.password != nil {
             try check(
                 "mosquitto_username_pw_set", mosquitto_username_pw_set(pointer, options.username, options.password))
@@ -295,7 +303,7 @@ public actor MQTTClient {
         }
     }
 
-    /// Starts libmosquitto's thread and the first connect; a broker that is not up yet is retried
+    /// Starts the first connect and the loop thread; a broker that is not up yet is retried
     /// with backoff, like a lost one.
     public func start() async throws(MQTTError) {
         guard !started else { return }
@@ -308,92 +316,87 @@ public actor MQTTClient {
         let keepalive = Int32(options.keepalive)
         // The connect resolves the broker's name, which can take seconds.
         let connect = await blockingCall("mqtt-connect") { pointer in
-            let code = mosquitto_connect_async(pointer, broker.host, Int32(broker.port), keepalive)
-            return (code, mosquitto_loop_start(pointer))
+            mosquitto_connect_async(pointer, broker.host, Int32(broker.port), keepalive)
         }.value
-        // Stopped while connecting: the stop, queued after the connect, ends the loop.
+        // Stopped while connecting: nothing more starts.
         guard !stopped else { return }
-        let (code, loop): (Int32, Int32)
+        let code: Int32
         switch connect {
-        case .success(let codes): (code, loop) = codes
+        case .success(let result): code = result
         case .failure(let error): throw .threadUnavailable(error)
         }
-        try Self.check("mosquitto_loop_start", loop)
         if code != MOSQ_ERR_SUCCESS.rawValue {
-            // Not fatal: the broker may start after us. libmosquitto reconnects a connection it
-            // once had; until the first one, this retries with the same backoff.
+            // Not fatal: the broker may start after us. The loop thread parks at once, and the
+            // reconnects' backoff takes over.
             logger.warning(
                 "MQTT broker not reachable yet",
                 metadata: ["broker": "\(options.broker)", "error": "\(String(cString: mosquitto_strerror(code)))"])
-            firstConnectTask = Task { [weak self] in await self?.retryFirstConnect() }
+        }
+        let sink = handle.sink
+        do throws(ThreadStartError) {
+            try loop.start(handle: handle) { code in sink.takeUnretainedValue().continuation.yield(.loopStopped(code)) }
+        } catch {
+            throw .threadUnavailable(error)
         }
         firstConnectWatch = Task { [weak self] in await self?.watchFirstConnect() }
     }
 
-    /// Until the first connect is acknowledged, starts it again from a fresh loop thread every
-    /// ``Options/connectTimeout``: disconnect (the loop thread sees it and ends), join the thread,
-    /// connect, start a new thread.
+    /// Until the first connect is acknowledged, drops an unanswered one every
+    /// ``Options/connectTimeout`` and connects again at once.
     private func watchFirstConnect() async {
         let timeout = options.connectTimeout
         while !stopped && connects == 0 {
             do { try await connectClock.sleep(for: timeout) } catch { return }
             guard !stopped && connects == 0 else { return }
-            let descriptor = mosquitto_socket(handle.pointer)
-            if descriptor >= Self.highestWatchableDescriptor {
-                // libmosquitto 2.0's loop waits with select(): a socket numbered 1024 or more is
-                // never seen ready. It happens when the process holds over a thousand files.
-                logger.error(
-                    "MQTT socket cannot be watched: too many files open in this process; connecting again",
-                    metadata: ["broker": "\(options.broker)", "descriptor": "\(descriptor)"])
-            } else {
-                logger.warning(
-                    "MQTT connect not acknowledged; connecting again",
-                    metadata: ["broker": "\(options.broker)", "after": "\(timeout)"])
-            }
-            mosquitto_disconnect(handle.pointer)
-            let restart = blockingCall("mqtt-reconnect") { pointer in
-                mosquitto_loop_stop(pointer, false)
-                _ = mosquitto_reconnect_async(pointer)
-                return mosquitto_loop_start(pointer)
-            }
-            // stop() cancels this task and does not wait for a join that may hang.
-            guard let outcome = await Self.outcome(of: restart) else { return }
-            switch outcome {
-            case .success(let code) where code == MOSQ_ERR_SUCCESS.rawValue:
-                continue
-            case .success(let code):
-                logger.error(
-                    "MQTT loop not started again", metadata: ["error": "\(String(cString: mosquitto_strerror(code)))"])
-            case .failure(let error):
-                // Nothing ran (the loop thread ended with the disconnect): the next pass starts it.
-                logger.error("MQTT loop not started again; trying again", metadata: ["error": "\(error)"])
-                continue
-            }
-            return
+            // A socket to drop: the loop thread parks once it has gone, and the reconnect is at once.
+            guard mosquitto_disconnect(handle.pointer) == MOSQ_ERR_SUCCESS.rawValue else { continue }
+            reconnectAtOnce = true
+            logger.warning(
+                "MQTT connect not acknowledged; connecting again",
+                metadata: ["broker": "\(options.broker)", "after": "\(timeout)"])
         }
     }
 
-    private var firstConnectTask: Task<Void, Never>?
-
-    /// Retries the first connect on ``backoff``'s schedule until one succeeds; ``stop(farewell:timeout:)``
-    /// cancels it and waits for it to end.
-    private func retryFirstConnect() async {
-        var attempt = 1
-        while !stopped && connects == 0 {
-            let delay = backoff.delay(beforeAttempt: attempt)
-            do { try await clock.sleep(for: delay) } catch { return }
-            guard !stopped && connects == 0 else { return }
-            let reconnect = blockingCall("mqtt-reconnect") { pointer in mosquitto_reconnect_async(pointer) }
-            guard let outcome = await Self.outcome(of: reconnect) else { return }
-            if case .failure(let error) = outcome {
-                logger.warning("MQTT reconnect not tried", metadata: ["error": "\(error)"])
-            }
-            if case .success(MOSQ_ERR_SUCCESS.rawValue) = outcome {
-                // The socket is up; the loop thread finishes the handshake (or reports why not).
-                do { try await clock.sleep(for: delay) } catch { return }
-            }
-            attempt += 1
+    /// The loop thread parked: reconnects after the backoff's delay (at once after the connect
+    /// watch dropped a connect), then lets the thread turn again. A connect that opens nothing parks
+    /// it again at once, and the next attempt waits longer.
+    private func loopStopped(_ code: Int32) {
+        guard !stopped else { return }
+        let descriptor = mosquitto_socket(handle.pointer)
+        if code == MOSQ_ERR_INVAL.rawValue, descriptor >= Self.highestWatchableDescriptor {
+            logger.error(
+                "MQTT socket cannot be watched: too many files open in this process; connecting again",
+                metadata: ["broker": "\(options.broker)", "descriptor": "\(descriptor)"])
         }
+        let delay: Duration?
+        if reconnectAtOnce {
+            reconnectAtOnce = false
+            delay = nil
+        } else {
+            reconnectAttempt += 1
+            delay = backoff.delay(beforeAttempt: reconnectAttempt)
+        }
+        reconnectTask = Task { [weak self] in await self?.reconnect(after: delay) }
+    }
+
+    private func reconnect(after delay: Duration?) async {
+        if let delay {
+            do { try await clock.sleep(for: delay) } catch { return }
+        }
+        guard !stopped else { return }
+        let call = blockingCall("mqtt-reconnect") { pointer in mosquitto_reconnect_async(pointer) }
+        // stop() cancels this task and does not wait for a name lookup that may hang.
+        guard let outcome = await Self.outcome(of: call), !stopped else { return }
+        switch outcome {
+        case .success(let code) where code != MOSQ_ERR_SUCCESS.rawValue && connects == 0:
+            logger.debug(
+                "MQTT broker still not reachable", metadata: ["error": "\(String(cString: mosquitto_strerror(code)))"])
+        case .failure(let error):
+            logger.warning("MQTT reconnect not tried", metadata: ["error": "\(error)"])
+        default:
+            break
+        }
+        loop.resume()
     }
 
     /// Publishes now, or queues while the broker is away.
@@ -417,7 +420,7 @@ public actor MQTTClient {
     public var waiting: Int { outbox.count }
 
     /// Publishes `farewell` (waiting up to `timeout` for the broker's acknowledgement), then
-    /// disconnects cleanly (no Will) and stops libmosquitto's thread.
+    /// disconnects cleanly (no Will) and ends the loop thread.
     public func stop(farewell: MQTTMessage? = nil, timeout: Duration = .seconds(2)) async {
         guard started, !stopped else { return }
         if let farewell, connected {
@@ -431,29 +434,25 @@ public actor MQTTClient {
             if code == MOSQ_ERR_SUCCESS.rawValue { _ = await waitForAcknowledgement(mid, timeout: timeout) }
         }
         stopped = true
-        firstConnectTask?.cancel()
+        reconnectTask?.cancel()
         firstConnectWatch?.cancel()
-        // Said at once (it does not block), even while a join queued before this one hangs.
+        // The DISCONNECT first (the loop thread writes it within its last turns: no Will), then
+        // the thread's end.
         mosquitto_disconnect(handle.pointer)
-        let join = blockingCall("mqtt-stop") { pointer in mosquitto_loop_stop(pointer, false) }
-        switch await Self.outcome(of: join, within: options.stopTimeout, on: connectClock) {
-        case nil:
+        loop.stop()
+        let loop = loop
+        let ended = Task { await loop.waitUntilEnded() }
+        if await Self.outcome(of: ended, within: options.stopTimeout, on: connectClock) == nil {
             logger.error(
                 "MQTT thread did not stop; left to end on its own",
                 metadata: ["broker": "\(options.broker)", "waited": "\(options.stopTimeout)"])
-        case .failure(let error)?:
-            logger.error(
-                "MQTT thread not joined; left to end on its own",
-                metadata: ["broker": "\(options.broker)", "error": "\(error)"])
-        case .success?:
-            break
         }
         loopTask?.cancel()
         handle.sink.takeUnretainedValue().continuation.finish()
         eventContinuation.finish()
         failAcknowledgements()
         // Stopped means stopped: no retry or loop event runs after this returns.
-        await firstConnectTask?.value
+        await reconnectTask?.value
         await firstConnectWatch?.value
         await loopTask?.value
     }
@@ -564,7 +563,7 @@ public actor MQTTClient {
         }
         switch event {
         case .connect(let code):
-            // A connect that lands while stop() waits for libmosquitto's thread: no birth after
+            // A connect that lands while stop() waits for the loop thread: no birth after
             // the farewell, no subscriptions, nothing from the outbox.
             guard !stopped else { return }
             guard code == 0 else {
@@ -574,6 +573,7 @@ public actor MQTTClient {
                 return
             }
             connects += 1
+            reconnectAttempt = 0
             if connects > 1 { reconnects.increment() }
             logger.notice("MQTT connected", metadata: ["broker": "\(options.broker)"])
             connected = true
@@ -621,6 +621,8 @@ public actor MQTTClient {
                 metadata: ["topicStart": "\(prefix)", "droppedSoFar": "\(droppedLongTopics)"])
         case .published(let mid):
             acknowledge(mid, received: true)
+        case .loopStopped(let code):
+            loopStopped(code)
         }
     }
 }
