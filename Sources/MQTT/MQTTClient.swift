@@ -315,8 +315,11 @@ public actor MQTTClient {
         let broker = options.broker
         let keepalive = Int32(options.keepalive)
         // The connect resolves the broker's name, which can take seconds.
+        let loop = loop
         let connect = await blockingCall("mqtt-connect") { pointer in
-            mosquitto_connect_async(pointer, broker.host, Int32(broker.port), keepalive)
+            // Stopped meanwhile: no socket that nothing would turn.
+            guard !loop.isStopping else { return MOSQ_ERR_NO_CONN.rawValue }
+            return mosquitto_connect_async(pointer, broker.host, Int32(broker.port), keepalive)
         }.value
         // Stopped while connecting: nothing more starts.
         guard !stopped else { return }
@@ -362,11 +365,12 @@ public actor MQTTClient {
     /// it again at once, and the next attempt waits longer.
     private func loopStopped(_ code: Int32) {
         guard !stopped else { return }
-        let descriptor = mosquitto_socket(handle.pointer)
-        if code == MOSQ_ERR_INVAL.rawValue, descriptor >= Self.highestWatchableDescriptor {
+        let unwatchable = code == MOSQ_ERR_INVAL.rawValue
+        if unwatchable {
+            // The socket, or libmosquitto's own wake-up pair, numbers 1024 or more.
             logger.error(
                 "MQTT socket cannot be watched: too many files open in this process; connecting again",
-                metadata: ["broker": "\(options.broker)", "descriptor": "\(descriptor)"])
+                metadata: ["broker": "\(options.broker)", "descriptor": "\(mosquitto_socket(handle.pointer))"])
         }
         let delay: Duration?
         if reconnectAtOnce {
@@ -376,15 +380,25 @@ public actor MQTTClient {
             reconnectAttempt += 1
             delay = backoff.delay(beforeAttempt: reconnectAttempt)
         }
-        reconnectTask = Task { [weak self] in await self?.reconnect(after: delay) }
+        reconnectTask = Task { [weak self] in await self?.reconnect(after: delay, renewing: unwatchable) }
     }
 
-    private func reconnect(after delay: Duration?) async {
+    /// `renewing`: a full connect (`mosquitto_connect_async`), which makes libmosquitto's wake-up
+    /// pair again too, instead of a reconnect on the same one.
+    private func reconnect(after delay: Duration?, renewing: Bool) async {
         if let delay {
             do { try await clock.sleep(for: delay) } catch { return }
         }
         guard !stopped else { return }
-        let call = blockingCall("mqtt-reconnect") { pointer in mosquitto_reconnect_async(pointer) }
+        let loop = loop
+        let (broker, keepalive) = (options.broker, Int32(options.keepalive))
+        let call = blockingCall("mqtt-reconnect") { pointer in
+            // Stopped meanwhile: no socket that nothing would turn.
+            guard !loop.isStopping else { return MOSQ_ERR_NO_CONN.rawValue }
+            return renewing
+                ? mosquitto_connect_async(pointer, broker.host, Int32(broker.port), keepalive)
+                : mosquitto_reconnect_async(pointer)
+        }
         // stop() cancels this task and does not wait for a name lookup that may hang.
         guard let outcome = await Self.outcome(of: call), !stopped else { return }
         switch outcome {
@@ -397,6 +411,12 @@ public actor MQTTClient {
             break
         }
         loop.resume()
+    }
+
+    /// Dropped without ``stop()``: the loop thread ends (it holds the handle), after a DISCONNECT.
+    deinit {
+        mosquitto_disconnect(handle.pointer)
+        loop.stop()
     }
 
     /// Publishes now, or queues while the broker is away.
@@ -574,6 +594,7 @@ public actor MQTTClient {
             }
             connects += 1
             reconnectAttempt = 0
+            reconnectAtOnce = false
             if connects > 1 { reconnects.increment() }
             logger.notice("MQTT connected", metadata: ["broker": "\(options.broker)"])
             connected = true

@@ -27,18 +27,16 @@ final class MQTTLoop: Sendable {
     static let turnsAfterStop = 3
 
     private let state = Mutex(State())
-    /// A pipe that wakes the thread while it is parked: it reads one end, ``wake()`` writes the other.
+    /// A socket pair that wakes the thread while it is parked: it reads one end, ``wake()`` writes the other.
     private let wakeDescriptor: Int32
     private let wakeWriter: Int32
 
     init() throws(MQTTError) {
         var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else {
-            throw .library(call: "pipe", code: errno, message: String(cString: strerror(errno)))
-        }
-        for end in ends {
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        // Close-on-exec from the start: a child spawned meanwhile must not inherit it.
+        let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+        guard socketpair(AF_UNIX, flags, 0, &ends) == 0 else {
+            throw .library(call: "socketpair", code: errno, message: String(cString: strerror(errno)))
         }
         wakeDescriptor = ends[0]
         wakeWriter = ends[1]
@@ -91,7 +89,7 @@ final class MQTTLoop: Sendable {
         }
     }
 
-    /// Blocks until ``resume()`` or ``stop()`` writes the pipe, and drains it.
+    /// Blocks until ``resume()`` or ``stop()`` writes the pair, and drains it.
     private func waitForWake() {
         var descriptor = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
         while poll(&descriptor, 1, -1) < 0 && errno == EINTR {}
@@ -109,6 +107,9 @@ final class MQTTLoop: Sendable {
         state.withLock { $0.parked = false }
         wake()
     }
+
+    /// Whether ``stop()`` was asked: a connect must not open a socket after it.
+    var isStopping: Bool { state.withLock { $0.stopping } }
 
     /// Asks the thread to end; ``waitUntilEnded()`` returns once it has.
     func stop() {

@@ -47,6 +47,32 @@ import Testing
         }
     }
 
+    @Test func aCleanStopSaysDisconnectSoTheBrokerNeverPublishesTheWill() async throws {
+        try await withMosquitto { broker in
+            var options = options(broker, id: "clean-stop-test")
+            options.will = MQTTMessage(topic: "t/status", text: "gone", qos: .atLeastOnce, retain: true)
+            let client = try MQTTClient(options: options, logger: logger)
+            try await client.start()
+            try await waitUntilConnected(client, broker)
+            await client.stop()
+            // mosquitto logs how each client left: "disconnected" after a DISCONNECT, "closed its
+            // connection" (and publishes the Will) without one.
+            do {
+                try await eventually("the broker to see the DISCONNECT") {
+                    broker.output.contains { $0.hasSuffix("Client clean-stop-test disconnected.") }
+                }
+            } catch {
+                Issue.record("the broker's last lines: \(broker.output.suffix(15).joined(separator: "\n"))")
+                throw error
+            }
+            #expect(!broker.output.contains { $0.contains("clean-stop-test closed its connection") })
+            let subscriber = try await MQTTSubscriber(broker: broker, filters: ["t/status"])
+            defer { subscriber.stop() }
+            try await subscriber.waitFor("the retained birth, not the Will") { $0.topic == "t/status" && $0.retain }
+            #expect(subscriber.messages.filter { $0.topic == "t/status" }.map(\.payload) == ["online"])
+        }
+    }
+
     @Test func messagesWaitForABrokerThatIsAwayAndGoOutInOrder() async throws {
         try await withMosquitto { broker in
             // A persistent subscriber: the broker queues for it while it (and the broker) is away.

@@ -71,6 +71,8 @@ import Testing
             broker: MQTTBrokerURL(host: "127.0.0.1", port: port, usesTLS: false), clientID: "partition-stop-test")
         options.stopTimeout = .seconds(7)
         options.reconnectDelay = 1...3600
+        // Only the loop's own bound may end it: no keepalive closes the half-open connect first.
+        options.keepalive = 3600
         let clock = ManualClock()
         let connectClock = ManualClock()
         let client = try MQTTClient(
