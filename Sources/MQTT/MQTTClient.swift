@@ -193,10 +193,6 @@ public actor MQTTClient {
     public static let incomingLimit = 4096
 
     private static let libraryReady: Void = { _ = mosquitto_lib_init() }()
-    /// libmosquitto's loop waits with select(): descriptors from FD_SETSIZE (1024) on are never
-    /// seen ready, and `mosquitto_loop` refuses them.
-    static let highestWatchableDescriptor: Int32 = 1024
-
     /// Sets the client up (files, credentials, Will); nothing connects before ``start()``.
     ///
     /// `clock` times the reconnects' backoff and the farewell's timeout, `connectClock` the first
