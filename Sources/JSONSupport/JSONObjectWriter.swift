@@ -181,6 +181,17 @@ public struct JSONObjectWriter: Sendable {
         bytes.append(UInt8(ascii: "]"))
     }
 
+    /// `"key":[…,…]`: values the caller wrote as JSON already (whole lines of other messages), as they are.
+    public mutating func add(_ name: StaticString, encoded values: [String]) {
+        key(name)
+        bytes.append(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(contentsOf: value.utf8)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
     /// Closes the object and returns its bytes.
     public func finish() -> [UInt8] {
         var out = bytes

@@ -7,7 +7,7 @@ public enum LiveMessageKind: String, Codable, Sendable, CaseIterable {
     case measurement
     /// A sensor's state, or `gone`.
     case sensor
-    /// A session's state and live figures.
+    /// A session's state, on each change.
     case session
     /// A workout event (pause, resume, lap, segment…).
     case event
@@ -35,6 +35,8 @@ public enum LiveMessageKind: String, Codable, Sendable, CaseIterable {
     case ecg
     /// A frame of a strap's raw acceleration (Polar PMD): only to a client that names it.
     case acc
+    /// Every session's live figures once a second while samples flow: their `session` messages in one.
+    case figures
 }
 
 extension LiveMessageKind {
@@ -71,6 +73,7 @@ extension LiveMessageKind {
         case .error: 14
         case .ecg: 15
         case .acc: 16
+        case .figures: 17
         }
     }
 }

@@ -171,33 +171,74 @@ struct InProcessAPITests {
         try await bridge.stop()
     }
 
-    @Test("a session's figures refresh once a second for a board; a reader of changes gets only its changes")
-    func refreshesOnlyForReaders() async throws {
+    /// A `figures` message, decoded.
+    struct FiguresMessage: Decodable {
+        var session: UUID?
+        var sessions: [SessionJSON]
+    }
+
+    @Test(
+        "sessions' figures come in rounds, all sessions in one message to a board; a reader of changes gets only changes; none after the end"
+    )
+    func figuresInRounds() async throws {
         let bridge = try await InProcessBridge()
         let hub = bridge.core.hub
-        let changes = hub.subscribe(kinds: [.session], sessionRefreshes: false)
-        let session = try await bridge.core.sessions.create(SessionRequest(sensors: [straps[1]]))
-        #expect(!hub.wantsRefresh(of: session.id), "nobody reads its figures: they are not worked out")
-        let board = hub.subscribe(session: session.id, kinds: [.session])
+        let changes = hub.subscribe(kinds: [.session])
+        let first = try await bridge.core.sessions.create(SessionRequest(sensors: [straps[1]]))
+        let second = try await bridge.core.sessions.create(SessionRequest(sensors: [straps[2]]))
+        #expect(!hub.wantsFigures(of: first.id), "nobody reads its figures: they are not worked out")
+        let board = hub.subscribe(kinds: [.session, .figures])
+        let follower = hub.subscribe(session: first.id, kinds: [.figures])
+        // Rounds until one holds both sessions, then two more: the first's elapsed time moves on.
         var elapsed: [Double] = []
         for await delivery in board {
-            guard case .message(let message) = delivery else { continue }
-            elapsed.append(try JSONText.decode(SessionJSON.self, from: Data(message.json.utf8)).elapsedTime)
-            if elapsed.count == 4 { break }
+            guard case .message(let message) = delivery, message.kind == .figures else { continue }
+            let figures = try JSONText.decode(FiguresMessage.self, from: Data(message.json.utf8))
+            #expect(figures.session == nil)
+            let ids = figures.sessions.map(\.id)
+            #expect(Set(ids).count == ids.count, "a session once per round: \(ids)")
+            if elapsed.isEmpty && Set(ids) != [first.id, second.id] { continue }
+            #expect(Set(ids) == [first.id, second.id], "both sessions stream, so both are in every round")
+            elapsed += figures.sessions.filter { $0.id == first.id }.map(\.elapsedTime)
+            if elapsed.count == 3 { break }
         }
         #expect(elapsed == elapsed.sorted() && elapsed.last! > elapsed.first!, "the figures move on: \(elapsed)")
-        try await bridge.core.sessions.stop(session.id.uuidString)
-        // What came besides the changes at the start (its states while it began) and its end
-        // would be a refresh: a figure dated after the board's second one.
+        for await delivery in follower {
+            guard case .message(let message) = delivery else { continue }
+            let figures = try JSONText.decode(FiguresMessage.self, from: Data(message.json.utf8))
+            #expect(figures.session == first.id && figures.sessions.map(\.id) == [first.id], "only its own session")
+            break
+        }
+        try await bridge.core.sessions.stop(first.id.uuidString)
+        // The board's next two rounds after the first session's end (the second one streams on):
+        // they hold the second session only.
+        var ended = false
+        var roundsAfterEnd: [[UUID]] = []
+        for await delivery in board {
+            guard case .message(let message) = delivery else { continue }
+            if message.kind == .session, message.session == first.id,
+                try JSONText.decode(SessionJSON.self, from: Data(message.json.utf8)).state == "ended"
+            {
+                ended = true
+            } else if ended, message.kind == .figures {
+                roundsAfterEnd.append(
+                    try JSONText.decode(FiguresMessage.self, from: Data(message.json.utf8)).sessions.map(\.id))
+                if roundsAfterEnd.count == 2 { break }
+            }
+        }
+        #expect(roundsAfterEnd == [[second.id], [second.id]], "no figures of an ended session")
+        try await bridge.stop()
+        // The reader of changes: states only, each older than the board's second round.
         var changed: [(state: String, elapsed: Double)] = []
         for await delivery in changes {
             guard case .message(let message) = delivery else { continue }
+            #expect(message.kind == .session)
             let snapshot = try JSONText.decode(SessionJSON.self, from: Data(message.json.utf8))
-            changed.append((snapshot.state, snapshot.elapsedTime))
-            if snapshot.state == "ended" { break }
+            if snapshot.id == first.id { changed.append((snapshot.state, snapshot.elapsedTime)) }
         }
         #expect(changed.last?.state == "ended")
-        #expect(changed.dropLast().allSatisfy { $0.elapsed < elapsed[1] }, "changes only, no refresh: \(changed)")
-        try await bridge.stop()
+        #expect(
+            changed.filter { $0.state != "ended" }.allSatisfy { $0.elapsed < elapsed[1] },
+            "changes only, no figures: \(changed)")
     }
 }

@@ -114,32 +114,64 @@ struct LiveHubTests {
         #expect(boardsOnly.subscriberCount == 1)
     }
 
-    @Test("a session's figures refresh reaches only readers that take refreshes; nobody taking one, none is wanted")
-    func refreshes() async {
+    /// What a `figures` message holds: its routing session and its sessions' numbers.
+    struct Figures: Decodable {
+        var kind: String
+        var session: UUID?
+        var sessions: [Numbered]
+    }
+
+    @Test(
+        "sessions' figures: one message with all of them to a board, its own to a session's follower, none to readers of changes or of a strap"
+    )
+    func figures() async throws {
         let hub = LiveHub()
         let session = UUID()
         let other = UUID()
-        let status = hub.subscribe(kinds: [.sensor, .session], sessionRefreshes: false)
-        let samplesOnly = hub.subscribe(kinds: [.sample])
+        let status = hub.subscribe(kinds: [.sensor, .session])
         let strapFollower = hub.subscribe(sensor: "C0:FF:EE:00:00:01")
-        #expect(!hub.wantsRefresh(of: session), "no reader takes a refresh: the figures need not be worked out")
-        var board: LiveSubscription? = hub.subscribe(session: other, kinds: [.session])
-        #expect(!hub.wantsRefresh(of: session) && hub.wantsRefresh(of: other))
-        hub.publishRefresh(LiveMessage(kind: .session, session: session, payload: ["n": 1]))
-        hub.publishRefresh(LiveMessage(kind: .session, session: other, payload: ["n": 2]))
+        #expect(!hub.wantsFigures(of: session), "no reader takes figures: they need not be worked out")
+        let follower = hub.subscribe(session: other, kinds: [.figures])
+        #expect(!hub.wantsFigures(of: session) && hub.wantsFigures(of: other))
+        let board = hub.subscribe()
+        #expect(hub.wantsFigures(of: session) && hub.wantsFigures(of: other))
+        let parts = [
+            LiveMessage(kind: .session, session: session, payload: ["n": 1]),
+            LiveMessage(kind: .session, session: other, payload: ["n": 2]),
+        ]
+        hub.publishFigures(parts)
         hub.publish(LiveMessage(kind: .session, session: session, payload: ["n": 3]))
-        #expect(board?.queuedBytes ?? 0 > 0)
-        board = nil
-        #expect(!hub.wantsRefresh(of: other), "a board that went took its interest with it")
         hub.finish()
-        func numbers(_ subscription: LiveSubscription) async -> [Int] {
-            var found: [Int] = []
-            for await delivery in subscription { found += number(delivery).map { [$0] } ?? [] }
+        func messages(_ subscription: LiveSubscription) async -> [LiveMessage] {
+            var found: [LiveMessage] = []
+            for await delivery in subscription {
+                if case .message(let message) = delivery { found.append(message) }
+            }
             return found
         }
-        #expect(await numbers(status) == [3], "a change reaches it, a refresh does not")
-        #expect(await numbers(samplesOnly) == [])
-        #expect(await numbers(strapFollower) == [])
+        let boardGot = await messages(board)
+        #expect(boardGot.map(\.kind) == [.figures, .session])
+        let all = try JSONText.decode(Figures.self, from: Data(boardGot[0].json.utf8))
+        #expect(all.kind == "figures" && all.session == nil && all.sessions.map(\.n) == [1, 2])
+        #expect(boardGot[0].parts == parts, "a reader that publishes per session takes the parts")
+        let followerGot = await messages(follower)
+        #expect(followerGot.count == 1)
+        let own = try JSONText.decode(Figures.self, from: Data(followerGot[0].json.utf8))
+        #expect(own.session == other && own.sessions.map(\.n) == [2] && followerGot[0].session == other)
+        #expect(
+            await messages(status).compactMap { number(.message($0)) } == [3], "a change reaches it, figures do not")
+        #expect(await messages(strapFollower).isEmpty)
+    }
+
+    @Test("a follower that went takes its interest in figures with it")
+    func figuresInterestEnds() {
+        let hub = LiveHub()
+        let session = UUID()
+        var follower: LiveSubscription? = hub.subscribe(session: session, kinds: [.figures])
+        #expect(hub.wantsFigures(of: session))
+        withExtendedLifetime(follower) {}
+        follower = nil
+        #expect(!hub.wantsFigures(of: session))
     }
 
     @Test("a reader that keeps up gets everything, in order")

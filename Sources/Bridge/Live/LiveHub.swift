@@ -14,8 +14,6 @@ public final class LiveHub: Sendable {
         /// (a line per sample, while no client asked for samples) is refused without a look at
         /// any subscriber.
         private var takers = [Int](repeating: 0, count: LiveMessageKind.allCases.count)
-        /// How many subscribers take a session's periodic figures (``LiveHub/publishRefresh(_:)``).
-        private var refreshTakers = 0
 
         /// The kinds someone takes, one bit each.
         var takenKinds: UInt32 {
@@ -35,35 +33,51 @@ public final class LiveHub: Sendable {
             defer {
                 subscribers.removeAll()
                 takers = takers.map { _ in 0 }
-                refreshTakers = 0
             }
             return subscribers.values.compactMap(\.subscription)
         }
 
         private mutating func count(_ entry: Entry, by step: Int) {
             for index in takers.indices where entry.kinds & (1 << index) != 0 { takers[index] += step }
-            if entry.takesRefreshes { refreshTakers += step }
         }
 
-        /// Whether anyone takes a periodic refresh of `session`'s figures.
-        func wantsRefresh(of session: UUID) -> Bool {
-            guard refreshTakers > 0 else { return false }
+        /// Whether anyone takes `session`'s figures: a reader of `figures` following every
+        /// session or this one (a message with no sensor, so none following a strap).
+        func wantsFigures(of session: UUID) -> Bool {
+            let bit = LiveHub.bit(.figures)
+            guard takers[bit.trailingZeroBitCount] > 0 else { return false }
             return subscribers.values.contains { entry in
-                entry.takesRefreshes && entry.subscription != nil && (entry.session ?? session) == session
+                entry.kinds & bit != 0 && entry.upperSensor == nil && entry.subscription != nil
+                    && (entry.session ?? session) == session
             }
+        }
+
+        /// The readers of `figures`: those following every session, and those following one of
+        /// `sessions` (by the session they follow).
+        func figuresReaders(of sessions: Set<UUID>) -> (all: [LiveSubscription], one: [UUID: [LiveSubscription]]) {
+            let bit = LiveHub.bit(.figures)
+            guard takers[bit.trailingZeroBitCount] > 0 else { return ([], [:]) }
+            var all: [LiveSubscription] = []
+            var one: [UUID: [LiveSubscription]] = [:]
+            for entry in subscribers.values where entry.kinds & bit != 0 && entry.upperSensor == nil {
+                guard let subscription = entry.subscription else { continue }
+                if let session = entry.session {
+                    if sessions.contains(session) { one[session, default: []].append(subscription) }
+                } else {
+                    all.append(subscription)
+                }
+            }
+            return (all, one)
         }
 
         /// The live subscribers whose filters want a message: judged on the entries' copies of
         /// the filters, so a message nobody wants costs no reference loads and no allocation.
-        func wanting(kind: LiveMessageKind, session: UUID?, sensor: String?, refresh: Bool = false)
-            -> [LiveSubscription]
-        {
+        func wanting(kind: LiveMessageKind, session: UUID?, sensor: String?) -> [LiveSubscription] {
             let bit = LiveHub.bit(kind)
-            guard takers[bit.trailingZeroBitCount] > 0, !refresh || refreshTakers > 0 else { return [] }
+            guard takers[bit.trailingZeroBitCount] > 0 else { return [] }
             var upperSensor: String??
             var found: [LiveSubscription] = []
             for entry in subscribers.values where entry.kinds & bit != 0 {
-                if refresh && !entry.takesRefreshes { continue }
                 if let filter = entry.session, filter != session { continue }
                 if let filter = entry.upperSensor {
                     if upperSensor == nil { upperSensor = .some(sensor?.uppercased()) }
@@ -83,8 +97,6 @@ public final class LiveHub: Sendable {
         let upperSensor: String?
         /// The kinds taken, one bit each (``LiveHub/bit(_:)``).
         let kinds: UInt32
-        /// Whether it takes `session` messages that only refresh the figures (not only changes).
-        let takesRefreshes: Bool
     }
 
     /// A kind's bit in a subscriber's mask.
@@ -117,18 +129,25 @@ public final class LiveHub: Sendable {
         for subscriber in subscribers { subscriber.offer(message) }
     }
 
-    /// Publishes a session message that only refreshes its figures (the elapsed time, averages,
-    /// zone) to the subscribers that take refreshes; readers that follow only what changes (the
-    /// class, systemd's status line) are not handed one a second per session.
-    public func publishRefresh(_ message: LiveMessage) {
-        let subscribers = state.withLock {
-            $0.wanting(kind: message.kind, session: message.session, sensor: message.sensor, refresh: true)
+    /// Publishes sessions' figures (their `session` messages) as `figures` messages: one holding
+    /// them all to each reader following every session, and one holding its session's to each
+    /// reader following one. A class of 50 is one message a second per board, not 50.
+    public func publishFigures(_ parts: [LiveMessage]) {
+        guard !parts.isEmpty, takenKinds.load(ordering: .relaxed) & Self.bit(.figures) != 0 else { return }
+        let (all, one) = state.withLock { $0.figuresReaders(of: Set(parts.compactMap(\.session))) }
+        if !all.isEmpty {
+            let message = LiveMessage.figures(parts)
+            for subscriber in all { subscriber.offer(message) }
         }
-        for subscriber in subscribers { subscriber.offer(message) }
+        for part in parts {
+            guard let session = part.session, let readers = one[session] else { continue }
+            let message = LiveMessage.figures([part], session: session)
+            for subscriber in readers { subscriber.offer(message) }
+        }
     }
 
-    /// Whether a refresh of `session`'s figures has a reader: when none has, it is not worked out.
-    public func wantsRefresh(of session: UUID) -> Bool { state.withLock { $0.wantsRefresh(of: session) } }
+    /// Whether `session`'s figures have a reader: when none has, they are not worked out.
+    public func wantsFigures(of session: UUID) -> Bool { state.withLock { $0.wantsFigures(of: session) } }
 
     /// Publishes a message whose text is made only when a subscriber's filters want it: a line per
     /// sample costs an encoding, not paid while no client reads samples.
@@ -142,11 +161,10 @@ public final class LiveHub: Sendable {
 
     /// A subscription to the messages for `session` and `sensor` (nil: all) from now on.
     /// `kinds` (nil: all) keeps a reader that wants a few kinds from being handed every frame;
-    /// `sessionRefreshes: false` keeps one that follows sessions' changes from their figures'
-    /// refreshes.
+    /// one that follows sessions' changes takes `session` without `figures`.
     public func subscribe(
         session: UUID? = nil, sensor: String? = nil, kinds: Set<LiveMessageKind>? = nil,
-        sessionRefreshes: Bool = true, byteBudget: Int = LiveHub.clientByteBudget
+        byteBudget: Int = LiveHub.clientByteBudget
     ) -> LiveSubscription {
         let box = Mutex<ObjectIdentifier?>(nil)
         let subscription = LiveSubscription(session: session, sensor: sensor, kinds: kinds, byteBudget: byteBudget) {
@@ -164,8 +182,7 @@ public final class LiveHub: Sendable {
                 state.add(
                     Entry(
                         subscription: subscription, session: session, upperSensor: sensor?.uppercased(),
-                        kinds: Self.mask(kinds),
-                        takesRefreshes: sessionRefreshes && sensor == nil && (kinds?.contains(.session) ?? true)),
+                        kinds: Self.mask(kinds)),
                     for: id)
                 takenKinds.store(state.takenKinds, ordering: .relaxed)
             }

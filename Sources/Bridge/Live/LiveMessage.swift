@@ -4,8 +4,8 @@ public import Wire
 
 /// One message of the live stream, rendered to JSON once and fanned out to every subscriber.
 ///
-/// `kind` is `sample`, `measurement`, `sensor`, `session`, `event` or `zone`; `session` and
-/// `sensor` are what stream filters match on.
+/// `kind` says what it is (``LiveMessageKind``); `session` and `sensor` are what stream filters
+/// match on.
 public struct LiveMessage: Sendable, Equatable {
     /// One allocation shared by every subscriber queue that holds the message: a queue entry is
     /// one reference (8 bytes), so 200 stalled clients with 4 MiB of backlog each cost about
@@ -15,12 +15,14 @@ public struct LiveMessage: Sendable, Equatable {
         let session: UUID?
         let sensor: String?
         let json: String
+        let parts: [LiveMessage]
 
-        init(kind: LiveMessageKind, session: UUID?, sensor: String?, json: String) {
+        init(kind: LiveMessageKind, session: UUID?, sensor: String?, json: String, parts: [LiveMessage] = []) {
             self.kind = kind
             self.session = session
             self.sensor = sensor
             self.json = json
+            self.parts = parts
         }
     }
 
@@ -34,6 +36,9 @@ public struct LiveMessage: Sendable, Equatable {
     public var sensor: String? { storage.sensor }
     /// The whole message as one line of JSON (it carries `kind`, `session` and `sensor` too).
     public var json: String { storage.json }
+    /// The `session` messages a `figures` message is made of (none for other kinds): readers that
+    /// publish per session (MQTT's retained state) take them one by one.
+    public var parts: [LiveMessage] { storage.parts }
 
     /// Renders `payload` with the routing keys added among its own.
     public init(kind: LiveMessageKind, session: UUID? = nil, sensor: String? = nil, payload: some Encodable) {
@@ -49,6 +54,22 @@ public struct LiveMessage: Sendable, Equatable {
             return LiveMessage(kind: .session, session: snapshot.id, payload: snapshot)
         }
         return LiveMessage(kind: .session, session: snapshot.id, sensor: nil, json: line)
+    }
+
+    /// Sessions' figures in one message, `{"kind":"figures","sessions":[…]}`: each element is one
+    /// of `parts`, a `session` message as it is. `session` names the one session of a message
+    /// cut for a reader that follows it.
+    public static func figures(_ parts: [LiveMessage], session: UUID? = nil) -> LiveMessage {
+        var object = JSONObjectWriter(capacity: parts.reduce(64) { $0 + $1.json.utf8.count + 1 })
+        object.add("kind", LiveMessageKind.figures.rawValue)
+        if let session { object.add("session", session) }
+        object.add("sessions", encoded: parts.map(\.json))
+        return LiveMessage(
+            storage: Storage(kind: .figures, session: session, sensor: nil, json: object.text(), parts: parts))
+    }
+
+    private init(storage: Storage) {
+        self.storage = storage
     }
 
     /// A message whose line was written by hand (the per-frame ones); `json` must carry the routing keys.

@@ -133,7 +133,7 @@ public actor MQTTBridge: Service {
     /// Runs until graceful shutdown, then says `offline` and disconnects.
     public func run() async throws {
         let hubMessages = core.hub.subscribe(
-            kinds: [.sensor, .session, .event, .zone, .plan, .hrv, .peripheral], byteBudget: 16 << 20)
+            kinds: [.sensor, .session, .figures, .event, .zone, .plan, .hrv, .peripheral], byteBudget: 16 << 20)
         let adapterEvents = core.sensors.adapter.events()
         for status in await core.sensors.list() { noteStatus(status) }
         if settings.commands { await client.subscribe(topics.commandFilter) }
@@ -358,6 +358,9 @@ public actor MQTTBridge: Service {
                 MQTTMessage(
                     topic: topics.session(session, leaf), text: message.json,
                     qos: message.kind == .hrv ? .atMostOnce : .atLeastOnce, retain: message.kind == .session))
+        case .figures:
+            // Each session's figures go to its own retained state topic, as its changes do.
+            for part in message.parts { await hubMessage(part) }
         case .peripheral:
             // The heart-rate peripheral's state, retained: published when it changes, not per frame.
             guard let adapter = try? JSONText.decode(AdapterOnly.self, from: Data(message.json.utf8)).adapter else {

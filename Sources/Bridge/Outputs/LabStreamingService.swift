@@ -36,7 +36,7 @@ public actor LabStreamingService: Service {
     public func run() async throws {
         let events = events
         let messages = core.hub.subscribe(
-            kinds: [.session, .event, .zone, .plan], sessionRefreshes: false, byteBudget: 1 << 20)
+            kinds: [.session, .event, .zone, .plan], byteBudget: 1 << 20)
         let host =
             settings.host ?? ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "hrbridge"
         let clock = clock

@@ -1,7 +1,8 @@
 import ServiceLifecycle
 
 /// The session manager as a service: once the sensors are followed it continues the sessions a
-/// crash interrupted; on graceful shutdown it ends every session, saved.
+/// crash interrupted; it publishes the sessions' figures in rounds; on graceful shutdown it ends
+/// every session, saved.
 struct SessionService: Service {
     let sessions: SessionManager
     /// Waited for before recovering: a recovered session binds its sensors.
@@ -10,10 +11,14 @@ struct SessionService: Service {
     let ready: ReadinessSignal
 
     func run() async {
-        await sensorsReady.signalled()
-        await sessions.recover()
-        ready.signal()
-        try? await gracefulShutdown()
-        await sessions.stopAll()
+        await withDiscardingTaskGroup { group in
+            group.addTask { await sessions.figures.run() }
+            await sensorsReady.signalled()
+            await sessions.recover()
+            ready.signal()
+            try? await gracefulShutdown()
+            await sessions.stopAll()
+            group.cancelAll()
+        }
     }
 }

@@ -11,7 +11,7 @@ public import Workouts
 
 /// One live session of the daemon: a `WorkoutRecorder` taking only this session's sensors, whose
 /// samples, events, zone changes, α1 windows, plan events and state this publishes on the live hub.
-public actor BridgeSession {
+public actor BridgeSession: FiguresSource {
     public nonisolated let id: UUID
     /// The athlete's profile.
     public nonisolated let profile: UserProfile
@@ -25,11 +25,10 @@ public actor BridgeSession {
     private let clock: any WallClock
     private let hub: LiveHub
     private let logger: Logger
-    private let trigger: SnapshotTrigger
+    /// Publishes the figures in rounds with every other session's, and the state changes.
+    private let figuresPublisher: FiguresPublisher
     /// Publishes the state on every session event; cancelled and awaited by ``stop()``.
     private var stateTask: Task<Void, Never>?
-    /// Publishes the figures when ``trigger`` asks; cancelled and awaited by ``stop()``.
-    private var snapshotTask: Task<Void, Never>?
     private var planTask: Task<Void, Never>?
     private let whenPlanCompletes: (@Sendable (UUID) async -> Void)?
     /// Where each strap's last reading came from (`via`), for saying why HRV is absent.
@@ -42,7 +41,7 @@ public actor BridgeSession {
     private var streamer: SampleStreamer? { recorder.streamer }
 
     init(
-        recorder: WorkoutRecorder, guest: Bool, started: Date, trigger: SnapshotTrigger, clock: any WallClock,
+        recorder: WorkoutRecorder, guest: Bool, started: Date, figures: FiguresPublisher, clock: any WallClock,
         hub: LiveHub, logger: Logger, sensorManager: SensorManager? = nil, statusChanges: ChangeSignal? = nil,
         whenPlanCompletes: (@Sendable (UUID) async -> Void)? = nil
     ) {
@@ -55,16 +54,16 @@ public actor BridgeSession {
         self.configuration = recorder.configuration
         self.started = started
         self.recorder = recorder
-        self.trigger = trigger
+        self.figuresPublisher = figures
         self.clock = clock
         self.hub = hub
         self.logger = logger
         self.whenPlanCompletes = whenPlanCompletes
     }
 
-    /// The sample sink of a session: the live hub; samples also refresh the session's figures on
-    /// the stream, at most once a second.
-    static func sink(id: UUID, hub: LiveHub, trigger: SnapshotTrigger) -> @Sendable ([QuantitySample]) -> Void {
+    /// The sample sink of a session: the live hub; samples also put the session's figures in the
+    /// next round (``FiguresPublisher``).
+    static func sink(id: UUID, hub: LiveHub, figures: FiguresPublisher) -> @Sendable ([QuantitySample]) -> Void {
         { samples in
             for sample in samples {
                 let address = sample.source.address
@@ -72,7 +71,7 @@ public actor BridgeSession {
                     SampleJSON.line(sample, kind: .sample, session: id, sensor: address)
                 }
             }
-            trigger.poke()
+            figures.sampled(id)
         }
     }
 
@@ -98,15 +97,7 @@ public actor BridgeSession {
                 break
             }
         })
-        let streamer = streamer
-        trigger.whenWanted { [weak self] in
-            hub.wantsRefresh(of: workoutID) || Self.storeInTrouble(streamer?.health)
-                || (self?.storeTroubleShown.withLock { $0 } ?? false)
-        }
-        let requests = trigger.requests
-        snapshotTask = Task { [weak self] in
-            for await _ in requests { await self?.refresh() }
-        }
+        figuresPublisher.add(self)
         let events = session.events()
         stateTask = Task { [weak self] in
             for await _ in events { await self?.publishState() }
@@ -116,18 +107,25 @@ public actor BridgeSession {
     deinit {
         // A session dropped without stop(): its tasks hold it weakly and end here.
         stateTask?.cancel()
-        snapshotTask?.cancel()
         planTask?.cancel()
+        figuresPublisher.forget(id)
     }
 
     /// Publishes the session's state to the live hub.
     func publishState() async {
-        hub.publish(.session(await snapshot()))
+        figuresPublisher.publishState(.session(await snapshot()), of: id)
     }
 
-    /// Publishes the figures at the trigger's request: as a refresh, to the readers that take
-    /// them; while the store is in trouble (and once it is out of it), as news, to every reader.
-    private func refresh() async {
+    /// Whether a round works out this session's figures: a reader takes them, or the store's
+    /// trouble (or its end) is news.
+    nonisolated var figuresWanted: Bool {
+        hub.wantsFigures(of: id) || Self.storeInTrouble(storeHealth) || storeTroubleShown.withLock { $0 }
+    }
+
+    /// This round's figures, for the readers that take them, with the count of state changes
+    /// published before they were worked out; while the store is in trouble (and once it is out
+    /// of it), none: the state goes out as news, to every reader.
+    func figures() async -> (figures: LiveMessage, changes: Int)? {
         let trouble = Self.storeInTrouble(storeHealth)
         let shownBefore = storeTroubleShown.withLock { shown in
             defer { shown = trouble }
@@ -136,9 +134,11 @@ public actor BridgeSession {
         if trouble || shownBefore {
             statusChanges?.signal()
             await publishState()
-        } else if hub.wantsRefresh(of: id) {
-            hub.publishRefresh(.session(await snapshot()))
+            return nil
         }
+        guard hub.wantsFigures(of: id) else { return nil }
+        let changes = figuresPublisher.changeCount(of: id)
+        return (.session(await snapshot()), changes)
     }
 
     /// Whether the store refuses this session's samples or lost some: what the status line names.
@@ -224,10 +224,10 @@ public actor BridgeSession {
         planTask?.cancel()
         let workout = try await recorder.finish(at: clock.now(), settle: .detach)
         await recorder.stopStreams()
-        trigger.finish()
-        for task in [stateTask, snapshotTask].compactMap({ $0 }) {
-            task.cancel()
-            await task.value
+        figuresPublisher.remove(id)
+        if let stateTask {
+            stateTask.cancel()
+            await stateTask.value
         }
         await publishState()
         return workout

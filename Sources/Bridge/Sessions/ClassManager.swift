@@ -97,8 +97,8 @@ public actor ClassManager: Service {
     /// its deadlines, until cancelled or a graceful shutdown.
     public func run() async {
         // Subscribed before the first look at the sensors: a change in between comes as a message.
-        // A session's changes, not its figures' refresh every second: only its end matters here.
-        let deliveries = hub.subscribe(kinds: [.sensor, .measurement, .session], sessionRefreshes: false)
+        // A session's changes (`session`), not its figures each second (`figures`): only its end matters here.
+        let deliveries = hub.subscribe(kinds: [.sensor, .measurement, .session])
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.timer.run { await self.deadlineReached() } }

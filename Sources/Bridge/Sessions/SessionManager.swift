@@ -19,6 +19,8 @@ public actor SessionManager {
     private let hub: LiveHub
     private let logger: Logger
     private let registry = WorkoutSessionRegistry()
+    /// Publishes every session's figures in rounds; run by ``SessionService``.
+    nonisolated let figures: FiguresPublisher
     /// Guest sessions, known before their first live message (readers outside the actor ask).
     private nonisolated let guestIDs = Mutex<Set<UUID>>([])
     private var sessions: [UUID: BridgeSession] = [:]
@@ -61,8 +63,9 @@ public actor SessionManager {
 
     public init(
         configuration: BridgeConfiguration, sensors: SensorManager, store: WorkoutStore?, clock: any WallClock,
-        hub: LiveHub, logger: Logger
+        hub: LiveHub, figuresClock: any WallClock = SystemWallClock(), logger: Logger
     ) {
+        figures = FiguresPublisher(clock: figuresClock, hub: hub)
         self.configuration = configuration
         self.sensors = sensors
         self.store = store
@@ -161,7 +164,6 @@ public actor SessionManager {
         let id = UUID()
         starting.insert(id)
         defer { starting.remove(id) }
-        let trigger = SnapshotTrigger()
         var setup = WorkoutRecorder.Setup(
             configuration: workoutConfiguration, profile: athlete.profile, sensors: identities, zones: zones,
             plan: runnerPlan, store: request.guest ? nil : store, id: id)
@@ -171,7 +173,7 @@ public actor SessionManager {
         do {
             recorder = try await WorkoutRecorder(
                 setup, adapter: sensors.adapter, clock: clock, registry: registry,
-                sampleSink: BridgeSession.sink(id: id, hub: hub, trigger: trigger), logger: logger)
+                sampleSink: BridgeSession.sink(id: id, hub: hub, figures: figures), logger: logger)
         } catch let error as StoreError {
             throw .storage(error)
         } catch {
@@ -184,7 +186,7 @@ public actor SessionManager {
         }
         if request.guest { _ = guestIDs.withLock { $0.insert(id) } }
         let session = BridgeSession(
-            recorder: recorder, guest: request.guest, started: clock.now(), trigger: trigger, clock: clock, hub: hub,
+            recorder: recorder, guest: request.guest, started: clock.now(), figures: figures, clock: clock, hub: hub,
             logger: logger, sensorManager: sensors, statusChanges: statusChanges, whenPlanCompletes: whenPlanCompletes)
         await session.attach()
         do {
@@ -392,7 +394,6 @@ public actor SessionManager {
             do {
                 var identities: [SensorIdentity] = []
                 for address in addresses { identities.append(await sensors.identity(address)) }
-                let trigger = SnapshotTrigger()
                 var setup = WorkoutRecorder.Setup(
                     configuration: record.configuration,
                     profile: record.profile ?? UserProfile(id: UserProfile.anonymousID), sensors: identities,
@@ -401,9 +402,9 @@ public actor SessionManager {
                 setup.logsRefusedFrames = false
                 let recorder = try await WorkoutRecorder(
                     setup, adapter: sensors.adapter, clock: clock, registry: registry,
-                    sampleSink: BridgeSession.sink(id: record.workoutID, hub: hub, trigger: trigger), logger: logger)
+                    sampleSink: BridgeSession.sink(id: record.workoutID, hub: hub, figures: figures), logger: logger)
                 let session = BridgeSession(
-                    recorder: recorder, guest: false, started: record.start, trigger: trigger, clock: clock, hub: hub,
+                    recorder: recorder, guest: false, started: record.start, figures: figures, clock: clock, hub: hub,
                     logger: logger, sensorManager: sensors, statusChanges: statusChanges)
                 await session.attach()
                 sessions[record.workoutID] = session

@@ -75,6 +75,12 @@ order.addEventListener("change", schedule);
 window.addEventListener("resize", schedule);
 // Staleness grows while nothing arrives: judged again every second (nothing is fetched).
 setInterval(schedule, 1000);
+function noteSession(session) {
+  for (const address of session.sensors || []) {
+    if (session.state === "ended") energy.delete(address);
+    else if (session.activeEnergy != null) energy.set(address, session.activeEnergy);
+  }
+}
 follow({}, (message) => {
   if (message.kind === "measurement") {
     heard.set(message.sensor, performance.now());
@@ -89,10 +95,10 @@ follow({}, (message) => {
       if (message.heartRate != null && !heard.has(message.address)) heard.set(message.address, performance.now());
     }
   } else if (message.kind === "session") {
-    for (const address of message.sensors || []) {
-      if (message.state === "ended") energy.delete(address);
-      else if (message.activeEnergy != null) energy.set(address, message.activeEnergy);
-    }
+    noteSession(message);
+  } else if (message.kind === "figures") {
+    // Every session's figures of the last second, in one message.
+    for (const session of message.sessions || []) noteSession(session);
   } else if (message.kind === "class") {
     const inClass = message.members.filter((m) => m.state === "in").length;
     const away = message.members.filter((m) => m.state === "out of range").length;

@@ -142,6 +142,10 @@ function onMessage(message) {
       sessions.set(message.id, message);
       if (message.state === "ended") loadWorkouts();
       break;
+    case "figures":
+      // Every session's figures of the last second, in one message.
+      for (const session of message.sessions || []) sessions.set(session.id, session);
+      break;
     case "measurement": {
       const points = history.get(message.sensor) || [];
       const t = Date.parse(message.time) / 1000;

@@ -25,7 +25,7 @@ function follow(query, onMessage, onState) {
   const search = new URLSearchParams(query || {});
   if (token) search.set("token", token);
   const source = new EventSource("/v1/events" + (search.toString() ? "?" + search : ""));
-  const kinds = ["sensor", "measurement", "sample", "session", "event", "zone", "adapter", "plan", "hrv", "class", "dropped"];
+  const kinds = ["sensor", "measurement", "sample", "session", "figures", "event", "zone", "adapter", "plan", "hrv", "class", "dropped"];
   for (const kind of kinds) {
     source.addEventListener(kind, (event) => onMessage(JSON.parse(event.data)));
   }

@@ -188,7 +188,7 @@ struct SessionCommand: AsyncParsableCommand {
         @Option(help: "Only this session's messages.") var session: String?
         @Option(help: "Only this sensor's messages.") var sensor: String?
         @Option(help: "Stop after this many messages.") var count: Int?
-        @Option(help: "Only these kinds, comma-separated (sensor,measurement,sample,session,…), or all.")
+        @Option(help: "Only these kinds, comma-separated (sensor,measurement,sample,session,figures,…), or all.")
         var kinds = "all"
 
         func run() async throws {
