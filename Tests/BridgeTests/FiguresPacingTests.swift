@@ -48,6 +48,9 @@ struct FiguresPacingTests {
             name: "a clock set back does not hold the figures until it catches up",
             steps: [.sampled("a", at: 100, arms: 100), .round(at: 100, holds: "a"), .sampled("a", at: 50, arms: 50)]),
         Case(
+            name: "a date a moment before the last round (read before it, locked after) keeps the round's second",
+            steps: [.sampled("a", at: 0, arms: 0), .round(at: 0.01, holds: "a"), .sampled("a", at: 0, arms: 1.01)]),
+        Case(
             name: "a round with nobody waiting holds nobody",
             steps: [.sampled("a", at: 0, arms: 0), .remove("a"), .round(at: 0, holds: "")]),
     ]

@@ -25,8 +25,14 @@ struct FiguresPublisherTests {
 
         nonisolated var figuresWanted: Bool { true }
 
-        /// The next figures wait in ``figures()`` until ``release()``.
-        func hold() { held.withLock { $0.waiting = true } }
+        /// The next figures wait in ``figures()`` until ``release()``: after taking the count of
+        /// changes (figures worked out before a change), or before (worked out after it).
+        func hold(beforeCount: Bool = false) {
+            held.withLock { $0.waiting = true }
+            holdsBeforeCount.withLock { $0 = beforeCount }
+        }
+
+        private let holdsBeforeCount = Mutex(false)
 
         /// Returns once a held round is working out this session's figures.
         func waitUntilHeld() async {
@@ -42,18 +48,23 @@ struct FiguresPublisherTests {
         }
 
         func figures() async -> (figures: LiveMessage, changes: Int)? {
+            let beforeCount = holdsBeforeCount.withLock { $0 }
+            if beforeCount { await waitIfHeld() }
             let changes = publisher.changeCount(of: id)
             let number = figure.withLock { value in
                 value += 1
                 return value
             }
-            if held.withLock({ $0.waiting }) {
-                await withCheckedContinuation { continuation in
-                    held.withLock { $0.release = continuation }
-                    startedInput.yield()
-                }
-            }
+            if !beforeCount { await waitIfHeld() }
             return (LiveMessage(kind: .session, session: id, payload: ["n": number]), changes)
+        }
+
+        private func waitIfHeld() async {
+            guard held.withLock({ $0.waiting }) else { return }
+            await withCheckedContinuation { continuation in
+                held.withLock { $0.release = continuation }
+                startedInput.yield()
+            }
         }
     }
 
@@ -77,10 +88,8 @@ struct FiguresPublisherTests {
         throw CancellationError()
     }
 
-    @Test(
-        "the first samples go out at once; a second's samples from two sessions go out together when the second is over"
-    )
-    func rounds() async throws {
+    /// A publisher on a manual clock with two sessions in it, and a board reading figures and changes.
+    static func bed() -> (ManualWallClock, LiveHub, FiguresPublisher, LiveSubscription, FakeSession, FakeSession) {
         let clock = ManualWallClock()
         let hub = LiveHub()
         let publisher = FiguresPublisher(clock: clock, hub: hub)
@@ -89,6 +98,14 @@ struct FiguresPublisherTests {
         let b = FakeSession(publisher: publisher)
         publisher.add(a)
         publisher.add(b)
+        return (clock, hub, publisher, board, a, b)
+    }
+
+    @Test(
+        "the first samples go out at once; a second's samples from two sessions go out together when the second is over"
+    )
+    func rounds() async throws {
+        let (clock, hub, publisher, board, a, b) = Self.bed()
         publisher.sampled(a.id)
         let rounds = Task { await publisher.run() }
         #expect(try await Self.next(board) == [1], "a quiet second: at once")
@@ -116,14 +133,7 @@ struct FiguresPublisherTests {
         "a state change published while a round works the figures out: the round drops that session's, never showing the older state after it"
     )
     func staleFiguresAreDropped() async throws {
-        let clock = ManualWallClock()
-        let hub = LiveHub()
-        let publisher = FiguresPublisher(clock: clock, hub: hub)
-        let board = hub.subscribe(kinds: [.figures, .session])
-        let a = FakeSession(publisher: publisher)
-        let b = FakeSession(publisher: publisher)
-        publisher.add(b)
-        publisher.add(a)
+        let (clock, hub, publisher, board, a, b) = Self.bed()
         a.hold()
         publisher.sampled(b.id)
         publisher.sampled(a.id)
@@ -140,6 +150,30 @@ struct FiguresPublisherTests {
         await clock.waitUntilSleeping()
         clock.advance(by: 1)
         #expect(try await Self.next(board) == [2])
+        rounds.cancel()
+        await rounds.value
+        hub.finish()
+    }
+
+    @Test(
+        "a session that ends while a round works its figures out: the round drops them, and a late state sent as news is dropped too"
+    )
+    func figuresOfAnEndedSessionAreDropped() async throws {
+        let (_, hub, publisher, board, a, b) = Self.bed()
+        // a's figures are worked out after its end went out: the count is the end's own.
+        a.hold(beforeCount: true)
+        publisher.sampled(b.id)
+        publisher.sampled(a.id)
+        let rounds = Task { await publisher.run() }
+        await a.waitUntilHeld()
+        let before = publisher.changeCount(of: a.id)
+        publisher.remove(a.id)
+        publisher.publishState(LiveMessage(kind: .session, session: a.id, payload: ["n": 100]), of: a.id)
+        publisher.publishState(
+            LiveMessage(kind: .session, session: a.id, payload: ["n": 50]), of: a.id, ifNoChangeSince: before)
+        a.release()
+        #expect(try await Self.next(board) == [-100], "the end, and no late state after it")
+        #expect(try await Self.next(board) == [1], "b's figures only: none of a session that ended")
         rounds.cancel()
         await rounds.value
         hub.finish()

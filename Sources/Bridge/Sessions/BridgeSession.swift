@@ -131,13 +131,14 @@ public actor BridgeSession: FiguresSource {
             defer { shown = trouble }
             return shown
         }
+        let changes = figuresPublisher.changeCount(of: id)
         if trouble || shownBefore {
             statusChanges?.signal()
-            await publishState()
+            // As news, unless a change (the end) went out while it was worked out.
+            figuresPublisher.publishState(.session(await snapshot()), of: id, ifNoChangeSince: changes)
             return nil
         }
         guard hub.wantsFigures(of: id) else { return nil }
-        let changes = figuresPublisher.changeCount(of: id)
         return (.session(await snapshot()), changes)
     }
 

@@ -21,8 +21,12 @@ struct FiguresPacing {
     mutating func sampled(_ session: UUID, at now: Date) -> Date? {
         if isWaiting.insert(session).inserted { waiting.append(session) }
         guard armed == nil else { return nil }
-        // A clock set back makes the last round's second meaningless: the round is due now.
-        let due = lastRound.map { $0 > now ? now : max(now, $0.addingTimeInterval(Self.interval)) } ?? now
+        // A clock set back (by more than a round's second) makes the last round's second
+        // meaningless: the round is due now.
+        let due =
+            lastRound.map { last in
+                last.timeIntervalSince(now) > Self.interval ? now : max(now, last.addingTimeInterval(Self.interval))
+            } ?? now
         armed = due
         return due
     }

@@ -9,7 +9,8 @@ import Synchronization
 ///
 /// Rounds run on their own clock: real time in the daemon, whatever the simulator's speed, as
 /// they pace what a board redraws. Sessions publish their state changes through
-/// ``publishState(_:of:)``, so figures worked out before a change never reach a reader after it.
+/// ``publishState(_:of:)``, so figures worked out before a change, or of a session that ended,
+/// never reach a reader after it.
 final class FiguresPublisher: Sendable {
     /// A session, held weakly: one dropped without stopping leaves nothing behind.
     private struct Member {
@@ -21,10 +22,19 @@ final class FiguresPublisher: Sendable {
         var members: [UUID: Member] = [:]
     }
 
+    /// What decides whether figures worked out a moment ago may still go out.
+    private struct Changes {
+        /// Each session's count of state changes published.
+        var counts: [UUID: Int] = [:]
+        /// Sessions that ended (``remove(_:)``): no figures of theirs go out any more.
+        var ended: Set<UUID> = []
+
+        func current(_ id: UUID, since count: Int) -> Bool { !ended.contains(id) && counts[id, default: 0] == count }
+    }
+
     private let state = Mutex(State())
-    /// Each session's count of state changes published, read and written under this lock only, and
-    /// held while a change or a round is handed to the hub: their order is the readers' order.
-    private let changes = Mutex([UUID: Int]())
+    /// Held while a change or a round is handed to the hub: their order is the readers' order.
+    private let changes = Mutex(Changes())
     private let timer: DeadlineTimer
     private let clock: any WallClock
     private let hub: LiveHub
@@ -41,38 +51,57 @@ final class FiguresPublisher: Sendable {
         state.withLock { $0.members[session.id] = Member(session: session) }
     }
 
-    /// `id` ended: no round holds its figures any more. Its count of changes stays, so a round
-    /// that worked its figures out before the end still sees the end go out.
+    /// `id` ended: no round holds its figures any more, and a round that worked them out before
+    /// drops them (its last state, published after this, is the last word).
     func remove(_ id: UUID) {
         state.withLock { state in
             state.members[id] = nil
             state.pacing.remove(id)
         }
+        changes.withLock { _ = $0.ended.insert(id) }
     }
 
     /// `id` is gone (no round can hold it: a round keeps its sessions until it is over).
     func forget(_ id: UUID) {
-        remove(id)
-        changes.withLock { _ = $0.removeValue(forKey: id) }
+        state.withLock { state in
+            state.members[id] = nil
+            state.pacing.remove(id)
+        }
+        changes.withLock { changes in
+            changes.counts[id] = nil
+            changes.ended.remove(id)
+        }
     }
 
     /// `id`'s samples arrived; called from the sample sink, which cannot wait.
     func sampled(_ id: UUID) {
-        let now = clock.now()
-        if let due = state.withLock({ $0.pacing.sampled(id, at: now) }) { timer.arm(due) }
+        // The clock is read under the lock: a date read before a round that got the lock first
+        // would look like a clock set back.
+        let clock = clock
+        if let due = state.withLock({ $0.pacing.sampled(id, at: clock.now()) }) { timer.arm(due) }
     }
 
     /// A session's state changed: published to every reader of `session`, after any round that
     /// holds figures worked out before the change (and any later round drops those).
     func publishState(_ message: LiveMessage, of id: UUID) {
         changes.withLock { changes in
-            changes[id, default: 0] += 1
+            changes.counts[id, default: 0] += 1
+            hub.publish(message)
+        }
+    }
+
+    /// A state worked out while `count` changes had gone out, published only if no change (nor
+    /// the end) went out since: a late copy never follows a newer state.
+    func publishState(_ message: LiveMessage, of id: UUID, ifNoChangeSince count: Int) {
+        changes.withLock { changes in
+            guard changes.current(id, since: count) else { return }
+            changes.counts[id, default: 0] += 1
             hub.publish(message)
         }
     }
 
     /// How many state changes `id` has published: taken before its figures are worked out.
-    func changeCount(of id: UUID) -> Int { changes.withLock { $0[id] ?? 0 } }
+    func changeCount(of id: UUID) -> Int { changes.withLock { $0.counts[id, default: 0] } }
 
     /// Runs the rounds until the task is cancelled.
     func run() async {
@@ -83,19 +112,28 @@ final class FiguresPublisher: Sendable {
     var waitingCount: Int { state.withLock { $0.pacing.waitingCount } }
 
     private func round() async {
-        let now = clock.now()
+        let clock = clock
         let due = state.withLock { state in
-            state.pacing.roundDue(at: now).compactMap { state.members[$0]?.session }
+            state.pacing.roundDue(at: clock.now()).compactMap { state.members[$0]?.session }
         }
-        var parts: [(figures: LiveMessage, changes: Int)] = []
-        for session in due where session.figuresWanted {
-            if let part = await session.figures() { parts.append(part) }
+        // Each session's figures at once: one slow session does not hold the others'.
+        let found = await withTaskGroup(of: (Int, (figures: LiveMessage, changes: Int)?).self) { group in
+            for (index, session) in due.enumerated() where session.figuresWanted {
+                group.addTask { (index, await session.figures()) }
+            }
+            var found: [(Int, (figures: LiveMessage, changes: Int))] = []
+            for await (index, part) in group {
+                if let part { found.append((index, part)) }
+            }
+            return found.sorted { $0.0 < $1.0 }.map(\.1)
         }
-        guard !parts.isEmpty else { return }
+        guard !found.isEmpty else { return }
         let hub = hub
         changes.withLock { changes in
             // Figures worked out before a change that went out since would show a stale state.
-            let current = parts.filter { part in part.figures.session.map { changes[$0] ?? 0 } == part.changes }
+            let current = found.filter { part in
+                part.figures.session.map { changes.current($0, since: part.changes) } ?? false
+            }
             hub.publishFigures(current.map(\.figures))
         }
     }
