@@ -101,6 +101,20 @@ struct FiguresPublisherTests {
         return (clock, hub, publisher, board, a, b)
     }
 
+    /// Both sessions sampled and the rounds started, once the first round (holding both) waits
+    /// for `held`'s figures.
+    static func roundHolding(
+        _ held: FakeSession, beside other: FakeSession, on publisher: FiguresPublisher, beforeCount: Bool = false
+    ) async -> Task<Void, Never> {
+        held.hold(beforeCount: beforeCount)
+        publisher.sampled(other.id)
+        publisher.sampled(held.id)
+        // Both wait before the rounds run, so the first round holds both.
+        let rounds = Task { await publisher.run() }
+        await held.waitUntilHeld()
+        return rounds
+    }
+
     @Test(
         "the first samples go out at once; a second's samples from two sessions go out together when the second is over"
     )
@@ -134,12 +148,7 @@ struct FiguresPublisherTests {
     )
     func staleFiguresAreDropped() async throws {
         let (clock, hub, publisher, board, a, b) = Self.bed()
-        a.hold()
-        publisher.sampled(b.id)
-        publisher.sampled(a.id)
-        // Both wait before the rounds run, so the first round holds both.
-        let rounds = Task { await publisher.run() }
-        await a.waitUntilHeld()
+        let rounds = await Self.roundHolding(a, beside: b, on: publisher)
         // The change goes out while a's figures (worked out before it) wait.
         publisher.publishState(LiveMessage(kind: .session, session: a.id, payload: ["n": 100]), of: a.id)
         a.release()
@@ -161,11 +170,7 @@ struct FiguresPublisherTests {
     func figuresOfAnEndedSessionAreDropped() async throws {
         let (_, hub, publisher, board, a, b) = Self.bed()
         // a's figures are worked out after its end went out: the count is the end's own.
-        a.hold(beforeCount: true)
-        publisher.sampled(b.id)
-        publisher.sampled(a.id)
-        let rounds = Task { await publisher.run() }
-        await a.waitUntilHeld()
+        let rounds = await Self.roundHolding(a, beside: b, on: publisher, beforeCount: true)
         let before = publisher.changeCount(of: a.id)
         publisher.remove(a.id)
         publisher.publishState(LiveMessage(kind: .session, session: a.id, payload: ["n": 100]), of: a.id)
