@@ -11,7 +11,7 @@ BIN := .build/debug/hrbridge
 # The upstream version; packages add +git<commit count> (scripts/build-deb.sh).
 VERSION ?= 0.9.0
 
-.PHONY: demo test test-real-bluez test-system setup test-setup python-peers build format check-format check-docs bench bench-compare bench-daemon bench-daemon-compare bench-soak release deb install install-files uninstall fuzz stress
+.PHONY: demo test test-real-bluez test-system setup test-setup python-peers build format check-format check-docs bench bench-compare bench-daemon bench-daemon-compare bench-record-ratio bench-soak release deb install install-files uninstall fuzz stress
 
 # Install locations: `make install PREFIX=/usr DESTDIR=/tmp/stage` stages a package; unit, udev and
 # sysusers directories come from pkg-config when systemd's and udev's .pc files are installed.
@@ -95,6 +95,10 @@ bench-soak: python-peers
 # The three daemon benchmarks, this tree against revision OLD, alternating: make bench-daemon-compare OLD=80193be
 bench-daemon-compare: python-peers
 	Benchmarks/daemon-compare.sh $(OLD) --runs $(or $(RUNS),3)
+
+# Issue 35's ratio: a gateway recording 50 straps against relaying them, alternating: make bench-record-ratio ROUNDS=10
+bench-record-ratio: python-peers
+	Benchmarks/record-ratio.sh --rounds $(or $(ROUNDS),6)
 
 release: setup
 	$(SWIFT) build -c release --static-swift-stdlib --product hrbridge

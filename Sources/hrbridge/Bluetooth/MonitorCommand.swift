@@ -160,9 +160,10 @@ struct MonitorCommand: AsyncParsableCommand {
                 }
             }
         }
-        let targets = await StrapSelection.choose(adapter: adapter, addresses: addresses)
+        let choice = await StrapSelection.choose(adapter: adapter, addresses: addresses)
+        let targets = choice.straps
         guard !targets.isEmpty else {
-            StandardError.write("hrbridge: no heart-rate strap found; is it worn and advertising?")
+            StandardError.write(choice.nothingFound)
             await adapter.shutdown()
             await connection.close()
             throw ExitCode(69)

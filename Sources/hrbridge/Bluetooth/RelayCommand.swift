@@ -130,9 +130,9 @@ struct RelayCommand: AsyncParsableCommand {
             settings.adapter = placement.straps ?? []
             let (connection, adapter) = try await settings.open(waiting: { view.adapter(nil, $0) })
             blueZ = (connection, adapter)
-            let chosen = await StrapSelection.choose(adapter: adapter, addresses: address.map { [$0] } ?? [])
-            guard let first = chosen.first else {
-                StandardError.write("hrbridge: no heart-rate strap found; is it worn and advertising?")
+            let choice = await StrapSelection.choose(adapter: adapter, addresses: address.map { [$0] } ?? [])
+            guard let first = choice.straps.first else {
+                StandardError.write(choice.nothingFound)
                 await adapter.shutdown()
                 await connection.close()
                 throw ExitCode(69)

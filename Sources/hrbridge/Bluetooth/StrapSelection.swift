@@ -5,7 +5,23 @@ import Sensors
 /// Which straps a command uses: the named ones, else every known (paired or trusted) strap with
 /// the Heart Rate service, else the first one discovered within 30 s.
 enum StrapSelection {
-    static func choose(adapter: BlueZAdapter, addresses: [String]) async -> [SensorIdentity] {
+    /// The straps chosen, and, when a search was needed and could not start, why.
+    struct Choice {
+        var straps: [SensorIdentity]
+        /// BlueZ refused the search (an adapter that will not scan): no strap could be found.
+        var discoveryFailure: SensorAdapterError?
+
+        /// What the user is told when no strap was chosen: a search that never ran is not a strap
+        /// out of range.
+        var nothingFound: String {
+            guard let discoveryFailure else {
+                return "hrbridge: no heart-rate strap found; is it worn and advertising?"
+            }
+            return "hrbridge: no heart-rate strap found: discovery did not start (\(discoveryFailure))"
+        }
+    }
+
+    static func choose(adapter: BlueZAdapter, addresses: [String], searchFor seconds: Int = 30) async -> Choice {
         let known = await adapter.knownDevices()
         // As BlueZ knows it (its adapter, `hci0`, and its name): events and samples carry that
         // identity, not the pool's name, and a strap is matched to its figures by it.
@@ -19,9 +35,16 @@ enum StrapSelection {
         }
         // A strap is the same strap through whichever adapter hears it: compare addresses.
         let knownAddresses = Set(known.map(\.identity.address))
-        guard chosen.isEmpty || !chosen.allSatisfy({ knownAddresses.contains($0.address) }) else { return chosen }
+        guard chosen.isEmpty || !chosen.allSatisfy({ knownAddresses.contains($0.address) }) else {
+            return Choice(straps: chosen)
+        }
         let events = adapter.events()
-        try? await adapter.startDiscovery(services: [.heartRate])
+        do {
+            try await adapter.startDiscovery(services: [.heartRate])
+        } catch {
+            // Nothing new can turn up: waiting out the search would only hide why.
+            return Choice(straps: chosen.filter { knownAddresses.contains($0.address) }, discoveryFailure: error)
+        }
         let wanted = Set(chosen.map(\.address))
         let selected = chosen
         let found: [SensorIdentity] = await withTaskGroup(of: [SensorIdentity]?.self) { group in
@@ -38,7 +61,7 @@ enum StrapSelection {
                 return nil
             }
             group.addTask {
-                try? await Task.sleep(for: .seconds(30))
+                try? await Task.sleep(for: .seconds(seconds))
                 return nil
             }
             let result = await group.next() ?? nil
@@ -46,6 +69,6 @@ enum StrapSelection {
             return result ?? selected.filter { knownAddresses.contains($0.address) }
         }
         try? await adapter.stopDiscovery()
-        return found
+        return Choice(straps: found)
     }
 }

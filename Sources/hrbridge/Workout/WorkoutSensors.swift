@@ -28,9 +28,10 @@ struct WorkoutSensors: Sendable {
         -> WorkoutSensors
     {
         let (connection, adapter) = try await settings.open(clock: clock)
-        let chosen = await StrapSelection.choose(adapter: adapter, addresses: addresses)
+        let choice = await StrapSelection.choose(adapter: adapter, addresses: addresses)
+        let chosen = choice.straps
         guard !chosen.isEmpty else {
-            StandardError.write("hrbridge: no heart-rate strap found; is it worn and advertising?")
+            StandardError.write(choice.nothingFound)
             await adapter.shutdown()
             await connection.close()
             throw ExitCode(69)
