@@ -64,26 +64,15 @@ struct PairCommand: AsyncParsableCommand {
         let (connection, adapter) = try await bluetooth.open()
         let sensor = SensorIdentity(adapter: adapter.name, address: address.uppercased())
         if await !adapter.knownDevices().contains(where: { $0.identity.address == sensor.address }) {
-            let events = adapter.events()
-            try? await adapter.startDiscovery(services: [])
-            let found = await withTaskGroup(of: Bool.self) { group in
-                group.addTask {
-                    for await event in events {
-                        if case .discovered(let discovered) = event, discovered.identity.address == sensor.address {
-                            return true
-                        }
-                    }
-                    return false
-                }
-                group.addTask {
-                    try? await Task.sleep(for: .seconds(timeout))
-                    return false
-                }
-                let first = await group.next() ?? false
-                group.cancelAll()
-                return first
+            let found: Bool
+            do {
+                found = try await StrapSelection.find(sensor.address, on: adapter, within: timeout)
+            } catch {
+                StandardError.write("hrbridge: \(sensor.address) not found: discovery did not start (\(error))")
+                await adapter.shutdown()
+                await connection.close()
+                throw ExitCode(69)
             }
-            try? await adapter.stopDiscovery()
             guard found else {
                 StandardError.write(
                     "hrbridge: \(sensor.address) not found in \(Int(timeout)) s; is it worn and advertising?")

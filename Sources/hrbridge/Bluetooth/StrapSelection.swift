@@ -71,4 +71,30 @@ enum StrapSelection {
         try? await adapter.stopDiscovery()
         return Choice(straps: found)
     }
+
+    /// Searches for the sensor at `address` (any service) for up to `seconds`; whether it turned
+    /// up. Throws at once when BlueZ refuses the search: waiting then would only hide why.
+    static func find(_ address: String, on adapter: BlueZAdapter, within seconds: Double)
+        async throws(SensorAdapterError) -> Bool
+    {
+        let events = adapter.events()
+        try await adapter.startDiscovery(services: [])
+        let found = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await event in events {
+                    if case .discovered(let discovered) = event, discovered.identity.address == address { return true }
+                }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(seconds))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        try? await adapter.stopDiscovery()
+        return found
+    }
 }
