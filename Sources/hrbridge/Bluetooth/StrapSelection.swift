@@ -47,8 +47,8 @@ enum StrapSelection {
         }
         let wanted = Set(chosen.map(\.address))
         let selected = chosen
-        let found: [SensorIdentity] = await withTaskGroup(of: [SensorIdentity]?.self) { group in
-            group.addTask {
+        let found =
+            await firstAnswer(within: Double(seconds)) { () -> [SensorIdentity]? in
                 var missing = wanted.subtracting(knownAddresses)
                 var discovered: [String: SensorIdentity] = [:]
                 for await event in events {
@@ -59,15 +59,7 @@ enum StrapSelection {
                     if missing.isEmpty { return selected.map { discovered[$0.address] ?? $0 } }
                 }
                 return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(seconds))
-                return nil
-            }
-            let result = await group.next() ?? nil
-            group.cancelAll()
-            return result ?? selected.filter { knownAddresses.contains($0.address) }
-        }
+            } ?? selected.filter { knownAddresses.contains($0.address) }
         try? await adapter.stopDiscovery()
         return Choice(straps: found)
     }
@@ -79,22 +71,30 @@ enum StrapSelection {
     {
         let events = adapter.events()
         try await adapter.startDiscovery(services: [])
-        let found = await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
+        let found =
+            await firstAnswer(within: seconds) { () -> Bool? in
                 for await event in events {
                     if case .discovered(let discovered) = event, discovered.identity.address == address { return true }
                 }
-                return false
-            }
+                return nil
+            } ?? false
+        try? await adapter.stopDiscovery()
+        return found
+    }
+
+    /// What `search` answers, unless `seconds` pass first (or it ends without an answer): nil.
+    private static func firstAnswer<Answer: Sendable>(
+        within seconds: Double, _ search: @escaping @Sendable () async -> Answer?
+    ) async -> Answer? {
+        await withTaskGroup(of: Answer?.self) { group in
+            group.addTask { await search() }
             group.addTask {
                 try? await Task.sleep(for: .seconds(seconds))
-                return false
+                return nil
             }
-            let first = await group.next() ?? false
+            let first = await group.next() ?? nil
             group.cancelAll()
             return first
         }
-        try? await adapter.stopDiscovery()
-        return found
     }
 }
