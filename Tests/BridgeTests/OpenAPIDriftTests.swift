@@ -98,6 +98,9 @@ struct OpenAPIDriftTests {
         _ = try await record(.GET, "/v1/workouts/{id}", "/v1/workouts/\(id)")
         _ = try await record(.GET, "/v1/workouts/{id}/samples", "/v1/workouts/\(id)/samples?type=heartRate")
         _ = try await record(.GET, "/v1/workouts/{id}", "/v1/workouts/not-a-uuid")
+        let changes = try await record(.GET, "/v1/samples/changes", "/v1/samples/changes?type=heartRate&limit=5")
+        #expect((changes["added"] as? [Any])?.count == 5, "the stopped workout's samples")
+        _ = try await record(.GET, "/v1/samples/changes", "/v1/samples/changes?anchor=-1")
         // A class: everyone joins; one session ended by hand; the class ended.
         _ = try await record(.GET, "/v1/class", "/v1/class")
         _ = try await record(.POST, "/v1/class", "/v1/class", json: ["location": "inside"])

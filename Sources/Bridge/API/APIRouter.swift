@@ -35,6 +35,7 @@ public enum APIRouter {
         SessionController(core: core).addRoutes(to: v1)
         ClassController(core: core).addRoutes(to: v1)
         WorkoutController(core: core).addRoutes(to: v1)
+        SampleChangesController(core: core).addRoutes(to: v1)
         AthleteController(core: core).addRoutes(to: v1)
         StreamController(core: core).addRoutes(to: v1)
         PageController().addRoutes(to: router)
