@@ -26,7 +26,8 @@ struct StoreOptions: ParsableArguments {
 /// `hrbridge workouts …`: the stored workouts.
 struct WorkoutsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "workouts", abstract: "List, show, export and delete stored workouts, and follow their samples' changes.",
+        commandName: "workouts",
+        abstract: "List, show, export and delete stored workouts, and follow their samples' changes.",
         subcommands: [
             WorkoutsListCommand.self, WorkoutsShowCommand.self, WorkoutsDeleteCommand.self, WorkoutsExportCommand.self,
             WorkoutsChangesCommand.self,
