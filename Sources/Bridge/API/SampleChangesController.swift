@@ -28,11 +28,7 @@ struct SampleChangesController {
     /// (1–10,000, default 1,000); each malformed one is a 400 naming it.
     static func query(_ uri: URI) throws -> (type: QuantityType, anchor: Int64?, limit: Int) {
         let parameters = uri.queryParameters
-        let name = parameters.get("type") ?? QuantityType.heartRate.rawValue
-        guard let type = QuantityType(rawValue: name) else {
-            throw APIError.badRequest(
-                "'type' must be one of \(QuantityType.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
+        let type = try WorkoutController.quantityType(parameters.get("type"))
         var anchor: Int64?
         if let text = parameters.get("anchor") {
             guard let value = Int64(text), value >= 0 else {

@@ -92,11 +92,7 @@ struct WorkoutController {
             return Response(status: .noContent)
         }
         v1.get("workouts/:id/samples") { request, context in
-            let name = request.uri.queryParameters.get("type") ?? QuantityType.heartRate.rawValue
-            guard let type = QuantityType(rawValue: name) else {
-                throw APIError.badRequest(
-                    "'type' must be one of \(QuantityType.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
+            let type = try Self.quantityType(request.uri.queryParameters.get("type"))
             let stored = try await Self.stored(context, core)
             return try await Self.samplesJSON(type: type, workout: stored.id, store: try Self.store(core))
         }
@@ -169,6 +165,16 @@ struct WorkoutController {
         } catch .unknownWorkout {
             throw APIError(.notFound, "unknown_workout", "no workout \(id.uuidString.lowercased())")
         }
+    }
+
+    /// A `type` query parameter (absent: heart rate; 400 naming the types when unknown).
+    static func quantityType(_ text: String?) throws -> QuantityType {
+        guard let text else { return .heartRate }
+        guard let type = QuantityType(rawValue: text) else {
+            throw APIError.badRequest(
+                "'type' must be one of \(QuantityType.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return type
     }
 
     /// An ISO 8601 query parameter (nil when absent; 400 when malformed).
