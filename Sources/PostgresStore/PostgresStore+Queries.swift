@@ -135,7 +135,7 @@ extension PostgresStore {
         }
     }
 
-    /// Additions and deletions of `type` since `anchor`, at most `limit` additions; anchors are
+    /// Additions and deletions of `type` since `anchor`, at most `limit` of them together; anchors are
     /// values of the sample id sequence, shared by additions and tombstones.
     ///
     /// Ids are taken when a row is written and become visible when its transaction commits, not
@@ -161,18 +161,20 @@ extension PostgresStore {
                 WHERE s.type = \(type.rawValue) AND s.id > \(start) AND s.id <= \(horizon)
                 ORDER BY s.id LIMIT \(Int64(limit))
                 """)
-            var added: [(id: Int64, sample: QuantitySample)] = []
-            for row in rows {
-                if let sample = try Self.sample(row) { added.append((id: try row.int(0), sample: sample)) }
-            }
-            // A full page ends at its last row (decoded or not): the next call goes on from there.
-            let ceiling = rows.count == limit ? (try rows.last?.int(0) ?? start) : max(horizon, start)
-            let deleted = try await session.rows(
+            // Every row read counts for the anchor, decoded or not.
+            var added: [(id: Int64, sample: QuantitySample?)] = []
+            for row in rows { added.append((id: try row.int(0), sample: try Self.sample(row))) }
+            var tombstones: [(anchor: Int64, sampleID: Int64)] = []
+            for row in try await session.rows(
                 """
-                SELECT sample_id FROM tombstone WHERE type = \(type.rawValue) AND anchor > \(start)
-                AND anchor <= \(ceiling) ORDER BY anchor
+                SELECT anchor, sample_id FROM tombstone WHERE type = \(type.rawValue) AND anchor > \(start)
+                AND anchor <= \(horizon) ORDER BY anchor LIMIT \(Int64(limit))
                 """)
-            return SampleChanges(added: added, deleted: try deleted.map { try $0.int(0) }, anchor: ceiling)
+            {
+                tombstones.append((anchor: try row.int(0), sampleID: try row.int(1)))
+            }
+            return SampleChanges.page(
+                added: added, tombstones: tombstones, limit: limit, start: start, horizon: horizon)
         }
     }
 

@@ -92,7 +92,7 @@ public protocol StoreBackend: Sendable {
     func statisticsCollection(
         type: QuantityType, from: Date, to: Date, anchor: Date, interval: StatisticsInterval
     ) async throws(StoreError) -> [StatisticsBucket]
-    /// Additions and deletions of `type` since `anchor`, at most `limit` additions.
+    /// Additions and deletions of `type` since `anchor`, at most `limit` of them together.
     func changes(type: QuantityType, since anchor: Int64?, limit: Int) async throws(StoreError) -> SampleChanges
 }
 

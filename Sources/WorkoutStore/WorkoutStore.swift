@@ -127,8 +127,9 @@ public final class WorkoutStore: Sendable {
     }
 
     /// Additions and deletions of `type` since `anchor` (nil: from the beginning), at most `limit`
-    /// additions (none, the anchor as it was, when `limit` is not positive). The returned anchor
-    /// never passes a change not returned, on either backend, however writes interleave.
+    /// of them together, the first in the store's order (none, the anchor as it was, when `limit`
+    /// is not positive). The returned anchor never passes a change not returned, on either
+    /// backend, however writes interleave.
     public func changes(type: QuantityType, since anchor: Int64?, limit: Int = 10_000) async throws(StoreError)
         -> SampleChanges
     {

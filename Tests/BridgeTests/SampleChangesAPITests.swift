@@ -14,7 +14,7 @@ import Workouts
 @Suite("GET /v1/samples/changes: each added and deleted sample once, page after page", .serialized)
 struct SampleChangesAPITests {
     @Test(
-        "pages of 10 hand out 25 samples once each; a deletion is handed out once; bad parameters are 400s naming them")
+        "pages of 10 hand out 25 samples once each, then their 25 deletions; bad parameters are 400s naming them")
     func anchoredPages() async throws {
         let bridge = try await InProcessBridge()
         let store = try #require(bridge.core.store)
@@ -62,12 +62,22 @@ struct SampleChangesAPITests {
             let caughtUp = try #require(anchor)
 
             try await store.deleteWorkout(workout)
-            let deletion = try await changes("?anchor=\(caughtUp)")
-            #expect(deletion.added.isEmpty)
-            #expect(deletion.deleted.sorted() == added.map(\.id), "each deleted sample named once")
-            #expect(deletion.anchor > caughtUp)
-            let after = try await changes("?anchor=\(deletion.anchor)")
-            #expect(after.added.isEmpty && after.deleted.isEmpty && after.anchor == deletion.anchor)
+            // The limit bounds deletions too: pages of 10, 10 and 5 name the 25 once each.
+            var deletedPages: [[Int64]] = []
+            var deletionAnchor = caughtUp
+            while deletedPages.count < 4 {
+                let page = try await changes("?limit=10&anchor=\(deletionAnchor)")
+                #expect(page.added.isEmpty && page.anchor >= deletionAnchor)
+                deletionAnchor = page.anchor
+                if page.deleted.isEmpty { break }
+                deletedPages.append(page.deleted)
+            }
+            #expect(deletedPages.map(\.count) == [10, 10, 5])
+            #expect(deletedPages.flatMap { $0 }.sorted() == added.map(\.id), "each deleted sample named once")
+            let whole = try await changes("?anchor=\(caughtUp)")
+            #expect(whole.deleted.count == 25 && whole.anchor == deletionAnchor, "one answer when the limit allows")
+            let after = try await changes("?anchor=\(deletionAnchor)")
+            #expect(after.added.isEmpty && after.deleted.isEmpty && after.anchor == deletionAnchor)
 
             for (query, names) in [
                 ("?anchor=-1", "'anchor'"), ("?anchor=seven", "'anchor'"), ("?anchor=99999999999999999999", "'anchor'"),

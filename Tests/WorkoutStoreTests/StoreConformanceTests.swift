@@ -150,9 +150,21 @@ struct StoreConformanceTests {
             #expect(second.added.count == 3)
             #expect(second.deleted.isEmpty)
             try await store.deleteWorkout(workout)
+            // Deletions are bounded by the limit too: pages of 4 name the 10 once each.
+            var paged: [Int64] = []
+            var anchor = second.anchor
+            for _ in 0..<4 {
+                let page = try await store.changes(type: .heartRate, since: anchor, limit: 4)
+                #expect(page.added.isEmpty && page.deleted.count <= 4)
+                anchor = page.anchor
+                paged += page.deleted
+                if page.deleted.isEmpty { break }
+            }
+            #expect(paged.count == 10 && Set(paged) == Set(first.added.prefix(10).map(\.id)), "\(paged)")
             let third = try await store.changes(type: .heartRate, since: second.anchor)
             #expect(third.added.isEmpty)
             #expect(third.deleted.count == 10)
+            #expect(third.anchor == anchor)
             #expect(try await store.changes(type: .heartRate, since: third.anchor).deleted.isEmpty)
             try await store.append([sample(.heartRate, 80, 500, sourceA)], workout: nil)
             let fourth = try await store.changes(type: .heartRate, since: third.anchor)

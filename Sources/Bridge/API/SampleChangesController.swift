@@ -9,7 +9,8 @@ import WorkoutStore
 struct SampleChangesController {
     let core: BridgeCore
 
-    /// Additions per answer when `limit` is not given, and the most a client may ask for.
+    /// Changes (additions and deletions) per answer when `limit` is not given, and the most a
+    /// client may ask for.
     static let defaultLimit = 1000
     static let maximumLimit = 10_000
 

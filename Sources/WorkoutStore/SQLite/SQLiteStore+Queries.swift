@@ -172,8 +172,8 @@ extension SQLiteStore {
     }
 
     /// Additions and deletions of `type` since `anchor` (nil: from the beginning), at most `limit`
-    /// additions. One writer commits at a time, in id order, and the read is one snapshot: an
-    /// anchor never passes a change it did not return.
+    /// of them together. One writer commits at a time, in id order, and the read is one snapshot:
+    /// an anchor never passes a change it did not return.
     public func changes(type: QuantityType, since anchor: Int64?, limit: Int) async throws(StoreError)
         -> SampleChanges
     {
@@ -187,23 +187,18 @@ extension SQLiteStore {
                     SELECT \(Self.sampleColumns) FROM sample s JOIN source src ON src.id = s.sourceId
                     WHERE s.type = ? AND s.id > ? ORDER BY s.id LIMIT ?
                     """, arguments: [type.rawValue, start, limit])
-            let added = try rows.compactMap { row -> (id: Int64, sample: QuantitySample)? in
-                guard let sample = try Self.sample(row) else { return nil }
-                return (id: try row.value("id"), sample: sample)
+            // Every row read counts for the anchor, decoded or not.
+            let added = try rows.map { row -> (id: Int64, sample: QuantitySample?) in
+                (id: try row.value("id"), sample: try Self.sample(row))
             }
-            // A full page ends at its last row (decoded or not): the next call goes on from there.
-            let ceiling: Int64
-            if rows.count == limit {
-                ceiling = try rows.last?.value("id", as: Int64.self) ?? start
-            } else {
-                let sequence = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'sample'")
-                ceiling = max(sequence ?? start, start)
-            }
-            let deleted = try Int64.fetchAll(
+            let tombstones = try Row.fetchAll(
                 db,
-                sql: "SELECT sampleId FROM tombstone WHERE type = ? AND anchor > ? AND anchor <= ? ORDER BY anchor",
-                arguments: [type.rawValue, start, ceiling])
-            return SampleChanges(added: added, deleted: deleted, anchor: ceiling)
+                sql: "SELECT anchor, sampleId FROM tombstone WHERE type = ? AND anchor > ? ORDER BY anchor LIMIT ?",
+                arguments: [type.rawValue, start, limit]
+            ).map { row -> (anchor: Int64, sampleID: Int64) in (anchor: row[0], sampleID: row[1]) }
+            let sequence = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'sample'")
+            return SampleChanges.page(
+                added: added, tombstones: tombstones, limit: limit, start: start, horizon: sequence ?? start)
         }
     }
 }

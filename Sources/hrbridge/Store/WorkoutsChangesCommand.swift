@@ -12,7 +12,7 @@ struct WorkoutsChangesCommand: AsyncParsableCommand {
         abstract: "Samples of one type added and deleted since an anchor, as one JSON object.",
         discussion: """
             Pass the printed "anchor" back with --anchor next time: each change is printed once. While \
-            "added" comes back with --limit samples, ask again at once.
+            an answer holds --limit changes (additions and deletions together), ask again at once.
             """)
 
     @OptionGroup var storeOptions: StoreOptions
@@ -23,7 +23,7 @@ struct WorkoutsChangesCommand: AsyncParsableCommand {
     @Option(help: "The anchor of the last answer (default: from the first stored sample).")
     var anchor: Int64?
 
-    @Option(help: "Additions at most (1–10000).")
+    @Option(help: "Changes at most, additions and deletions together (1–10000).")
     var limit = 1000
 
     func validate() throws {
