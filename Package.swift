@@ -295,6 +295,7 @@ let package = Package(
             dependencies: [
                 "Bridge", "BridgeClient", "Wire", "BusHarness", "Workouts", "Sensors", "SensorSimulator", "GATT",
                 "hrbridge", "hrbridged", "JSONSupport", "Samples", "WorkoutStore", "MQTT", "LabStreaming",
+                "RemoteSensors",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -14,6 +15,11 @@ public import Foundation
 /// fills), mode 0600, and survives a gateway restart. Each record carries a magic and a CRC-32C
 /// (``JournalRecord``): a torn record is cut off when the journal opens, damage inside a file is
 /// skipped and counted, and a replay reads the files a chunk at a time.
+///
+/// ``append(address:_:)`` touches no file: a write to a slow disk (an SD card flushing its
+/// cache) can block for seconds, and frames are appended on Swift concurrency's few threads.
+/// Records wait in memory, at most `pendingLimit` bytes, until ``writePending()`` (the gateway
+/// calls it once a second, and at its stop, on a thread of its own) or a replay writes them.
 public final class MeasurementJournal: @unchecked Sendable {
     /// One journaled frame.
     public struct Entry: Hashable, Sendable {
@@ -23,23 +29,38 @@ public final class MeasurementJournal: @unchecked Sendable {
         public var measurement: RemoteMeasurement
     }
 
+    /// Records appended and not written yet.
+    private struct Pending {
+        var records: [[UInt8]] = []
+        var bytes = 0
+        /// Records dropped unwritten: more than the limit waited (no write could run).
+        var dropped = 0
+    }
+
     /// The current file; the older one is `path + ".old"`.
     public let path: String
     /// Bytes on disk at most (both files).
     public let maximumBytes: Int
+    /// Bytes waiting in memory at most; beyond it the oldest records are dropped, and counted.
+    public let pendingLimit: Int
     /// Damaged stretches found in the current file when it was opened (skipped when read).
     public let damagedAtOpen: Int
     /// Bytes cut from the current file's end when it was opened: a record torn by a crash or a
     /// full disk, which later records must not follow.
     public let truncatedAtOpen: Int
-    private let lock = NSLock()
+    /// Held only briefly, by whoever appends: never across a file operation.
+    private let pending = Mutex(Pending())
+    /// Held by whoever writes, rotates or opens a replay, across the file operations: by threads
+    /// that may block, never by an appender.
+    private let fileLock = NSLock()
     private var handle: FileHandle?
     private var size: Int
 
     /// Opens (or creates) the journal at `path`, cutting a torn record from its end.
-    public init(path: String, maximumBytes: Int = 64 << 20) throws {
+    public init(path: String, maximumBytes: Int = 64 << 20, pendingLimit: Int = 4 << 20) throws {
         self.path = path
         self.maximumBytes = max(maximumBytes, 4096)
+        self.pendingLimit = max(pendingLimit, 1024)
         let directory = (path as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -60,34 +81,86 @@ public final class MeasurementJournal: @unchecked Sendable {
         self.handle = handle
     }
 
+    /// Writes what still waits: a journal let go without a last ``writePending()`` keeps its frames.
     deinit {
+        writePending()
         try? handle?.close()
     }
 
-    /// Appends a frame: one record of the address and the published envelope.
+    /// Appends a frame: one record of the address and the published envelope, kept in memory
+    /// until the next write.
     public func append(address: String, _ measurement: RemoteMeasurement) {
         let addressBytes = Array(address.utf8)
         guard JournalRecord.isAddress(addressBytes[...]) else { return }
         let record = JournalRecord.encode(address: addressBytes, envelope: measurement.encoded())
-        lock.lock()
-        defer { lock.unlock() }
-        if size + record.count > maximumBytes / 2 { rotate() }
-        guard let handle else { return }
+        pending.withLock { pending in
+            pending.records.append(record)
+            pending.bytes += record.count
+            guard pending.bytes > pendingLimit else { return }
+            var excess = 0
+            while pending.bytes > pendingLimit, excess < pending.records.count {
+                pending.bytes -= pending.records[excess].count
+                excess += 1
+            }
+            pending.records.removeFirst(excess)
+            pending.dropped += excess
+        }
+    }
+
+    /// Records waiting in memory, and records dropped unwritten so far.
+    public var unwritten: (waiting: Int, dropped: Int) {
+        pending.withLock { ($0.records.count, $0.dropped) }
+    }
+
+    /// Writes the records waiting, rotating the files as they fill. Blocks on the disk: call it
+    /// from a thread of its own, never from Swift concurrency's.
+    public func writePending() {
+        fileLock.lock()
+        defer { fileLock.unlock() }
+        writePendingHoldingLock()
+    }
+
+    private func writePendingHoldingLock() {
+        let records = pending.withLock { pending -> [[UInt8]] in
+            defer {
+                pending.records.removeAll(keepingCapacity: true)
+                pending.bytes = 0
+            }
+            return pending.records
+        }
+        guard !records.isEmpty else { return }
+        var chunk: [UInt8] = []
+        for record in records {
+            if size + chunk.count + record.count > maximumBytes / 2 {
+                write(chunk)
+                chunk.removeAll(keepingCapacity: true)
+                rotate()
+            }
+            chunk += record
+        }
+        write(chunk)
+    }
+
+    /// One write of whole records to the current file.
+    private func write(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty, let handle else { return }
         do {
-            try handle.write(contentsOf: record)
-            size += record.count
+            try handle.write(contentsOf: bytes)
+            size += bytes.count
         } catch {
-            // A full disk: the frame went out live; only its replay is lost. What was half written
-            // is cut off when the journal is next opened, and skipped until then.
+            // A full disk: the frames went out live; only their replay is lost. What was half
+            // written is cut off when the journal is next opened, and skipped until then.
         }
     }
 
     /// The journaled frames received at or after `date`, oldest file first, read as they are
-    /// needed (the files are never held in memory). Both files are opened now: a rotation while
-    /// the replay is read renames them, and the replay still reads the files it began with.
+    /// needed (the files are never held in memory). What waits in memory is written first, and
+    /// both files are opened now: a rotation while the replay is read renames them, and the replay
+    /// still reads the files it began with. Blocks on the disk, as ``writePending()`` does.
     public func replay(since date: Date) -> Replay {
-        lock.lock()
-        defer { lock.unlock() }
+        fileLock.lock()
+        defer { fileLock.unlock() }
+        writePendingHoldingLock()
         return Replay(readers: [JournalReader(path: path + ".old"), JournalReader(path: path)], since: date)
     }
 

@@ -7,6 +7,8 @@ import NIOHTTP1
 import Testing
 import Wire
 
+@testable import RemoteSensors
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -336,6 +338,32 @@ struct DaemonMQTTTests {
             }
             let distinct = Set(reader.messages.filter { $0.payload.contains(#""lap""#) }.map(\.payload))
             #expect(distinct.count == total, "each lap once (a duplicate after a reconnect is allowed, a loss is not)")
+        }
+    }
+
+    @Test("a gateway's journal reaches the disk while it runs: killed without a word, it keeps the frames it sent")
+    func journalIsWrittenWhileRunning() async throws {
+        try await withMosquitto { broker in
+            let daemon = try await DaemonUnderTest(
+                moreSettings: Self.settings(broker) + "\npublish_measurements = true")
+            defer { daemon.stop() }
+            let reader = try await MQTTSubscriber(broker: broker, filters: ["hrbridge/gym/sensor/+/measurement"])
+            defer { reader.stop() }
+            try await eventually("frames on the broker") { reader.messages.count >= 20 }
+            // Each of them was journaled before it was published.
+            let published = reader.messages.count
+            let path = daemon.directory.appendingPathComponent("measurements.journal").path
+            try await eventually("the frames published so far in the journal on disk") {
+                var records = JournalReader(path: path)
+                var count = 0
+                while records.next() != nil { count += 1 }
+                return count >= published
+            }
+            kill(daemon.process.pid, SIGKILL)
+            _ = await daemon.process.wait()
+            let kept = try MeasurementJournal(path: path).entries(since: .distantPast)
+            #expect(kept.count >= published)
+            #expect(Set(kept.map(\.address)).isSubset(of: Set(DaemonUnderTest.straps)))
         }
     }
 

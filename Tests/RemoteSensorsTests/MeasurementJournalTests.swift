@@ -1,8 +1,9 @@
 import Foundation
 import GATT
-import RemoteSensors
 import Sensors
 import Testing
+
+@testable import RemoteSensors
 
 private func frame(_ sequence: UInt32, at seconds: Double, heartRate: UInt8 = 120) -> RemoteMeasurement {
     RemoteMeasurement(
@@ -16,6 +17,10 @@ struct MeasurementJournalTests {
     private func writeJournal(at path: String, frames range: Range<Int>) throws {
         let journal = try MeasurementJournal(path: path)
         for second in range { journal.append(address: "C0:FF:EE:00:00:01", frame(UInt32(second), at: Double(second))) }
+    }
+
+    private func fileSize(_ path: String) -> Int {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? -1
     }
 
     private func temporaryPath() -> String {
@@ -122,6 +127,7 @@ struct MeasurementJournalTests {
         for index in 0..<20_000 {
             journal.append(address: "C0:FF:EE:00:00:0\(index % 3)", frame(UInt32(index), at: Double(index) / 4))
         }
+        journal.writePending()
         let size = try #require(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
         #expect(size > 10 * (64 << 10))
         #expect(journal.entries(since: .distantPast).map(\.measurement.sequence) == (0..<20_000).map(UInt32.init))
@@ -141,7 +147,9 @@ struct MeasurementJournalTests {
         let journal = try MeasurementJournal(path: path, maximumBytes: 8192)
         for second in 0..<2000 {
             journal.append(address: "C0:FF:EE:00:00:01", frame(UInt32(second), at: Double(second)))
+            if second % 100 == 99 { journal.writePending() }
         }
+        journal.writePending()
         let sizes = [path, path + ".old"].compactMap {
             try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int
         }
@@ -161,6 +169,7 @@ struct MeasurementJournalTests {
         // Until the first rotation, then a few frames into the new current file.
         while (try? FileManager.default.attributesOfItem(atPath: path + ".old")) == nil {
             journal.append(address: strap, frame(UInt32(second), at: Double(second)))
+            journal.writePending()
             second += 1
         }
         for _ in 0..<5 {
@@ -180,6 +189,59 @@ struct MeasurementJournalTests {
         // Frames appended to a file the replay holds can follow; the gateway's replay stops at its start time.
         #expect(read.filter { $0 < UInt32(firstNew) } == expected)
         #expect(expected.count == firstNew && expected.first == 0)
+    }
+
+    @Test("appending touches no file: frames wait in memory until written, and a replay writes them first")
+    func appendsWaitInMemory() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let journal = try MeasurementJournal(path: path)
+        let strap = "C0:FF:EE:00:00:01"
+        for second in 0..<10 { journal.append(address: strap, frame(UInt32(second), at: Double(second))) }
+        #expect(fileSize(path) == 0)
+        #expect(journal.unwritten.waiting == 10)
+        journal.writePending()
+        let written = fileSize(path)
+        #expect(written > 0 && journal.unwritten.waiting == 0)
+        for second in 10..<15 { journal.append(address: strap, frame(UInt32(second), at: Double(second))) }
+        #expect(fileSize(path) == written)
+        // Each frame once: the ones written and the ones that waited.
+        #expect(journal.entries(since: .distantPast).map(\.measurement.sequence) == Array(0..<15))
+        #expect(fileSize(path) > written && journal.unwritten.waiting == 0)
+    }
+
+    @Test("a journal let go writes what waits: a reopen reads every frame")
+    func waitingFramesSurviveTheEnd() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        do {
+            let journal = try MeasurementJournal(path: path)
+            for second in 0..<3 {
+                journal.append(address: "C0:FF:EE:00:00:01", frame(UInt32(second), at: Double(second)))
+            }
+            journal.writePending()
+            for second in 3..<7 {
+                journal.append(address: "C0:FF:EE:00:00:01", frame(UInt32(second), at: Double(second)))
+            }
+        }
+        let reopened = try MeasurementJournal(path: path)
+        #expect(reopened.entries(since: .distantPast).map(\.measurement.sequence) == Array(0..<7))
+    }
+
+    @Test("frames beyond the memory limit while nothing writes: the oldest are dropped and counted")
+    func pendingIsBounded() throws {
+        let path = temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let journal = try MeasurementJournal(path: path, pendingLimit: 1024)
+        let strap = "C0:FF:EE:00:00:01"
+        let recordBytes = JournalRecord.encode(
+            address: Array(strap.utf8), envelope: frame(0, at: 0).encoded()
+        ).count
+        let fit = 1024 / recordBytes
+        for second in 0..<(fit + 7) { journal.append(address: strap, frame(UInt32(second), at: Double(second))) }
+        #expect(journal.unwritten.waiting == fit && journal.unwritten.dropped == 7)
+        #expect(journal.entries(since: .distantPast).map(\.measurement.sequence) == Array(7..<UInt32(fit + 7)))
+        #expect(journal.unwritten.dropped == 7, "a count, kept after the write")
     }
 
     @Test("backfill batches: round trip; a batch that is not whole frames, or too many, is refused with its reason")

@@ -41,6 +41,11 @@ public actor MQTTBridge: Service {
     private let clock: any WallClock
     private let backfillFrames = Counter(label: "hrbridge_mqtt_backfill_frames_total")
     private let journalDamage = Counter(label: "hrbridge_mqtt_journal_damaged_total")
+    private let journalUnwritten = Counter(label: "hrbridge_mqtt_journal_dropped_total")
+    /// Journal frames dropped unwritten, as last counted.
+    private var journalDropped = 0
+    /// Why the journal's last write could not run (logged once until one runs).
+    private var journalWriteRefused: ThreadStartError?
     private let commandsRefused = Counter(label: "hrbridge_mqtt_commands_total", dimensions: [("result", "refused")])
     private let commandsDone = Counter(label: "hrbridge_mqtt_commands_total", dimensions: [("result", "done")])
     private let commandsRepeated = Counter(
@@ -160,10 +165,22 @@ public actor MQTTBridge: Service {
             group.addTask { [weak self] in
                 for await event in clientEvents { await self?.clientEvent(event) }
             }
+            if let journal {
+                let clock = clock
+                group.addTask { [weak self] in
+                    // Once a second: a crash loses at most that much of the journal.
+                    while true {
+                        do { try await clock.sleep(until: clock.now().addingTimeInterval(1)) } catch { return }
+                        guard !Task.isCancelled else { return }
+                        await self?.writeJournal(journal)
+                    }
+                }
+            }
             group.addTask { try? await gracefulShutdown() }
             await group.next()
             group.cancelAll()
         }
+        if let journal { await writeJournal(journal) }
         for address in sensors.keys where announced.contains(address) {
             let topic = topics.sensor(address, .availability)
             await client.publish(
@@ -236,6 +253,30 @@ public actor MQTTBridge: Service {
             MQTTMessage(topic: topic, payload: signer?.signMeasurement(payload, topic: topic, boot: boot) ?? payload))
     }
 
+    /// Writes the journal's waiting frames on a thread of its own: a slow disk never holds one of
+    /// Swift concurrency's threads. Without a thread they keep waiting, within the journal's limit.
+    private func writeJournal(_ journal: MeasurementJournal) async {
+        do throws(ThreadStartError) {
+            try await DetachedThread.run(named: "hrbridge.journal") { journal.writePending() }
+            journalWriteRefused = nil
+        } catch {
+            if journalWriteRefused == nil {
+                logger.error(
+                    "journal not written: no thread to write it; frames wait in memory",
+                    metadata: ["waiting": "\(journal.unwritten.waiting)", "error": "\(error)"])
+            }
+            journalWriteRefused = error
+        }
+        let dropped = journal.unwritten.dropped
+        if dropped > journalDropped {
+            journalUnwritten.increment(by: dropped - journalDropped)
+            logger.error(
+                "journal frames dropped unwritten: more waited than its memory limit",
+                metadata: ["frames": "\(dropped - journalDropped)", "limit": "\(journal.pendingLimit)"])
+            journalDropped = dropped
+        }
+    }
+
     /// Journaled frames read from the disk at a time during a replay.
     static let replayBatchFrames = 4096
 
@@ -248,7 +289,17 @@ public actor MQTTBridge: Service {
         guard let journal, let since = replayFrom else { return }
         replayFrom = nil
         let until = clock.now()
-        var replay = journal.replay(since: since)
+        var replay: MeasurementJournal.Replay
+        do throws(ThreadStartError) {
+            // What waits in memory is written first: on a thread, as the reads are.
+            replay = try await DetachedThread.run(named: "hrbridge.journal") { journal.replay(since: since) }
+        } catch {
+            replayFrom = since
+            logger.error(
+                "journal not read: no thread to read it; it starts again on the next connect",
+                metadata: ["sent": "0", "error": "\(error)"])
+            return
+        }
         var pending: [String: [RemoteMeasurement]] = [:]
         var sent = 0
         var straps = Set<String>()
