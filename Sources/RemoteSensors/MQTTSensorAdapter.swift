@@ -217,14 +217,14 @@ public actor MQTTSensorAdapter: SensorAdapter {
         }
         switch topic {
         case .status(let node) where follows(node):
-            // The gateway's Will (or its farewell): every strap it forwarded is gone.
-            offline(message, address: nil, node: node)
+            // Its Will or farewell (every strap it forwarded is gone), or its `online`.
+            status(message, address: nil, node: node)
         case .sensor(let node, let address, let leaf) where follows(node):
             switch leaf {
             case .measurement:
                 guard let payload = verified(message, node: node, batch: false) else { return }
                 measured(payload, address: address, node: node)
-            case .availability: offline(message, address: address, node: node)
+            case .availability: status(message, address: address, node: node)
             case .state: noteName(message.payload, address: address, node: node)
             case .backfill:
                 guard let payload = verified(message, node: node, batch: true) else { return }
@@ -271,11 +271,11 @@ public actor MQTTSensorAdapter: SensorAdapter {
     }
 
     /// A gateway's `offline` on its status (its Will or farewell: every strap it forwarded is
-    /// gone) or on the availability of the strap at `address`; any other word changes nothing.
-    /// With keys, only one with a valid tag from its node's key is read, and the tracker checks
-    /// its boot and time; any other `offline` is refused (on a broker without ACLs anyone can
-    /// publish one).
-    private func offline(_ message: MQTTMessage, address: String?, node: String) {
+    /// gone) or on the availability of the strap at `address`; without keys, any other word
+    /// changes nothing. With keys, only a status with a valid tag from its node's key is read (any
+    /// other is refused: on a broker without ACLs anyone can publish one), and the tracker checks
+    /// its boot and time; a signed `online` tells the tracker its boot has begun.
+    private func status(_ message: MQTTMessage, address: String?, node: String) {
         let input: RemoteStrapTracker.Input
         if settings.keys.isEmpty {
             // As it came (a signed one's tag unchecked).
@@ -286,14 +286,19 @@ public actor MQTTSensorAdapter: SensorAdapter {
                 input = .gatewayOffline(node: node)
             }
         } else {
-            guard GatewayStatus.saysOffline(message.payload) else { return }
             guard let status = settings.keys[node]?.verifiedStatus(message.payload, topic: message.topic),
-                status.word == .offline, let boot = status.boot, let sent = status.sent
+                let boot = status.boot, let sent = status.sent
             else {
-                refuse(.badSignature, node: node)
+                // An `online` that does not verify, or an emptied retained topic, changes nothing:
+                // no refusal.
+                if GatewayStatus.saysOffline(message.payload) { refuse(.badSignature, node: node) }
                 return
             }
-            input = .signedOffline(address: address, node: node, boot: boot, sent: sent)
+            switch status.word {
+            case .offline: input = .signedOffline(address: address, node: node, boot: boot, sent: sent)
+            // Its boot has begun: frames of the one before are stale from now on.
+            case .online: input = .signedOnline(node: node, boot: boot, sent: sent)
+            }
         }
         feed(input)
     }

@@ -31,7 +31,10 @@ public import Sensors
 /// (`stale_boot`: captured before it restarted, sent again), and the strap's sequence numbers are
 /// followed afresh. A signed `offline` (``Input/signedOffline(address:node:boot:sent:)``) is read
 /// only of the gateway's latest boot; a strap's only when dated no earlier than its last frame,
-/// the gateway's (its Will, signed when it starts) only once per boot unless later.
+/// the gateway's (its Will, signed when it starts) only once per boot unless later. A signed status
+/// of a newer boot, `online` or `offline`, makes that boot the gateway's latest at once: a frame
+/// of the boot before, sent again between the gateway's restart and its first new frame, is
+/// refused too.
 public struct RemoteStrapTracker: Sendable {
     /// Tunables.
     public struct Configuration: Hashable, Sendable {
@@ -141,6 +144,10 @@ public struct RemoteStrapTracker: Sendable {
         /// strap at `address` (its availability), or for itself (nil: its Will or its farewell);
         /// of boot `boot`, signed at `sent` on its clock.
         case signedOffline(address: String?, node: String, boot: UInt64, sent: Date)
+        /// Gateway `node` said `online`, with a tag its key made (checked by the shell), of boot
+        /// `boot`, signed at `sent`: that boot has begun, so its frames are the only live ones,
+        /// even before the first of them comes.
+        case signedOnline(node: String, boot: UInt64, sent: Date)
         /// Gateway `node`'s retained state named the strap.
         case named(address: String, name: String, node: String)
         /// The strap is forgotten until it is heard again.
@@ -229,11 +236,18 @@ public struct RemoteStrapTracker: Sendable {
                 actions.append(.refused(refusal, address: address ?? "", node: node))
                 return actions
             }
+            boots[node] = max(boots[node] ?? boot, boot)
             guard let address else {
                 releases[node] = (boot, sent)
                 return handle(.gatewayOffline(node: node), at: now)
             }
             return handle(.strapOffline(address: address, node: node), at: now)
+        case .signedOnline(let node, let boot, let sent):
+            if let refusal = onlineRefusal(node: node, boot: boot, sent: sent, at: now) {
+                actions.append(.refused(refusal, address: "", node: node))
+                return actions
+            }
+            boots[node] = max(boots[node] ?? boot, boot)
         case .named(let address, let name, let node):
             if let owner = owner(of: address), owner != node {
                 actions.append(.refused(.foreignNode(owner: owner), address: address, node: node))
@@ -392,6 +406,15 @@ public struct RemoteStrapTracker: Sendable {
             return .replayedOffline
         }
         return nil
+    }
+
+    /// Why a signed `online` from `node` (of boot `boot`, signed at `sent`) is refused, if it is:
+    /// of an earlier boot (kept and sent again), or dated ahead of the hub (kept, it would make
+    /// the gateway's real later boots stale).
+    private func onlineRefusal(node: String, boot: UInt64, sent: Date, at now: Date) -> RemoteMeasurementError? {
+        if let latest = boots[node], boot < latest { return .staleBoot(boot) }
+        if let ahead = configuration.refusal(of: Self.date(ofBoot: boot), at: now) { return ahead }
+        return configuration.refusal(of: sent, at: now)
     }
 
     /// The gateway `address` belongs to: bound by configuration, or the one it is heard through.

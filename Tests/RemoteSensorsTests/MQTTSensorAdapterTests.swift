@@ -281,7 +281,7 @@ struct MQTTSensorAdapterKeyTests {
     }
 
     @Test(
-        "with keys, an unsigned or wrongly signed offline on a gateway's status or a strap's availability is refused and counted and the strap streams on; a signed one of the running boot drops it, a Will sent again does not"
+        "with keys, an unsigned or wrongly signed offline on a gateway's status or a strap's availability is refused and counted and the strap streams on; a signed one of the running boot drops it, a Will sent again does not; a signed online of a new boot makes the old boot's frames stale at once"
     )
     func signedOffline() async throws {
         let room1 = try #require(EnvelopeSigner(key: Array(repeating: 0x31, count: 32)))
@@ -345,6 +345,21 @@ struct MQTTSensorAdapterKeyTests {
         clock.advance(by: 1)
         await adapter.receive(signed(statusTopic, by: room1, at: clock.now()))
         #expect(await ready() == false)
+
+        // It starts again: its signed `online` comes before any frame of the new boot, and a
+        // frame of the boot before, sent again, no longer passes for live.
+        clock.advance(by: 1)
+        let newBoot = boot + 10_000
+        await adapter.receive(
+            MQTTMessage(
+                topic: statusTopic,
+                payload: room1.signStatus(.online, topic: statusTopic, boot: newBoot, at: clock.now()),
+                qos: .atLeastOnce, retain: true))
+        await adapter.receive(frame(3, boot: boot, signer: room1, at: clock.now()))
+        #expect(await ready() == false)
+        #expect(await adapter.refusals == ["bad_signature": 5, "replayed": 2, "stale_boot": 1])
+        await adapter.receive(frame(0, boot: newBoot, signer: room1, at: clock.now()))
+        #expect(await ready())
         await adapter.shutdown()
     }
 

@@ -316,6 +316,39 @@ struct RemoteStrapTrackerTests {
         #expect(driver.feed(offline(nil, boot: bootB, sent: 7), at: 7) == ["disconnected(link lost) room-1/01"])
     }
 
+    @Test(
+        "a signed online of a newer boot: the boot is the gateway's latest before its first frame, so a frame of the boot before, sent again, is refused; an online of an earlier boot or dated ahead is refused and changes nothing"
+    )
+    func signedOnline() {
+        var driver = TrackerDriver()
+        let bootA: UInt64 = 1_000
+        let bootB: UInt64 = 2_000
+        func online(boot: UInt64, sent: Double) -> RemoteStrapTracker.Input {
+            .signedOnline(node: "room-1", boot: boot, sent: start.addingTimeInterval(sent))
+        }
+        #expect(driver.feed(online(boot: bootA, sent: 0)).isEmpty)
+        #expect(driver.tracker.boots == ["room-1": bootA], "known before any frame")
+        driver.feed(envelope(1, heartRate: 61, boot: bootA), at: 0.25)
+        // Restarted: its `online` comes before its first frame of the new boot.
+        #expect(driver.feed(online(boot: bootB, sent: 2), at: 2).isEmpty)
+        #expect(driver.tracker.boots == ["room-1": bootB])
+        #expect(
+            driver.feed(envelope(2, heartRate: 62, sent: 1.9, boot: bootA), at: 2.1) == ["refused stale_boot room-1/01"]
+        )
+        #expect(driver.feed(envelope(1, heartRate: 101, boot: bootB), at: 2.5) == ["hr 101 room-1/01"])
+        // The earlier boot's online, kept and sent again; one dated ahead; a boot dated ahead.
+        #expect(driver.feed(online(boot: bootA, sent: 0), at: 3) == ["refused stale_boot room-1/"])
+        #expect(driver.feed(online(boot: 3_000, sent: 9), at: 3) == ["refused ahead_of_hub room-1/"])
+        let ahead = UInt64((start.timeIntervalSince1970 + 3_600) * 1000)
+        #expect(driver.feed(online(boot: ahead, sent: 3), at: 3) == ["refused ahead_of_hub room-1/"])
+        #expect(driver.tracker.boots == ["room-1": bootB])
+        // A signed offline of a newer boot (its Will, retained) makes that boot the latest too.
+        let bootC: UInt64 = 4_000
+        driver.feed(.signedOffline(address: nil, node: "room-1", boot: bootC, sent: start.addingTimeInterval(4)), at: 4)
+        #expect(driver.tracker.boots == ["room-1": bootC])
+        #expect(driver.feed(envelope(2, heartRate: 102, boot: bootB), at: 4.5) == ["refused stale_boot room-1/01"])
+    }
+
     @Test("the deadline: the earliest silence of the ready straps, later as they are heard, none when none streams")
     func deadlines() {
         var driver = TrackerDriver()
