@@ -73,6 +73,7 @@ public actor MQTTSensorAdapter: SensorAdapter {
     private var connected = false
     private let refused = Counter(label: "hrbridge_remote_measurements_refused_total")
     private let gaps = Counter(label: "hrbridge_remote_sequence_gaps_total")
+    private let replayRequests = Counter(label: "hrbridge_remote_replay_requests_total")
     /// `node/reason` of the refusals logged once.
     private var refusalLog = RefusalLog()
     /// Refusals counted so far, by reason (``RemoteMeasurementError/metricName``: a fixed set), as
@@ -173,6 +174,21 @@ public actor MQTTSensorAdapter: SensorAdapter {
                 logger.notice(
                     "strap forgotten to make room: silent longest, at the strap limit",
                     metadata: ["sensor": "\(address)", "limit": "\(settings.sensorLimit)"])
+            case .askForReplay(let request, let node):
+                replayRequests.increment()
+                logger.debug(
+                    "asking a gateway for a gap again",
+                    metadata: [
+                        "sensor": "\(request.address)", "node": "\(node)", "from": "\(request.from)",
+                        "to": "\(request.to)",
+                    ])
+                let topic = ReplayRequest.topic(node: node)
+                let message = MQTTMessage(
+                    topic: topic, payload: request.payload(topic: topic, signer: settings.keys[node]),
+                    qos: .atLeastOnce,
+                    retain: false)
+                let client = client
+                Task { await client.publish(message) }
             }
         }
         // Only when none is armed: an armed wake-up is never late (see `start`).

@@ -118,6 +118,9 @@ public struct RemoteStrapTracker: Sendable {
         public var node: String
         public var from: Date
         public var to: Date?
+        /// Its gateway cannot know of it (the hub was off the broker, or frames were lost between
+        /// them): once it ends, the hub asks the gateway for it (``Action/askForReplay(_:node:)``).
+        public var askGateway = false
 
         /// Whether a frame its gateway dated `date` falls inside, `margin` short of its end.
         func contains(_ date: Date, endingEarlierBy margin: TimeInterval = 0) -> Bool {
@@ -174,6 +177,9 @@ public struct RemoteStrapTracker: Sendable {
         case evicted(address: String)
         /// Refuse a frame (count it by reason and log it): it says nothing of the strap's state.
         case refused(RemoteMeasurementError, address: String, node: String)
+        /// Ask gateway `node` to send the frames of a gap it cannot know of again (its journal
+        /// holds them): published on its `cmd/replay` topic.
+        case askForReplay(ReplayRequest, node: String)
     }
 
     /// The tunables.
@@ -258,7 +264,8 @@ public struct RemoteStrapTracker: Sendable {
             drop(address, .requested, &actions)
             straps[address] = nil
         case .brokerLost:
-            for address in straps.keys.sorted() { drop(address, .adapterUnavailable, &actions) }
+            // Gateways still on the broker go on publishing: only a request brings those frames back.
+            for address in straps.keys.sorted() { drop(address, .adapterUnavailable, askGateway: true, &actions) }
         case .timePassed:
             for address in straps.keys.sorted() {
                 guard case .up(_, let heard) = straps[address]?.link,
@@ -345,7 +352,7 @@ public struct RemoteStrapTracker: Sendable {
             // Frames lost between gateway and hub: a gap, as a dropped link is. (A lower number is
             // a gateway that started again from 0, and goes on.)
             actions.append(.sequenceGap(strap.identity, missing: measurement.sequence - last - 1))
-            drop(address, .linkLost, &actions)
+            drop(address, .linkLost, askGateway: true, &actions)
         }
         guard var strap = straps[address] else { return }
         if !strap.isReady {
@@ -353,6 +360,13 @@ public struct RemoteStrapTracker: Sendable {
             actions.append(.emit(.connectionChanged(strap.identity, .ready)))
             if let open = strap.gaps.indices.last, strap.gaps[open].to == nil {
                 strap.gaps[open].to = measurement.receivedAt
+                let gap = strap.gaps[open]
+                if gap.askGateway, gap.from < measurement.receivedAt {
+                    actions.append(
+                        .askForReplay(
+                            ReplayRequest(address: address, from: gap.from, to: measurement.receivedAt), node: gap.node)
+                    )
+                }
             }
         }
         strap.link = .up(lastSequence: measurement.sequence, lastHeard: now)
@@ -554,12 +568,17 @@ public struct RemoteStrapTracker: Sendable {
     }
 
     /// A ready strap stops streaming, for `reason`.
-    private mutating func drop(_ address: String, _ reason: DisconnectReason, _ actions: inout [Action]) {
+    /// With `askGateway`, its gateway cannot know of the gap this opens, and is asked for it once
+    /// the strap is back.
+    private mutating func drop(
+        _ address: String, _ reason: DisconnectReason, askGateway: Bool = false, _ actions: inout [Action]
+    ) {
         guard let strap = straps[address], strap.isReady else { return }
         straps[address]?.link = .down
         if let last = strap.lastFrame {
             // The hub hears nothing of it from here until it is back: a gap its gateway may fill.
-            straps[address]?.gaps.append(Gap(node: strap.identity.adapter, from: last.sent, to: nil))
+            straps[address]?.gaps.append(
+                Gap(node: strap.identity.adapter, from: last.sent, to: nil, askGateway: askGateway))
             if strap.gaps.count >= Self.maximumGaps { straps[address]?.gaps.removeFirst() }
         }
         actions.append(.emit(.connectionChanged(strap.identity, .disconnected(reason))))

@@ -367,6 +367,55 @@ struct DaemonMQTTTests {
         }
     }
 
+    @Test(
+        "a hub's replay request: served from the journal once (delivered again: not served twice), a malformed one refused and counted, none taken for a session command"
+    )
+    func replayRequestsAreServedOnce() async throws {
+        try await withMosquitto { broker in
+            let daemon = try await DaemonUnderTest(
+                speed: 1, moreSettings: Self.settings(broker) + "\npublish_measurements = true")
+            defer { daemon.stop() }
+            let straps = DaemonUnderTest.straps
+            let reader = try await MQTTSubscriber(
+                broker: broker,
+                filters: [
+                    "hrbridge/gym/sensor/+/measurement", "hrbridge/gym/sensor/+/backfill", "hrbridge/gym/cmd/response",
+                ])
+            defer { reader.stop() }
+            try await eventually("frames of both straps on the broker") {
+                let topics = Set(reader.messages.map(\.topic))
+                return straps.prefix(2).allSatisfy {
+                    topics.contains("hrbridge/gym/sensor/\(MQTTTopics.objectID($0))/measurement")
+                }
+            }
+            func backfills(_ address: String) -> Int {
+                reader.messages(on: "hrbridge/gym/sensor/\(MQTTTopics.objectID(address))/backfill").count
+            }
+            func request(_ address: String) -> String {
+                let now = Date()
+                return String(
+                    decoding: ReplayRequest(address: address, from: now.addingTimeInterval(-120), to: now)
+                        .payload(topic: ReplayRequest.topic(node: "gym"), signer: nil), as: UTF8.self)
+            }
+            let topic = ReplayRequest.topic(node: "gym")
+            try await mqttPublish(broker: broker, topic: topic, payload: "send me everything")
+            let first = request(straps[0])
+            try await mqttPublish(broker: broker, topic: topic, payload: first)
+            try await eventually("strap 1's frames sent again") { backfills(straps[0]) >= 1 }
+            try await mqttPublish(broker: broker, topic: topic, payload: first)
+            // Requests are handled in order: once the second strap's is served, the repeat was seen.
+            try await mqttPublish(broker: broker, topic: topic, payload: request(straps[1]))
+            try await eventually("strap 2's frames sent again") { backfills(straps[1]) >= 1 }
+            let metrics = String(decoding: try await daemon.unix.send(.GET, "/metrics").body, as: UTF8.self)
+            #expect(metrics.contains(#"hrbridge_mqtt_replay_requests_total{result="served"} 2"#), "\(metrics)")
+            #expect(metrics.contains(#"hrbridge_mqtt_replay_requests_total{result="repeated"} 1"#))
+            #expect(metrics.contains(#"hrbridge_mqtt_replay_requests_total{result="refused"} 1"#))
+            #expect(backfills(straps[0]) == 1, "served once")
+            #expect(reader.messages(on: "hrbridge/gym/cmd/response").isEmpty, "no command ran")
+            #expect(daemon.process.output.contains { $0.contains("replay request refused") })
+        }
+    }
+
     @Test func metricsAreValidPrometheusTextAndMoveAsFramesArrive() async throws {
         let daemon = try await DaemonUnderTest()
         defer { daemon.stop() }

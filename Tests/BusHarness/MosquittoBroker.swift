@@ -124,6 +124,18 @@ public final class MosquittoBroker: Sendable {
         process.withLock { process in _ = process.map { kill($0.pid, SIGCONT) } }
     }
 
+    /// Replaces the ACL (a broker started with accounts and an ACL) and has the broker read it
+    /// again (SIGHUP), as an operator does; returns once the broker says it reloaded. Messages
+    /// are checked against the ACL as they are delivered, so it applies to connected clients too.
+    public func replaceACL(_ acl: String) async throws {
+        try Data(acl.utf8).write(to: directory.appendingPathComponent("acl"))
+        let reloads = output.filter { $0.contains("Reloading config") }.count
+        process.withLock { process in _ = process.map { kill($0.pid, SIGHUP) } }
+        try await eventually("the broker reloaded its ACL") {
+            output.filter { $0.contains("Reloading config") }.count > reloads
+        }
+    }
+
     /// Stops and starts it again on the same ports, sessions kept.
     public func restart() async throws {
         stop()

@@ -215,6 +215,7 @@ import Testing
             user hub
             topic read hrbridge/#
             topic write hrbridge/hub/#
+            topic write hrbridge/+/cmd/replay
 
             pattern write hrbridge/%u/#
             pattern read hrbridge/%u/cmd/#

@@ -40,6 +40,10 @@ private func summary(_ action: RemoteStrapTracker.Action) -> String {
     case .emit(.decodingFailed(let identity, _, _)): return "decodingFailed \(tag(identity))"
     case .emit(let event): return "\(event)"
     case .sequenceGap(let identity, let missing): return "gap \(missing) \(tag(identity))"
+    case .askForReplay(let request, let node):
+        let from = request.from.timeIntervalSince(start)
+        let to = request.to.timeIntervalSince(start)
+        return "ask \(node)/\(request.address.suffix(2)) \(from)–\(to)"
     case .moved(let address, let from, let to): return "moved \(address.suffix(2)) \(from)→\(to)"
     case .limitReached(let address, let node): return "limit \(node)/\(address.suffix(2))"
     case .evicted(let address): return "evicted \(address.suffix(2))"
@@ -122,11 +126,11 @@ struct RemoteStrapTrackerTests {
             name: "in order: the measurement alone, the deadline later", from: .ready,
             input: envelope(6, heartRate: 61), at: 1, actions: ["hr 61 room-1/01"], deadline: 11),
         Transition(
-            name: "sequence gap: counted, dropped as a lost link and back at once", from: .ready, input: envelope(9),
-            at: 1,
+            name: "sequence gap: counted, dropped as a lost link and back at once, the gateway asked for it",
+            from: .ready, input: envelope(9), at: 1,
             actions: [
                 "gap 3 room-1/01", "disconnected(link lost) room-1/01", "connected room-1/01", "ready room-1/01",
-                "hr 60 room-1/01",
+                "ask room-1/01 0.0–1.0", "hr 60 room-1/01",
             ], deadline: 11),
         Transition(
             name: "duplicate sequence number: passed on as it comes", from: .ready, input: envelope(5), at: 1,
@@ -237,8 +241,33 @@ struct RemoteStrapTrackerTests {
         #expect(
             driver.feed(envelope(2), at: 2) == [
                 "gap 1 room-1/01", "disconnected(link lost) room-1/01", "connected room-1/01", "ready room-1/01",
-                "hr 60 room-1/01",
+                "ask room-1/01 1.0–2.0", "hr 60 room-1/01",
             ])
+    }
+
+    @Test(
+        "the gateway is asked for the gaps it cannot know of (the hub off the broker, frames lost between them), once each, at most their last 10 minutes, and never for one it saw itself (its Will, its availability) or silence"
+    )
+    func replayRequests() {
+        var driver = TrackerDriver()
+        driver.feed(envelope(0))
+        driver.feed(envelope(1), at: 1)
+        // The hub loses the broker: the gateway goes on publishing into it.
+        #expect(driver.feed(.brokerLost, at: 2) == ["disconnected(adapter unavailable) room-1/01"])
+        #expect(
+            driver.feed(envelope(9), at: 5) == [
+                "connected room-1/01", "ready room-1/01", "ask room-1/01 1.0–5.0", "hr 60 room-1/01",
+            ])
+        #expect(driver.feed(envelope(10), at: 6) == ["hr 60 room-1/01"], "asked once")
+        // Its Will: the gateway itself was away, and sends its own outage again unasked.
+        driver.feed(.gatewayOffline(node: "room-1"), at: 7)
+        #expect(driver.feed(envelope(11), at: 8) == ["connected room-1/01", "ready room-1/01", "hr 60 room-1/01"])
+        // Silence: nothing was sent.
+        #expect(driver.feed(.timePassed, at: 18) == ["disconnected(timeout) room-1/01"])
+        #expect(driver.feed(envelope(12), at: 19) == ["connected room-1/01", "ready room-1/01", "hr 60 room-1/01"])
+        // The hub off the broker for an hour: only the last 10 minutes are asked for.
+        driver.feed(.brokerLost, at: 20)
+        #expect(driver.feed(envelope(13), at: 3_620).contains("ask room-1/01 3020.0–3620.0"))
     }
 
     @Test("after a gateway starts again from 0, its next frames are in order")

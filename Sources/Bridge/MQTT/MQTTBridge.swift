@@ -46,6 +46,24 @@ public actor MQTTBridge: Service {
     private var journalDropped = 0
     /// Why the journal's last write could not run (logged once until one runs).
     private var journalWriteRefused: ThreadStartError?
+    /// The gateway's own replay is under way.
+    private var replaying = false
+    /// What the gateway's last complete replay of its own outage sent.
+    private var replayedStretch: (from: Date, to: Date)?
+    /// Stretches hubs asked for, by strap, not yet served; and how many requests they are.
+    private var requestedStretches: [String: [(from: Date, to: Date)]] = [:]
+    private var requestsWaiting = 0
+    private var servingRequests = false
+    /// The requests remembered, and their order (the oldest is forgotten first).
+    private var recentReplayRequests = Set<ReplayRequest>()
+    private var recentReplayRequestOrder: [ReplayRequest] = []
+    private var refusedRequestLogged = false
+    private let replayRequestsServed = Counter(
+        label: "hrbridge_mqtt_replay_requests_total", dimensions: [("result", "served")])
+    private let replayRequestsRefused = Counter(
+        label: "hrbridge_mqtt_replay_requests_total", dimensions: [("result", "refused")])
+    private let replayRequestsRepeated = Counter(
+        label: "hrbridge_mqtt_replay_requests_total", dimensions: [("result", "repeated")])
     private let commandsRefused = Counter(label: "hrbridge_mqtt_commands_total", dimensions: [("result", "refused")])
     private let commandsDone = Counter(label: "hrbridge_mqtt_commands_total", dimensions: [("result", "done")])
     private let commandsRepeated = Counter(
@@ -142,6 +160,7 @@ public actor MQTTBridge: Service {
         let adapterEvents = core.sensors.adapter.events()
         for status in await core.sensors.list() { noteStatus(status) }
         if settings.commands { await client.subscribe(topics.commandFilter) }
+        if journal != nil { await client.subscribe(ReplayRequest.topic(node: topics.node)) }
         if settings.discovery { await client.subscribe(topics.homeAssistantStatus) }
         try await client.start()
         let clientEvents = client.events
@@ -280,31 +299,67 @@ public actor MQTTBridge: Service {
     /// Journaled frames read from the disk at a time during a replay.
     static let replayBatchFrames = 4096
 
-    /// Sends the journaled frames since `replayFrom` again, a strap's batch of up to 512 per QoS 1
-    /// message on `…/backfill`; the hub stores what it lacks and ignores the rest. The journal is
-    /// read as it goes and each batch waits for the broker's acknowledgement, so neither the
-    /// gateway's memory nor libmosquitto's queue holds more than a batch per strap. When the
-    /// connection drops midway, the next connect replays from the same time again.
+    /// Sends the journaled frames since `replayFrom` again (the gateway's own outage): what hubs
+    /// lack they store, the rest they ignore. When the connection drops midway, the next connect
+    /// replays from the same time again. Replay requests wait until it is over.
     private func replayJournal() async {
         guard let journal, let since = replayFrom else { return }
         replayFrom = nil
+        replaying = true
+        defer {
+            replaying = false
+            serveReplayRequests()
+        }
         let until = clock.now()
+        let outcome = await sendAgain(from: journal, since: since, until: until) { _ in true }
+        if let noReader = outcome.noReader {
+            replayFrom = since
+            logger.error(
+                "journal not read: no thread to read it; it starts again on the next connect",
+                metadata: ["sent": "\(outcome.sent)", "error": "\(noReader)"])
+        } else if !outcome.complete {
+            replayFrom = since
+            logger.notice(
+                "the broker went away during the journal's replay; it starts again on the next connect",
+                metadata: ["sent": "\(outcome.sent)"])
+        } else {
+            replayedStretch = (since, until)
+            if outcome.sent > 0 {
+                logger.info(
+                    "journal sent again after the broker was away",
+                    metadata: ["frames": "\(outcome.sent)", "sensors": "\(outcome.straps)", "since": "\(since)"])
+            }
+        }
+    }
+
+    /// What one pass over the journal sent.
+    private struct PassOutcome {
+        var sent = 0
+        var straps = 0
+        /// False when the connection went (or no thread could read) before the pass was over.
+        var complete = true
+        var noReader: ThreadStartError?
+    }
+
+    /// Sends the journaled frames dated `since` to `until` that `wanted` takes again, a strap's
+    /// batch of up to 512 per QoS 1 message on `…/backfill`. The journal is read as it goes, on a
+    /// thread of its own, and each batch waits for the broker's acknowledgement, so neither the
+    /// gateway's memory nor libmosquitto's queue holds more than a batch per strap.
+    private func sendAgain(
+        from journal: MeasurementJournal, since: Date, until: Date, wanted: (MeasurementJournal.Entry) -> Bool
+    ) async -> PassOutcome {
+        var outcome = PassOutcome()
         var replay: MeasurementJournal.Replay
         do throws(ThreadStartError) {
             // What waits in memory is written first: on a thread, as the reads are.
             replay = try await DetachedThread.run(named: "hrbridge.journal") { journal.replay(since: since) }
         } catch {
-            replayFrom = since
-            logger.error(
-                "journal not read: no thread to read it; it starts again on the next connect",
-                metadata: ["sent": "0", "error": "\(error)"])
-            return
+            outcome.noReader = error
+            outcome.complete = false
+            return outcome
         }
         var pending: [String: [RemoteMeasurement]] = [:]
-        var sent = 0
         var straps = Set<String>()
-        var complete = true
-        var noReader: ThreadStartError?
         var batch: [MeasurementJournal.Entry] = []
         replaying: while true {
             if batch.isEmpty {
@@ -316,57 +371,132 @@ public actor MQTTBridge: Service {
                         return (replay.next(upTo: Self.replayBatchFrames), replay)
                     }
                 } catch {
-                    noReader = error
-                    complete = false
+                    outcome.noReader = error
+                    outcome.complete = false
                     break replaying
                 }
                 guard !batch.isEmpty else { break replaying }
                 batch.reverse()
             }
             let entry = batch.removeLast()
-            guard entry.measurement.receivedAt <= until else { continue }
+            guard entry.measurement.receivedAt <= until, wanted(entry) else { continue }
             pending[entry.address, default: []].append(entry.measurement)
             if let frames = pending[entry.address], frames.count >= RemoteBackfill.maximumFrames {
                 pending[entry.address] = nil
                 guard await sendBackfill(entry.address, frames) else {
-                    complete = false
+                    outcome.complete = false
                     break replaying
                 }
-                sent += frames.count
+                outcome.sent += frames.count
                 straps.insert(entry.address)
             }
         }
-        if complete {
+        if outcome.complete {
             for (address, frames) in pending.sorted(by: { $0.key < $1.key }) {
                 guard await sendBackfill(address, frames) else {
-                    complete = false
+                    outcome.complete = false
                     break
                 }
-                sent += frames.count
+                outcome.sent += frames.count
                 straps.insert(address)
             }
         }
-        backfillFrames.increment(by: sent)
+        outcome.straps = straps.count
+        backfillFrames.increment(by: outcome.sent)
         if replay.damaged > 0 {
             journalDamage.increment(by: replay.damaged)
             logger.warning(
                 "damaged journal records skipped",
                 metadata: ["records": "\(replay.damaged)", "path": "\(journal.path)"])
         }
-        if let noReader {
-            replayFrom = since
-            logger.error(
-                "journal not read: no thread to read it; it starts again on the next connect",
-                metadata: ["sent": "\(sent)", "error": "\(noReader)"])
-        } else if !complete {
-            replayFrom = since
-            logger.notice(
-                "the broker went away during the journal's replay; it starts again on the next connect",
-                metadata: ["sent": "\(sent)"])
-        } else if sent > 0 {
+        return outcome
+    }
+
+    // MARK: Replay requests
+
+    /// Requests waiting at most; more are refused (a hub asks once per gap and strap).
+    static let maximumWaitingRequests = 4096
+    /// Requests remembered, so one delivered again is not served twice.
+    static let rememberedRequests = 1024
+
+    /// A hub asks for a stretch of a strap's frames it did not hear (``ReplayRequest``): it is
+    /// served from the journal, after the gateway's own replay and less what that sent.
+    private func replayRequested(_ message: MQTTMessage) {
+        guard journal != nil else { return }
+        guard let request = ReplayRequest(payload: message.payload, topic: message.topic, signer: signer),
+            request.to <= clock.now().addingTimeInterval(Self.requestSkew)
+        else {
+            replayRequestsRefused.increment()
+            logger.log(
+                level: refusedRequestLogged ? .debug : .warning,
+                "replay request refused: malformed, not signed with this gateway's key, or dated ahead",
+                metadata: ["bytes": "\(message.payload.count)"])
+            refusedRequestLogged = true
+            return
+        }
+        guard recentReplayRequests.insert(request).inserted else {
+            replayRequestsRepeated.increment()
+            return
+        }
+        recentReplayRequestOrder.append(request)
+        if recentReplayRequestOrder.count > Self.rememberedRequests {
+            recentReplayRequests.remove(recentReplayRequestOrder.removeFirst())
+        }
+        guard requestsWaiting < Self.maximumWaitingRequests else {
+            replayRequestsRefused.increment()
+            logger.warning("replay request refused: too many waiting", metadata: ["waiting": "\(requestsWaiting)"])
+            return
+        }
+        requestsWaiting += 1
+        requestedStretches[request.address, default: []].append((request.from, request.to))
+        serveReplayRequests()
+    }
+
+    /// Seconds a request's end may be ahead of this gateway's clock (the hub's and ours differ).
+    static let requestSkew: TimeInterval = 5
+
+    /// Serves the waiting requests, unless a pass or the gateway's own replay is under way.
+    private func serveReplayRequests() {
+        guard !servingRequests, !replaying, !requestedStretches.isEmpty, let journal else { return }
+        servingRequests = true
+        Task { await self.serveRequests(from: journal) }
+    }
+
+    private func serveRequests(from journal: MeasurementJournal) async {
+        defer { servingRequests = false }
+        while !requestedStretches.isEmpty {
+            let asked = requestedStretches
+            let count = requestsWaiting
+            requestedStretches = [:]
+            requestsWaiting = 0
+            // What the gateway's own replay sent is not sent twice.
+            let stretches = asked.mapValues { stretches in
+                stretches.flatMap { ReplayRequest.stretch($0, less: replayedStretch) }
+            }.filter { !$0.value.isEmpty }
+            guard let since = stretches.values.joined().map(\.from).min(),
+                let until = stretches.values.joined().map(\.to).max()
+            else {
+                replayRequestsServed.increment(by: count)
+                continue
+            }
+            // Frames strictly inside a stretch: its ends are the frames the hub heard.
+            let outcome = await sendAgain(from: journal, since: since, until: until) { entry in
+                let time = entry.measurement.receivedAt
+                return stretches[entry.address]?.contains { $0.from < time && time < $0.to } ?? false
+            }
+            guard outcome.complete else {
+                // Served again after the next connect (and its own replay).
+                for (address, list) in asked { requestedStretches[address, default: []] += list }
+                requestsWaiting += count
+                logger.notice(
+                    "replay requests not served: the broker went away, or no thread could read the journal",
+                    metadata: ["requests": "\(count)", "sent": "\(outcome.sent)"])
+                return
+            }
+            replayRequestsServed.increment(by: count)
             logger.info(
-                "journal sent again after the broker was away",
-                metadata: ["frames": "\(sent)", "sensors": "\(straps.count)", "since": "\(since)"])
+                "journal sent again at a hub's request",
+                metadata: ["frames": "\(outcome.sent)", "sensors": "\(outcome.straps)", "requests": "\(count)"])
         }
     }
 
@@ -521,6 +651,10 @@ public actor MQTTBridge: Service {
                 guard message.text == "online" else { return }
                 // Home Assistant restarted: it needs the configs again.
                 for address in announced.sorted() { await announce(address, again: true) }
+                return
+            }
+            if message.topic == ReplayRequest.topic(node: topics.node) {
+                replayRequested(message)
                 return
             }
             await command(message)

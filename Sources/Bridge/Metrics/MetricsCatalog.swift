@@ -107,6 +107,12 @@ public enum MetricsCatalog {
             name: "hrbridge_mqtt_journal_damaged_total", kind: .counter,
             help: "Damaged stretches of a gateway's journal: torn ends cut off, damaged records skipped."),
         Family(
+            name: "hrbridge_mqtt_journal_dropped_total", kind: .counter,
+            help: "Frames dropped from a gateway's journal unwritten: more than 4 MiB waited (no thread to write)."),
+        Family(
+            name: "hrbridge_mqtt_replay_requests_total", kind: .counter,
+            help: "Hubs' replay requests a gateway got, by result (served, repeated, refused)."),
+        Family(
             name: "hrbridge_remote_refused_total", kind: .counter,
             help: "Envelopes from gateways a hub refused, by reason (too_short, unknown_version, bad_topic, ...)."),
         Family(
@@ -119,6 +125,9 @@ public enum MetricsCatalog {
         Family(
             name: "hrbridge_remote_backfill_frames_total", kind: .counter,
             help: "Frames a hub received from gateways' journals after the broker was away."),
+        Family(
+            name: "hrbridge_remote_replay_requests_total", kind: .counter,
+            help: "Stretches a hub asked gateways to send again: gaps they could not know of."),
         Family(
             name: "hrbridge_peripheral_advertising", kind: .gauge,
             help: "1 while the heart-rate peripheral advertises on the adapter (label adapter), else 0."),
