@@ -666,6 +666,8 @@ public actor MQTTBridge: Service {
             }
         case .connected:
             await replayJournal()
+            // Requests a lost connection cut off are served again (after the replay, when there was one).
+            serveReplayRequests()
         case .disconnected:
             // QoS 0 frames sent into the dead connection before it was noticed are lost too.
             if journal != nil, replayFrom == nil {
