@@ -52,7 +52,8 @@ public struct ReplayRequest: Hashable, Sendable {
         let fields = payload.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
         guard fields.count == 3 || fields.count == 4, JournalRecord.isAddress(fields[0]),
             let from = GatewayStatus.decimal(fields[1]), let to = GatewayStatus.decimal(fields[2]),
-            from < to, Double(to - from) <= Self.maximumSpan * 1000
+            // A millisecond more: each end is rounded on its own.
+            from < to, Double(to - from) <= Self.maximumSpan * 1000 + 1
         else { return nil }
         if let signer {
             guard fields.count == 4, let tag = GatewayStatus.bytes(hex: fields[3]),
@@ -65,17 +66,5 @@ public struct ReplayRequest: Hashable, Sendable {
         address = String(decoding: fields[0], as: UTF8.self)
         self.from = Date(timeIntervalSince1970: Double(from) / 1000)
         self.to = Date(timeIntervalSince1970: Double(to) / 1000)
-    }
-
-    /// `stretch` (its ends excluded) less `sent` (its ends included): none, one or two stretches.
-    /// A gateway takes what its own replay sent out of what a hub asks for.
-    public static func stretch(
-        _ stretch: (from: Date, to: Date), less sent: (from: Date, to: Date)?
-    ) -> [(from: Date, to: Date)] {
-        guard let sent, sent.from < stretch.to, sent.to > stretch.from else { return [stretch] }
-        var left: [(from: Date, to: Date)] = []
-        if stretch.from < sent.from { left.append((stretch.from, sent.from)) }
-        if sent.to < stretch.to { left.append((sent.to, stretch.to)) }
-        return left
     }
 }

@@ -48,8 +48,6 @@ public actor MQTTBridge: Service {
     private var journalWriteRefused: ThreadStartError?
     /// The gateway's own replay is under way.
     private var replaying = false
-    /// What the gateway's last complete replay of its own outage sent.
-    private var replayedStretch: (from: Date, to: Date)?
     /// Stretches hubs asked for, by strap, not yet served; and how many requests they are.
     private var requestedStretches: [String: [(from: Date, to: Date)]] = [:]
     private var requestsWaiting = 0
@@ -322,13 +320,10 @@ public actor MQTTBridge: Service {
             logger.notice(
                 "the broker went away during the journal's replay; it starts again on the next connect",
                 metadata: ["sent": "\(outcome.sent)"])
-        } else {
-            replayedStretch = (since, until)
-            if outcome.sent > 0 {
-                logger.info(
-                    "journal sent again after the broker was away",
-                    metadata: ["frames": "\(outcome.sent)", "sensors": "\(outcome.straps)", "since": "\(since)"])
-            }
+        } else if outcome.sent > 0 {
+            logger.info(
+                "journal sent again after the broker was away",
+                metadata: ["frames": "\(outcome.sent)", "sensors": "\(outcome.straps)", "since": "\(since)"])
         }
     }
 
@@ -420,7 +415,7 @@ public actor MQTTBridge: Service {
     static let rememberedRequests = 1024
 
     /// A hub asks for a stretch of a strap's frames it did not hear (``ReplayRequest``): it is
-    /// served from the journal, after the gateway's own replay and less what that sent.
+    /// served from the journal, after the gateway's own replay when one runs.
     private func replayRequested(_ message: MQTTMessage) {
         guard journal != nil else { return }
         guard let request = ReplayRequest(payload: message.payload, topic: message.topic, signer: signer),
@@ -469,10 +464,10 @@ public actor MQTTBridge: Service {
             let count = requestsWaiting
             requestedStretches = [:]
             requestsWaiting = 0
-            // What the gateway's own replay sent is not sent twice.
-            let stretches = asked.mapValues { stretches in
-                stretches.flatMap { ReplayRequest.stretch($0, less: replayedStretch) }
-            }.filter { !$0.value.isEmpty }
+            // Not less what the gateway's own replay sent: a hub off the broker then may never have
+            // got it (a broker restarted without persistence keeps no session). The hub stores each
+            // frame once.
+            let stretches = asked
             guard let since = stretches.values.joined().map(\.from).min(),
                 let until = stretches.values.joined().map(\.to).max()
             else {
