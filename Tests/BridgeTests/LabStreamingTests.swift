@@ -17,10 +17,13 @@ struct LabStreamingTests {
     static let h10 = "A0:9E:1A:00:00:01"
     static let plain = "C0:FF:EE:00:00:02"
     static let seed: UInt64 = 5
+    /// The daemon's LSL host name, this process's own: a stream another process still offers
+    /// (a run cut off, a test beside this one) is never resolved in its place.
+    static let host = "labtest-\(UUID().uuidString.prefix(8).lowercased())"
     /// Every stream the daemon must offer.
     static let streamIDs = [
         "\(h10):hr", "\(h10):rr", "\(h10):ecg", "\(h10):acc", "\(plain):hr", "\(plain):rr", "markers",
-    ].map { "hrbridge:labtest:\($0)" }
+    ].map { "hrbridge:\(host):\($0)" }
 
     static let scenario = """
         {"version": 1, "seed": \(seed), "straps": [
@@ -118,7 +121,7 @@ struct LabStreamingTests {
                 [lsl]
                 enabled = true
                 library = "\(library.path)"
-                host = "labtest"
+                host = "\(Self.host)"
                 acc_rate = 25
                 """,
             scenario: Self.scenario, streaming: 2,
@@ -143,7 +146,7 @@ struct LabStreamingTests {
         let line = try #require(recorder.output.first { $0.contains(#""event": "result""#) }, "\(recorder.report)")
         let result = try JSONDecoder().decode(Result.self, from: Data(line.utf8))
         func stream(_ id: String) throws -> Stream {
-            try #require(result.streams.first { $0.source_id == "hrbridge:labtest:\(id)" }, "stream \(id)")
+            try #require(result.streams.first { $0.source_id == "hrbridge:\(Self.host):\(id)" }, "stream \(id)")
         }
 
         // The stream set and the headers.
@@ -250,13 +253,13 @@ struct LabStreamingTests {
                 [lsl]
                 enabled = true
                 library = "\(library.path)"
-                host = "hrvtest"
+                host = "\(Self.host)-hrv"
                 streams = ["hrv", "markers"]
                 """,
             scenario: Self.scenario, streaming: 1, sensorsSection: "[[sensors]]\naddress = \"\(Self.h10)\"\n")
         defer { daemon.stop() }
         let xdf = directory.appendingPathComponent("hrv.xdf").path
-        let id = "hrbridge:hrvtest:\(Self.h10):hrv"
+        let id = "hrbridge:\(Self.host)-hrv:\(Self.h10):hrv"
         let recorder = try await Spawned.startPeer(
             venvPython,
             [packageRoot.appendingPathComponent("Tests/Fixtures/lsl/record.py").path, "25", xdf, id],
