@@ -391,8 +391,11 @@ struct ConfigurationTests {
         #expect(hub.storeURL == "postgresql://hub@db.lan/gym?sslmode=require" && hub.storePath == nil)
         let gateway = try ConfigurationLoader.parse(
             "[mqtt]\nurl = \"mqtt://b\"\npublish_measurements = true\njournal_path = \"/var/lib/j\"\njournal_megabytes = 8"
+                + "\nbackfill_rate = 250"
         )
         #expect(gateway.mqtt?.journalPath == "/var/lib/j" && gateway.mqtt?.journalMegabytes == 8)
+        #expect(gateway.mqtt?.backfillRate == 250)
+        #expect(try ConfigurationLoader.parse("[mqtt]\nurl = \"mqtt://b\"").mqtt?.backfillRate == 400)
         #expect(gateway.mqtt?.effectiveJournalPath == "/var/lib/j")
         for (text, line, message) in [
             ("[store]\nurl = \"postgresql://hub:secret@db/gym\"", 2, "password_file"),
@@ -402,6 +405,7 @@ struct ConfigurationTests {
             ("[store]\npassword_file = \"/etc/hostname\"", 2, "needs url"),
             ("[mqtt]\nurl = \"mqtt://b\"\njournal_path = \"j\"", 3, "absolute"),
             ("[mqtt]\nurl = \"mqtt://b\"\njournal_megabytes = 0", 3, "out of range"),
+            ("[mqtt]\nurl = \"mqtt://b\"\nbackfill_rate = 5", 3, "out of range"),
         ] {
             #expect(
                 "\(text)", performing: { try ConfigurationLoader.parse(text) },

@@ -734,7 +734,7 @@ private struct Reader {
             [
                 "url", "node", "username", "password_file", "tls_ca", "tls_cert", "tls_key", "keepalive", "discovery",
                 "discovery_prefix", "state_interval", "expire_after", "commands", "publish_guests", "queue_limit",
-                "publish_measurements", "journal_path", "journal_megabytes", "key_file",
+                "publish_measurements", "journal_path", "journal_megabytes", "backfill_rate", "key_file",
             ], in: "mqtt")
         guard let (url, line) = string(table, "url") else {
             problem(table.line, "[mqtt] needs url = \"mqtt://host:1883\"")
@@ -794,6 +794,7 @@ private struct Reader {
             }
         }
         if let size = integer(table, "journal_megabytes", in: 1...4096) { settings.journalMegabytes = size }
+        if let rate = integer(table, "backfill_rate", in: 10...100_000) { settings.backfillRate = rate }
         if let path = filePath(table, "key_file"), let line = table["key_file"]?.line {
             refuseIfEveryoneReads(path, line: line, key: "key_file")
             if EnvelopeSigner(keyFile: path) == nil {

@@ -41,6 +41,9 @@ public struct MQTTSettings: Sendable, Equatable {
     public var journalPath: String?
     /// The journal's size on disk at most, in MiB.
     public var journalMegabytes = 64
+    /// Backfill frames a second at most once a burst of 50 seconds' worth is spent: under a hub's
+    /// default budget (30,000 a minute), so a long outage's replay is never refused there.
+    public var backfillRate = 400
     /// This gateway's key (`key_file`): its measurements, backfill, status and availability carry
     /// an HMAC-SHA256 tag a hub holding the same key checks, and its boot.
     public var keyFile: String?

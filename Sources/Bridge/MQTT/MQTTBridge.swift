@@ -48,6 +48,8 @@ public actor MQTTBridge: Service {
     private var journalWriteRefused: ThreadStartError?
     /// The gateway's own replay is under way.
     private var replaying = false
+    /// How fast backfill goes, across every pass (a hub budgets a gateway's backfill a minute).
+    private var pacer: BackfillPacer
     /// Stretches hubs asked for, by strap, not yet served; and how many requests they are.
     private var requestedStretches: [String: [(from: Date, to: Date)]] = [:]
     private var requestsWaiting = 0
@@ -76,6 +78,7 @@ public actor MQTTBridge: Service {
         self.clock = clock
         self.settings = settings
         self.logger = logger
+        pacer = BackfillPacer(rate: Double(settings.backfillRate), burst: Double(settings.backfillRate) * 50)
         topics = MQTTTopics(node: settings.node, discoveryPrefix: settings.discoveryPrefix)
         let signer: EnvelopeSigner?
         if let path = settings.keyFile {
@@ -495,8 +498,13 @@ public actor MQTTBridge: Service {
         }
     }
 
-    /// One backfill batch, acknowledged by the broker (false when the connection went first).
+    /// One backfill batch, once the pacer lets it go, acknowledged by the broker (false when the
+    /// connection went first, or the bridge stops while it waits).
     private func sendBackfill(_ address: String, _ frames: [RemoteMeasurement]) async -> Bool {
+        let due = pacer.take(frames.count, at: clock.now())
+        if due > clock.now() {
+            do { try await clock.sleep(until: due) } catch { return false }
+        }
         let topic = topics.sensor(address, .backfill)
         let batch = RemoteBackfill.encode(frames)
         return await client.publishAcknowledged(
