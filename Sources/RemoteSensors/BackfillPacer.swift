@@ -24,9 +24,11 @@ public struct BackfillPacer: Sendable, Equatable {
 
     /// When `frames` may go, asked at `now` (now, or later); they are taken from the bucket then.
     public mutating func take(_ frames: Int, at now: Date) -> Date {
-        if let at, now > at { tokens = min(burst, tokens + now.timeIntervalSince(at) * rate) }
-        let start = max(now, at ?? now)
         let wanted = Double(frames)
+        if let at, now > at { tokens = min(burst, tokens + now.timeIntervalSince(at) * rate) }
+        // Never later than the longest wait there can be: a wall clock set back would otherwise
+        // hold every batch for as long as it went back.
+        let start = min(max(now, at ?? now), now.addingTimeInterval(max(burst, wanted) / rate))
         guard tokens < wanted else {
             tokens -= wanted
             at = start

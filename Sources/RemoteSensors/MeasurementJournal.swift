@@ -107,7 +107,8 @@ public final class MeasurementJournal: @unchecked Sendable {
         }
     }
 
-    /// Records waiting in memory, and records dropped unwritten so far.
+    /// Records waiting in memory, and records dropped unwritten so far (beyond the memory limit,
+    /// or refused by the disk).
     public var unwritten: (waiting: Int, dropped: Int) {
         pending.withLock { ($0.records.count, $0.dropped) }
     }
@@ -129,27 +130,35 @@ public final class MeasurementJournal: @unchecked Sendable {
             return pending.records
         }
         guard !records.isEmpty else { return }
+        // The current file could not be made at the last rotation: tried again once per write.
+        if handle == nil { rotate() }
         var chunk: [UInt8] = []
+        var inChunk = 0
         for record in records {
             if size + chunk.count + record.count > maximumBytes / 2 {
-                write(chunk)
+                write(chunk, records: inChunk)
                 chunk.removeAll(keepingCapacity: true)
+                inChunk = 0
                 rotate()
             }
             chunk += record
+            inChunk += 1
         }
-        write(chunk)
+        write(chunk, records: inChunk)
     }
 
-    /// One write of whole records to the current file.
-    private func write(_ bytes: [UInt8]) {
-        guard !bytes.isEmpty, let handle else { return }
+    /// One write of `records` whole records to the current file; those it could not write are
+    /// counted as dropped.
+    private func write(_ bytes: [UInt8], records: Int) {
+        guard !bytes.isEmpty else { return }
         do {
+            guard let handle else { throw CocoaError(.fileNoSuchFile) }
             try handle.write(contentsOf: bytes)
             size += bytes.count
         } catch {
-            // A full disk: the frames went out live; only their replay is lost. What was half
-            // written is cut off when the journal is next opened, and skipped until then.
+            // A full disk, or no file: the frames went out live; only their replay is lost. What
+            // was half written is cut off when the journal is next opened, and skipped until then.
+            pending.withLock { $0.dropped += records }
         }
     }
 
@@ -169,15 +178,18 @@ public final class MeasurementJournal: @unchecked Sendable {
         Array(replay(since: date))
     }
 
+    /// The current file becomes the old one and a new one begins; when no new one can be made,
+    /// there is no current file (writes count their records as dropped) until a later write
+    /// makes one.
     private func rotate() {
         try? handle?.close()
         handle = nil
+        size = 0
         _ = rename(path, path + ".old")
         guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]),
             let handle = try? FileHandle(forWritingTo: URL(fileURLWithPath: path))
         else { return }
         self.handle = handle
-        size = 0
     }
 
     /// The frames of the journal's files since a time, one at a time.

@@ -361,11 +361,12 @@ public struct RemoteStrapTracker: Sendable {
             if let open = strap.gaps.indices.last, strap.gaps[open].to == nil {
                 strap.gaps[open].to = measurement.receivedAt
                 let gap = strap.gaps[open]
-                if gap.askGateway, gap.from < measurement.receivedAt {
+                // Back through another gateway: its time, on another clock, ends the gap; the old
+                // gateway is asked only up to the skew allowed short of it (as backfill is taken).
+                let end = measurement.receivedAt.addingTimeInterval(gap.node == node ? 0 : -configuration.maximumSkew)
+                if gap.askGateway, gap.from < end {
                     actions.append(
-                        .askForReplay(
-                            ReplayRequest(address: address, from: gap.from, to: measurement.receivedAt), node: gap.node)
-                    )
+                        .askForReplay(ReplayRequest(address: address, from: gap.from, to: end), node: gap.node))
                 }
             }
         }

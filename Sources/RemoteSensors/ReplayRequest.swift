@@ -67,4 +67,29 @@ public struct ReplayRequest: Hashable, Sendable {
         self.from = Date(timeIntervalSince1970: Double(from) / 1000)
         self.to = Date(timeIntervalSince1970: Double(to) / 1000)
     }
+
+    /// `stretches` sorted by start, overlapping ones joined; each excludes its ends, so two that
+    /// only touch stay apart (the frame between them was heard).
+    public static func merged(_ stretches: [(from: Date, to: Date)]) -> [(from: Date, to: Date)] {
+        var joined: [(from: Date, to: Date)] = []
+        for stretch in stretches.sorted(by: { $0.from < $1.from }) {
+            if let last = joined.last, stretch.from < last.to {
+                joined[joined.count - 1].to = max(last.to, stretch.to)
+            } else {
+                joined.append(stretch)
+            }
+        }
+        return joined
+    }
+
+    /// Whether `time` falls strictly inside one of `merged`'s stretches (a binary search).
+    public static func contains(_ merged: [(from: Date, to: Date)], _ time: Date) -> Bool {
+        var low = 0
+        var high = merged.count
+        while low < high {
+            let middle = (low + high) / 2
+            if merged[middle].from < time { low = middle + 1 } else { high = middle }
+        }
+        return low > 0 && time < merged[low - 1].to
+    }
 }

@@ -28,6 +28,11 @@ struct BackfillPacerTests {
         // Idle for a minute: a burst again, not a minute's worth.
         #expect(take(&pacer, 1_000, at: 70) == 70)
         #expect(abs(take(&pacer, 1, at: 70) - 70.0025) < 1e-6)
+        // The wall clock set back an hour: a batch waits at most the longest wait there can be
+        // (a burst, then the batch, at the rate), not the hour.
+        #expect(take(&pacer, 1_000, at: 100) == 100)
+        let wait = take(&pacer, 512, at: 100 - 3_600) - (100 - 3_600)
+        #expect(wait > 0 && wait <= (1_000.0 + 512) / 400 + 1e-6, "\(wait)")
     }
 
     /// 20 straps at 4 Hz, the hub away for 10 minutes: 48,000 frames, sent a strap's 512 at a time

@@ -228,6 +228,32 @@ struct MeasurementJournalTests {
         #expect(reopened.entries(since: .distantPast).map(\.measurement.sequence) == Array(0..<7))
     }
 
+    @Test("frames the disk refuses are counted as dropped, and writing goes on once it takes them again")
+    func refusedWritesAreCounted() throws {
+        let path = temporaryPath()
+        let directory = (path as NSString).deletingLastPathComponent
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let journal = try MeasurementJournal(path: path, maximumBytes: 4096)
+        let strap = "C0:FF:EE:00:00:01"
+        for second in 0..<10 { journal.append(address: strap, frame(UInt32(second), at: Double(second))) }
+        journal.writePending()
+        // The directory goes: the open file takes writes until it fills and the next cannot be made.
+        try FileManager.default.removeItem(atPath: directory)
+        for second in 10..<200 { journal.append(address: strap, frame(UInt32(second), at: Double(second))) }
+        journal.writePending()
+        let dropped = journal.unwritten.dropped
+        #expect(dropped > 0 && journal.unwritten.waiting == 0)
+        for second in 200..<210 { journal.append(address: strap, frame(UInt32(second), at: Double(second))) }
+        journal.writePending()
+        #expect(journal.unwritten.dropped == dropped + 10, "no file: each write counts its frames")
+        // Back: the next write makes a file and goes on.
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for second in 210..<215 { journal.append(address: strap, frame(UInt32(second), at: Double(second))) }
+        journal.writePending()
+        #expect(journal.unwritten.dropped == dropped + 10)
+        #expect(journal.entries(since: .distantPast).map(\.measurement.sequence) == Array(210..<215))
+    }
+
     @Test("frames beyond the memory limit while nothing writes: the oldest are dropped and counted")
     func pendingIsBounded() throws {
         let path = temporaryPath()

@@ -63,4 +63,22 @@ struct ReplayRequestTests {
             #expect(ReplayRequest(payload: payload, topic: topic, signer: nil) != nil, "\(end.timeIntervalSince1970)")
         }
     }
+
+    @Test(
+        "stretches asked for are merged per strap and searched: a frame strictly inside one is sent, one at an end is not"
+    )
+    func mergedAndSearched() {
+        func date(_ seconds: Double) -> Date { from.addingTimeInterval(seconds) }
+        let asked: [(from: Date, to: Date)] = [
+            (date(30), date(40)), (date(0), date(10)), (date(5), date(12)), (date(12), date(20)), (date(35), date(38)),
+        ]
+        let merged = ReplayRequest.merged(asked)
+        #expect(
+            merged.map { [$0.from, $0.to] } == [[date(0), date(12)], [date(12), date(20)], [date(30), date(40)]])
+        let inside: [Double] = [0.001, 6, 11.999, 12.001, 19, 31, 39.5]
+        let outside: [Double] = [-1, 0, 12, 20, 25, 30, 40, 41]
+        #expect(inside.allSatisfy { ReplayRequest.contains(merged, date($0)) })
+        #expect(!outside.contains { ReplayRequest.contains(merged, date($0)) })
+        #expect(!ReplayRequest.contains([], date(1)))
+    }
 }

@@ -46,14 +46,20 @@ public actor MQTTBridge: Service {
     private var journalDropped = 0
     /// Why the journal's last write could not run (logged once until one runs).
     private var journalWriteRefused: ThreadStartError?
-    /// The gateway's own replay is under way.
-    private var replaying = false
+    /// The replays' one task: the gateway's own outage first, then hubs' requests, one pass at a
+    /// time, off the handling of incoming messages (a paced replay can take minutes).
+    private var journalWork: Task<Void, Never>?
+    /// A retry of work a pass left while the broker stayed (an acknowledgement timed out, no thread).
+    private var journalRetry: Task<Void, Never>?
+    /// Between the broker's connect and its loss.
+    private var brokerConnected = false
+    /// The bridge is stopping: no replay starts.
+    private var stopping = false
     /// How fast backfill goes, across every pass (a hub budgets a gateway's backfill a minute).
     private var pacer: BackfillPacer
     /// Stretches hubs asked for, by strap, not yet served; and how many requests they are.
     private var requestedStretches: [String: [(from: Date, to: Date)]] = [:]
     private var requestsWaiting = 0
-    private var servingRequests = false
     /// The requests remembered, and their order (the oldest is forgotten first).
     private var recentReplayRequests = Set<ReplayRequest>()
     private var recentReplayRequestOrder: [ReplayRequest] = []
@@ -200,6 +206,10 @@ public actor MQTTBridge: Service {
             await group.next()
             group.cancelAll()
         }
+        stopping = true
+        journalRetry?.cancel()
+        journalWork?.cancel()
+        await journalWork?.value
         if let journal { await writeJournal(journal) }
         for address in sensors.keys where announced.contains(address) {
             let topic = topics.sensor(address, .availability)
@@ -291,7 +301,7 @@ public actor MQTTBridge: Service {
         if dropped > journalDropped {
             journalUnwritten.increment(by: dropped - journalDropped)
             logger.error(
-                "journal frames dropped unwritten: more waited than its memory limit",
+                "journal frames dropped unwritten: more waited than its memory limit, or the disk refused them",
                 metadata: ["frames": "\(dropped - journalDropped)", "limit": "\(journal.pendingLimit)"])
             journalDropped = dropped
         }
@@ -300,17 +310,48 @@ public actor MQTTBridge: Service {
     /// Journaled frames read from the disk at a time during a replay.
     static let replayBatchFrames = 4096
 
+    /// Starts the replays' task unless it runs (or the bridge stops, or the broker is away).
+    private func startJournalWork() {
+        guard journalWork == nil, !stopping, brokerConnected, let journal else { return }
+        journalWork = Task { await self.doJournalWork(journal) }
+    }
+
+    /// The gateway's own outage, then hubs' requests, a pass at a time, while the broker is there.
+    /// A pass cut off while it stays (an acknowledgement timed out, no thread to read) is tried
+    /// again 5 s later; one cut off by its loss, after the next connect.
+    private func doJournalWork(_ journal: MeasurementJournal) async {
+        var retry = false
+        while !stopping, brokerConnected, !Task.isCancelled {
+            if replayFrom != nil {
+                guard await replayJournal(journal) else {
+                    retry = true
+                    break
+                }
+            } else if !requestedStretches.isEmpty {
+                guard await serveRequests(from: journal) else {
+                    retry = true
+                    break
+                }
+            } else {
+                break
+            }
+        }
+        journalWork = nil
+        guard retry, !stopping, brokerConnected, !Task.isCancelled else { return }
+        let clock = clock
+        journalRetry?.cancel()
+        journalRetry = Task { [weak self] in
+            do { try await clock.sleep(until: clock.now().addingTimeInterval(5)) } catch { return }
+            await self?.startJournalWork()
+        }
+    }
+
     /// Sends the journaled frames since `replayFrom` again (the gateway's own outage): what hubs
     /// lack they store, the rest they ignore. When the connection drops midway, the next connect
-    /// replays from the same time again. Replay requests wait until it is over.
-    private func replayJournal() async {
-        guard let journal, let since = replayFrom else { return }
+    /// replays from the same time again. False when cut off.
+    private func replayJournal(_ journal: MeasurementJournal) async -> Bool {
+        guard let since = replayFrom else { return true }
         replayFrom = nil
-        replaying = true
-        defer {
-            replaying = false
-            serveReplayRequests()
-        }
         let until = clock.now()
         let outcome = await sendAgain(from: journal, since: since, until: until) { _ in true }
         if let noReader = outcome.noReader {
@@ -328,6 +369,7 @@ public actor MQTTBridge: Service {
                 "journal sent again after the broker was away",
                 metadata: ["frames": "\(outcome.sent)", "sensors": "\(outcome.straps)", "since": "\(since)"])
         }
+        return outcome.complete
     }
 
     /// What one pass over the journal sent.
@@ -376,6 +418,10 @@ public actor MQTTBridge: Service {
                 guard !batch.isEmpty else { break replaying }
                 batch.reverse()
             }
+            guard !Task.isCancelled, !stopping else {
+                outcome.complete = false
+                break replaying
+            }
             let entry = batch.removeLast()
             guard entry.measurement.receivedAt <= until, wanted(entry) else { continue }
             pending[entry.address, default: []].append(entry.measurement)
@@ -391,6 +437,10 @@ public actor MQTTBridge: Service {
         }
         if outcome.complete {
             for (address, frames) in pending.sorted(by: { $0.key < $1.key }) {
+                guard !Task.isCancelled, !stopping else {
+                    outcome.complete = false
+                    break
+                }
                 guard await sendBackfill(address, frames) else {
                     outcome.complete = false
                     break
@@ -432,70 +482,59 @@ public actor MQTTBridge: Service {
             refusedRequestLogged = true
             return
         }
-        guard recentReplayRequests.insert(request).inserted else {
+        guard !recentReplayRequests.contains(request) else {
             replayRequestsRepeated.increment()
             return
         }
-        recentReplayRequestOrder.append(request)
-        if recentReplayRequestOrder.count > Self.rememberedRequests {
-            recentReplayRequests.remove(recentReplayRequestOrder.removeFirst())
-        }
         guard requestsWaiting < Self.maximumWaitingRequests else {
+            // Not remembered: sent again once fewer wait, it is served.
             replayRequestsRefused.increment()
             logger.warning("replay request refused: too many waiting", metadata: ["waiting": "\(requestsWaiting)"])
             return
         }
+        recentReplayRequests.insert(request)
+        recentReplayRequestOrder.append(request)
+        if recentReplayRequestOrder.count > Self.rememberedRequests {
+            recentReplayRequests.remove(recentReplayRequestOrder.removeFirst())
+        }
         requestsWaiting += 1
         requestedStretches[request.address, default: []].append((request.from, request.to))
-        serveReplayRequests()
+        startJournalWork()
     }
 
     /// Seconds a request's end may be ahead of this gateway's clock (the hub's and ours differ).
     static let requestSkew: TimeInterval = 5
 
-    /// Serves the waiting requests, unless a pass or the gateway's own replay is under way.
-    private func serveReplayRequests() {
-        guard !servingRequests, !replaying, !requestedStretches.isEmpty, let journal else { return }
-        servingRequests = true
-        Task { await self.serveRequests(from: journal) }
-    }
-
-    private func serveRequests(from journal: MeasurementJournal) async {
-        defer { servingRequests = false }
-        while !requestedStretches.isEmpty {
-            let asked = requestedStretches
-            let count = requestsWaiting
-            requestedStretches = [:]
-            requestsWaiting = 0
-            // Not less what the gateway's own replay sent: a hub off the broker then may never have
-            // got it (a broker restarted without persistence keeps no session). The hub stores each
-            // frame once.
-            let stretches = asked
-            guard let since = stretches.values.joined().map(\.from).min(),
-                let until = stretches.values.joined().map(\.to).max()
-            else {
-                replayRequestsServed.increment(by: count)
-                continue
-            }
-            // Frames strictly inside a stretch: its ends are the frames the hub heard.
-            let outcome = await sendAgain(from: journal, since: since, until: until) { entry in
-                let time = entry.measurement.receivedAt
-                return stretches[entry.address]?.contains { $0.from < time && time < $0.to } ?? false
-            }
-            guard outcome.complete else {
-                // Served again after the next connect (and its own replay).
-                for (address, list) in asked { requestedStretches[address, default: []] += list }
-                requestsWaiting += count
-                logger.notice(
-                    "replay requests not served: the broker went away, or no thread could read the journal",
-                    metadata: ["requests": "\(count)", "sent": "\(outcome.sent)"])
-                return
-            }
-            replayRequestsServed.increment(by: count)
-            logger.info(
-                "journal sent again at a hub's request",
-                metadata: ["frames": "\(outcome.sent)", "sensors": "\(outcome.straps)", "requests": "\(count)"])
+    /// One pass over the journal for every request waiting; false when cut off (they wait again).
+    private func serveRequests(from journal: MeasurementJournal) async -> Bool {
+        let asked = requestedStretches
+        let count = requestsWaiting
+        requestedStretches = [:]
+        requestsWaiting = 0
+        // Not less what the gateway's own replay sent: a hub off the broker then may never have got
+        // it (a broker restarted without persistence keeps no session). The hub stores each frame
+        // once. Sorted and merged per strap, so each frame is matched by a binary search.
+        let stretches = asked.mapValues(ReplayRequest.merged)
+        guard let since = stretches.values.joined().map(\.from).min(),
+            let until = stretches.values.joined().map(\.to).max()
+        else { return true }
+        // Frames strictly inside a stretch: its ends are the frames the hub heard.
+        let outcome = await sendAgain(from: journal, since: since, until: until) { entry in
+            stretches[entry.address].map { ReplayRequest.contains($0, entry.measurement.receivedAt) } ?? false
         }
+        guard outcome.complete else {
+            for (address, list) in asked { requestedStretches[address, default: []] += list }
+            requestsWaiting += count
+            logger.notice(
+                "replay requests not served yet: the broker went away, an acknowledgement timed out, or no thread could read the journal",
+                metadata: ["requests": "\(count)", "sent": "\(outcome.sent)"])
+            return false
+        }
+        replayRequestsServed.increment(by: count)
+        logger.info(
+            "journal sent again at a hub's request",
+            metadata: ["frames": "\(outcome.sent)", "sensors": "\(outcome.straps)", "requests": "\(count)"])
+        return true
     }
 
     /// One backfill batch, once the pacer lets it go, acknowledged by the broker (false when the
@@ -668,10 +707,12 @@ public actor MQTTBridge: Service {
                     error: APIError(.contentTooLarge, "too_large", "the command is \(bytes) bytes; at most 64 KiB"))
             }
         case .connected:
-            await replayJournal()
-            // Requests a lost connection cut off are served again (after the replay, when there was one).
-            serveReplayRequests()
+            brokerConnected = true
+            // Its own outage's replay, then requests a lost connection cut off: in a task of their
+            // own, so commands and requests are handled meanwhile.
+            startJournalWork()
         case .disconnected:
+            brokerConnected = false
             // QoS 0 frames sent into the dead connection before it was noticed are lost too.
             if journal != nil, replayFrom == nil {
                 replayFrom = clock.now().addingTimeInterval(-(Double(settings.keepalive) * 1.5 + 2))

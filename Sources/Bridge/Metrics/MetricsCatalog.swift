@@ -108,7 +108,7 @@ public enum MetricsCatalog {
             help: "Damaged stretches of a gateway's journal: torn ends cut off, damaged records skipped."),
         Family(
             name: "hrbridge_mqtt_journal_dropped_total", kind: .counter,
-            help: "Frames dropped from a gateway's journal unwritten: more than 4 MiB waited (no thread to write)."),
+            help: "Frames dropped from a gateway's journal unwritten: over 4 MiB waited, or the disk refused them."),
         Family(
             name: "hrbridge_mqtt_replay_requests_total", kind: .counter,
             help: "Hubs' replay requests a gateway got, by result (served, repeated, refused)."),
