@@ -405,7 +405,7 @@ struct ConfigurationTests {
             ("[store]\npassword_file = \"/etc/hostname\"", 2, "needs url"),
             ("[mqtt]\nurl = \"mqtt://b\"\njournal_path = \"j\"", 3, "absolute"),
             ("[mqtt]\nurl = \"mqtt://b\"\njournal_megabytes = 0", 3, "out of range"),
-            ("[mqtt]\nurl = \"mqtt://b\"\nbackfill_rate = 5", 3, "out of range"),
+            ("[mqtt]\nurl = \"mqtt://b\"\nbackfill_rate = 0", 3, "out of range"),
         ] {
             #expect(
                 "\(text)", performing: { try ConfigurationLoader.parse(text) },

@@ -416,6 +416,93 @@ struct DaemonMQTTTests {
         }
     }
 
+    @Test(
+        "a paced replay (minutes of backfill at 1 frame a second) holds up neither a command nor a stop: the command is answered while requests wait, and a stop sends no other batch"
+    )
+    func pacedReplayLeavesCommandsAndStopFree() async throws {
+        try await withMosquitto { broker in
+            // 20 straps (a frame a second each) at 20 × speed: 150 s of their frames is 3,000
+            // journaled, which the pace asked for (1 a second, after a 50-frame burst) takes most
+            // of an hour of the gateway's clock to send: minutes of the test's.
+            let straps = (1...20).map { String(format: "C0:FF:EE:50:00:%02X", $0) }
+            let scenario =
+                #"{"version": 1, "seed": 3, "straps": ["#
+                + straps.map {
+                    #"{"name": "Strap", "address": "\#($0)", "segments": [{"type": "steady", "duration": "60m", "intensity": 0.5}]}"#
+                }.joined(separator: ", ") + "]}"
+            let daemon = try await DaemonUnderTest(
+                speed: 20,
+                moreSettings: Self.settings(broker)
+                    + "\ndiscovery = false\npublish_measurements = true\nbackfill_rate = 1",
+                scenario: scenario, streaming: 20,
+                sensorsSection: straps.map { "[[sensors]]\naddress = \"\($0)\"\n" }.joined(separator: "\n"))
+            defer { daemon.stop() }
+            let reader = try await MQTTSubscriber(
+                broker: broker, filters: ["hrbridge/gym/sensor/+/backfill", "hrbridge/gym/cmd/response"])
+            defer { reader.stop() }
+            func lastFrames() async throws -> [String: Date] {
+                let list = try await daemon.unix.send(.GET, "/v1/sensors").list("sensors", of: SensorStatus.self)
+                return Dictionary(list.compactMap { status in status.lastMeasurement.map { (status.address, $0) } }) {
+                    max($0, $1)
+                }
+            }
+            // Times on the gateway's (simulated) clock, as its journal dates the frames.
+            var first: [String: Date] = [:]
+            try await eventually("every strap's first frame") {
+                first = try await lastFrames()
+                return first.count == straps.count
+            }
+            var last = first
+            try await eventually("150 s of every strap's frames journaled") {
+                last = try await lastFrames()
+                return straps.allSatisfy { address in
+                    guard let from = first[address], let to = last[address] else { return false }
+                    return to.timeIntervalSince(from) >= 150
+                }
+            }
+            let topic = ReplayRequest.topic(node: "gym")
+            for address in straps {
+                let request = ReplayRequest(
+                    address: address, from: first[address]!.addingTimeInterval(-1), to: last[address]!)
+                try await mqttPublish(
+                    broker: broker, topic: topic,
+                    payload: String(decoding: request.payload(topic: topic, signer: nil), as: UTF8.self))
+            }
+            /// Requests served so far, as the gateway's log lines count them.
+            func served() -> Int {
+                daemon.process.output.filter { $0.contains("journal sent again at a hub's request") }.reduce(0) {
+                    total, line in
+                    total
+                        + (line.split(separator: " ").first { $0.hasPrefix("requests=") }
+                            .flatMap { Int($0.dropFirst("requests=".count)) } ?? 0)
+                }
+            }
+            try await reader.waitFor("the first backfill") { $0.topic.hasSuffix("/backfill") }
+            try await mqttPublish(
+                broker: broker, topic: "hrbridge/gym/cmd/session/start",
+                payload: #"{"requestId": "during-replay", "sensors": ["\#(straps[0])"]}"#)
+            let reply = try await reader.waitFor("the command's reply") { $0.payload.contains("during-replay") }
+            #expect(reply.decode(CommandReplyJSON.self)?.ok == true, "\(reply.payload)")
+            #expect(served() < straps.count, "answered while requests still wait for the pace")
+
+            // Batches go out 5 s (of the test's time) or more apart: stopped just after one, the
+            // gateway sends no other.
+            func backfills() -> Int { reader.messages.filter { $0.topic.hasSuffix("/backfill") }.count }
+            let before = backfills()
+            try await eventually("another batch sent") { backfills() > before }
+            let sent = backfills()
+            kill(daemon.process.pid, SIGTERM)
+            let status = await daemon.process.wait()
+            #expect(status == 0, "\(daemon.process.report)")
+            // Published after the gateway's end: the reader gets it after everything the gateway sent.
+            try await mqttPublish(broker: broker, topic: "hrbridge/gym/cmd/response", payload: "after the exit")
+            try await reader.waitFor("the message after the exit") { $0.payload == "after the exit" }
+            #expect(backfills() == sent, "the stop ended the pass's wait: no batch after it")
+            #expect(served() < straps.count, "the stop ended the pass rather than waiting it out")
+            #expect(daemon.process.output.contains { $0.contains("replay requests not served yet") })
+        }
+    }
+
     @Test func metricsAreValidPrometheusTextAndMoveAsFramesArrive() async throws {
         let daemon = try await DaemonUnderTest()
         defer { daemon.stop() }

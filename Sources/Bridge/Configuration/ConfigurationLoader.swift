@@ -794,7 +794,7 @@ private struct Reader {
             }
         }
         if let size = integer(table, "journal_megabytes", in: 1...4096) { settings.journalMegabytes = size }
-        if let rate = integer(table, "backfill_rate", in: 10...100_000) { settings.backfillRate = rate }
+        if let rate = integer(table, "backfill_rate", in: 1...100_000) { settings.backfillRate = rate }
         if let path = filePath(table, "key_file"), let line = table["key_file"]?.line {
             refuseIfEveryoneReads(path, line: line, key: "key_file")
             if EnvelopeSigner(keyFile: path) == nil {
