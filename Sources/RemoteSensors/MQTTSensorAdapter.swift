@@ -154,7 +154,7 @@ public actor MQTTSensorAdapter: SensorAdapter {
     // MARK: The tracker
 
     /// Tells the tracker `input`, now, and carries out what it says.
-    private func feed(_ input: RemoteStrapTracker.Input) {
+    func feed(_ input: RemoteStrapTracker.Input) {
         for action in tracker.handle(input, at: clock.now()) {
             switch action {
             case .emit(let event):
@@ -174,6 +174,10 @@ public actor MQTTSensorAdapter: SensorAdapter {
                 logger.notice(
                     "strap forgotten to make room: silent longest, at the strap limit",
                     metadata: ["sensor": "\(address)", "limit": "\(settings.sensorLimit)"])
+            case .cannotResume(let address, let node):
+                logger.warning(
+                    "what the hub missed of a recovered session's strap while it was down cannot be asked for: its first recorded frame is not known, it came through another gateway, or too many wait",
+                    metadata: ["sensor": "\(address)", "node": "\(node)"])
             case .askForReplay(let request, let node):
                 replayRequests.increment()
                 logger.debug(

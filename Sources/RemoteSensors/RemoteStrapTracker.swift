@@ -35,6 +35,11 @@ public import Sensors
 /// of a newer boot, `online` or `offline`, makes that boot the gateway's latest at once: a frame
 /// of the boot before, sent again between the gateway's restart and its first new frame, is
 /// refused too.
+///
+/// A hub that started again after stopping without warning resumes its recovered sessions'
+/// straps (``Input/resumed(address:node:storedUntil:firstLive:)``): once it has taken
+/// ``resumeSettle`` seconds of the gateway's frames, it asks for the stretch between the store's
+/// last frame and the first recorded since, on the gateway's clock, and takes its backfill as a gap's.
 public struct RemoteStrapTracker: Sendable {
     /// Tunables.
     public struct Configuration: Hashable, Sendable {
@@ -151,6 +156,12 @@ public struct RemoteStrapTracker: Sendable {
         /// `boot`, signed at `sent`: that boot has begun, so its frames are the only live ones,
         /// even before the first of them comes.
         case signedOnline(node: String, boot: UInt64, sent: Date)
+        /// A session recovered after the hub stopped without warning records the strap again:
+        /// the store holds its frames heard through `node` until `storedUntil`, and the first it
+        /// recorded since came at `firstLive` (both the hub's times, as its samples are dated).
+        /// What the gateway sent between is a gap it cannot know of: once the gateway's clock is
+        /// judged (``RemoteStrapTracker/resumeSettle``), the hub asks for it.
+        case resumed(address: String, node: String, storedUntil: Date, firstLive: Date)
         /// Gateway `node`'s retained state named the strap.
         case named(address: String, name: String, node: String)
         /// The strap is forgotten until it is heard again.
@@ -180,7 +191,35 @@ public struct RemoteStrapTracker: Sendable {
         /// Ask gateway `node` to send the frames of a gap it cannot know of again (its journal
         /// holds them): published on its `cmd/replay` topic.
         case askForReplay(ReplayRequest, node: String)
+        /// Log that what a hub's restart missed of a strap cannot be asked for: its first
+        /// recorded frame is no longer known, it came through another gateway, or too many
+        /// straps wait to be resumed.
+        case cannotResume(address: String, node: String)
     }
+
+    /// A recovered session's strap, waiting for its gateway's clock to be judged.
+    public struct Resume: Hashable, Sendable {
+        public var node: String
+        public var storedUntil: Date
+        public var firstLive: Date
+    }
+
+    /// What the hub has learnt of a gateway's clock since it started.
+    struct GatewayClock: Hashable, Sendable {
+        /// When the hub first took one of its frames.
+        var firstHeard: Date
+        /// The least the hub's time of taking a frame was ahead of the gateway's time of it: the
+        /// clocks' difference plus the quickest trip. Any frame's trip took at least this.
+        var leastLead: TimeInterval
+    }
+
+    /// Seconds of a gateway's frames the hub takes before it judges the gateway's clock and
+    /// resumes a strap: the first frames after a start may all have waited (the hub was busy
+    /// recovering), and an overestimated lead would ask for frames the store has.
+    public static let resumeSettle: TimeInterval = 5
+    /// Seconds after the last stored frame a resumed stretch begins on the gateway's clock,
+    /// beyond the least lead: a frame whose trip was as quick as the quickest is not sent twice.
+    public static let resumeMargin: TimeInterval = 0.05
 
     /// The tunables.
     public let configuration: Configuration
@@ -196,6 +235,12 @@ public struct RemoteStrapTracker: Sendable {
     /// The boot and time of the last signed `offline` that let each gateway's straps go (one entry
     /// per key at most, as ``boots``).
     private var releases: [String: (boot: UInt64, sent: Date)] = [:]
+    /// Each gateway's clock as judged from its frames (at most ``Configuration/sensorLimit``).
+    private(set) var gatewayClocks: [String: GatewayClock] = [:]
+    /// Each followed strap's latest live frames' times, the hub's and its gateway's, by address.
+    private var recentFrames: [String: RecentFrameTimes] = [:]
+    /// Recovered sessions' straps waiting for their gateway's clock to be judged, by address.
+    public private(set) var resumes: [String: Resume] = [:]
 
     /// The longest name kept (BlueZ's alias limit).
     static let maximumNameLength = 248
@@ -254,6 +299,13 @@ public struct RemoteStrapTracker: Sendable {
                 return actions
             }
             boots[node] = max(boots[node] ?? boot, boot)
+        case .resumed(let address, let node, let storedUntil, let firstLive):
+            guard resumes[address] != nil || resumes.count < configuration.sensorLimit else {
+                actions.append(.cannotResume(address: address, node: node))
+                return actions
+            }
+            resumes[address] = Resume(node: node, storedUntil: storedUntil, firstLive: firstLive)
+            resume(through: node, at: now, &actions)
         case .named(let address, let name, let node):
             if let owner = owner(of: address), owner != node {
                 actions.append(.refused(.foreignNode(owner: owner), address: address, node: node))
@@ -263,6 +315,7 @@ public struct RemoteStrapTracker: Sendable {
         case .forgotten(let address):
             drop(address, .requested, &actions)
             straps[address] = nil
+            recentFrames[address] = nil
         case .brokerLost:
             // Gateways still on the broker go on publishing: only a request brings those frames back.
             for address in straps.keys.sorted() { drop(address, .adapterUnavailable, askGateway: true, &actions) }
@@ -327,6 +380,7 @@ public struct RemoteStrapTracker: Sendable {
             {
                 drop(evicted, .linkLost, &actions)  // a streaming one is told gone first
                 straps[evicted] = nil
+                recentFrames[evicted] = nil
                 names[evicted] = nil
                 actions.append(.evicted(address: evicted))
             }
@@ -376,7 +430,17 @@ public struct RemoteStrapTracker: Sendable {
         strap.boot = measurement.boot
         strap.released = false
         straps[address] = strap
+        // In place: a copy of the strap would copy the ring with every frame.
+        recentFrames[address, default: RecentFrameTimes()].append(heard: now, sent: measurement.receivedAt)
         if let boot = measurement.boot { boots[node] = max(boots[node] ?? boot, boot) }
+        let lead = now.timeIntervalSince(measurement.receivedAt)
+        if var clock = gatewayClocks[node] {
+            clock.leastLead = min(clock.leastLead, lead)
+            gatewayClocks[node] = clock
+        } else if gatewayClocks.count < configuration.sensorLimit {
+            gatewayClocks[node] = GatewayClock(firstHeard: now, leastLead: lead)
+        }
+        if !resumes.isEmpty { resume(through: node, at: now, &actions) }
         do {
             let value = try GATTValue(characteristic: measurement.characteristic, bytes: measurement.bytes)
             // Stamped with the hub's time: its clock orders every strap's samples.
@@ -388,6 +452,31 @@ public struct RemoteStrapTracker: Sendable {
                             receivedAt: now, via: measurement.via, bonded: measurement.bonded))))
         } catch {
             actions.append(.emit(.decodingFailed(strap.identity, error, bytes: measurement.bytes)))
+        }
+    }
+
+    /// Asks for what the hub's restart missed of the straps waiting to be resumed through `node`,
+    /// once its clock has been judged for ``resumeSettle``: from the last stored frame (on the
+    /// gateway's clock: the hub's time less the least lead, and the margin) to the first recorded
+    /// since (its time, kept in ``recentFrames``), exclusive. A gap, so the backfill is taken.
+    private mutating func resume(through node: String, at now: Date, _ actions: inout [Action]) {
+        guard let clock = gatewayClocks[node], now >= clock.firstHeard.addingTimeInterval(Self.resumeSettle) else {
+            return
+        }
+        for (address, resume) in resumes.sorted(by: { $0.key < $1.key }) where resume.node == node {
+            resumes[address] = nil
+            guard let strap = straps[address], strap.identity.adapter == node,
+                let firstSent = recentFrames[address]?.sent(heardAt: resume.firstLive)
+            else {
+                actions.append(.cannotResume(address: address, node: node))
+                continue
+            }
+            let from = resume.storedUntil.addingTimeInterval(Self.resumeMargin - clock.leastLead)
+            guard from < firstSent else { continue }
+            let request = ReplayRequest(address: address, from: from, to: firstSent)
+            straps[address]?.gaps.append(Gap(node: node, from: request.from, to: firstSent, askGateway: true))
+            if strap.gaps.count >= Self.maximumGaps { straps[address]?.gaps.removeFirst() }
+            actions.append(.askForReplay(request, node: node))
         }
     }
 

@@ -2,9 +2,12 @@ import Bridge
 import BridgeClient
 import BusHarness
 import Foundation
+import GATT
 import NIOHTTP1
 import Testing
 import Wire
+
+@testable import RemoteSensors
 
 #if canImport(Glibc)
     import Glibc
@@ -253,6 +256,96 @@ struct HubTests {
         }
         #expect(Set(seen).count == seen.count, "none stored twice")
         #expect(gateway.process.output.contains { $0.contains("journal sent again at a hub's request") })
+    }
+
+    @Test(
+        "a hub killed mid-session and started again: the recovered session asks the gateway for what the hub missed while down, and its stored heartbeats are the gateway's, none missing, none twice"
+    )
+    func hubRecoversWhatItMissedWhileDown() async throws {
+        try await withMosquitto { broker in
+            let setup = Self.gateway(1, broker: broker)
+            let gateway = try await DaemonUnderTest(
+                speed: 1, moreSettings: setup.settings, scenario: setup.scenario, streaming: 10,
+                sensorsSection: setup.sensors)
+            defer { gateway.stop() }
+            let hub = try await DaemonUnderTest(
+                streaming: nil,
+                adapterSection: "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://127.0.0.1:\(broker.port)\"\nexpire = 600",
+                sensorsSection: "")
+            defer { hub.stop() }
+            let strap = Self.straps(1)[0]
+            try await waitForReady([strap], on: hub, "room 1's first strap on the hub")
+            let created = try await hub.unix.send(.POST, "/v1/sessions", json: ["sensors": [strap]])
+            let session = try created.decoded(SessionJSON.self).id.wire
+            func stored(_ type: String, on daemon: DaemonUnderTest) async throws -> [SampleJSON] {
+                try await daemon.unix.send(.GET, "/v1/workouts/\(session)/samples?type=\(type)")
+                    .list("samples", of: SampleJSON.self)
+            }
+            try await eventually("the strap's first samples stored on the hub") {
+                try await stored("heartRate", on: hub).count >= 5
+            }
+
+            // Killed: the session stays in the recovery journal; the gateway publishes on.
+            kill(hub.process.pid, SIGKILL)
+            _ = await hub.process.wait()
+            let frames = try await sensors(gateway)[strap]?.framesDecoded ?? 0
+            try await eventually("the gateway published 5 frames while the hub was down") {
+                (try await sensors(gateway)[strap]?.framesDecoded ?? 0) >= frames + 5
+            }
+            let restarted = try await DaemonUnderTest(reusing: hub, streaming: nil)
+            defer { restarted.stop() }
+            var times: [Double] = []
+            do {
+                try await eventually("the stretch the hub was down for stored, from the gateway's journal") {
+                    times = try await stored("heartRate", on: restarted).compactMap {
+                        ISO8601.parse($0.start)?.timeIntervalSince1970
+                    }
+                    return times.count >= 20 && longestGap(times) < 2.5
+                }
+            } catch {
+                Issue.record(
+                    "stored times \(times); the hub: \(restarted.process.output.filter { !$0.contains("Hummingbird") }.suffix(30).joined(separator: "\n"))"
+                )
+                throw error
+            }
+            #expect(restarted.process.output.contains { $0.contains("session recovered") })
+            #expect(gateway.process.output.contains { $0.contains("journal sent again at a hub's request") })
+
+            // Every beat once, in order: the stored RR intervals are a run of the gateway's journal.
+            let journal = gateway.directory.appendingPathComponent("measurements.journal").path
+            var beats: [Int] = []
+            var journaled: [Int] = []
+            do {
+                try await eventually("the stored beats a run of the journaled ones") {
+                    beats = try await stored("heartbeatSeries", on: restarted).compactMap(\.metadata.rawRRInterval)
+                    journaled = Self.journaledBeats(of: strap, in: journal)
+                    return beats.count >= 20 && Self.isRun(beats, of: journaled)
+                }
+            } catch {
+                Issue.record("stored beats \(beats)\njournaled \(journaled)")
+                throw error
+            }
+        }
+    }
+
+    /// The raw RR intervals (1/1024 s) of `address`'s frames in a gateway's journal, in order.
+    static func journaledBeats(of address: String, in path: String) -> [Int] {
+        var records = JournalReader(path: path)
+        var beats: [Int] = []
+        while let record = records.next() {
+            guard record.address == address, let frame = try? RemoteMeasurement(payload: Array(record.envelope)),
+                case .heartRateMeasurement(let heart)? = try? GATTValue(
+                    characteristic: frame.characteristic, bytes: frame.bytes)
+            else { continue }
+            beats += heart.rrIntervals.map { Int($0.raw) }
+        }
+        return beats
+    }
+
+    /// Whether `part` appears in `whole` as one unbroken run.
+    static func isRun(_ part: [Int], of whole: [Int]) -> Bool {
+        guard !part.isEmpty, part.count <= whole.count else { return part.isEmpty }
+        return (0...(whole.count - part.count)).contains { Array(whole[$0..<$0 + part.count]) == part }
     }
 
     /// The hub's three athletes: the first strap of each gateway.

@@ -41,13 +41,15 @@ private func summary(_ action: RemoteStrapTracker.Action) -> String {
     case .emit(let event): return "\(event)"
     case .sequenceGap(let identity, let missing): return "gap \(missing) \(tag(identity))"
     case .askForReplay(let request, let node):
-        let from = request.from.timeIntervalSince(start)
-        let to = request.to.timeIntervalSince(start)
+        // To the millisecond, as the request's text says it.
+        let from = (request.from.timeIntervalSince(start) * 1000).rounded() / 1000
+        let to = (request.to.timeIntervalSince(start) * 1000).rounded() / 1000
         return "ask \(node)/\(request.address.suffix(2)) \(from)–\(to)"
     case .moved(let address, let from, let to): return "moved \(address.suffix(2)) \(from)→\(to)"
     case .limitReached(let address, let node): return "limit \(node)/\(address.suffix(2))"
     case .evicted(let address): return "evicted \(address.suffix(2))"
     case .refused(let error, let address, let node): return "refused \(error.metricName) \(node)/\(address.suffix(2))"
+    case .cannotResume(let address, let node): return "cannotResume \(node)/\(address.suffix(2))"
     }
 }
 
@@ -268,6 +270,88 @@ struct RemoteStrapTrackerTests {
         // The hub off the broker for an hour: only the last 10 minutes are asked for.
         driver.feed(.brokerLost, at: 20)
         #expect(driver.feed(envelope(13), at: 3_620).contains("ask room-1/01 3020.0–3620.0"))
+    }
+
+    @Test(
+        "a hub started again asks for what a recovered session missed: from the last stored frame (on the gateway's clock, by the least lead seen, plus the margin) to the first recorded since, once the gateway's clock is judged"
+    )
+    func resumeAfterRestart() {
+        var driver = TrackerDriver()
+        // The gateway's clock runs 0.3 s behind the hub's (the quickest trip included); one frame waited.
+        driver.feed(envelope(100, sent: -0.3), at: 0)
+        driver.feed(envelope(101, sent: 0.2), at: 1.5)
+        driver.feed(envelope(102, sent: 1.7), at: 2)
+        // The session recorded up to -10 before the restart (the hub's time), and again from the frame at 2.
+        let resumed = RemoteStrapTracker.Input.resumed(
+            address: strap, node: "room-1", storedUntil: start - 10, firstLive: start + 2)
+        #expect(driver.feed(resumed, at: 2.1).isEmpty, "the gateway's clock is judged only after 5 s of its frames")
+        #expect(driver.feed(envelope(103, sent: 2.7), at: 3) == ["hr 60 room-1/01"])
+        #expect(
+            driver.feed(envelope(104, sent: 4.7), at: 5) == ["ask room-1/01 -10.25–1.7", "hr 60 room-1/01"])
+        #expect(driver.tracker.resumes.isEmpty)
+        #expect(driver.feed(envelope(105, sent: 5.7), at: 6) == ["hr 60 room-1/01"], "asked once")
+        // Backfill fills the stretch, strictly inside: not the frame stored last (sent at -10.3),
+        // nor the first recorded again.
+        let admitted = driver.tracker.admitBackfill(
+            frames([-10.3, -10.2, -5, 1.6, 1.7]), address: strap, node: "room-1", at: start + 6)
+        #expect(
+            admitted.admitted.map { ($0.receivedAt.timeIntervalSince(start) * 1000).rounded() / 1000 } == [
+                -10.2, -5, 1.6,
+            ])
+        #expect(admitted.refused == [.outsideGap, .outsideGap])
+
+        // Settled already: asked at once. Nothing after the store's end: nothing asked.
+        #expect(
+            driver.feed(
+                .resumed(address: strap, node: "room-1", storedUntil: start + 6, firstLive: start + 6), at: 6.5
+            ).isEmpty)
+        #expect(
+            driver.feed(
+                .resumed(address: strap, node: "room-1", storedUntil: start + 4, firstLive: start + 6), at: 6.5)
+                == ["ask room-1/01 3.75–5.7"])
+        // A first recorded frame the hub does not know, or one heard through another gateway: not asked.
+        #expect(
+            driver.feed(
+                .resumed(address: strap, node: "room-1", storedUntil: start, firstLive: start + 5.5), at: 7)
+                == ["cannotResume room-1/01"])
+        #expect(
+            driver.feed(
+                .resumed(address: strap, node: "room-2", storedUntil: start, firstLive: start + 6), at: 7
+            ).isEmpty,
+            "waits for room-2's clock")
+        #expect(
+            driver.feed(envelope(0, from: "room-2", address: other), at: 8) == [
+                "discovered room-2/02", "connected room-2/02", "ready room-2/02", "hr 60 room-2/02",
+            ])
+        #expect(driver.feed(envelope(1, from: "room-2", address: other), at: 13).contains("cannotResume room-2/01"))
+    }
+
+    @Test("a strap's recent frame times: the last 64 kept, each found by the hub's time exactly")
+    func recentFrameTimes() {
+        var recent = RecentFrameTimes()
+        for index in 0..<100 {
+            recent.append(heard: start + Double(index), sent: start + Double(index) - 0.25)
+        }
+        #expect(recent.sent(heardAt: start + 99) == start + 98.75)
+        #expect(recent.sent(heardAt: start + 36) == start + 35.75, "the 64th latest")
+        #expect(recent.sent(heardAt: start + 35) == nil, "overwritten")
+        #expect(recent.sent(heardAt: start + 50.5) == nil, "no frame then")
+    }
+
+    @Test("at most as many straps wait to be resumed as the tracker follows")
+    func resumesBounded() {
+        var driver = TrackerDriver()
+        for (index, address) in ["C0:FF:EE:00:00:0A", "C0:FF:EE:00:00:0B"].enumerated() {
+            #expect(
+                driver.feed(
+                    .resumed(address: address, node: "room-9", storedUntil: start, firstLive: start + 1),
+                    at: Double(index)
+                ).isEmpty)
+        }
+        #expect(
+            driver.feed(.resumed(address: strap, node: "room-9", storedUntil: start, firstLive: start + 1), at: 2)
+                == ["cannotResume room-9/01"])
+        #expect(driver.tracker.resumes.count == 2)
     }
 
     @Test("after a gateway starts again from 0, its next frames are in order")

@@ -400,9 +400,16 @@ public actor SessionManager {
                     store: store, recovering: record)
                 setup.onlyTheseSensors = true
                 setup.logsRefusedFrames = false
+                let live = BridgeSession.sink(id: record.workoutID, hub: hub, figures: figures)
+                var sink = live
+                if let resumed = await resumedStraps(of: record, following: addresses, store: store) {
+                    sink = { samples in
+                        if !resumed.isDone { resumed.note(samples) }
+                        live(samples)
+                    }
+                }
                 let recorder = try await WorkoutRecorder(
-                    setup, adapter: sensors.adapter, clock: clock, registry: registry,
-                    sampleSink: BridgeSession.sink(id: record.workoutID, hub: hub, figures: figures), logger: logger)
+                    setup, adapter: sensors.adapter, clock: clock, registry: registry, sampleSink: sink, logger: logger)
                 let session = BridgeSession(
                     recorder: recorder, guest: false, started: record.start, figures: figures, clock: clock, hub: hub,
                     logger: logger, sensorManager: sensors, statusChanges: statusChanges)
@@ -417,6 +424,32 @@ public actor SessionManager {
                     "session not recovered", metadata: ["session": "\(record.workoutID)", "error": "\(error)"])
             }
         }
+    }
+
+    /// A recovered session's straps whose frames from while the daemon was down the adapter can
+    /// fetch again (a hub's gateways keep them), with where the store's end (nil: none can be).
+    private func resumedStraps(
+        of record: ActiveSessionRecord, following addresses: [String], store: WorkoutStore
+    ) async -> ResumedStraps? {
+        guard let source = sensors.adapter.backfillSource,
+            let stored = try? await store.sources().filter({ addresses.contains($0.address.uppercased()) })
+        else { return nil }
+        // Samples name the gateway a frame came through (a strap that moved, several): the latest wins.
+        var waiting: [String: ResumedStraps.Stored] = [:]
+        for sensor in stored {
+            for type in [QuantityType.heartRate, .heartbeatSeries] {
+                guard
+                    let latest = try? await store.samples(
+                        type: type, source: sensor, workout: record.workoutID, limit: 1, ascending: false
+                    ).first
+                else { continue }
+                let address = sensor.address.uppercased()
+                if latest.end > waiting[address]?.until ?? .distantPast {
+                    waiting[address] = ResumedStraps.Stored(adapter: latest.source.adapter, until: latest.end)
+                }
+            }
+        }
+        return waiting.isEmpty ? nil : ResumedStraps(waiting: waiting, source: source)
     }
 
     /// The straps a recovered session follows: those of the journal row no other session holds
