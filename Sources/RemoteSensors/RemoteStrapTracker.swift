@@ -199,9 +199,12 @@ public struct RemoteStrapTracker: Sendable {
 
     /// A recovered session's strap, waiting for its gateway's clock to be judged.
     public struct Resume: Hashable, Sendable {
+        /// The gateway it is heard through.
         public var node: String
+        /// The store's last frame of it, on the hub's clock.
         public var storedUntil: Date
-        public var firstLive: Date
+        /// The first frame recorded since, on the gateway's clock.
+        public var firstSent: Date
     }
 
     /// What the hub has learnt of a gateway's clock since it started.
@@ -215,8 +218,8 @@ public struct RemoteStrapTracker: Sendable {
 
     /// Seconds of a gateway's frames the hub takes before it judges the gateway's clock and
     /// resumes a strap: the first frames after a start may all have waited (the hub was busy
-    /// recovering), and an overestimated lead would ask for frames the store has.
-    public static let resumeSettle: TimeInterval = 5
+    /// recovering its sessions), and an overestimated lead would ask for frames the store has.
+    public static let resumeSettle: TimeInterval = 30
     /// Seconds after the last stored frame a resumed stretch begins on the gateway's clock,
     /// beyond the least lead: a frame whose trip was as quick as the quickest is not sent twice.
     public static let resumeMargin: TimeInterval = 0.05
@@ -300,11 +303,18 @@ public struct RemoteStrapTracker: Sendable {
             }
             boots[node] = max(boots[node] ?? boot, boot)
         case .resumed(let address, let node, let storedUntil, let firstLive):
-            guard resumes[address] != nil || resumes.count < configuration.sensorLimit else {
+            // The first recorded frame is looked up now, while the strap's ring still holds it;
+            // heard through another gateway (it moved while the hub was down), or with no room
+            // left, it cannot be resumed: said at once, not left waiting for good.
+            guard straps[address]?.identity.adapter == node,
+                let firstSent = recentFrames[address]?.sent(heardAt: firstLive),
+                gatewayClocks[node] != nil,
+                resumes[address] != nil || resumes.count < configuration.sensorLimit
+            else {
                 actions.append(.cannotResume(address: address, node: node))
                 return actions
             }
-            resumes[address] = Resume(node: node, storedUntil: storedUntil, firstLive: firstLive)
+            resumes[address] = Resume(node: node, storedUntil: storedUntil, firstSent: firstSent)
             resume(through: node, at: now, &actions)
         case .named(let address, let name, let node):
             if let owner = owner(of: address), owner != node {
@@ -437,8 +447,15 @@ public struct RemoteStrapTracker: Sendable {
         if var clock = gatewayClocks[node] {
             clock.leastLead = min(clock.leastLead, lead)
             gatewayClocks[node] = clock
-        } else if gatewayClocks.count < configuration.sensorLimit {
-            gatewayClocks[node] = GatewayClock(firstHeard: now, leastLead: lead)
+        } else {
+            if gatewayClocks.count >= configuration.sensorLimit {
+                // Gateways' names come from topics: those no followed strap is heard through go first.
+                let carrying = Set(straps.values.map(\.identity.adapter))
+                gatewayClocks = gatewayClocks.filter { carrying.contains($0.key) }
+            }
+            if gatewayClocks.count < configuration.sensorLimit {
+                gatewayClocks[node] = GatewayClock(firstHeard: now, leastLead: lead)
+            }
         }
         if !resumes.isEmpty { resume(through: node, at: now, &actions) }
         do {
@@ -458,24 +475,22 @@ public struct RemoteStrapTracker: Sendable {
     /// Asks for what the hub's restart missed of the straps waiting to be resumed through `node`,
     /// once its clock has been judged for ``resumeSettle``: from the last stored frame (on the
     /// gateway's clock: the hub's time less the least lead, and the margin) to the first recorded
-    /// since (its time, kept in ``recentFrames``), exclusive. A gap, so the backfill is taken.
+    /// since (its time, found in ``recentFrames`` when it was resumed), exclusive. A gap, so the
+    /// backfill is taken.
     private mutating func resume(through node: String, at now: Date, _ actions: inout [Action]) {
-        guard let clock = gatewayClocks[node], now >= clock.firstHeard.addingTimeInterval(Self.resumeSettle) else {
-            return
-        }
+        guard let clock = gatewayClocks[node], now >= clock.firstHeard.addingTimeInterval(Self.resumeSettle),
+            resumes.values.contains(where: { $0.node == node })
+        else { return }
         for (address, resume) in resumes.sorted(by: { $0.key < $1.key }) where resume.node == node {
             resumes[address] = nil
-            guard let strap = straps[address], strap.identity.adapter == node,
-                let firstSent = recentFrames[address]?.sent(heardAt: resume.firstLive)
-            else {
-                actions.append(.cannotResume(address: address, node: node))
-                continue
-            }
             let from = resume.storedUntil.addingTimeInterval(Self.resumeMargin - clock.leastLead)
-            guard from < firstSent else { continue }
-            let request = ReplayRequest(address: address, from: from, to: firstSent)
-            straps[address]?.gaps.append(Gap(node: node, from: request.from, to: firstSent, askGateway: true))
-            if strap.gaps.count >= Self.maximumGaps { straps[address]?.gaps.removeFirst() }
+            guard from < resume.firstSent, var gaps = straps[address]?.gaps else { continue }
+            let request = ReplayRequest(address: address, from: from, to: resume.firstSent)
+            // Before a gap still open (the strap dropped meanwhile): the next frame closes that one.
+            let gap = Gap(node: node, from: request.from, to: resume.firstSent, askGateway: true)
+            gaps.insert(gap, at: gaps.last?.to == nil && !gaps.isEmpty ? gaps.count - 1 : gaps.count)
+            if gaps.count > Self.maximumGaps { gaps.removeFirst() }
+            straps[address]?.gaps = gaps
             actions.append(.askForReplay(request, node: node))
         }
     }

@@ -296,7 +296,11 @@ struct HubTests {
             defer { restarted.stop() }
             var times: [Double] = []
             do {
-                try await eventually("the stretch the hub was down for stored, from the gateway's journal") {
+                // The hub judges the gateway's clock over its first 30 s of frames before it asks.
+                try await eventually(
+                    "the stretch the hub was down for stored, from the gateway's journal",
+                    timeout: HarnessDeadline.condition + .seconds(RemoteStrapTracker.resumeSettle)
+                ) {
                     times = try await stored("heartRate", on: restarted).compactMap {
                         ISO8601.parse($0.start)?.timeIntervalSince1970
                     }

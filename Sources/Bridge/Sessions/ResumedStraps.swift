@@ -7,28 +7,35 @@ import Synchronization
 /// from while it was down an adapter can fetch again (a hub's gateways keep them): the session's
 /// first live frame of each tells the adapter where recording resumed.
 final class ResumedStraps: Sendable {
-    /// A strap's last stored frame: the adapter it came through, and its date.
+    /// Where the store's part of a strap ends: its last frame's date, and the adapter it came
+    /// through (nil: nothing of it is stored; the adapter of its first live frame).
     struct Stored: Sendable {
-        var adapter: String
+        var adapter: String?
         var until: Date
     }
 
-    private let waiting: Mutex<[String: Stored]>
+    private let waiting = Mutex<[String: Stored]>([:])
     private let source: any BackfillSource
 
-    /// Watches the straps in `waiting` (by address) for `source`.
-    init(waiting: [String: Stored], source: any BackfillSource) {
-        self.waiting = Mutex(waiting)
+    /// Watches nothing yet, for `source`.
+    init(source: any BackfillSource) {
         self.source = source
     }
 
-    /// Notes one frame's samples as the session recorded them live: the first heart-rate frame
-    /// of a waiting strap dated after its stored ones resumes it. A frame's date is its samples'
-    /// latest end (a heart rate's time, the last RR interval's end).
+    /// Watches the straps in `waiting` (by address). Before frames flow: the store's end is read
+    /// once the recovery has stored what the last run spilled.
+    func watch(_ waiting: [String: Stored]) {
+        self.waiting.withLock { $0 = waiting }
+    }
+
+    /// Notes one frame's samples as the session recorded them live: the first frame of a waiting
+    /// strap dated after its stored ones resumes it. A frame's date is its samples' latest end (a
+    /// heart rate's time, the last RR interval's end, an energy increment's end); a battery
+    /// level is no frame's.
     func note(_ samples: [QuantitySample]) {
         guard let first = samples.first else { return }
         let address = first.source.address
-        let date = samples.lazy.filter { $0.type == .heartRate || $0.type == .heartbeatSeries }.map(\.end).max()
+        let date = samples.lazy.filter { $0.type != .batteryLevel }.map(\.end).max()
         guard let date else { return }
         let resumed = waiting.withLock { waiting -> Stored? in
             guard let stored = waiting[address], date > stored.until else { return nil }
@@ -37,11 +44,12 @@ final class ResumedStraps: Sendable {
         }
         guard let resumed else { return }
         let source = source
+        let adapter = resumed.adapter ?? first.source.adapter
         Task {
-            await source.resumeRecording(address, adapter: resumed.adapter, storedUntil: resumed.until, firstLive: date)
+            await source.resumeRecording(address, adapter: adapter, storedUntil: resumed.until, firstLive: date)
         }
     }
 
-    /// Whether every strap has resumed.
+    /// Whether no strap waits.
     var isDone: Bool { waiting.withLock { $0.isEmpty } }
 }

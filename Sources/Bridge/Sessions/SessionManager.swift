@@ -402,7 +402,8 @@ public actor SessionManager {
                 setup.logsRefusedFrames = false
                 let live = BridgeSession.sink(id: record.workoutID, hub: hub, figures: figures)
                 var sink = live
-                if let resumed = await resumedStraps(of: record, following: addresses, store: store) {
+                let resumed = sensors.adapter.backfillSource.map(ResumedStraps.init)
+                if let resumed {
                     sink = { samples in
                         if !resumed.isDone { resumed.note(samples) }
                         live(samples)
@@ -410,6 +411,10 @@ public actor SessionManager {
                 }
                 let recorder = try await WorkoutRecorder(
                     setup, adapter: sensors.adapter, clock: clock, registry: registry, sampleSink: sink, logger: logger)
+                // After the recorder stored what the last run spilled, before frames flow (attach).
+                if let resumed {
+                    resumed.watch(await storedEnds(of: record, following: addresses, store: store))
+                }
                 let session = BridgeSession(
                     recorder: recorder, guest: false, started: record.start, figures: figures, clock: clock, hub: hub,
                     logger: logger, sensorManager: sensors, statusChanges: statusChanges)
@@ -426,30 +431,35 @@ public actor SessionManager {
         }
     }
 
-    /// A recovered session's straps whose frames from while the daemon was down the adapter can
-    /// fetch again (a hub's gateways keep them), with where the store's end (nil: none can be).
-    private func resumedStraps(
+    /// Where the store's part of each strap a recovered session follows ends: its last frame
+    /// (a heart rate or an RR interval; samples name the gateway a frame came through, and the
+    /// latest wins), or the session's start when none is stored.
+    private func storedEnds(
         of record: ActiveSessionRecord, following addresses: [String], store: WorkoutStore
-    ) async -> ResumedStraps? {
-        guard let source = sensors.adapter.backfillSource,
-            let stored = try? await store.sources().filter({ addresses.contains($0.address.uppercased()) })
-        else { return nil }
-        // Samples name the gateway a frame came through (a strap that moved, several): the latest wins.
-        var waiting: [String: ResumedStraps.Stored] = [:]
-        for sensor in stored {
-            for type in [QuantityType.heartRate, .heartbeatSeries] {
-                guard
-                    let latest = try? await store.samples(
-                        type: type, source: sensor, workout: record.workoutID, limit: 1, ascending: false
-                    ).first
-                else { continue }
-                let address = sensor.address.uppercased()
-                if latest.end > waiting[address]?.until ?? .distantPast {
-                    waiting[address] = ResumedStraps.Stored(adapter: latest.source.adapter, until: latest.end)
+    ) async -> [String: ResumedStraps.Stored] {
+        var ends: [String: ResumedStraps.Stored] = [:]
+        for address in addresses { ends[address] = ResumedStraps.Stored(adapter: nil, until: record.start) }
+        do {
+            for sensor in try await store.sources() where addresses.contains(sensor.address.uppercased()) {
+                for type in [QuantityType.heartRate, .heartbeatSeries, .activeEnergyBurned] {
+                    guard
+                        let latest = try await store.samples(
+                            type: type, source: sensor, workout: record.workoutID, limit: 1, ascending: false
+                        ).first
+                    else { continue }
+                    let address = sensor.address.uppercased()
+                    if latest.end > ends[address]?.until ?? .distantPast {
+                        ends[address] = ResumedStraps.Stored(adapter: latest.source.adapter, until: latest.end)
+                    }
                 }
             }
+        } catch {
+            logger.warning(
+                "a recovered session's stored end cannot be read: what the daemon missed while down is not asked for",
+                metadata: ["session": "\(record.workoutID)", "error": "\(error)"])
+            return [:]
         }
-        return waiting.isEmpty ? nil : ResumedStraps(waiting: waiting, source: source)
+        return ends
     }
 
     /// The straps a recovered session follows: those of the journal row no other session holds
