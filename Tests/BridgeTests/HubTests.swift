@@ -66,6 +66,14 @@ struct HubTests {
 
     /// Waits until every strap of `addresses` is ready on `hub`; on timeout the error names those
     /// that are not (state, reason) and ends with the hub's last log lines.
+    /// Waits until room 1's first strap is ready on `hub` and records a session on it.
+    func recordFirstStrap(on hub: DaemonUnderTest) async throws -> (strap: String, session: String) {
+        let strap = Self.straps(1)[0]
+        try await waitForReady([strap], on: hub, "room 1's first strap on the hub")
+        let created = try await hub.unix.send(.POST, "/v1/sessions", json: ["sensors": [strap]])
+        return (strap, try created.decoded(SessionJSON.self).id.wire)
+    }
+
     func waitForReady(_ addresses: [String], on hub: DaemonUnderTest, _ what: String) async throws {
         do {
             try await eventually(what) {
@@ -225,10 +233,7 @@ struct HubTests {
                 + "\ngateway_keys = \"\(keys.path)\"" + login("hub"),
             sensorsSection: "")
         defer { hub.stop() }
-        let strap = Self.straps(1)[0]
-        try await waitForReady([strap], on: hub, "room 1's first strap on the hub")
-        let created = try await hub.unix.send(.POST, "/v1/sessions", json: ["sensors": [strap]])
-        let session = try created.decoded(SessionJSON.self).id.wire
+        let (strap, session) = try await recordFirstStrap(on: hub)
         func storedTimes() async throws -> [Double] {
             try await hub.unix.send(.GET, "/v1/workouts/\(session)/samples").list("samples", of: SampleJSON.self)
                 .compactMap { ISO8601.parse($0.start)?.timeIntervalSince1970 }
@@ -273,10 +278,7 @@ struct HubTests {
                 adapterSection: "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://127.0.0.1:\(broker.port)\"\nexpire = 600",
                 sensorsSection: "")
             defer { hub.stop() }
-            let strap = Self.straps(1)[0]
-            try await waitForReady([strap], on: hub, "room 1's first strap on the hub")
-            let created = try await hub.unix.send(.POST, "/v1/sessions", json: ["sensors": [strap]])
-            let session = try created.decoded(SessionJSON.self).id.wire
+            let (strap, session) = try await recordFirstStrap(on: hub)
             func stored(_ type: String, on daemon: DaemonUnderTest) async throws -> [SampleJSON] {
                 try await daemon.unix.send(.GET, "/v1/workouts/\(session)/samples?type=\(type)")
                     .list("samples", of: SampleJSON.self)
