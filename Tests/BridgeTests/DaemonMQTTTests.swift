@@ -503,6 +503,56 @@ struct DaemonMQTTTests {
         }
     }
 
+    @Test(
+        "a replay pass cut off by an acknowledgement that never comes, the broker still connected, is tried again 5 s later and served"
+    )
+    func replayRetriedAfterAnAcknowledgementTimesOut() async throws {
+        try await withMosquitto { broker in
+            // Between the gateway and the broker: withholds the acknowledgement of its first backfill.
+            let script = packageRoot.appendingPathComponent("Tests/Fixtures/mqtt/puback_withholder.py").path
+            let proxy = try await Spawned.startPeer(
+                venvPython, [script, "--broker-port", String(broker.port), "--suffix", "/backfill"],
+                label: "PUBACK withholder"
+            ) { $0.output.contains { $0.contains("\"ready\"") } }
+            defer { proxy.stop() }
+            struct Ready: Decodable { var port: Int }
+            let port = try #require(
+                proxy.output.lazy.compactMap { try? JSONDecoder().decode(Ready.self, from: Data($0.utf8)) }.first?.port)
+            let daemon = try await DaemonUnderTest(
+                speed: 1,
+                moreSettings: Self.settings(broker).replacingOccurrences(
+                    of: ":\(broker.port)\"", with: ":\(port)\"") + "\npublish_measurements = true")
+            defer { daemon.stop() }
+            let strap = DaemonUnderTest.straps[0]
+            let reader = try await MQTTSubscriber(
+                broker: broker, filters: ["hrbridge/gym/sensor/\(MQTTTopics.objectID(strap))/backfill"])
+            defer { reader.stop() }
+            try await eventually("the strap's frames journaled") {
+                let list = try await daemon.unix.send(.GET, "/v1/sensors").list("sensors", of: SensorStatus.self)
+                return (list.first { $0.address == strap }?.framesDecoded ?? 0) >= 3
+            }
+            let now = Date()
+            let topic = ReplayRequest.topic(node: "gym")
+            try await mqttPublish(
+                broker: broker, topic: topic,
+                payload: String(
+                    decoding: ReplayRequest(address: strap, from: now.addingTimeInterval(-120), to: now)
+                        .payload(topic: topic, signer: nil), as: UTF8.self))
+            try #require(
+                await proxy.waitForLine { $0.contains("withheld") } != nil, "the first batch's acknowledgement withheld"
+            )
+            // The client waits 30 s for an acknowledgement.
+            let cutOff = await daemon.process.waitForLine(timeout: HarnessDeadline.condition + .seconds(30)) {
+                $0.contains("replay requests not served yet")
+            }
+            #expect(cutOff != nil, "the pass cut off by the acknowledgement's timeout")
+            let served = await daemon.process.waitForLine { $0.contains("journal sent again at a hub's request") }
+            #expect(served != nil, "served again without a reconnect: \(daemon.process.output.suffix(10))")
+            #expect(daemon.process.output.filter { $0.contains("MQTT connected") }.count == 1, "never reconnected")
+            #expect(reader.messages.count >= 2, "the batch sent twice: its first send was taken by the broker")
+        }
+    }
+
     @Test func metricsAreValidPrometheusTextAndMoveAsFramesArrive() async throws {
         let daemon = try await DaemonUnderTest()
         defer { daemon.stop() }
