@@ -46,43 +46,41 @@ async def main():
     args = parser.parse_args()
     state = {"watched": None, "done": False}
 
+    async def pump(reader, writer, forwards):
+        """Copies packets from reader to writer, those forwards(first, body) keeps."""
+        try:
+            while True:
+                first, packet, body = await read_packet(reader)
+                if forwards(first, body):
+                    writer.write(packet)
+                    await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, ValueError):
+            pass
+        finally:
+            writer.close()
+
+    def upstream(first, body):
+        # The client's first QoS 1 PUBLISH on a watched topic: its packet id is noted.
+        if first >> 4 == 3 and (first >> 1) & 0x03 == 1 and state["watched"] is None:
+            topic_length = int.from_bytes(body[0:2], "big")
+            topic = body[2 : 2 + topic_length].decode("utf-8", "replace")
+            if topic.endswith(args.suffix):
+                state["watched"] = int.from_bytes(body[2 + topic_length : 4 + topic_length], "big")
+        return True
+
+    def downstream(first, body):
+        # The broker's PUBACK of that packet, once: withheld.
+        if first >> 4 == 4 and not state["done"] and int.from_bytes(body[0:2], "big") == state["watched"]:
+            state["done"] = True
+            emit({"withheld": state["watched"]})
+            return False
+        return True
+
     async def handle(client_reader, client_writer):
         broker_reader, broker_writer = await asyncio.open_connection("127.0.0.1", args.broker_port)
-
-        async def upstream():
-            try:
-                while True:
-                    first, packet, body = await read_packet(client_reader)
-                    qos = (first >> 1) & 0x03
-                    if first >> 4 == 3 and qos == 1 and not state["done"] and state["watched"] is None:
-                        topic_length = int.from_bytes(body[0:2], "big")
-                        topic = body[2 : 2 + topic_length].decode("utf-8", "replace")
-                        if topic.endswith(args.suffix):
-                            state["watched"] = int.from_bytes(body[2 + topic_length : 4 + topic_length], "big")
-                    broker_writer.write(packet)
-                    await broker_writer.drain()
-            except (asyncio.IncompleteReadError, ConnectionError, ValueError):
-                pass
-            finally:
-                broker_writer.close()
-
-        async def downstream():
-            try:
-                while True:
-                    first, packet, body = await read_packet(broker_reader)
-                    if first >> 4 == 4 and state["watched"] is not None and not state["done"]:
-                        if int.from_bytes(body[0:2], "big") == state["watched"]:
-                            state["done"] = True
-                            emit({"withheld": state["watched"]})
-                            continue
-                    client_writer.write(packet)
-                    await client_writer.drain()
-            except (asyncio.IncompleteReadError, ConnectionError, ValueError):
-                pass
-            finally:
-                client_writer.close()
-
-        await asyncio.gather(upstream(), downstream())
+        await asyncio.gather(
+            pump(client_reader, broker_writer, upstream), pump(broker_reader, client_writer, downstream)
+        )
 
     server = await asyncio.start_server(handle, "127.0.0.1", 0)
     emit({"ready": True, "port": server.sockets[0].getsockname()[1]})
