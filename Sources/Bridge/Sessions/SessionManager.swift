@@ -432,7 +432,7 @@ public actor SessionManager {
     }
 
     /// Where the store's part of each strap a recovered session follows ends: its last frame
-    /// (a heart rate or an RR interval; samples name the gateway a frame came through, and the
+    /// (a heart rate, an RR interval or an energy increment; samples name the gateway a frame came through, and the
     /// latest wins), or the session's start when none is stored.
     private func storedEnds(
         of record: ActiveSessionRecord, following addresses: [String], store: WorkoutStore
