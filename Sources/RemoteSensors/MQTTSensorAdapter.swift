@@ -37,6 +37,10 @@ public actor MQTTSensorAdapter: SensorAdapter {
         /// tag from its node's key (a node without one is refused), a measurement only with its
         /// gateway's boot.
         public var keys: [String: EnvelopeSigner] = [:]
+        /// The next keys of gateways being given a new one, by node (each beside its key in
+        /// ``keys``): both are read until the gateway's first message tagged with the next key,
+        /// then only that one (``GatewayKeyring``).
+        public var nextKeys: [String: EnvelopeSigner] = [:]
 
         public init(client: MQTTClient.Options, nodes: Set<String>? = nil) {
             self.client = client
@@ -79,9 +83,17 @@ public actor MQTTSensorAdapter: SensorAdapter {
     /// Refusals counted so far, by reason (``RemoteMeasurementError/metricName``: a fixed set), as
     /// `hrbridge_remote_refused_total` counts them; for tests.
     private(set) var refusals: [String: Int] = [:]
+    /// Each keyed gateway's keys, and whether it has moved on to its next one.
+    private var keyrings: [String: GatewayKeyring]
 
     public init(settings: Settings, clock: any WallClock, logger: Logger) throws(MQTTError) {
         self.settings = settings
+        keyrings = settings.keys.mapValues { GatewayKeyring(current: $0) }
+        for (node, next) in settings.nextKeys {
+            // A next key alone is no key: the configuration refuses it.
+            guard let current = settings.keys[node] else { continue }
+            keyrings[node] = GatewayKeyring(current: current, next: next)
+        }
         self.clock = clock
         self.logger = logger
         tracker = RemoteStrapTracker(
@@ -188,7 +200,7 @@ public actor MQTTSensorAdapter: SensorAdapter {
                     ])
                 let topic = ReplayRequest.topic(node: node)
                 let message = MQTTMessage(
-                    topic: topic, payload: request.payload(topic: topic, signer: settings.keys[node]),
+                    topic: topic, payload: request.payload(topic: topic, signer: keyrings[node]?.signer),
                     qos: .atLeastOnce,
                     retain: false)
                 let client = client
@@ -263,12 +275,26 @@ public actor MQTTSensorAdapter: SensorAdapter {
     /// is valid for its node's key (a batch without its trailer).
     private func verified(_ message: MQTTMessage, node: String, batch: Bool) -> [UInt8]? {
         guard !settings.keys.isEmpty else { return message.payload }
-        let payload =
+        let payload = verify(node) { key in
             batch
-            ? settings.keys[node]?.verifiedBatch(message.payload, topic: message.topic)
-            : settings.keys[node]?.verifiedMeasurement(message.payload, topic: message.topic)
+                ? key.verifiedBatch(message.payload, topic: message.topic)
+                : key.verifiedMeasurement(message.payload, topic: message.topic)
+        }
         if payload == nil { refuse(.badSignature, node: node) }
         return payload
+    }
+
+    /// What `read` makes of a message of `node` with a key that node may use (nil: none verifies
+    /// it, or the node has no key); the gateway's first message with its next key is logged, as
+    /// from then on its old key is refused.
+    private func verify<Value>(_ node: String, _ read: (EnvelopeSigner) -> Value?) -> Value? {
+        guard let (value, match) = keyrings[node]?.verify(read) else { return nil }
+        if match == .switchedToNext {
+            logger.notice(
+                "gateway signs with its next key: its old key is refused from now on (rename <node>.next.key to <node>.key)",
+                metadata: ["node": "\(node)"])
+        }
+        return value
     }
 
     private func measured(_ payload: [UInt8], address: String, node: String) {
@@ -306,7 +332,7 @@ public actor MQTTSensorAdapter: SensorAdapter {
                 input = .gatewayOffline(node: node)
             }
         } else {
-            guard let status = settings.keys[node]?.verifiedStatus(message.payload, topic: message.topic),
+            guard let status = verify(node, { $0.verifiedStatus(message.payload, topic: message.topic) }),
                 let boot = status.boot, let sent = status.sent
             else {
                 // An `online` that does not verify, or an emptied retained topic, changes nothing:

@@ -385,6 +385,44 @@ struct ConfigurationTests {
         }
     }
 
+    @Test(
+        "a key being rotated: <node>.next.key beside <node>.key is read as that gateway's next key; alone, or under a name that is no node, it is refused"
+    )
+    func gatewayNextKeys() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func key(_ name: String) throws -> String {
+            let path = directory.appendingPathComponent(name).path
+            try Data((String(repeating: "cd", count: 32) + "\n").utf8).write(to: URL(fileURLWithPath: path))
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+            return path
+        }
+        let hub = "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://b\"\ngateway_keys = \"\(directory.path)\""
+        let current = try key("room-1.key")
+        let next = try key("room-1.next.key")
+        guard case .mqtt(let settings) = try ConfigurationLoader.parse(hub).adapter else {
+            Issue.record("not an mqtt adapter")
+            return
+        }
+        #expect(settings.gatewayKeys == ["room-1": current])
+        #expect(settings.gatewayNextKeys == ["room-1": next])
+
+        for (name, message) in [
+            ("room-2.next.key", "room-2.next.key has no room-2.key beside it"),
+            ("room-3.old.key", "'room-3.old.key' names no node"),
+        ] {
+            let path = try key(name)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            #expect(
+                performing: { try ConfigurationLoader.parse(hub) },
+                throws: { error in
+                    guard let problems = (error as? ConfigurationError)?.problems else { return false }
+                    return problems.contains { $0.line == 4 && $0.message.contains(message) }
+                })
+        }
+    }
+
     @Test("[store] url selects PostgreSQL (password only from password_file); the gateway journal's settings")
     func storeServer() throws {
         let hub = try ConfigurationLoader.parse("[store]\nurl = \"postgresql://hub@db.lan/gym?sslmode=require\"")

@@ -264,6 +264,86 @@ struct HubTests {
     }
 
     @Test(
+        "a gateway's key rotated mid-session: the hub holds room-1.key and room-1.next.key, the gateway restarts signing with the next key, the hub logs the switch and the session records on; an offline tagged with the old key then lets no strap go"
+    )
+    func gatewayKeyRotated() async throws {
+        try await withMosquitto { broker in
+            let keys = try makeKeys()
+            defer { try? FileManager.default.removeItem(at: keys) }
+            // The gateway's own key file, and the hub's copy of its next key beside the current one.
+            let gatewayKeys = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "gateway-keys-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: gatewayKeys, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: gatewayKeys) }
+            func write(_ key: String, to url: URL) throws {
+                try Data(key.utf8).write(to: url)
+                try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+            }
+            let oldKey = try String(contentsOf: keys.appendingPathComponent("room-1.key"), encoding: .utf8)
+            let nextKey = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+            try write(oldKey, to: gatewayKeys.appendingPathComponent("room-1.key"))
+            try write(nextKey, to: keys.appendingPathComponent("room-1.next.key"))
+
+            let setup = Self.gateway(1, broker: broker, keys: gatewayKeys)
+            let gateway = try await DaemonUnderTest(
+                speed: 1, moreSettings: setup.settings, scenario: setup.scenario, streaming: 10,
+                sensorsSection: setup.sensors)
+            // Stopped here only when the test ends early: its directory goes with the restarted one.
+            defer { gateway.process.stop() }
+            let hub = try await DaemonUnderTest(
+                streaming: nil,
+                adapterSection: "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://127.0.0.1:\(broker.port)\"\nexpire = 600"
+                    + "\ngateway_keys = \"\(keys.path)\"",
+                sensorsSection: "")
+            defer { hub.stop() }
+            let (strap, session) = try await recordFirstStrap(on: hub)
+            func storedCount() async throws -> Int {
+                try await hub.unix.send(.GET, "/v1/workouts/\(session)/samples").list("samples", of: SampleJSON.self)
+                    .count
+            }
+            try await eventually("the strap's first samples stored, tagged with the old key") {
+                try await storedCount() >= 3
+            }
+            #expect(!hub.process.output.contains { $0.contains("gateway signs with its next key") })
+
+            // The operator writes the next key into the gateway's key file and restarts it.
+            gateway.stop(removing: false)
+            try write(nextKey, to: gatewayKeys.appendingPathComponent("room-1.key"))
+            let rotated = try await DaemonUnderTest(
+                reusing: gateway, speed: 1, moreSettings: setup.settings, scenario: setup.scenario, streaming: 10,
+                sensorsSection: setup.sensors)
+            defer { rotated.stop() }
+            try await eventually("the hub hears the gateway's next key") {
+                hub.process.output.contains { $0.contains("gateway signs with its next key") && $0.contains("room-1") }
+            }
+            try await waitForReady([strap], on: hub, "the strap back on the hub, tagged with the next key")
+            let before = try await storedCount()
+            try await eventually("the session records on") { try await storedCount() >= before + 3 }
+
+            // Whoever kept the old key: its offline of the running boot, which would let every
+            // strap of room-1 go, is refused.
+            let bootText = try String(
+                contentsOf: rotated.directory.appendingPathComponent("gateway-room-1.boot"), encoding: .utf8)
+            let boot = try #require(UInt64(bootText.trimmingCharacters(in: .whitespacesAndNewlines)))
+            let statusTopic = "hrbridge/room-1/status"
+            let oldSigner = try #require(EnvelopeSigner(key: Array(oldKey.utf8)))
+            try await mqttPublish(
+                broker: broker, topic: statusTopic,
+                payload: String(
+                    decoding: oldSigner.signStatus(.offline, topic: statusTopic, boot: boot, at: Date()), as: UTF8.self)
+            )
+            try await eventually("the old key's offline refused") {
+                hub.process.output.contains {
+                    $0.contains("remote measurement refused") && $0.contains("node=room-1")
+                        && $0.contains("no valid tag from the gateway's key")
+                }
+            }
+            #expect(try await sensors(hub)[strap]?.state == .ready, "the strap streams on")
+            #expect(try await sensors(hub)[strap]?.disconnections == 1, "dropped once, by the gateway's restart")
+        }
+    }
+
+    @Test(
         "a hub killed mid-session and started again: the recovered session asks the gateway for what the hub missed while down, and its stored heartbeats are the gateway's, none missing, none twice"
     )
     func hubRecoversWhatItMissedWhileDown() async throws {

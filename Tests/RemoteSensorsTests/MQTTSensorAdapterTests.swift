@@ -28,6 +28,13 @@ final class Received: Sendable {
     }
 }
 
+/// Payloads as they arrive.
+final class Payloads: Sendable {
+    private let list = Mutex<[[UInt8]]>([])
+    func append(_ payload: [UInt8]) { list.withLock { $0.append(payload) } }
+    var all: [[UInt8]] { list.withLock { $0 } }
+}
+
 /// The hub's adapter against a real mosquitto broker, fed by a plain MQTT client playing the
 /// gateways, bad ones included.
 @Suite("The MQTT sensor adapter: gateways' measurements as sensors (a real mosquitto)", .serialized)
@@ -244,6 +251,97 @@ struct MQTTSensorAdapterTests {
             }
             #expect(
                 await adapter.knownDevices().first { $0.identity.address == "C0:FF:EE:00:00:02" }?.identity.name == nil)
+            await gateway.stop()
+            await adapter.shutdown()
+        }
+    }
+
+    @Test(
+        "a gateway's key rotated: both keys read until its first frame tagged with the next one, then only that one (an old-key frame or offline refused); the hub's replay requests are signed with the key the gateway last used"
+    )
+    func rotatedKey() async throws {
+        try await withMosquitto { broker in
+            let old = try #require(EnvelopeSigner(key: Array(repeating: 0x31, count: 32)))
+            let new = try #require(EnvelopeSigner(key: Array(repeating: 0x33, count: 32)))
+            var settings = MQTTSensorAdapter.Settings(client: options(broker, id: "hub"))
+            settings.keys = ["room-1": old]
+            settings.nextKeys = ["room-1": new]
+            settings.maximumSkew = 3600
+            let adapter = try MQTTSensorAdapter(settings: settings, clock: ManualWallClock(now: Date()), logger: logger)
+            let received = Received()
+            let events = adapter.events()
+            let collector = Task { for await event in events { received.append(event) } }
+            defer { collector.cancel() }
+            try await adapter.start()
+            try await eventually("the hub connected") { await adapter.availability() == .ready }
+
+            // The gateway, listening for the hub's requests as a gateway does.
+            let gateway = try MQTTClient(options: options(broker, id: "gateway"), logger: logger)
+            let replayTopic = ReplayRequest.topic(node: "room-1")
+            await gateway.subscribe(replayTopic)
+            let requests = Payloads()
+            let gatewayEvents = gateway.events
+            let listener = Task {
+                for await event in gatewayEvents {
+                    if case .message(let message) = event { requests.append(message.payload) }
+                }
+            }
+            defer { listener.cancel() }
+            try await gateway.start()
+            try await eventually("the gateway connected") { await gateway.isConnected }
+            await gateway.publish(MQTTMessage(topic: replayTopic, text: "subscribed", qos: .atLeastOnce))
+            try await eventually("the gateway's subscription in place") { requests.all.count == 1 }
+
+            let boot: UInt64 = 1_767_225_600_000
+            let start = Date().addingTimeInterval(-60)
+            func send(_ sequence: UInt32, heartRate: UInt16, by key: EnvelopeSigner) async {
+                let envelope = RemoteMeasurement(
+                    sequence: sequence, receivedAt: start.addingTimeInterval(Double(sequence)), via: .connection,
+                    characteristic: .heartRateMeasurement,
+                    bytes: HeartRateMeasurement(heartRate: heartRate, sensorContact: .detected).encoded()
+                ).encoded()
+                await gateway.publish(
+                    MQTTMessage(topic: topic, payload: key.signMeasurement(envelope, topic: topic, boot: boot)))
+            }
+            // The first message is the marker.
+            func request(_ index: Int) throws -> [UInt8] { try #require(requests.all.dropFirst(1 + index).first) }
+
+            await send(0, heartRate: 60, by: old)
+            try await eventually("the frame tagged with the old key") { received.heartRates == [60] }
+            // Frames 1 and 2 lost: asked for, signed with the key the gateway signs with.
+            await send(3, heartRate: 61, by: old)
+            try await eventually("the first request") { requests.all.count == 2 }
+            #expect(ReplayRequest(payload: try request(0), topic: replayTopic, signer: old) != nil)
+            #expect(ReplayRequest(payload: try request(0), topic: replayTopic, signer: new) == nil)
+
+            // The gateway moves to its next key; from then on its old key is refused.
+            await send(4, heartRate: 62, by: new)
+            await send(5, heartRate: 99, by: old)
+            // Frames 5 to 7 missing: asked for with the next key.
+            await send(8, heartRate: 63, by: new)
+            try await eventually("the second request") { requests.all.count == 3 }
+            #expect(received.heartRates == [60, 61, 62, 63])
+            #expect(ReplayRequest(payload: try request(1), topic: replayTopic, signer: new) != nil)
+            #expect(ReplayRequest(payload: try request(1), topic: replayTopic, signer: old) == nil)
+
+            // An offline tagged with the old key lets no strap go; one tagged with the new key does.
+            let statusTopic = "hrbridge/room-1/status"
+            func ready() async -> Bool {
+                await adapter.knownDevices().first { $0.identity.address == strap }?.connected == true
+            }
+            await gateway.publish(
+                MQTTMessage(
+                    topic: statusTopic, payload: old.signStatus(.offline, topic: statusTopic, boot: boot, at: Date()),
+                    qos: .atLeastOnce))
+            try await eventually("the old key's frame and offline refused") {
+                await adapter.refusals == ["bad_signature": 2]
+            }
+            #expect(await ready(), "the strap streams on")
+            await gateway.publish(
+                MQTTMessage(
+                    topic: statusTopic, payload: new.signStatus(.offline, topic: statusTopic, boot: boot, at: Date()),
+                    qos: .atLeastOnce))
+            try await eventually("dropped by the offline tagged with the next key") { await ready() == false }
             await gateway.stop()
             await adapter.shutdown()
         }

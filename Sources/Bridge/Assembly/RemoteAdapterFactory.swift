@@ -37,6 +37,12 @@ struct RemoteAdapterFactory: AdapterFactory {
             }
             adapterSettings.keys[node] = signer
         }
+        for (node, path) in settings.gatewayNextKeys {
+            guard let signer = EnvelopeSigner(keyFile: path) else {
+                throw DaemonError.adapter("\(path): not a gateway key (at least 32 bytes)")
+            }
+            adapterSettings.nextKeys[node] = signer
+        }
         let adapter: MQTTSensorAdapter
         do {
             adapter = try MQTTSensorAdapter(settings: adapterSettings, clock: clock, logger: logger)

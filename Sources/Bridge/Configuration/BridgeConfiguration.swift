@@ -38,6 +38,9 @@ public struct BridgeConfiguration: Sendable {
         /// The gateways' key files, by node (`gateway_keys`: a directory of `<node>.key`); when
         /// there are any, only signed measurements and backfill are read.
         public var gatewayKeys: [String: String] = [:]
+        /// The next key files of gateways being given a new key, by node (`<node>.next.key` beside
+        /// `<node>.key`): both are read until the gateway signs with the next one.
+        public var gatewayNextKeys: [String: String] = [:]
         /// Backfill frames a gateway may send per minute (`backfill_budget`).
         public var backfillBudget = 30_000
 

@@ -351,7 +351,7 @@ private struct Reader {
         }
         if let budget = integer(table, "backfill_budget", in: 100...10_000_000) { settings.backfillBudget = budget }
         if let directory = filePath(table, "gateway_keys"), let line = table["gateway_keys"]?.line {
-            settings.gatewayKeys = readGatewayKeys(directory, line: line)
+            (settings.gatewayKeys, settings.gatewayNextKeys) = readGatewayKeys(directory, line: line)
             if settings.gatewayKeys.isEmpty { problem(line, "gateway_keys '\(directory)' holds no <node>.key file") }
             for node in settings.nodes ?? [] where settings.gatewayKeys[node] == nil {
                 problem(line, "gateway \(node) in 'nodes' has no key in \(directory): add \(node).key")
@@ -512,18 +512,24 @@ private struct Reader {
         }
     }
 
-    /// `<node>.key` files in `directory`, by node; each checked as a gateway's own `key_file` is.
-    mutating func readGatewayKeys(_ directory: String, line: Int) -> [String: String] {
+    /// `<node>.key` files in `directory`, by node, and `<node>.next.key` files (a key being
+    /// rotated in); each checked as a gateway's own `key_file` is.
+    mutating func readGatewayKeys(_ directory: String, line: Int) -> (keys: [String: String], next: [String: String]) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
             problem(line, "gateway_keys '\(directory)' is not a readable directory")
-            return [:]
+            return ([:], [:])
         }
         var keys: [String: String] = [:]
+        var next: [String: String] = [:]
         for name in names.sorted() where name.hasSuffix(".key") {
-            let node = String(name.dropLast(4))
+            let isNext = name.hasSuffix(".next.key")
+            let node = String(name.dropLast(isNext ? 9 : 4))
             let path = "\(directory)/\(name)"
             guard Self.isName(node) else {
-                problem(line, "gateway_keys: '\(name.prefix(80))' names no node (1 to 64 letters, digits, - and _)")
+                problem(
+                    line,
+                    "gateway_keys: '\(name.prefix(80))' names no node (<node>.key or <node>.next.key; a node is 1 to 64 letters, digits, - and _)"
+                )
                 continue
             }
             refuseIfEveryoneReads(path, line: line, key: "gateway key")
@@ -531,9 +537,14 @@ private struct Reader {
                 problem(line, "gateway key '\(path)' is not a regular file of 32 bytes to 4 KiB")
                 continue
             }
-            keys[node] = path
+            if isNext { next[node] = path } else { keys[node] = path }
         }
-        return keys
+        for node in next.keys.sorted() where keys[node] == nil {
+            // A gateway is read with its key until it signs with the next one: a next key alone
+            // is a rotation half done (or a misnamed key).
+            problem(line, "gateway_keys: \(node).next.key has no \(node).key beside it: rename it \(node).key")
+        }
+        return (keys, next)
     }
 
     mutating func filePath(_ table: TOMLDocument.Table, _ key: String) -> String? {
