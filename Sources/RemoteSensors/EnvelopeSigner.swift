@@ -44,6 +44,13 @@ public struct EnvelopeSigner: Sendable {
         self.init(key: Array(text.utf8))
     }
 
+    /// Whether `other` holds the same key (their tags of one message agree; the key itself is
+    /// not kept).
+    public func hasSameKey(as other: EnvelopeSigner?) -> Bool {
+        guard let other else { return false }
+        return tag(topic: "", payload: []) == other.tag(topic: "", payload: [])
+    }
+
     /// The tag of `payload` on `topic`.
     public func tag(topic: String, payload: ArraySlice<UInt8>) -> [UInt8] {
         Array(code(topic: topic, payload: payload))

@@ -392,15 +392,15 @@ struct ConfigurationTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        func key(_ name: String) throws -> String {
+        func key(_ name: String, _ text: String = String(repeating: "cd", count: 32)) throws -> String {
             let path = directory.appendingPathComponent(name).path
-            try Data((String(repeating: "cd", count: 32) + "\n").utf8).write(to: URL(fileURLWithPath: path))
+            try Data((text + "\n").utf8).write(to: URL(fileURLWithPath: path))
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
             return path
         }
         let hub = "[adapter]\nkind = \"mqtt\"\nurl = \"mqtt://b\"\ngateway_keys = \"\(directory.path)\""
         let current = try key("room-1.key")
-        let next = try key("room-1.next.key")
+        let next = try key("room-1.next.key", String(repeating: "ef", count: 32))
         guard case .mqtt(let settings) = try ConfigurationLoader.parse(hub).adapter else {
             Issue.record("not an mqtt adapter")
             return
@@ -421,6 +421,14 @@ struct ConfigurationTests {
                     return problems.contains { $0.line == 4 && $0.message.contains(message) }
                 })
         }
+        // The same key twice: the gateway would never be seen to switch.
+        _ = try key("room-1.next.key")
+        #expect(
+            performing: { try ConfigurationLoader.parse(hub) },
+            throws: { error in
+                guard let problems = (error as? ConfigurationError)?.problems else { return false }
+                return problems.contains { $0.message.contains("room-1.next.key holds the same key as room-1.key") }
+            })
     }
 
     @Test("[store] url selects PostgreSQL (password only from password_file); the gateway journal's settings")

@@ -47,10 +47,13 @@ struct GatewayKeyringTests {
         for (signer, expectation) in zip(tags, expected) {
             let tag = key(signer).tag(topic: topic, payload: payload)
             let result = keyring.verify { key in
-                key.isValid(tag: tag[...], topic: topic, payload: payload[...]) ? tag.count : nil
+                key.isValid(tag: tag[...], topic: topic, payload: payload[...])
+                    ? key.tag(topic: topic, payload: []) : nil
             }
             #expect(result?.match == expectation, "tagged by \(signer)")
-            #expect(result == nil || result?.value == 32, "the value read with the key that verified")
+            #expect(
+                result == nil || result?.value == key(signer).tag(topic: topic, payload: []),
+                "the value read with the key that verified")
             if expectation == .switchedToNext { switched = true }
             #expect(keyring.switched == switched)
             let signs = keyring.signer.tag(topic: topic, payload: payload)

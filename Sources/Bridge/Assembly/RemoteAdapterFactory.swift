@@ -42,6 +42,9 @@ struct RemoteAdapterFactory: AdapterFactory {
                 throw DaemonError.adapter("\(path): not a gateway key (at least 32 bytes)")
             }
             adapterSettings.nextKeys[node] = signer
+            logger.notice(
+                "gateway key being rotated: both keys read until the gateway signs with the next one",
+                metadata: ["node": "\(node)", "next": "\(path)"])
         }
         let adapter: MQTTSensorAdapter
         do {

@@ -539,10 +539,19 @@ private struct Reader {
             }
             if isNext { next[node] = path } else { keys[node] = path }
         }
-        for node in next.keys.sorted() where keys[node] == nil {
-            // A gateway is read with its key until it signs with the next one: a next key alone
-            // is a rotation half done (or a misnamed key).
-            problem(line, "gateway_keys: \(node).next.key has no \(node).key beside it: rename it \(node).key")
+        for node in next.keys.sorted() {
+            guard let current = keys[node] else {
+                // A gateway is read with its key until it signs with the next one: a next key
+                // alone is a rotation half done (or a misnamed key).
+                problem(line, "gateway_keys: \(node).next.key has no \(node).key beside it: rename it \(node).key")
+                continue
+            }
+            if let path = next[node], let signer = EnvelopeSigner(keyFile: path),
+                signer.hasSameKey(as: EnvelopeSigner(keyFile: current))
+            {
+                // The current key always verifies first: the rotation would never be seen to happen.
+                problem(line, "gateway_keys: \(node).next.key holds the same key as \(node).key: make a new one")
+            }
         }
         return (keys, next)
     }
