@@ -80,6 +80,60 @@ struct BrowserTests {
         }
     }
 
+    @Test(
+        "pages left open for days: a fresh stream after dropped messages, a restarted daemon's state replacing the old (a strap less, on the board and the dashboard), a stream refused for a while opened again by the page itself"
+    )
+    func pagesRecoverTheirStream() async throws {
+        var current = try await DaemonUnderTest()
+        defer { current.stop() }
+        let browser = try await Spawned.startPeer(
+            venvPython,
+            [
+                packageRoot.appendingPathComponent("Tests/Fixtures/web/reconnect_check.py").path,
+                "http://127.0.0.1:\(current.port)", DaemonUnderTest.readToken, DaemonUnderTest.controlToken,
+            ], label: "reconnect", readyLine: { _ in true })
+        defer { browser.stop() }
+        let config = current.directory.appendingPathComponent("config.toml")
+        let scenario = current.directory.appendingPathComponent("scenario.json")
+        func edit(_ file: URL, _ change: (String) throws -> String) throws {
+            try Data(try change(try String(contentsOf: file, encoding: .utf8)).utf8).write(to: file)
+        }
+        let rotated = "rotated-read-token-0123456789abcdef"
+        // The script says when to restart the daemon, and how; the pages show when it happened.
+        for step in ["without-third-strap", "refusing-the-token", "accepting-the-token"] {
+            guard await browser.waitForLine(timeout: .seconds(240), { $0 == "restart \(step)" }) != nil else { break }
+            current.process.stop()
+            switch step {
+            case "without-third-strap":
+                let third = DaemonUnderTest.straps[2]
+                try edit(config) { $0.replacingOccurrences(of: "[[sensors]]\naddress = \"\(third)\"", with: "") }
+                try edit(scenario) { text in
+                    var document = try #require(
+                        try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+                    let straps = try #require(document["straps"] as? [[String: Any]])
+                    document["straps"] = straps.filter { $0["address"] as? String != third }
+                    return String(decoding: try JSONSerialization.data(withJSONObject: document), as: UTF8.self)
+                }
+            case "refusing-the-token":
+                try edit(config) { $0.replacingOccurrences(of: DaemonUnderTest.readToken, with: rotated) }
+            default:
+                try edit(config) { $0.replacingOccurrences(of: rotated, with: DaemonUnderTest.readToken) }
+            }
+            current = try await DaemonUnderTest(reusing: current, streaming: 2)
+        }
+        let status = await browser.wait(timeout: .seconds(240))
+        #expect(status == 0, "\(browser.output.suffix(25).joined(separator: "\n"))")
+        let checks = browser.output.filter { $0.hasPrefix("ok ") }
+        for expected in [
+            "ok an ended session leaves nothing", "ok board and dashboard follow three straps",
+            "ok dropped messages: the page took a fresh stream",
+            "ok restarted without a strap: the board shows", "ok restarted without a strap: so does the dashboard",
+            "ok refused: the page tries again by itself", "ok the token accepted again: the board reconnected",
+        ] {
+            #expect(checks.contains { $0.hasPrefix(expected) }, "missing: \(expected)")
+        }
+    }
+
     /// Where people open the pages: three desktop windows and a phone, and the board also on a TV.
     static let layoutSizes = ["1280x800", "1400x1000", "1920x1080", "390x844"]
 

@@ -226,9 +226,16 @@ struct DaemonTests {
         // Tokens are not even looked at: the connections just sit there.
         let health = try await daemon.unix.send(.GET, "/v1/health")
         #expect(health.status == 200, "the Unix socket is its own listener with its own limit")
+        var refusal: APIClient.Reply?
         try await eventually("a TCP request beyond the limit to be refused with 503") {
-            (try? await daemon.tcp(DaemonUnderTest.readToken).send(.GET, "/v1/health"))?.status == 503
+            refusal = try? await daemon.tcp(DaemonUnderTest.readToken).send(.GET, "/v1/health")
+            return refusal?.status == 503
         }
+        // Written before the router, with the headers every answer carries.
+        let headers = Dictionary(
+            (refusal?.headers ?? []).map { ($0.0.lowercased(), $0.1) }, uniquingKeysWith: { first, _ in first })
+        #expect(headers["content-security-policy"]?.hasPrefix("default-src 'none'") == true, "\(headers)")
+        #expect(headers["x-content-type-options"] == "nosniff" && headers["referrer-policy"] == "no-referrer")
         flood.stop()
         try await eventually("TCP to serve again once the idle connections are gone") {
             (try? await daemon.tcp(DaemonUnderTest.readToken).send(.GET, "/v1/health"))?.status == 200

@@ -1,3 +1,4 @@
+import HTTPTypes
 import HummingbirdCore
 import Logging
 import Metrics
@@ -55,7 +56,9 @@ final class ConnectionGuardHandler: ChannelInboundHandler, RemovableChannelHandl
         let body = #"{"error":{"code":"busy","message":"too many connections; try again later"}}"#
         return
             "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
-            + "Retry-After: 5\r\nConnection: close\r\n\r\n" + body
+            + "Retry-After: 5\r\nConnection: close\r\n"
+            // The headers every other answer carries (written here: this one never reaches the router).
+            + SecurityHeadersMiddleware.fields.map { "\($0.0.rawName): \($0.1)\r\n" }.joined() + "\r\n" + body
     }()
 
     /// How long a refused connection stays open for its client to read the 503: closing it

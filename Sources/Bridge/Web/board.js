@@ -111,4 +111,11 @@ follow({}, (message) => {
   const link = document.getElementById("link");
   link.textContent = up ? "live" : "reconnecting…";
   link.className = "status " + (up ? "live" : "down");
+}, () => {
+  // A new connection: its snapshot says what is there now.
+  sensors.clear();
+  energy.clear();
+  heard.clear();
+  classStatus.hidden = true;
+  schedule();
 });

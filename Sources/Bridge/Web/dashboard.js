@@ -5,6 +5,7 @@ const sensors = new Map();    // address → sensor status
 const sessions = new Map();   // id → session object
 const history = new Map();    // address → [{t, v}] heart rate, last 10 minutes
 const alphaHistory = new Map(); // session id → [{t, v, reliable}] DFA α1 windows
+let latest = 0;               // the daemon's time of the newest reading (s): the chart's "now"
 let selected = params.get("sensor");
 let drawPending = false;
 let renderedOptions = "";   // the sensor choices as last written
@@ -122,14 +123,39 @@ function schedule() {
   if (!drawPending) { drawPending = true; requestAnimationFrame(render); }
 }
 
+/** Keeps a session while it runs; an ended one goes, with its α1 history (a page open for days). */
+function noteSession(session) {
+  if (session.state === "ended") {
+    sessions.delete(session.id);
+    alphaHistory.delete(session.id);
+  } else {
+    sessions.set(session.id, session);
+  }
+}
+
+/** Readings older than the chart's 10 minutes go, and straps with none left. */
+function trimHistory() {
+  for (const [address, points] of history) {
+    while (points.length && points[0].t < latest - 600) points.shift();
+    if (!points.length) history.delete(address);
+  }
+}
+setInterval(trimHistory, 60000);
+
 function onMessage(message) {
   switch (message.kind) {
     case "sensor":
-      if (message.state === "gone") sensors.delete(message.address); else sensors.set(message.address, message);
+      if (message.state === "gone") {
+        sensors.delete(message.address);
+        history.delete(message.address);
+      } else {
+        sensors.set(message.address, message);
+      }
       break;
     case "plan":
       break;
     case "hrv": {
+      if (!sessions.has(message.session)) break;   // not (or no longer) running
       const points = alphaHistory.get(message.session) || [];
       points.push({ t: Number(message.end), v: message.alpha1, reliable: message.reliable === true });
       if (points.length > 2000) points.shift();
@@ -139,16 +165,17 @@ function onMessage(message) {
       break;
     }
     case "session":
-      sessions.set(message.id, message);
+      noteSession(message);
       if (message.state === "ended") loadWorkouts();
       break;
     case "figures":
       // Every session's figures of the last second, in one message.
-      for (const session of message.sessions || []) sessions.set(session.id, session);
+      for (const session of message.sessions || []) noteSession(session);
       break;
     case "measurement": {
       const points = history.get(message.sensor) || [];
       const t = Date.parse(message.time) / 1000;
+      latest = Math.max(latest, t);
       points.push({ t, v: message.heartRate });
       while (points.length && points[0].t < t - 600) points.shift();
       history.set(message.sensor, points);
@@ -160,9 +187,21 @@ function onMessage(message) {
   schedule();
 }
 
+let pruneAfterReset = null;
 follow({}, onMessage, (up) => {
   $("link").textContent = up ? "live" : "reconnecting…";
   $("link").className = "status " + (up ? "live" : "down");
+}, () => {
+  // A new connection: its snapshot says which straps and sessions there are now (a restarted
+  // daemon may have forgotten some). The readings stay for the chart; α1 histories of sessions
+  // the snapshot did not bring back go once it has had time to arrive.
+  sensors.clear();
+  sessions.clear();
+  clearTimeout(pruneAfterReset);
+  pruneAfterReset = setTimeout(() => {
+    for (const id of alphaHistory.keys()) if (!sessions.has(id)) alphaHistory.delete(id);
+  }, 30000);
+  schedule();
 });
 
 $("sensors").addEventListener("click", (event) => {
@@ -175,14 +214,14 @@ $("start").addEventListener("submit", async (event) => {
   const session = await act("POST", "/v1/sessions", {
     sensors: [$("start-sensor").value], activity: $("start-activity").value, guest: $("start-guest").checked,
   });
-  if (session) { sessions.set(session.id, session); selected = $("start-sensor").value; schedule(); }
+  if (session) { noteSession(session); selected = $("start-sensor").value; schedule(); }
 });
 for (const action of ["pause", "resume", "lap", "next", "stop"]) {
   $(action).addEventListener("click", async () => {
     const session = sessionOf(selected);
     if (!session) return;
     const updated = await act("POST", `/v1/sessions/${encodeURIComponent(session.id)}/${action}`);
-    if (updated) { sessions.set(updated.id, updated); schedule(); }
+    if (updated) { noteSession(updated); schedule(); }
     if (action === "stop") loadWorkouts();
   });
 }

@@ -17,21 +17,56 @@ async function api(method, path, body) {
 }
 
 /**
- * Follows /v1/events: `onMessage(message)` for each one, `onState(connected)` when the link changes.
- * EventSource reconnects by itself when the daemon restarts; each (re)connection starts with the
- * current state, so nothing needs fetching by hand and nothing polls.
+ * Follows /v1/events: `onReset()` as each (re)connection opens (the daemon first sends the current
+ * state, so whatever the last connection said is to be forgotten: a restarted daemon may no longer
+ * have a strap, a session or a class), `onMessage(message)` for each message, `onState(connected)`
+ * when the link changes. The browser reconnects by itself after a dropped connection; a stream it
+ * gives up on (an HTTP error: 503 while the daemon's connections are full, 401 for a token that
+ * no longer works) is opened again after a growing, jittered wait (1 s, doubling, at most 30 s). A
+ * stream that lost messages (`dropped`: the page fell 4 MiB behind) is opened again at once, for a
+ * fresh snapshot. Nothing polls.
  */
-function follow(query, onMessage, onState) {
+function follow(query, onMessage, onState, onReset) {
   const search = new URLSearchParams(query || {});
   if (token) search.set("token", token);
-  const source = new EventSource("/v1/events" + (search.toString() ? "?" + search : ""));
+  const url = "/v1/events" + (search.toString() ? "?" + search : "");
   const kinds = ["sensor", "measurement", "sample", "session", "figures", "event", "zone", "adapter", "plan", "hrv", "class", "dropped"];
-  for (const kind of kinds) {
-    source.addEventListener(kind, (event) => onMessage(JSON.parse(event.data)));
+  const shortest = 1000, longest = 30000;
+  let source = null, wait = shortest, retry = null;
+  function open() {
+    retry = null;
+    const current = new EventSource(url);
+    source = current;
+    for (const kind of kinds) {
+      current.addEventListener(kind, (event) => {
+        if (current !== source) return;
+        const message = JSON.parse(event.data);
+        if (message.kind === "dropped") reopen(0);
+        else onMessage(message);
+      });
+    }
+    current.onopen = () => {
+      if (current !== source) return;
+      wait = shortest;
+      if (onReset) onReset();
+      if (onState) onState(true);
+    };
+    current.onerror = () => {
+      if (current !== source) return;
+      if (onState) onState(false);
+      // CONNECTING: the browser is trying again by itself. CLOSED: it gave up; so do not we.
+      if (current.readyState === EventSource.CLOSED) {
+        reopen(wait / 2 + Math.random() * wait / 2);
+        wait = Math.min(longest, wait * 2);
+      }
+    };
   }
-  source.onopen = () => onState && onState(true);
-  source.onerror = () => onState && onState(false);
-  return source;
+  function reopen(delay) {
+    source.close();
+    if (onState) onState(false);
+    if (retry === null) retry = setTimeout(open, delay);
+  }
+  open();
 }
 
 /** Zone colours, 1-based; text labels go with them everywhere (colour is never the only cue). */

@@ -13,6 +13,12 @@ follow(sensor ? { sensor } : {}, (message) => {
   if (message.kind === "sensor") {
     if (!followed && message.state === "ready") followed = message.address;
     if (message.address !== followed) return;
+    if (message.state === "gone" && !sensor) {
+      // The strap followed by default is forgotten: follow the next one that streams.
+      followed = null;
+      document.getElementById("hr").textContent = "--";
+      return;
+    }
     document.body.classList.toggle("lost", message.state !== "ready");
     if (message.state !== "ready") document.getElementById("hr").textContent = "--";
     if (showZone && message.zone != null) {
@@ -30,4 +36,7 @@ follow(sensor ? { sensor } : {}, (message) => {
     void heart.offsetWidth;
     heart.classList.add("beat");
   }
+}, null, () => {
+  // A new connection: without a chosen strap, follow the first that streams now.
+  if (!sensor) followed = null;
 });

@@ -1,0 +1,120 @@
+"""The pages' live stream across what happens to a daemon left running for days, in a real browser
+(Debian's chromium + chromium-driver, headless, driven by Selenium): a page that fell behind, a
+daemon restarted with a strap less, and one that refuses the page's token for a while. Prints one
+line per check ("ok …") and a line for each restart the Swift test is to carry out ("restart …":
+what follows waits on the pages, which show when it happened); exits non-zero on the first failure.
+
+usage: reconnect_check.py BASE_URL READ_TOKEN CONTROL_TOKEN
+"""
+import json
+import sys
+import urllib.request
+
+from pages import ok, wait
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+BASE, READ, CONTROL = sys.argv[1:4]
+STRAPS = ["C0:FF:EE:00:00:01", "C0:FF:EE:00:00:02", "C0:FF:EE:00:00:03"]
+
+# Every EventSource a page opens, in order, so the checks can see a stream closed and another
+# opened (the page's own code is what decides; this only records).
+RECORDER = """
+(() => {
+  const Original = window.EventSource;
+  window.__sources = [];
+  window.EventSource = class extends Original {
+    constructor(...args) { super(...args); window.__sources.push(this); }
+  };
+})();
+"""
+
+
+def api(method, path, body=None):
+    request = urllib.request.Request(
+        BASE + path, method=method, data=None if body is None else json.dumps(body).encode(),
+        headers={"Authorization": "Bearer " + CONTROL, "Content-Type": "application/json"})
+    return json.load(urllib.request.urlopen(request, timeout=60))
+
+
+def restart(what):
+    print("restart " + what, flush=True)
+
+
+def sources():
+    return driver.execute_script("return window.__sources.map((s) => s.readyState)")
+
+
+def link():
+    return driver.find_element(By.ID, "link").text
+
+
+def tiles():
+    return sorted(driver.execute_script(
+        "return Array.from(document.querySelectorAll('.tile')).map((t) => t.dataset.address)"))
+
+
+def rows():
+    return sorted(driver.execute_script(
+        "return Array.from(document.querySelectorAll('#sensors tr')).map((r) => r.dataset.address)"))
+
+
+options = webdriver.ChromeOptions()
+for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900",
+                 "--disable-dev-shm-usage"]:
+    options.add_argument(argument)
+options.binary_location = "/usr/bin/chromium"
+driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+try:
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORDER})
+    driver.get(BASE + "/?token=" + READ)
+    dashboard = driver.current_window_handle
+    wait("three sensors on the dashboard", lambda: rows() == STRAPS)
+    # A session that ends leaves nothing behind in the page (a class a day, for days).
+    session = api("POST", "/v1/sessions", {"sensors": [STRAPS[0]]})
+    wait("the session on the dashboard", lambda: driver.execute_script("return sessions.size") == 1)
+    api("POST", "/v1/sessions/%s/stop" % session["id"])
+    wait("the ended session gone from the dashboard's memory", lambda: driver.execute_script(
+        "return sessions.size === 0 && alphaHistory.size === 0"))
+    ok("an ended session leaves nothing in the dashboard's memory")
+    driver.switch_to.new_window("tab")
+    board = driver.current_window_handle
+    # Each tab is a target of its own: the recorder goes into this one too.
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORDER})
+    driver.get(BASE + "/board?token=" + READ)
+    wait("three tiles", lambda: tiles() == STRAPS)
+    wait("the board live", lambda: link() == "live")
+    ok("board and dashboard follow three straps")
+
+    # The daemon dropped messages the page did not read in time: the page cannot know what it
+    # missed (a strap gone, a session ended), so it takes a fresh stream and its snapshot.
+    assert sources() == [1], sources()
+    driver.execute_script(
+        "window.__sources[0].dispatchEvent(new MessageEvent('dropped', {data: '{\"kind\":\"dropped\",\"count\":3}'}))")
+    wait("a second stream, the first closed", lambda: sources() == [2, 1])
+    wait("the board live again", lambda: link() == "live" and tiles() == STRAPS)
+    ok("dropped messages: the page took a fresh stream and its snapshot")
+
+    # Restarted without the third strap: the browser reconnects by itself, and the snapshot
+    # replaces what the pages knew (no tile, no row left over from before).
+    restart("without-third-strap")
+    wait("the board on two tiles", lambda: link() == "live" and tiles() == STRAPS[:2], timeout=90)
+    ok("restarted without a strap: the board shows what the daemon has now")
+    driver.switch_to.window(dashboard)
+    wait("the dashboard on two sensors", lambda: rows() == STRAPS[:2], timeout=90)
+    ok("restarted without a strap: so does the dashboard")
+    driver.switch_to.window(board)
+
+    # Restarted refusing the page's token: the browser gives up on the 401 for good (EventSource
+    # does on any HTTP error); the page tries again, waiting longer each time.
+    restart("refusing-the-token")
+    wait("the browser to give up on the refused stream", lambda: link() != "live" and sources()[-1] == 2, timeout=90)
+    opened = len(sources())
+    wait("the page to try again by itself", lambda: len(sources()) > opened, timeout=30)
+    ok("refused: the page tries again by itself")
+    restart("accepting-the-token")
+    wait("the board live again", lambda: link() == "live" and tiles() == STRAPS[:2], timeout=90)
+    ok("the token accepted again: the board reconnected by itself")
+finally:
+    driver.quit()
