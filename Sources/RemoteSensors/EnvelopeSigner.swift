@@ -44,6 +44,12 @@ public struct EnvelopeSigner: Sendable {
         self.init(key: Array(text.utf8))
     }
 
+    /// Names the key without giving it away: the tag of a fixed label under it, in hexadecimal
+    /// (HMAC is a pseudorandom function: its outputs tell nothing of the key).
+    public var fingerprint: String {
+        String(decoding: GatewayStatus.hex(tag(topic: "hrbridge key fingerprint", payload: [])), as: UTF8.self)
+    }
+
     /// Whether `other` holds the same key (their tags of one message agree; the key itself is
     /// not kept).
     public func hasSameKey(as other: EnvelopeSigner?) -> Bool {

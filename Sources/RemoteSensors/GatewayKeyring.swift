@@ -18,11 +18,16 @@ public struct GatewayKeyring: Sendable {
     /// Whether the gateway has tagged a message with its next key.
     public private(set) var switched = false
 
-    /// The keys of one gateway; `next` while it is being given a new key.
-    public init(current: EnvelopeSigner, next: EnvelopeSigner? = nil) {
+    /// The keys of one gateway; `next` while it is being given a new key, and `switched` when it
+    /// was already heard signing with it (``KeySwitchRecord``).
+    public init(current: EnvelopeSigner, next: EnvelopeSigner? = nil, switched: Bool = false) {
         self.current = current
         self.upcoming = next
+        self.switched = switched && next != nil
     }
+
+    /// The next key's fingerprint once the gateway has switched to it (what ``KeySwitchRecord`` keeps).
+    public var switchedFingerprint: String? { switched ? upcoming?.fingerprint : nil }
 
     /// The key that signs what the hub sends this gateway (its replay requests): the one it was
     /// last heard signing with.

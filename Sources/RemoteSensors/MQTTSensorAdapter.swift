@@ -41,6 +41,12 @@ public actor MQTTSensorAdapter: SensorAdapter {
         /// ``keys``): both are read until the gateway's first message tagged with the next key,
         /// then only that one (``GatewayKeyring``).
         public var nextKeys: [String: EnvelopeSigner] = [:]
+        /// Gateways already heard signing with their next key (kept by an earlier run): only that
+        /// key is read from the start.
+        public var switchedKeys: Set<String> = []
+        /// Keeps the record of switched gateways whenever one switches (nil: kept in memory only);
+        /// called off the adapter, in a task of its own.
+        public var recordKeySwitches: (@Sendable (KeySwitchRecord) async -> Void)?
 
         public init(client: MQTTClient.Options, nodes: Set<String>? = nil) {
             self.client = client
@@ -85,6 +91,8 @@ public actor MQTTSensorAdapter: SensorAdapter {
     private(set) var refusals: [String: Int] = [:]
     /// Each keyed gateway's keys, and whether it has moved on to its next one.
     private var keyrings: [String: GatewayKeyring]
+    /// The last write of the record of switched keys (``Settings/recordKeySwitches``).
+    private var keySwitchWrite: Task<Void, Never>?
 
     public init(settings: Settings, clock: any WallClock, logger: Logger) throws(MQTTError) {
         self.settings = settings
@@ -92,7 +100,8 @@ public actor MQTTSensorAdapter: SensorAdapter {
         for (node, next) in settings.nextKeys {
             // A next key alone is no key: the configuration refuses it.
             guard let current = settings.keys[node] else { continue }
-            keyrings[node] = GatewayKeyring(current: current, next: next)
+            keyrings[node] = GatewayKeyring(
+                current: current, next: next, switched: settings.switchedKeys.contains(node))
         }
         self.clock = clock
         self.logger = logger
@@ -293,6 +302,14 @@ public actor MQTTSensorAdapter: SensorAdapter {
             logger.notice(
                 "gateway signs with its next key: its old key is refused from now on (rename <node>.next.key to <node>.key)",
                 metadata: ["node": "\(node)"])
+            if let record = settings.recordKeySwitches {
+                let switched = KeySwitchRecord(fingerprints: keyrings.compactMapValues(\.switchedFingerprint))
+                // One after another: a later record never lands before an earlier one.
+                keySwitchWrite = Task { [previous = keySwitchWrite] in
+                    await previous?.value
+                    await record(switched)
+                }
+            }
         }
         return value
     }

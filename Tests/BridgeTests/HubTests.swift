@@ -264,7 +264,7 @@ struct HubTests {
     }
 
     @Test(
-        "a gateway's key rotated mid-session: the hub holds room-1.key and room-1.next.key, the gateway restarts signing with the next key, the hub logs the switch and the session records on; an offline tagged with the old key then lets no strap go"
+        "a gateway's key rotated mid-session: the hub holds room-1.key and room-1.next.key, the gateway restarts signing with the next key, the hub logs the switch and the session records on; an offline tagged with the old key then lets no strap go, nor after the hub restarts (the switch is kept)"
     )
     func gatewayKeyRotated() async throws {
         try await withMosquitto { broker in
@@ -322,14 +322,14 @@ struct HubTests {
 
             // Whoever kept the old key: its offline of the running boot, which would let every
             // strap of room-1 go, is refused (counted: the refusal is logged once per gateway).
-            func badSignatures() async throws -> Int {
+            func badSignatures(_ hub: DaemonUnderTest) async throws -> Int {
                 let text = String(decoding: try await hub.unix.send(.GET, "/metrics").body, as: UTF8.self)
                 let line = text.split(separator: "\n").first {
                     $0.hasPrefix("hrbridge_remote_refused_total{") && $0.contains("reason=\"bad_signature\"")
                 }
                 return line.flatMap { $0.split(separator: " ").last.flatMap { Double($0) } }.map { Int($0) } ?? 0
             }
-            let refusedBefore = try await badSignatures()
+            let refusedBefore = try await badSignatures(hub)
             let bootText = try String(
                 contentsOf: rotated.directory.appendingPathComponent("gateway-room-1.boot"), encoding: .utf8)
             let boot = try #require(UInt64(bootText.trimmingCharacters(in: .whitespacesAndNewlines)))
@@ -340,9 +340,39 @@ struct HubTests {
                 payload: String(
                     decoding: oldSigner.signStatus(.offline, topic: statusTopic, boot: boot, at: Date()), as: UTF8.self)
             )
-            try await eventually("the old key's offline refused") { try await badSignatures() == refusedBefore + 1 }
+            try await eventually("the old key's offline refused") { try await badSignatures(hub) == refusedBefore + 1 }
             #expect(try await sensors(hub)[strap]?.state == .ready, "the strap streams on")
             #expect(try await sensors(hub)[strap]?.disconnections == 1, "dropped once, by the gateway's restart")
+
+            // The hub restarts before the operator renames the keys, and the first message of
+            // room-1 it reads is the old key's offline, retained where the gateway's status was (the
+            // gateway is gone, its retained availabilities cleared: nothing tagged with the new key
+            // comes first). The hub kept the switch in its state directory: refused.
+            let record = KeySwitchRecord.read(from: hub.directory.appendingPathComponent("gateway-key-switches").path)
+            #expect(
+                record.fingerprints == ["room-1": try #require(EnvelopeSigner(key: Array(nextKey.utf8))).fingerprint])
+            kill(rotated.process.pid, SIGKILL)
+            _ = await rotated.process.wait()
+            hub.process.stop()
+            for address in Self.straps(1) {
+                try await mqttPublish(
+                    broker: broker, topic: "hrbridge/room-1/sensor/\(MQTTTopics.objectID(address))/availability",
+                    payload: "", retain: true)
+            }
+            try await mqttPublish(
+                broker: broker, topic: statusTopic,
+                payload: String(
+                    decoding: oldSigner.signStatus(.offline, topic: statusTopic, boot: boot, at: Date()), as: UTF8.self),
+                retain: true)
+            let restartedHub = try await DaemonUnderTest(reusing: hub, streaming: nil)
+            defer { restartedHub.process.stop() }
+            try await eventually("the retained forged offline refused by the restarted hub") {
+                try await badSignatures(restartedHub) == 1
+            }
+            #expect(
+                restartedHub.process.output.contains {
+                    $0.contains("the gateway signs with its next key, its old one is refused")
+                })
         }
     }
 

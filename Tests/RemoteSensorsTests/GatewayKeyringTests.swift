@@ -60,4 +60,21 @@ struct GatewayKeyringTests {
             #expect(signs == key(switched ? .new : .old).tag(topic: topic, payload: payload), "after \(signer)")
         }
     }
+
+    @Test("a keyring started as switched reads only the next key; without a next key there is nothing to switch to")
+    func startedSwitched() {
+        let tag = { (signer: Signer) in key(signer).tag(topic: topic, payload: payload) }
+        func read(_ keyring: inout GatewayKeyring, _ signer: Signer) -> GatewayKeyring.Match? {
+            let tagged = tag(signer)
+            return keyring.verify { key in key.isValid(tag: tagged[...], topic: topic, payload: payload[...]) ? 1 : nil
+            }?.match
+        }
+        var switched = GatewayKeyring(current: key(.old), next: key(.new), switched: true)
+        #expect(switched.switchedFingerprint == key(.new).fingerprint)
+        #expect(read(&switched, .old) == nil)
+        #expect(read(&switched, .new) == .next)
+        var alone = GatewayKeyring(current: key(.old), switched: true)
+        #expect(alone.switched == false && alone.switchedFingerprint == nil)
+        #expect(read(&alone, .old) == .current)
+    }
 }

@@ -499,4 +499,53 @@ struct MQTTSensorAdapterKeyTests {
         #expect(await adapter.refusals == ["stale_boot": 1, "bad_boot": 1])
         await adapter.shutdown()
     }
+
+    @Test(
+        "a gateway's switch to its next key is handed to the record as it happens; a hub started with the gateway recorded as switched refuses the old key from the first message"
+    )
+    func keySwitchRecorded() async throws {
+        let old = try #require(EnvelopeSigner(key: Array(repeating: 0x31, count: 32)))
+        let new = try #require(EnvelopeSigner(key: Array(repeating: 0x33, count: 32)))
+        let clock = ManualWallClock(now: Date(timeIntervalSince1970: 1_800_000_000))
+        let boot: UInt64 = 1_799_999_000_000
+        let records = RecordBox()
+        func adapter(switched: Set<String>) throws -> MQTTSensorAdapter {
+            var settings = MQTTSensorAdapter.Settings(
+                client: MQTTClient.Options(
+                    broker: MQTTBrokerURL(host: "127.0.0.1", port: 1883, usesTLS: false), clientID: "hub"))
+            settings.keys = ["room-1": old, "room-2": old]
+            settings.nextKeys = ["room-1": new]
+            settings.switchedKeys = switched
+            settings.recordKeySwitches = { records.append($0) }
+            return try MQTTSensorAdapter(settings: settings, clock: clock, logger: logger)
+        }
+
+        let first = try adapter(switched: [])
+        await first.receive(frame(0, boot: boot, signer: old, at: clock.now()))
+        #expect(await first.refusals.isEmpty)
+        #expect(records.all.isEmpty, "nothing switched yet")
+        await first.receive(frame(1, boot: boot, signer: new, at: clock.now()))
+        try await eventually("the switch recorded") { records.all.count == 1 }
+        #expect(records.all == [KeySwitchRecord(fingerprints: ["room-1": new.fingerprint])])
+        await first.receive(frame(2, boot: boot, signer: new, at: clock.now()))
+        #expect(records.all.count == 1, "recorded once")
+        await first.shutdown()
+
+        // Started again with the record: the old key is refused at once, the next one read.
+        let second = try adapter(switched: ["room-1"])
+        await second.receive(frame(3, boot: boot, signer: old, at: clock.now()))
+        #expect(await second.refusals == ["bad_signature": 1])
+        await second.receive(frame(4, boot: boot, signer: new, at: clock.now()))
+        #expect(await second.refusals == ["bad_signature": 1])
+        #expect(await second.knownDevices().first { $0.identity.address == strap }?.connected == true)
+        #expect(records.all.count == 1, "no new switch to record")
+        await second.shutdown()
+    }
+}
+
+/// Records of switched keys, as the adapter hands them over.
+final class RecordBox: Sendable {
+    private let list = Mutex<[KeySwitchRecord]>([])
+    func append(_ record: KeySwitchRecord) { list.withLock { $0.append(record) } }
+    var all: [KeySwitchRecord] { list.withLock { $0 } }
 }

@@ -3,6 +3,7 @@ import Logging
 import MQTT
 import RemoteSensors
 import Sensors
+import Threads
 
 /// A hub: its straps are other gateways', heard over MQTT.
 struct RemoteAdapterFactory: AdapterFactory {
@@ -37,14 +38,36 @@ struct RemoteAdapterFactory: AdapterFactory {
             }
             adapterSettings.keys[node] = signer
         }
+        // Which gateways an earlier run heard sign with their next key: only that key is read.
+        let recordPath = Self.keySwitchRecordPath
+        let recorded = KeySwitchRecord.read(from: recordPath)
         for (node, path) in settings.gatewayNextKeys {
             guard let signer = EnvelopeSigner(keyFile: path) else {
                 throw DaemonError.adapter("\(path): not a gateway key (at least 32 bytes)")
             }
             adapterSettings.nextKeys[node] = signer
-            logger.notice(
-                "gateway key being rotated: both keys read until the gateway signs with the next one",
-                metadata: ["node": "\(node)", "next": "\(path)"])
+            if recorded.fingerprints[node] == signer.fingerprint {
+                adapterSettings.switchedKeys.insert(node)
+                logger.notice(
+                    "gateway key being rotated: the gateway signs with its next key, its old one is refused (rename <node>.next.key to <node>.key)",
+                    metadata: ["node": "\(node)", "next": "\(path)"])
+            } else {
+                logger.notice(
+                    "gateway key being rotated: both keys read until the gateway signs with the next one",
+                    metadata: ["node": "\(node)", "next": "\(path)"])
+            }
+        }
+        if !settings.gatewayNextKeys.isEmpty {
+            adapterSettings.recordKeySwitches = { record in
+                do {
+                    try await DetachedThread.run(named: "hrbridge.keys") { Result { try record.write(to: recordPath) } }
+                        .get()
+                } catch {
+                    logger.warning(
+                        "the gateways that switched keys cannot be kept: a restarted hub reads their old keys again until they next sign",
+                        metadata: ["path": "\(recordPath)", "error": "\(error)"])
+                }
+            }
         }
         let adapter: MQTTSensorAdapter
         do {
@@ -64,5 +87,16 @@ struct RemoteAdapterFactory: AdapterFactory {
         }
         assembly.stop = { await adapter.shutdown() }
         return assembly
+    }
+
+    /// Where a hub keeps which gateways switched to their next key: in its state directory
+    /// (systemd's `StateDirectory=`, else the user's), `gateway-key-switches`.
+    static var keySwitchRecordPath: String {
+        let environment = ProcessInfo.processInfo.environment
+        let state =
+            environment["STATE_DIRECTORY"]?.split(separator: ":").first.map(String.init)
+            ?? (environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state") + "/hrbridge"
+        return state + "/gateway-key-switches"
     }
 }
