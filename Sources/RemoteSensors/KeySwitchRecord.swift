@@ -1,5 +1,5 @@
 import Foundation
-import Wire
+public import Wire
 
 /// The gateways a hub has heard sign with their next key, kept across its restarts: a hub started
 /// again mid-rotation refuses the old key at once, instead of reading it again until the gateway's
@@ -30,13 +30,19 @@ public struct KeySwitchRecord: Sendable, Equatable {
         fingerprints.keys.sorted().map { "\($0) \(fingerprints[$0]!)\n" }.joined()
     }
 
-    /// The record at `path`; empty when there is none or it cannot be read (the hub then reads
-    /// both keys until each gateway signs with its next one, as before it was kept).
-    public static func read(from path: String) -> KeySwitchRecord {
-        guard let data = try? BoundedFile.read(path, limit: maximumBytes, regularOnly: true) else {
-            return KeySwitchRecord()
-        }
+    /// The record at `path`; empty when there is none. One that is there but cannot be read (not
+    /// a regular file, too large, no permission) throws: the caller says so, and the hub reads both
+    /// keys until each gateway signs with its next one, as before it was kept.
+    public static func read(from path: String) throws(BoundedFile.ReadError) -> KeySwitchRecord {
+        guard FileManager.default.fileExists(atPath: path) else { return KeySwitchRecord() }
+        let data = try BoundedFile.read(path, limit: maximumBytes, regularOnly: true)
         return KeySwitchRecord(text: String(decoding: data, as: UTF8.self))
+    }
+
+    /// Only the lines whose gateway still has that next key: a record of an abandoned or finished
+    /// rotation must not hold for a later one.
+    public func kept(nextKeys: [String: String]) -> KeySwitchRecord {
+        KeySwitchRecord(fingerprints: fingerprints.filter { node, fingerprint in nextKeys[node] == fingerprint })
     }
 
     /// Writes the record to `path` at once (a crash leaves the old file or the new one), readable

@@ -160,7 +160,12 @@ public actor MQTTSensorAdapter: SensorAdapter {
         run = nil
         broadcaster.finish()
         backfills.finish()
+        // A switch heard just before the stop is kept.
+        await keySwitchWrite?.value
     }
+
+    /// Returns once the record of switched keys holds every switch heard so far (for tests).
+    func keySwitchesRecorded() async { await keySwitchWrite?.value }
 
     public nonisolated func events() -> AsyncStream<SensorEvent> { broadcaster.subscribe() }
     /// The events of the sensors at `addresses` and the adapter's own, routed: nothing else is queued.

@@ -348,7 +348,8 @@ struct HubTests {
             // room-1 it reads is the old key's offline, retained where the gateway's status was (the
             // gateway is gone, its retained availabilities cleared: nothing tagged with the new key
             // comes first). The hub kept the switch in its state directory: refused.
-            let record = KeySwitchRecord.read(from: hub.directory.appendingPathComponent("gateway-key-switches").path)
+            let recordPath = hub.directory.appendingPathComponent("gateway-key-switches").path
+            let record = try KeySwitchRecord.read(from: recordPath)
             #expect(
                 record.fingerprints == ["room-1": try #require(EnvelopeSigner(key: Array(nextKey.utf8))).fingerprint])
             kill(rotated.process.pid, SIGKILL)
@@ -373,6 +374,17 @@ struct HubTests {
                 restartedHub.process.output.contains {
                     $0.contains("the gateway signs with its next key, its old one is refused")
                 })
+
+            // The operator finishes: the next key becomes the key. The record is emptied as the hub
+            // starts, so the same key put back as a next key some day starts with both keys read.
+            restartedHub.process.stop()
+            #expect(
+                rename(
+                    keys.appendingPathComponent("room-1.next.key").path, keys.appendingPathComponent("room-1.key").path)
+                    == 0)
+            let finished = try await DaemonUnderTest(reusing: hub, streaming: nil)
+            defer { finished.process.stop() }
+            #expect(try KeySwitchRecord.read(from: recordPath) == KeySwitchRecord())
         }
     }
 

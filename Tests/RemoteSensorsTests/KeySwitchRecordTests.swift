@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Wire
 
 @testable import RemoteSensors
 
@@ -31,16 +32,32 @@ struct KeySwitchRecordTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("switches-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("state/gateway-key-switches").path
-        #expect(KeySwitchRecord.read(from: path) == KeySwitchRecord())
+        #expect(try KeySwitchRecord.read(from: path) == KeySwitchRecord(), "none yet")
         let record = KeySwitchRecord(fingerprints: ["room-1": fingerprint])
         try record.write(to: path)
-        #expect(KeySwitchRecord.read(from: path) == record)
+        #expect(try KeySwitchRecord.read(from: path) == record)
         let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
         try KeySwitchRecord().write(to: path)
-        #expect(KeySwitchRecord.read(from: path) == KeySwitchRecord())
-        // A directory where the file should be: nothing read, no crash.
-        #expect(KeySwitchRecord.read(from: directory.path) == KeySwitchRecord())
+        #expect(try KeySwitchRecord.read(from: path) == KeySwitchRecord())
+        // There but not readable as a record: said, not taken for none.
+        #expect(throws: BoundedFile.ReadError.notRegular) { try KeySwitchRecord.read(from: directory.path) }
+        try Data(count: KeySwitchRecord.maximumBytes + 1).write(to: URL(fileURLWithPath: path))
+        #expect(throws: BoundedFile.ReadError.larger(than: KeySwitchRecord.maximumBytes)) {
+            try KeySwitchRecord.read(from: path)
+        }
+    }
+
+    @Test("kept: only the lines whose gateway still has that next key")
+    func kept() {
+        let other = String(repeating: "cd", count: 32)
+        let record = KeySwitchRecord(fingerprints: [
+            "room-1": fingerprint, "room-2": fingerprint, "room-3": fingerprint,
+        ])
+        #expect(
+            record.kept(nextKeys: ["room-1": fingerprint, "room-2": other, "room-4": fingerprint])
+                == KeySwitchRecord(fingerprints: ["room-1": fingerprint]))
+        #expect(record.kept(nextKeys: [:]) == KeySwitchRecord())
     }
 
     @Test("a key's fingerprint names it: the same key gives the same one, another key another; 64 hex digits")

@@ -525,9 +525,10 @@ struct MQTTSensorAdapterKeyTests {
         #expect(await first.refusals.isEmpty)
         #expect(records.all.isEmpty, "nothing switched yet")
         await first.receive(frame(1, boot: boot, signer: new, at: clock.now()))
-        try await eventually("the switch recorded") { records.all.count == 1 }
+        await first.keySwitchesRecorded()
         #expect(records.all == [KeySwitchRecord(fingerprints: ["room-1": new.fingerprint])])
         await first.receive(frame(2, boot: boot, signer: new, at: clock.now()))
+        await first.keySwitchesRecorded()
         #expect(records.all.count == 1, "recorded once")
         await first.shutdown()
 
@@ -538,6 +539,7 @@ struct MQTTSensorAdapterKeyTests {
         await second.receive(frame(4, boot: boot, signer: new, at: clock.now()))
         #expect(await second.refusals == ["bad_signature": 1])
         #expect(await second.knownDevices().first { $0.identity.address == strap }?.connected == true)
+        await second.keySwitchesRecorded()
         #expect(records.all.count == 1, "no new switch to record")
         await second.shutdown()
     }

@@ -40,7 +40,14 @@ struct RemoteAdapterFactory: AdapterFactory {
         }
         // Which gateways an earlier run heard sign with their next key: only that key is read.
         let recordPath = Self.keySwitchRecordPath
-        let recorded = KeySwitchRecord.read(from: recordPath)
+        var recorded = KeySwitchRecord()
+        do {
+            recorded = try KeySwitchRecord.read(from: recordPath)
+        } catch {
+            logger.warning(
+                "the record of gateways that switched keys cannot be read: both keys read until each gateway signs with its next one",
+                metadata: ["path": "\(recordPath)", "error": "\(error)"])
+        }
         for (node, path) in settings.gatewayNextKeys {
             guard let signer = EnvelopeSigner(keyFile: path) else {
                 throw DaemonError.adapter("\(path): not a gateway key (at least 32 bytes)")
@@ -57,18 +64,21 @@ struct RemoteAdapterFactory: AdapterFactory {
                     metadata: ["node": "\(node)", "next": "\(path)"])
             }
         }
-        if !settings.gatewayNextKeys.isEmpty {
-            adapterSettings.recordKeySwitches = { record in
-                do {
-                    try await DetachedThread.run(named: "hrbridge.keys") { Result { try record.write(to: recordPath) } }
-                        .get()
-                } catch {
-                    logger.warning(
-                        "the gateways that switched keys cannot be kept: a restarted hub reads their old keys again until they next sign",
-                        metadata: ["path": "\(recordPath)", "error": "\(error)"])
-                }
+        let keep: @Sendable (KeySwitchRecord) async -> Void = { record in
+            do {
+                try await DetachedThread.run(named: "hrbridge.keys") { Result { try record.write(to: recordPath) } }
+                    .get()
+            } catch {
+                logger.warning(
+                    "the gateways that switched keys cannot be kept: a restarted hub reads their old keys again until they next sign",
+                    metadata: ["path": "\(recordPath)", "error": "\(error)"])
             }
         }
+        // Lines of rotations abandoned or finished since go: the same next key put back later
+        // starts with both keys read again.
+        let current = recorded.kept(nextKeys: adapterSettings.nextKeys.mapValues(\.fingerprint))
+        if current != recorded { await keep(current) }
+        if !settings.gatewayNextKeys.isEmpty { adapterSettings.recordKeySwitches = keep }
         let adapter: MQTTSensorAdapter
         do {
             adapter = try MQTTSensorAdapter(settings: adapterSettings, clock: clock, logger: logger)

@@ -75,10 +75,18 @@ order.addEventListener("change", schedule);
 window.addEventListener("resize", schedule);
 // Staleness grows while nothing arrives: judged again every second (nothing is fetched).
 setInterval(schedule, 1000);
+// After a reconnection: tiles, calories and the class banner the new snapshot does not bring back.
+const tilesCheck = snapshotCheck((gone) => {
+  for (const address of gone) { sensors.delete(address); heard.delete(address); }
+  schedule();
+});
+const energyCheck = snapshotCheck((gone) => { for (const address of gone) energy.delete(address); schedule(); });
+const classCheck = snapshotCheck((gone) => { if (gone.size) classStatus.hidden = true; });
 function noteSession(session) {
   for (const address of session.sensors || []) {
     if (session.state === "ended") energy.delete(address);
     else if (session.activeEnergy != null) energy.set(address, session.activeEnergy);
+    if (session.state !== "ended") energyCheck.confirm(address);
   }
 }
 follow({}, (message) => {
@@ -87,6 +95,7 @@ follow({}, (message) => {
     return;
   }
   if (message.kind === "sensor") {
+    tilesCheck.confirm(message.address);
     if (message.state === "gone") {
       sensors.delete(message.address);
       heard.delete(message.address);
@@ -100,6 +109,7 @@ follow({}, (message) => {
     // Every session's figures of the last second, in one message.
     for (const session of message.sessions || []) noteSession(session);
   } else if (message.kind === "class") {
+    classCheck.confirm("class");
     const inClass = message.members.filter((m) => m.state === "in").length;
     const away = message.members.filter((m) => m.state === "out of range").length;
     classStatus.hidden = message.state !== "running";
@@ -113,9 +123,7 @@ follow({}, (message) => {
   link.className = "status " + (up ? "live" : "down");
 }, () => {
   // A new connection: its snapshot says what is there now.
-  sensors.clear();
-  energy.clear();
-  heard.clear();
-  classStatus.hidden = true;
-  schedule();
+  tilesCheck.begin(sensors.keys());
+  energyCheck.begin(energy.keys());
+  classCheck.begin(classStatus.hidden ? [] : ["class"]);
 });

@@ -6,7 +6,8 @@ const sessions = new Map();   // id → session object
 const history = new Map();    // address → [{t, v}] heart rate, last 10 minutes
 const alphaHistory = new Map(); // session id → [{t, v, reliable}] DFA α1 windows
 let latest = 0;               // the daemon's time of the newest reading (s): the chart's "now"
-let selected = params.get("sensor");
+let chosen = params.get("sensor");   // the strap the user picked (kept while it is away)
+let selected = chosen;              // the strap shown: the chosen one, else the first ready
 let drawPending = false;
 let renderedOptions = "";   // the sensor choices as last written
 
@@ -43,7 +44,7 @@ async function act(method, path, body) {
 function render() {
   drawPending = false;
   const rows = [...sensors.values()].sort((a, b) => a.address.localeCompare(b.address));
-  if (!selected || !sensors.has(selected)) selected = (rows.find((s) => s.state === "ready") || rows[0] || {}).address;
+  selected = chosen && sensors.has(chosen) ? chosen : (rows.find((s) => s.state === "ready") || rows[0] || {}).address;
   $("sensors").replaceChildren(...rows.map((s) => el("tr", { "data-address": s.address, "aria-current": s.address === selected ? "true" : null },
     el("td", {}, el("button", { class: "pick name", "data-address": s.address, text: s.athleteName || s.name || s.address })),
     el("td", { text: s.state + (s.reason ? " (" + s.reason + ")" : "") }),
@@ -125,6 +126,7 @@ function schedule() {
 
 /** Keeps a session while it runs; an ended one goes, with its α1 history (a page open for days). */
 function noteSession(session) {
+  sessionsCheck.confirm(session.id);
   if (session.state === "ended") {
     sessions.delete(session.id);
     alphaHistory.delete(session.id);
@@ -145,6 +147,7 @@ setInterval(trimHistory, 60000);
 function onMessage(message) {
   switch (message.kind) {
     case "sensor":
+      sensorsCheck.confirm(message.address);
       if (message.state === "gone") {
         sensors.delete(message.address);
         history.delete(message.address);
@@ -187,34 +190,37 @@ function onMessage(message) {
   schedule();
 }
 
-let pruneAfterReset = null;
+// After a reconnection: straps and sessions the new snapshot does not bring back (a restarted
+// daemon may have forgotten some). The readings stay for the chart. A session's α1 history stays
+// 10 minutes more: a restarted daemon recovers its sessions once their straps stream again.
+const sensorsCheck = snapshotCheck((gone) => {
+  for (const address of gone) { sensors.delete(address); history.delete(address); }
+  schedule();
+});
+const sessionsCheck = snapshotCheck((gone) => {
+  for (const id of gone) sessions.delete(id);
+  setTimeout(() => { for (const id of gone) if (!sessions.has(id)) alphaHistory.delete(id); }, 600000);
+  schedule();
+});
 follow({}, onMessage, (up) => {
   $("link").textContent = up ? "live" : "reconnecting…";
   $("link").className = "status " + (up ? "live" : "down");
 }, () => {
-  // A new connection: its snapshot says which straps and sessions there are now (a restarted
-  // daemon may have forgotten some). The readings stay for the chart; α1 histories of sessions
-  // the snapshot did not bring back go once it has had time to arrive.
-  sensors.clear();
-  sessions.clear();
-  clearTimeout(pruneAfterReset);
-  pruneAfterReset = setTimeout(() => {
-    for (const id of alphaHistory.keys()) if (!sessions.has(id)) alphaHistory.delete(id);
-  }, 30000);
-  schedule();
+  sensorsCheck.begin(sensors.keys());
+  sessionsCheck.begin(sessions.keys());
 });
 
 $("sensors").addEventListener("click", (event) => {
   const button = event.target.closest("button.pick");
-  if (button) { selected = button.dataset.address; schedule(); }
+  if (button) { chosen = selected = button.dataset.address; schedule(); }
 });
-$("start-sensor").addEventListener("change", (event) => { selected = event.target.value; schedule(); });
+$("start-sensor").addEventListener("change", (event) => { chosen = selected = event.target.value; schedule(); });
 $("start").addEventListener("submit", async (event) => {
   event.preventDefault();
   const session = await act("POST", "/v1/sessions", {
     sensors: [$("start-sensor").value], activity: $("start-activity").value, guest: $("start-guest").checked,
   });
-  if (session) { noteSession(session); selected = $("start-sensor").value; schedule(); }
+  if (session) { noteSession(session); chosen = selected = $("start-sensor").value; schedule(); }
 });
 for (const action of ["pause", "resume", "lap", "next", "stop"]) {
   $(action).addEventListener("click", async () => {

@@ -69,6 +69,24 @@ function follow(query, onMessage, onState, onReset) {
   open();
 }
 
+/**
+ * What a new connection's snapshot must confirm: `begin(keys)` as it opens, `confirm(key)` for each
+ * key a message of the stream sets; a second later `onExpired(keys)` gets those it never set (a
+ * restarted daemon no longer has them). Until then the page keeps showing them, so a reconnection
+ * does not blank it.
+ */
+function snapshotCheck(onExpired) {
+  let waiting = null, timer = null;
+  return {
+    begin(keys) {
+      clearTimeout(timer);
+      waiting = new Set(keys);
+      timer = setTimeout(() => { const expired = waiting; waiting = null; onExpired(expired); }, 1000);
+    },
+    confirm(key) { if (waiting) waiting.delete(key); },
+  };
+}
+
 /** Zone colours, 1-based; text labels go with them everywhere (colour is never the only cue). */
 // Dark enough for white text (contrast ≥ 4.5:1).
 const zoneColours = ["#495057", "#1864ab", "#2b8a3e", "#a35200", "#c92a2a", "#862e9c", "#5f3dc4", "#343a40", "#212529"];

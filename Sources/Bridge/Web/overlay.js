@@ -9,14 +9,22 @@ if (params.get("heart")) document.body.style.setProperty("--heart", params.get("
 const showZone = params.get("zone") === "1" || params.get("zone") === "true";
 let followed = sensor ? sensor.toUpperCase() : null;
 const heart = document.getElementById("heart");
+/** The strap followed by default is gone: show nothing of it, and follow the next one that streams. */
+function letGo() {
+  followed = null;
+  document.getElementById("hr").textContent = "--";
+  document.body.classList.remove("lost");
+  document.getElementById("zone").hidden = true;
+}
+// After a reconnection: a strap the restarted daemon no longer has is let go too.
+const followedCheck = snapshotCheck((gone) => { if (gone.size && !sensor) letGo(); });
 follow(sensor ? { sensor } : {}, (message) => {
   if (message.kind === "sensor") {
     if (!followed && message.state === "ready") followed = message.address;
     if (message.address !== followed) return;
+    followedCheck.confirm(message.address);
     if (message.state === "gone" && !sensor) {
-      // The strap followed by default is forgotten: follow the next one that streams.
-      followed = null;
-      document.getElementById("hr").textContent = "--";
+      letGo();
       return;
     }
     document.body.classList.toggle("lost", message.state !== "ready");
@@ -37,6 +45,5 @@ follow(sensor ? { sensor } : {}, (message) => {
     heart.classList.add("beat");
   }
 }, null, () => {
-  // A new connection: without a chosen strap, follow the first that streams now.
-  if (!sensor) followed = null;
+  if (followed) followedCheck.begin([followed]);
 });

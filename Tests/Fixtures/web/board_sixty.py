@@ -11,9 +11,7 @@ import sys
 import time
 import urllib.request
 
-from pages import ok, wait
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+from pages import chromium, ok, wait
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
@@ -49,11 +47,7 @@ return {tiles: rects, width: innerWidth, height: innerHeight,
   scrollHeight: document.scrollingElement.scrollHeight, scrollWidth: document.scrollingElement.scrollWidth};
 """
 
-options = webdriver.ChromeOptions()
-for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1920,1080", "--disable-dev-shm-usage"]:
-    options.add_argument(argument)
-options.binary_location = "/usr/bin/chromium"
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+driver = chromium("1920,1080")
 try:
     os.makedirs(SHOTS, exist_ok=True)
     # Exactly a 1080p screen, whatever the window decorations.

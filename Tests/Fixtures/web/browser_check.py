@@ -13,9 +13,7 @@ import urllib.error
 import urllib.request
 import zlib
 
-from pages import ok, wait
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+from pages import chromium, ok, wait
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
@@ -64,12 +62,7 @@ def top_left_alpha(png):
     return zlib.decompress(data)[4]
 
 
-options = webdriver.ChromeOptions()
-for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900",
-                 "--disable-dev-shm-usage"]:
-    options.add_argument(argument)
-options.binary_location = "/usr/bin/chromium"
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+driver = chromium()
 try:
     os.makedirs(SHOTS, exist_ok=True)
 

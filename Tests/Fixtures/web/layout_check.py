@@ -15,9 +15,7 @@ import sys
 import time
 import urllib.request
 
-from pages import ok, wait
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+from pages import chromium, ok, wait
 from selenium.webdriver.common.by import By
 
 BASE, READ, CONTROL, SHOTS = sys.argv[1:5]
@@ -145,12 +143,7 @@ const rows = document.querySelectorAll('#workout-list tr').length, dates = docum
 return rows === dates ? [] : [`${dates} dates as <time> in ${rows} workouts`];
 """
 
-options = webdriver.ChromeOptions()
-for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1920,1080", "--disable-dev-shm-usage",
-                 "--hide-scrollbars"]:
-    options.add_argument(argument)
-options.binary_location = "/usr/bin/chromium"
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+driver = chromium("1920,1080", "--hide-scrollbars")
 failures = []
 
 

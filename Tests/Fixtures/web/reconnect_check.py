@@ -10,9 +10,7 @@ import json
 import sys
 import urllib.request
 
-from pages import ok, wait
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+from pages import chromium, ok, wait
 from selenium.webdriver.common.by import By
 
 BASE, READ, CONTROL = sys.argv[1:4]
@@ -55,22 +53,24 @@ def tiles():
         "return Array.from(document.querySelectorAll('.tile')).map((t) => t.dataset.address)"))
 
 
+def current():
+    """The dashboard's strap on show (its row is marked current)."""
+    return driver.execute_script(
+        "const row = document.querySelector('#sensors tr[aria-current=\"true\"]'); return row && row.dataset.address")
+
+
 def rows():
     return sorted(driver.execute_script(
         "return Array.from(document.querySelectorAll('#sensors tr')).map((r) => r.dataset.address)"))
 
 
-options = webdriver.ChromeOptions()
-for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900",
-                 "--disable-dev-shm-usage"]:
-    options.add_argument(argument)
-options.binary_location = "/usr/bin/chromium"
-driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+driver = chromium()
 try:
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORDER})
-    driver.get(BASE + "/?token=" + READ)
+    # The dashboard opened on the second strap: it stays the one shown across reconnections.
+    driver.get(BASE + "/?sensor=" + STRAPS[1] + "&token=" + READ)
     dashboard = driver.current_window_handle
-    wait("three sensors on the dashboard", lambda: rows() == STRAPS)
+    wait("three sensors on the dashboard, the second shown", lambda: rows() == STRAPS and current() == STRAPS[1])
     # A session that ends leaves nothing behind in the page (a class a day, for days).
     session = api("POST", "/v1/sessions", {"sensors": [STRAPS[0]]})
     wait("the session on the dashboard", lambda: driver.execute_script("return sessions.size") == 1)
@@ -103,7 +103,8 @@ try:
     ok("restarted without a strap: the board shows what the daemon has now")
     driver.switch_to.window(dashboard)
     wait("the dashboard on two sensors", lambda: rows() == STRAPS[:2], timeout=90)
-    ok("restarted without a strap: so does the dashboard")
+    assert current() == STRAPS[1], current()
+    ok("restarted without a strap: so does the dashboard, still showing the strap it was opened on")
     driver.switch_to.window(board)
 
     # Restarted refusing the page's token: the browser gives up on the 401 for good (EventSource
