@@ -264,7 +264,36 @@ struct ConfigurationTests {
         #expect(mqtt.stateInterval == 0)
         #expect(mqtt.commands && mqtt.discovery && !mqtt.publishGuests)
         #expect(mqtt.discoveryPrefix == "homeassistant" && mqtt.expireAfter == 30)
+        #expect(mqtt.birthTopic == "homeassistant/status")
         #expect(try ConfigurationLoader.parse("").mqtt == nil)
+        let custom = try #require(
+            try ConfigurationLoader.parse(
+                "[mqtt]\nurl = \"mqtt://b\"\ndiscovery_prefix = \"ha/gym\"\nbirth_topic = \"ha/status\"\nexpire_after = 0\nstate_interval = 60"
+            ).mqtt)
+        #expect(custom.discoveryPrefix == "ha/gym" && custom.birthTopic == "ha/status")
+        // A gateway feeding a hub announces nothing to Home Assistant unless asked: the hub does.
+        #expect(
+            try ConfigurationLoader.parse("[mqtt]\nurl = \"mqtt://b\"\npublish_measurements = true").mqtt?.discovery
+                == false)
+        #expect(
+            try ConfigurationLoader.parse("[mqtt]\nurl = \"mqtt://b\"\npublish_measurements = true\ndiscovery = true")
+                .mqtt?
+                .discovery == true)
+        for (text, line, message) in [
+            ("[mqtt]\nurl = \"mqtt://b\"\ndiscovery_prefix = \"/ha\"", 3, "not a topic prefix"),
+            ("[mqtt]\nurl = \"mqtt://b\"\ndiscovery_prefix = \"ha/\"", 3, "not a topic prefix"),
+            ("[mqtt]\nurl = \"mqtt://b\"\nbirth_topic = \"ha/+\"", 3, "not a topic such as"),
+            ("[mqtt]\nurl = \"mqtt://b\"\nbirth_topic = \"\"", 3, "not a topic such as"),
+            ("[mqtt]\nurl = \"mqtt://b\"\nstate_interval = 16", 3, "at most half of expire_after (30 s)"),
+            ("[mqtt]\nurl = \"mqtt://b\"\nexpire_after = 10\nstate_interval = 6", 4, "at most half"),
+        ] {
+            #expect(
+                "\(text)", performing: { try ConfigurationLoader.parse(text) },
+                throws: { error in
+                    guard let problems = (error as? ConfigurationError)?.problems else { return false }
+                    return problems.contains { $0.line == line && $0.message.contains(message) }
+                })
+        }
     }
 
     @Test("a hub: [adapter] kind = \"mqtt\" with its broker, nodes and expiry; publish_measurements on a gateway")

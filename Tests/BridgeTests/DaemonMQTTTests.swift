@@ -76,6 +76,10 @@ struct DaemonMQTTTests {
                 #expect(stateTopic.hasPrefix("hrbridge/gym/sensor/") && stateTopic.hasSuffix("/state"))
                 let uniqueID = try #require(object["unique_id"] as? String)
                 #expect(Self.isID(uniqueID))
+                // What names the entity since Home Assistant 2026.4 (which ignores `object_id`):
+                // its domain, then lowercase letters, digits and `_`.
+                #expect(object["object_id"] == nil)
+                #expect(object["default_entity_id"] as? String == "\(parts[1]).\(parts[2])_\(parts[3])")
                 #expect(object["name"] is String)
                 #expect((object["value_template"] as? String)?.contains("value_json") == true)
                 let device = try #require(object["device"] as? [String: Any])
@@ -89,6 +93,8 @@ struct DaemonMQTTTests {
                     #expect(object["unit_of_measurement"] as? String == "bpm")
                     #expect(object["state_class"] as? String == "measurement")
                     #expect(object["expire_after"] as? Int == 20)
+                case "zone":
+                    #expect(object["state_class"] as? String == "measurement", "a number Home Assistant graphs")
                 case "battery":
                     #expect(object["device_class"] as? String == "battery")
                     #expect(object["unit_of_measurement"] as? String == "%")
@@ -196,6 +202,40 @@ struct DaemonMQTTTests {
             try await reader.waitFor("the ended state") {
                 $0.topic == "hrbridge/gym/session/\(session)/state"
                     && $0.decode(TaggedJSON<SessionJSON>.self)?.payload.state == "ended"
+            }
+        }
+    }
+
+    @Test(
+        "a broker that lost what it kept (started again without its persistence file): the daemon announces every strap, its availability and its state again as it reconnects"
+    )
+    func announcedAgainAfterTheBrokerForgot() async throws {
+        try await withMosquitto { broker in
+            let daemon = try await DaemonUnderTest(moreSettings: Self.settings(broker))
+            defer { daemon.stop() }
+            let first = try await MQTTSubscriber(broker: broker, filters: ["homeassistant/#"])
+            try await eventually("15 discovery configs") {
+                Set(first.messages.filter { $0.topic.hasSuffix("/config") }.map(\.topic)).count == 15
+            }
+            first.stop()
+            let connects = daemon.process.output.filter { $0.contains("MQTT connected") }.count
+            broker.stop()
+            for file in try FileManager.default.contentsOfDirectory(atPath: broker.directory.path)
+            where file.hasSuffix(".db") {
+                try FileManager.default.removeItem(at: broker.directory.appendingPathComponent(file))
+            }
+            try await broker.start()
+            try await eventually("the daemon connected again") {
+                daemon.process.output.filter { $0.contains("MQTT connected") }.count > connects
+            }
+            // Only what the broker keeps now: a subscriber gets it at once, retained.
+            let late = try await MQTTSubscriber(
+                broker: broker, filters: ["homeassistant/#", "hrbridge/gym/sensor/+/availability"])
+            defer { late.stop() }
+            try await eventually("the configs and availabilities kept again") {
+                let retained = late.messages.filter(\.retain)
+                return Set(retained.filter { $0.topic.hasSuffix("/config") }.map(\.topic)).count == 15
+                    && Set(retained.filter { $0.topic.hasSuffix("/availability") }.map(\.topic)).count == 3
             }
         }
     }

@@ -15,7 +15,10 @@ struct MQTTTopicsTests {
         #expect(topics.commandFilter == "hrbridge/gym/cmd/#")
         #expect(topics.commandPrefix == "hrbridge/gym/cmd/")
         #expect(topics.response == "hrbridge/gym/cmd/response")
-        #expect(topics.homeAssistantStatus == "ha/status")
+        // Home Assistant's birth topic is its own setting, not derived from the discovery prefix.
+        #expect(topics.homeAssistantStatus == "homeassistant/status")
+        #expect(
+            MQTTTopics(node: "gym", discoveryPrefix: "ha", birthTopic: "ha/status").homeAssistantStatus == "ha/status")
         #expect(topics.sensor("C0:FF:EE:00:00:01", .availability) == "hrbridge/gym/sensor/c0ffee000001/availability")
         #expect(topics.peripheral("hci1") == "hrbridge/gym/peripheral/hci1")
         #expect(topics.session(session, .hrv) == "hrbridge/gym/session/6f1c2a3b-4d5e-4f60-8172-8394a5b6c7d8/hrv")

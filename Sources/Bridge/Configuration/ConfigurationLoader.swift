@@ -748,6 +748,13 @@ private struct Reader {
         return enabled ? settings : nil
     }
 
+    /// A topic to subscribe to or publish under: no wildcards, no white space, no empty level,
+    /// at most `longest` characters.
+    static func isTopic(_ text: String, longest: Int) -> Bool {
+        !text.isEmpty && text.count <= longest && !text.contains(where: { "+#".contains($0) || $0.isWhitespace })
+            && !text.split(separator: "/", omittingEmptySubsequences: false).contains { $0.isEmpty }
+    }
+
     mutating func readMQTT(_ table: TOMLDocument.Table) -> MQTTSettings? {
         onlyKnown(
             table,
@@ -755,6 +762,7 @@ private struct Reader {
                 "url", "node", "username", "password_file", "tls_ca", "tls_cert", "tls_key", "keepalive", "discovery",
                 "discovery_prefix", "state_interval", "expire_after", "commands", "publish_guests", "queue_limit",
                 "publish_measurements", "journal_path", "journal_megabytes", "backfill_rate", "key_file",
+                "birth_topic",
             ], in: "mqtt")
         guard let (url, line) = string(table, "url") else {
             problem(table.line, "[mqtt] needs url = \"mqtt://host:1883\"")
@@ -794,18 +802,38 @@ private struct Reader {
         if let seconds = integer(table, "keepalive", in: 5...3600) { settings.keepalive = seconds }
         if let flag = flag(table, "discovery") { settings.discovery = flag }
         if let (prefix, prefixLine) = string(table, "discovery_prefix") {
-            if !prefix.isEmpty, prefix.count <= 64, !prefix.contains(where: { "+#".contains($0) || $0.isWhitespace }) {
+            if Self.isTopic(prefix, longest: 64) {
                 settings.discoveryPrefix = prefix
             } else {
                 problem(prefixLine, "discovery_prefix '\(prefix)' is not a topic prefix such as homeassistant")
             }
         }
+        if let (topic, topicLine) = string(table, "birth_topic") {
+            if Self.isTopic(topic, longest: 128) {
+                settings.birthTopic = topic
+            } else {
+                problem(topicLine, "birth_topic '\(topic.prefix(80))' is not a topic such as homeassistant/status")
+            }
+        }
         if let seconds = number(table, "state_interval", in: 0...3600, unit: " s") { settings.stateInterval = seconds }
         if let seconds = integer(table, "expire_after", in: 0...86_400) { settings.expireAfter = seconds }
+        if settings.expireAfter > 0, settings.stateInterval > Double(settings.expireAfter) / 2,
+            let line = (table["state_interval"] ?? table["expire_after"])?.line
+        {
+            // The state goes out at least every expire_after / 2 while a strap streams, but never
+            // more often than state_interval: Home Assistant would show the strap unavailable.
+            problem(
+                line,
+                "state_interval (\(settings.stateInterval) s) must be at most half of expire_after (\(settings.expireAfter) s)"
+            )
+        }
         if let flag = flag(table, "commands") { settings.commands = flag }
         if let flag = flag(table, "publish_guests") { settings.publishGuests = flag }
         if let limit = integer(table, "queue_limit", in: 1...1_000_000) { settings.queueLimit = limit }
         if let flag = flag(table, "publish_measurements") { settings.publishMeasurements = flag }
+        // A gateway feeding a hub: the hub announces the straps; both would make one Home
+        // Assistant device of two gateways' entities.
+        if settings.publishMeasurements, table["discovery"] == nil { settings.discovery = false }
         if let (path, line) = string(table, "journal_path") {
             if path.hasPrefix("/") {
                 settings.journalPath = path

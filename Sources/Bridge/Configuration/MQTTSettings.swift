@@ -18,10 +18,14 @@ public struct MQTTSettings: Sendable, Equatable {
     public var tlsKey: String?
     /// Seconds between keepalive pings.
     public var keepalive = 30
-    /// Whether Home Assistant discovery configs are published.
+    /// Whether Home Assistant discovery configs are published (by default, unless this gateway
+    /// publishes measurements for a hub, which announces the straps itself).
     public var discovery = true
     /// Home Assistant's discovery prefix.
     public var discoveryPrefix = "homeassistant"
+    /// Where Home Assistant announces it started (its birth message, `online`): the configs go out
+    /// again. Home Assistant's own setting, apart from the discovery prefix.
+    public var birthTopic = "homeassistant/status"
     /// Seconds between heart-rate updates of a sensor's state topic (0: every frame).
     public var stateInterval = 1.0
     /// Seconds after which Home Assistant shows a value that was not updated as unavailable.

@@ -26,7 +26,10 @@ public enum HomeAssistantDiscovery {
                 ]),
             Entity(
                 component: "sensor", object: "zone", name: "Heart-rate zone",
-                fields: ["icon": .string("mdi:gauge"), "value_template": template("zone")]),
+                fields: [
+                    "icon": .string("mdi:gauge"), "state_class": .string("measurement"),
+                    "value_template": template("zone"),
+                ]),
             Entity(
                 component: "sensor", object: "battery", name: "Battery",
                 fields: [
@@ -65,7 +68,11 @@ public enum HomeAssistantDiscovery {
             var config = entity.fields
             config["name"] = .string(entity.name)
             config["unique_id"] = .string("\(topics.node)_\(id)_\(entity.object)")
-            config["object_id"] = .string("\(topics.node)_\(id)_\(entity.object)")
+            // The entity id Home Assistant gives it (`object_id` is ignored since 2026.4): lowercase
+            // letters, digits and `_` only, so a node's `-` becomes `_`.
+            config["default_entity_id"] = .string(
+                "\(entity.component).\(topics.node.lowercased().replacingOccurrences(of: "-", with: "_"))_\(id)_\(entity.object)"
+            )
             config["state_topic"] = .string(topics.sensor(sensor.address, .state))
             config["device"] = .object(device)
             config["origin"] = .object([

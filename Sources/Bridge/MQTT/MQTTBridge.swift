@@ -85,7 +85,8 @@ public actor MQTTBridge: Service {
         self.settings = settings
         self.logger = logger
         pacer = BackfillPacer(rate: Double(settings.backfillRate), burst: Double(settings.backfillRate) * 50)
-        topics = MQTTTopics(node: settings.node, discoveryPrefix: settings.discoveryPrefix)
+        topics = MQTTTopics(
+            node: settings.node, discoveryPrefix: settings.discoveryPrefix, birthTopic: settings.birthTopic)
         let signer: EnvelopeSigner?
         if let path = settings.keyFile {
             guard let loaded = EnvelopeSigner(keyFile: path) else {
@@ -251,7 +252,8 @@ public actor MQTTBridge: Service {
             let due = state.measured(
                 heartRate: Int(frame.heartRate), rrSeconds: frame.rrIntervals.map(\.seconds),
                 contact: frame.sensorContact.rawValue, at: measurement.receivedAt, zone: figures.zone,
-                percentOfMax: figures.percentOfMax, interval: settings.stateInterval)
+                percentOfMax: figures.percentOfMax, interval: settings.stateInterval,
+                refresh: settings.expireAfter > 0 ? Double(settings.expireAfter) / 2 : nil)
             sensors[address] = state
             if !wasReady { await publishAvailability(address) }
             if due { await publishState(address) }
@@ -567,6 +569,10 @@ public actor MQTTBridge: Service {
             sensors[address]?.guest = status.session.map(core.sessions.isGuest) ?? false
             guard let after = sensors[address] else { return }
             if shouldAnnounce(status), !announced.contains(address) { await announce(address, again: false) }
+            // A new name (an athlete assigned): Home Assistant reads the device's name from the configs.
+            if let before, before.name != after.name, announced.contains(address) {
+                await announce(address, again: true)
+            }
             if before?.state != after.state || before?.battery != after.battery || before?.name != after.name {
                 await publishAvailability(address)
                 await publishState(address)
@@ -669,10 +675,11 @@ public actor MQTTBridge: Service {
         }
     }
 
-    /// A forgotten strap: its entities removed, its retained topics cleared.
+    /// A forgotten strap: its entities removed, its retained topics cleared, whether or not this
+    /// run announced it (an earlier one may have: the broker keeps them).
     private func forget(_ address: String) async {
         sensors[address] = nil
-        guard announced.remove(address) != nil else { return }
+        announced.remove(address)
         if settings.discovery {
             for message in HomeAssistantDiscovery.removals(address: address, topics: topics) {
                 await client.publish(message)
@@ -708,6 +715,9 @@ public actor MQTTBridge: Service {
             }
         case .connected:
             brokerConnected = true
+            // A broker that kept nothing (restarted without persistence) gets every strap's
+            // configs, availability and state again; one that kept them, the same values.
+            for address in announced.sorted() { await announce(address, again: false) }
             // Its own outage's replay, then requests a lost connection cut off: in a task of their
             // own, so commands and requests are handled meanwhile.
             startJournalWork()

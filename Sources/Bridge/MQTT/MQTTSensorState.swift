@@ -67,10 +67,13 @@ public struct MQTTSensorState: Sendable, Equatable {
         return ((sum / Double(recentRR.count - 1)).squareRoot() * 10).rounded() / 10
     }
 
-    /// A frame arrived; returns whether the state is due for publishing.
+    /// A frame arrived; returns whether the state is due for publishing: a change at most every
+    /// `interval` of frame time, and with `refresh`, the same values again once that much frame
+    /// time passed without a publish (Home Assistant's `expire_after` counts from the last message,
+    /// changed or not).
     public mutating func measured(
         heartRate: Int, rrSeconds: [Double], contact: String, at date: Date, zone: Int?, percentOfMax: Int?,
-        interval: Double
+        interval: Double, refresh: Double? = nil
     ) -> Bool {
         let changed = heartRate != self.heartRate || zone != self.zone
         self.heartRate = heartRate
@@ -85,7 +88,9 @@ public struct MQTTSensorState: Sendable, Equatable {
         time = date
         if state != .ready { state = .ready }
         let due = lastPublished.map { date.timeIntervalSince($0) >= interval || date < $0 } ?? true
-        if due && (changed || pending || interval == 0 || lastPublished == nil) {
+        let stale =
+            refresh.map { refresh in lastPublished.map { date.timeIntervalSince($0) >= refresh } ?? true } ?? false
+        if due && (changed || pending || interval == 0 || lastPublished == nil || stale) {
             lastPublished = date
             pending = false
             return true

@@ -9,10 +9,13 @@ public struct MQTTTopics: Sendable, Equatable {
     public let node: String
     /// Home Assistant's discovery prefix.
     public let discoveryPrefix: String
+    /// Where Home Assistant says it started (`online`).
+    public let birthTopic: String
 
-    public init(node: String, discoveryPrefix: String = "homeassistant") {
+    public init(node: String, discoveryPrefix: String = "homeassistant", birthTopic: String = "homeassistant/status") {
         self.node = node
         self.discoveryPrefix = discoveryPrefix
+        self.birthTopic = birthTopic
     }
 
     /// `hrbridge/<node>`: what every topic of this bridge starts with.
@@ -26,7 +29,7 @@ public struct MQTTTopics: Sendable, Equatable {
     /// Where every command's reply goes.
     public var response: String { Topic.commandResponse(node: node).string }
     /// Home Assistant's own status (`online` after it starts: discovery is published again).
-    public var homeAssistantStatus: String { Topic.homeAssistantStatus(prefix: discoveryPrefix).string }
+    public var homeAssistantStatus: String { birthTopic }
 
     /// `c0ffee000001` for `C0:FF:EE:00:00:01`.
     public static func objectID(_ address: String) -> String { Topic.objectID(address) }
