@@ -271,6 +271,10 @@ struct ConfigurationTests {
                 "[mqtt]\nurl = \"mqtt://b\"\ndiscovery_prefix = \"ha/gym\"\nbirth_topic = \"ha/status\"\nexpire_after = 0\nstate_interval = 60"
             ).mqtt)
         #expect(custom.discoveryPrefix == "ha/gym" && custom.birthTopic == "ha/status")
+        // Any interval shorter than the expiry works: the state is refreshed at half of it at the latest.
+        #expect(
+            try ConfigurationLoader.parse("[mqtt]\nurl = \"mqtt://b\"\nexpire_after = 10\nstate_interval = 6").mqtt?
+                .stateInterval == 6)
         // A gateway feeding a hub announces nothing to Home Assistant unless asked: the hub does.
         #expect(
             try ConfigurationLoader.parse("[mqtt]\nurl = \"mqtt://b\"\npublish_measurements = true").mqtt?.discovery
@@ -284,8 +288,8 @@ struct ConfigurationTests {
             ("[mqtt]\nurl = \"mqtt://b\"\ndiscovery_prefix = \"ha/\"", 3, "not a topic prefix"),
             ("[mqtt]\nurl = \"mqtt://b\"\nbirth_topic = \"ha/+\"", 3, "not a topic such as"),
             ("[mqtt]\nurl = \"mqtt://b\"\nbirth_topic = \"\"", 3, "not a topic such as"),
-            ("[mqtt]\nurl = \"mqtt://b\"\nstate_interval = 16", 3, "at most half of expire_after (30 s)"),
-            ("[mqtt]\nurl = \"mqtt://b\"\nexpire_after = 10\nstate_interval = 6", 4, "at most half"),
+            ("[mqtt]\nurl = \"mqtt://b\"\nstate_interval = 30", 3, "shorter than expire_after (30 s)"),
+            ("[mqtt]\nurl = \"mqtt://b\"\nexpire_after = 10\nstate_interval = 12", 4, "shorter than expire_after"),
         ] {
             #expect(
                 "\(text)", performing: { try ConfigurationLoader.parse(text) },

@@ -1,5 +1,6 @@
 import Bridge
 import Foundation
+import MQTT
 import Testing
 import Wire
 
@@ -25,6 +26,27 @@ struct MQTTTopicsTests {
         #expect(
             topics.discovery("binary_sensor", address: "C0:FF:EE:00:00:01", object: "connection")
                 == "ha/binary_sensor/gym_c0ffee000001/connection/config")
+    }
+
+    @Test(
+        "a node's name in Home Assistant's entity ids: lowercase letters, digits and single underscores between them, as Home Assistant checks them",
+        arguments: [
+            ("gym", "gym"), ("room-1", "room_1"), ("Gym--1_", "gym_1"), ("_a", "a"), ("xn--x", "xn_x"), ("-", "hrbridge"),
+            ("9lives", "9lives"), ("A_B-c", "a_b_c"),
+        ])
+    func entityIDs(node: String, expected: String) throws {
+        let topics = MQTTTopics(node: node)
+        let configs = HomeAssistantDiscovery.configs(
+            for: MQTTSensorState(address: "C0:FF:EE:00:00:01"), topics: topics, expireAfter: 30)
+        #expect(configs.count == 5)
+        // Home Assistant's own check of an entity id (homeassistant/core.py, valid_entity_id).
+        let valid = try NSRegularExpression(pattern: #"^(?!.+__)(?!_)[\da-z_]+(?<!_)\.(?!_)[\da-z_]+(?<!_)$"#)
+        for config in configs {
+            let object = try JSONSerialization.jsonObject(with: Data(config.payload)) as? [String: Any]
+            let id = try #require(object?["default_entity_id"] as? String)
+            #expect(id.split(separator: ".")[1].hasPrefix("\(expected)_c0ffee000001_"), "\(id)")
+            #expect(valid.firstMatch(in: id, range: NSRange(id.startIndex..., in: id)) != nil, "\(id)")
+        }
     }
 
     @Test(

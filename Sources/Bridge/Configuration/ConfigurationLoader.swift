@@ -817,14 +817,14 @@ private struct Reader {
         }
         if let seconds = number(table, "state_interval", in: 0...3600, unit: " s") { settings.stateInterval = seconds }
         if let seconds = integer(table, "expire_after", in: 0...86_400) { settings.expireAfter = seconds }
-        if settings.expireAfter > 0, settings.stateInterval > Double(settings.expireAfter) / 2,
+        if settings.expireAfter > 0, settings.stateInterval >= Double(settings.expireAfter),
             let line = (table["state_interval"] ?? table["expire_after"])?.line
         {
             // The state goes out at least every expire_after / 2 while a strap streams, but never
             // more often than state_interval: Home Assistant would show the strap unavailable.
             problem(
                 line,
-                "state_interval (\(settings.stateInterval) s) must be at most half of expire_after (\(settings.expireAfter) s)"
+                "state_interval (\(settings.stateInterval) s) must be shorter than expire_after (\(settings.expireAfter) s): Home Assistant would show every strap unavailable between two states"
             )
         }
         if let flag = flag(table, "commands") { settings.commands = flag }

@@ -53,6 +53,22 @@ public enum HomeAssistantDiscovery {
         ]
     }
 
+    /// A node's name as the start of a Home Assistant entity id, which takes lowercase letters,
+    /// digits and single `_` between them only (`Gym--1_` → `gym_1`; nothing left → `hrbridge`).
+    static func entityName(node: String) -> String {
+        var name = ""
+        for scalar in node.lowercased().unicodeScalars {
+            let kept = ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar)
+            if kept {
+                name.unicodeScalars.append(scalar)
+            } else if !name.isEmpty, !name.hasSuffix("_") {
+                name += "_"
+            }
+        }
+        while name.hasSuffix("_") { name.removeLast() }
+        return name.isEmpty ? "hrbridge" : name
+    }
+
     /// The config messages of one strap (retained, QoS 1).
     public static func configs(for sensor: MQTTSensorState, topics: MQTTTopics, expireAfter: Int) -> [MQTTMessage] {
         let id = MQTTTopics.objectID(sensor.address)
@@ -70,9 +86,7 @@ public enum HomeAssistantDiscovery {
             config["unique_id"] = .string("\(topics.node)_\(id)_\(entity.object)")
             // The entity id Home Assistant gives it (`object_id` is ignored since 2026.4): lowercase
             // letters, digits and `_` only, so a node's `-` becomes `_`.
-            config["default_entity_id"] = .string(
-                "\(entity.component).\(topics.node.lowercased().replacingOccurrences(of: "-", with: "_"))_\(id)_\(entity.object)"
-            )
+            config["default_entity_id"] = .string("\(entity.component).\(entityName(node: topics.node))_\(id)_\(entity.object)")
             config["state_topic"] = .string(topics.sensor(sensor.address, .state))
             config["device"] = .object(device)
             config["origin"] = .object([

@@ -568,11 +568,11 @@ public actor MQTTBridge: Service {
             noteStatus(status)
             sensors[address]?.guest = status.session.map(core.sessions.isGuest) ?? false
             guard let after = sensors[address] else { return }
-            if shouldAnnounce(status), !announced.contains(address) { await announce(address, again: false) }
-            // A new name (an athlete assigned): Home Assistant reads the device's name from the configs.
-            if let before, before.name != after.name, announced.contains(address) {
-                await announce(address, again: true)
-            }
+            let wasAnnounced = announced.contains(address)
+            if shouldAnnounce(status), !wasAnnounced { await announce(address, again: false) }
+            // A new name (one first heard after the strap was announced, a strap renamed): Home
+            // Assistant reads the device's name from the configs.
+            if let before, before.name != after.name, wasAnnounced { await announce(address, again: true) }
             if before?.state != after.state || before?.battery != after.battery || before?.name != after.name {
                 await publishAvailability(address)
                 await publishState(address)
@@ -675,11 +675,12 @@ public actor MQTTBridge: Service {
         }
     }
 
-    /// A forgotten strap: its entities removed, its retained topics cleared, whether or not this
-    /// run announced it (an earlier one may have: the broker keeps them).
+    /// A forgotten strap: its entities removed, its retained topics cleared when this run announced
+    /// it, or when it is configured (an earlier run did: the broker keeps them). Not for every
+    /// unconfigured strap that passes by: seven messages each, for nothing.
     private func forget(_ address: String) async {
         sensors[address] = nil
-        announced.remove(address)
+        guard announced.remove(address) != nil || core.sensors.isConfigured(address) else { return }
         if settings.discovery {
             for message in HomeAssistantDiscovery.removals(address: address, topics: topics) {
                 await client.publish(message)

@@ -73,7 +73,7 @@ public struct MQTTSensorState: Sendable, Equatable {
     /// changed or not).
     public mutating func measured(
         heartRate: Int, rrSeconds: [Double], contact: String, at date: Date, zone: Int?, percentOfMax: Int?,
-        interval: Double, refresh: Double? = nil
+        interval: Double, refresh: Double?
     ) -> Bool {
         let changed = heartRate != self.heartRate || zone != self.zone
         self.heartRate = heartRate
