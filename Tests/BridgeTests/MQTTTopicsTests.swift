@@ -31,7 +31,8 @@ struct MQTTTopicsTests {
     @Test(
         "a node's name in Home Assistant's entity ids: lowercase letters, digits and single underscores between them, as Home Assistant checks them",
         arguments: [
-            ("gym", "gym"), ("room-1", "room_1"), ("Gym--1_", "gym_1"), ("_a", "a"), ("xn--x", "xn_x"), ("-", "hrbridge"),
+            ("gym", "gym"), ("room-1", "room_1"), ("Gym--1_", "gym_1"), ("_a", "a"), ("xn--x", "xn_x"),
+            ("-", "hrbridge"),
             ("9lives", "9lives"), ("A_B-c", "a_b_c"),
         ])
     func entityIDs(node: String, expected: String) throws {
