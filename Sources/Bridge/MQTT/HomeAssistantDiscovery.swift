@@ -84,8 +84,8 @@ public enum HomeAssistantDiscovery {
             var config = entity.fields
             config["name"] = .string(entity.name)
             config["unique_id"] = .string("\(topics.node)_\(id)_\(entity.object)")
-            // The entity id Home Assistant gives it (`object_id` is ignored since 2026.4): lowercase
-            // letters, digits and `_` only, so a node's `-` becomes `_`.
+            // The entity id Home Assistant gives it (`object_id` is ignored since 2026.4), written as
+            // Home Assistant checks entity ids (``entityName(node:)``).
             config["default_entity_id"] = .string(
                 "\(entity.component).\(entityName(node: topics.node))_\(id)_\(entity.object)")
             config["state_topic"] = .string(topics.sensor(sensor.address, .state))
