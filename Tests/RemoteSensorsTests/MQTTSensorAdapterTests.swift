@@ -50,6 +50,17 @@ struct MQTTSensorAdapterTests {
         return options
     }
 
+    /// The hub's adapter with `settings` on `clock`, not started; its events collected into
+    /// `received` until the caller cancels `collector`.
+    func collectingHub(_ settings: MQTTSensorAdapter.Settings, clock: any WallClock) throws -> (
+        adapter: MQTTSensorAdapter, received: Received, collector: Task<Void, Never>
+    ) {
+        let adapter = try MQTTSensorAdapter(settings: settings, clock: clock, logger: logger)
+        let received = Received()
+        let events = adapter.events()
+        return (adapter, received, Task { for await event in events { received.append(event) } })
+    }
+
     func frame(_ sequence: UInt32, heartRate: UInt16, via: MeasurementPath = .connection) -> [UInt8] {
         RemoteMeasurement(
             sequence: sequence, receivedAt: Date(), via: via, characteristic: .heartRateMeasurement,
@@ -70,10 +81,7 @@ struct MQTTSensorAdapterTests {
             // Silence is measured on this clock alone: however slow the machine, only `advance` expires a strap.
             let clock = ManualWallClock(now: Date())
             let start = clock.now()
-            let adapter = try MQTTSensorAdapter(settings: settings, clock: clock, logger: logger)
-            let received = Received()
-            let events = adapter.events()
-            let collector = Task { for await event in events { received.append(event) } }
+            let (adapter, received, collector) = try collectingHub(settings, clock: clock)
             defer { collector.cancel() }
             try await adapter.start()
             try await eventually("the hub connected") { await adapter.availability() == .ready }
@@ -173,10 +181,7 @@ struct MQTTSensorAdapterTests {
             var settings = MQTTSensorAdapter.Settings(client: options(broker, id: "hub"))
             settings.keys = ["room-1": room1, "room-2": room2]
             settings.maximumSkew = 3600
-            let adapter = try MQTTSensorAdapter(settings: settings, clock: ManualWallClock(now: Date()), logger: logger)
-            let received = Received()
-            let events = adapter.events()
-            let collector = Task { for await event in events { received.append(event) } }
+            let (adapter, received, collector) = try collectingHub(settings, clock: ManualWallClock(now: Date()))
             defer { collector.cancel() }
             let backfills = adapter.backfill()
             let batches = Mutex<[[Int]]>([])
@@ -267,10 +272,7 @@ struct MQTTSensorAdapterTests {
             settings.keys = ["room-1": old]
             settings.nextKeys = ["room-1": new]
             settings.maximumSkew = 3600
-            let adapter = try MQTTSensorAdapter(settings: settings, clock: ManualWallClock(now: Date()), logger: logger)
-            let received = Received()
-            let events = adapter.events()
-            let collector = Task { for await event in events { received.append(event) } }
+            let (adapter, received, collector) = try collectingHub(settings, clock: ManualWallClock(now: Date()))
             defer { collector.cancel() }
             try await adapter.start()
             try await eventually("the hub connected") { await adapter.availability() == .ready }
