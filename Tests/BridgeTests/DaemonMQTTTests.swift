@@ -240,6 +240,24 @@ struct DaemonMQTTTests {
         }
     }
 
+    @Test(
+        "Home Assistant's birth message on its own topic (birth_topic, not derived from a custom discovery prefix): the configs go out again"
+    )
+    func birthTopicOfItsOwn() async throws {
+        try await withMosquitto { broker in
+            let daemon = try await DaemonUnderTest(
+                moreSettings: Self.settings(broker) + "\ndiscovery_prefix = \"ha\"\nbirth_topic = \"hass/status\"")
+            defer { daemon.stop() }
+            let config = "ha/sensor/gym_c0ffee000001/heart_rate/config"
+            let reader = try await MQTTSubscriber(broker: broker, filters: [config])
+            defer { reader.stop() }
+            try await reader.waitFor("the retained config") { $0.topic == config }
+            // Before, the bridge listened on "<prefix>/status" (ha/status) and missed this.
+            try await mqttPublish(broker: broker, topic: "hass/status", payload: "online")
+            try await eventually("the configs published again") { reader.messages(on: config).count >= 2 }
+        }
+    }
+
     @Test func aForgottenStrapLeavesHomeAssistantAndItsRetainedTopicsAreCleared() async throws {
         try await withMosquitto { broker in
             // No [[sensors]]: the simulator's straps are the user's own, none configured, so one can be forgotten.
