@@ -18,11 +18,12 @@ async function api(method, path, body) {
 
 /**
  * Follows /v1/events: `onReset()` as each (re)connection opens (the daemon first sends the current
- * state, so whatever the last connection said is to be forgotten: a restarted daemon may no longer
- * have a strap, a session or a class), `onMessage(message)` for each message, `onState(connected)`
- * when the link changes. The browser reconnects by itself after a dropped connection; a stream it
- * gives up on (an HTTP error: 503 while the daemon's connections are full, 401 for a token that
- * no longer works) is opened again after a growing, jittered wait (1 s, doubling, at most 30 s). A
+ * state, which is to confirm what the last connection said: a restarted daemon may no longer have
+ * a strap, a session or a class; see `snapshotCheck`), `onMessage(message)` for each message,
+ * `onState(connected)` when the link changes. The browser reconnects by itself after a dropped
+ * connection; a stream it gives up on (an HTTP error: 503 while the daemon's connections are full,
+ * 401 for a token that no longer works) is opened again after a growing, jittered wait (0.5–1 s,
+ * doubling each time, at most 30 s). A
  * stream that lost messages (`dropped`: the page fell 4 MiB behind) is opened again at once, for a
  * fresh snapshot. Nothing polls.
  */
@@ -54,7 +55,7 @@ function follow(query, onMessage, onState, onReset) {
     current.onerror = () => {
       if (current !== source) return;
       if (onState) onState(false);
-      // CONNECTING: the browser is trying again by itself. CLOSED: it gave up; so do not we.
+      // CONNECTING: the browser is trying again by itself. CLOSED: it gave up; we do not.
       if (current.readyState === EventSource.CLOSED) {
         reopen(wait / 2 + Math.random() * wait / 2);
         wait = Math.min(longest, wait * 2);
