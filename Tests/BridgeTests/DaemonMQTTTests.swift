@@ -308,6 +308,40 @@ struct DaemonMQTTTests {
         }
     }
 
+    @Test(
+        "a strap an earlier run announced, forgotten through the API by a run that never announced it: its Home Assistant config and retained state are cleared"
+    )
+    func forgettingClearsWhatAnEarlierRunLeft() async throws {
+        try await withMosquitto { broker in
+            let broadcaster = "C0:FF:EE:00:00:04"
+            let id = MQTTTopics.objectID(broadcaster)
+            let config = "homeassistant/sensor/gym_\(id)/heart_rate/config"
+            let state = "hrbridge/gym/sensor/\(id)/state"
+            // What an earlier run left at the broker, when this strap had a link.
+            try await mqttPublish(broker: broker, topic: config, payload: #"{"name": "Heart rate"}"#, retain: true)
+            try await mqttPublish(broker: broker, topic: state, payload: #"{"state": "ready"}"#, retain: true)
+            // This run only hears its broadcasts: never connected, never configured, never announced.
+            let steady = #""segments": [{"type": "steady", "duration": "60m", "intensity": 0.5}]"#
+            let scenario =
+                #"{"version": 1, "seed": 3, "straps": [{"name": "Strap 1", "address": "\#(DaemonUnderTest.straps[0])", \#(steady)}, "#
+                + #"{"name": "Broadcaster", "address": "\#(broadcaster)", "broadcastOnly": true, \#(steady)}]}"#
+            let daemon = try await DaemonUnderTest(
+                moreSettings: Self.settings(broker), scenario: scenario, streaming: nil, sensorsSection: "")
+            defer { daemon.stop() }
+            try await eventually("the broadcaster heard") {
+                let sensors = try await daemon.unix.send(.GET, "/v1/sensors").list("sensors", of: SensorStatus.self)
+                return sensors.contains { $0.address == broadcaster && $0.heartRate != nil }
+            }
+            let reader = try await MQTTSubscriber(broker: broker, filters: [config, state])
+            defer { reader.stop() }
+            try await reader.waitFor("the earlier run's config") { $0.topic == config && !$0.payload.isEmpty }
+            let forget = try await daemon.unix.send(.DELETE, "/v1/sensors/\(broadcaster)")
+            #expect((200..<300).contains(forget.status))
+            try await reader.waitFor("its config removed") { $0.topic == config && $0.payload.isEmpty }
+            try await reader.waitFor("its retained state cleared") { $0.topic == state && $0.payload.isEmpty }
+        }
+    }
+
     @Test func aRetainedCommandIsRefusedAndACommandDeliveredAgainRunsOnce() async throws {
         try await withMosquitto { broker in
             // Left at the broker before the daemon starts: a retained command reaches every new subscriber.

@@ -559,8 +559,8 @@ public actor MQTTBridge: Service {
         switch message.kind {
         case .sensor:
             guard let address = message.sensor else { return }
-            if (try? JSONText.decode(StateOnly.self, from: Data(message.json.utf8)))?.state == .gone {
-                await forget(address)
+            if let gone = try? JSONText.decode(GoneSensor.self, from: Data(message.json.utf8)), gone.state == .gone {
+                await forget(address, onRequest: gone.forgotten == true)
                 return
             }
             guard let status = try? JSONText.decode(SensorStatus.self, from: Data(message.json.utf8)) else { return }
@@ -605,11 +605,6 @@ public actor MQTTBridge: Service {
     /// The one field a `peripheral` message is read for here.
     private struct AdapterOnly: Decodable {
         var adapter: String
-    }
-
-    /// The one field a `gone` sensor message is read for.
-    private struct StateOnly: Decodable {
-        var state: SensorState
     }
 
     /// The hub dropped messages for us (the broker path is slower than the frames): said, counted.
@@ -675,12 +670,13 @@ public actor MQTTBridge: Service {
         }
     }
 
-    /// A forgotten strap: its entities removed, its retained topics cleared when this run announced
-    /// it, or when it is configured (an earlier run did: the broker keeps them). Not for every
-    /// unconfigured strap that passes by: seven messages each, for nothing.
-    private func forget(_ address: String) async {
+    /// A strap gone from the list: its entities removed and its retained topics cleared when this
+    /// run announced it, or when the user forgot it (an earlier run may have: the broker keeps
+    /// them). Not for every strap that passes by and goes out of range: seven messages each, for
+    /// nothing.
+    private func forget(_ address: String, onRequest: Bool) async {
         sensors[address] = nil
-        guard announced.remove(address) != nil || core.sensors.isConfigured(address) else { return }
+        guard announced.remove(address) != nil || onRequest else { return }
         if settings.discovery {
             for message in HomeAssistantDiscovery.removals(address: address, topics: topics) {
                 await client.publish(message)

@@ -212,15 +212,17 @@ public actor SensorManager {
         try await adapter.pair(identity(address))
     }
 
-    /// Forgets a sensor and its bond.
+    /// Forgets a sensor and its bond. One nobody configured leaves the list, told as gone and
+    /// forgotten even when this run never listed it: an earlier run may have published it (MQTT's
+    /// retained topics, Home Assistant's entities), and the user asked for it to go.
     public func forget(_ address: String) async throws(SensorAdapterError) {
         try await adapter.forget(identity(address))
-        if known.contains(where: { $0.address == address.uppercased() }) == false,
-            statuses.removeValue(forKey: address.uppercased()) != nil
-        {
-            let gone = address.uppercased()
-            hub.publish(LiveMessage(kind: .sensor, sensor: gone, payload: ["address": gone, "state": "gone"]))
-        }
+        let gone = address.uppercased()
+        guard !known.contains(where: { $0.address == gone }) else { return }
+        statuses[gone] = nil
+        heartRatePublished[gone] = nil
+        warnedOfImplausibleHeartRate.remove(gone)
+        hub.publish(LiveMessage(kind: .sensor, sensor: gone, payload: GoneSensor(address: gone, forgotten: true)))
     }
 
     private func publish(_ status: SensorStatus) {
@@ -286,7 +288,7 @@ public actor SensorManager {
         guard !isKept(address), statuses.removeValue(forKey: address) != nil else { return }
         heartRatePublished[address] = nil
         warnedOfImplausibleHeartRate.remove(address)
-        hub.publish(LiveMessage(kind: .sensor, sensor: address, payload: ["address": address, "state": "gone"]))
+        hub.publish(LiveMessage(kind: .sensor, sensor: address, payload: GoneSensor(address: address, forgotten: nil)))
     }
 
     /// A heart rate no heart beats at (65535: a field of noise), of which the sessions' samplers make
