@@ -94,6 +94,14 @@ extension BlueZAdapter {
             else { return }
             if changed["RSSI"] != nil || changed["UUIDs"] != nil { announceIfMatching(objectPath) }
             if changed["RSSI"] != nil { feed(address, .advertised(adapter: adapter)) }
+            // A name first heard in a scan response, or an alias the user set: told for a strap
+            // already listed, so what shows its name follows.
+            if changed["Alias"] != nil || changed["Name"] != nil, announced.contains(address) || links[address] != nil {
+                let rssi = cache.properties(objectPath, ObjectCache.deviceInterface)?["RSSI"]?.integer
+                let renamed = identity(address, on: adapter)
+                if let name = renamed.name { links[address]?.identity.name = name }
+                broadcaster.yield(.updated(renamed, rssi: rssi))
+            }
             if let manufacturerData = changed["ManufacturerData"] {
                 broadcastHeard(manufacturerData, from: address, on: adapter)
             }

@@ -354,10 +354,22 @@ public actor BlueZAdapter: SensorAdapter {
     func identity(_ address: String, on adapter: String) -> SensorIdentity {
         let devicePath = BlueZPaths.device(adapter: Self.adapterPath(adapter), address: address)
         let properties = cache.properties(devicePath, ObjectCache.deviceInterface)
-        let advertised = (properties?["Alias"]?.string ?? properties?["Name"]?.string).map { DisplayName.cleaned($0) }
-        return SensorIdentity(
-            adapter: adapter, address: address,
-            name: advertised.flatMap { $0.isEmpty ? nil : $0 } ?? links[address]?.identity.name)
+        let advertised = Self.name(alias: properties?["Alias"]?.string, name: properties?["Name"]?.string, of: address)
+        return SensorIdentity(adapter: adapter, address: address, name: advertised ?? links[address]?.identity.name)
+    }
+
+    /// A device's name from its `Alias` (a user's alias, else the name it advertised) and `Name`,
+    /// cleaned; nil when it has none. bluetoothd gives a device with no name its address as the
+    /// alias (`C0-FF-EE-00-00-01`): that is no name, and the real one usually follows in a scan
+    /// response.
+    static func name(alias: String?, name: String?, of address: String) -> String? {
+        let placeholder = String(address.map { $0 == ":" ? "-" : $0 })
+        for candidate in [alias, name] {
+            guard let candidate, candidate.uppercased() != placeholder.uppercased() else { continue }
+            let cleaned = DisplayName.cleaned(candidate)
+            if !cleaned.isEmpty { return cleaned }
+        }
+        return nil
     }
 
     /// Devices BlueZ knows on the pool's adapters, with their state.

@@ -15,7 +15,8 @@ import Wire
 /// A daemon on `bus` (kind = "bluez") with the mock's strap configured (or, with `configured`
 /// false, no strap configured: it follows BlueZ's paired ones), its store and API socket in `directory`.
 private func bluezDaemon(
-    bus: PrivateBus, in directory: URL, label: String, environment: [String: String] = [:], configured: Bool = true
+    bus: PrivateBus, in directory: URL, label: String, environment: [String: String] = [:], configured: Bool = true,
+    moreSettings: String = ""
 ) throws -> (daemon: Spawned, socket: String) {
     let socket = directory.appendingPathComponent("api.sock").path
     try Data(
@@ -26,7 +27,7 @@ private func bluezDaemon(
         path = "\(directory.path)/store.sqlite"
         [api]
         socket = "\(socket)"
-        """ + (configured ? "\n[[sensors]]\naddress = \"11:22:33:44:55:66\"\n" : "\n")).utf8
+        """ + (configured ? "\n[[sensors]]\naddress = \"11:22:33:44:55:66\"\n" : "\n") + moreSettings).utf8
     ).write(to: directory.appendingPathComponent("config.toml"))
     let daemon = try Spawned(
         DaemonUnderTest.daemonBinary,
@@ -181,5 +182,62 @@ struct DaemonBlueZTests {
         #expect(sensor?.heartRate == 56)
         #expect(sensor?.state != .ready, "no link: the heart rate came by broadcast")
         await mock.control.close()
+    }
+
+    @Test(
+        "a strap BlueZ knows only by its address (the alias bluetoothd makes of it) has no name; the name heard later, and an alias set after it, reach the API and Home Assistant's device"
+    )
+    func aNameHeardLaterIsShownAndAnnounced() async throws {
+        try await withMosquitto { broker in
+            let bus = try PrivateBus()
+            defer { bus.stop() }
+            let mock = try await MockBlueZ.start(on: bus)
+            defer { mock.process.stop() }
+            try await mock.addResolvedStrap()
+            // No name yet: bluetoothd's alias is then the address, written with dashes.
+            try await mock.setDevice("Name", .string(""))
+            try await mock.setDevice("Alias", .string("11-22-33-44-55-66"))
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "hrbridge-rename-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let (daemon, socket) = try bluezDaemon(
+                bus: bus, in: directory, label: "daemon", moreSettings: "\n" + DaemonMQTTTests.settings(broker))
+            defer { daemon.stop() }
+            let client = APIClient(endpoint: .unix(socket))
+            let path = "/v1/sensors/11:22:33:44:55:66"
+            try await eventually("the strap to stream: \(daemon.output.suffix(5))") {
+                (try? await client.send(.GET, path).decode(SensorStatus.self))?.state == .ready
+            }
+            #expect(try await client.send(.GET, path).decoded(SensorStatus.self).name == nil)
+            let config = "homeassistant/sensor/gym_112233445566/heart_rate/config"
+            let reader = try await MQTTSubscriber(broker: broker, filters: [config])
+            defer { reader.stop() }
+            func deviceName(_ message: MQTTSubscriber.Received) -> String? {
+                guard message.topic == config, !message.payload.isEmpty,
+                    let object = try? JSONSerialization.jsonObject(with: Data(message.payload.utf8)) as? [String: Any],
+                    let device = object["device"] as? [String: Any]
+                else { return nil }
+                return device["name"] as? String
+            }
+            try await reader.waitFor("announced without a name") {
+                deviceName($0) == "Heart-rate strap 11:22:33:44:55:66"
+            }
+
+            // The scan response brings the name (bluetoothd changes both).
+            try await mock.setDevice("Name", .string("Polar H10 4B2E0A1C"))
+            try await mock.setDevice("Alias", .string("Polar H10 4B2E0A1C"))
+            try await eventually("the name in the API") {
+                try await client.send(.GET, path).decoded(SensorStatus.self).name == "Polar H10 4B2E0A1C"
+            }
+            try await reader.waitFor("announced again with its name") { deviceName($0) == "Polar H10 4B2E0A1C" }
+
+            // The user's alias (`bluetoothctl set-alias`) replaces it.
+            try await mock.setDevice("Alias", .string("Bob's strap"))
+            try await eventually("the alias in the API") {
+                try await client.send(.GET, path).decoded(SensorStatus.self).name == "Bob's strap"
+            }
+            try await reader.waitFor("announced again with the alias") { deviceName($0) == "Bob's strap" }
+        }
     }
 }

@@ -257,6 +257,11 @@ public actor SensorManager {
         known.contains { $0.address == address.uppercased() }
     }
 
+    /// Whether the configuration names the sensor (`[[sensors]] name`): that name stays.
+    private func hasConfiguredName(_ address: String) -> Bool {
+        known.contains { $0.address == address && $0.name != nil }
+    }
+
     /// Whether the configuration lists any sensor.
     public nonisolated var hasConfiguredSensors: Bool { !known.isEmpty }
 
@@ -323,7 +328,8 @@ public actor SensorManager {
             ?? SensorStatus(address: identity.address, adapter: identity.adapter, name: identity.name)
         let before = status
         change(&status)
-        if status.name == nil { status.name = identity.name }
+        // The adapter's latest name (one heard late, an alias set since), unless configured.
+        if let name = identity.name, !hasConfiguredName(identity.address) { status.name = name }
         statuses[identity.address] = status
         if status != before { publish(status) }
     }
