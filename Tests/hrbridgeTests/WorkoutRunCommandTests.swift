@@ -98,6 +98,38 @@ struct WorkoutRunCommandTests {
         #expect(list.stdout.contains("running"))
     }
 
+    @Test(
+        "two simulated runs in a row on one store (the first ran ahead of the wall clock): the second starts where the first ended, and each keeps every sample"
+    )
+    func runsInARowKeepTheirSamples() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hrbridge-twice-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let run = ["workout", "run", "--speed", "max", "--duration", "2m", "--json", "--store", "store.sqlite"]
+        for _ in 0..<2 {
+            let result = try await runHRBridge(run, in: directory)
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        let list = try await runHRBridge(["workouts", "list", "--store", "store.sqlite"], in: directory)
+        let rows = list.stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true) }
+        try #require(rows.count == 2, "\(list.stdout)")
+        // Newest first: the second began on the first's last second, not within it.
+        let starts = rows.map { ISO8601.parse(String($0[1])) }
+        let first = try #require(starts[1])
+        #expect(starts[0] == first.addingTimeInterval(120))
+        var counts: [Int] = []
+        for row in rows {
+            let export = try await runHRBridge(
+                ["workouts", "export", String(row[0]), "--format", "csv", "--store", "store.sqlite", "-o", "-"],
+                in: directory)
+            #expect(export.status == 0, "\(export.stderr)")
+            counts.append(export.stdout.split(separator: "\n").count)
+        }
+        // 2 minutes of both straps' heart rates (and more): the same in both, none lost to the other.
+        #expect(counts[0] == counts[1] && counts[0] > 400, "\(counts)")
+    }
+
     @Test("bad options exit 64")
     func badOptions() async throws {
         for arguments in [

@@ -161,6 +161,26 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         }
     }
 
+    /// Where a simulated run's timeline starts: this second, or the end of the last sample an
+    /// earlier run left ahead of the wall clock (a run faster than real time ends in the future).
+    /// A virtual strap is in one workout at a time: the store keeps one sample per strap, type,
+    /// moment and value, so a run sharing an earlier one's moments would keep few samples of its
+    /// own. A recovered run goes on after its last sample.
+    static func simulationStart(now: Date, store: WorkoutStore?) async -> Date {
+        var start = Date(timeIntervalSinceReferenceDate: now.timeIntervalSinceReferenceDate.rounded(.down))
+        guard let store else { return start }
+        for type in QuantityType.allCases {
+            // A store that cannot answer fails the run when it records; here it changes nothing.
+            guard
+                let last = try? await store.samples(
+                    type: type, from: start.addingTimeInterval(-86_400), limit: 1, ascending: false
+                ).first, last.end > start
+            else { continue }
+            start = Date(timeIntervalSinceReferenceDate: last.end.timeIntervalSinceReferenceDate.rounded(.up))
+        }
+        return start
+    }
+
     /// Ends an interrupted workout at its last stored sample and saves it.
     private func closeUnfinished(_ collector: WorkoutCollector, store: WorkoutStore) async throws {
         var collector = collector
@@ -218,17 +238,17 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             return 2 * (estimate.duration + Double(estimate.openSteps) * (openStepLength ?? 300)) + 600
         }
         let workoutLength = duration.flatMap(ScenarioParser.duration) ?? planLength ?? defaultLength
+        let storage = try openStore()
         // The simulator's timeline is the run's clock: start, end, elapsed time, zones and every
-        // sample date are simulated time (from this second on), so no wall-clock timing reaches
-        // the workout. Real straps run in real time: --speed applies to the simulator only.
+        // sample date are simulated time (from this second on, or after what an earlier run left
+        // ahead of the wall clock), so no wall-clock timing reaches the workout. Real straps run
+        // in real time: --speed applies to the simulator only.
         let simulator =
             usesBlueZ
             ? nil
             : MockSensorAdapter(
                 scenario: scenario, seed: seed,
-                steppingFrom: Date(
-                    timeIntervalSinceReferenceDate: Date.now.timeIntervalSinceReferenceDate.rounded(.down)),
-                logger: logger)
+                steppingFrom: await Self.simulationStart(now: Date.now, store: storage), logger: logger)
         let clock: any WallClock = simulator?.timeline ?? SystemWallClock()
         // From the first wait on: an interrupt while waiting for bluetoothd, an adapter, a strap
         // or an answer ends the command cleanly (exit 0); once recording, it stops the workout.
@@ -244,7 +264,6 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             sensorsSource = try await WorkoutSensors.bluez(settings: settings, addresses: sensors, clock: clock)
         }
         let output = JSONLineWriter(enabled: json)
-        let storage = try openStore()
         // One process records into (and recovers from) a store at a time: a daemon on the same
         // store waits (exit 75, retried by systemd) instead of continuing this workout too.
         var recordingLock: RecordingLock?
