@@ -287,7 +287,7 @@ let package = Package(
         .testTarget(
             name: "hrbridgeTests",
             dependencies: [
-                "hrbridge", "BusHarness", "Workouts", "Wire", "JSONSupport",
+                "hrbridge", "BusHarness", "Workouts", "Wire", "JSONSupport", "WorkoutStore", "Samples", "Sensors",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .testTarget(

@@ -123,5 +123,31 @@ struct WaveformExportTests {
         #expect(await none.wait() == 65)
         #expect(none.output.contains { $0.contains("no raw signal") })
         #expect(!FileManager.default.fileExists(atPath: csvPath + ".2"), "no empty file left behind")
+
+        // A failed export leaves a file already there as it was, and nothing beside it.
+        let kept = directory.appendingPathComponent("keep.csv").path
+        try Data("mine\n".utf8).write(to: URL(fileURLWithPath: kept))
+        for (workout, status) in [(plainID, Int32(65)), (UUID().uuidString, 66)] {
+            let failed = try Spawned(
+                binary,
+                ["workouts", "export", workout, "--format", "csv", "--signal", "ecg", "-o", kept, "--store", store])
+            #expect(await failed.wait() == status)
+            #expect(try String(contentsOfFile: kept, encoding: .utf8) == "mine\n")
+        }
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".partial-") }
+                .isEmpty)
+        // One that succeeds replaces it.
+        let replaced = try Spawned(
+            binary, ["workouts", "export", id, "--format", "csv", "--signal", "ecg", "-o", kept, "--store", store])
+        #expect(await replaced.wait() == 0)
+        #expect(try String(contentsOfFile: kept, encoding: .utf8).hasPrefix("time,sensor,run,ecg_uV\n"))
+
+        // EDF+ files that cannot be created: exit 73, a line per signal, not one per frame.
+        let unwritable = try Spawned(
+            binary,
+            ["workouts", "export", id, "--format", "edf", "-o", directory.path + "/missing/s01", "--store", store])
+        #expect(await unwritable.wait() == 73)
+        #expect(unwritable.output.filter { $0.hasPrefix("hrbridge: EDF: ") }.count == 2, "\(unwritable.report)")
     }
 }

@@ -50,6 +50,9 @@ public final class EDFWaveformFiles: Sendable {
     /// Guards `streams` and `failures`, which every frame updates.
     private let streams = Mutex<[String: Stream]>([:])
     private let failures = Mutex<[String]>([])
+    /// Streams whose file could not be created or written: said once, their later frames skipped
+    /// (an unwritable directory would otherwise fail every frame of an hour).
+    private let abandoned = Mutex<Set<String>>([])
 
     /// Files named from `prefix`; `annotations` (e.g. a workout's laps) go into every file that
     /// covers their time.
@@ -78,6 +81,7 @@ public final class EDFWaveformFiles: Sendable {
     /// ends that file and starts the next run's.
     public func record(_ waveform: SensorWaveform) {
         let key = "\(waveform.sensor.address) \(waveform.kind.rawValue)"
+        guard !abandoned.withLock({ $0.contains(key) }) else { return }
         let channels = waveform.kind.channels
         let columns = (0..<channels).map { channel in
             stride(from: channel, to: waveform.values.count, by: channels).map { Double(waveform.values[$0]) }
@@ -99,7 +103,7 @@ public final class EDFWaveformFiles: Sendable {
                         writer: try writer(for: waveform, run: 1), pending: Array(repeating: [], count: channels))
                 }
             } catch {
-                failures.withLock { $0.append("\(error)") }
+                abandon(key, error)
                 return
             }
             guard var stream = streams[key] else { return }
@@ -112,12 +116,18 @@ public final class EDFWaveformFiles: Sendable {
                     // What did not fit in this record's annotation bytes goes in the next.
                     stream.nextAnnotation -= due.count - taken
                 } catch {
-                    failures.withLock { $0.append("\(error)") }
+                    abandon(key, error)
+                    break
                 }
                 stream.pending = stream.pending.map { Array($0.dropFirst(size)) }
             }
             streams[key] = stream
         }
+    }
+
+    private func abandon(_ key: String, _ error: any Error) {
+        abandoned.withLock { _ = $0.insert(key) }
+        failures.withLock { $0.append("\(key): \(error)") }
     }
 
     /// The annotations due by the end of the stream's next record and not written yet; those

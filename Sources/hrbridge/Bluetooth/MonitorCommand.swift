@@ -122,6 +122,16 @@ struct MonitorCommand: AsyncParsableCommand {
             feed = nil
         }
         let requests = waveformRequests
+        if let edf {
+            // Said before any strap is linked, not after an hour of frames with nowhere to go.
+            let directory = (edf as NSString).deletingLastPathComponent
+            guard access(directory.isEmpty ? "." : directory, W_OK | X_OK) == 0 else {
+                StandardError.write(
+                    "hrbridge: --edf \(edf): cannot create files in \(directory.isEmpty ? "." : directory): \(String(cString: strerror(errno)))"
+                )
+                throw ExitCode(73)
+            }
+        }
         let edfRecorder = edf.map { EDFWaveformFiles(prefix: $0) }
         // From the first instant: an interrupt while waiting for bluetoothd, an adapter or a strap
         // ends it as one while streaming does (the stats line, exit 0).
@@ -190,10 +200,12 @@ struct MonitorCommand: AsyncParsableCommand {
         for target in targets { try? await adapter.disconnect(target) }
         await adapter.shutdown()
         await printer.value
-        for line in edfRecorder?.finish().lines ?? [] { StandardError.write(line) }
+        let edfReport = edfRecorder?.finish()
+        for line in edfReport?.lines ?? [] { StandardError.write(line) }
         await oscOutput?.finish()
         await connection.close()
         view.finish(statistics: statistics)
+        if let edfReport, !edfReport.failures.isEmpty { throw ExitCode(73) }
     }
 }
 

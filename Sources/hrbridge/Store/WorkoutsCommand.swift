@@ -8,6 +8,10 @@ import WorkoutExport
 import WorkoutStore
 import Workouts
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Options shared by the store commands.
 struct StoreOptions: ParsableArguments {
     @Option(help: "The store file (default: $XDG_DATA_HOME/hrbridge/store.sqlite).")
@@ -156,9 +160,17 @@ struct WorkoutsDeleteCommand: AsyncParsableCommand {
         guard let uuid = UUID(uuidString: id) else { throw ValidationError("'\(id)' is not a workout identifier") }
         let store = try storeOptions.open()
         do {
+            // One being recorded (here, by the daemon or another run) or interrupted is not
+            // deleted from under its recorder or its recovery: its samples would go nowhere.
+            guard try await !store.workout(uuid).isActive else {
+                StandardError.write(
+                    "hrbridge: workout \(uuid.uuidString) is still being recorded, or was interrupted: stop it, or let `workout run --recover` (or the daemon) finish it, then delete it"
+                )
+                throw ExitCode(66)
+            }
             try await store.deleteWorkout(uuid)
             print("deleted \(uuid.uuidString)")
-        } catch {
+        } catch let error as StoreError {
             guard case .unknownWorkout = error else { throw error }
             StandardError.write("hrbridge: no workout \(uuid.uuidString) in \(store.location)")
             throw ExitCode(66)
@@ -254,28 +266,39 @@ enum WaveformFileExport {
         -> String
     {
         let path = output ?? "workout-\(id.uuidString)-\(kind.rawValue).csv"
-        let handle: FileHandle
         if path == "-" {
-            handle = FileHandle.standardOutput
-        } else {
-            guard FileManager.default.createFile(atPath: path, contents: nil),
-                let file = FileHandle(forWritingAtPath: path)
-            else {
-                StandardError.write("hrbridge: cannot write \(path)")
-                throw ExitCode(73)
+            _ = try await exiting(workout: id) {
+                try await WorkoutWaveformFile.csv(workout: id, kind: kind, store: store) { text in
+                    try FileHandle.standardOutput.write(contentsOf: Data(text.utf8))
+                }
             }
-            handle = file
+            return path
         }
-        defer { if path != "-" { try? handle.close() } }
+        // Written beside the file and renamed over it once whole: a failed export (no such
+        // workout, no signal, a full disk) leaves a file already there as it was.
+        let partial = path + ".partial-\(UUID().uuidString.prefix(8))"
+        guard FileManager.default.createFile(atPath: partial, contents: nil),
+            let handle = FileHandle(forWritingAtPath: partial)
+        else {
+            StandardError.write("hrbridge: cannot write \(path)")
+            throw ExitCode(73)
+        }
         do {
+            defer { try? handle.close() }
             _ = try await exiting(workout: id) {
                 try await WorkoutWaveformFile.csv(workout: id, kind: kind, store: store) { text in
                     try handle.write(contentsOf: Data(text.utf8))
                 }
             }
         } catch {
-            if path != "-" { try? FileManager.default.removeItem(atPath: path) }
+            try? FileManager.default.removeItem(atPath: partial)
             throw error
+        }
+        guard rename(partial, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            try? FileManager.default.removeItem(atPath: partial)
+            StandardError.write("hrbridge: cannot write \(path): \(reason)")
+            throw ExitCode(73)
         }
         return path
     }

@@ -1,0 +1,55 @@
+import Foundation
+import Samples
+import Sensors
+import Testing
+import WorkoutStore
+import Workouts
+
+@Suite("hrbridge workouts delete")
+struct WorkoutsDeleteCommandTests {
+    @Test(
+        "a workout still being recorded (or interrupted) is not deleted: exit 66, its samples kept; a finished one is deleted"
+    )
+    func activeWorkoutKept() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hrbridge-delete-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("store.sqlite").path
+        let active = UUID()
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        do {
+            // As a recorder leaves it: journaled, with samples, not finished.
+            let store = try WorkoutStore(path: path)
+            try await store.beginWorkout(
+                ActiveSessionRecord(
+                    workoutID: active, configuration: WorkoutConfiguration(activityType: .running), profile: nil,
+                    start: start, state: .running))
+            let strap = SampleSource(adapter: "hci0", address: "C0:FF:EE:00:00:01", name: nil)
+            let samples = try (0..<10).map {
+                try QuantitySample(
+                    type: .heartRate, quantity: Quantity(unit: QuantityType.heartRate.canonicalUnit, value: 120),
+                    start: start.addingTimeInterval(Double($0)), end: start.addingTimeInterval(Double($0)),
+                    source: strap)
+            }
+            #expect(try await store.append(samples, workout: active) == 10)
+        }
+        let refused = try await runHRBridge(
+            ["workouts", "delete", active.uuidString, "--store", "store.sqlite"], in: directory)
+        #expect(refused.status == 66)
+        #expect(refused.stderr.contains("still being recorded"), "\(refused.stderr)")
+        let store = try WorkoutStore(path: path)
+        #expect(try await store.samples(type: .heartRate, workout: active).count == 10)
+        #expect(try await store.workout(active).isActive)
+
+        let run = try await runHRBridge(
+            ["workout", "run", "--speed", "max", "--duration", "20s", "--json", "--store", "store.sqlite"],
+            in: directory)
+        #expect(run.status == 0, "\(run.stderr)")
+        let finished = try #require(try await store.workouts().first { !$0.isActive }).id
+        let deleted = try await runHRBridge(
+            ["workouts", "delete", finished.uuidString, "--store", "store.sqlite"], in: directory)
+        #expect(deleted.status == 0, "\(deleted.stderr)")
+        #expect(try await store.workouts().map(\.id) == [active])
+    }
+}
