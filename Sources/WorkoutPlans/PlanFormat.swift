@@ -107,17 +107,36 @@ private struct Reader {
         problems.append(PlanProblem(location: location, path: path, kind: .format(message)))
     }
 
+    /// Every key of `object` not in `known` is a problem: a misspelt key is never silently ignored.
+    mutating func onlyKnownKeys(
+        _ object: [String: JSONValue], _ known: Set<String>, _ location: String, _ path: String
+    ) {
+        for key in object.keys.sorted() where !known.contains(key) { fail(location, "\(path).\(key)", "unknown key") }
+    }
+
+    /// The text at `key`: nil when absent; a problem, and nil, when it is there but not text.
+    mutating func text(
+        _ object: [String: JSONValue], _ key: String, _ location: String, _ path: String
+    ) -> String? {
+        guard let raw = object[key] else { return nil }
+        guard let text = raw.string else {
+            fail(location, "\(path).\(key)", "expected text")
+            return nil
+        }
+        return text
+    }
+
     mutating func plan(_ root: JSONValue) -> WorkoutPlan? {
         guard let object = root.object else {
             fail("plan", "$", "expected an object")
             return nil
         }
-        let known: Set<String> = ["version", "name", "activity", "location", "custom", "singleGoal", "pacer"]
-        for key in object.keys.sorted() where !known.contains(key) { fail("plan", "$.\(key)", "unknown key") }
+        onlyKnownKeys(
+            object, ["version", "name", "activity", "location", "custom", "singleGoal", "pacer"], "plan", "$")
         if let version = object["version"], version != .number(1) {
             fail("plan", "$.version", "only version 1 is supported")
         }
-        let name = object["name"]?.string ?? "Workout"
+        let name = text(object, "name", "plan", "$") ?? "Workout"
         guard let activityText = object["activity"]?.string,
             let activity = WorkoutActivityType(rawValue: activityText)
         else {
@@ -126,7 +145,16 @@ private struct Reader {
                 "required: one of \(WorkoutActivityType.allCases.map(\.rawValue).joined(separator: ", "))")
             return nil
         }
-        let location = object["location"]?.string.flatMap(WorkoutLocation.init(rawValue:)) ?? .unknown
+        var location = WorkoutLocation.unknown
+        if let text = text(object, "location", "plan", "$") {
+            if let known = WorkoutLocation(rawValue: text) {
+                location = known
+            } else {
+                fail(
+                    "plan", "$.location",
+                    "indoor, outdoor or unknown")
+            }
+        }
         let kinds = ["custom", "singleGoal", "pacer"].filter { object[$0] != nil }
         guard kinds.count == 1 else {
             fail("plan", "$", "exactly one of custom, singleGoal or pacer is required")
@@ -138,6 +166,7 @@ private struct Reader {
         case "singleGoal": kind = goal(object["singleGoal"], "plan", "$.singleGoal").map { .singleGoal($0) }
         default:
             let pacer = object["pacer"]?.object
+            if let pacer { onlyKnownKeys(pacer, ["distance", "time"], "plan", "$.pacer") }
             let distance = value(pacer?["distance"], "plan", "$.pacer.distance")
             let time = value(pacer?["time"], "plan", "$.pacer.time")
             kind = distance.flatMap { distance in time.map { .pacer(distance: distance, time: $0) } }
@@ -150,25 +179,31 @@ private struct Reader {
             fail("plan", "$.custom", "expected an object with warmup, blocks and cooldown")
             return nil
         }
+        onlyKnownKeys(object, ["warmup", "blocks", "cooldown"], "plan", "$.custom")
         let warmup = object["warmup"].flatMap { step($0, "warm-up", "$.custom.warmup") }
         let cooldown = object["cooldown"].flatMap { step($0, "cool-down", "$.custom.cooldown") }
         var blocks: [IntervalBlock] = []
+        if let raw = object["blocks"], raw.array == nil { fail("plan", "$.custom.blocks", "expected a list of blocks") }
         for (index, any) in (object["blocks"]?.array ?? []).enumerated() {
             let path = "$.custom.blocks[\(index)]"
             guard let block = any.object else {
                 fail("block \(index + 1)", path, "expected an object")
                 continue
             }
+            onlyKnownKeys(block, ["steps", "iterations"], "block \(index + 1)", path)
+            if let raw = block["steps"], raw.array == nil {
+                fail("block \(index + 1)", path + ".steps", "expected a list of steps")
+            }
             var steps: [IntervalStep] = []
             for (stepIndex, stepAny) in (block["steps"]?.array ?? []).enumerated() {
                 let location = "block \(index + 1), step \(stepIndex + 1)"
                 let stepPath = path + ".steps[\(stepIndex)]"
-                let purposeText = stepAny.object?["purpose"]?.string ?? "work"
-                guard let purpose = IntervalStep.Purpose(rawValue: purposeText) else {
+                let purposeRaw = stepAny.object?["purpose"]
+                guard let purpose = IntervalStep.Purpose(rawValue: purposeRaw.map { $0.string ?? "" } ?? "work") else {
                     fail(location, stepPath + ".purpose", "work or recovery")
                     continue
                 }
-                if let parsed = step(stepAny, location, stepPath) {
+                if let parsed = step(stepAny, location, stepPath, purposeAllowed: true) {
                     steps.append(IntervalStep(purpose: purpose, step: parsed))
                 }
             }
@@ -188,18 +223,22 @@ private struct Reader {
         return .custom(warmup: warmup, blocks: blocks, cooldown: cooldown)
     }
 
-    mutating func step(_ any: JSONValue, _ location: String, _ path: String) -> WorkoutStep? {
+    mutating func step(
+        _ any: JSONValue, _ location: String, _ path: String, purposeAllowed: Bool = false
+    ) -> WorkoutStep? {
         guard let object = any.object else {
             fail(location, path, "expected an object with a goal")
             return nil
         }
+        onlyKnownKeys(
+            object, purposeAllowed ? ["goal", "alert", "name", "purpose"] : ["goal", "alert", "name"], location, path)
         guard let goal = goal(object["goal"] ?? .string("open"), location, path + ".goal") else { return nil }
         var alert: WorkoutAlert?
         if let alertObject = object["alert"] {
             guard let parsed = self.alert(alertObject, location, path + ".alert") else { return nil }
             alert = parsed
         }
-        return WorkoutStep(goal: goal, alert: alert, displayName: object["name"]?.string)
+        return WorkoutStep(goal: goal, alert: alert, displayName: text(object, "name", location, path))
     }
 
     mutating func value(_ any: JSONValue?, _ location: String, _ path: String) -> PlanValue? {
@@ -232,7 +271,7 @@ private struct Reader {
             fail(location, path, "expected an object such as {\"heartRateZone\": 2}")
             return nil
         }
-        let metric = AlertMetric(rawValue: object["metric"]?.string ?? "current")
+        let metric = AlertMetric(rawValue: object["metric"].map { $0.string ?? "" } ?? "current")
         guard let metric else {
             fail(location, path + ".metric", "current or average")
             return nil

@@ -153,6 +153,53 @@ struct PlanFormatTests {
             problems(plan(#"{"blocks": [{"steps": [{"goal": {"time": "5 fortnights"}}]}]}"#)).first?.path
                 == "$.custom.blocks[0].steps[0].goal.time")
     }
+
+    @Test(
+        "a misspelt key or a value of the wrong type anywhere is a problem at its path, never a default",
+        arguments: [
+            (
+                #"{"activity": "running", "custom": {"blockz": [], "blocks": [{"steps": [{"goal": "open"}]}]}}"#,
+                "$.custom.blockz"
+            ),
+            (
+                #"{"activity": "running", "custom": {"blocks": [{"iteratons": 3, "steps": [{"goal": "open"}]}]}}"#,
+                "$.custom.blocks[0].iteratons"
+            ),
+            (
+                #"{"activity": "running", "custom": {"blocks": [{"steps": [{"gaol": {"time": "1 min"}}]}]}}"#,
+                "$.custom.blocks[0].steps[0].gaol"
+            ),
+            (
+                #"{"activity": "running", "custom": {"warmup": {"purpose": "work", "goal": "open"}, "blocks": [{"steps": [{"goal": "open"}]}]}}"#,
+                "$.custom.warmup.purpose"
+            ),
+            (
+                #"{"activity": "running", "pacer": {"distance": "5 km", "time": "25 min", "pace": "5 min"}}"#,
+                "$.pacer.pace"
+            ),
+            (#"{"activity": "running", "location": "outdoors", "singleGoal": "open"}"#, "$.location"),
+            (#"{"activity": "running", "name": 5, "singleGoal": "open"}"#, "$.name"),
+            (
+                #"{"activity": "running", "custom": {"blocks": [{"steps": [{"purpose": 7, "goal": "open"}]}]}}"#,
+                "$.custom.blocks[0].steps[0].purpose"
+            ),
+            (
+                #"{"activity": "running", "custom": {"blocks": [{"steps": [{"name": 1, "goal": "open"}]}]}}"#,
+                "$.custom.blocks[0].steps[0].name"
+            ),
+            (
+                #"{"activity": "running", "custom": {"blocks": [{"steps": [{"goal": "open", "alert": {"metric": true, "heartRateZone": 2}}]}]}}"#,
+                "$.custom.blocks[0].steps[0].alert.metric"
+            ),
+            (#"{"activity": "running", "custom": {"blocks": {"steps": []}}}"#, "$.custom.blocks"),
+            (
+                #"{"activity": "running", "custom": {"blocks": [{"steps": {"goal": "open"}}]}}"#,
+                "$.custom.blocks[0].steps"
+            ),
+        ])
+    func strictKeysAndTypes(json: String, path: String) {
+        #expect(problems(json).map(\.path).contains(path), "\(problems(json))")
+    }
 }
 
 @Suite("Structured workouts: every count and size is bounded")
