@@ -304,6 +304,12 @@ public enum BridgeDaemon {
         }
     }
 
+    /// The mode of a directory the daemon makes for its socket: the owner's, and reading and
+    /// searching (never writing) for the group and others the socket's mode lets in.
+    static func socketDirectoryMode(_ socketMode: Int) -> Int {
+        0o700 | (socketMode & 0o070 != 0 ? 0o050 : 0) | (socketMode & 0o007 != 0 ? 0o005 : 0)
+    }
+
     /// The Unix-socket listener: a stale socket file is replaced, the mode is set once it listens.
     static func unixListener(
         core: BridgeCore, listening: AsyncStream<Void>.Continuation, logger: Logger
@@ -311,9 +317,13 @@ public enum BridgeDaemon {
         let path = core.configuration.effectiveSocketPath
         let directory = (path as NSString).deletingLastPathComponent
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            // Set, not left to the umask (the socket's, which has no search bit): whoever may use
+            // the socket may reach it.
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: Self.socketDirectoryMode(core.configuration.socketMode)])
         } catch {
-            throw DaemonError.listener("cannot create \(directory): \(error)")
+            throw DaemonError.listener("cannot create \(directory): \(error.localizedDescription)")
         }
         var status = stat()
         if lstat(path, &status) == 0 {

@@ -105,6 +105,38 @@ struct DaemonTests {
         #expect(String(decoding: csv.body, as: UTF8.self).split(separator: "\n").count > 2)
     }
 
+    @Test(
+        "a socket in directories that do not exist yet: the daemon makes them searchable for the socket's group (0750), not with the socket's umask (0660, which only root could pass)"
+    )
+    func socketDirectoriesAreSearchable() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hrbridge-sockdir-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socket = directory.appendingPathComponent("run/hrbridge/api.sock").path
+        let config = directory.appendingPathComponent("config.toml").path
+        try Data(
+            """
+            [adapter]
+            kind = "mock"
+            [store]
+            path = "\(directory.path)/store.sqlite"
+            [api]
+            socket = "\(socket)"
+            """.utf8
+        ).write(to: URL(fileURLWithPath: config))
+        let api = APIClient(endpoint: .unix(socket))
+        let daemon = try await Spawned.startPeer(
+            DaemonUnderTest.daemonBinary, ["--config", config], environment: ["STATE_DIRECTORY": directory.path],
+            label: "daemon"
+        ) { _ in (try? await api.send(.GET, "/v1/health"))?.status == 200 }
+        defer { daemon.stop() }
+        for made in ["run", "run/hrbridge"] {
+            let attributes = try FileManager.default.attributesOfItem(
+                atPath: directory.appendingPathComponent(made).path)
+            #expect((attributes[.posixPermissions] as? Int) == 0o750, "\(made)")
+        }
+    }
+
     @Test("two sessions at once on two straps: each records only its own strap, one athlete per strap")
     func twoConcurrentSessions() async throws {
         let daemon = try await DaemonUnderTest()
