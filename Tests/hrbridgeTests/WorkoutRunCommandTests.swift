@@ -1,7 +1,9 @@
+import BusHarness
 import Foundation
 import JSONSupport
 import Testing
 import Wire
+import WorkoutStore
 
 @testable import hrbridge
 
@@ -128,6 +130,32 @@ struct WorkoutRunCommandTests {
         }
         // 2 minutes of both straps' heart rates (and more): the same in both, none lost to the other.
         #expect(counts[0] == counts[1] && counts[0] > 400, "\(counts)")
+    }
+
+    @Test(
+        "--json read by `head`, which goes away: the workout stops and is saved (exit 0), not killed by SIGPIPE and left active"
+    )
+    func readerGoesAway() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hrbridge-head-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("hrbridge").path
+        let store = directory.appendingPathComponent("store.sqlite").path
+        // Ten minutes at 60×: `head` has long gone before the run would end by itself.
+        let pipeline = try Spawned(
+            "/bin/bash",
+            [
+                "-c",
+                #""$0" workout run --speed 60 --duration 10m --json --store "$1" | head -3 > /dev/null; exit "${PIPESTATUS[0]}""#,
+                binary, store,
+            ])
+        #expect(await pipeline.wait() == 0, "\(pipeline.report)")
+        #expect(pipeline.output.contains { $0.contains("standard output closed") })
+        let workouts = try await WorkoutStore(path: store).workouts()
+        #expect(workouts.count == 1 && workouts.allSatisfy { !$0.isActive && $0.summary != nil })
+        #expect(workouts.first.flatMap(\.elapsedTime).map { $0 < 600 } == true, "stopped early")
     }
 
     @Test("bad options exit 64")

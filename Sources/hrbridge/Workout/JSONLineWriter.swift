@@ -13,12 +13,25 @@ import Workouts
 /// the last one is the summary.
 final class JSONLineWriter: Sendable {
     private let enabled: Bool
-    private let lock = Mutex(())
+    /// Whether standard output went away (the reader closed the pipe: `| head`): nothing more is
+    /// written, and the run stops and saves the workout as an interrupt does.
+    private let closed = Mutex(false)
 
     init(enabled: Bool) { self.enabled = enabled }
 
+    /// True once a line could not be written.
+    var isClosed: Bool { closed.withLock { $0 } }
+
     private func write(line: String) {
-        lock.withLock { _ in FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+        closed.withLock { closed in
+            guard !closed else { return }
+            do {
+                try FileHandle.standardOutput.write(contentsOf: Data((line + "\n").utf8))
+            } catch {
+                closed = true
+                StandardError.write("hrbridge: standard output closed: the workout stops here and is saved")
+            }
+        }
     }
 
     private func write(_ value: some Encodable) {

@@ -370,7 +370,7 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         let runsPlan = recorder.runsPlan
         loop: while true {
             let now = clock.now()
-            if now >= end || stopRequested.withLock({ $0 }) { break }
+            if now >= end || stopRequested.withLock({ $0 }) || output.isClosed { break }
             if runsPlan {
                 planDisplay.note(await recorder.tickPlan(at: now), output: output)
                 if let openStepLength, await recorder.planStatus(at: now)?.current?.step.goal == .open,
