@@ -238,6 +238,13 @@ extension PostgresStore {
         }
     }
 
+    /// Removes an entry; false when there is none with that id.
+    public func deleteScheduled(_ id: UUID) async throws(StoreError) -> Bool {
+        try await write { session in
+            try await session.rows("DELETE FROM schedule WHERE id = \(id.uuidString) RETURNING id").isEmpty == false
+        }
+    }
+
     /// Marks an entry complete with the workout that ran it.
     public func markScheduled(_ id: UUID, completedAt date: Date, workout: UUID) async throws(StoreError) {
         try await write { session in

@@ -67,6 +67,16 @@ public enum PlanValidator {
         return problems
     }
 
+    /// A control character (an escape, a newline, NUL) or an invisible format one (a bidi
+    /// override), the zero-width joiner of emoji sequences aside.
+    static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control: true
+        case .format: scalar != "\u{200D}"
+        default: false
+        }
+    }
+
     /// The counts and sizes above their ``PlanLimits``.
     static func sizeProblems(in plan: WorkoutPlan) -> [PlanProblem] {
         var problems: [PlanProblem] = []
@@ -76,6 +86,14 @@ public enum PlanValidator {
                     PlanProblem(
                         location: location, path: path,
                         kind: .tooLarge("characters in a name", limit: PlanLimits.nameLength)))
+            }
+            // A name reaches terminals, logs and pages: no escape sequences, newlines or bidi
+            // overrides (an emoji's zero-width joiner is kept).
+            if let text, text.unicodeScalars.contains(where: Self.isHidden) {
+                problems.append(
+                    PlanProblem(
+                        location: location, path: path,
+                        kind: .format("a name holds control or invisible formatting characters")))
             }
         }
         name(plan.name, "plan", "$.name")

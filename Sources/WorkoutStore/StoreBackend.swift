@@ -73,6 +73,8 @@ public protocol StoreBackend: Sendable {
     func scheduledPlans(from: Date, to: Date) async throws(StoreError) -> [ScheduledPlan]
     /// Marks a schedule entry complete with the workout that ran it.
     func markScheduled(_ id: UUID, completedAt date: Date, workout: UUID) async throws(StoreError)
+    /// Removes a schedule entry; false when there is none with that id.
+    func deleteScheduled(_ id: UUID) async throws(StoreError) -> Bool
 
     /// Stores raw-signal frames of a workout not stored yet (a frame is keyed by workout, strap,
     /// signal and first sample's time), in one transaction; returns how many were new.

@@ -289,6 +289,19 @@ public final class WorkoutStore: Sendable {
         }
     }
 
+    /// What `plan list` shows: the last 7 days' entries and every later one, by date, so each
+    /// entry the limit of upcoming ones counts can be seen (and removed).
+    public func scheduledPlans(since now: Date) async throws(StoreError) -> [ScheduledPlan] {
+        try await uncancelled { () async throws(StoreError) in
+            try await self.backend.scheduledPlans(from: now.addingTimeInterval(-7 * 86_400), to: .distantFuture)
+        }
+    }
+
+    /// Removes a schedule entry; false when there is none with that id.
+    public func unschedule(_ id: UUID) async throws(StoreError) -> Bool {
+        try await uncancelled { () async throws(StoreError) in try await self.backend.deleteScheduled(id) }
+    }
+
     /// Marks the open entry of this plan nearest to `date` (within the window) complete, with the
     /// workout that ran it.
     @discardableResult

@@ -219,6 +219,15 @@ struct StoreConformanceTests {
             let listed = try await store.scheduledPlans(around: origin)
             #expect(listed[1].completedAt == origin && listed[1].workoutID == workout)
             #expect(listed.filter { $0.completedAt != nil }.count == 1)
+            // What `plan list` shows: the last 7 days and every later entry; one can be removed.
+            #expect(
+                try await store.scheduledPlans(since: origin).map(\.name) == [
+                    "day -6", "day 0", "day 3", "day 6", "day 8",
+                ])
+            let last = try #require(try await store.scheduledPlans(since: origin).last)
+            #expect(try await store.unschedule(last.id))
+            #expect(try await store.unschedule(last.id) == false)
+            #expect(try await store.scheduledPlans(since: origin).map(\.name).last == "day 6")
         }
     }
 

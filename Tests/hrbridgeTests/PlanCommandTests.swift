@@ -135,4 +135,53 @@ struct PlanCommandTests {
         #expect(entry.status == "done")
         #expect(entry.workout != nil)
     }
+
+    @Test(
+        "every entry the limit counts is listed with its id and can be removed; dates in the past, a year ahead or malformed are refused"
+    )
+    func fullScheduleCanBeSeenAndEmptied() async throws {
+        let file = try temporaryFile("p.json", try await runHRBridge(["plan", "example"]).stdout)
+        let store = file.deletingLastPathComponent().appendingPathComponent("store.sqlite").path
+        // Weeks ahead: beyond the old 7-day window, which hid them while they filled the schedule.
+        for day in 8..<23 {
+            let at = ISO8601DateFormatter().string(from: Date().addingTimeInterval(Double(day) * 86_400))
+            let scheduled = try await runHRBridge(["plan", "schedule", file.path, "--at", at, "--store", store])
+            #expect(scheduled.status == 0, "\(scheduled.stderr)")
+        }
+        let later = ISO8601DateFormatter().string(from: Date().addingTimeInterval(30 * 86_400))
+        #expect(try await runHRBridge(["plan", "schedule", file.path, "--at", later, "--store", store]).status == 75)
+        let list = try await runHRBridge(["plan", "list", "--json", "--store", store])
+        let entries = try JSONLines.lines(list.stdout).map { try JSONLines.decode(ScheduledLine.self, $0) }
+        #expect(entries.count == 15 && entries.allSatisfy { $0.status == "upcoming" })
+        let text = try await runHRBridge(["plan", "list", "--store", store])
+        #expect(text.stdout.contains(try #require(entries.first).id))
+
+        let removed = try await runHRBridge(["plan", "unschedule", try #require(entries.first).id, "--store", store])
+        #expect(removed.status == 0, "\(removed.stderr)")
+        #expect(try await runHRBridge(["plan", "schedule", file.path, "--at", later, "--store", store]).status == 0)
+        #expect(try await runHRBridge(["plan", "unschedule", UUID().uuidString, "--store", store]).status == 66)
+        #expect(try await runHRBridge(["plan", "unschedule", "nonsense", "--store", store]).status == 64)
+
+        let yesterday = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-86_400 - 3600))
+        let nextYear = ISO8601DateFormatter().string(from: Date().addingTimeInterval(400 * 86_400))
+        for at in ["1-1-1", "2026--12--01", "2026-12-01T07::30", yesterday, nextYear] {
+            let refused = try await runHRBridge(["plan", "schedule", file.path, "--at", at, "--store", store])
+            #expect(refused.status == 64, "\(at)")
+        }
+    }
+
+    @Test("a plan name with an escape sequence or a newline is refused (65), never printed raw")
+    func controlCharactersInNames() async throws {
+        for name in [#"red \u001b[31m"#, #"two\nlines"#, #"\u202eevil"#] {
+            let file = try temporaryFile(
+                "p.json", #"{"version": 1, "name": "\#(name)", "activity": "running", "singleGoal": {"time": "5 min"}}"#
+            )
+            let result = try await runHRBridge(["plan", "validate", file.path])
+            #expect(result.status == 65, "\(name)")
+            #expect(result.stderr.contains("$.name") && !result.stderr.contains("\u{1B}"), "\(result.stderr)")
+        }
+        let emoji = try temporaryFile(
+            "p.json", #"{"version": 1, "name": "Family 👨‍👩‍👧", "activity": "running", "singleGoal": {"time": "5 min"}}"#)
+        #expect(try await runHRBridge(["plan", "validate", emoji.path]).status == 0)
+    }
 }

@@ -38,6 +38,14 @@ extension SQLiteStore {
         }
     }
 
+    /// Removes an entry; false when there is none with that id.
+    public func deleteScheduled(_ id: UUID) async throws(StoreError) -> Bool {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM schedule WHERE id = ?", arguments: [id.uuidString])
+            return db.changesCount > 0
+        }
+    }
+
     /// Marks an entry complete with the workout that ran it.
     public func markScheduled(_ id: UUID, completedAt date: Date, workout: UUID) async throws(StoreError) {
         try await write { db in

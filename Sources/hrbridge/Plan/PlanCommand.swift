@@ -19,7 +19,7 @@ struct PlanCommand: AsyncParsableCommand {
             """,
         subcommands: [
             PlanValidateCommand.self, PlanShowCommand.self, PlanRunCommand.self, PlanScheduleCommand.self,
-            PlanListCommand.self, PlanExampleCommand.self,
+            PlanListCommand.self, PlanUnscheduleCommand.self, PlanExampleCommand.self,
         ]
     )
 }
@@ -189,8 +189,11 @@ struct PlanScheduleCommand: AsyncParsableCommand {
     @OptionGroup var context: PlanContextOptions
 
     func validate() throws {
-        if LocalDate.parse(at) == nil {
+        guard let date = LocalDate.parse(at) else {
             throw ValidationError("--at '\(at)' is not a date such as 2026-11-23 or 2026-11-23T07:30")
+        }
+        if let problem = LocalDate.schedulingProblem(date, now: Date()) {
+            throw ValidationError("--at '\(at)': \(problem)")
         }
     }
 
@@ -216,7 +219,7 @@ struct PlanScheduleCommand: AsyncParsableCommand {
 struct PlanListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
-        abstract: "The schedule from 7 days back to 7 days ahead: date, plan, and done, missed or upcoming.")
+        abstract: "The schedule from 7 days back on, every upcoming entry: date, plan, status and id.")
 
     @Option(help: "The store file (default: $XDG_DATA_HOME/hrbridge/store.sqlite).")
     var store: String?
@@ -227,7 +230,7 @@ struct PlanListCommand: AsyncParsableCommand {
     func run() async throws {
         let entries: [ScheduledPlan]
         do {
-            entries = try await WorkoutStore(path: store ?? WorkoutStore.defaultPath).scheduledPlans()
+            entries = try await WorkoutStore(path: store ?? WorkoutStore.defaultPath).scheduledPlans(since: Date())
         } catch {
             StandardError.write("hrbridge: \(error)")
             throw ExitCode(73)
@@ -243,12 +246,43 @@ struct PlanListCommand: AsyncParsableCommand {
                             completedAt: entry.completedAt.map(ISO8601.format), workout: entry.workoutID?.uuidString)))
             } else {
                 var line =
-                    "\(ISO8601.format(entry.date))  \(status.padding(toLength: 8, withPad: " ", startingAt: 0))  \(entry.name)"
+                    "\(ISO8601.format(entry.date))  \(status.padding(toLength: 8, withPad: " ", startingAt: 0))  \(entry.id.uuidString)  \(entry.name)"
                 if let workout = entry.workoutID { line += "  workout \(workout.uuidString)" }
                 print(line)
             }
         }
-        if entries.isEmpty && !json { print("Nothing scheduled from 7 days ago to 7 days ahead.") }
+        if entries.isEmpty && !json { print("Nothing scheduled: nothing upcoming, nothing in the last 7 days.") }
+    }
+}
+
+/// `hrbridge plan unschedule ID`.
+struct PlanUnscheduleCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unschedule", abstract: "Remove a schedule entry (its id is in `plan list`).")
+
+    @Argument(help: "The entry's id.")
+    var id: String
+
+    @Option(help: "The store file (default: $XDG_DATA_HOME/hrbridge/store.sqlite).")
+    var store: String?
+
+    func validate() throws {
+        if UUID(uuidString: id) == nil { throw ValidationError("'\(id)' is not a schedule entry's id") }
+    }
+
+    func run() async throws {
+        let removed: Bool
+        do {
+            removed = try await WorkoutStore(path: store ?? WorkoutStore.defaultPath).unschedule(UUID(uuidString: id)!)
+        } catch {
+            StandardError.write("hrbridge: \(error)")
+            throw ExitCode(73)
+        }
+        guard removed else {
+            StandardError.write("hrbridge: no schedule entry \(id)")
+            throw ExitCode(66)
+        }
+        print("unscheduled \(id.uppercased())")
     }
 }
 
@@ -256,13 +290,16 @@ struct PlanListCommand: AsyncParsableCommand {
 enum LocalDate {
     static func parse(_ text: String) -> Date? {
         if let date = ISO8601.parse(text) { return date }
-        let parts = text.split(separator: "T", maxSplits: 1)
-        let day = parts.first?.split(separator: "-").compactMap { Int($0) } ?? []
-        guard day.count == 3 else { return nil }
+        let parts = text.split(separator: "T", maxSplits: 1, omittingEmptySubsequences: false)
+        // Every part a number: `2026--12--01` is no date.
+        let dayParts = parts.first?.split(separator: "-", omittingEmptySubsequences: false) ?? []
+        let day = dayParts.compactMap { Int($0) }
+        guard day.count == 3, dayParts.count == 3, (1000...9999).contains(day[0]) else { return nil }
         var components = DateComponents(year: day[0], month: day[1], day: day[2])
         if parts.count == 2 {
-            let time = parts[1].split(separator: ":").compactMap { Int($0) }
-            guard time.count == 2 || time.count == 3 else { return nil }
+            let timeParts = parts[1].split(separator: ":", omittingEmptySubsequences: false)
+            let time = timeParts.compactMap { Int($0) }
+            guard time.count == timeParts.count, time.count == 2 || time.count == 3 else { return nil }
             components.hour = time[0]
             components.minute = time[1]
             components.second = time.count == 3 ? time[2] : 0
@@ -270,6 +307,14 @@ enum LocalDate {
         let calendar = Calendar.current
         guard components.isValidDate(in: calendar) else { return nil }
         return calendar.date(from: components)
+    }
+
+    /// Why a plan cannot be scheduled then: before today (it would only ever be missed), or more
+    /// than a year ahead. Nil when it can.
+    static func schedulingProblem(_ date: Date, now: Date, calendar: Calendar = .current) -> String? {
+        if date < calendar.startOfDay(for: now) { return "that day is past" }
+        if date > now.addingTimeInterval(366 * 86_400) { return "more than a year ahead" }
+        return nil
     }
 }
 
