@@ -158,6 +158,25 @@ struct WorkoutRunCommandTests {
         #expect(workouts.first.flatMap(\.elapsedTime).map { $0 < 600 } == true, "stopped early")
     }
 
+    @Test(
+        "`workout recover` and `plan run` hand options to `workout run`: their --help and errors name them, not the root"
+    )
+    func handedOnOptions() async throws {
+        for (command, name) in [
+            (["workout", "recover"], "hrbridge workout recover"),
+            (["plan", "run", "p.json"], "hrbridge plan run FILE"),
+        ] {
+            let help = try await runHRBridge(command + ["--help"])
+            #expect(help.status == 0)
+            #expect(help.stdout.contains("USAGE: \(name) ["), "\(help.stdout)")
+            let bad = try await runHRBridge(command + ["--bogus"])
+            #expect(bad.status == 64)
+            #expect(
+                bad.stderr.contains("Usage: \(name) [") && bad.stderr.contains("'hrbridge workout run --help'"),
+                "\(bad.stderr)")
+        }
+    }
+
     @Test("bad options exit 64")
     func badOptions() async throws {
         for arguments in [

@@ -165,7 +165,8 @@ struct PlanRunCommand: AsyncParsableCommand {
     var arguments: [String] = []
 
     func run() async throws {
-        let command = try WorkoutRunCommand.parse(["--plan", file] + arguments)
+        let command = try WorkoutRunCommand.parse(
+            handedOn: ["--plan", file] + arguments, by: "plan run FILE", abstract: Self.configuration.abstract)
         try await command.run()
     }
 }

@@ -52,7 +52,8 @@ struct WorkoutRecoverCommand: AsyncParsableCommand {
     var arguments: [String] = []
 
     func run() async throws {
-        let command = try WorkoutRunCommand.parse(arguments + ["--recover"])
+        let command = try WorkoutRunCommand.parse(
+            handedOn: arguments + ["--recover"], by: "workout recover", abstract: Self.configuration.abstract)
         try await command.run()
     }
 }
