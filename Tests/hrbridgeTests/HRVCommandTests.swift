@@ -105,6 +105,16 @@ struct HRVCommandTests {
             #expect(result.stderr.contains("\(path):\(line):"), "\(result.stderr)")
         }
         #expect(try await runHRBridge(["hrv", "analyze", path + ".missing"]).status == 66)
+        // A directory is not an empty series.
+        let directory = try await runHRBridge(["hrv", "analyze", FileManager.default.temporaryDirectory.path])
+        #expect(directory.status == 66 && directory.stdout.isEmpty && directory.stderr.contains("it is a directory"))
+        // Lines ended as Windows and spreadsheets end them read as any others; a bad one is named by its line.
+        try Data("800\r\n810\r\n820\r\n".utf8).write(to: URL(fileURLWithPath: path))
+        let crlf = try await runHRBridge(["hrv", "analyze", path])
+        #expect(crlf.status == 0, "\(crlf.stderr)")
+        #expect(crlf.stdout.contains(#""intervals":3"#))
+        try Data("800\r\n810\r\nabc\r\n".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(try await runHRBridge(["hrv", "analyze", path]).stderr.contains("\(path):3:"))
         try Data("800\n".utf8).write(to: URL(fileURLWithPath: path))
         let fileFromECG = try await runHRBridge(["hrv", "analyze", path, "--rr", "ecg"])
         #expect(fileFromECG.status == 64 && fileFromECG.stderr.contains("--rr ecg needs a stored workout"))

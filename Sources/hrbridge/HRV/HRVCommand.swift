@@ -101,15 +101,25 @@ struct HRVAnalyzeCommand: AsyncParsableCommand {
                 StandardError.write("hrbridge: cannot read \(path)")
                 throw ExitCode(66)
             }
-            data = (try? handle.read(upToCount: maximumFileSize + 1)) ?? Data()
+            do {
+                data = try handle.read(upToCount: maximumFileSize + 1) ?? Data()
+            } catch {
+                // A directory opens but does not read (EISDIR): said, never an empty analysis.
+                var isDirectory: ObjCBool = false
+                _ = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+                StandardError.write(
+                    "hrbridge: cannot read \(path)\(isDirectory.boolValue ? ": it is a directory" : "")")
+                throw ExitCode(66)
+            }
         }
         guard data.count <= maximumFileSize else {
             StandardError.write("hrbridge: \(path) is larger than \(maximumFileSize >> 20) MiB")
             throw ExitCode(65)
         }
         var intervals: [Double] = []
+        // Any line ending: "\r\n" (a file from Windows or a spreadsheet) is one character to Swift.
         for (number, line) in String(decoding: data, as: UTF8.self).split(
-            separator: "\n", omittingEmptySubsequences: false
+            omittingEmptySubsequences: false, whereSeparator: \.isNewline
         ).enumerated() {
             let text = line.trimmingCharacters(in: .whitespaces)
             if text.isEmpty || text.hasPrefix("#") { continue }
