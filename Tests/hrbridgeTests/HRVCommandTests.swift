@@ -120,7 +120,12 @@ struct HRVCommandTests {
         #expect(fileFromECG.status == 64 && fileFromECG.stderr.contains("--rr ecg needs a stored workout"))
         let store = FileManager.default.temporaryDirectory.appendingPathComponent("s-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: store) }
-        _ = try await runHRBridge(["workouts", "list", "--store", store + "/store.sqlite"])
+        #expect(
+            try await runHRBridge(["hrv", "analyze", UUID().uuidString, "--store", store + "/none.sqlite"]).status == 66
+        )
+        _ = try await runHRBridge([
+            "workout", "run", "--speed", "max", "--duration", "10s", "--store", store + "/store.sqlite",
+        ])
         let unknown = try await runHRBridge(["hrv", "analyze", UUID().uuidString, "--store", store + "/store.sqlite"])
         #expect(unknown.status == 66, "\(unknown.stderr)")
     }

@@ -153,6 +153,11 @@ struct HRVAnalyzeCommand: AsyncParsableCommand {
         -> WorkoutSeries
     {
         let store: WorkoutStore
+        guard FileManager.default.fileExists(atPath: path ?? WorkoutStore.defaultPath) else {
+            StandardError.write(
+                "hrbridge: no store at \(path ?? WorkoutStore.defaultPath): no workout \(id.uuidString)")
+            throw ExitCode(66)
+        }
         do {
             store = try WorkoutStore(path: path ?? WorkoutStore.defaultPath, guest: true)
             _ = try await store.workout(id)

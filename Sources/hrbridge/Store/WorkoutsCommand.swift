@@ -17,9 +17,19 @@ struct StoreOptions: ParsableArguments {
     @Option(help: "The store file (default: $XDG_DATA_HOME/hrbridge/store.sqlite).")
     var store: String?
 
+    /// The existing store: never created here (a mistyped --store would leave an empty one and
+    /// list nothing); opened read-only when the user may not write it (a copy on read-only media).
     func open() throws -> WorkoutStore {
+        let path = store ?? WorkoutStore.defaultPath
+        guard FileManager.default.fileExists(atPath: path) else {
+            StandardError.write(
+                "hrbridge: no store at \(path): nothing was recorded there (--store PATH names another)")
+            throw ExitCode(66)
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        let writable = access(path, W_OK) == 0 && access(directory.isEmpty ? "." : directory, W_OK) == 0
         do {
-            return try WorkoutStore(path: store ?? WorkoutStore.defaultPath)
+            return try WorkoutStore(path: path, guest: !writable)
         } catch {
             StandardError.write("hrbridge: \(error)")
             throw ExitCode(73)

@@ -5,8 +5,25 @@ import Testing
 import WorkoutStore
 import Workouts
 
-@Suite("hrbridge workouts delete")
-struct WorkoutsDeleteCommandTests {
+@Suite("hrbridge workouts: delete, and the commands that read the store")
+struct WorkoutsCommandTests {
+    @Test("a store that is not there (a mistyped --store) is said, exit 66, and nothing is created")
+    func missingStoreNotCreated() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hrbridge-typo-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = directory.appendingPathComponent("sub/store.sqlite").path
+        for command in [
+            ["workouts", "list"], ["workouts", "show", UUID().uuidString], ["samples", "--type", "heart-rate"],
+            ["workouts", "changes"], ["workouts", "export", UUID().uuidString],
+        ] {
+            let result = try await runHRBridge(command + ["--store", store])
+            #expect(result.status == 66, "\(command)")
+            #expect(result.stderr.contains("no store at \(store)"), "\(command): \(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path))
+    }
+
     @Test(
         "a workout still being recorded (or interrupted) is not deleted: exit 66, its samples kept; a finished one is deleted"
     )
