@@ -183,6 +183,10 @@ struct WorkoutRunCommandTests {
             ["--zones", "120"], ["--zones", "150,140"], ["--activity", "juggling"], ["--speed", "0"],
             ["--speed", "fast"], ["--speed", "100001"],
             ["--duration", "soon"],
+            // The configuration's bounds for an athlete: a typo, not a person.
+            ["--age", "100000"], ["--max-hr", "1e308"], ["--max-hr", "0"], ["--weight", "nan"],
+            ["--resting-hr", "200", "--max-hr", "150"], ["--resting-hr", "70", "--max-hr", "60"],
+            ["--athlete", ""], ["--athlete", "bob\u{1B}[31m"], ["--athlete", String(repeating: "a", count: 100_000)],
         ] {
             let result = try await runHRBridge(["workout", "run"] + arguments)
             #expect(result.status == 64, "\(arguments)")

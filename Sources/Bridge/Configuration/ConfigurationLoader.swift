@@ -866,8 +866,10 @@ private struct Reader {
             problem(table.line, "an athlete needs id = \"…\"")
             return nil
         }
-        guard !id.isEmpty, id.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
-            problem(line, "athlete id '\(id)' may use letters, digits, - and _ only")
+        guard UserProfile.isValidID(id) else {
+            problem(
+                line,
+                "athlete id '\(id.prefix(64))' may use letters, digits, - and _ only (1 to \(UserProfile.idLength))")
             return nil
         }
         var sex: BiologicalSex?
@@ -875,17 +877,18 @@ private struct Reader {
             sex = BiologicalSex(rawValue: text)
             if sex == nil { problem(sexLine, "sex '\(text)' is not \"male\" or \"female\"") }
         }
-        let resting = number(table, "resting_hr", in: Self.heartRates.lowerBound...150, unit: " bpm")
-        let maximum = number(table, "max_hr", in: 80...Self.heartRates.upperBound, unit: " bpm")
+        let resting = number(table, "resting_hr", in: UserProfile.restingHeartRates, unit: " bpm")
+        let maximum = number(table, "max_hr", in: UserProfile.maximumHeartRates, unit: " bpm")
         if let resting, let maximum, resting >= maximum {
             problem(
                 table["resting_hr"]!.line,
                 "resting_hr (\(formatted(resting))) must be below max_hr (\(formatted(maximum)))")
         }
         let profile = UserProfile(
-            id: id, name: string(table, "name")?.0, age: integer(table, "age", in: 5...110), sex: sex,
-            weightKilograms: number(table, "weight", in: 20...300, unit: " kg"), restingHeartRate: resting,
-            maximumHeartRate: maximum, functionalThresholdPower: number(table, "ftp", in: 30...700, unit: " W"))
+            id: id, name: string(table, "name")?.0, age: integer(table, "age", in: UserProfile.ages), sex: sex,
+            weightKilograms: number(table, "weight", in: UserProfile.weightsInKilograms, unit: " kg"),
+            restingHeartRate: resting, maximumHeartRate: maximum,
+            functionalThresholdPower: number(table, "ftp", in: UserProfile.functionalThresholdPowers, unit: " W"))
         var zones: ZoneConfiguration?
         if let value = table["zones"] {
             if case .array(let elements) = value.kind, elements.allSatisfy({ $0.number != nil }) {

@@ -148,6 +148,11 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         }
         if openStepTime != nil && plan == nil { throw ValidationError("--open-step-time needs --plan") }
         if plan != nil && recover { throw ValidationError("--plan starts a new workout; --recover continues one") }
+        // The bounds the configuration's [[athletes]] has: a typo is said, not stored as zones of 6e307.
+        let profile = UserProfile(
+            id: athlete, age: age, weightKilograms: weight, restingHeartRate: restingHeartRate,
+            maximumHeartRate: maximumHeartRate)
+        if let problem = profile.problems.first { throw ValidationError(problem) }
     }
 
     private func openStore() throws -> WorkoutStore? {
