@@ -45,6 +45,14 @@ struct HRBridged: AsyncParsableCommand {
             throw ValidationError(
                 "--socket is \(socket.utf8.count) bytes long; a Unix socket's path is at most \(most)")
         }
+        // As the configuration's `socket` and `path`: the daemon's working directory is no place.
+        if let socket, !socket.hasPrefix("/") { throw ValidationError("--socket must be an absolute path") }
+        if let store, !store.hasPrefix("/") { throw ValidationError("--store must be an absolute path") }
+        // Checked here, so --check-config says it too.
+        if Logger.Level(rawValue: logLevel) == nil {
+            throw ValidationError(
+                "--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
     }
 
     func run() async throws {
@@ -66,10 +74,7 @@ struct HRBridged: AsyncParsableCommand {
                 FileManager.default.fileExists(atPath: path) ? "\(path): valid" : "no \(path): the defaults are valid")
             return
         }
-        guard let level = Logger.Level(rawValue: logLevel) else {
-            throw ValidationError(
-                "--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
+        let level = Logger.Level(rawValue: logLevel) ?? .notice
         var logger = Logger(label: "hrbridge") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = level
         do {

@@ -364,12 +364,25 @@ struct DaemonTests {
         try? FileManager.default.removeItem(at: daemon.directory)
     }
 
-    @Test("--socket longer than a Unix socket's path can be is refused by name (64) before anything starts")
+    @Test(
+        "--socket longer than a Unix socket's path can be, relative --socket or --store, an unknown --log-level: refused by name (64) before anything starts, --check-config too"
+    )
     func socketPathTooLong() async throws {
         let long = "/tmp/" + String(repeating: "s", count: 120)
         let daemon = try Spawned(DaemonUnderTest.daemonBinary, ["--socket", long, "--check-config"], label: "long")
         #expect(await daemon.wait() == 64, "\(daemon.report)")
         #expect(daemon.output.contains { $0.contains("--socket is 125 bytes long") }, "\(daemon.report)")
+        // Refused as the configuration refuses them, --check-config included.
+        for (arguments, said) in [
+            (["--socket", "relative.sock"], "--socket must be an absolute path"),
+            (["--store", "store.sqlite"], "--store must be an absolute path"),
+            (["--log-level", "bogus"], "--log-level must be one of"),
+        ] {
+            let refused = try Spawned(
+                DaemonUnderTest.daemonBinary, arguments + ["--check-config"], label: arguments[0])
+            #expect(await refused.wait() == 64, "\(refused.report)")
+            #expect(refused.output.contains { $0.contains(said) }, "\(refused.report)")
+        }
     }
 
     @Test("the command line drives the daemon: session start, lap, status, watch, stop")
