@@ -7,6 +7,25 @@ import Workouts
 
 @Suite("hrbridge workouts: delete, and the commands that read the store")
 struct WorkoutsCommandTests {
+    @Test(
+        "a mistyped Bluetooth address, session id or count is a usage error (64) before any bus or daemon is asked",
+        arguments: [
+            ["pair", "nonsense"], ["forget", "11:22"], ["monitor", "zz:zz:zz:zz:zz:zz"], ["relay", "x"],
+            ["workout", "run", "--sensor", "nonsense"], ["workout", "run", "--sensor", "+0:+0:+0:+0:+0:+0"],
+            ["session", "status", "a b"], ["session", "stop", "../workouts"], ["session", "watch", "--count", "0"],
+            ["session", "watch", "--count=-3"], ["session", "watch", "--sensor", "bad"],
+            ["session", "watch", "--session", "x&kinds=all"],
+        ])
+    func malformedArguments(_ arguments: [String]) async throws {
+        let result = try await runHRBridge(
+            arguments
+                + ["--socket", "/nonexistent/api.sock"].filter { _ in
+                    arguments[0] == "session"
+                })
+        #expect(result.status == 64, "\(arguments): \(result.stderr)")
+        #expect(result.stderr.contains("Error: "), "\(result.stderr)")
+    }
+
     @Test("a store that is not there (a mistyped --store) is said, exit 66, and nothing is created")
     func missingStoreNotCreated() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(

@@ -58,7 +58,10 @@ struct PairCommand: AsyncParsableCommand {
     @Option(help: "Seconds to look for the sensor when BlueZ does not know it yet.")
     var timeout: Double = 15
 
-    func validate() throws { try SecondsOption.check(timeout, "--timeout") }
+    func validate() throws {
+        try AddressArguments.check([address])
+        try SecondsOption.check(timeout, "--timeout")
+    }
 
     func run() async throws {
         let (connection, adapter) = try await bluetooth.open()
@@ -104,6 +107,8 @@ struct ForgetCommand: AsyncParsableCommand {
 
     @Argument(help: "The sensor's address.")
     var address: String
+
+    func validate() throws { try AddressArguments.check([address]) }
 
     func run() async throws {
         let (connection, adapter) = try await bluetooth.open()

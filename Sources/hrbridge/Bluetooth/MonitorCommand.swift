@@ -92,6 +92,7 @@ struct MonitorCommand: AsyncParsableCommand {
     var lslLibrary: String?
 
     func validate() throws {
+        try AddressArguments.check(addresses)
         try SecondsOption.check(duration, "--duration")
         _ = try MonitorOSC.settings(target: osc ?? OSCTarget.localVRChat.description, preset: oscPreset)
     }

@@ -72,6 +72,7 @@ struct RelayCommand: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
+        try AddressArguments.check(address.map { [$0] } ?? [])
         guard Self.location(location) != nil else {
             throw ValidationError("--location must be one of chest, wrist, finger, hand, earLobe, foot, other")
         }

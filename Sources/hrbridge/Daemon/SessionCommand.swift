@@ -154,7 +154,7 @@ struct SessionCommand: AsyncParsableCommand {
 
     /// The given id, else the only active session's.
     static func resolve(_ id: String?, _ connection: Connection) async throws -> String {
-        if let id { return id }
+        if let id { return try checked(id) }
         let reply: APIClient.Reply
         do {
             reply = try await connection.client.send(.GET, "/v1/sessions")
@@ -172,10 +172,18 @@ struct SessionCommand: AsyncParsableCommand {
         return only
     }
 
+    /// A session id as the daemon gives them (a UUID); anything else is a usage error here, never
+    /// text put into a request line.
+    static func checked(_ id: String) throws -> String {
+        guard let uuid = UUID(uuidString: id) else { throw ValidationError("'\(id.prefix(64))' is not a session id") }
+        return uuid.uuidString.lowercased()
+    }
+
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show a session (default: every active one).")
         @OptionGroup var connection: Connection
         @Argument(help: "Session id.") var id: String?
+        func validate() throws { if let id { _ = try SessionCommand.checked(id) } }
         func run() async throws {
             try await connection.send(.GET, id.map { "/v1/sessions/\($0)" } ?? "/v1/sessions")
         }
@@ -190,6 +198,15 @@ struct SessionCommand: AsyncParsableCommand {
         @Option(help: "Stop after this many messages.") var count: Int?
         @Option(help: "Only these kinds, comma-separated (sensor,measurement,sample,session,figures,…), or all.")
         var kinds = "all"
+
+        func validate() throws {
+            if let session { _ = try SessionCommand.checked(session) }
+            if let sensor, !BluetoothAddress.isValid(sensor) {
+                throw ValidationError(
+                    "--sensor '\(sensor.prefix(64))' is not a Bluetooth address such as C0:FF:EE:00:00:01")
+            }
+            if let count, count < 1 { throw ValidationError("--count must be 1 or more") }
+        }
 
         func run() async throws {
             var query: [String] = []

@@ -128,6 +128,7 @@ struct WorkoutRunCommand: AsyncParsableCommand {
     var verbose = false
 
     func validate() throws {
+        try AddressArguments.check(sensors, "--sensor")
         if !rawSignals.requests.isEmpty && guest {
             throw ValidationError("--ecg and --acc record into the store: not with --guest")
         }
