@@ -19,7 +19,7 @@ struct HRBridged: AsyncParsableCommand {
 
             Exit status: 0 stopped; 69 adapter unavailable (or [peripheral], [osc] or [lsl] cannot start); 71 API listener failed; 73 store cannot \
             be opened; 75 another process records into the store (systemd retries); 78 bad \
-            configuration (one line per problem, with its line number).
+            configuration (one line per problem, with its line number), or MQTT cannot start.
             """
     )
 

@@ -34,8 +34,8 @@ struct RelayCommand: AsyncParsableCommand {
             and kernel allow it (docs/bluetooth.md, "Passing a strap on").
 
             --json: monitor's lines for the strap, and {"event":"peripheral","adapter":…,"state":
-            "registered"|"advertising"|"notAdvertising"|"notifying"|"notNotifying"|"energyReset"|
-            "refusedWrite","detail":…}; the last line is {"event":"stats","sensors":…,"peripheral":…}
+            "placed"|"registered"|"advertising"|"notAdvertising"|"notifying"|"notNotifying"|"energyReset"|
+            "refusedWrite"|"failed","detail":…}; the last line is {"event":"stats","sensors":…,"peripheral":…}
             (frames received and sent, frames with nobody subscribed, refused writes, centrals).
             Ctrl-C or SIGTERM ends it: the stats line, exit status 0. Exit status 69 when bluetoothd,
             an adapter or a strap is missing.

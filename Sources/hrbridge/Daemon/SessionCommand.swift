@@ -13,7 +13,8 @@ struct SessionCommand: AsyncParsableCommand {
         discussion: """
             Talks to the daemon's API socket (--socket, $HRBRIDGE_SOCKET, else /run/hrbridge/api.sock).
             Prints the session as JSON. Exit status: 0 done; 69 no daemon on the socket; 77 permission
-            denied on the socket (not in its group); 65 refused (the API's message is printed).
+            denied on the socket (not in its group); 65 refused (the API's message is printed); 64 a bad
+            option (a session id, a Bluetooth address, --count, --zones) before anything is asked.
             """,
         subcommands: [
             Start.self, Action.Pause.self, Action.Resume.self, Action.Lap.self, Action.Stop.self, Status.self,
