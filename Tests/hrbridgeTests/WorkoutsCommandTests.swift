@@ -2,6 +2,7 @@ import Foundation
 import Samples
 import Sensors
 import Testing
+import Wire
 import WorkoutStore
 import Workouts
 
@@ -24,6 +25,42 @@ struct WorkoutsCommandTests {
                 })
         #expect(result.status == 64, "\(arguments): \(result.stderr)")
         #expect(result.stderr.contains("Error: "), "\(result.stderr)")
+    }
+
+    @Test(
+        "samples: a day is a calendar day, --from takes a local day, --limit caps buckets too and must be 1 or more; changes takes kebab case"
+    )
+    func samplesOptions() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hrbridge-samples-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let run = try await runHRBridge(
+            ["workout", "run", "--speed", "max", "--duration", "3m", "--json", "--store", "store.sqlite"], in: directory
+        )
+        #expect(run.status == 0, "\(run.stderr)")
+        func lines(_ arguments: [String]) async throws -> [String] {
+            let result = try await runHRBridge(
+                ["samples", "--type", "heart-rate", "--store", "store.sqlite"] + arguments, in: directory)
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            return result.stdout.split(separator: "\n").map(String.init)
+        }
+        let first = try #require(try await lines(["--limit", "1", "--json"]).first)
+        let firstStart = try #require(ISO8601.parse(try JSONLines.decode(SampleJSON.self, first).start))
+        let day = try #require(try await lines(["--bucket", "day", "--json"]).first)
+        #expect(day.contains(#""start":"\#(ISO8601.format(Calendar.current.startOfDay(for: firstStart)))""#), "\(day)")
+        #expect(try await lines(["--bucket", "minute", "--limit", "2"]).count == 2)
+        let components = Calendar.current.dateComponents([.year, .month, .day], from: firstStart)
+        let localDay = String(format: "%04d-%02d-%02d", components.year!, components.month!, components.day!)
+        #expect(try await lines(["--from", localDay, "--limit", "5"]).count == 5)
+        for bad in [["--limit=-1"], ["--limit", "0"], ["--from", "yesterday"]] {
+            let result = try await runHRBridge(
+                ["samples", "--type", "heart-rate", "--store", "store.sqlite"] + bad, in: directory)
+            #expect(result.status == 64, "\(bad)")
+        }
+        let changes = try await runHRBridge(
+            ["workouts", "changes", "--type", "heart-rate", "--limit", "3", "--store", "store.sqlite"], in: directory)
+        #expect(changes.status == 0 && changes.stdout.contains(#""type":"heartRate""#), "\(changes.stderr)")
     }
 
     @Test("a store that is not there (a mistyped --store) is said, exit 66, and nothing is created")

@@ -17,7 +17,10 @@ struct WorkoutsChangesCommand: AsyncParsableCommand {
 
     @OptionGroup var storeOptions: StoreOptions
 
-    @Option(help: "The quantity type: \(QuantityType.allCases.map(\.rawValue).joined(separator: ", ")).")
+    @Option(
+        help:
+            "The quantity type: \(QuantityType.allCases.map(\.rawValue).joined(separator: ", ")) (or kebab case, as `samples --type`)."
+    )
     var type = QuantityType.heartRate.rawValue
 
     @Option(help: "The anchor of the last answer (default: from the first stored sample).")
@@ -27,7 +30,7 @@ struct WorkoutsChangesCommand: AsyncParsableCommand {
     var limit = 1000
 
     func validate() throws {
-        guard QuantityType(rawValue: type) != nil else {
+        guard QuantityType(commandLineName: type) != nil else {
             throw ValidationError(
                 "'\(type.prefix(64))' is not a quantity type (\(QuantityType.allCases.map(\.rawValue).joined(separator: ", ")))"
             )
@@ -37,7 +40,7 @@ struct WorkoutsChangesCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard let quantityType = QuantityType(rawValue: type) else { throw ExitCode(64) }
+        guard let quantityType = QuantityType(commandLineName: type) else { throw ExitCode(64) }
         let store = try storeOptions.open()
         let changes = try await store.changes(type: quantityType, since: anchor, limit: limit)
         print(try JSONText.line(SampleChangesJSON(type: quantityType, changes)))

@@ -382,8 +382,10 @@ struct SamplesCommand: AsyncParsableCommand {
         abstract: "Query stored samples, or statistics in fixed buckets.",
         discussion: """
             --type is a quantity type in kebab case: \(QuantityType.allCases.map(\.commandLineName).joined(separator: ", ")).
-            --from/--to are ISO 8601 dates (default: everything). --bucket minute|hour|day|week gives
-            statistics per bucket (count, average, min, max for readings; sum for amounts) anchored at --from.
+            --from/--to are dates: 2026-11-23, 2026-11-23T07:30 (local time) or ISO 8601 (default:
+            everything). --bucket minute|hour|day|week gives statistics per bucket (count, average, min,
+            max for readings; sum for amounts) anchored at --from, else at the first sample's hour
+            (minute, hour) or local midnight (day, week). --limit caps the samples or the buckets.
             """)
 
     @OptionGroup var storeOptions: StoreOptions
@@ -391,16 +393,16 @@ struct SamplesCommand: AsyncParsableCommand {
     @Option(help: "The quantity type, e.g. heart-rate.")
     var type: String
 
-    @Option(help: "From (ISO 8601).")
+    @Option(help: "From: 2026-11-23, 2026-11-23T07:30 (local time) or ISO 8601.")
     var from: String?
 
-    @Option(help: "To (ISO 8601).")
+    @Option(help: "To (exclusive), as --from.")
     var to: String?
 
     @Option(help: "Bucket width: minute, hour, day or week.")
     var bucket: String?
 
-    @Option(help: "At most this many samples.")
+    @Option(help: "At most this many samples (or buckets).")
     var limit: Int?
 
     @Flag(help: "JSON lines.")
@@ -408,29 +410,42 @@ struct SamplesCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard QuantityType(commandLineName: type) != nil else { throw ValidationError("unknown type '\(type)'") }
-        if let from, ISO8601.parse(from) == nil { throw ValidationError("--from '\(from)' is not ISO 8601") }
-        if let to, ISO8601.parse(to) == nil { throw ValidationError("--to '\(to)' is not ISO 8601") }
+        if let from, LocalDate.parse(from) == nil {
+            throw ValidationError("--from '\(from)' is not a date such as 2026-11-23, 2026-11-23T07:30 or ISO 8601")
+        }
+        if let to, LocalDate.parse(to) == nil {
+            throw ValidationError("--to '\(to)' is not a date such as 2026-11-23, 2026-11-23T07:30 or ISO 8601")
+        }
+        if let limit, limit < 1 { throw ValidationError("--limit must be 1 or more") }
         if let bucket, StatisticsInterval(rawValue: bucket) == nil {
             throw ValidationError("--bucket is minute, hour, day or week")
+        }
+    }
+
+    /// Where buckets start when --from is not given: the first sample's hour for minutes and
+    /// hours, its local midnight for days and weeks (a day is a calendar day, not 24 h from 20:00).
+    static func anchor(before first: Date, _ interval: StatisticsInterval, calendar: Calendar = .current) -> Date {
+        switch interval {
+        case .day, .week: calendar.startOfDay(for: first)
+        default:
+            Date(timeIntervalSinceReferenceDate: (first.timeIntervalSinceReferenceDate / 3600).rounded(.down) * 3600)
         }
     }
 
     func run() async throws {
         let store = try storeOptions.open()
         let quantityType = QuantityType(commandLineName: type)!
-        let start = from.flatMap(ISO8601.parse) ?? .distantPast
-        let end = to.flatMap(ISO8601.parse) ?? .distantFuture
+        let start = from.flatMap(LocalDate.parse) ?? .distantPast
+        let end = to.flatMap(LocalDate.parse) ?? .distantFuture
         if let bucket, let interval = StatisticsInterval(rawValue: bucket) {
             let first =
                 await start == .distantPast
                 ? (try store.samples(type: quantityType, limit: 1).first?.start ?? Date()) : start
-            let anchor = Date(
-                timeIntervalSinceReferenceDate: (first.timeIntervalSinceReferenceDate / 3600).rounded(.down) * 3600)
-            for bucket in try await store.statisticsCollection(
-                type: quantityType, from: start == .distantPast ? anchor : start,
-                to: end == .distantFuture ? Date.distantFuture : end,
-                anchor: start == .distantPast ? anchor : start, interval: interval)
-            {
+            let anchor = start == .distantPast ? Self.anchor(before: first, interval) : start
+            let buckets = try await store.statisticsCollection(
+                type: quantityType, from: anchor, to: end == .distantFuture ? Date.distantFuture : end,
+                anchor: anchor, interval: interval)
+            for bucket in buckets.prefix(limit ?? .max) {
                 if json {
                     print(
                         try JSONText.line(
