@@ -131,7 +131,14 @@ public struct PlanValue: Hashable, Sendable, CustomStringConvertible {
             }
             return PlanValue(Double(minutes * 60) + seconds, unit)
         }
-        guard let number = Double(parts[0]), number.isFinite else { return nil }
+        // Digits with an optional decimal part, as the schema's pattern: no `1e300`, `+5`, `.5`.
+        // A minus sign is read, so that the validator can say the value must be above zero.
+        let magnitude = parts[0].hasPrefix("-") ? parts[0].dropFirst() : parts[0]
+        let pieces = magnitude.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(pieces.count),
+            pieces.allSatisfy({ !$0.isEmpty && $0.allSatisfy { ("0"..."9").contains($0) } }),
+            let number = Double(parts[0]), number.isFinite
+        else { return nil }
         return PlanValue(number, unit)
     }
 }

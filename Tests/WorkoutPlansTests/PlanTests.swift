@@ -277,6 +277,15 @@ struct PlanLimitTests {
         #expect(found.first.map { !"\($0)".isEmpty } == true)
     }
 
+    @Test(
+        "a value is digits with an optional decimal part, as the schema's pattern: exponents, signs and bare points are problems",
+        arguments: ["1e300 min", "1E2 s", "+5 min", "--5 min", ".5 h", "5. h", "0x10 s", "inf s", "5.5.5 min"])
+    func valueSyntax(_ value: String) {
+        #expect(PlanValue.parse(value) == nil, "\(value)")
+        let found = problems(plan(blocks: #"{"steps": [{"goal": {"time": "\#(value)"}}]}"#))
+        #expect(found.first?.path == "$.custom.blocks[0].steps[0].goal.time", "\(found)")
+    }
+
     @Test("the slowest and fastest paces a plan may name still parse, and any pace describes itself")
     func paceBounds() {
         #expect(PlanValue.parse("999:59.5 /km") == PlanValue(999 * 60 + 59.5, .perKilometer))

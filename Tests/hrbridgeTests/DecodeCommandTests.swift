@@ -65,6 +65,14 @@ struct DecodeCommandTests {
         #expect(object["energySaturated"]?.bool == false)
         #expect(object["rrIntervals"] == .array([.number(0.0322265625)]))
         #expect(result.stderr.isEmpty)
+        // The help's own examples decode.
+        let help = try await runHRBridge(["decode", "--help"])
+        #expect(help.stdout.contains("16 55 00 04") && help.stdout.contains("16:55:00:04"))
+        for example in ["16 55 00 04", "16:55:00:04"] {
+            let decoded = try await runHRBridge(["decode", "2a37", example])
+            #expect(decoded.status == 0, "\(example)")
+            #expect(try json(decoded.stdout)["heartRate"]?.integer == 85, "\(example)")
+        }
     }
 
     @Test("names, colons and split arguments are accepted; absent EE is null")

@@ -40,6 +40,8 @@ struct PlanDisplayTests {
         #expect(PlanDisplay.line(threshold).hasSuffix("heart rate target ≥ 140 bpm now 150 ✓"))
         #expect(Format.number(.infinity) == "∞" && Format.number(.nan) == "-" && Format.number(1e300) == "∞")
         #expect(Format.clock(1e19) == "∞" && Format.clock(3725) == "1:02:05")
+        // Hours beyond 32 bits are printed whole, not cut to a wrapped Int32.
+        #expect(Format.clock(9_999_999_999 * 3600) == "9999999999:00:00")
     }
 
     @Test("plan events as JSON objects: steps with where they are, alerts with value and target")

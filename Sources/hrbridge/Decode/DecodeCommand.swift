@@ -15,7 +15,8 @@ struct DecodeCommand: ParsableCommand {
             CHARACTERISTIC is a 16-bit UUID (2a37, 0x2A37), a 128-bit UUID, or a name:
             \(GATTCharacteristic.allCases.map { "  \($0.uuid.shortDescription)  \($0.commandLineName)" }.joined(separator: "\n"))
 
-            HEX is the frame in wire order; spaces and colons are allowed ("1e 55 32 00", 1E:55:32:00).
+            HEX is the frame in wire order; spaces and colons are allowed ("16 55 00 04", 16:55:00:04: 85 bpm,
+            skin contact, one RR interval of 1 s).
 
             Output: one JSON object on stdout. For heart-rate-measurement the keys are heartRate
             (count/min), sensorContact ("notSupported", "notDetected", "detected"), energyExpended

@@ -134,7 +134,7 @@ struct WorkoutsShowCommand: AsyncParsableCommand {
             signal.last.timeIntervalSince(signal.first) + Double(signal.samples) / Double(max(signal.frames, 1))
             / Double(max(signal.sampleRate, 1))
         let seconds = Int(span.rounded())
-        let clock = String(format: "%02d:%02d:%02d", seconds / 3600, seconds / 60 % 60, seconds % 60)
+        let clock = String(format: "%02ld:%02ld:%02ld", seconds / 3600, seconds / 60 % 60, seconds % 60)
         // A Bluetooth name is radio text: no control characters reach the terminal.
         let name =
             signal.sensor.name.map {
@@ -213,7 +213,7 @@ struct WorkoutsExportCommand: AsyncParsableCommand {
     @Argument(help: "The workout's identifier.")
     var id: String
 
-    @Option(help: "fit, tcx or csv.")
+    @Option(help: "fit, tcx, csv or edf (raw signals).")
     var format: String = "fit"
 
     @Option(name: .shortAndLong, help: "The output file (- for standard output).")

@@ -110,8 +110,8 @@ enum Format {
         guard seconds.isFinite, abs(seconds) < 1e15 else { return unbounded }
         let total = Int(seconds.rounded(.down))
         return total >= 3600
-            ? String(format: "%d:%02d:%02d", total / 3600, total / 60 % 60, total % 60)
-            : String(format: "%02d:%02d", total / 60, total % 60)
+            ? String(format: "%ld:%02ld:%02ld", total / 3600, total / 60 % 60, total % 60)
+            : String(format: "%02ld:%02ld", total / 60, total % 60)
     }
 
     static func number(_ value: Double?) -> String {
