@@ -170,6 +170,20 @@ struct PlanCommandTests {
         }
     }
 
+    @Test("the hint to give zones follows a zone alert without zones, and only that")
+    func zoneHint() async throws {
+        let example = try temporaryFile("p.json", try await runHRBridge(["plan", "example"]).stdout)
+        let noZones = try await runHRBridge(["workout", "run", "--plan", example.path, "--speed", "max", "--guest"])
+        #expect(noZones.status == 65)
+        #expect(noZones.stderr.contains("zone alerts need zones"), "\(noZones.stderr)")
+        let broken = try temporaryFile("p.json", #"{"version": 1, "activity": "running","#)
+        let unreadable = try await runHRBridge(["workout", "run", "--plan", broken.path, "--speed", "max", "--guest"])
+        #expect(unreadable.status == 65)
+        #expect(
+            unreadable.stderr.contains("not valid JSON") && !unreadable.stderr.contains("zones"), "\(unreadable.stderr)"
+        )
+    }
+
     @Test("a plan name with an escape sequence or a newline is refused (65), never printed raw")
     func controlCharactersInNames() async throws {
         for name in [#"red \u001b[31m"#, #"two\nlines"#, #"\u202eevil"#] {

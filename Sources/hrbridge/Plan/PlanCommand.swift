@@ -68,7 +68,10 @@ struct PlanContextOptions: ParsableArguments {
 
 /// Reads and validates a plan file; prints every problem and exits 65 when it is not valid.
 enum PlanFile {
-    static func load(_ path: String, context: PlanContext) throws -> (plan: WorkoutPlan, data: Data) {
+    /// `hint` may add a line after the problems (what to give on the command line).
+    static func load(_ path: String, context: PlanContext, hint: ([PlanProblem]) -> String? = { _ in nil }) throws
+        -> (plan: WorkoutPlan, data: Data)
+    {
         guard let data = FileManager.default.contents(atPath: path) else {
             StandardError.write("\(path): cannot be read")
             throw ExitCode(66)
@@ -77,6 +80,7 @@ enum PlanFile {
             return (try PlanFormat.decode(data, context: context), data)
         } catch {
             for problem in error.problems { StandardError.write("\(path): \(problem)") }
+            if let line = hint(error.problems) { StandardError.write(line) }
             throw ExitCode(65)
         }
     }

@@ -220,14 +220,14 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         if let path = plan {
             var context = PlanContext()
             context.zones[.heartRate] = try zones.map(parseZones) ?? profile.preferredZoneConfiguration(for: .heartRate)
-            do {
-                planFile = try PlanFile.load(path, context: context)
-            } catch {
-                if context.zones[.heartRate] == nil {
-                    StandardError.write(
-                        "hrbridge: heart-rate zone alerts need zones: give --zones, or --age or --max-hr")
+            let noZones = context.zones[.heartRate] == nil
+            planFile = try PlanFile.load(path, context: context) { problems in
+                // Only when a zone alert is what failed, and zones are what is missing.
+                let zoneProblem = problems.contains {
+                    if case .zoneOutOfRange = $0.kind { true } else { false }
                 }
-                throw error
+                return noZones && zoneProblem
+                    ? "hrbridge: heart-rate zone alerts need zones: give --zones, or --age or --max-hr" : nil
             }
         }
         let chosenLocation = WorkoutLocation(rawValue: location)!
