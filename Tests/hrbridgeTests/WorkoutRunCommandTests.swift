@@ -187,6 +187,8 @@ struct WorkoutRunCommandTests {
             ["--age", "100000"], ["--max-hr", "1e308"], ["--max-hr", "0"], ["--weight", "nan"],
             ["--resting-hr", "200", "--max-hr", "150"], ["--resting-hr", "70", "--max-hr", "60"],
             ["--athlete", ""], ["--athlete", "bob\u{1B}[31m"], ["--athlete", String(repeating: "a", count: 100_000)],
+            // Options that would change nothing are said, not ignored.
+            ["--export-file", "x.fit"], ["--bluetooth-adapter", "hci1"],
         ] {
             let result = try await runHRBridge(["workout", "run"] + arguments)
             #expect(result.status == 64, "\(arguments)")

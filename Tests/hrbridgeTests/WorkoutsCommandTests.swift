@@ -16,6 +16,7 @@ struct WorkoutsCommandTests {
             ["session", "status", "a b"], ["session", "stop", "../workouts"], ["session", "watch", "--count", "0"],
             ["session", "watch", "--count=-3"], ["session", "watch", "--sensor", "bad"],
             ["session", "watch", "--session", "x&kinds=all"],
+            ["workouts", "export", "6D5A57E6-FA9F-407F-8BAE-554D00BFDA82", "--format", "fit", "--wide"],
         ])
     func malformedArguments(_ arguments: [String]) async throws {
         let result = try await runHRBridge(

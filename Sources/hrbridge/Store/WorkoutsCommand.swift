@@ -235,6 +235,7 @@ struct WorkoutsExportCommand: AsyncParsableCommand {
             guard format == "csv" || format == "edf" else { throw ValidationError("--signal goes with csv or edf") }
             guard !wide else { throw ValidationError("--wide is for samples, not --signal") }
         }
+        if wide && format != "csv" { throw ValidationError("--wide goes with --format csv") }
     }
 
     func run() async throws {

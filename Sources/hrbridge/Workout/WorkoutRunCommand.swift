@@ -143,6 +143,11 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         if let sex, BiologicalSex(rawValue: sex) == nil { throw ValidationError("--sex is male or female") }
         if let export, ExportFormat(rawValue: export) == nil { throw ValidationError("--export is fit, tcx or csv") }
         if export != nil && guest { throw ValidationError("--export needs a stored workout; a guest's is not stored") }
+        // Said rather than ignored: an option that would change nothing is a mistake the user should hear of.
+        if exportFile != nil && export == nil { throw ValidationError("--export-file goes with --export FORMAT") }
+        if !bluetoothAdapter.isEmpty && adapter != "bluez" {
+            throw ValidationError("--bluetooth-adapter goes with --adapter bluez")
+        }
         if let zones { _ = try parseZones(zones) }
         if let openStepTime, ScenarioParser.duration(openStepTime).map({ $0 > 0 }) != true {
             throw ValidationError("--open-step-time '\(openStepTime)' is not a duration such as 2m")
