@@ -67,13 +67,14 @@ public enum PlanValidator {
         return problems
     }
 
-    /// A control character (an escape, a newline, NUL) or an invisible format one (a bidi
-    /// override), the zero-width joiner of emoji sequences aside.
+    /// A control character (an escape, a newline, NUL) or a bidi control (an override would let
+    /// a name display as another); other format characters (a zero-width joiner or non-joiner, a
+    /// flag's tags) are writing and stay.
     static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.properties.generalCategory {
-        case .control: true
-        case .format: scalar != "\u{200D}"
-        default: false
+        if scalar.properties.generalCategory == .control { return true }
+        switch scalar.value {
+        case 0x200E, 0x200F, 0x061C, 0x202A...0x202E, 0x2066...0x2069: return true
+        default: return false
         }
     }
 
@@ -184,7 +185,9 @@ public enum PlanValidator {
         }
         func zone(_ index: Int, _ type: QuantityType) {
             let count = context.zones[type]?.zones.count ?? 0
-            if index < 1 || index > count { add(.zoneOutOfRange(index: index, zoneCount: count), ".alert") }
+            // Named by its key, as the format's other paths are: which zones are missing.
+            let key = type == .heartRate ? "heartRateZone" : "powerZone"
+            if index < 1 || index > count { add(.zoneOutOfRange(index: index, zoneCount: count), ".alert.\(key)") }
         }
         switch alert {
         case .heartRateRange(let bounds, _): range(bounds, .heartRate)

@@ -23,9 +23,6 @@ struct HRBridge: AsyncParsableCommand {
     /// corrupt file, a row of the wrong type, a full disk) is one line and exit status 73, as the
     /// commands' own store errors are.
     static func main() async {
-        // A reader that goes away (`| head`) is an error on the write, which the commands handle
-        // (a workout stops and is saved), not a signal that kills the process mid-workout.
-        signal(SIGPIPE, SIG_IGN)
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {

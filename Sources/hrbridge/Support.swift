@@ -9,6 +9,7 @@ import Foundation
 /// Writes diagnostics to standard error, one line each.
 enum StandardError {
     static func write(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        // Never a trap: stderr may be a pipe its reader closed (`2>&1 | head`).
+        try? FileHandle.standardError.write(contentsOf: Data((line + "\n").utf8))
     }
 }

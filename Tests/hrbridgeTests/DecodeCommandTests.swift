@@ -10,6 +10,14 @@ struct CommandResult {
     let stderr: String
 }
 
+/// A fresh directory for a test's store and files (`hrbridge-LABEL-UUID`); the test removes it.
+func scratchDirectory(_ label: String) throws -> URL {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "hrbridge-\(label)-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory
+}
+
 func runHRBridge(_ arguments: [String], in directory: URL? = nil) async throws -> CommandResult {
     // The process is waited for on a thread of its own: a test waiting on the cooperative pool
     // would hold one of its few threads (two on CI) while hrbridge runs, stalling every other test.

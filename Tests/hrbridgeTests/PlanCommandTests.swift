@@ -59,7 +59,7 @@ struct PlanCommandTests {
         )
         let fiveZones = try await runHRBridge(["plan", "validate", zone7.path])
         #expect(fiveZones.status == 65)
-        #expect(fiveZones.stderr.contains("block 1, step 1 ($.custom.blocks[0].steps[0].alert)"))
+        #expect(fiveZones.stderr.contains("block 1, step 1 ($.custom.blocks[0].steps[0].alert.heartRateZone)"))
         let sevenZones = try await runHRBridge(["plan", "validate", zone7.path, "--zones", "100,110,120,130,140,150"])
         #expect(sevenZones.status == 0, "\(sevenZones.stderr)")
     }

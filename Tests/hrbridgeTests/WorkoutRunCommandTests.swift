@@ -86,9 +86,7 @@ struct WorkoutRunCommandTests {
 
     @Test("--store with a bare file name keeps the store in the current directory")
     func bareStoreName() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "hrbridge-cwd-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try scratchDirectory("cwd")
         defer { try? FileManager.default.removeItem(at: directory) }
         let run = try await runHRBridge(
             ["workout", "run", "--speed", "max", "--duration", "20s", "--json", "--store", "store.sqlite"],
@@ -104,9 +102,7 @@ struct WorkoutRunCommandTests {
         "two simulated runs in a row on one store (the first ran ahead of the wall clock): the second starts where the first ended, and each keeps every sample"
     )
     func runsInARowKeepTheirSamples() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "hrbridge-twice-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try scratchDirectory("twice")
         defer { try? FileManager.default.removeItem(at: directory) }
         let run = ["workout", "run", "--speed", "max", "--duration", "2m", "--json", "--store", "store.sqlite"]
         for _ in 0..<2 {
@@ -136,9 +132,7 @@ struct WorkoutRunCommandTests {
         "--json read by `head`, which goes away: the workout stops and is saved (exit 0), not killed by SIGPIPE and left active"
     )
     func readerGoesAway() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "hrbridge-head-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try scratchDirectory("head")
         defer { try? FileManager.default.removeItem(at: directory) }
         let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
             .appendingPathComponent("hrbridge").path

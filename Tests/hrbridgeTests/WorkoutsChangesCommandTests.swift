@@ -8,9 +8,7 @@ struct WorkoutsChangesCommandTests {
         "pages of 50 with the anchor passed back are the whole store's heart rate, each sample once; bad options exit 64"
     )
     func pagesWithAnchors() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "hrbridge-changes-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try scratchDirectory("changes")
         defer { try? FileManager.default.removeItem(at: directory) }
         let run = try await runHRBridge(
             ["workout", "run", "--speed", "max", "--duration", "60s", "--json", "--store", "store.sqlite"],

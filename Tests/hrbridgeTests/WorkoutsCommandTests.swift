@@ -32,9 +32,7 @@ struct WorkoutsCommandTests {
         "samples: a day is a calendar day, --from takes a local day, --limit caps buckets too and must be 1 or more; changes takes kebab case"
     )
     func samplesOptions() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "hrbridge-samples-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try scratchDirectory("samples")
         defer { try? FileManager.default.removeItem(at: directory) }
         let run = try await runHRBridge(
             ["workout", "run", "--speed", "max", "--duration", "3m", "--json", "--store", "store.sqlite"], in: directory
@@ -85,9 +83,7 @@ struct WorkoutsCommandTests {
         "a workout still being recorded (or interrupted) is not deleted: exit 66, its samples kept; a finished one is deleted"
     )
     func activeWorkoutKept() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "hrbridge-delete-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try scratchDirectory("delete")
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("store.sqlite").path
         let active = UUID()
@@ -117,7 +113,11 @@ struct WorkoutsCommandTests {
         #expect(try await store.workout(active).isActive)
 
         let run = try await runHRBridge(
-            ["workout", "run", "--speed", "max", "--duration", "20s", "--json", "--store", "store.sqlite"],
+            // Another athlete's: a run of the same athlete would close the interrupted one first.
+            [
+                "workout", "run", "--speed", "max", "--duration", "20s", "--json", "--athlete", "other", "--store",
+                "store.sqlite",
+            ],
             in: directory)
         #expect(run.status == 0, "\(run.stderr)")
         let finished = try #require(try await store.workouts().first { !$0.isActive }).id
@@ -125,5 +125,6 @@ struct WorkoutsCommandTests {
             ["workouts", "delete", finished.uuidString, "--store", "store.sqlite"], in: directory)
         #expect(deleted.status == 0, "\(deleted.stderr)")
         #expect(try await store.workouts().map(\.id) == [active])
+        #expect(try await store.workout(active).isActive, "still there to recover")
     }
 }

@@ -26,6 +26,10 @@ public actor MQTTBridge: Service {
     private var sequences: [String: UInt32] = [:]
     /// Straps announced to Home Assistant.
     private var announced: Set<String> = []
+    /// Each announced strap's budget of renames (``RenameBudget``).
+    private var renameBudget: [String: RenameBudget] = [:]
+    /// Straps whose new name waits for budget: announced with their next frame or status.
+    private var renamePending: Set<String> = []
     /// The frames this gateway published, for replay after an outage (with `publish_measurements`).
     private let journal: MeasurementJournal?
     /// This gateway's key: its measurements, backfill, status and availability are signed for hubs.
@@ -257,6 +261,7 @@ public actor MQTTBridge: Service {
             sensors[address] = state
             if !wasReady { await publishAvailability(address) }
             if due { await publishState(address) }
+            if renamePending.contains(address) { await announceRename(address) }
             if settings.publishMeasurements { await forward(measurement) }
         case .deviceInformation(let sensor, let information):
             guard var state = sensors[sensor.address] else { return }
@@ -572,7 +577,11 @@ public actor MQTTBridge: Service {
             if shouldAnnounce(status), !wasAnnounced { await announce(address, again: false) }
             // A new name (one first heard after the strap was announced, a strap renamed): Home
             // Assistant reads the device's name from the configs.
-            if let before, before.name != after.name, wasAnnounced { await announce(address, again: true) }
+            if let before, before.name != after.name, wasAnnounced {
+                await announceRename(address)
+            } else if renamePending.contains(address) {
+                await announceRename(address)
+            }
             if before?.state != after.state || before?.battery != after.battery || before?.name != after.name {
                 await publishAvailability(address)
                 await publishState(address)
@@ -670,12 +679,25 @@ public actor MQTTBridge: Service {
         }
     }
 
+    /// A new name for an announced strap: its configs again (Home Assistant reads the device's
+    /// name from them), within the strap's budget; beyond it, held until there is budget.
+    private func announceRename(_ address: String) async {
+        guard renameBudget[address, default: RenameBudget()].take(at: clock.now()) else {
+            renamePending.insert(address)
+            return
+        }
+        renamePending.remove(address)
+        await announce(address, again: true)
+    }
+
     /// A strap gone from the list: its entities removed and its retained topics cleared when this
     /// run announced it, or when the user forgot it (an earlier run may have: the broker keeps
     /// them). Not for every strap that passes by and goes out of range: seven messages each, for
     /// nothing.
     private func forget(_ address: String, onRequest: Bool) async {
         sensors[address] = nil
+        renameBudget[address] = nil
+        renamePending.remove(address)
         guard announced.remove(address) != nil || onRequest else { return }
         if settings.discovery {
             for message in HomeAssistantDiscovery.removals(address: address, topics: topics) {

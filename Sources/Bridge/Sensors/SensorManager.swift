@@ -328,8 +328,14 @@ public actor SensorManager {
             ?? SensorStatus(address: identity.address, adapter: identity.adapter, name: identity.name)
         let before = status
         change(&status)
-        // The adapter's latest name (one heard late, an alias set since), unless configured.
-        if let name = identity.name, !hasConfiguredName(identity.address) { status.name = name }
+        // The adapter's latest name (one heard late, an alias set since), unless configured; only
+        // from the adapter the strap is on, once it has a name (a strap two adapters see, with an
+        // alias set on one, must not flip between the two names).
+        if let name = identity.name, !hasConfiguredName(identity.address),
+            status.name == nil || identity.adapter == status.adapter
+        {
+            status.name = name
+        }
         statuses[identity.address] = status
         if status != before { publish(status) }
     }

@@ -18,6 +18,8 @@ public final class EDFWaveformFiles: Sendable {
         var written: [WrittenFile] = []
         /// The next annotation this file has not written.
         var nextAnnotation = 0
+        /// Its writer is closed and its file listed in `written` (the next run's could not be made).
+        var closed = false
     }
 
     /// One file written.
@@ -91,10 +93,15 @@ public final class EDFWaveformFiles: Sendable {
                 if var stream = streams[key], !waveform.continuous {
                     // A gap: this run's file ends here, the next run gets its own.
                     stream.dropped += stream.pending[0].count
+                    stream.pending = Array(repeating: [], count: channels)
                     try stream.writer.close()
                     stream.written.append(WrittenFile(path: stream.writer.path, records: stream.writer.records))
+                    stream.closed = true
+                    // Kept as it stands: if the next run's file cannot be made, this one is still listed.
+                    streams[key] = stream
                     stream.files += 1
                     stream.writer = try writer(for: waveform, run: stream.files)
+                    stream.closed = false
                     stream.pending = Array(repeating: [], count: channels)
                     stream.nextAnnotation = 0
                     streams[key] = stream
@@ -152,11 +159,13 @@ public final class EDFWaveformFiles: Sendable {
             var report = Report()
             for key in streams.keys.sorted() {
                 var stream = streams[key]!
-                do {
-                    try stream.writer.close()
-                    stream.written.append(WrittenFile(path: stream.writer.path, records: stream.writer.records))
-                } catch {
-                    report.failures.append("\(error)")
+                if !stream.closed {
+                    do {
+                        try stream.writer.close()
+                        stream.written.append(WrittenFile(path: stream.writer.path, records: stream.writer.records))
+                    } catch {
+                        report.failures.append("\(error)")
+                    }
                 }
                 report.files += stream.written
                 let dropped = stream.dropped + stream.pending[0].count

@@ -64,6 +64,25 @@ struct SessionCommand: AsyncParsableCommand {
         @Option(help: "Heart-rate zone boundaries in bpm, e.g. 120,140,160,175.") var zones: String?
         @Flag(help: "A guest session: never stored.") var guest = false
 
+        func validate() throws {
+            try AddressArguments.check(sensors, "--sensor")
+            _ = try boundaries()
+        }
+
+        /// Every boundary a number: one dropped quietly ("16O") would move every zone above it.
+        func boundaries() throws -> [Double]? {
+            try zones.map { text in
+                try text.split(separator: ",", omittingEmptySubsequences: false).map { part in
+                    let trimmed = part.trimmingCharacters(in: .whitespaces)
+                    guard let value = Double(trimmed), value.isFinite else {
+                        throw ValidationError(
+                            "--zones takes numbers (bpm) separated by commas, not '\(trimmed.prefix(32))'")
+                    }
+                    return value
+                }
+            }
+        }
+
         func run() async throws {
             var chosen = sensors
             if chosen.isEmpty {
@@ -91,21 +110,9 @@ struct SessionCommand: AsyncParsableCommand {
                 StandardError.write("hrbridge: the location is indoor or outdoor, not '\(location)'")
                 throw ExitCode(65)
             }
-            // Every boundary a number: one dropped quietly ("16O") would move every zone above it.
-            let boundaries = try zones.map { text in
-                try text.split(separator: ",", omittingEmptySubsequences: false).map { part in
-                    let trimmed = part.trimmingCharacters(in: .whitespaces)
-                    guard let value = Double(trimmed), value.isFinite else {
-                        StandardError.write(
-                            "hrbridge: --zones takes numbers (bpm) separated by commas, not '\(trimmed)'")
-                        throw ExitCode(64)
-                    }
-                    return value
-                }
-            }
             let body = SessionRequest(
                 activity: activityType, location: locationValue, sensors: chosen, athlete: athlete,
-                zones: boundaries, guest: guest)
+                zones: try boundaries(), guest: guest)
             try await connection.send(.POST, "/v1/sessions", json: body)
         }
     }

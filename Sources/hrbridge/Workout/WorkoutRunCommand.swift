@@ -155,9 +155,10 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         if openStepTime != nil && plan == nil { throw ValidationError("--open-step-time needs --plan") }
         if plan != nil && recover { throw ValidationError("--plan starts a new workout; --recover continues one") }
         // The bounds the configuration's [[athletes]] has: a typo is said, not stored as zones of 6e307.
+        // A workout recorded before ids had these bounds is still recovered under its id.
         let profile = UserProfile(
-            id: athlete, age: age, weightKilograms: weight, restingHeartRate: restingHeartRate,
-            maximumHeartRate: maximumHeartRate)
+            id: recover ? UserProfile.anonymousID : athlete, age: age, weightKilograms: weight,
+            restingHeartRate: restingHeartRate, maximumHeartRate: maximumHeartRate)
         if let problem = profile.problems.first { throw ValidationError(problem) }
     }
 
@@ -177,9 +178,13 @@ struct WorkoutRunCommand: AsyncParsableCommand {
     /// A virtual strap is in one workout at a time: the store keeps one sample per strap, type,
     /// moment and value, so a run sharing an earlier one's moments would keep few samples of its
     /// own. A recovered run goes on after its last sample.
-    static func simulationStart(now: Date, store: WorkoutStore?) async -> Date {
+    /// The store is only read here, and only when it exists: nothing is created before the
+    /// workout begins.
+    static func simulationStart(now: Date, storePath: String) async -> Date {
         var start = Date(timeIntervalSinceReferenceDate: now.timeIntervalSinceReferenceDate.rounded(.down))
-        guard let store else { return start }
+        guard FileManager.default.fileExists(atPath: storePath),
+            let store = try? WorkoutStore(path: storePath, guest: true)
+        else { return start }
         for type in QuantityType.allCases {
             // A store that cannot answer fails the run when it records; here it changes nothing.
             guard
@@ -207,6 +212,10 @@ struct WorkoutRunCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // A reader that goes away (`--json | head`) is an error on the write, which stops the
+        // workout and saves it, not a signal that kills the process mid-workout. Only here: other
+        // commands end on SIGPIPE as a filter should.
+        signal(SIGPIPE, SIG_IGN)
         var logger = Logger(label: "hrbridge")
         logger.logLevel = verbose ? .info : .critical
         var scenario = Scenario.default
@@ -229,7 +238,7 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             planFile = try PlanFile.load(path, context: context) { problems in
                 // Only when a zone alert is what failed, and zones are what is missing.
                 let zoneProblem = problems.contains {
-                    if case .zoneOutOfRange = $0.kind { true } else { false }
+                    if case .zoneOutOfRange(_, 0) = $0.kind { $0.path.hasSuffix(".heartRateZone") } else { false }
                 }
                 return noZones && zoneProblem
                     ? "hrbridge: heart-rate zone alerts need zones: give --zones, or --age or --max-hr" : nil
@@ -249,7 +258,6 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             return 2 * (estimate.duration + Double(estimate.openSteps) * (openStepLength ?? 300)) + 600
         }
         let workoutLength = duration.flatMap(ScenarioParser.duration) ?? planLength ?? defaultLength
-        let storage = try openStore()
         // The simulator's timeline is the run's clock: start, end, elapsed time, zones and every
         // sample date are simulated time (from this second on, or after what an earlier run left
         // ahead of the wall clock), so no wall-clock timing reaches the workout. Real straps run
@@ -259,7 +267,8 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             ? nil
             : MockSensorAdapter(
                 scenario: scenario, seed: seed,
-                steppingFrom: await Self.simulationStart(now: Date.now, store: storage), logger: logger)
+                steppingFrom: await Self.simulationStart(now: Date.now, storePath: store ?? WorkoutStore.defaultPath),
+                logger: logger)
         let clock: any WallClock = simulator?.timeline ?? SystemWallClock()
         // From the first wait on: an interrupt while waiting for bluetoothd, an adapter, a strap
         // or an answer ends the command cleanly (exit 0); once recording, it stops the workout.
@@ -275,6 +284,7 @@ struct WorkoutRunCommand: AsyncParsableCommand {
             sensorsSource = try await WorkoutSensors.bluez(settings: settings, addresses: sensors, clock: clock)
         }
         let output = JSONLineWriter(enabled: json)
+        let storage = try openStore()
         // One process records into (and recovers from) a store at a time: a daemon on the same
         // store waits (exit 75, retried by systemd) instead of continuing this workout too.
         var recordingLock: RecordingLock?
