@@ -74,7 +74,7 @@ public enum BridgeDaemon {
             throw DaemonError.store("\(store.lockPath): \(error)")
         }
         defer { withExtendedLifetime(recordingLock) {} }
-        let assembly = try await configuration.adapter.factory.make(configuration, logger: logger)
+        let assembly = try await configuration.adapter.factory.make(configuration, store: store, logger: logger)
         let core = core(
             configuration: configuration, assembly: assembly, store: store, hub: hub, metrics: metrics,
             logger: logger)

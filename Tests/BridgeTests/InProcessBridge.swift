@@ -56,7 +56,7 @@ final class InProcessBridge: Sendable {
         let logger = Logger(label: "in-process") { _ in SwiftLogNoOpLogHandler() }
         let hub = LiveHub()
         let store = try await BridgeDaemon.openStore(configuration, logger: logger)
-        let assembly = try await configuration.adapter.factory.make(configuration, logger: logger)
+        let assembly = try await configuration.adapter.factory.make(configuration, store: store, logger: logger)
         let core = BridgeDaemon.core(
             configuration: configuration, assembly: assembly, store: store, hub: hub, metrics: nil, logger: logger)
         self.core = core

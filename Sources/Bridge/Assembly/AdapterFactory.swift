@@ -1,9 +1,13 @@
 import Logging
+import WorkoutStore
 
 /// Makes the adapter of one kind (`[adapter] kind = "mock" | "bluez" | "mqtt"`).
 protocol AdapterFactory: Sendable {
-    /// The adapter and what comes with it; a failure is the daemon's exit status 69.
-    func make(_ configuration: BridgeConfiguration, logger: Logger) async throws(DaemonError) -> AdapterAssembly
+    /// The adapter and what comes with it; a failure is the daemon's exit status 69. `store` is
+    /// the daemon's, open already (the simulator starts its clock after what it holds).
+    func make(
+        _ configuration: BridgeConfiguration, store: WorkoutStore, logger: Logger
+    ) async throws(DaemonError) -> AdapterAssembly
 }
 
 extension BridgeConfiguration.AdapterKind {

@@ -3,6 +3,7 @@ import BridgeOut
 import DBus
 import Logging
 import Sensors
+import WorkoutStore
 
 /// Straps through bluetoothd on the system bus; zero adapters (or no bluetoothd yet) is a state,
 /// not a failure.
@@ -11,7 +12,9 @@ struct BlueZAdapterFactory: AdapterFactory {
     let adapters: [String]?
     let repairOnKeyLoss: Bool
 
-    func make(_ configuration: BridgeConfiguration, logger: Logger) async throws(DaemonError) -> AdapterAssembly {
+    func make(
+        _ configuration: BridgeConfiguration, store: WorkoutStore, logger: Logger
+    ) async throws(DaemonError) -> AdapterAssembly {
         let clock = SystemWallClock()
         let connection: DBusConnection
         do {

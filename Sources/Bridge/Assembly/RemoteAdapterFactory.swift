@@ -4,12 +4,15 @@ import MQTT
 import RemoteSensors
 import Sensors
 import Threads
+import WorkoutStore
 
 /// A hub: its straps are other gateways', heard over MQTT.
 struct RemoteAdapterFactory: AdapterFactory {
     let settings: BridgeConfiguration.RemoteAdapterSettings
 
-    func make(_ configuration: BridgeConfiguration, logger: Logger) async throws(DaemonError) -> AdapterAssembly {
+    func make(
+        _ configuration: BridgeConfiguration, store: WorkoutStore, logger: Logger
+    ) async throws(DaemonError) -> AdapterAssembly {
         let clock = SystemWallClock()
         let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "hub"
         // A persistent session under a stable id: backfill a gateway sends while the hub is

@@ -173,28 +173,16 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         }
     }
 
-    /// Where a simulated run's timeline starts: this second, or the end of the last sample an
-    /// earlier run left ahead of the wall clock (a run faster than real time ends in the future).
-    /// A virtual strap is in one workout at a time: the store keeps one sample per strap, type,
-    /// moment and value, so a run sharing an earlier one's moments would keep few samples of its
-    /// own. A recovered run goes on after its last sample.
-    /// The store is only read here, and only when it exists: nothing is created before the
-    /// workout begins.
+    /// Where a simulated run's timeline starts: this second, or after the samples an earlier run
+    /// left ahead of it (``WorkoutStore/endOfSamples(after:)``). A virtual strap is in one workout
+    /// at a time. The store is only read here, and only when it exists: nothing is created before
+    /// the workout begins.
     static func simulationStart(now: Date, storePath: String) async -> Date {
-        var start = Date(timeIntervalSinceReferenceDate: now.timeIntervalSinceReferenceDate.rounded(.down))
+        let start = Date(timeIntervalSinceReferenceDate: now.timeIntervalSinceReferenceDate.rounded(.down))
         guard FileManager.default.fileExists(atPath: storePath),
             let store = try? WorkoutStore(path: storePath, guest: true)
         else { return start }
-        for type in QuantityType.allCases {
-            // A store that cannot answer fails the run when it records; here it changes nothing.
-            guard
-                let last = try? await store.samples(
-                    type: type, from: start.addingTimeInterval(-86_400), limit: 1, ascending: false
-                ).first, last.end > start
-            else { continue }
-            start = Date(timeIntervalSinceReferenceDate: last.end.timeIntervalSinceReferenceDate.rounded(.up))
-        }
-        return start
+        return await store.endOfSamples(after: start) ?? start
     }
 
     /// Ends an interrupted workout at its last stored sample and saves it.
