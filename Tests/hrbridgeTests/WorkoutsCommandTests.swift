@@ -62,6 +62,67 @@ struct WorkoutsCommandTests {
         #expect(changes.status == 0 && changes.stdout.contains(#""type":"heartRate""#), "\(changes.stderr)")
     }
 
+    /// Runs `mount ARGUMENTS`; true when it succeeded.
+    private static func mount(_ arguments: [String]) throws -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments.first == "-u" ? "/bin/umount" : "/bin/mount")
+        process.arguments = arguments.first == "-u" ? Array(arguments.dropFirst()) : arguments
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+
+    @Test(
+        "a store on read-only media: a copy closed cleanly (no -wal, no -shm) is read; one whose -wal was not checkpointed is refused, naming it",
+        .enabled(if: getuid() == 0, "a read-only bind mount needs root"))
+    func readOnlyMedia() async throws {
+        let directory = try scratchDirectory("read-only")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = directory.appendingPathComponent("source")
+        let media = directory.appendingPathComponent("media")
+        for folder in [source, media] {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        }
+        let run = try await runHRBridge(
+            [
+                "workout", "run", "--speed", "max", "--duration", "1m", "--store",
+                source.appendingPathComponent("store.sqlite").path,
+            ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let store = media.appendingPathComponent("store.sqlite").path
+        try FileManager.default.copyItem(atPath: source.appendingPathComponent("store.sqlite").path, toPath: store)
+        #expect(try Self.mount(["--bind", media.path, media.path]))
+        defer { _ = try? Self.mount(["-u", media.path]) }
+        #expect(try Self.mount(["-o", "remount,bind,ro", media.path, media.path]))
+        #expect(access(media.path, W_OK) != 0, "read-only, even for root")
+
+        let listed = try await runHRBridge(["workouts", "list", "--store", store])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(listed.stdout.contains("running"), "\(listed.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: store + "-shm"))
+
+        // A copy taken while a writer held changes in its -wal, without the -shm beside it.
+        #expect(try Self.mount(["-u", media.path]))
+        let writer = try WorkoutStore(path: source.appendingPathComponent("store.sqlite").path)
+        let strap = SampleSource(adapter: "hci0", address: "C0:FF:EE:00:00:01", name: nil)
+        let sample = try QuantitySample(
+            type: .heartRate, quantity: Quantity(unit: QuantityType.heartRate.canonicalUnit, value: 120),
+            start: Date(timeIntervalSince1970: 1_800_000_000), end: Date(timeIntervalSince1970: 1_800_000_000),
+            source: strap)
+        #expect(try await writer.append([sample], workout: nil) == 1)
+        for suffix in ["", "-wal"] {
+            try? FileManager.default.removeItem(atPath: store + suffix)
+            try FileManager.default.copyItem(
+                atPath: source.appendingPathComponent("store.sqlite").path + suffix, toPath: store + suffix)
+        }
+        #expect(try Self.mount(["--bind", media.path, media.path]))
+        #expect(try Self.mount(["-o", "remount,bind,ro", media.path, media.path]))
+        let refused = try await runHRBridge(["workouts", "list", "--store", store])
+        #expect(refused.status == 73)
+        #expect(refused.stderr.contains("\(store)-wal can be checkpointed"), "\(refused.stderr)")
+        withExtendedLifetime(writer) {}
+    }
+
     @Test("a store that is not there (a mistyped --store) is said, exit 66, and nothing is created")
     func missingStoreNotCreated() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(

@@ -56,9 +56,7 @@ public final class SQLiteStore: StoreBackend {
         self.path = path
         if guest {
             do {
-                var configuration = Configuration()
-                configuration.readonly = true
-                let queue = try DatabaseQueue(path: path, configuration: configuration)
+                let queue = try Self.openReadOnly(path: path)
                 // A guest never migrates: a file an older hrbridge wrote (times since 2001, say)
                 // would be misread.
                 guard try queue.read({ try SQLiteSchema.migrator.hasCompletedMigrations($0) }) else {
@@ -103,6 +101,36 @@ public final class SQLiteStore: StoreBackend {
         }
         for file in [path, path + "-wal", path + "-shm"] where FileManager.default.fileExists(atPath: file) {
             chmod(file, 0o600)
+        }
+    }
+
+    /// Opens `path` read-only. A store in WAL mode opens so only where its `-shm` file exists or
+    /// can be made; a store closed cleanly has neither `-wal` nor `-shm`, so a copy on read-only
+    /// media (a mounted backup, a card) failed. With no `-wal` (nothing waits to be checkpointed)
+    /// the file is opened immutable, which needs neither; with one, it cannot be read safely there.
+    static func openReadOnly(path: String) throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.readonly = true
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            // SQLite opens lazily: the first read is where a missing `-shm` shows.
+            try queue.read { db in _ = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM sqlite_master") }
+            return queue
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CANTOPEN {
+            let log = path + "-wal"
+            let size = (try? FileManager.default.attributesOfItem(atPath: log)[.size] as? Int) ?? 0
+            guard size == 0, FileManager.default.fileExists(atPath: path),
+                let escaped = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)
+            else {
+                if size > 0, !FileManager.default.fileExists(atPath: path + "-shm") {
+                    throw StoreError.cannotOpen(
+                        path: path,
+                        reason: "it can only be read where its \(log) can be checkpointed or its -shm file made: "
+                            + "open it once where it can be written, or copy it with its -wal and -shm files")
+                }
+                throw error
+            }
+            return try DatabaseQueue(path: "file:\(escaped)?immutable=1", configuration: configuration)
         }
     }
 
