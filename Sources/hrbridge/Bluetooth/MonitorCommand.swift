@@ -224,13 +224,22 @@ final class MonitorOSC: Sendable {
         settings.enabled = true
         do {
             try settings.set(.target, to: target)
-            try settings.set(.preset, to: preset)
         } catch {
-            throw ValidationError("--osc\(error.key == "preset" ? "-preset" : ""): \(error.problem)")
+            throw ValidationError("--osc: \(error.problem)")
         }
-        if settings.preset == .custom {
-            throw ValidationError("--osc-preset: custom needs names, which only the daemon's [osc.custom] takes")
+        // `custom` needs names, which only the daemon's [osc.custom] takes: not offered here.
+        let offered = OSCPresetName.allCases.filter { $0 != .custom }
+        let name = try? OSCPresetName(parsing: preset)
+        guard let name, offered.contains(name) else {
+            // Shown as given, less control characters, at most 64 of them.
+            let shown = String(preset.prefix(64)).unicodeScalars.map {
+                $0.properties.generalCategory == .control ? "?" : String($0)
+            }.joined()
+            throw ValidationError(
+                "--osc-preset: \"\(shown)\" is not one of \(offered.map(\.rawValue).joined(separator: ", "))"
+                    + (name == .custom ? " (custom names go in the daemon's [osc.custom])" : ""))
         }
+        settings.preset = name
         return settings
     }
 
