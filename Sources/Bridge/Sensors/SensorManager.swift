@@ -20,6 +20,9 @@ public actor SensorManager {
     private nonisolated let known: [BridgeConfiguration.KnownSensor]
     /// The configured athlete of each sensor, for zones and % of maximum.
     private nonisolated let athletes: [String: BridgeConfiguration.Athlete]
+    /// The athlete each running session records on its straps: while it runs, theirs are the
+    /// figures (read for every frame, here and by the MQTT bridge, without waiting for this actor).
+    private nonisolated let recordedAthletes = Mutex<[String: RecordedAthlete]>([:])
     private let hub: LiveHub
     private let logger: Logger
     private var statuses: [String: SensorStatus] = [:]
@@ -185,16 +188,36 @@ public actor SensorManager {
     /// Sensors recording a guest session: nothing of what they send reaches a log.
     private var guests: Set<String> = []
 
-    /// Marks which session records a sensor (nil: none), and whether it is a guest's.
-    public func bind(_ address: String, to session: UUID?, guest: Bool = false) async {
-        if session != nil && guest { guests.insert(address.uppercased()) } else { guests.remove(address.uppercased()) }
-        statuses[address.uppercased()]?.session = session
-        if let status = statuses[address.uppercased()] { publish(status) }
+    /// Marks which session records a sensor (nil: none), whether it is a guest's, and whose
+    /// athlete the status shows meanwhile (`athlete`; nil, or once unbound: the configured one).
+    public func bind(
+        _ address: String, to session: UUID?, athlete: RecordedAthlete? = nil, guest: Bool = false
+    ) async {
+        let key = address.uppercased()
+        if session != nil && guest { guests.insert(key) } else { guests.remove(key) }
+        let recorded = session == nil ? nil : athlete
+        recordedAthletes.withLock { $0[key] = recorded }
+        if var status = statuses[key] {
+            status.session = session
+            if let recorded {
+                status.athlete = recorded.id
+                status.athleteName = recorded.name
+            } else {
+                status.athlete = known.first { $0.address == key }?.athlete
+                status.athleteName = athletes[key].map { $0.profile.name ?? $0.profile.id }
+            }
+            // The last heart rate read by whoever's zones are in force now.
+            let reading = status.heartRate.map { self.figures(address: key, heartRate: Double($0)) }
+            status.zone = reading?.zone
+            status.percentOfMax = reading?.percentOfMax
+            statuses[key] = status
+            publish(status)
+        }
         // A strap recording a session comes first for a freed link slot.
-        let configured = known.first { $0.address == address.uppercased() }?.priority ?? 0
+        let configured = known.first { $0.address == key }?.priority ?? 0
         let priority = session == nil ? nil : configured + 100
         // Awaited: the adapter only notes it, and two binds in a row must reach it in order.
-        await adapter.setPriority(priority, for: address.uppercased())
+        await adapter.setPriority(priority, for: key)
     }
 
     /// Connects a sensor and keeps it connected.
@@ -265,17 +288,22 @@ public actor SensorManager {
     /// Whether the configuration lists any sensor.
     public nonisolated var hasConfiguredSensors: Bool { !known.isEmpty }
 
-    /// A heart rate's zone (1-based) and percentage of maximum, by the sensor's configured athlete.
+    /// A heart rate's zone (1-based) and percentage of maximum: by the athlete and zones of the
+    /// session recording the sensor, else by its configured athlete.
     public nonisolated func figures(address: String, heartRate: Double) -> (zone: Int?, percentOfMax: Int?) {
-        guard let athlete = athletes[address] else { return (nil, nil) }
-        var zone: Int?
-        var percent: Int?
-        if let zones = athlete.zones ?? athlete.profile.preferredZoneConfiguration(for: .heartRate) {
-            zone = zones.position(of: heartRate) + 1
+        let zones: ZoneConfiguration?
+        let maximum: Double?
+        if let recorded = recordedAthletes.withLock({ $0[address] }) {
+            zones = recorded.zones
+            maximum = recorded.maximumHeartRate
+        } else if let athlete = athletes[address] {
+            zones = athlete.zones ?? athlete.profile.preferredZoneConfiguration(for: .heartRate)
+            maximum = athlete.profile.effectiveMaximumHeartRate
+        } else {
+            return (nil, nil)
         }
-        if let maximum = athlete.profile.effectiveMaximumHeartRate, maximum > 0 {
-            percent = Int((100 * heartRate / maximum).rounded())
-        }
+        let zone = zones.map { $0.position(of: heartRate) + 1 }
+        let percent = maximum.flatMap { $0 > 0 ? Int((100 * heartRate / $0).rounded()) : nil }
         return (zone, percent)
     }
 

@@ -198,7 +198,10 @@ public actor SessionManager {
         }
         sessions[id] = session
         statusChanges.signal()
-        for address in addresses { await sensors.bind(address, to: id, guest: request.guest) }
+        // A strap's own anonymous athlete and a guest's are not shown; the zones in force are.
+        let shown = !request.guest && configuration.athlete(athlete.profile.id) != nil
+        let recorded = RecordedAthlete(athlete, zones: zones, shown: shown)
+        for address in addresses { await sensors.bind(address, to: id, athlete: recorded, guest: request.guest) }
         // Its "running" went out while it began, before it was listed here: a reader that looks
         // it up on that message (the peripheral following the session) missed it. Say it again.
         await session.publishState()
@@ -421,7 +424,12 @@ public actor SessionManager {
                 await session.attach()
                 sessions[record.workoutID] = session
                 statusChanges.signal()
-                for address in addresses { await sensors.bind(address, to: record.workoutID) }
+                let profile = record.profile ?? UserProfile(id: UserProfile.anonymousID)
+                let recorded = RecordedAthlete(
+                    BridgeConfiguration.Athlete(profile: profile),
+                    zones: record.customZones.first { $0.quantityType == .heartRate },
+                    shown: configuration.athlete(profile.id) != nil)
+                for address in addresses { await sensors.bind(address, to: record.workoutID, athlete: recorded) }
                 await session.publishState()
                 logger.notice("session recovered", metadata: ["session": "\(record.workoutID)"])
             } catch {
