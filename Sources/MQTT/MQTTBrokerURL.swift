@@ -27,7 +27,13 @@ public struct MQTTBrokerURL: Sendable, Equatable, CustomStringConvertible {
         default: throw .invalidURL(text, reason: "the scheme must be mqtt:// or mqtts://, not \(scheme)://")
         }
         guard components.user == nil, components.password == nil else {
-            throw .invalidURL(text, reason: "credentials do not belong in the URL: use username and password_file")
+            // Shown without them: the message goes to the terminal and the journal.
+            var shown = components
+            shown.user = nil
+            shown.password = nil
+            throw .invalidURL(
+                shown.string ?? "\(scheme)://…",
+                reason: "credentials do not belong in the URL: use username and password_file")
         }
         guard components.path.isEmpty || components.path == "/", components.query == nil, components.fragment == nil
         else { throw .invalidURL(text, reason: "a broker URL has no path, query or fragment") }

@@ -16,7 +16,9 @@ public enum MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A one-line description for messages and logs.
     public var description: String {
         switch self {
-        case .invalidURL(let url, let reason): "broker URL '\(url)': \(reason)"
+        case .invalidURL(let url, let reason):
+            // At most 120 characters of it, control characters shown as `?`: it is the user's text.
+            "broker URL '\(String(url.prefix(120).map { $0.isASCII && ($0.asciiValue ?? 0) < 0x20 ? "?" : $0 }))': \(reason)"
         case .unusableFile(let path, let reason): "\(path): \(reason)"
         case .library(let call, let code, let message): "\(call) failed (\(code)): \(message)"
         case .invalidTopic(let topic): "'\(topic.prefix(80))' is not a topic one can publish to"

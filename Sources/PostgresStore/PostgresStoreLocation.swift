@@ -50,7 +50,12 @@ public struct PostgresStoreLocation: Hashable, Sendable, CustomStringConvertible
     static func isLocal(host: String?, socketDirectory: String?) -> Bool {
         guard socketDirectory == nil, let host else { return true }
         let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.")
+        // 127.0.0.0/8 only as four numbers: `127.db.example.net` is a name, and may be anywhere.
+        let octets = bare.split(separator: ".", omittingEmptySubsequences: false)
+        let loopbackV4 =
+            octets.count == 4 && octets[0] == "127"
+            && octets.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && UInt8($0) != nil }
+        return bare == "localhost" || bare == "::1" || loopbackV4
     }
 
     /// Why a password must not be sent to this server, if it must not: without TLS it would cross

@@ -43,8 +43,15 @@ struct PostgresStoreTests {
     func tlsDefaults() throws {
         #expect(try PostgresStoreLocation(url: "postgresql://hub@db.lan/gym").tls == .verifyFull)
         #expect(try PostgresStoreLocation(url: "postgresql://hub@10.0.0.5/gym").tls == .verifyFull)
-        for local in ["localhost", "127.0.0.1", "[::1]"] {
+        for local in ["localhost", "127.0.0.1", "127.1.2.3", "[::1]"] {
             #expect(try PostgresStoreLocation(url: "postgresql://hub@\(local)/gym").tls == .disable, "\(local)")
+        }
+        // Names that only begin like a loopback address may be anywhere.
+        for remote in ["127.db.example.net", "127.0.0.1.example.net", "127.0.0.256"] {
+            let location = try PostgresStoreLocation(url: "postgresql://hub@\(remote)/gym")
+            #expect(location.tls == .verifyFull, "\(remote)")
+            let plain = try PostgresStoreLocation(url: "postgresql://hub@\(remote)/gym?sslmode=disable")
+            #expect(plain.passwordRefusal?.contains("in the clear") == true, "\(remote)")
         }
         #expect(try PostgresStoreLocation(url: "postgresql://hub@/gym?host=/run/postgresql").tls == .disable)
         let pinned = try PostgresStoreLocation(

@@ -325,6 +325,10 @@ private struct Reader {
                     }
                     nodes.append(node)
                 }
+                if items.isEmpty {
+                    // An empty list would follow no gateway at all, silently.
+                    problem(value.line, "'nodes' lists no gateway: leave it out to follow every gateway")
+                }
                 settings.nodes = nodes
             } else {
                 problem(value.line, "'nodes' must be an array of gateway node names, not \(value.typeName)")
@@ -503,12 +507,16 @@ private struct Reader {
             && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
     }
 
-    /// A password file every user of the machine can read is refused.
+    /// A secret file (a password, a key) every user of the machine can read or write is refused:
+    /// read, it is no secret; written, anyone could swap in their own.
     mutating func refuseIfEveryoneReads(_ path: String?, line: Int?, key: String = "password_file") {
         guard let path, let line else { return }
         var status = stat()
-        if stat(path, &status) == 0, status.st_mode & S_IROTH != 0 {
+        guard stat(path, &status) == 0 else { return }
+        if status.st_mode & S_IROTH != 0 {
             problem(line, "\(key) '\(path)' is readable by every user: chmod 640 \(path)")
+        } else if status.st_mode & S_IWOTH != 0 {
+            problem(line, "\(key) '\(path)' is writable by every user: chmod 640 \(path)")
         }
     }
 
@@ -517,6 +525,12 @@ private struct Reader {
     mutating func readGatewayKeys(_ directory: String, line: Int) -> (keys: [String: String], next: [String: String]) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
             problem(line, "gateway_keys '\(directory)' is not a readable directory")
+            return ([:], [:])
+        }
+        var status = stat()
+        if stat(directory, &status) == 0, status.st_mode & S_IWOTH != 0 {
+            // Anyone could add a key and be taken for a gateway.
+            problem(line, "gateway_keys '\(directory)' is writable by every user: chmod 750 \(directory)")
             return ([:], [:])
         }
         var keys: [String: String] = [:]
@@ -793,6 +807,7 @@ private struct Reader {
         settings.tlsCA = filePath(table, "tls_ca")
         settings.tlsCertificate = filePath(table, "tls_cert")
         settings.tlsKey = filePath(table, "tls_key")
+        refuseIfEveryoneReads(settings.tlsKey, line: table["tls_key"]?.line, key: "tls_key")
         if (table["tls_cert"] == nil) != (table["tls_key"] == nil) {
             problem(table.line, "tls_cert and tls_key go together")
         }
@@ -930,8 +945,9 @@ private struct Reader {
             return nil
         }
         let parts = address.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 6, parts.allSatisfy({ $0.count == 2 && UInt8($0, radix: 16) != nil }) else {
-            problem(line, "'\(address)' is not a Bluetooth address such as C0:FF:EE:00:00:01")
+        guard parts.count == 6, parts.allSatisfy({ $0.count == 2 && $0.allSatisfy { $0.isASCII && $0.isHexDigit } })
+        else {
+            problem(line, "'\(address.prefix(40))' is not a Bluetooth address such as C0:FF:EE:00:00:01")
             return nil
         }
         var athlete: String?
@@ -1001,11 +1017,24 @@ private struct Reader {
             }
             let request =
                 kind == .acc ? WaveformRequest(kind: .acc, sampleRate: rate, range: range) : WaveformRequest(kind: kind)
-            if let why = request.problem {
-                problem(table[kind == .acc ? "acc_rate" : "waveforms"]?.line ?? item.line, why)
+            if kind == .acc, request.problem != nil {
+                // Each on its own key's line.
+                let fastest = WaveformKind.acc.supportedRates[0]
+                if let why = WaveformRequest(kind: .acc, sampleRate: rate, range: 8).problem {
+                    problem(table["acc_rate"]?.line ?? item.line, why)
+                }
+                if let why = WaveformRequest(kind: .acc, sampleRate: fastest, range: range).problem {
+                    problem(table["acc_range"]?.line ?? item.line, why)
+                }
+            } else if let why = request.problem {
+                problem(item.line, why)
             } else if !requests.contains(where: { $0.kind == kind }) {
                 requests.append(request)
             }
+        }
+        let streamsAcc = items.contains { if case .string("acc") = $0.kind { true } else { false } }
+        for key in ["acc_rate", "acc_range"] where !streamsAcc {
+            if let given = table[key] { problem(given.line, "\(key) applies with waveforms = [\"acc\"]") }
         }
         return requests
     }

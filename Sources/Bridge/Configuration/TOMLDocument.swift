@@ -302,6 +302,16 @@ private struct Parser {
         return !unsigned.isEmpty && unsigned.allSatisfy { $0.isASCII && $0.isNumber }
     }
 
+    static func isControl(_ character: Character) -> Bool {
+        character.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
+    /// A character as a message may show it: printable as itself, a control character as U+XXXX.
+    static func shown(_ character: Character) -> String {
+        guard isControl(character) else { return String(character) }
+        return character.unicodeScalars.map { "U+" + String($0.value, radix: 16, uppercase: true) }.joined()
+    }
+
     mutating func parseString() throws(TOMLDocument.SyntaxError) -> TOMLDocument.Value {
         let valueLine = line
         let quote = current!
@@ -320,19 +330,28 @@ private struct Parser {
                 case "r": text.append("\r")
                 case "\"": text.append("\"")
                 case "\\": text.append("\\")
+                case "b": text.append("\u{08}")
+                case "f": text.append("\u{0C}")
                 case "u", "U":
                     var hex = ""
                     for _ in 0..<(escaped == "u" ? 4 : 8) {
-                        guard let digit = current else { break }
+                        guard let digit = current, digit.isASCII, digit.isHexDigit else { break }
                         hex.append(digit)
                         advance()
                     }
-                    guard let scalar = UInt32(hex, radix: 16).flatMap(Unicode.Scalar.init) else {
+                    guard hex.count == (escaped == "u" ? 4 : 8),
+                        let scalar = UInt32(hex, radix: 16).flatMap(Unicode.Scalar.init)
+                    else {
                         throw error("bad unicode escape \\\(escaped)\(hex)")
                     }
+                    // Every path, name and token here ends at a NUL in C: never one in a value.
+                    guard scalar.value != 0 else { throw error("\\u0000 (NUL) has no place in a value") }
                     text.unicodeScalars.append(scalar)
-                default: throw error("unknown escape \\\(escaped)")
+                default: throw error("unknown escape \\\(Self.shown(escaped))")
                 }
+            } else if character != "\t", Self.isControl(character) {
+                // TOML: control characters other than tab are written as escapes.
+                throw error("a control character in a string (\(Self.shown(character))): write it as an escape")
             } else {
                 text.append(character)
             }
