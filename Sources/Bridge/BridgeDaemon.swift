@@ -183,7 +183,8 @@ public enum BridgeDaemon {
             let router = APIRouter.make(core: core, requiresToken: true)
             services.append(
                 Application(
-                    router: router, server: server(router, configuration),
+                    router: router,
+                    server: server(APIRouter.makeWebSocket(core: core, requiresToken: true), configuration),
                     configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: port)),
                     onServerRunning: { _ in listening.continuation.yield() },
                     logger: logger))
@@ -253,13 +254,15 @@ public enum BridgeDaemon {
 
     /// HTTP/1 with WebSocket upgrades, with the listener's connection limit (each listener its
     /// own: a flood on TCP leaves the Unix socket served) and the idle timeout (slow or silent
-    /// clients are closed).
-    static func server(_ router: Router<BridgeRequestContext>, _ configuration: BridgeConfiguration)
+    /// clients are closed). A request asking for an upgrade is answered by `webSocketRouter`
+    /// alone (``APIRouter/makeWebSocket(core:requiresToken:)``): on any other route it would run
+    /// that route's handler without its body, and its answer would be lost.
+    static func server(_ webSocketRouter: Router<BridgeRequestContext>, _ configuration: BridgeConfiguration)
         -> HTTPServerBuilder
     {
         let gate = ConnectionGate(limit: configuration.maxConnections)
         let idle = TimeAmount.seconds(Int64(configuration.idleTimeout))
-        let webSocketResponder = router.buildResponder()
+        let webSocketResponder = webSocketRouter.buildResponder()
         return HTTPServerBuilder { responder in
             GuardedChildChannel(
                 base: HTTP1WebSocketUpgradeChannel(
@@ -339,7 +342,8 @@ public enum BridgeDaemon {
         }
         let router = APIRouter.make(core: core, requiresToken: false)
         return Application(
-            router: router, server: server(router, core.configuration),
+            router: router,
+            server: server(APIRouter.makeWebSocket(core: core, requiresToken: false), core.configuration),
             configuration: ApplicationConfiguration(address: .unixDomainSocket(path: path)),
             onServerRunning: { _ in
                 logger.notice("API listening", metadata: ["socket": "\(path)"])

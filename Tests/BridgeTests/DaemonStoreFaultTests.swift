@@ -67,6 +67,10 @@ struct DaemonStoreFaultTests {
         let again = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[0]]])
         #expect(again.status == 507, "\(String(decoding: again.body, as: UTF8.self))")
         #expect(try await daemon.unix.send(.GET, "/v1/health").status == 200, "the daemon goes on")
+        // A full disk is the daemon's fault, not a client's: not counted among refused requests.
+        let metrics = String(decoding: try await daemon.unix.send(.GET, "/metrics").body, as: UTF8.self)
+        #expect(metrics.contains("hrbridge_frames_decoded_total"), "the daemon's metrics")
+        #expect(!metrics.contains(#"hrbridge_api_refused_total{code="disk_full"}"#))
 
         disk.free()
         // Nobody stops it again: the daemon saves it by itself (a class member's session has no one to).

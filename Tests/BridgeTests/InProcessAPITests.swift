@@ -87,13 +87,36 @@ struct InProcessAPITests {
                 (.get, "/v1/events?session=nope", nil, 400, "invalid_request"),
                 (.get, "/v1/events?kinds=measurement,heartbeat", nil, 400, "invalid_request"),
                 (.delete, "/v1/sensors/\(straps[0])", nil, 409, "sensor_in_use"),
+                // Zones as the schema has them: 2 to 8 distinct heart rates, above 0, at most 300.
+                (.post, "/v1/sessions", ["sensors": [straps[1]], "zones": [120, 400]], 400, "invalid_request"),
+                (.post, "/v1/sessions", ["sensors": [straps[1]], "zones": Array(100...108)], 400, "invalid_request"),
+                (.post, "/v1/sessions", ["sensors": [straps[1]], "zones": [120, 120, 140]], 400, "invalid_request"),
+                // Actions take no fields: one would be ignored.
+                (.post, "/v1/sessions/\(busy.id)/lap", ["colour": "red"], 400, "invalid_request"),
+                (.post, "/v1/class/stop", ["discard": true], 400, "invalid_request"),
+                // No such route: the API's JSON error, not an empty 404.
+                (.get, "/v1/nope", nil, 404, "not_found"),
+                (.get, "/" + String(repeating: "a", count: 5_000), nil, 404, "not_found"),
+                (.get, "/v1/ws", nil, 405, "method_not_allowed"),
+                (.get, "/v1/workouts/" + String(repeating: "w", count: 5_000), nil, 400, "invalid_request"),
+                (.get, "/v1/sensors/" + String(repeating: "s", count: 5_000), nil, 400, "invalid_request"),
+                (.get, "/v1/athletes/" + String(repeating: "a", count: 5_000), nil, 404, "unknown_athlete"),
+                (.get, "/v1/sessions/" + String(repeating: "x", count: 5_000), nil, 404, "unknown_session"),
+                (.get, "/v1/events?sensor=not-an-address", nil, 400, "invalid_request"),
+                (.get, "/v1/events?sensor=", nil, 400, "invalid_request"),
             ]
             for item in cases {
                 let reply = try await client.send(item.method, item.path, json: item.body)
                 #expect(Int(reply.status.code) == item.status, "\(item.method) \(item.path) \(item.body ?? [:])")
                 #expect(reply.errorCode == item.code, "\(item.path)")
-                #expect(reply.decode(ErrorJSON.self)?.error.message.isEmpty == false)
+                let message = reply.decode(ErrorJSON.self)?.error.message ?? ""
+                #expect(!message.isEmpty)
+                #expect(message.count < 300, "what the client sent is not echoed whole: \(message.prefix(80))")
             }
+            let lap = try await client.send(.post, "/v1/sessions/\(busy.id)/lap")
+            #expect(lap.status == .ok, "an action without a body still works")
+            let unknownField = try await client.send(.post, "/v1/sessions/\(busy.id)/lap", json: ["colour": "red"])
+            #expect(unknownField.decode(ErrorJSON.self)?.error.message.contains("\"colour\"") == true)
             let malformed = try await client.execute(
                 uri: "/v1/sessions", method: .post, headers: [.contentType: "application/json"],
                 body: ByteBuffer(string: "{not json"))

@@ -22,6 +22,9 @@ public struct APIError: HTTPResponseError, Sendable {
         self.message = message
     }
 
+    /// What a client sent, as a message shows it: quoted, escaped, at most 64 characters.
+    static func shown(_ text: String) -> String { String(text.prefix(64)).debugDescription }
+
     /// The JSON error response.
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers = self.headers

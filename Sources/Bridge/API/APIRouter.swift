@@ -11,12 +11,7 @@ import Wire
 public enum APIRouter {
     /// The router for one listener; `requiresToken` is true on TCP.
     public static func make(core: BridgeCore, requiresToken: Bool) -> Router<BridgeRequestContext> {
-        let router = Router(context: BridgeRequestContext.self)
-        router.middlewares.add(SecurityHeadersMiddleware())
-        router.middlewares.add(RefusalMiddleware())
-        router.middlewares.add(TokenMiddleware(tokens: core.configuration.tokens, requiresToken: requiresToken))
-        router.middlewares.add(MethodMiddleware())
-        router.middlewares.add(StoreErrorMiddleware())
+        let router = withMiddleware(core: core, requiresToken: requiresToken)
         let v1 = router.group("v1")
         v1.get("openapi.json") { _, _ in
             Response(
@@ -39,6 +34,24 @@ public enum APIRouter {
         AthleteController(core: core).addRoutes(to: v1)
         StreamController(core: core).addRoutes(to: v1)
         PageController().addRoutes(to: router)
+        return router
+    }
+
+    /// The router a request asking for a WebSocket upgrade goes to: `GET /v1/ws` and nothing else,
+    /// behind the same middleware (the token above all). Any other upgrade is declined unrun.
+    public static func makeWebSocket(core: BridgeCore, requiresToken: Bool) -> Router<BridgeRequestContext> {
+        let router = withMiddleware(core: core, requiresToken: requiresToken)
+        StreamController(core: core).addWebSocketRoute(to: router.group("v1"))
+        return router
+    }
+
+    private static func withMiddleware(core: BridgeCore, requiresToken: Bool) -> Router<BridgeRequestContext> {
+        let router = Router(context: BridgeRequestContext.self)
+        router.middlewares.add(SecurityHeadersMiddleware())
+        router.middlewares.add(RefusalMiddleware())
+        router.middlewares.add(TokenMiddleware(tokens: core.configuration.tokens, requiresToken: requiresToken))
+        router.middlewares.add(MethodMiddleware())
+        router.middlewares.add(StoreErrorMiddleware())
         return router
     }
 

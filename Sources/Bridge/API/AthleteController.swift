@@ -15,7 +15,7 @@ struct AthleteController {
         v1.get("athletes/:id") { _, context in
             let id = try context.parameters.require("id")
             guard let found = core.configuration.athlete(id) else {
-                throw APIError(.notFound, "unknown_athlete", "no athlete '\(id)'")
+                throw APIError(.notFound, "unknown_athlete", "no athlete \(APIError.shown(id))")
             }
             return try APIRouter.json(AthleteJSON(profile: found.profile, zones: found.zones))
         }

@@ -28,7 +28,7 @@ struct ClassController {
         }
         v1.post("class/stop") { request, context in
             try context.require(.control)
-            _ = try RequestBody.decode(IgnoredBody.self, from: try await RequestBody.data(of: request))
+            _ = try RequestBody.decode(EmptyBody.self, from: try await RequestBody.data(of: request))
             let ended: ClassJSON
             do throws(ClassManager.Refusal) {
                 ended = try await core.classes.stop()

@@ -2,8 +2,8 @@ public import Hummingbird
 import Logging
 import Metrics
 
-/// Counts and logs every request the API refuses (a 4xx, or a 503 it answers itself), by the
-/// error's code: a client probing tokens or sending bad bodies shows in `/metrics` and the log
+/// Counts and logs every request the API refuses (a 4xx; the connection limit's 503 is counted
+/// where it is answered), by the error's code: a client probing tokens or sending bad bodies shows in `/metrics` and the log
 /// rather than only in its own answers. Codes are the API's own, a bounded set of labels.
 public struct RefusalMiddleware: RouterMiddleware {
     /// The request context this middleware works on.
@@ -18,14 +18,30 @@ public struct RefusalMiddleware: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as APIError {
-            Self.record(code: error.code, status: Int(error.status.code), request: request, logger: context.logger)
+            // A store fault (500, 503, 507) is the daemon's, not the client's: StoreErrorMiddleware logs it.
+            if error.status.code < 500 {
+                Self.record(code: error.code, status: Int(error.status.code), request: request, logger: context.logger)
+            }
             throw error
         } catch let error as HTTPError where (400..<500).contains(Int(error.status.code)) {
-            // Hummingbird's own refusals (a body over the limit): named by their status.
-            Self.record(
-                code: "http_\(error.status.code)", status: Int(error.status.code), request: request,
-                logger: context.logger)
-            throw error
+            // Hummingbird's own refusals (no such route) as the API's JSON error, named by their status.
+            let refusal = Self.apiError(error, request: request)
+            Self.record(code: refusal.code, status: Int(error.status.code), request: request, logger: context.logger)
+            throw refusal
+        }
+    }
+
+    /// Hummingbird's refusal as the API's error, with its body `{"error":{"code","message"}}`.
+    static func apiError(_ error: HTTPError, request: Request) -> APIError {
+        let path = APIError.shown(request.uri.path)
+        switch error.status {
+        case .notFound:
+            return APIError(.notFound, "not_found", "nothing at \(path) (the API is under /v1; see /v1/openapi.json)")
+        default:
+            var refusal = APIError(
+                error.status, "http_\(error.status.code)", error.body ?? error.status.reasonPhrase)
+            refusal.headers = error.headers
+            return refusal
         }
     }
 

@@ -16,8 +16,11 @@ enum RequestBody {
         let buffer: ByteBuffer
         do {
             buffer = try await request.collectBody(upTo: limit)
-        } catch {
+        } catch is NIOTooManyBytesError {
             throw APIError(.contentTooLarge, "too_large", "the body is larger than 64 KiB")
+        } catch {
+            // The client went away mid-body, or its bytes were not HTTP: not a size problem.
+            throw APIError.badRequest("the body could not be read: \(error)")
         }
         return buffer.readableBytes > 0 ? Data(buffer.readableBytesView) : Data("{}".utf8)
     }
@@ -40,7 +43,8 @@ enum RequestBody {
     }
 }
 
-/// A body the endpoint does not read: any JSON object.
-struct IgnoredBody: Decodable {
-    init(from decoder: any Decoder) throws { _ = try decoder.container(keyedBy: AnyKey.self) }
+/// The body of a request that takes no fields: nothing, or an empty JSON object (a field would be
+/// ignored, so it is refused, naming it).
+struct EmptyBody: Decodable {
+    init(from decoder: any Decoder) throws { try decoder.container(keyedBy: AnyKey.self).refuseUnknown([]) }
 }

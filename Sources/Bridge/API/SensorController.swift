@@ -64,7 +64,8 @@ struct SensorController {
         let raw = try context.parameters.require("address")
         let address = (raw.removingPercentEncoding ?? raw).uppercased()
         guard BluetoothAddress.isValid(address) else {
-            throw APIError.badRequest("'\(address)' is not a Bluetooth address such as C0:FF:EE:00:00:01")
+            throw APIError.badRequest(
+                "\(APIError.shown(address)) is not a Bluetooth address such as C0:FF:EE:00:00:01")
         }
         return address
     }

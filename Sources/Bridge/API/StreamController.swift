@@ -37,6 +37,19 @@ struct StreamController {
                     try await writer.finish(nil)
                 })
         }
+        // Without an upgrade: the upgrade itself goes to the WebSocket router (addWebSocketRoute).
+        v1.get("ws") { _, _ -> Response in
+            var error = APIError(
+                .methodNotAllowed, "method_not_allowed",
+                "/v1/ws is a WebSocket: ask for an upgrade (Connection: Upgrade, Upgrade: websocket)")
+            error.headers[.allow] = "GET"
+            throw error
+        }
+    }
+
+    /// `GET /v1/ws` with an upgrade: the WebSocket router's only route.
+    func addWebSocketRoute(to v1: RouterGroup<BridgeRequestContext>) {
+        let core = core
         v1.ws("ws") { request, _ in
             _ = try Self.filter(request.uri)
             return .upgrade([:])
@@ -74,7 +87,15 @@ struct StreamController {
             guard let id = UUID(uuidString: text) else { throw APIError.badRequest("'session' is not a session id") }
             session = id
         }
-        return (session, parameters.get("sensor"), try kinds(parameters.get("kinds")))
+        var sensor: String?
+        if let text = parameters.get("sensor") {
+            // Messages name sensors in upper case; anything else would match nothing, silently.
+            guard BluetoothAddress.isValid(text.uppercased()) else {
+                throw APIError.badRequest("'sensor' is not a Bluetooth address such as C0:FF:EE:00:00:01")
+            }
+            sensor = text.uppercased()
+        }
+        return (session, sensor, try kinds(parameters.get("kinds")))
     }
 
     /// The kinds a `kinds` parameter names; an unknown one is refused, naming it.

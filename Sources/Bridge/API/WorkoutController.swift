@@ -158,7 +158,9 @@ struct WorkoutController {
     /// The workout the path names: 400 for a malformed id, 404 for an unknown one.
     static func stored(_ context: BridgeRequestContext, _ core: BridgeCore) async throws -> StoredWorkout {
         let text = try context.parameters.require("id")
-        guard let id = UUID(uuidString: text) else { throw APIError.badRequest("'\(text)' is not a workout id") }
+        guard let id = UUID(uuidString: text) else {
+            throw APIError.badRequest("\(APIError.shown(text)) is not a workout id")
+        }
         let store = try store(core)
         do {
             return try await store.workout(id)

@@ -17,7 +17,7 @@ enum SessionCommands {
         return await session.snapshot()
     }
 
-    /// Performs `action` on session `id`; `body` is the activity change for `activity`, else any object.
+    /// Performs `action` on session `id`; `body` is the activity change for `activity`, else empty.
     static func perform(_ core: BridgeCore, action: String, session id: String, body: Data) async throws(APIError)
         -> SessionJSON
     {
@@ -28,7 +28,7 @@ enum SessionCommands {
         if action == "activity" {
             change = try RequestBody.decode(ActivityChange.self, from: body)
         } else {
-            _ = try RequestBody.decode(IgnoredBody.self, from: body)
+            _ = try RequestBody.decode(EmptyBody.self, from: body)
         }
         let session = try await answer { () async throws(SessionError) in try await core.sessions.session(id) }
         do {

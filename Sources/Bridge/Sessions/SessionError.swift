@@ -32,7 +32,7 @@ public enum SessionError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A one-line description for messages and logs.
     public var description: String {
         switch self {
-        case .unknownSession(let id): "no session \(id)"
+        case .unknownSession(let id): "no session \(String(id.prefix(64)).debugDescription)"
         case .unknownSensor(let address): "no sensor \(address)"
         case .unknownAthlete(let id): "no athlete '\(id)' in the configuration"
         case .noSensors: "a session needs at least one sensor"

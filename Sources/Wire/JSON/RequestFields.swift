@@ -20,7 +20,11 @@ extension KeyedDecodingContainer where Key == AnyKey {
     /// Refuses a key not in `known`.
     public func refuseUnknown(_ known: [String]) throws {
         if let unknown = allKeys.map(\.stringValue).sorted().first(where: { !known.contains($0) }) {
-            throw RequestBodyError(message: "unknown field '\(unknown)'; known: \(known.joined(separator: ", "))")
+            let named = String(unknown.prefix(64)).debugDescription
+            throw RequestBodyError(
+                message: known.isEmpty
+                    ? "unknown field \(named): this request takes no fields"
+                    : "unknown field \(named); known: \(known.joined(separator: ", "))")
         }
     }
 

@@ -54,9 +54,12 @@ public struct SessionRequest: Sendable, Codable {
             guard (1...64).contains(text.count) else { throw RequestBodyError(message: athleteMessage) }
             athlete = text
         }
-        let zonesMessage = "'zones' must be an array of at most 10 heart rates in bpm"
+        let zonesMessage =
+            "'zones' must be an array of 2 to 8 distinct heart rates in bpm, each above 0 and at most 300"
         if let numbers = try body.field("zones", [Double].self, zonesMessage) {
-            guard numbers.count <= 10 else { throw RequestBodyError(message: zonesMessage) }
+            guard (2...8).contains(numbers.count), Set(numbers).count == numbers.count,
+                numbers.allSatisfy({ $0.isFinite && $0 > 0 && $0 <= 300 })
+            else { throw RequestBodyError(message: zonesMessage) }
             zones = numbers.sorted()
         }
         let planMessage = "'plan' must be a plan object (the plan file format, version 1)"
