@@ -109,4 +109,83 @@ struct ConfigurationSecretsTests {
         #expect(withoutAcc.map(\.line) == [4, 5], "\(withoutAcc)")
         #expect(withoutAcc.allSatisfy { $0.message.contains("applies with waveforms = [\"acc\"]") }, "\(withoutAcc)")
     }
+
+    @Test(
+        "numbers as TOML writes them: leading zeros, signs on prefixed integers, stray underscores and bare points are refused",
+        arguments: [
+            "priority = 010", "priority = 0x-10", "priority = 0x+ff", "priority = _1", "priority = 1__0",
+            "priority = 1_", "priority = +0o7",
+        ])
+    func strictIntegers(line: String) {
+        let found = problems("[[sensors]]\naddress = \"C0:FF:EE:00:00:01\"\n" + line)
+        #expect(found.count == 1 && found[0].line == 3 && found[0].message.contains("not a TOML number"), "\(found)")
+    }
+
+    @Test("what TOML allows is read: underscores between digits, prefixed integers, exponents; inf and nan are named")
+    func numbersRead() throws {
+        let sensor = "[[sensors]]\naddress = \"C0:FF:EE:00:00:01\"\n"
+        for (text, value) in [("1_000", 1_000), ("-0", 0), ("+7", 7), ("0x3_e8", 1_000), ("0o17", 15), ("0b1010", 10)] {
+            let priority = try ConfigurationLoader.parse(sensor + "priority = \(text)").sensors.first?.priority
+            #expect(priority == (text == "1_000" ? 1_000 : value), "\(text)")
+        }
+        for (text, speed) in [("2.5", 2.5), ("25e-1", 2.5), ("0.2_5E1", 2.5), ("1e0", 1.0)] {
+            guard case .mock(_, _, let read) = try ConfigurationLoader.parse("[adapter]\nspeed = \(text)").adapter
+            else {
+                Issue.record("\(text): not the simulator")
+                continue
+            }
+            #expect(read == speed, "\(text)")
+        }
+        for text in [".5", "5.", "1e", "1.e3", "01.5"] {
+            #expect(
+                problems("[adapter]\nspeed = \(text)").contains { $0.message.contains("not a TOML number") }, "\(text)")
+        }
+        #expect(problems("[adapter]\nspeed = inf").contains { $0.message.contains("inf and nan") })
+    }
+
+    @Test("an unquoted value is not shown in the problem: it may be a token or a password")
+    func unquotedValuesNotEchoed() {
+        let found = problems("[api]\ntcp_port = 8086\n[[api.tokens]]\ntoken = s3cr3t-token-0123456789\nrole = \"read\"")
+        #expect(
+            found.contains { $0.line == 4 && $0.message.contains("'token'") && $0.message.contains("quotes") },
+            "\(found)")
+        #expect(!found.contains { $0.message.contains("s3cr3t") }, "\(found)")
+    }
+
+    @Test(
+        "password files are read when the configuration is: a directory, a FIFO, too large, empty or a blank first line is refused"
+    )
+    func passwordFilesRead() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("passwords-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func file(_ name: String, _ bytes: Data) throws -> String {
+            let path = directory.appendingPathComponent(name).path
+            try bytes.write(to: URL(fileURLWithPath: path))
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+            return path
+        }
+        let fifo = directory.appendingPathComponent("fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let subdirectory = directory.appendingPathComponent("sub")
+        try FileManager.default.createDirectory(at: subdirectory, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: subdirectory.path)
+        for (path, saying) in [
+            (subdirectory.path, "is not a regular file"), (fifo, "is not a regular file"),
+            (try file("large", Data(repeating: 0x61, count: 4_097)), "holds more than 4 KiB"),
+            (try file("empty", Data()), "has no password"),
+            (try file("blank", Data("\nsecret\n".utf8)), "has no password"),
+            (try file("binary", Data([0xFF, 0xFE, 0x0A])), "is not UTF-8"),
+        ] {
+            for text in [
+                "[mqtt]\nurl = \"mqtt://b\"\nusername = \"u\"\npassword_file = \"\(path)\"",
+                "[store]\nurl = \"postgres://hrbridge@localhost/hrbridge\"\npassword_file = \"\(path)\"",
+            ] {
+                #expect(problems(text).contains { $0.message.contains(saying) }, "\(path): \(problems(text))")
+            }
+        }
+        let good = try file("good", Data("secret\r\nnext\n".utf8))
+        #expect(PasswordFile.read(good) == "secret")
+        #expect(problems("[mqtt]\nurl = \"mqtt://b\"\nusername = \"u\"\npassword_file = \"\(good)\"").isEmpty)
+    }
 }

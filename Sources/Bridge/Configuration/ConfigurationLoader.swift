@@ -337,6 +337,7 @@ private struct Reader {
         settings.username = string(table, "username")?.0
         settings.passwordFile = filePath(table, "password_file")
         refuseIfEveryoneReads(settings.passwordFile, line: table["password_file"]?.line)
+        checkPasswordFile(settings.passwordFile, line: table["password_file"]?.line)
         if table["password_file"] != nil, settings.username == nil {
             problem(table["password_file"]!.line, "password_file needs username as well")
         }
@@ -485,6 +486,7 @@ private struct Reader {
         }
         configuration.storePasswordFile = filePath(table, "password_file")
         refuseIfEveryoneReads(configuration.storePasswordFile, line: table["password_file"]?.line)
+        checkPasswordFile(configuration.storePasswordFile, line: table["password_file"]?.line)
         if configuration.storePasswordFile != nil, let line = table["password_file"]?.line,
             let url = configuration.storeURL, let refusal = (try? PostgresStoreLocation(url: url))?.passwordRefusal
         {
@@ -505,6 +507,14 @@ private struct Reader {
     static func isName(_ text: String) -> Bool {
         !text.isEmpty && text.count <= 64
             && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+    }
+
+    /// A password file that cannot give a password: read here, so the daemon's start cannot fail on it.
+    mutating func checkPasswordFile(_ path: String?, line: Int?) {
+        guard let path, let line else { return }
+        if case .failure(let why) = PasswordFile.password(at: path) {
+            problem(line, "password_file '\(path)' \(why)")
+        }
     }
 
     /// A secret file (a password, a key) every user of the machine can read or write is refused:
@@ -801,6 +811,7 @@ private struct Reader {
         settings.username = string(table, "username")?.0
         settings.passwordFile = filePath(table, "password_file")
         refuseIfEveryoneReads(settings.passwordFile, line: table["password_file"]?.line)
+        checkPasswordFile(settings.passwordFile, line: table["password_file"]?.line)
         if table["password_file"] != nil, settings.username == nil {
             problem(table["password_file"]!.line, "password_file needs username as well")
         }

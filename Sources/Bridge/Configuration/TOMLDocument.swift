@@ -271,36 +271,49 @@ private struct Parser {
             }
             if word == "true" { return TOMLDocument.Value(kind: .boolean(true), line: valueLine) }
             if word == "false" { return TOMLDocument.Value(kind: .boolean(false), line: valueLine) }
+            guard !word.isEmpty else { throw error("a value is missing") }
+            // A word is shown only once it reads as a number: an unquoted token or password would
+            // otherwise go to the journal.
             let digits = word.replacingOccurrences(of: "_", with: "")
-            for (prefix, radix) in [("0x", 16), ("0o", 8), ("0b", 2)] where digits.hasPrefix(prefix) {
-                if let value = Int(digits.dropFirst(2), radix: radix) {
-                    return TOMLDocument.Value(kind: .integer(value), line: valueLine)
+            if word.wholeMatch(of: Self.decimalInteger) != nil {
+                guard let value = Int(digits) else {
+                    throw error(
+                        "'\(key)' = \(word.prefix(40)) is out of range for an integer (\(Int.min) to \(Int.max))")
                 }
+                return TOMLDocument.Value(kind: .integer(value), line: valueLine)
             }
-            if let value = Int(digits) { return TOMLDocument.Value(kind: .integer(value), line: valueLine) }
-            // Past 64 bits Double would still read it: say what is wrong, not "an integer, not a float".
-            if Self.isIntegerLiteral(digits) {
-                throw error("'\(key)' = \(word.prefix(40)) is out of range for an integer (\(Int.min) to \(Int.max))")
+            for (pattern, radix) in [(Self.hexInteger, 16), (Self.octalInteger, 8), (Self.binaryInteger, 2)]
+            where word.wholeMatch(of: pattern) != nil {
+                guard let value = Int(digits.dropFirst(2), radix: radix) else {
+                    throw error(
+                        "'\(key)' = \(word.prefix(40)) is out of range for an integer (\(Int.min) to \(Int.max))")
+                }
+                return TOMLDocument.Value(kind: .integer(value), line: valueLine)
             }
-            if !digits.isEmpty, digits.allSatisfy({ "0123456789+-.eE".contains($0) }), let value = Double(digits) {
+            if word.wholeMatch(of: Self.float) != nil, let value = Double(digits), value.isFinite {
                 return TOMLDocument.Value(kind: .float(value), line: valueLine)
             }
-            throw error(
-                word.isEmpty
-                    ? "a value is missing" : "'\(word)' is not a TOML value (strings need quotes)")
+            if word.wholeMatch(of: Self.infinityOrNaN) != nil {
+                throw error("'\(key)': inf and nan are not values any key here takes")
+            }
+            let numberCharacters = Set("0123456789abcdefABCDEFxo_+-.")
+            if word.contains(where: \.isNumber), word.allSatisfy(numberCharacters.contains) {
+                throw error(
+                    "'\(key)' is not a TOML number (no leading zeros or signs on 0x/0o/0b, an underscore only "
+                        + "between digits, digits on both sides of a decimal point)")
+            }
+            throw error("the value of '\(key)' is not a TOML value (strings need quotes)")
         }
     }
 
-    /// Whether `digits` (without `_`) is written as an integer: decimal digits with an optional
-    /// sign, or `0x`, `0o`, `0b` and digits of that radix.
-    static func isIntegerLiteral(_ digits: String) -> Bool {
-        for (prefix, radix) in [("0x", 16), ("0o", 8), ("0b", 2)] where digits.hasPrefix(prefix) {
-            let rest = digits.dropFirst(2)
-            return !rest.isEmpty && rest.allSatisfy { $0.isASCII && ($0.hexDigitValue ?? radix) < radix }
-        }
-        let unsigned = digits.first == "+" || digits.first == "-" ? digits.dropFirst() : Substring(digits)
-        return !unsigned.isEmpty && unsigned.allSatisfy { $0.isASCII && $0.isNumber }
-    }
+    /// TOML 1.0's number syntax; an underscore only between two digits.
+    nonisolated(unsafe) static let decimalInteger = #/[+-]?(?:0|[1-9](?:_?[0-9])*)/#
+    nonisolated(unsafe) static let hexInteger = #/0x[0-9A-Fa-f](?:_?[0-9A-Fa-f])*/#
+    nonisolated(unsafe) static let octalInteger = #/0o[0-7](?:_?[0-7])*/#
+    nonisolated(unsafe) static let binaryInteger = #/0b[01](?:_?[01])*/#
+    nonisolated(unsafe) static let float =
+        #/[+-]?(?:0|[1-9](?:_?[0-9])*)(?:\.[0-9](?:_?[0-9])*(?:[eE][+-]?[0-9](?:_?[0-9])*)?|[eE][+-]?[0-9](?:_?[0-9])*)/#
+    nonisolated(unsafe) static let infinityOrNaN = #/[+-]?(?:inf|nan)/#
 
     static func isControl(_ character: Character) -> Bool {
         character.unicodeScalars.contains { $0.properties.generalCategory == .control }
