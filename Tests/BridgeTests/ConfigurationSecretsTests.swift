@@ -188,4 +188,29 @@ struct ConfigurationSecretsTests {
         #expect(PasswordFile.read(good) == "secret")
         #expect(problems("[mqtt]\nurl = \"mqtt://b\"\nusername = \"u\"\npassword_file = \"\(good)\"").isEmpty)
     }
+
+    @Test(
+        "keys that would do nothing where they stand are refused, naming what they need",
+        arguments: [
+            ("[lsl]\nenabled = true\nstreams = [\"hr\"]\nacc_rate = 50", 4, "applies with \"acc\" in streams"),
+            ("[lsl]\nenabled = true\nstreams = [\"hr\", \"rr\"]\nacc_range = 4", 4, "applies with \"acc\" in streams"),
+            ("[lsl]\nenabled = true\nstreams = []", 3, "lists none"),
+            ("[mqtt]\nurl = \"mqtt://b\"\njournal_megabytes = 8", 3, "needs publish_measurements"),
+            ("[mqtt]\nurl = \"mqtt://b\"\nbackfill_rate = 100", 3, "needs publish_measurements"),
+            ("[mqtt]\nurl = \"mqtt://b\"\njournal_path = \"/var/lib/x\"", 3, "needs publish_measurements"),
+            ("[peripheral]\nalpha1_name = \"HR alpha\"", 2, "applies with alpha1 = true"),
+            ("[peripheral]\nalpha1_adapter = \"hci1\"", 2, "applies with alpha1 = true"),
+        ])
+    func keysThatWouldDoNothing(text: String, line: Int, message: String) {
+        let found = problems(text)
+        #expect(found.contains { $0.line == line && $0.message.contains(message) }, "\(found)")
+    }
+
+    @Test("the same keys where they apply are taken")
+    func keysWhereTheyApply() throws {
+        #expect(try ConfigurationLoader.parse("[lsl]\nenabled = true\nacc_rate = 100").lsl?.accRate == 100)
+        let gateway = try ConfigurationLoader.parse(
+            "[mqtt]\nurl = \"mqtt://b\"\npublish_measurements = true\njournal_megabytes = 8\nbackfill_rate = 100")
+        #expect(gateway.mqtt?.journalMegabytes == 8 && gateway.mqtt?.backfillRate == 100)
+    }
 }

@@ -568,10 +568,10 @@ struct ConfigurationTests {
         #expect(all.kinds == Set(LSLStreamKind.allCases) && all.accRate == 50 && all.library == nil)
         let some = try #require(
             try ConfigurationLoader.parse(
-                "[lsl]\nenabled = true\nstreams = [\"rr\", \"ecg\"]\nacc_rate = 200\nacc_range = 4\n"
+                "[lsl]\nenabled = true\nstreams = [\"rr\", \"ecg\", \"acc\"]\nacc_rate = 200\nacc_range = 4\n"
                     + "library = \"/opt/lsl/lib/liblsl.so\"\nhost = \"lab-3\""
             ).lsl)
-        #expect(some.kinds == [.rr, .ecg] && some.accRate == 200 && some.accRange == 4 && some.host == "lab-3")
+        #expect(some.kinds == [.rr, .ecg, .acc] && some.accRate == 200 && some.accRange == 4 && some.host == "lab-3")
         #expect(some.library == "/opt/lsl/lib/liblsl.so")
         for (text, line, message) in [
             ("[lsl]\nenabled = true\nstreams = [\"eeg\"]", 3, "each is one of hr, rr, hrv, ecg, acc, markers"),

@@ -666,6 +666,9 @@ private struct Reader {
             problem(
                 line, "[peripheral] needs Bluetooth: a hub ([adapter] kind = \"mqtt\") has no adapter to serve apps")
         }
+        for key in ["alpha1_adapter", "alpha1_name"] where !settings.alpha1 {
+            if let given = table[key] { problem(given.line, "\(key) applies with alpha1 = true") }
+        }
         if settings.alpha1, let first = settings.adapter, first == settings.alpha1Adapter,
             let line = table["alpha1"]?.line
         {
@@ -703,10 +706,17 @@ private struct Reader {
                         problem(item.line, "[lsl] streams: each is one of \(known)")
                     }
                 }
+                if items.isEmpty {
+                    problem(value.line, "[lsl] streams lists none: leave it out for every stream (\(known))")
+                }
                 settings.kinds = kinds
             } else {
                 problem(value.line, "[lsl] streams must be an array of \(known)")
             }
+        }
+        // Settings of a stream that is not sent would be ignored: said instead.
+        for key in ["acc_rate", "acc_range"] where !settings.kinds.contains(.acc) {
+            if let given = table[key] { problem(given.line, "[lsl] \(key) applies with \"acc\" in streams") }
         }
         if let rate = integer(table, "acc_rate", in: 25...200) {
             if WaveformKind.acc.supportedRates.contains(rate) {
@@ -869,6 +879,10 @@ private struct Reader {
         }
         if let size = integer(table, "journal_megabytes", in: 1...4096) { settings.journalMegabytes = size }
         if let rate = integer(table, "backfill_rate", in: 1...100_000) { settings.backfillRate = rate }
+        // The journal and its backfill are a gateway's: without publish_measurements they do nothing.
+        for key in ["journal_path", "journal_megabytes", "backfill_rate"] where !settings.publishMeasurements {
+            if let given = table[key] { problem(given.line, "\(key) is a gateway's: it needs publish_measurements") }
+        }
         if let path = filePath(table, "key_file"), let line = table["key_file"]?.line {
             refuseIfEveryoneReads(path, line: line, key: "key_file")
             if EnvelopeSigner(keyFile: path) == nil {
