@@ -104,6 +104,10 @@ struct InProcessAPITests {
                 (.get, "/v1/sessions/" + String(repeating: "x", count: 5_000), nil, 404, "unknown_session"),
                 (.get, "/v1/events?sensor=not-an-address", nil, 400, "invalid_request"),
                 (.get, "/v1/events?sensor=", nil, 400, "invalid_request"),
+                // A parameter named twice would be read once and the other dropped without a word.
+                (.get, "/v1/workouts?limit=5&limit=abc", nil, 400, "invalid_request"),
+                (.get, "/v1/events?kinds=sensor&kinds=bogus", nil, 400, "invalid_request"),
+                (.get, "/v1/workouts?athlete=", nil, 400, "invalid_request"),
             ]
             for item in cases {
                 let reply = try await client.send(item.method, item.path, json: item.body)

@@ -55,7 +55,7 @@ struct OpenAPITests {
         let stateful = try await schemathesis("stateful", examples: 100)
         let links = stateful.output.first { $0.contains("API Links:") } ?? ""
         let covered = Int(links.split(separator: ":").last?.split(separator: " ").first ?? "") ?? 0
-        #expect(covered >= 5, "links followed: \(links)")
+        #expect(covered >= 5, "links followed: \(links)\n\(stateful.output.suffix(60).joined(separator: "\n"))")
         #expect(stateful.output.contains { $0.contains("passed") })
         let fuzz = try await schemathesis("examples,coverage,fuzzing", examples: 25)
         #expect(fuzz.output.contains { $0.contains("passed") })

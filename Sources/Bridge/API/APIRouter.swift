@@ -51,6 +51,7 @@ public enum APIRouter {
         router.middlewares.add(RefusalMiddleware())
         router.middlewares.add(TokenMiddleware(tokens: core.configuration.tokens, requiresToken: requiresToken))
         router.middlewares.add(MethodMiddleware())
+        router.middlewares.add(QueryParametersMiddleware())
         router.middlewares.add(StoreErrorMiddleware())
         return router
     }

@@ -34,9 +34,13 @@ struct WorkoutController {
             }
             let from = try Self.date(parameters.get("from"), named: "from") ?? .distantPast
             let to = try Self.date(parameters.get("to"), named: "to") ?? .distantFuture
+            let athlete = parameters.get("athlete")
+            if let athlete, !(1...64).contains(athlete.count) {
+                throw APIError.badRequest("'athlete' must be an athlete id of 1 to 64 characters")
+            }
             // Filters and the limit are the database's: nothing is loaded to be dropped.
             let workouts = try await store.workouts(
-                from: from, to: to, activityType: activity, athlete: parameters.get("athlete"), limit: limit)
+                from: from, to: to, activityType: activity, athlete: athlete, limit: limit)
             return try APIRouter.json(["workouts": workouts.map(WorkoutListingJSON.init)])
         }
         v1.get("workouts/:id") { _, context in
