@@ -319,7 +319,7 @@ private struct Parser {
         character.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
-    /// A character as a message may show it: printable as itself, a control character as U+XXXX.
+    /// A character as a message may show it: printable as itself, a control character as U+ and its hex.
     static func shown(_ character: Character) -> String {
         guard isControl(character) else { return String(character) }
         return character.unicodeScalars.map { "U+" + String($0.value, radix: 16, uppercase: true) }.joined()
