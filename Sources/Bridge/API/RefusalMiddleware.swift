@@ -3,8 +3,9 @@ import Logging
 import Metrics
 
 /// Counts and logs every request the API refuses (a 4xx; the connection limit's 503 is counted
-/// where it is answered), by the error's code: a client probing tokens or sending bad bodies shows in `/metrics` and the log
-/// rather than only in its own answers. Codes are the API's own, a bounded set of labels.
+/// where it is answered), by the error's code: a client probing tokens or sending bad bodies
+/// shows in `/metrics` and the log rather than only in its own answers. Codes are the API's own,
+/// a bounded set of labels.
 public struct RefusalMiddleware: RouterMiddleware {
     /// The request context this middleware works on.
     public typealias Context = BridgeRequestContext
