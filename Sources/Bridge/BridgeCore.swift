@@ -22,6 +22,8 @@ public final class BridgeCore: Sendable {
     public let metrics: (any MetricsExposition)?
     /// What the daemon passes on to other devices.
     public let outputs = BridgeOutputs()
+    /// Workout exports built at once (each holds its workout in memory), the rest waiting.
+    public let exports = ExportGate()
 
     public init(
         configuration: BridgeConfiguration, sensors: SensorManager, sessions: SessionManager, classes: ClassManager,

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import JSONSupport
+import Logging
 import NIOCore
 import Samples
 import Sensors
@@ -56,11 +57,26 @@ struct WorkoutController {
             guard stored.summary != nil else {
                 throw APIError(.conflict, "workout_active", "the workout is still being recorded")
             }
+            let store = try Self.store(core)
             let bytes: [UInt8]
             do {
-                bytes = try await WorkoutFile.bytes(workout: stored.id, format: format, store: try Self.store(core))
+                bytes = try await core.exports.run {
+                    try await WorkoutFile.bytes(workout: stored.id, format: format, store: store)
+                }
+            } catch let busy as ExportGate.Busy {
+                core.logger.notice(
+                    "export refused: every slot is taken",
+                    metadata: ["running": "\(busy.running)", "waiting": "\(busy.waiting)"])
+                var error = APIError(
+                    .serviceUnavailable, "exports_busy",
+                    "\(busy.running) exports are being built and \(busy.waiting) wait their turn; try again in a few seconds"
+                )
+                error.headers[.retryAfter] = "5"
+                throw error
             } catch let error as StoreError {
                 // A store fault is not the workout's: StoreErrorMiddleware logs it and answers 503/507/500.
+                throw error
+            } catch let error as CancellationError {
                 throw error
             } catch {
                 throw APIError(.conflict, "export_failed", "\(error)")
