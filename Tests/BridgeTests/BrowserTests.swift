@@ -134,6 +134,41 @@ struct BrowserTests {
         }
     }
 
+    @Test("the overlay without a strap named lets a forgotten strap go and follows the next one that streams")
+    func overlayLetsAForgottenStrapGo() async throws {
+        // Two straps nobody configured, connected through the API: forgetting one makes it gone.
+        let straps = Array(DaemonUnderTest.straps.prefix(2))
+        let steady = #""segments": [{"type": "steady", "duration": "60m", "intensity": 0.5}]"#
+        let scenario =
+            #"{"version": 1, "seed": 5, "straps": ["#
+            + straps.enumerated().map { #"{"name": "Strap \#($0 + 1)", "address": "\#($1)", \#(steady)}"# }
+            .joined(separator: ", ") + "]}"
+        let daemon = try await DaemonUnderTest(scenario: scenario, streaming: nil, sensorsSection: "")
+        defer { daemon.stop() }
+        try await eventually("both straps seen") {
+            let sensors = try await daemon.unix.send(.GET, "/v1/sensors").list("sensors", of: SensorStatus.self)
+            return Set(sensors.map(\.address)).isSuperset(of: straps)
+        }
+        for strap in straps {
+            let connect = try await daemon.unix.send(.POST, "/v1/sensors/\(strap)/connect")
+            #expect(connect.status == 202, "\(strap)")
+        }
+        try await eventually("both straps streaming") {
+            let sensors = try await daemon.unix.send(.GET, "/v1/sensors").list("sensors", of: SensorStatus.self)
+            return sensors.filter { straps.contains($0.address) && $0.state == .ready }.count == 2
+        }
+        let browser = try await Spawned.startPeer(
+            venvPython,
+            [
+                packageRoot.appendingPathComponent("Tests/Fixtures/web/overlay_check.py").path,
+                "http://127.0.0.1:\(daemon.port)", DaemonUnderTest.readToken, DaemonUnderTest.controlToken,
+            ] + straps, label: "overlay", readyLine: { _ in true })
+        defer { browser.stop() }
+        let status = await browser.wait(timeout: .seconds(180))
+        #expect(status == 0, "\(browser.output.suffix(25).joined(separator: "\n"))")
+        #expect(browser.output.contains { $0.hasPrefix("ok overlay let") }, "\(browser.output)")
+    }
+
     /// Where people open the pages: three desktop windows and a phone, and the board also on a TV.
     static let layoutSizes = ["1280x800", "1400x1000", "1920x1080", "390x844"]
 
