@@ -128,7 +128,8 @@ struct BrowserTests {
             "ok an ended session leaves nothing", "ok board and dashboard follow three straps",
             "ok dropped messages: the page took a fresh stream",
             "ok restarted without a strap: the board shows", "ok restarted without a strap: so does the dashboard",
-            "ok refused: the page tries again by itself", "ok the token accepted again: the board reconnected",
+            "ok refused: the page tries again by itself", "ok refused: the page waits longer each time",
+            "ok the token accepted again: the board reconnected",
         ] {
             #expect(checks.contains { $0.hasPrefix(expected) }, "missing: \(expected)")
         }

@@ -17,13 +17,20 @@ BASE, READ, CONTROL = sys.argv[1:4]
 STRAPS = ["C0:FF:EE:00:00:01", "C0:FF:EE:00:00:02", "C0:FF:EE:00:00:03"]
 
 # Every EventSource a page opens, in order, so the checks can see a stream closed and another
-# opened (the page's own code is what decides; this only records).
+# opened, and each wait the page sets before opening one again (the page's own code is what
+# decides; this only records).
 RECORDER = """
 (() => {
   const Original = window.EventSource;
   window.__sources = [];
   window.EventSource = class extends Original {
     constructor(...args) { super(...args); window.__sources.push(this); }
+  };
+  window.__reopenDelays = [];
+  const originalSetTimeout = window.setTimeout;
+  window.setTimeout = function (handler, delay, ...rest) {
+    if (typeof handler === "function" && handler.name === "open") window.__reopenDelays.push(delay);
+    return originalSetTimeout.call(window, handler, delay, ...rest);
   };
 })();
 """
@@ -42,6 +49,10 @@ def restart(what):
 
 def sources():
     return driver.execute_script("return window.__sources.map((s) => s.readyState)")
+
+
+def reopen_delays():
+    return driver.execute_script("return window.__reopenDelays")
 
 
 def link():
@@ -109,11 +120,19 @@ try:
 
     # Restarted refusing the page's token: the browser gives up on the 401 for good (EventSource
     # does on any HTTP error); the page tries again, waiting longer each time.
+    earlier = len(reopen_delays())
     restart("refusing-the-token")
     wait("the browser to give up on the refused stream", lambda: link() != "live" and sources()[-1] == 2, timeout=90)
     opened = len(sources())
     wait("the page to try again by itself", lambda: len(sources()) > opened, timeout=30)
     ok("refused: the page tries again by itself")
+    # Each wait is jittered within the upper half of a window that doubles: 0.5–1 s, 1–2 s, 2–4 s.
+    wait("three waits after refusals", lambda: len(reopen_delays()) >= earlier + 3, timeout=60)
+    delays = reopen_delays()[earlier:earlier + 3]
+    for index, delay in enumerate(delays):
+        window = 1000 * 2 ** index
+        assert window / 2 <= delay <= window, "wait %d of %r is outside %d–%d ms" % (index + 1, delays, window / 2, window)
+    ok("refused: the page waits longer each time (%s ms)" % ", ".join("%.0f" % delay for delay in delays))
     restart("accepting-the-token")
     wait("the board live again", lambda: link() == "live" and tiles() == STRAPS[:2], timeout=90)
     ok("the token accepted again: the board reconnected by itself")
