@@ -245,8 +245,8 @@ public struct RemoteStrapTracker: Sendable {
     /// Recovered sessions' straps waiting for their gateway's clock to be judged, by address.
     public private(set) var resumes: [String: Resume] = [:]
 
-    /// The longest name kept (BlueZ's alias limit).
-    static let maximumNameLength = 248
+    /// The longest name kept, in UTF-8 bytes (a Bluetooth device name's limit).
+    static let maximumNameLength = DisplayName.bluetoothMaximumBytes
 
     /// A tracker that knows no strap.
     public init(configuration: Configuration = Configuration()) {
@@ -657,13 +657,14 @@ public struct RemoteStrapTracker: Sendable {
     /// A name heard for `address`: kept (bounded), and the strap announced again under it. When
     /// the names are full, one of an address not followed makes room, so made-up addresses'
     /// names cannot keep a real strap's out.
-    private mutating func rename(_ address: String, _ name: String, _ actions: inout [Action]) {
+    private mutating func rename(_ address: String, _ heard: String, _ actions: inout [Action]) {
+        // Anyone on the broker may publish a gateway's state: its name is cleaned like one from the radio.
+        let name = DisplayName.cleaned(heard, maximumBytes: Self.maximumNameLength)
         guard !name.isEmpty else { return }
         if names[address] == nil, names.count >= configuration.sensorLimit {
             guard let unfollowed = names.keys.filter({ straps[$0] == nil }).min() else { return }
             names[unfollowed] = nil
         }
-        let name = String(name.prefix(Self.maximumNameLength))
         names[address] = name
         guard var strap = straps[address], strap.identity.name != name else { return }
         strap.identity = identity(address: address, node: strap.identity.adapter)

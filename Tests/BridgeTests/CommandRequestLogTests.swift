@@ -18,30 +18,46 @@ struct CommandRequestLogTests {
         ] as [([String], Int, String, String?)])
     func remembered(ids: [String], limit: Int, asked: String, expected: String?) {
         var log = CommandRequestLog(limit: limit)
-        for id in ids { log.remember("reply \(id)", for: id) }
-        #expect(log.reply(to: asked) == expected)
+        for id in ids { log.remember("reply \(id)", for: id, command: "session/start") }
+        #expect(log.reply(to: asked, command: "session/start") == expected)
         #expect(log.count == min(Set(ids).count, limit))
     }
 
     @Test("a reply remembered again replaces the first")
     func replaced() {
         var log = CommandRequestLog(limit: 2)
-        log.remember("first", for: "a")
-        log.remember("second", for: "a")
-        #expect(log.reply(to: "a") == "second" && log.count == 1)
+        log.remember("first", for: "a", command: "session/start")
+        log.remember("second", for: "a", command: "session/start")
+        #expect(log.reply(to: "a", command: "session/start") == "second" && log.count == 1)
     }
 
-    @Test("requestId: up to 128 characters taken whole; a longer one is an invalid_request, never cut")
+    @Test("an id is one command's: the same id with another command, or canonically equal bytes, is another request")
+    func keyedByCommandAndBytes() {
+        var log = CommandRequestLog(limit: 4)
+        log.remember("stopped A", for: "1", command: "session/A/stop")
+        #expect(log.reply(to: "1", command: "session/B/stop") == nil, "B's stop runs, not answered with A's")
+        #expect(log.reply(to: "1", command: "session/A/stop") == "stopped A")
+        log.remember("started", for: "\u{E9}", command: "session/start")
+        #expect(log.reply(to: "e\u{301}", command: "session/start") == nil, "é and e + U+0301 are two ids")
+    }
+
+    @Test("requestId: up to 128 bytes taken whole; a longer one, or one not a string, is an invalid_request, never cut")
     func requestIDs() throws {
         #expect(try CommandRequestLog.requestID(nil) == nil)
-        #expect(try CommandRequestLog.requestID(.number(5)) == nil)
-        let longest = String(repeating: "\u{E9}", count: 128)
+        let longest = String(repeating: "\u{E9}", count: 64)
         #expect(try CommandRequestLog.requestID(.string(longest)) == longest)
-        #expect(throws: APIError.self) { try CommandRequestLog.requestID(.string(longest + "x")) }
-        do {
-            _ = try CommandRequestLog.requestID(.string(longest + "x"))
-        } catch {
-            #expect(error.code == "invalid_request")
+        for refused: JSONValue in [
+            .string(longest + "x"), .number(5), .bool(true), .null,
+            // One character, thousands of bytes.
+            .string("a" + String(repeating: "\u{301}", count: 30_000)),
+        ] {
+            do {
+                _ = try CommandRequestLog.requestID(refused)
+                Issue.record("accepted: \(String(describing: refused).prefix(40))")
+            } catch {
+                #expect(error.code == "invalid_request")
+                #expect(error.message.utf8.count < 100)
+            }
         }
     }
 }

@@ -108,6 +108,18 @@ struct InProcessAPITests {
                 (.get, "/v1/workouts?limit=5&limit=abc", nil, 400, "invalid_request"),
                 (.get, "/v1/events?kinds=sensor&kinds=bogus", nil, 400, "invalid_request"),
                 (.get, "/v1/workouts?athlete=", nil, 400, "invalid_request"),
+                // What a client sent is echoed cut and escaped, however it is counted.
+                (.post, "/v1/sessions", ["sensors": [String(repeating: "s", count: 5_000)]], 400, "invalid_request"),
+                (
+                    .post, "/v1/sessions",
+                    ["sensors": [straps[1]], "athlete": "a" + String(repeating: "\u{301}", count: 5_000)], 400,
+                    "invalid_request"
+                ),
+                (
+                    .post, "/v1/sessions",
+                    ["sensors": [straps[1]], "athlete": String(repeating: "\u{1F600}", count: 64)],
+                    404, "unknown_athlete"
+                ),
             ]
             for item in cases {
                 let reply = try await client.send(item.method, item.path, json: item.body)
@@ -115,7 +127,7 @@ struct InProcessAPITests {
                 #expect(reply.errorCode == item.code, "\(item.path)")
                 let message = reply.decode(ErrorJSON.self)?.error.message ?? ""
                 #expect(!message.isEmpty)
-                #expect(message.count < 300, "what the client sent is not echoed whole: \(message.prefix(80))")
+                #expect(message.utf8.count < 400, "what the client sent is not echoed whole: \(message.prefix(80))")
             }
             let lap = try await client.send(.post, "/v1/sessions/\(busy.id)/lap")
             #expect(lap.status == .ok, "an action without a body still works")

@@ -497,7 +497,7 @@ struct RemoteStrapTrackerTests {
         #expect(driver.feed(.brokerLost, at: 2) == ["disconnected(adapter unavailable) room-1/01"])
     }
 
-    @Test("names: heard before the strap, used when it comes; heard after, announced again; bounded")
+    @Test("names: heard before the strap, used when it comes; heard after, announced again; cleaned and bounded")
     func names() {
         var driver = TrackerDriver()
         #expect(driver.feed(.named(address: strap, name: "Ann", node: "room-1")).isEmpty, "no strap yet")
@@ -510,6 +510,14 @@ struct RemoteStrapTrackerTests {
         #expect(driver.tracker.straps[strap]?.identity.name?.count == 248)
         #expect(driver.tracker.identity(address: strap, node: "room-9").name?.count == 248, "for backfill")
         #expect(driver.tracker.identity(address: other, node: "room-9").name == nil)
+        // Anyone on the broker may publish a gateway's state: a name is attacker text.
+        driver.feed(.named(address: strap, name: "\u{1B}[2J\u{202E}evil\nFAKE", node: "room-1"))
+        #expect(
+            driver.tracker.straps[strap]?.identity.name == "[2Jevil FAKE", "no escape, no bidi override, no newline")
+        driver.feed(.named(address: strap, name: String(repeating: "é", count: 200), node: "room-1"))
+        #expect(driver.tracker.straps[strap]?.identity.name?.utf8.count == 248, "cut by bytes")
+        #expect(driver.feed(.named(address: strap, name: "\u{202E}\u{0007}", node: "room-1")).isEmpty, "nothing left")
+        #expect(driver.tracker.straps[strap]?.identity.name?.hasPrefix("é") == true, "the last name stays")
     }
 
     @Test(

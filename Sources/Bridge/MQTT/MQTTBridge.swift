@@ -781,7 +781,7 @@ public actor MQTTBridge: Service {
                 remembered: false)
             return
         }
-        if let requestID, let earlier = recentRequests.reply(to: requestID) {
+        if let requestID, let earlier = recentRequests.reply(to: requestID, command: name) {
             commandsRepeated.increment()
             logger.info("MQTT command delivered again: answered, not run", metadata: ["command": "\(name)"])
             await client.publish(MQTTMessage(topic: topics.response, text: earlier, qos: .atLeastOnce))
@@ -823,7 +823,7 @@ public actor MQTTBridge: Service {
             requestId: requestID, command: command, ok: error == nil, session: session,
             error: error.map { ErrorJSON.Detail(code: $0.code, message: $0.message) })
         let text = (try? JSONText.line(reply)) ?? #"{"ok":false}"#
-        if remembered, let requestID { recentRequests.remember(text, for: requestID) }
+        if remembered, let requestID { recentRequests.remember(text, for: requestID, command: command) }
         await client.publish(MQTTMessage(topic: topics.response, text: text, qos: .atLeastOnce))
     }
 }

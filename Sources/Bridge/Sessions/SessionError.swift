@@ -34,12 +34,12 @@ public enum SessionError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .unknownSession(let id): "no session \(String(id.prefix(64)).debugDescription)"
         case .unknownSensor(let address): "no sensor \(address)"
-        case .unknownAthlete(let id): "no athlete '\(id)' in the configuration"
+        case .unknownAthlete(let id): "no athlete \(String(id.prefix(64)).debugDescription) in the configuration"
         case .noSensors: "a session needs at least one sensor"
         case .sensorInUse(let address, let holder):
             UUID(uuidString: holder) != nil
                 ? "sensor \(address) is recording session \(holder)" : "sensor \(address) is in use: \(holder)"
-        case .athleteBusy(let id): "athlete '\(id)' already has a running session"
+        case .athleteBusy(let id): "athlete \(String(id.prefix(64)).debugDescription) already has a running session"
         case .invalid(let why): why
         case .notAllowed(let why): why
         case .storage(let error): "the session could not start: \(error)"

@@ -44,14 +44,18 @@ public struct SessionRequest: Sendable, Codable {
         }
         guard sensors.count <= 16 else { throw RequestBodyError(message: "'sensors' holds at most 16 addresses") }
         for sensor in sensors where !BluetoothAddress.isValid(sensor) {
-            throw RequestBodyError(message: "'\(sensor)' is not a Bluetooth address such as C0:FF:EE:00:00:01")
+            throw RequestBodyError(
+                message:
+                    "\(String(sensor.prefix(64)).debugDescription) is not a Bluetooth address such as C0:FF:EE:00:00:01"
+            )
         }
         self.sensors = sensors
         if let activity = try body.activity() { self.activity = activity }
         if let location = try body.location() { self.location = location }
         let athleteMessage = "'athlete' must be an athlete id of 1 to 64 characters"
         if let text = try body.field("athlete", String.self, athleteMessage) {
-            guard (1...64).contains(text.count) else { throw RequestBodyError(message: athleteMessage) }
+            // Scalars, not characters: one character may carry thousands of combining marks.
+            guard (1...64).contains(text.unicodeScalars.count) else { throw RequestBodyError(message: athleteMessage) }
             athlete = text
         }
         let zonesMessage =
