@@ -181,7 +181,7 @@ public actor MQTTClient {
     private var acknowledged: [Int32: CheckedContinuation<Bool, Never>] = [:]
     private var loopTask: Task<Void, Never>?
     /// The owner's events.
-    public nonisolated let events: AsyncStream<Event>
+    public nonisolated let events: MQTTEvents
     private let eventContinuation: AsyncStream<Event>.Continuation
     private let queueDepth: Gauge
     private let reconnects: Counter
@@ -191,6 +191,8 @@ public actor MQTTClient {
     private var warnedDroppedIncoming = false
     /// Received messages waiting for the owner at most.
     public static let incomingLimit = 4096
+    /// Their payloads' bytes at most: 4,096 of 64 KiB would be 256 MiB.
+    public static let incomingByteLimit = 16 << 20
 
     private static let libraryReady: Void = { _ = mosquitto_lib_init() }()
     /// Sets the client up (files, credentials, Will); nothing connects before ``start()``.
@@ -210,8 +212,13 @@ public actor MQTTClient {
         outbox = MQTTOutbox(liveLimit: options.liveLimit, eventLimit: options.eventLimit)
         let (loopEvents, loopContinuation) = AsyncStream<LoopEvent>.makeStream()
         self.loopEvents = loopEvents
-        (events, eventContinuation) = AsyncStream<Event>.makeStream(
-            bufferingPolicy: .bufferingNewest(Self.incomingLimit))
+        // Unbounded as a stream: `events` bounds what others publish, and never drops a
+        // connection change.
+        let (eventStream, eventContinuation) = AsyncStream<Event>.makeStream()
+        self.eventContinuation = eventContinuation
+        events = MQTTEvents(
+            stream: eventStream,
+            pending: MQTTEvents.Pending(limit: Self.incomingLimit, byteLimit: Self.incomingByteLimit))
         let sink = Unmanaged.passRetained(
             CallbackSink(continuation: loopContinuation, maximumIncomingBytes: options.maximumIncomingBytes))
         guard let pointer = mosquitto_new(options.clientID, options.cleanSession, sink.toOpaque()) else {
@@ -435,6 +442,10 @@ public actor MQTTClient {
     /// How many messages wait for the broker.
     public var waiting: Int { outbox.count }
 
+    /// Received messages dropped so far because the owner read ``events`` too slowly
+    /// (`hrbridge_mqtt_dropped_total{kind="incoming"}` counts these and long topics).
+    public private(set) var incomingDropped = 0
+
     /// Publishes `farewell` (waiting up to `timeout` for the broker's acknowledgement), then
     /// disconnects cleanly (no Will) and ends the loop thread.
     public func stop(farewell: MQTTMessage? = nil, timeout: Duration = .seconds(2)) async {
@@ -561,11 +572,12 @@ public actor MQTTClient {
     /// Incoming messages dropped (by the owner's queue, or before it while this actor was starved).
     private func noteDroppedIncoming(_ count: Int) {
         droppedIncoming.increment(by: Int64(count))
+        incomingDropped += count
         guard !warnedDroppedIncoming else { return }
         warnedDroppedIncoming = true
         logger.warning(
             "MQTT messages arrive faster than they are handled; some are dropped",
-            metadata: ["queue": "\(Self.incomingLimit)"])
+            metadata: ["queue": "\(Self.incomingLimit)", "bytes": "\(Self.incomingByteLimit)"])
     }
 
     private func handle(_ event: LoopEvent) {
@@ -617,8 +629,9 @@ public actor MQTTClient {
             }
             eventContinuation.yield(.disconnected(reason))
         case .message(let message):
-            // The owner reads more slowly than the broker delivers: the oldest went.
-            if case .dropped = eventContinuation.yield(.message(message)) { noteDroppedIncoming(1) }
+            // The owner reads more slowly than the broker delivers: this one goes.
+            guard events.pending.take(message.payload.count) else { return noteDroppedIncoming(1) }
+            eventContinuation.yield(.message(message))
         case .oversized(let topic, let bytes):
             // Anyone allowed to publish can send these in a loop: the first is a warning, the
             // rest are counted (the owner hears each one).
@@ -626,7 +639,7 @@ public actor MQTTClient {
             logger.log(
                 level: refusedOversized == 1 ? .warning : .debug, "MQTT message too large, refused",
                 metadata: ["topic": "\(topic)", "bytes": "\(bytes)", "refusedSoFar": "\(refusedOversized)"])
-            eventContinuation.yield(.refused(topic: topic, bytes: bytes))
+            if events.pending.take(0) { eventContinuation.yield(.refused(topic: topic, bytes: bytes)) }
         case .longTopic(let prefix):
             // No topic of ours is that long, and anyone allowed to publish can send these in a
             // loop: counted as dropped, the first one a warning, the owner never hears of them.

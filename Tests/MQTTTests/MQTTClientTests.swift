@@ -129,6 +129,59 @@ import Testing
         }
     }
 
+    @Test(
+        "an owner far behind: what others publish waits bounded by count and bytes, the newest dropped and counted; a disconnect and a reconnect amid a flood still get through",
+        .timeLimit(.minutes(3)))
+    func aFloodNeverPushesOutAConnectionChange() async throws {
+        try await withMosquitto { broker in
+            let reader = try MQTTClient(options: options(broker, id: "slow-owner"), logger: logger)
+            await reader.subscribe("flood/#", qos: .atLeastOnce)
+            try await reader.start()
+            try await waitUntilConnected(reader, broker)
+            let writer = try MQTTClient(options: options(broker, id: "flooder"), logger: logger)
+            try await writer.start()
+            try await waitUntilConnected(writer, broker)
+            let payload = [UInt8](repeating: 0x61, count: 8 << 10)
+            /// Publishes 500 at a time until the reader has dropped `count` more than `since`.
+            func flood(untilDropped count: Int, since: Int) async throws {
+                for _ in 0..<200 where await reader.incomingDropped < since + count {
+                    try await waitUntilConnected(writer, broker)
+                    for index in 0..<500 {
+                        await writer.publish(MQTTMessage(topic: "flood/\(index)", payload: payload, qos: .atMostOnce))
+                    }
+                    try await eventually("the writer's messages out", timeout: .seconds(60)) {
+                        await writer.waiting == 0
+                    }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                #expect(await reader.incomingDropped >= since + count)
+            }
+            // Nobody reads: the reader's queue fills, and then some.
+            try await flood(untilDropped: 1, since: 0)
+            try await broker.restart()
+            try await eventually("the reader back", timeout: .seconds(60)) { await reader.isConnected }
+            // More than the queue's 4,096 after the reconnect: a queue dropping its oldest would
+            // have pushed out the disconnect and the reconnect.
+            try await flood(untilDropped: MQTTClient.incomingLimit + 1, since: await reader.incomingDropped)
+            var events: [MQTTClient.Event] = []
+            var connects = 0
+            for await event in reader.events {
+                events.append(event)
+                if event == .connected { connects += 1 }
+                if connects == 2 { break }
+            }
+            let changes = events.filter { if case .message = $0 { false } else { true } }
+            #expect(changes.count == 3 && changes.first == .connected && changes.last == .connected)
+            if case .disconnected = changes.dropFirst().first {} else { Issue.record("no disconnect: \(changes)") }
+            let bytes = events.reduce(0) { total, event in
+                if case .message(let message) = event { total + message.payload.count } else { total }
+            }
+            #expect(events.count - 3 <= MQTTClient.incomingLimit && bytes <= MQTTClient.incomingByteLimit)
+            await writer.stop()
+            await reader.stop()
+        }
+    }
+
     @Test func tlsWithTheBrokersCA() async throws {
         try await withMosquitto(tls: true) { broker in
             var trusted = options(broker, id: "tls-client")
