@@ -80,6 +80,9 @@ public actor MQTTBridge: Service {
         label: "hrbridge_mqtt_commands_total", dimensions: [("result", "repeated")])
     /// The replies to recent commands with a `requestId`: one delivered again is answered, not run.
     private var recentRequests = CommandRequestLog()
+    /// When Home Assistant's `online` is answered.
+    private var discoveryRefresh = DiscoveryRefresh()
+    private var discoveryRefreshTask: Task<Void, Never>?
 
     /// Sets the client up from the settings (the password read from its file); `clock` is the
     /// one the adapter stamps frames with.
@@ -213,6 +216,7 @@ public actor MQTTBridge: Service {
         }
         stopping = true
         journalRetry?.cancel()
+        discoveryRefreshTask?.cancel()
         journalWork?.cancel()
         await journalWork?.value
         if let journal { await writeJournal(journal) }
@@ -712,13 +716,35 @@ public actor MQTTBridge: Service {
 
     // MARK: Broker
 
+    /// Every announced strap's configs again, for Home Assistant.
+    private func announceAgain() async {
+        for address in announced.sorted() { await announce(address, again: true) }
+    }
+
+    private func scheduledAnnounceAgain() async {
+        discoveryRefresh.answered(at: clock.now())
+        discoveryRefreshTask = nil
+        await announceAgain()
+    }
+
     private func clientEvent(_ event: MQTTClient.Event) async {
         switch event {
         case .message(let message):
             if message.topic == topics.homeAssistantStatus {
                 guard message.text == "online" else { return }
-                // Home Assistant restarted: it needs the configs again.
-                for address in announced.sorted() { await announce(address, again: true) }
+                // Home Assistant restarted: it needs the configs again (at most once an interval).
+                switch discoveryRefresh.asked(at: clock.now()) {
+                case .now:
+                    await announceAgain()
+                case .at(let date):
+                    let clock = clock
+                    discoveryRefreshTask = Task { [weak self] in
+                        do { try await clock.sleep(until: date) } catch { return }
+                        await self?.scheduledAnnounceAgain()
+                    }
+                case .coalesced:
+                    logger.debug("Home Assistant's online coalesced with a refresh already scheduled")
+                }
                 return
             }
             if message.topic == ReplayRequest.topic(node: topics.node) {
