@@ -227,6 +227,17 @@ struct DaemonMQTTTests {
             }
             let sessions = try await daemon.unix.send(.GET, "/v1/sessions").list("sessions", of: SessionJSON.self)
             #expect(sessions.count == 2, "only the good command started a session")
+            // The same refusals in a loop: each answered, only the first of each kind logged.
+            for index in 0..<20 {
+                try await mqttPublish(
+                    broker: broker, topic: "hrbridge/gym/cmd/session/start",
+                    payload: #"{"requestId": "loop-\#(index)", "sensors": 5}"#)
+            }
+            try await eventually("every one answered") {
+                reader.messages(on: "hrbridge/gym/cmd/response").filter { reply($0)?.ok == false }.count == 23
+            }
+            let logged = daemon.process.output.filter { $0.contains("MQTT command refused") }
+            #expect(logged.count == 2, "one warning per kind (invalid_request, not_found): \(logged.count)")
 
             try await mqttPublish(
                 broker: broker, topic: "hrbridge/gym/cmd/session/\(session)/stop", payload: #"{"requestId": "r2"}"#)

@@ -80,6 +80,8 @@ public actor MQTTBridge: Service {
         label: "hrbridge_mqtt_commands_total", dimensions: [("result", "repeated")])
     /// The replies to recent commands with a `requestId`: one delivered again is answered, not run.
     private var recentRequests = CommandRequestLog()
+    /// The refusal codes already logged as a warning (the API's codes: a few dozen at most).
+    private var refusalsLogged: Set<String> = []
     /// When Home Assistant's `online` is answered.
     private var discoveryRefresh = DiscoveryRefresh()
     private var discoveryRefreshTask: Task<Void, Never>?
@@ -842,8 +844,12 @@ public actor MQTTBridge: Service {
     ) async {
         if let error {
             commandsRefused.increment()
-            logger.warning(
-                "MQTT command refused", metadata: ["command": "\(command)", "error": "\(error.code): \(error.message)"])
+            // Anyone allowed to publish commands can send bad ones in a loop: the first of each
+            // kind is a warning, the rest are counted (hrbridge_mqtt_commands_total) and answered.
+            let first = refusalsLogged.insert(error.code).inserted
+            logger.log(
+                level: first ? .warning : .debug, "MQTT command refused",
+                metadata: ["command": "\(command)", "error": "\(error.code): \(error.message)"])
         }
         let reply = CommandReplyJSON(
             requestId: requestID, command: command, ok: error == nil, session: session,
