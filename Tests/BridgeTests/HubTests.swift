@@ -352,8 +352,14 @@ struct HubTests {
             let record = try KeySwitchRecord.read(from: recordPath)
             #expect(
                 record.fingerprints == ["room-1": try #require(EnvelopeSigner(key: Array(nextKey.utf8))).fingerprint])
+            // The gateway's Will (retained, signed with the next key) must land before the forged
+            // offline: a Will the broker publishes after it would replace it.
+            let statuses = try await MQTTSubscriber(broker: broker, filters: [statusTopic])
+            defer { statuses.stop() }
+            try await statuses.waitFor("the gateway's retained status") { !$0.payload.isEmpty }
             kill(rotated.process.pid, SIGKILL)
             _ = await rotated.process.wait()
+            try await statuses.waitFor("the gateway's Will") { $0.payload.contains("offline") }
             hub.process.stop()
             for address in Self.straps(1) {
                 try await mqttPublish(
