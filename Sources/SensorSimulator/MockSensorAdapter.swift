@@ -35,6 +35,8 @@ public actor MockSensorAdapter: SensorAdapter {
     /// The straps streaming now (linked, or followed through their advertisements).
     private var streaming: Set<SensorIdentity> = []
     private var forgotten: Set<SensorIdentity> = []
+    /// Broadcast-only straps forgotten: discovered again with the next second played.
+    private var advertisingAgain: Set<SensorIdentity> = []
     /// Each broadcast-only strap's advertisement frame counter (3 bits, advancing per reading).
     private var broadcastCounters: [SensorIdentity: UInt8] = [:]
     /// The last simulated second played, in seconds since `origin`.
@@ -192,11 +194,17 @@ public actor MockSensorAdapter: SensorAdapter {
         guard simulations[sensor] != nil else { throw .unknownSensor(sensor) }
     }
 
-    /// Forgets a strap: it disconnects and is no longer discovered until paired again.
+    /// Forgets a strap: it disconnects and is no longer discovered until paired again. A
+    /// broadcast-only strap has no bond to lose: as after BlueZ's RemoveDevice, its next
+    /// advertisement (the next second played, or the next discovery) finds it again.
     public func forget(_ sensor: SensorIdentity) throws(SensorAdapterError) {
-        guard simulations[sensor] != nil else { throw .unknownSensor(sensor) }
+        guard let simulation = simulations[sensor] else { throw .unknownSensor(sensor) }
         if streaming.contains(sensor) { try disconnect(sensor) }
-        forgotten.insert(sensor)
+        if simulation.scenario.broadcastOnly {
+            advertisingAgain.insert(sensor)
+        } else {
+            forgotten.insert(sensor)
+        }
     }
 
     /// Resets the strap's Energy Expended counter.
@@ -319,6 +327,12 @@ public actor MockSensorAdapter: SensorAdapter {
     /// Plays simulated second `second` on every streaming strap, in scenario order.
     private func play(second: Double) {
         playedSecond = second
+        for (index, sensor) in sensors.enumerated() where advertisingAgain.remove(sensor) != nil {
+            broadcaster.yield(
+                .discovered(
+                    DiscoveredSensor(
+                        identity: sensor, rssi: -52 - 6 * index, services: [.heartRate, .battery, .deviceInformation])))
+        }
         for sensor in sensors where streaming.contains(sensor) {
             guard var simulation = simulations[sensor] else { continue }
             let outputs = simulation.advance(to: second)

@@ -388,6 +388,62 @@ struct DaemonMQTTTests {
         }
     }
 
+    @Test(
+        "a strap that leaves the list and comes back numbers its frames from 0: a gateway keeps no counter for straps gone"
+    )
+    func aStrapBackAfterItWasForgottenNumbersFromZero() async throws {
+        try await withMosquitto { broker in
+            let broadcaster = "C0:FF:EE:00:00:04"
+            let steady = #""segments": [{"type": "steady", "duration": "60m", "intensity": 0.5}]"#
+            let scenario =
+                #"{"version": 1, "seed": 3, "straps": [{"name": "Strap 1", "address": "\#(DaemonUnderTest.straps[0])", \#(steady)}, "#
+                + #"{"name": "Broadcaster", "address": "\#(broadcaster)", "broadcastOnly": true, \#(steady)}]}"#
+            let daemon = try await DaemonUnderTest(
+                moreSettings: Self.settings(broker) + "\npublish_measurements = true", scenario: scenario,
+                streaming: nil, sensorsSection: "")
+            defer { daemon.stop() }
+            // Every frame published is journaled first, with its sequence number.
+            let journal = daemon.directory.appendingPathComponent("measurements.journal").path
+            func sequences() -> [UInt32] {
+                var records = JournalReader(path: journal)
+                var numbers: [UInt32] = []
+                while let record = records.next() {
+                    guard record.address == broadcaster,
+                        let frame = try? RemoteMeasurement(payload: Array(record.envelope))
+                    else { continue }
+                    numbers.append(frame.sequence)
+                }
+                return numbers
+            }
+            try await eventually("the broadcaster's frames published") { sequences().count >= 3 }
+            let forget = try await daemon.unix.send(.DELETE, "/v1/sensors/\(broadcaster)")
+            #expect((200..<300).contains(forget.status))
+            // Still broadcasting, it is heard and listed anew; followed again, its numbers start over.
+            try await eventually("the broadcaster listed anew") {
+                let sensors = try await daemon.unix.send(.GET, "/v1/sensors").list("sensors", of: SensorStatus.self)
+                return sensors.contains { $0.address == broadcaster }
+            }
+            let connect = try await daemon.unix.send(.POST, "/v1/sensors/\(broadcaster)/connect")
+            #expect((200..<300).contains(connect.status), "\(String(decoding: connect.body, as: UTF8.self))")
+            do {
+                try await eventually("the broadcaster's frames numbered afresh") {
+                    let numbers = sequences()
+                    return numbers.indices.dropFirst().contains { numbers[$0] < numbers[$0 - 1] }
+                }
+            } catch {
+                let listed = try await daemon.unix.send(.GET, "/v1/sensors")
+                Issue.record(
+                    "journaled \(sequences()); listed \(String(decoding: listed.body, as: UTF8.self)) \(daemon.process.output.suffix(30).joined(separator: "\n"))"
+                )
+                throw error
+            }
+            let numbers = sequences()
+            let restart = try #require(numbers.indices.dropFirst().first { numbers[$0] < numbers[$0 - 1] })
+            #expect(numbers[restart] == 0, "\(numbers)")
+            #expect(numbers[..<restart].elementsEqual(0..<UInt32(restart)), "\(numbers)")
+        }
+    }
+
     @Test func aRetainedCommandIsRefusedAndACommandDeliveredAgainRunsOnce() async throws {
         try await withMosquitto { broker in
             // Left at the broker before the daemon starts: a retained command reaches every new subscriber.

@@ -340,7 +340,7 @@ struct HubTests {
                 payload: String(
                     decoding: oldSigner.signStatus(.offline, topic: statusTopic, boot: boot, at: Date()), as: UTF8.self)
             )
-            try await eventually("the old key's offline refused") { try await badSignatures(hub) == refusedBefore + 1 }
+            try await eventually("the old key's offline refused") { try await badSignatures(hub) >= refusedBefore + 1 }
             #expect(try await sensors(hub)[strap]?.state == .ready, "the strap streams on")
             #expect(try await sensors(hub)[strap]?.disconnections == 1, "dropped once, by the gateway's restart")
 
@@ -373,8 +373,19 @@ struct HubTests {
                 retain: true)
             let restartedHub = try await DaemonUnderTest(reusing: hub, streaming: nil)
             defer { restartedHub.process.stop() }
-            try await eventually("the retained forged offline refused by the restarted hub") {
-                try await badSignatures(restartedHub) == 1
+            // At least once: a hub whose first connect is slow connects again, and the broker hands
+            // a new subscription the retained status again.
+            var refused = 0
+            do {
+                try await eventually("the retained forged offline refused by the restarted hub") {
+                    refused = try await badSignatures(restartedHub)
+                    return refused >= 1
+                }
+            } catch {
+                Issue.record(
+                    "bad signatures \(refused); the hub's last lines: \(restartedHub.process.output.suffix(30).joined(separator: "\n"))"
+                )
+                throw error
             }
             #expect(
                 restartedHub.process.output.contains {

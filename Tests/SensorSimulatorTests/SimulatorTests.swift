@@ -179,4 +179,44 @@ struct SimulatorTests {
         let linked = try await play(strap(faults: []), seconds: 5, followsAdvertisements: false).events
         #expect(linked.filter { if case .measurement = $0 { true } else { false } }.count == 5)
     }
+
+    @Test(
+        "forgotten: a linked strap is not found again until paired; a broadcast-only one is, with its next advertisement"
+    )
+    func forgettingFollowsBlueZ() async throws {
+        var linked = strap()
+        linked.address = "C0:FF:EE:00:00:08"
+        var broadcasting = strap()
+        broadcasting.broadcastOnly = true
+        let clock = ManualWallClock()
+        let mock = MockSensorAdapter(
+            scenario: Scenario(seed: 5, straps: [linked, broadcasting]), clock: clock, logger: Logger(label: "test"))
+        let events = mock.events()
+        let collector = Task {
+            var received: [SensorEvent] = []
+            for await event in events { received.append(event) }
+            return received
+        }
+        let sensors = mock.sensors
+        for sensor in sensors { try await mock.connect(sensor) }
+        while clock.sleeperCount == 0 { await Task.yield() }
+        clock.advance(by: 1)
+        while clock.sleeperCount == 0 { await Task.yield() }
+        // The broadcaster forgotten while the linked strap plays on: found again in the next second.
+        try await mock.forget(sensors[1])
+        clock.advance(by: 1)
+        while clock.sleeperCount == 0 { await Task.yield() }
+        try await mock.forget(sensors[0])
+        #expect(await mock.knownDevices().map(\.identity) == [sensors[1]])
+        await #expect(throws: SensorAdapterError.unknownSensor(sensors[0])) { try await mock.connect(sensors[0]) }
+        try await mock.connect(sensors[1])
+        await mock.shutdown()
+        let received = await collector.value
+        // Found by an advertisement (its services), not only by being followed (none).
+        let advertised = received.compactMap { event -> SensorIdentity? in
+            guard case .discovered(let found) = event, !found.services.isEmpty else { return nil }
+            return found.identity
+        }
+        #expect(advertised == [sensors[1]], "\(received)")
+    }
 }

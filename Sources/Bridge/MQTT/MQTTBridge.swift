@@ -22,7 +22,7 @@ public actor MQTTBridge: Service {
     private let client: MQTTClient
     private let logger: Logger
     private var sensors: [String: MQTTSensorState] = [:]
-    /// Each sensor's next measurement sequence number (`publish_measurements`).
+    /// Each listed sensor's next measurement sequence number (`publish_measurements`).
     private var sequences: [String: UInt32] = [:]
     /// Straps announced to Home Assistant.
     private var announced: Set<String> = []
@@ -702,6 +702,9 @@ public actor MQTTBridge: Service {
     /// nothing.
     private func forget(_ address: String, onRequest: Bool) async {
         sensors[address] = nil
+        // Every strap that passes by would otherwise keep its counter for good. One that comes
+        // back numbers from 0 at a later time, which hubs take as a fresh start, not a replay.
+        sequences[address] = nil
         renameBudget[address] = nil
         renamePending.remove(address)
         guard announced.remove(address) != nil || onRequest else { return }
