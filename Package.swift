@@ -109,7 +109,9 @@ let package = Package(
             ]
         ),
         .target(
-            name: "WorkoutPlans", dependencies: ["Workouts", "Samples", "JSONSupport"], exclude: ["plan.schema.json"]),
+            name: "WorkoutPlans",
+            dependencies: ["Workouts", "Samples", "JSONSupport", .product(name: "Logging", package: "swift-log")],
+            exclude: ["plan.schema.json"]),
         // One workout being recorded, for the CLI and the daemon alike: session, builder, data
         // source, streamer, journal, plan runner, finish.
         .target(

@@ -122,6 +122,8 @@ extension BlueZAdapter {
                 throw Self.failure(error)
             }
         }
+        // The link may have gone (or the adapter shut down) while StartNotify was answered.
+        guard links[address]?.machine.state == .ready(adapter: adapter) else { throw .notConnected(sensor) }
         // BlueZ (5.62 and later) shows the link's ATT MTU; below 232 a frame does not fit.
         if let mtu = cache.properties(paths.data, ObjectCache.characteristicInterface)?["MTU"]?.integer,
             mtu < PMDControlPoint.minimumMTU
@@ -142,6 +144,11 @@ extension BlueZAdapter {
             throw .waveformUnavailable(
                 sensor, request.kind,
                 "the strap refused START: \(answer.status.map { "\($0)" } ?? "status \(answer.statusCode)")")
+        }
+        // Compressed samples are scaled by it: not a number, or zero, would make every one 0 unseen.
+        guard answer.factor.isFinite, answer.factor > 0 else {
+            throw .waveformUnavailable(
+                sensor, request.kind, "the strap's START answer gives a scale factor of \(answer.factor)")
         }
         pmdLinks[address]?.factors[request.kind] = answer.factor
         pmdLinks[address]?.streaming[request.kind] = request
@@ -170,28 +177,37 @@ extension BlueZAdapter {
         }
         pmdLinks[address]?.writeFailure = nil
         let deadline = clock.now().addingTimeInterval(Self.pmdAnswerTimeout.seconds)
+        let number = pmdLinks[address, default: PMDLink()].nextRequest
+        pmdLinks[address]?.nextRequest = number &+ 1
         return await withCheckedContinuation { continuation in
             // Waiting before the write: the answer can come before WriteValue's reply.
             pmdLinks[address, default: PMDLink()].pending = PMDLink.Pending(
-                command: command, continuation: continuation)
-            background.spawn { [weak self] in
+                number: number, command: command, continuation: continuation)
+            let writing = background.spawn { [weak self] in
                 do throws(BlueZError) {
                     try await self?.call(
                         path, ObjectCache.characteristicInterface, "WriteValue",
                         [.bytes(command.encoded()), .propertyMap([("type", .string("request"))])])
                 } catch {
-                    await self?.answerPending(address, with: nil, failure: "\(error)")
+                    await self?.answerPending(address, request: number, with: nil, failure: "\(error)")
                 }
             }
-            background.spawn { [weak self, clock] in
+            let timing = background.spawn { [weak self, clock] in
                 try? await clock.sleep(until: deadline)
-                await self?.answerPending(address, with: nil, failure: nil)
+                await self?.answerPending(address, request: number, with: nil, failure: nil)
+            }
+            // Shut down meanwhile: nothing would ever end the wait.
+            if !writing || !timing {
+                answerPending(address, request: number, with: nil, failure: "the adapter is shutting down")
             }
         }
     }
 
-    private func answerPending(_ address: String, with answer: PMDControlPoint.Response?, failure: String?) {
-        guard let pending = pmdLinks[address]?.pending else { return }
+    /// Ends the request waiting on `address`'s control point (only request `number`, when given).
+    private func answerPending(
+        _ address: String, request number: UInt64? = nil, with answer: PMDControlPoint.Response?, failure: String?
+    ) {
+        guard let pending = pmdLinks[address]?.pending, number.map({ $0 == pending.number }) ?? true else { return }
         pmdLinks[address]?.pending = nil
         if let failure { pmdLinks[address]?.writeFailure = failure }
         pending.continuation.resume(returning: answer)
@@ -225,7 +241,9 @@ extension BlueZAdapter {
         let address = sensor.address
         guard let state = pmdLinks[address] else { return }
         let kind = bytes.first.flatMap { PMDLink.kind(of: $0) }
-        guard let kind, let request = state.requests[kind] ?? state.decoding[kind], var clock = state.clocks[kind]
+        // Decoded as the strap was last told and answered: a request still awaiting its answer
+        // (a new rate) does not yet describe what arrives.
+        guard let kind, let request = state.decoding[kind] ?? state.requests[kind], var clock = state.clocks[kind]
         else {
             // A frame of a stream nobody asked for (or no header at all): refused under the first asked kind.
             if let asked = Set(state.requests.keys).union(state.decoding.keys).sorted().first, kind == nil {

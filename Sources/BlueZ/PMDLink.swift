@@ -13,6 +13,8 @@ struct PMDLink {
 
     /// A control point request awaiting its answer (nil: no answer came).
     struct Pending {
+        /// Which request it is: an earlier request's timeout or failed write must not end this one.
+        var number: UInt64
         var command: PMDControlPoint.Command
         var continuation: CheckedContinuation<PMDControlPoint.Response?, Never>
     }
@@ -30,6 +32,8 @@ struct PMDLink {
     /// The factor compressed acceleration is scaled by, from the start answer.
     var factors: [WaveformKind: Float] = [:]
     var pending: Pending?
+    /// The number the next request gets.
+    var nextRequest: UInt64 = 0
     /// Requests waiting for the control point (one at a time).
     var queue: [CheckedContinuation<Void, Never>] = []
     /// Whether a request holds the control point.

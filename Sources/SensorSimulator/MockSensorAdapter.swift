@@ -162,13 +162,18 @@ public actor MockSensorAdapter: SensorAdapter {
 
     /// Starts a raw signal on a strap with a PMD service (the scenario's `"pmd"`); it starts again
     /// after every reconnect until stopped.
-    public func startWaveform(_ request: WaveformRequest, for sensor: SensorIdentity) throws(SensorAdapterError) {
+    public func startWaveform(_ request: WaveformRequest, for sensor: SensorIdentity) async throws(SensorAdapterError) {
         guard let strap = simulations[sensor]?.scenario else { throw .unknownSensor(sensor) }
-        guard strap.pmd != nil else {
+        guard let pmd = strap.pmd else {
             throw .waveformUnavailable(sensor, request.kind, "the strap has no Polar Measurement Data service")
         }
         if let problem = request.problem { throw .waveformUnavailable(sensor, request.kind, problem) }
         guard isLinked(sensor) else { throw .notConnected(sensor) }
+        if !pmd.answersStart {
+            // No answer ever comes: the caller waits until it gives up.
+            try? await timeline.sleep(until: .distantFuture)
+            throw .waveformUnavailable(sensor, request.kind, "the strap did not answer the request")
+        }
         waveformRequests[sensor, default: [:]][request.kind] = request
         if waveformClocks[sensor]?[request.kind]?.sampleRate != Double(request.sampleRate) {
             waveformClocks[sensor, default: [:]][request.kind] = WaveformClock(sampleRate: Double(request.sampleRate))

@@ -297,18 +297,23 @@ private struct Reader {
         )
     }
 
-    /// `"pmd": true`, or an object with `clockDriftPpm`, `jitter` and `latencyFloor` (seconds).
+    /// `"pmd": true`, or an object with `clockDriftPpm`, `jitter` and `latencyFloor` (seconds), and
+    /// `answersStart` (false: a strap that never answers a START request).
     mutating func pmdService(_ value: JSONValue, _ path: String) -> PMDScenario? {
         if case .bool(let on) = value { return on ? PMDScenario() : nil }
-        guard let members = object(value, path, allowed: ["clockDriftPpm", "jitter", "latencyFloor"]) else {
+        guard
+            let members = object(
+                value, path, allowed: ["clockDriftPpm", "jitter", "latencyFloor", "answersStart"])
+        else {
             return nil
         }
         let defaults = PMDScenario()
         let drift = number(members, "clockDriftPpm", path, range: -500...500, default: defaults.clockDriftPPM)
         let jitter = number(members, "jitter", path, range: 0...1, default: defaults.jitter)
         let floor = number(members, "latencyFloor", path, range: 0...1, default: defaults.latencyFloor)
+        let answers = bool(members, "answersStart", path, default: true)
         guard let drift, let jitter, let floor else { return nil }
-        return PMDScenario(clockDriftPPM: drift, jitter: jitter, latencyFloor: floor)
+        return PMDScenario(clockDriftPPM: drift, jitter: jitter, latencyFloor: floor, answersStart: answers)
     }
 
     mutating func segment(_ value: JSONValue, _ path: String) -> WorkloadSegment? {

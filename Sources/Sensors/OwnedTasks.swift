@@ -16,10 +16,11 @@ public final class OwnedTasks: Sendable {
     /// No task yet.
     public init() {}
 
-    /// Starts `operation` unless the owner has shut down (then it never runs).
-    public func spawn(_ operation: @escaping @Sendable () async -> Void) {
+    /// Starts `operation` unless the owner has shut down (then it never runs, and this says false).
+    @discardableResult
+    public func spawn(_ operation: @escaping @Sendable () async -> Void) -> Bool {
         state.withLock { state in
-            guard !state.closed else { return }
+            guard !state.closed else { return false }
             let id = state.nextID
             state.nextID += 1
             // Inserted under the lock before the task can end and remove itself.
@@ -27,6 +28,7 @@ public final class OwnedTasks: Sendable {
                 await operation()
                 self?.state.withLock { _ = $0.running.removeValue(forKey: id) }
             }
+            return true
         }
     }
 

@@ -145,11 +145,13 @@ public struct PlanExecutor: Sendable {
     /// Whether the alert's value is inside its target (true when there is no alert).
     public var isAlertInRange: Bool { alertInRange }
 
-    /// Feeds the latest figures: advances when the goal is met, judges the alert.
+    /// Feeds the latest figures: advances when the goal is met, judges the alert. A late tick (a
+    /// stall, a clock set forward, steps shorter than a tick) ends every step it passed, each on time.
     public mutating func update(_ progress: PlanProgress, at date: Date) -> [PlanEvent] {
-        guard let index = currentIndex else { return [] }
+        guard currentIndex != nil else { return [] }
         var events = judgeAlert(progress, at: date)
-        if let fraction = goalProgress(progress), fraction >= 1 {
+        // Each pass ends a step, so this ends within the plan's step count.
+        while let index = currentIndex, let fraction = goalProgress(progress), fraction >= 1 {
             // A time goal ends exactly on time however late this tick is, so steps do not drift.
             var endDate = date
             var nextStart = progress
@@ -204,13 +206,16 @@ public struct PlanExecutor: Sendable {
         return [.completed(at: date)]
     }
 
-    /// The target of an alert in base units (zones from the configured boundaries).
+    /// The target of an alert in base units (zones from the configured boundaries); nil for a
+    /// bound that is not a number (the validator refuses those: this holds for plans built in code).
     func target(_ alert: WorkoutAlert) -> ClosedRange<Double>? {
         switch alert {
         case .heartRateRange(let range, _), .powerRange(let range, _), .cadenceRange(let range, _),
             .speedRange(let range, _):
+            guard range.from.base.isFinite, range.to.base.isFinite else { return nil }
             return range.baseBounds
         case .powerThreshold(let value, _), .cadenceThreshold(let value, _), .speedThreshold(let value, _):
+            guard value.base.isFinite else { return nil }
             return value.base...Double.greatestFiniteMagnitude
         case .heartRateZone(let index, _):
             return zoneBounds(index, .heartRate)

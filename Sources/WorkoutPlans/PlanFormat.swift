@@ -28,8 +28,18 @@ public enum PlanFormat {
         var reader = Reader()
         let plan = reader.plan(root)
         if let plan { reader.problems += PlanValidator.problems(in: plan, context: context) }
-        if !reader.problems.isEmpty { throw PlanError(problems: reader.problems) }
+        if !reader.problems.isEmpty { throw PlanError(problems: Self.listed(reader.problems)) }
         return plan!
+    }
+
+    /// The first ``PlanLimits/problems`` problems, then one saying how many more there were.
+    static func listed(_ problems: [PlanProblem]) -> [PlanProblem] {
+        guard problems.count > PlanLimits.problems else { return problems }
+        return Array(problems.prefix(PlanLimits.problems)) + [
+            PlanProblem(
+                location: "plan", path: "$",
+                kind: .format("\(problems.count - PlanLimits.problems) more problems not listed"))
+        ]
     }
 
     /// Validates and writes a plan (sorted keys, so the output is stable).
@@ -184,7 +194,16 @@ private struct Reader {
         let cooldown = object["cooldown"].flatMap { step($0, "cool-down", "$.custom.cooldown") }
         var blocks: [IntervalBlock] = []
         if let raw = object["blocks"], raw.array == nil { fail("plan", "$.custom.blocks", "expected a list of blocks") }
-        for (index, any) in (object["blocks"]?.array ?? []).enumerated() {
+        // Bounds before the work they bound: each entry read is a problem or a block.
+        let rawBlocks = object["blocks"]?.array ?? []
+        guard rawBlocks.count <= PlanLimits.blocks else {
+            problems.append(
+                PlanProblem(
+                    location: "plan", path: "$.custom.blocks", kind: .tooLarge("blocks", limit: PlanLimits.blocks)))
+            return nil
+        }
+        var oversized = false
+        for (index, any) in rawBlocks.enumerated() {
             let path = "$.custom.blocks[\(index)]"
             guard let block = any.object else {
                 fail("block \(index + 1)", path, "expected an object")
@@ -195,7 +214,16 @@ private struct Reader {
                 fail("block \(index + 1)", path + ".steps", "expected a list of steps")
             }
             var steps: [IntervalStep] = []
-            for (stepIndex, stepAny) in (block["steps"]?.array ?? []).enumerated() {
+            let rawSteps = block["steps"]?.array ?? []
+            guard rawSteps.count <= PlanLimits.stepsPerBlock else {
+                problems.append(
+                    PlanProblem(
+                        location: "block \(index + 1)", path: path + ".steps",
+                        kind: .tooLarge("steps in a block", limit: PlanLimits.stepsPerBlock)))
+                oversized = true
+                continue
+            }
+            for (stepIndex, stepAny) in rawSteps.enumerated() {
                 let location = "block \(index + 1), step \(stepIndex + 1)"
                 let stepPath = path + ".steps[\(stepIndex)]"
                 let purposeRaw = stepAny.object?["purpose"]
@@ -220,6 +248,8 @@ private struct Reader {
             }
             blocks.append(IntervalBlock(steps: steps, iterations: iterations))
         }
+        // A block left unread is no plan to check further.
+        if oversized { return nil }
         return .custom(warmup: warmup, blocks: blocks, cooldown: cooldown)
     }
 

@@ -11,6 +11,8 @@ public struct PlanProblem: Hashable, Sendable, CustomStringConvertible {
         case wrongDimension(found: PlanValue.Unit, expected: PlanValue.Dimension)
         /// A value must be above zero.
         case notPositive
+        /// A value above the most its dimension may be (``PlanLimits/maximum(_:)``).
+        case aboveMaximum(PlanValue, maximum: String)
         /// The goal does not fit the activity (distance on strength training).
         case goalNotSupported(goal: String, activity: WorkoutActivityType)
         /// The alert does not fit the activity or the sensors (pace on an elliptical, power on
@@ -55,6 +57,7 @@ public struct PlanProblem: Hashable, Sendable, CustomStringConvertible {
         case .wrongDimension(let found, let expected):
             what = "unit \(found.rawValue) is not a \(expected.rawValue) unit"
         case .notPositive: what = "must be above zero"
+        case .aboveMaximum(let value, let maximum): what = "\(value) is more than a plan may name: at most \(maximum)"
         case .goalNotSupported(let goal, let activity): what = "a \(goal) goal does not fit \(activity.rawValue)"
         case .alertNotSupported(let alert, let activity, let reason):
             what = "a \(alert) alert does not fit \(activity.rawValue): \(reason)"

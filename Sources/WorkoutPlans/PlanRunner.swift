@@ -1,4 +1,5 @@
 public import Foundation
+public import Logging
 public import Samples
 public import Workouts
 
@@ -8,14 +9,18 @@ public actor PlanRunner {
     private var executor: PlanExecutor
     private let session: WorkoutSession
     private let builder: LiveWorkoutBuilder
+    private let logger: Logger
     /// Every event so far, in order.
     public private(set) var events: [PlanEvent] = []
 
     /// Prepares `plan` for `session`, with the zones in force for its alerts.
-    public init(plan: WorkoutPlan, session: WorkoutSession, zones: [Samples.QuantityType: ZoneConfiguration]) {
+    public init(
+        plan: WorkoutPlan, session: WorkoutSession, zones: [Samples.QuantityType: ZoneConfiguration], logger: Logger
+    ) {
         self.executor = PlanExecutor(plan: plan, zones: zones)
         self.session = session
         self.builder = session.associatedWorkoutBuilder()
+        self.logger = logger
     }
 
     /// Starts the first step.
@@ -59,20 +64,34 @@ public actor PlanRunner {
         for event in new {
             switch event {
             case .stepEnded(let step, let segment):
-                try? await session.addEvent(
+                await add(
                     WorkoutEvent(
                         kind: .segment, dateInterval: segment,
                         metadata: ["step": step.location, "purpose": step.purpose]))
             case .lap(let block, let iteration, let interval):
-                try? await session.addEvent(
+                // Laps never overlap: one the user took during this iteration ends where it begins.
+                let lastLapEnd = await builder.snapshot.events.filter { $0.kind == .lap }.map(\.dateInterval.end).max()
+                let start = min(max(interval.start, lastLapEnd ?? interval.start), interval.end)
+                await add(
                     WorkoutEvent(
-                        kind: .lap, dateInterval: interval,
+                        kind: .lap, dateInterval: DateInterval(start: start, end: interval.end),
                         metadata: ["block": "\(block + 1)", "iteration": "\(iteration)"]))
             default:
                 break
             }
         }
         return new
+    }
+
+    /// Records a step's segment or an iteration's lap; one the workout refuses is logged, and the plan goes on.
+    private func add(_ event: WorkoutEvent) async {
+        do {
+            try await session.addEvent(event)
+        } catch {
+            logger.warning(
+                "a plan event was not recorded",
+                metadata: ["kind": "\(event.kind)", "error": "\(error)", "start": "\(event.dateInterval.start)"])
+        }
     }
 }
 

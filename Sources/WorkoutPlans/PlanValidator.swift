@@ -57,23 +57,34 @@ public enum PlanValidator {
                 WorkoutStep(goal: goal), at: "plan", path: "$.singleGoal", plan, context, custom: false, into: &problems
             )
         case .pacer(let distance, let time):
+            let before = problems.count
             check(
                 WorkoutStep(goal: .distance(distance)), at: "plan", path: "$.pacer.distance", plan, context,
                 custom: false, into: &problems)
             check(
                 WorkoutStep(goal: .time(time)), at: "plan", path: "$.pacer.time", plan, context, custom: false,
                 into: &problems)
+            // The pace it holds the athlete to is a speed alert like any other.
+            let speed = distance.base / time.base
+            if problems.count == before, !(speed <= PlanLimits.maximum(.speed).base) {
+                problems.append(
+                    PlanProblem(
+                        location: "plan", path: "$.pacer",
+                        kind: .aboveMaximum(
+                            PlanValue(speed, .metersPerSecond), maximum: PlanLimits.maximum(.speed).said)))
+            }
         }
         return problems
     }
 
-    /// A control character (an escape, a newline, NUL) or a bidi control (an override would let
+    /// A control character (an escape, a newline, NUL), a line or paragraph separator, or a bidi
+    /// control (an override would let
     /// a name display as another); other format characters (a zero-width joiner or non-joiner, a
     /// flag's tags) are writing and stay.
     static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
         if scalar.properties.generalCategory == .control { return true }
         switch scalar.value {
-        case 0x200E, 0x200F, 0x061C, 0x202A...0x202E, 0x2066...0x2069: return true
+        case 0x200E, 0x200F, 0x061C, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: return true
         default: return false
         }
     }
@@ -82,7 +93,7 @@ public enum PlanValidator {
     static func sizeProblems(in plan: WorkoutPlan) -> [PlanProblem] {
         var problems: [PlanProblem] = []
         func name(_ text: String?, _ location: String, _ path: String) {
-            if let text, text.count > PlanLimits.nameLength {
+            if let text, text.unicodeScalars.count > PlanLimits.nameLength {
                 problems.append(
                     PlanProblem(
                         location: location, path: path,
@@ -161,7 +172,11 @@ public enum PlanValidator {
             if value.unit.dimension != dimension {
                 add(.wrongDimension(found: value.unit, expected: dimension), suffix)
             }
-            if !(value.value > 0) { add(.notPositive, suffix) }
+            if !(value.value > 0) {
+                add(.notPositive, suffix)
+            } else if value.unit.dimension == dimension, !(value.base <= PlanLimits.maximum(dimension).base) {
+                add(.aboveMaximum(value, maximum: PlanLimits.maximum(dimension).said), suffix)
+            }
         }
         let goalPath =
             path.hasSuffix(".distance") || path.hasSuffix(".time") || path.hasSuffix(".singleGoal") ? "" : ".goal"

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A number with the unit it was written in, so a plan round-trips exactly ("2 mi" stays "2 mi").
 public struct PlanValue: Hashable, Sendable, CustomStringConvertible {
     /// Units a plan may use.
@@ -99,7 +101,16 @@ public struct PlanValue: Hashable, Sendable, CustomStringConvertible {
     }
 
     static func number(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+        if value == value.rounded() && abs(value) < 1e15 { return String(Int64(value)) }
+        let shortest = String(value)
+        guard value.isFinite, shortest.contains("e") else { return shortest }
+        // The reader takes plain digits only (`1e-05` is not a value): the fewest decimals that
+        // read back as the same number.
+        for decimals in 1...40 {
+            let text = String(format: "%.\(decimals)f", value)
+            if Double(text) == value { return text }
+        }
+        return String(format: "%.40f", value)
     }
 
     static func clock(_ seconds: Double) -> String {
@@ -180,7 +191,8 @@ public struct PlanRange: Hashable, Sendable, CustomStringConvertible {
     public static func parse(_ text: String) -> PlanRange? {
         let parts = text.split(separator: " ", omittingEmptySubsequences: true)
         guard parts.count == 2 else { return nil }
-        let bounds = parts[0].split(separator: "-")
+        // Empty pieces kept: `-5-10 W` is no range, not 5 to 10.
+        let bounds = parts[0].split(separator: "-", omittingEmptySubsequences: false)
         guard bounds.count == 2, let from = PlanValue.parse("\(bounds[0]) \(parts[1])"),
             let to = PlanValue.parse("\(bounds[1]) \(parts[1])")
         else { return nil }

@@ -175,12 +175,12 @@ public actor WorkoutRecorder {
         if let plan = setup.plan {
             // Zone alerts are judged against the zones in force now (custom or the profile's).
             var zonesInForce: [QuantityType: ZoneConfiguration] = [:]
-            if let heartRateZones = await builder.zoneConfiguration(for: .heartRate) {
-                zonesInForce[.heartRate] = heartRateZones
+            for type in [QuantityType.heartRate, .cyclingPower] {
+                if let zones = await builder.zoneConfiguration(for: type) { zonesInForce[type] = zones }
             }
             let problems = PlanValidator.problems(in: plan, context: PlanContext(zones: zonesInForce))
             guard problems.isEmpty else { throw PlanError(problems: problems) }
-            runner = PlanRunner(plan: plan, session: session, zones: zonesInForce)
+            runner = PlanRunner(plan: plan, session: session, zones: zonesInForce, logger: logger)
         } else {
             runner = nil
         }
@@ -353,7 +353,10 @@ public actor WorkoutRecorder {
 
     /// Marks a lap from the previous lap (or the start) to `date`.
     public func lap(at date: Date) async throws(WorkoutSessionError) {
-        try await session.addEvent(WorkoutEvent(kind: .lap, dateInterval: DateInterval(start: lapStart, end: date)))
+        // A plan's lap may have ended since the last one taken here: laps never overlap.
+        let lastLapEnd = await builder.snapshot.events.filter { $0.kind == .lap }.map(\.dateInterval.end).max()
+        let start = min(max(lapStart, lastLapEnd ?? lapStart), date)
+        try await session.addEvent(WorkoutEvent(kind: .lap, dateInterval: DateInterval(start: start, end: date)))
         lapStart = date
     }
 

@@ -270,13 +270,15 @@ public final class WorkoutStore: Sendable {
 
     // MARK: Schedule
 
-    /// Schedules a plan; refuses a 16th upcoming entry.
-    public func schedule(name: String, plan: Data, at date: Date, now: Date = Date()) async throws(StoreError)
-        -> ScheduledPlan
-    {
+    /// Schedules a plan; refuses a 16th open entry from the start of `now`'s day on (one dated
+    /// earlier today is still today's to do, and counts: else any number could be added).
+    public func schedule(
+        name: String, plan: Data, at date: Date, now: Date = Date(), calendar: Calendar = .current
+    ) async throws(StoreError) -> ScheduledPlan {
         let entry = ScheduledPlan(id: UUID(), name: name, plan: plan, date: date)
+        let today = calendar.startOfDay(for: now)
         try await uncancelled { () async throws(StoreError) in
-            try await self.backend.insertScheduled(entry, limit: Self.maximumScheduledPlans, now: now)
+            try await self.backend.insertScheduled(entry, limit: Self.maximumScheduledPlans, now: today)
         }
         return entry
     }

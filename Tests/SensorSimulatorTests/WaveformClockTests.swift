@@ -116,6 +116,41 @@ struct WaveformClockTests {
         }
     }
 
+    @Test(
+        "A frame 2.5 s late (a backlog, a stalled host), then the burst behind it: placed by the model, not at arrival")
+    func lateFrame() {
+        var stream = FrameStream(jitter: 0.01)
+        var clock = WaveformClock(sampleRate: 130)
+        for index in 0..<400 {
+            if index == 300 { stream.lastArrival = stream.truth((index + 1) * 73 - 1) + 2.5 }
+            let frame = stream.frame(index)
+            let placement = clock.place(sensorTime: frame.sensorTime, sampleCount: 73, receivedAt: frame.arrival)
+            guard index >= 300 else { continue }
+            #expect(placement.continuous, "frame \(index)")
+            let error = placement.start.timeIntervalSinceReferenceDate - stream.truth(frame.firstSample)
+            #expect(abs(error - stream.floor) < 0.01, "frame \(index): \(error)")
+        }
+    }
+
+    @Test("The host's clock set forward 10 s: after a block of late frames, placed on the new clock")
+    func hostClockForward() {
+        var stream = FrameStream(jitter: 0.01)
+        var clock = WaveformClock(sampleRate: 130)
+        for index in 0..<300 {
+            let frame = stream.frame(index)
+            _ = clock.place(sensorTime: frame.sensorTime, sampleCount: 73, receivedAt: frame.arrival)
+        }
+        stream.hostEpoch += 10
+        for index in 300..<400 {
+            let frame = stream.frame(index)
+            let placement = clock.place(sensorTime: frame.sensorTime, sampleCount: 73, receivedAt: frame.arrival)
+            guard index >= 300 + clock.blockSize else { continue }
+            let error = placement.start.timeIntervalSinceReferenceDate - stream.truth(frame.firstSample)
+            // On the new clock (not 10 s off); before its first fit the model leans with the drift.
+            #expect(abs(error - stream.floor) < 0.08, "frame \(index): \(error)")
+        }
+    }
+
     @Test("The spacing is the strap's: a strap sampling at 130.2 Hz is placed at its own rate")
     func strapsOwnRate() {
         var stream = FrameStream(drift: 0, jitter: 0)

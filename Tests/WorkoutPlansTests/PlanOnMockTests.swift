@@ -11,7 +11,7 @@ import Workouts
 @Suite("Structured workouts on the stepped mock adapter")
 struct PlanOnMockTests {
     @Test(
-        "steps change at the right active times, pauses do not count, alerts fire and clear, segments and laps are recorded"
+        "steps change at the right active times, pauses do not count, alerts fire and clear, segments and laps are recorded, a hand lap among them"
     )
     func runOnMock() async throws {
         // The strap rests (HR near 60), works hard from 60 s to 120 s (HR climbs to about 164),
@@ -56,13 +56,17 @@ struct PlanOnMockTests {
                             IntervalStep(purpose: .recovery, step: WorkoutStep(goal: .time(PlanValue(20, .second)))),
                         ], iterations: 2)
                 ], cooldown: WorkoutStep(goal: .open)))
-        let runner = PlanRunner(plan: plan, session: session, zones: [:])
+        let runner = PlanRunner(plan: plan, session: session, zones: [:], logger: Logger(label: "test"))
         _ = await runner.start(at: start)
         for second in 1...300 {
             // The second's frame has reached the builder when the step returns: no waiting on time.
             let now = await mock.step()
             if second == 100 { try await session.pause(at: now) }
             if second == 130 { try await session.resume(at: now) }
+            // A lap taken by hand in the first iteration (as `WorkoutRecorder.lap` takes it, from the start).
+            if second == 50 {
+                try await session.addEvent(WorkoutEvent(kind: .lap, dateInterval: DateInterval(start: start, end: now)))
+            }
             _ = await runner.tick(at: now)
         }
         let events = await runner.events
@@ -95,7 +99,8 @@ struct PlanOnMockTests {
         #expect(segments.count == 5)
         #expect(segments.map { $0.metadata["purpose"] ?? "" } == ["warmup", "work", "recovery", "work", "recovery"])
         let laps = workout.events.filter { $0.kind == .lap }
-        #expect(laps.map(\.dateInterval.duration) == [110, 80], "iteration 1 includes the 30 s pause in its span")
+        // The hand lap, then iteration 1 from where it ended (its span includes the 30 s pause), then iteration 2.
+        #expect(laps.map(\.dateInterval.duration) == [50, 90, 80], "\(laps.map(\.dateInterval))")
         await source.detach()
         await mock.shutdown()
     }

@@ -286,6 +286,87 @@ struct PlanLimitTests {
         #expect(found.first?.path == "$.custom.blocks[0].steps[0].goal.time", "\(found)")
     }
 
+    @Test(
+        "a value beyond any workout is a problem, not an infinity that traps the executor (a 1 followed by 306 zeros is valid JSON)",
+        arguments: [
+            (
+                #""pacer": {"distance": "1\#(String(repeating: "0", count: 306)) km", "time": "1 s"}"#,
+                "$.pacer.distance"
+            ),
+            (#""pacer": {"distance": "5 km", "time": "0.001 s"}"#, "$.pacer"),
+            (#""singleGoal": {"time": "200 h"}"#, "$.singleGoal"),
+            (#""singleGoal": {"distance": "10001 km"}"#, "$.singleGoal"),
+            (#""singleGoal": {"energy": "100001 kJ"}"#, "$.singleGoal"),
+        ])
+    func valueAboveMaximum(_ kind: String, _ path: String) {
+        let found = problems(#"{"version": 1, "name": "p", "activity": "running", \#(kind)}"#)
+        #expect(found.map(\.path) == [path], "\(found)")
+        #expect(found.allSatisfy { if case .aboveMaximum = $0.kind { true } else { false } }, "\(found)")
+    }
+
+    @Test("alerts beyond any workout are problems; the executor's targets stay finite for plans built in code")
+    func alertAboveMaximum() {
+        let huge = "1" + String(repeating: "0", count: 306)
+        for alert in [
+            #""speedThreshold": "\#(huge) mph""#, #""speed": "1-\#(huge) mph""#, #""powerThreshold": "5001 W""#,
+            #""heartRate": "120-301 bpm""#, #""cadenceThreshold": "301 rpm""#, #""paceThreshold": "0:01 /km""#,
+        ] {
+            let found = problems(
+                plan(blocks: #"{"steps": [{"goal": {"time": "1 min"}, "alert": {\#(alert)}}]}"#).replacingOccurrences(
+                    of: "running", with: "cycling"))
+            #expect(found.map(\.path) == ["$.custom.blocks[0].steps[0].alert"], "\(alert): \(found)")
+        }
+        // The shortest pace a Double holds: a speed of 1000 / 5e-324 m/s, past what a Double holds.
+        let infinite = PlanValue(.leastNonzeroMagnitude, .perKilometer)
+        #expect(!infinite.base.isFinite)
+        let executor = PlanExecutor(plan: WorkoutPlan(name: "p", activity: .cycling, kind: .singleGoal(.open)))
+        #expect(executor.target(.speedThreshold(infinite, .current)) == nil)
+        #expect(
+            executor.target(.speedRange(PlanRange(from: PlanValue(1, .metersPerSecond), to: infinite), .current)) == nil
+        )
+    }
+
+    @Test("names are bounded by Unicode scalars, and line separators are hidden characters")
+    func namesByScalars() {
+        let marks = "e" + String(repeating: "\u{301}", count: 30_000)
+        #expect(marks.count == 1)
+        #expect(
+            problems(plan(blocks: #"{"steps": [{"goal": {"time": "1 min"}}]}"#, name: marks)).map(\.kind) == [
+                .tooLarge("characters in a name", limit: PlanLimits.nameLength)
+            ])
+        for separator in ["\u{2028}", "\u{2029}"] {
+            #expect(
+                problems(plan(blocks: #"{"steps": [{"goal": {"time": "1 min"}}]}"#, name: "a\(separator)b")).map(
+                    \.path) == ["$.name"])
+        }
+    }
+
+    @Test("a malformed plan's problems are bounded: entries past a bound are not read, at most 100 are listed")
+    func problemsBounded() {
+        let zeros = Array(repeating: "0", count: 20_000).joined(separator: ",")
+        let blocks = problems(plan(blocks: zeros))
+        #expect(blocks.map(\.kind) == [.tooLarge("blocks", limit: PlanLimits.blocks)], "\(blocks.count)")
+        let steps = problems(plan(blocks: #"{"steps": [\#(zeros)]}"#))
+        // (The block left out leaves no blocks: a second problem.)
+        #expect(steps.first?.kind == .tooLarge("steps in a block", limit: PlanLimits.stepsPerBlock))
+        #expect(steps.count <= 2, "\(steps)")
+        // 100 blocks of 100 bad steps each: 10,000 problems found, 100 listed and a count of the rest.
+        let bad = Array(repeating: "0", count: 100).joined(separator: ",")
+        let many = problems(plan(blocks: Array(repeating: #"{"steps": [\#(bad)]}"#, count: 100).joined(separator: ",")))
+        #expect(many.count == PlanLimits.problems + 1)
+        #expect(many.last.map { "\($0)" }?.contains("more problems not listed") == true)
+    }
+
+    @Test("values and ranges: a small decimal round-trips in plain digits; a minus sign inside a range is no range")
+    func valueText() throws {
+        let small = PlanValue(0.00001, .kilometer)
+        #expect(small.description == "0.00001 km")
+        #expect(PlanValue.parse(small.description) == small)
+        #expect(PlanValue.parse(PlanValue(1e-9, .second).description) == PlanValue(1e-9, .second))
+        #expect(PlanRange.parse("-5-10 W") == nil)
+        #expect(PlanRange.parse("5-10 W") == PlanRange(from: PlanValue(5, .watt), to: PlanValue(10, .watt)))
+    }
+
     @Test("the slowest and fastest paces a plan may name still parse, and any pace describes itself")
     func paceBounds() {
         #expect(PlanValue.parse("999:59.5 /km") == PlanValue(999 * 60 + 59.5, .perKilometer))
@@ -363,6 +444,34 @@ struct PlanExecutorTests {
         let finished = executor.next(PlanProgress(activeTime: 200), at: t0.addingTimeInterval(220))
         #expect(finished.last == .completed(at: t0.addingTimeInterval(220)))
         #expect(events.filter { if case .stepEnded = $0 { true } else { false } }.count == 5)
+    }
+
+    @Test("a late tick ends every step it passed, each on time: ten 0.1 s steps end within one 1 s tick")
+    func lateTickEndsEveryStepPassed() {
+        let step = IntervalStep(purpose: .work, step: WorkoutStep(goal: .time(PlanValue(0.1, .second))))
+        let plan = WorkoutPlan(
+            name: "t", activity: .running,
+            kind: .custom(
+                warmup: nil, blocks: [IntervalBlock(steps: Array(repeating: step, count: 10), iterations: 3)],
+                cooldown: nil))
+        var executor = PlanExecutor(plan: plan)
+        _ = executor.start(PlanProgress(activeTime: 0), at: t0)
+        let first = executor.update(PlanProgress(activeTime: 1.05), at: t0.addingTimeInterval(1.05))
+        let ends = first.compactMap { if case .stepEnded(_, let segment) = $0 { segment.end } else { nil } }
+        #expect(ends.count == 10)
+        for (index, end) in ends.enumerated() {
+            // (A Date 800 million seconds from its reference holds about 0.1 µs.)
+            #expect(abs(end.timeIntervalSince(t0) - 0.1 * Double(index + 1)) < 1e-6)
+        }
+        #expect(first.filter { if case .lap = $0 { true } else { false } }.count == 1)
+        // A stall of a minute: the plan's other 20 steps end, and it completes at 3 s.
+        let rest = executor.update(PlanProgress(activeTime: 61), at: t0.addingTimeInterval(61))
+        guard case .completed(let end)? = rest.last else {
+            Issue.record("not completed: \(rest.count) events")
+            return
+        }
+        #expect(abs(end.timeIntervalSince(t0) - 3) < 1e-6)
+        #expect(executor.current == nil)
     }
 
     @Test("distance and energy goals from totals; alerts leave and return with hysteresis, no flapping")

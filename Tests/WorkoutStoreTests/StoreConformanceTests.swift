@@ -200,6 +200,24 @@ struct StoreConformanceTests {
         }
     }
 
+    @Test("schedule: entries dated earlier today count toward the 15", arguments: StoreKind.allCases)
+    func earlierTodayCounts(_ kind: StoreKind) async throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        #expect(calendar.startOfDay(for: origin) < origin.addingTimeInterval(-15 * 60), "origin is not near midnight")
+        try await kind.withStore { store in
+            for minute in 1...15 {
+                _ = try await store.schedule(
+                    name: "earlier \(minute)", plan: plan, at: origin.addingTimeInterval(Double(-minute) * 60),
+                    now: origin, calendar: calendar)
+            }
+            await #expect(throws: StoreError.scheduleFull(15)) {
+                try await store.schedule(
+                    name: "16th", plan: plan, at: origin.addingTimeInterval(3600), now: origin, calendar: calendar)
+            }
+        }
+    }
+
     @Test(
         "schedule: the list covers 7 days back to 7 days ahead, by date; completion records the workout",
         arguments: StoreKind.allCases)

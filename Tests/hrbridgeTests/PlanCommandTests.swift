@@ -184,6 +184,29 @@ struct PlanCommandTests {
         )
     }
 
+    @Test("a file is read no further than the format's 1 MiB: /dev/zero is refused at once (65)")
+    func endlessFile() async throws {
+        let result = try await runHRBridge(["plan", "validate", "/dev/zero"])
+        #expect(result.status == 65, "\(result.stderr)")
+        #expect(result.stderr == "/dev/zero: too many bytes: at most 1048576\n", "\(result.stderr)")
+    }
+
+    @Test("power-zone alerts run with --ftp, and without it the hint says to give it")
+    func powerZones() async throws {
+        let plan = try temporaryFile(
+            "power.json",
+            #"{"version": 1, "activity": "cycling", "custom": {"blocks": [{"steps": [{"goal": {"time": "5 s"}, "alert": {"powerZone": 3}}]}]}}"#
+        )
+        let without = try await runHRBridge(["workout", "run", "--plan", plan.path, "--speed", "max", "--guest"])
+        #expect(without.status == 65)
+        #expect(without.stderr.contains("power zone alerts need power zones: give --ftp"), "\(without.stderr)")
+        let with = try await runHRBridge([
+            "workout", "run", "--plan", plan.path, "--speed", "max", "--guest", "--ftp", "250", "--json",
+        ])
+        #expect(with.status == 0, "\(with.stderr)")
+        #expect(with.stdout.contains(#""event":"completed""#), "\(with.stdout.suffix(500))")
+    }
+
     @Test("a plan name with an escape sequence or a newline is refused (65), never printed raw")
     func controlCharactersInNames() async throws {
         for name in [#"red \u001b[31m"#, #"two\nlines"#, #"\u202eevil"#] {

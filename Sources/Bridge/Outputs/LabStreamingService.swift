@@ -17,6 +17,11 @@ public actor LabStreamingService: Service {
     private var feed: LabStreamingFeed?
     /// The straps whose raw signals this service started.
     private var started: [SensorIdentity: Set<WaveformKind>] = [:]
+    /// The raw-signal requests under way, one task per strap: off the event loop, so a strap slow
+    /// to answer (the adapter waits up to 5 s per signal) holds up no other strap's samples.
+    private var starting: [SensorIdentity: Task<Void, Never>] = [:]
+    /// Shutting down: no request starts.
+    private var stopping = false
     /// The adapter's events, subscribed when the service is made, before the adapter links any
     /// strap: a strap's Device Information and the raw signals it offers come once per link, and
     /// one heard before ``run()`` listened would leave its streams unopened and unstarted.
@@ -48,7 +53,7 @@ public actor LabStreamingService: Service {
         for status in await core.sensors.list() where status.state == .ready {
             let sensor = await core.sensors.identity(status.address)
             feed.open(sensor, device: await core.sensors.information(status.address))
-            await startWaveforms(on: sensor, offered: nil)
+            beginStartingWaveforms(on: sensor, offered: nil)
         }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [weak self] in
@@ -62,6 +67,11 @@ public actor LabStreamingService: Service {
             }
             try? await gracefulShutdown()
             messages.finish()
+            // A request still waiting for its strap is given up before the signals are stopped.
+            stopping = true
+            let requests = Array(starting.values)
+            for request in requests { request.cancel() }
+            for request in requests { await request.value }
             await stopWaveforms()
             group.cancelAll()
         }
@@ -69,12 +79,24 @@ public actor LabStreamingService: Service {
         logger.info("LSL outlets closed")
     }
 
-    private func handle(_ event: SensorEvent) async {
+    private func handle(_ event: SensorEvent) {
         feed?.handle(event)
         if case .waveformsAvailable(let sensor, let kinds) = event {
-            await startWaveforms(on: sensor, offered: kinds)
+            beginStartingWaveforms(on: sensor, offered: kinds)
         }
     }
+
+    /// Starts the strap's raw signals in a task of their own; one already under way for it is left
+    /// to finish (after a reconnect the adapter starts what was asked for again).
+    private func beginStartingWaveforms(on sensor: SensorIdentity, offered: Set<WaveformKind>?) {
+        guard !stopping, starting[sensor] == nil else { return }
+        starting[sensor] = Task { [weak self] in
+            await self?.startWaveforms(on: sensor, offered: offered)
+            await self?.finishedStarting(sensor)
+        }
+    }
+
+    private func finishedStarting(_ sensor: SensorIdentity) { starting[sensor] = nil }
 
     /// Asks for the configured raw signals the strap offers (nil: not known; the adapter decides).
     private func startWaveforms(on sensor: SensorIdentity, offered: Set<WaveformKind>?) async {
@@ -82,6 +104,7 @@ public actor LabStreamingService: Service {
         // second START would restart the strap's stream (a gap in the recording).
         for kind in settings.kinds.compactMap(\.waveform).sorted()
         where offered?.contains(kind) ?? true && started[sensor]?.contains(kind) != true {
+            if Task.isCancelled { return }
             let request =
                 kind == .acc
                 ? WaveformRequest(kind: .acc, sampleRate: settings.accRate, range: settings.accRange)

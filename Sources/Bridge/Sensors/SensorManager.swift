@@ -487,14 +487,19 @@ public actor SensorManager {
             // Gone from BlueZ's cache: a strap nobody configured or uses is forgotten.
             drop(sensor.address)
         case .waveformRefused(let sensor, let kind, let error):
+            var firstOfItsKind = false
             update(sensor) { status in
                 status.framesRefused += 1
+                firstOfItsKind = status.refusedByReason[error.reason.metricName] == nil
                 status.refusedByReason[error.reason.metricName, default: 0] += 1
             }
             Counter(label: "hrbridge_frames_refused_total", dimensions: [("reason", error.reason.metricName)])
                 .increment()
-            logger.warning(
-                "frame refused", metadata: ["sensor": "\(sensor.address)", "signal": "\(kind)", "error": "\(error)"])
+            // A strap gone wrong may send tens of bad frames a second: each reason at warning once
+            // per strap, then at debug (every one is counted).
+            logger.log(
+                level: firstOfItsKind ? .warning : .debug, "frame refused",
+                metadata: ["sensor": "\(sensor.address)", "signal": "\(kind)", "error": "\(error)"])
         case .waveformsAvailable(let sensor, let offered):
             let wanted =
                 known.first { $0.address == sensor.address }?.waveforms.filter { offered.contains($0.kind) } ?? []

@@ -149,6 +149,9 @@ public actor SessionManager {
             if let zonesInForce = zones ?? athlete.profile.preferredZoneConfiguration(for: .heartRate) {
                 context.zones[.heartRate] = zonesInForce
             }
+            if let powerZones = athlete.profile.preferredZoneConfiguration(for: .cyclingPower) {
+                context.zones[.cyclingPower] = powerZones
+            }
             do {
                 let plan = try PlanFormat.decode(planValue, context: context)
                 let problems = PlanValidator.problems(in: plan, context: context)
@@ -160,7 +163,11 @@ public actor SessionManager {
         }
         var identities: [SensorIdentity] = []
         for address in addresses { identities.append(await sensors.identity(address)) }
-        let workoutConfiguration = WorkoutConfiguration(activityType: request.activity, location: request.location)
+        // A plan is checked for its own activity, so it sets the workout's (as `workout run --plan`
+        // does); its location when it names one.
+        let workoutConfiguration = WorkoutConfiguration(
+            activityType: runnerPlan?.activity ?? request.activity,
+            location: runnerPlan.map { $0.location == .unknown ? request.location : $0.location } ?? request.location)
         let id = UUID()
         starting.insert(id)
         defer { starting.remove(id) }

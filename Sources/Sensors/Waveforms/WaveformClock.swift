@@ -19,7 +19,9 @@ public import FoundationEssentials
 /// not stretched over the hole. Within a run, samples stay evenly spaced: the model's corrections
 /// (large while it settles, up to the first frames' delay) are taken at most 2 ms per frame, so a
 /// run's first seconds carry the settling error rather than a step back. A strap clock that jumps back or
-/// away (power cycled) starts the model afresh.
+/// away (power cycled) starts the model afresh. A frame that follows on but comes seconds late (the
+/// link's backlog, a stalled host) is placed by the model, not at its arrival; a whole block of them
+/// in a row is the host's clock set forward, and starts the model afresh too.
 public struct WaveformClock: Sendable {
     /// Where one frame's samples go on the host clock.
     public struct Placement: Hashable, Sendable {
@@ -49,6 +51,8 @@ public struct WaveformClock: Sendable {
     private var framesInBlock = 0
     /// The fitted line: offset = intercept + slope × (sensor − pivot).
     private var line: (pivot: Double, intercept: Double, slope: Double)?
+    /// Continuous frames in a row that came more than 2 s later than the model allows.
+    private var lateFrames = 0
 
     /// A clock for a stream at `sampleRate`.
     public init(sampleRate: Double, blockSize: Int = 16, blockCount: Int = 64) {
@@ -82,14 +86,25 @@ public struct WaveformClock: Sendable {
         if anchor == nil { anchor = sensorTime }
         let sensor = Double(sensorTime - anchor!) / 1e9
         let observed = receivedAt.timeIntervalSinceReferenceDate - sensor
-        // A clock that jumped (the strap restarted, its clock reset) no longer fits: start over.
+        var late = false
         if let estimate = offset(at: sensor), abs(observed - estimate) > 2 {
-            reset()
-            anchor = sensorTime
-            return place(sensorTime: sensorTime, sampleCount: sampleCount, receivedAt: receivedAt)
+            if continuous, observed > estimate, lateFrames + 1 < blockSize {
+                // Following on, only late (the link's backlog, a stalled host): placed by the model.
+                late = true
+                lateFrames += 1
+            } else {
+                // A clock that jumped (the strap restarted; the host's set forward, when a block of
+                // frames in a row comes as late) no longer fits: start over.
+                reset()
+                anchor = sensorTime
+                return place(sensorTime: sensorTime, sampleCount: sampleCount, receivedAt: receivedAt)
+            }
+        } else {
+            lateFrames = 0
         }
         previousSensorTime = sensorTime
-        record(sensor: sensor, offset: observed)
+        // A late frame says nothing of where the line is.
+        if !late { record(sensor: sensor, offset: observed) }
         let offset = min(offset(at: sensor) ?? observed, observed)
         let scale = 1 + (line?.slope ?? 0)
         let interval = sensorInterval * scale
@@ -116,6 +131,7 @@ public struct WaveformClock: Sendable {
         blockMinimum = nil
         framesInBlock = 0
         line = nil
+        lateFrames = 0
     }
 
     /// The model's offset at `sensor` seconds, nil before any frame.

@@ -72,7 +72,14 @@ enum PlanFile {
     static func load(_ path: String, context: PlanContext, hint: ([PlanProblem]) -> String? = { _ in nil }) throws
         -> (plan: WorkoutPlan, data: Data)
     {
-        guard let data = FileManager.default.contents(atPath: path) else {
+        // Never past the format's limit: `/dev/zero` or a huge file is refused after 1 MiB + 1.
+        let data: Data
+        do {
+            data = try BoundedFile.read(path, limit: PlanLimits.fileBytes)
+        } catch .larger(let limit) {
+            StandardError.write("\(path): too many bytes: at most \(limit)")
+            throw ExitCode(65)
+        } catch {
             StandardError.write("\(path): cannot be read")
             throw ExitCode(66)
         }

@@ -95,6 +95,9 @@ struct WorkoutRunCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-hr"), help: "Maximum heart rate (default 208 − 0.7 × age).")
     var maximumHeartRate: Double?
 
+    @Option(help: "Functional threshold power in W (power zones, for a plan's power-zone alerts).")
+    var ftp: Double?
+
     @Flag(help: "JSON lines instead of the live view.")
     var json = false
 
@@ -158,7 +161,7 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         // A workout recorded before ids had these bounds is still recovered under its id.
         let profile = UserProfile(
             id: recover ? UserProfile.anonymousID : athlete, age: age, weightKilograms: weight,
-            restingHeartRate: restingHeartRate, maximumHeartRate: maximumHeartRate)
+            restingHeartRate: restingHeartRate, maximumHeartRate: maximumHeartRate, functionalThresholdPower: ftp)
         if let problem = profile.problems.first { throw ValidationError(problem) }
     }
 
@@ -217,19 +220,25 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         }
         let profile = UserProfile(
             id: athlete, age: age, sex: sex.flatMap(BiologicalSex.init(rawValue:)), weightKilograms: weight,
-            restingHeartRate: restingHeartRate, maximumHeartRate: maximumHeartRate)
+            restingHeartRate: restingHeartRate, maximumHeartRate: maximumHeartRate, functionalThresholdPower: ftp)
         var planFile: (plan: WorkoutPlan, data: Data)?
         if let path = plan {
             var context = PlanContext()
             context.zones[.heartRate] = try zones.map(parseZones) ?? profile.preferredZoneConfiguration(for: .heartRate)
+            context.zones[.cyclingPower] = profile.preferredZoneConfiguration(for: .cyclingPower)
             let noZones = context.zones[.heartRate] == nil
             planFile = try PlanFile.load(path, context: context) { problems in
                 // Only when a zone alert is what failed, and zones are what is missing.
                 let zoneProblem = problems.contains {
                     if case .zoneOutOfRange(_, 0) = $0.kind { $0.path.hasSuffix(".heartRateZone") } else { false }
                 }
-                return noZones && zoneProblem
-                    ? "hrbridge: heart-rate zone alerts need zones: give --zones, or --age or --max-hr" : nil
+                let powerZoneProblem = problems.contains {
+                    if case .zoneOutOfRange(_, 0) = $0.kind { $0.path.hasSuffix(".powerZone") } else { false }
+                }
+                if noZones && zoneProblem {
+                    return "hrbridge: heart-rate zone alerts need zones: give --zones, or --age or --max-hr"
+                }
+                return powerZoneProblem ? "hrbridge: power zone alerts need power zones: give --ftp" : nil
             }
         }
         let chosenLocation = WorkoutLocation(rawValue: location)!

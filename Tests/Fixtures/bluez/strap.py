@@ -15,7 +15,8 @@ samples of x = k, y = −k, z = 1000 mG) every frame's duration on the data char
 --mtu N: the MTU its characteristics report (BlueZoo shows it to the client as the link's).
 Frames: one hex frame per line. Control lines (from the FIFO): "pause", "resume", "hold" (pause until the next StartNotify),
 "disconnect" (drop the link from the strap's side), "pmd-reset" (end the PMD streams, as a link
-drop does), "pmd-garbage" (two malformed PMD frames), "quit".
+drop does), "pmd-garbage" (two malformed PMD frames), "pmd-hold" (keep control point answers back
+until "pmd-release"), "pmd-start-settings HEX" (settings bytes in every later START answer), "quit".
 Prints "ready" once registered, "subscribed" on StartNotify, "sent N" after each frame,
 "written UUID HEX" for each write, "pmd-frame KIND N" after each PMD frame.
 """
@@ -216,6 +217,8 @@ def main():
         Characteristic(bus, info, 1, "2a24", ["read"], b"Test Strap")
     advertisement = Advertisement(bus, "/org/hrbridge/advertisement", args.name, [args.service])
     pmd_streams = {}
+    # "pmd-hold": answers kept back (a list) until "pmd-release"; settings added to START answers.
+    pmd_control = {"held": None, "start_settings": b""}
     if args.pmd:
         pmd = Service(bus, app, 3, PMD_SERVICE)
         control_point = Characteristic(bus, pmd, 0, PMD_CONTROL, ["read", "write", "indicate"], b"\x0f\x05\x00")
@@ -247,6 +250,12 @@ def main():
             return True
 
         def answer(op, kind, status, settings=b""):
+            if op == 2 and status == 0:
+                settings += pmd_control["start_settings"]
+            if pmd_control["held"] is not None:
+                pmd_control["held"].append((op, kind, status, settings))
+                say("held %02x %02x" % (op, kind))
+                return
             # An indication reaches the client only while it has them on.
             if control_point.notifying:
                 control_point.notify(bytes([0xF0, op, kind, status, 0]) + settings)
@@ -344,6 +353,18 @@ def main():
             data.notify(b"\x00\x01\x02")
             data.notify(b"\x00" + struct.pack("<Q", PMD_EPOCH_NS) + b"\x00\x01\x02\x03\x04")
             say("pmd-garbage")
+        elif command == "pmd-hold" and args.pmd:
+            pmd_control["held"] = []
+            say("pmd-hold")
+        elif command == "pmd-release" and args.pmd:
+            held, pmd_control["held"] = pmd_control["held"] or [], None
+            for op, kind, status, settings in held:
+                if control_point.notifying:
+                    control_point.notify(bytes([0xF0, op, kind, status, 0]) + settings)
+            say("pmd-release %d" % len(held))
+        elif command.startswith("pmd-start-settings ") and args.pmd:
+            pmd_control["start_settings"] = bytes.fromhex(command.split(" ", 1)[1])
+            say("pmd-start-settings")
         elif command == "pmd-reset":
             # The link is about to drop (the harness drops it at the central): the strap ends its streams.
             pmd_streams.clear()
