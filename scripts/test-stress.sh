@@ -56,6 +56,8 @@ stop_hog() {
     hog_pids=()
 }
 trap 'stop_hog; exit 130' INT TERM
+# However the script ends (a failed command under set -e included), no busy loop is left behind.
+trap stop_hog EXIT
 if $load; then
     # Busy loops pinned to cores 0… for the whole stress run, as a loaded CI machine would have.
     for core in $(seq 0 $((hogs - 1))); do

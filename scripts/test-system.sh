@@ -9,4 +9,4 @@ installed=$(scripts/build-deb.sh --out .build/deb/system)
 version=$(dpkg-deb --field "$installed" Version)
 upgrade=$(scripts/build-deb.sh --version "$version.1" --out .build/deb/system)
 export HRBRIDGE_SYSTEM_DEBS="$installed:$upgrade"
-swift test --skip-build --filter "SystemTests${SYSTEM_TESTS:+.*$SYSTEM_TESTS}"
+"${SWIFT:-swift}" test --skip-build --filter "SystemTests${SYSTEM_TESTS:+.*$SYSTEM_TESTS}"

@@ -150,10 +150,12 @@ enum BusChecks {
         facts.append("\(links) link\(links == 1 ? "" : "s") in use")
         let detail = facts.joined(separator: ", ")
         if powerState == "off-blocked" {
-            return DoctorCheck(name: name, status: .fail, detail: detail, fix: "rfkill unblock bluetooth")
+            return DoctorCheck(name: name, status: .fail, detail: detail, fix: RfkillCheck.unblockFix)
         }
         if !powered {
-            return DoctorCheck(name: name, status: .warn, detail: detail, fix: "bluetoothctl power on")
+            // `power on` acts on bluetoothctl's default controller: this one is selected first.
+            let select = properties["Address"]?.string.map { "bluetoothctl select \($0) && " } ?? ""
+            return DoctorCheck(name: name, status: .warn, detail: detail, fix: select + "bluetoothctl power on")
         }
         if let roles, !roles.contains("central") {
             return DoctorCheck(

@@ -52,7 +52,7 @@ enum KernelCheck {
                 checks.append(
                     DoctorCheck(
                         name: "kernel \(name)", status: .warn, detail: "\(address), \(bus), down",
-                        fix: "bluetoothctl power on (bluetoothd brings it up)"))
+                        fix: "bluetoothctl select \(address) && bluetoothctl power on (bluetoothd brings it up)"))
             default:
                 checks.append(
                     DoctorCheck(

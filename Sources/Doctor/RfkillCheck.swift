@@ -28,7 +28,7 @@ enum RfkillCheck {
                 checks.append(
                     DoctorCheck(
                         name: "rfkill \(name)", status: .fail, detail: "\(entry): soft-blocked",
-                        fix: "rfkill unblock bluetooth"))
+                        fix: unblockFix))
             } else {
                 checks.append(DoctorCheck(name: "rfkill \(name)", status: .ok, detail: "\(entry): not blocked"))
             }
@@ -37,5 +37,11 @@ enum RfkillCheck {
             checks.append(DoctorCheck(name: "rfkill", status: .ok, detail: "no Bluetooth rfkill switch"))
         }
         return checks
+    }
+
+    /// How to unblock: `rfkill` is in /usr/sbin and needs root; Debian may not have it installed.
+    static var unblockFix: String {
+        FileManager.default.isExecutableFile(atPath: "/usr/sbin/rfkill")
+            ? "sudo rfkill unblock bluetooth" : "sudo apt-get install rfkill && sudo rfkill unblock bluetooth"
     }
 }

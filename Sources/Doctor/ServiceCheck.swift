@@ -37,14 +37,22 @@ enum ServiceCheck {
         } else {
             checks.append(DoctorCheck(name: "service", status: .skip, detail: "systemd is not running here"))
         }
-        checks.append(socketCheck(socketPath))
+        checks.append(socketCheck(socketPath, unit: unit))
         return checks
     }
 
-    static func socketCheck(_ path: String) -> DoctorCheck {
-        guard FileManager.default.fileExists(atPath: path) else {
+    static func socketCheck(_ path: String, unit: String = "hrbridge") -> DoctorCheck {
+        var status = stat()
+        if stat(path, &status) != 0 {
+            // /run/hrbridge is the hrbridge group's: outside it, the socket cannot even be seen.
+            guard errno == EACCES else {
+                return DoctorCheck(
+                    name: "api-socket", status: .skip, detail: "\(path) does not exist (hrbridged not running)")
+            }
             return DoctorCheck(
-                name: "api-socket", status: .skip, detail: "\(path) does not exist (hrbridged not running)")
+                name: "api-socket", status: .fail,
+                detail: "\(path) cannot be reached: its directory is for the hrbridge group",
+                fix: "sudo usermod -aG hrbridge $USER, then log in again")
         }
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
@@ -65,7 +73,7 @@ enum ServiceCheck {
         return DoctorCheck(
             name: "api-socket", status: .fail, detail: "\(path) refuses connections: \(reason)",
             fix: errno == EACCES
-                ? "add yourself to the hrbridge group: sudo usermod -aG hrbridge $USER"
-                : "sudo systemctl restart hrbridged")
+                ? "sudo usermod -aG hrbridge $USER, then log in again"
+                : "sudo systemctl restart \(unit)")
     }
 }

@@ -475,11 +475,16 @@ struct ClassRosterTests {
 
 /// Sessions that start when the test says so (with `holds`), and remember what started and ended.
 private actor HeldSessions: ClassSessions {
-    private let holds: Bool
+    /// Starts are held until ``release()``; after it, none is.
+    private var holds: Bool
     private var held: [CheckedContinuation<Void, Never>] = []
     private var askers: [CheckedContinuation<Void, Never>] = []
     private(set) var started: [UUID] = []
     private(set) var ended: [UUID] = []
+    /// Ends held until ``releaseEnds()`` (a store slow to save), once ``holdEnds()`` was called.
+    private var holdingEnds = false
+    private var heldEnds: [CheckedContinuation<Void, Never>] = []
+    private var endAskers: [CheckedContinuation<Void, Never>] = []
 
     init(holds: Bool) { self.holds = holds }
 
@@ -502,7 +507,31 @@ private actor HeldSessions: ClassSessions {
         started.contains(session) && !ended.contains(session) ? "alice" : nil
     }
 
-    func endSession(_ session: UUID) { ended.append(session) }
+    func endSession(_ session: UUID) async {
+        if holdingEnds {
+            await withCheckedContinuation { continuation in
+                heldEnds.append(continuation)
+                for asker in endAskers { asker.resume() }
+                endAskers = []
+            }
+        }
+        ended.append(session)
+    }
+
+    func holdEnds() { holdingEnds = true }
+
+    /// Returns once a session end is held.
+    func untilEndAsked() async {
+        guard heldEnds.isEmpty else { return }
+        await withCheckedContinuation { endAskers.append($0) }
+    }
+
+    /// Lets the held ends finish, and ends the ones after at once.
+    func releaseEnds() {
+        holdingEnds = false
+        for continuation in heldEnds { continuation.resume() }
+        heldEnds = []
+    }
 
     /// Returns once a session start is held.
     func untilAsked() async {
@@ -510,8 +539,9 @@ private actor HeldSessions: ClassSessions {
         await withCheckedContinuation { askers.append($0) }
     }
 
-    /// Lets the held session starts finish.
+    /// Lets the held session starts finish, and the later ones run at once.
     func release() {
+        holds = false
         for continuation in held { continuation.resume() }
         held = []
     }
@@ -526,10 +556,13 @@ extension ClassRosterTests {
         let hub = LiveHub()
         let strap = SensorIdentity(adapter: "mock", address: alice, name: "Alice H10")
 
-        private func manager(_ sessions: HeldSessions) -> (ClassManager, SensorManager) {
+        private func manager(_ sessions: HeldSessions, bobToo: Bool = false, autoJoin: Bool = true) -> (
+            ClassManager, SensorManager
+        ) {
             var configuration = BridgeConfiguration()
             configuration.sensors = [BridgeConfiguration.KnownSensor(address: alice, athlete: "alice")]
-            configuration.classSettings.autoJoin = true
+            if bobToo { configuration.sensors.append(BridgeConfiguration.KnownSensor(address: bob, athlete: "bob")) }
+            configuration.classSettings.autoJoin = autoJoin
             configuration.classSettings.leaveAfter = 60
             configuration.classSettings.joinVia = .broadcast
             let logger = Logger(label: "test")
@@ -586,6 +619,66 @@ extension ClassRosterTests {
             await classes.refresh(alice)
             #expect(await classes.snapshot == snapshot)
             await #expect(throws: ClassManager.Refusal.noClass) { try await classes.stop() }
+        }
+
+        @Test(
+            "a start queued behind a held one does not run once the class stopped: one session started, not two",
+            .timeLimit(.minutes(1)))
+        func queuedStartAfterStop() async throws {
+            let sessions = HeldSessions(holds: true)
+            let (classes, sensors) = manager(sessions, bobToo: true)
+            let bobStrap = SensorIdentity(adapter: "mock", address: bob, name: "Bob H10")
+            await sensors.handle(.connectionChanged(strap, .ready))
+            await sensors.handle(.connectionChanged(bobStrap, .ready))
+            await classes.refresh(alice)
+            await classes.refresh(bob)
+            async let starting = classes.start(ClassRequest())
+            await sessions.untilAsked()
+            _ = try await classes.stop()
+            await sessions.release()
+            _ = try await starting
+            let started = await sessions.started
+            #expect(started.count == 1, "\(started)")
+            #expect(await sessions.ended == started)
+        }
+
+        @Test(
+            "a class asked for while the last one is still ending its sessions is refused, then starts once they are",
+            .timeLimit(.minutes(1)))
+        func startWhileEnding() async throws {
+            let sessions = HeldSessions(holds: false)
+            let (classes, sensors) = manager(sessions)
+            await sensors.handle(.connectionChanged(strap, .ready))
+            await classes.refresh(alice)
+            let first = try await classes.start(ClassRequest())
+            #expect(await sessions.started == [session(1)])
+            await sessions.holdEnds()
+            async let stopping = classes.stop()
+            await sessions.untilEndAsked()
+            let firstID = try #require(UUID(uuidString: first.id))
+            await #expect(throws: ClassManager.Refusal.stillEnding(firstID)) {
+                try await classes.start(ClassRequest())
+            }
+            await sessions.releaseEnds()
+            _ = try await stopping
+            let second = try await classes.start(ClassRequest())
+            #expect(second.state == "running")
+            // Not adopted: the old session ended; a new one records the strap.
+            #expect(await sessions.started == [session(1), session(2)])
+        }
+
+        @Test(
+            "a session to adopt that ended meanwhile starts none in its place (without auto-join)",
+            .timeLimit(.minutes(1)))
+        func failedAdoptionStartsNothing() async throws {
+            let sessions = HeldSessions(holds: false)
+            let (classes, sensors) = manager(sessions, autoJoin: false)
+            await sensors.handle(.connectionChanged(strap, .ready))
+            // A session started by hand, ended by the time the class looks.
+            await sensors.bind(alice, to: UUID())
+            await classes.refresh(alice)
+            _ = try await classes.start(ClassRequest())
+            #expect(await sessions.started.isEmpty)
         }
 
         @Test(

@@ -56,7 +56,7 @@ struct ServiceFilesTests {
             "WantedBy=bluetooth.target", "User=hrbridge", "RuntimeDirectory=hrbridge", "StateDirectory=hrbridge",
             "CapabilityBoundingSet=", "NoNewPrivileges=yes", "UMask=0077", "StateDirectoryMode=0700",
             "RestartPreventExitStatus=73 78", "RestrictAddressFamilies=AF_UNIX AF_INET", "MemoryMax=512M",
-            "TasksMax=64", "LimitNOFILE=2048", "RuntimeDirectoryPreserve=restart",
+            "TasksMax=256", "LimitNOFILE=2048", "RuntimeDirectoryPreserve=restart",
         ] {
             #expect(lines.contains(expected), "missing \(expected)")
         }
@@ -137,6 +137,21 @@ struct ServiceFilesTests {
         let (status, output) = try await runToEnd(
             "/usr/bin/make", ["-C", packageRoot.path, "install-files"] + variables)
         #expect(status == 0, "\(output)")
+        // Staged for another system: the steps on the target, the configuration's group among them
+        // (without it the daemon cannot read its configuration, exits 78 and is not restarted).
+        #expect(
+            output.contains {
+                $0.contains(
+                    "on the target, as root: systemd-sysusers && chgrp hrbridge /etc/hrbridge/config.toml && systemctl daemon-reload"
+                )
+            }, "\(output)")
+        // Without a release build it says what to run, and installs nothing.
+        let (missing, missingOutput) = try await runToEnd(
+            "/usr/bin/make",
+            ["-C", packageRoot.path, "install-files"]
+                + variables.map { $0.hasPrefix("BINDIR_BUILT=") ? "BINDIR_BUILT=\(stage.path)/none" : $0 })
+        #expect(missing != 0)
+        #expect(missingOutput.contains { $0.contains("run make release first") }, "\(missingOutput)")
         let installed = [
             "usr/bin/hrbridge", "usr/bin/hrbridged", "lib/systemd/system/hrbridge.service",
             "usr/lib/sysusers.d/hrbridge.conf",

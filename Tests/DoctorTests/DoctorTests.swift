@@ -56,7 +56,13 @@ struct DoctorTests {
             checks[0]
                 == DoctorCheck(
                     name: "rfkill rfkill0-name", status: .fail, detail: "rfkill0: soft-blocked",
-                    fix: "rfkill unblock bluetooth"))
+                    fix: RfkillCheck.unblockFix))
+        // As root, and with the tool installed first when Debian has not.
+        #expect(RfkillCheck.unblockFix.hasSuffix("sudo rfkill unblock bluetooth"))
+        // An adapter that is off: the one to power on is selected first (bluetoothctl's default may be another).
+        let off = BusChecks.adapterCheck(
+            path: "/org/bluez/hci1", properties: ["Powered": .boolean(false), "Address": .string("00:11:22:33:44:55")])
+        #expect(off.fix == "bluetoothctl select 00:11:22:33:44:55 && bluetoothctl power on")
         #expect(checks[1].status == .fail)
         #expect(checks[1].detail.contains("hard-blocked"))
         #expect(checks[2].status == .ok)

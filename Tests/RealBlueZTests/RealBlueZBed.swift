@@ -109,11 +109,22 @@ enum RealBlueZBed {
     static let hrbridge = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         .deletingLastPathComponent().appendingPathComponent("hrbridge").path
 
+    /// Why this host's architecture cannot run the bed, or nil on x86-64.
+    static func otherArchitecture() -> String? {
+        #if arch(x86_64)
+            nil
+        #else
+            "the bed boots an x86-64 guest with this host's executables: it runs on x86-64 hosts only"
+        #endif
+    }
+
     /// Why this host cannot run the bed, or nil. Printed when the suite is skipped.
     static var unavailableReason: String? {
         if ProcessInfo.processInfo.environment["HRBRIDGE_SKIP_REAL_BLUEZ"] == "1" {
             return "HRBRIDGE_SKIP_REAL_BLUEZ=1"
         }
+        // The guest is Debian's amd64 kernel under qemu-system-x86_64, running this host's executables.
+        if let reason = otherArchitecture() { return reason }
         let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":")
         if !paths.contains(where: { FileManager.default.isExecutableFile(atPath: "\($0)/qemu-system-x86_64") }) {
             return "qemu-system-x86_64 is not installed (make test-setup installs qemu-system-x86)"

@@ -21,8 +21,19 @@ enum SystemBed {
             installed: URL(fileURLWithPath: String(named[0])), upgrade: URL(fileURLWithPath: String(named[1])))
     }()
 
+    /// Why this host's architecture cannot run the bed, or nil on x86-64.
+    static func otherArchitecture() -> String? {
+        #if arch(x86_64)
+            nil
+        #else
+            "the bed boots an x86-64 guest with this host's packages: it runs on x86-64 hosts only"
+        #endif
+    }
+
     /// Why this run cannot use the bed, or nil. Printed when the suite is skipped.
     static var unavailableReason: String? {
+        // The guest is Debian's amd64 kernel under qemu-system-x86_64, booting this host's packages.
+        if let reason = otherArchitecture() { return reason }
         if getuid() != 0 {
             return "the system bed builds a root filesystem with its files' owners: run make test-system as root"
         }

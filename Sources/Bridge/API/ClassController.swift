@@ -22,7 +22,7 @@ struct ClassController {
             do throws(ClassManager.Refusal) {
                 started = try await core.classes.start(body)
             } catch {
-                throw APIError(.conflict, "class_running", error.description)
+                throw APIError(.conflict, error.code, error.description)
             }
             return try APIRouter.json(started, status: .created)
         }

@@ -19,11 +19,28 @@ public actor ClassManager: Service {
     public enum Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         case alreadyRunning(UUID)
         case noClass
+        /// The last class's sessions are still being ended: a new class would adopt them as they end.
+        case stillEnding(UUID)
+        /// The daemon is stopping.
+        case shuttingDown
 
         public var description: String {
             switch self {
             case .alreadyRunning(let id): "a class is running (\(id.uuidString.lowercased())); stop it first"
             case .noClass: "no class is running"
+            case .stillEnding(let id):
+                "the last class (\(id.uuidString.lowercased())) is still ending its sessions; try again in a moment"
+            case .shuttingDown: "the daemon is stopping"
+            }
+        }
+
+        /// The API's error code.
+        public var code: String {
+            switch self {
+            case .alreadyRunning: "class_running"
+            case .noClass: "not_found"
+            case .stillEnding: "class_ending"
+            case .shuttingDown: "shutting_down"
             }
         }
     }
@@ -42,6 +59,8 @@ public actor ClassManager: Service {
     private var isShutDown = false
     /// The last refusal logged per strap, so a strap that cannot join is logged once, not every retry.
     private var refusals: [String: String] = [:]
+    /// The class a stop is ending the sessions of, until they are all ended.
+    private var ending: UUID?
 
     public init(
         configuration: BridgeConfiguration, sensors: SensorManager, sessions: any ClassSessions,
@@ -64,6 +83,8 @@ public actor ClassManager: Service {
     /// Starts a class; with auto-join, the configured straps in range join before this returns.
     public func start(_ request: ClassRequest) async throws(Refusal) -> ClassJSON {
         if let running = roster.runningClassID { throw .alreadyRunning(running) }
+        if let previous = ending { throw .stillEnding(previous) }
+        guard !isShutDown else { throw .shuttingDown }
         refusals = [:]
         let setup = ClassRoster.Setup(
             id: UUID(), activity: request.activity ?? settings.activity, location: request.location,
@@ -83,6 +104,8 @@ public actor ClassManager: Service {
     public func stop() async throws(Refusal) -> ClassJSON {
         guard let running = roster.runningClassID else { throw .noClass }
         logger.info("class ended", metadata: ["class": "\(running)"])
+        ending = running
+        defer { ending = nil }
         // The class as it ended, whatever happens once its sessions are ended.
         return await feed(.classStopped, snapshot: true)!
     }
@@ -176,6 +199,11 @@ public actor ClassManager: Service {
             }
             await end(session, of: strap)
         case .startSession(let start):
+            // Queued behind other starts: the class may have stopped (or the daemon begun to) since.
+            guard !isShutDown, roster.wantsStart(start.ticket) else {
+                await feed(.sessionNotStarted(ticket: start.ticket))
+                return
+            }
             let outcome = await startSession(start)
             await feed(outcome)
             guard case .sessionStarted(let started) = outcome, roster.memberSessions.contains(started.session) else {
@@ -189,7 +217,12 @@ public actor ClassManager: Service {
 
     /// The strap's session: the one it records already while that runs, else a new one.
     private func startSession(_ start: ClassRoster.SessionStart) async -> ClassRoster.Fact {
-        if let adopting = start.adopting, let athlete = await sessions.runningAthlete(of: adopting) {
+        if let adopting = start.adopting {
+            guard let athlete = await sessions.runningAthlete(of: adopting) else {
+                // It ended meanwhile (stopped by hand, its plan done): the roster decides again,
+                // rather than a session starting that nobody asked for.
+                return .sessionNotStarted(ticket: start.ticket)
+            }
             return .sessionStarted(
                 .init(ticket: start.ticket, strap: start.strap, session: adopting, athlete: athlete, adopted: true))
         }

@@ -250,6 +250,10 @@ public struct ClassRoster: Sendable {
     /// Whether a class runs.
     public var isRunning: Bool { runningClassID != nil }
 
+    /// Whether the start with `ticket` is still wanted: under way for the class that runs now (a
+    /// start queued behind others is not, once that class stopped).
+    public func wantsStart(_ ticket: Int) -> Bool { isRunning && pendingStarts[ticket] != nil }
+
     /// The sessions the running class's members record now.
     public var memberSessions: Set<UUID> {
         guard let current, current.end == nil else { return [] }
