@@ -92,6 +92,24 @@ struct LabStreamingTests {
         }
     }
 
+    /// LabRecorder recording `ids` for `seconds` into `xdf`, once it collects from every one of them.
+    static func startRecorder(_ ids: [String], seconds: Double, to xdf: String, environment: [String: String])
+        async throws -> Spawned
+    {
+        try await Spawned.startPeer(
+            venvPython,
+            [packageRoot.appendingPathComponent("Tests/Fixtures/lsl/record.py").path, "\(seconds)", xdf] + ids,
+            environment: environment, label: "LabRecorder", deadline: .seconds(120)
+        ) { peer in peer.output.contains { $0.contains(#""event": "recording""#) } }
+    }
+
+    /// What pyxdf read back of the recorder's file, once it has.
+    static func result(of recorder: Spawned, within timeout: Duration) async throws -> Result {
+        await recorder.waitForLine(timeout: timeout) { $0.contains(#""event": "result""#) }
+        let line = try #require(recorder.output.first { $0.contains(#""event": "result""#) }, "\(recorder.report)")
+        return try JSONDecoder().decode(Result.self, from: Data(line.utf8))
+    }
+
     /// A directory for one test, and the environment pinning LSL to this machine (`LSLAPICFG`).
     static func lslDirectory() throws -> (URL, [String: String]) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hrbridge-lsl-\(UUID())")
@@ -133,22 +151,15 @@ struct LabStreamingTests {
         defer { daemon.stop() }
         let xdf = directory.appendingPathComponent("session.xdf").path
         let seconds = 30.0
-        let recorder = try await Spawned.startPeer(
-            venvPython,
-            [
-                packageRoot.appendingPathComponent("Tests/Fixtures/lsl/record.py").path, "\(seconds)", xdf,
-            ] + Self.streamIDs,
-            environment: environment, label: "LabRecorder", deadline: .seconds(120)
-        ) { peer in peer.output.contains { $0.contains(#""event": "recording""#) } }
+        let recorder = try await Self.startRecorder(
+            Self.streamIDs, seconds: seconds, to: xdf, environment: environment)
         defer { recorder.stop() }
         // Session events inside the recording: start, a lap, stop.
         let created = try await daemon.unix.send(.POST, "/v1/sessions", json: ["sensors": [Self.h10]])
         let id = try created.decoded(SessionJSON.self).id.wire
         #expect(try await daemon.unix.send(.POST, "/v1/sessions/\(id)/lap").status == 200)
         #expect(try await daemon.unix.send(.POST, "/v1/sessions/\(id)/stop").status == 200)
-        await recorder.waitForLine(timeout: .seconds(seconds + 90)) { $0.contains(#""event": "result""#) }
-        let line = try #require(recorder.output.first { $0.contains(#""event": "result""#) }, "\(recorder.report)")
-        let result = try JSONDecoder().decode(Result.self, from: Data(line.utf8))
+        let result = try await Self.result(of: recorder, within: .seconds(seconds + 90))
         func stream(_ id: String) throws -> Stream {
             try #require(result.streams.first { $0.source_id == "hrbridge:\(Self.host):\(id)" }, "stream \(id)")
         }
@@ -264,15 +275,9 @@ struct LabStreamingTests {
         defer { daemon.stop() }
         let xdf = directory.appendingPathComponent("hrv.xdf").path
         let id = "hrbridge:\(Self.host)-hrv:\(Self.h10):hrv"
-        let recorder = try await Spawned.startPeer(
-            venvPython,
-            [packageRoot.appendingPathComponent("Tests/Fixtures/lsl/record.py").path, "25", xdf, id],
-            environment: environment, label: "LabRecorder", deadline: .seconds(120)
-        ) { peer in peer.output.contains { $0.contains(#""event": "recording""#) } }
+        let recorder = try await Self.startRecorder([id], seconds: 25, to: xdf, environment: environment)
         defer { recorder.stop() }
-        await recorder.waitForLine(timeout: .seconds(120)) { $0.contains(#""event": "result""#) }
-        let line = try #require(recorder.output.first { $0.contains(#""event": "result""#) }, "\(recorder.report)")
-        let stream = try #require(try JSONDecoder().decode(Result.self, from: Data(line.utf8)).streams.first)
+        let stream = try #require(try await Self.result(of: recorder, within: .seconds(120)).streams.first)
 
         #expect(stream.source_id == id && stream.name == "Polar H10 0A1B2C3D HRV" && stream.type == "HRV")
         #expect(stream.nominal_srate == 0 && stream.channel_format == "float32" && stream.channel_count == 3)
@@ -325,14 +330,9 @@ struct LabStreamingTests {
         defer { daemon.stop() }
         let xdf = directory.appendingPathComponent("silent.xdf").path
         let id = "hrbridge:\(host):\(Self.plain):hr"
-        let recorder = try await Spawned.startPeer(
-            venvPython, [packageRoot.appendingPathComponent("Tests/Fixtures/lsl/record.py").path, "8", xdf, id],
-            environment: environment, label: "LabRecorder", deadline: .seconds(120)
-        ) { peer in peer.output.contains { $0.contains(#""event": "recording""#) } }
+        let recorder = try await Self.startRecorder([id], seconds: 8, to: xdf, environment: environment)
         defer { recorder.stop() }
-        await recorder.waitForLine(timeout: .seconds(120)) { $0.contains(#""event": "result""#) }
-        let line = try #require(recorder.output.first { $0.contains(#""event": "result""#) }, "\(recorder.report)")
-        let stream = try #require(try JSONDecoder().decode(Result.self, from: Data(line.utf8)).streams.first)
+        let stream = try #require(try await Self.result(of: recorder, within: .seconds(120)).streams.first)
         // 8 s at 1 Hz while the H10's START waits.
         #expect(stream.time_stamps.count >= 4, "\(stream.time_stamps.count) heart rates")
         // The request still waiting is given up at shutdown: the daemon ends, outlets closed.
