@@ -92,6 +92,14 @@ struct LabStreamingTests {
         }
     }
 
+    /// The daemon's `[lsl]` table: pylsl's liblsl, `host` in every source_id, and `more` lines.
+    static func lslSettings(host: String, _ more: String = "") -> String {
+        "[lsl]\nenabled = true\nlibrary = \"\(library.path)\"\nhost = \"\(host)\"\n" + more
+    }
+
+    /// Both straps configured.
+    static let bothStraps = "[[sensors]]\naddress = \"\(h10)\"\n\n[[sensors]]\naddress = \"\(plain)\"\n"
+
     /// LabRecorder recording `ids` for `seconds` into `xdf`, once it collects from every one of them.
     static func startRecorder(_ ids: [String], seconds: Double, to xdf: String, environment: [String: String])
         async throws -> Spawned
@@ -134,20 +142,11 @@ struct LabStreamingTests {
 
     @Test("HR, RR, ECG, ACC and markers: set, headers, channel metadata, RR to the ms, ECG on one clock")
     func recordWithLabRecorder() async throws {
-        let library = Self.library
         let (directory, environment) = try Self.lslDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let daemon = try await DaemonUnderTest(
-            environment: environment, speed: 1,
-            moreSettings: """
-                [lsl]
-                enabled = true
-                library = "\(library.path)"
-                host = "\(Self.host)"
-                acc_rate = 25
-                """,
-            scenario: Self.scenario, streaming: 2,
-            sensorsSection: "[[sensors]]\naddress = \"\(Self.h10)\"\n\n[[sensors]]\naddress = \"\(Self.plain)\"\n")
+            environment: environment, speed: 1, moreSettings: Self.lslSettings(host: Self.host, "acc_rate = 25"),
+            scenario: Self.scenario, streaming: 2, sensorsSection: Self.bothStraps)
         defer { daemon.stop() }
         let xdf = directory.appendingPathComponent("session.xdf").path
         let seconds = 30.0
@@ -258,19 +257,12 @@ struct LabStreamingTests {
         "The HRV stream in the daemon: α1, RMSSD and artefacts every 5 s of beats, recorded by LabRecorder, header and channels as documented"
     )
     func heartRateVariabilityStream() async throws {
-        let library = Self.library
         let (directory, environment) = try Self.lslDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         // Ten times the wall clock: the first window (2 minutes of beats) comes 12 s in.
         let daemon = try await DaemonUnderTest(
             environment: environment, speed: 10,
-            moreSettings: """
-                [lsl]
-                enabled = true
-                library = "\(library.path)"
-                host = "\(Self.host)-hrv"
-                streams = ["hrv", "markers"]
-                """,
+            moreSettings: Self.lslSettings(host: "\(Self.host)-hrv", #"streams = ["hrv", "markers"]"#),
             scenario: Self.scenario, streaming: 1, sensorsSection: "[[sensors]]\naddress = \"\(Self.h10)\"\n")
         defer { daemon.stop() }
         let xdf = directory.appendingPathComponent("hrv.xdf").path
@@ -305,7 +297,6 @@ struct LabStreamingTests {
         "A strap that never answers a START request holds up no other strap's samples, and the daemon still stops cleanly"
     )
     func silentStrapHoldsNothingUp() async throws {
-        let library = Self.library
         let (directory, environment) = try Self.lslDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let host = "\(Self.host)-silent"
@@ -318,15 +309,8 @@ struct LabStreamingTests {
             ]}
             """
         let daemon = try await DaemonUnderTest(
-            environment: environment, speed: 1,
-            moreSettings: """
-                [lsl]
-                enabled = true
-                library = "\(library.path)"
-                host = "\(host)"
-                """,
-            scenario: scenario, streaming: 2,
-            sensorsSection: "[[sensors]]\naddress = \"\(Self.h10)\"\n\n[[sensors]]\naddress = \"\(Self.plain)\"\n")
+            environment: environment, speed: 1, moreSettings: Self.lslSettings(host: host), scenario: scenario,
+            streaming: 2, sensorsSection: Self.bothStraps)
         defer { daemon.stop() }
         let xdf = directory.appendingPathComponent("silent.xdf").path
         let id = "hrbridge:\(host):\(Self.plain):hr"
