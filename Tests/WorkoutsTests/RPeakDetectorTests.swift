@@ -10,15 +10,21 @@ struct RPeakDetectorTests {
     /// A QRS-like spike (a 10 ms-wide R wave between a Q and an S dip) with a T wave, at `beats` (s).
     static func ecg(beats: [Double], seconds: Double, rate: Double = 130, wander: Double = 0) -> [Double] {
         func bump(_ offset: Double, _ width: Double) -> Double { exp(-(offset * offset) / (2 * width * width)) }
-        return (0..<Int(seconds * rate)).map { index in
-            let time = Double(index) / rate
-            var value = wander * sin(2 * .pi * 0.25 * time)
-            for beat in beats where abs(time - beat) < 0.6 {
-                value += 1300 * bump(time - beat, 0.010) - 150 * bump(time - beat + 0.035, 0.008)
-                value += -350 * bump(time - beat - 0.035, 0.009) + 320 * bump(time - beat - 0.25, 0.045)
+        let count = Int(seconds * rate)
+        var signal = (0..<count).map { wander * sin(2 * .pi * 0.25 * Double($0) / rate) }
+        // Each beat shapes the samples within 0.6 s of it (beats in order, as each sample sums them).
+        for beat in beats {
+            let first = max(0, Int(((beat - 0.6) * rate).rounded(.down)))
+            let last = min(count - 1, Int(((beat + 0.6) * rate).rounded(.up)))
+            guard first <= last else { continue }
+            for index in first...last {
+                let time = Double(index) / rate
+                guard abs(time - beat) < 0.6 else { continue }
+                signal[index] += 1300 * bump(time - beat, 0.010) - 150 * bump(time - beat + 0.035, 0.008)
+                signal[index] += -350 * bump(time - beat - 0.035, 0.009) + 320 * bump(time - beat - 0.25, 0.045)
             }
-            return value
         }
+        return signal
     }
 
     struct Case: Sendable, CustomTestStringConvertible {
@@ -149,5 +155,36 @@ struct RPeakDetectorTests {
         #expect(found.count >= beats.count - 2 && found.count <= beats.count, "\(found.count) of \(beats.count)")
         #expect(found.allSatisfy { peak in beats.contains { abs($0 - peak) < 0.0015 } })
         #expect(collector.frames == Int((40 * 130.0 / 73).rounded(.up)))
+    }
+
+    @Test("a long run is searched a stretch at a time: the whole run's peaks, with a bounded memory")
+    func longRun() {
+        // 20 minutes of a heart speeding up and slowing down, beats falling anywhere between samples.
+        var beats: [Double] = []
+        var time = 0.5
+        while time < 1_200 {
+            beats.append(time)
+            time += 0.55 + 0.35 * (1 + sin(time / 40)) / 2 + 0.013 * sin(time * 7)
+        }
+        let signal = Self.ecg(beats: beats, seconds: 1_200, wander: 300)
+        // The frames carry whole µV: the whole run is searched as they carry it.
+        let whole = RPeakDetector(sampleRate: 130).peaks(in: signal.map { $0.rounded() }).map { 1_000_000 + $0 / 130 }
+        #expect(whole.count == beats.count, "the detector over the whole run finds every beat")
+
+        var collector = ECGPeakCollector()
+        var mostHeld = 0
+        for frame in Self.frames(signal, gapAfterFrame: nil) {
+            collector.add(frame)
+            mostHeld = max(mostHeld, collector.heldSamples)
+        }
+        let runs = collector.finish()
+        #expect(runs.count == 1)
+        let found = runs.first ?? []
+        #expect(found.count == whole.count, "\(found.count) peaks, \(whole.count) over the whole run")
+        let apart = zip(found, whole).map { abs($0 - $1) }
+        #expect(apart.allSatisfy { $0 < 1e-6 }, "up to \(apart.max() ?? 0) s from the whole run's")
+        let bound = Int((ECGPeakCollector.stretch + 2 * ECGPeakCollector.margin) * 130) + 2 * 73
+        #expect(mostHeld <= bound, "\(mostHeld) samples held at most (of \(signal.count))")
+        #expect(collector.heldSamples == 0, "nothing held once finished")
     }
 }
