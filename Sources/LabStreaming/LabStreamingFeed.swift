@@ -82,8 +82,8 @@ public final class LabStreamingFeed: Sendable {
         state.withLock { state in
             state.names[sensor.address] = sensor.name
             if let device { state.information[sensor.address] = device }
-            for kind in [LSLStreamKind.hr, .rr, .hrv] { _ = outlet(kind, for: sensor, rate: 0, in: &state) }
         }
+        for kind in [LSLStreamKind.hr, .rr, .hrv] { _ = outlet(kind, for: sensor, rate: 0) }
     }
 
     /// Handles one adapter event.
@@ -108,9 +108,7 @@ public final class LabStreamingFeed: Sendable {
     private func push(_ frame: HeartRateMeasurement, from sensor: SensorIdentity, receivedAt: Date) {
         let offset = clockOffset()
         let arrival = receivedAt.timeIntervalSince1970 + offset
-        let (hr, rr) = state.withLock { state in
-            (outlet(.hr, for: sensor, rate: 0, in: &state), outlet(.rr, for: sensor, rate: 0, in: &state))
-        }
+        let (hr, rr) = (outlet(.hr, for: sensor, rate: 0), outlet(.rr, for: sensor, rate: 0))
         hr?.push([Float(frame.heartRate)], at: arrival)
         if !frame.rrIntervals.isEmpty {
             pushHRV(frame.rrIntervals, from: sensor, receivedAt: receivedAt, offset: offset)
@@ -131,13 +129,10 @@ public final class LabStreamingFeed: Sendable {
     /// 100 beats), RMSSD (NaN under 3 intervals) and the artefact share, of the corrected window.
     private func pushHRV(_ intervals: [RRInterval], from sensor: SensorIdentity, receivedAt: Date, offset: Double) {
         guard settings.kinds.contains(.hrv) else { return }
-        let (windows, stream) = state.withLock { state in
-            (
-                state.hrv[sensor.address, default: HRVStreamWindows()].add(intervals, receivedAt: receivedAt),
-                self.outlet(LSLStreamKind.hrv, for: sensor, rate: 0, in: &state)
-            )
+        let windows = state.withLock { state in
+            state.hrv[sensor.address, default: HRVStreamWindows()].add(intervals, receivedAt: receivedAt)
         }
-        guard let stream else { return }
+        guard let stream = outlet(.hrv, for: sensor, rate: 0) else { return }
         for window in windows {
             let values = [window.alpha1 ?? .nan, window.rmssd ?? .nan, window.artefactPercent].map(Float.init)
             stream.push(values, at: (window.date ?? receivedAt).timeIntervalSince1970 + offset)
@@ -146,7 +141,7 @@ public final class LabStreamingFeed: Sendable {
 
     private func push(_ waveform: SensorWaveform) {
         guard let kind = LSLStreamKind.allCases.first(where: { $0.waveform == waveform.kind }),
-            let outlet = state.withLock({ outlet(kind, for: waveform.sensor, rate: waveform.sampleRate, in: &$0) })
+            let outlet = outlet(kind, for: waveform.sensor, rate: waveform.sampleRate)
         else { return }
         let start = waveform.start.timeIntervalSince1970 + clockOffset()
         let timestamps = (0..<waveform.sampleCount).map { start + Double($0) * waveform.interval }
@@ -163,27 +158,49 @@ public final class LabStreamingFeed: Sendable {
 
     private func lslTime(_ date: Date) -> Double { date.timeIntervalSince1970 + clockOffset() }
 
+    /// What the lock's holder found of a strap's stream.
+    private enum Found {
+        case open(LSLOutlet)
+        case missing(LSLStreamDescription)
+    }
+
     /// The strap's stream of `kind`, opened on first use; nil when not offered or liblsl refused.
-    private func outlet(_ kind: LSLStreamKind, for sensor: SensorIdentity, rate: Int, in state: inout State)
-        -> LSLOutlet?
-    {
+    /// liblsl's calls that open and close a stream (ports bound, threads started and joined) are
+    /// made outside the lock: a push from another strap never waits behind them.
+    private func outlet(_ kind: LSLStreamKind, for sensor: SensorIdentity, rate: Int) -> LSLOutlet? {
         guard settings.kinds.contains(kind) else { return nil }
-        if let existing = state.outlets[sensor.address]?[kind] {
-            if kind.waveform == nil || existing.description.nominalRate == Double(rate) { return existing }
+        let found: Found = state.withLock { state in
+            if let existing = state.outlets[sensor.address]?[kind], existing.fits(kind, rate: rate) {
+                return .open(existing)
+            }
+            return .missing(
+                Self.description(
+                    kind, sensor: sensor, name: state.names[sensor.address] ?? sensor.name, rate: rate,
+                    host: settings.host, device: state.information[sensor.address]))
         }
-        let description = Self.description(
-            kind, sensor: sensor, name: state.names[sensor.address] ?? sensor.name, rate: rate, host: settings.host,
-            device: state.information[sensor.address])
+        let description: LSLStreamDescription
+        switch found {
+        case .open(let outlet): return outlet
+        case .missing(let wanted): description = wanted
+        }
+        let created: LSLOutlet
         do {
-            let outlet = try library.outlet(description)
-            state.outlets[sensor.address, default: [:]][kind] = outlet
-            logger.info(
-                "LSL stream open", metadata: ["stream": "\(description.name)", "id": "\(description.sourceID)"])
-            return outlet
+            created = try library.outlet(description)
         } catch {
             logger.warning("LSL stream not opened", metadata: ["error": "\(error)"])
             return nil
         }
+        // One opened meanwhile is kept; the stream it replaces (another rate) closes after the lock.
+        let (kept, replaced) = state.withLock { state -> (LSLOutlet, LSLOutlet?) in
+            if let raced = state.outlets[sensor.address]?[kind], raced.fits(kind, rate: rate) { return (raced, nil) }
+            return (created, state.outlets[sensor.address, default: [:]].updateValue(created, forKey: kind))
+        }
+        withExtendedLifetime(replaced) {}
+        if kept === created {
+            logger.info(
+                "LSL stream open", metadata: ["stream": "\(description.name)", "id": "\(description.sourceID)"])
+        }
+        return kept
     }
 
     /// A strap's stream header: the name is the strap's (attacker text: printable and bounded).
@@ -237,6 +254,13 @@ public final class LabStreamingFeed: Sendable {
         String(
             String.UnicodeScalarView(text.unicodeScalars.filter { !$0.properties.generalCategory.isControl }).prefix(
                 limit))
+    }
+}
+
+extension LSLOutlet {
+    /// Whether this stream serves `kind` at `rate` (a waveform's stream is opened again at a new rate).
+    fileprivate func fits(_ kind: LSLStreamKind, rate: Int) -> Bool {
+        kind.waveform == nil || description.nominalRate == Double(rate)
     }
 }
 
