@@ -101,9 +101,9 @@ public enum BridgeDaemon {
         await closeStore(store)
     }
 
-    /// Ends a server store's connection pool (SQLite has nothing to end).
+    /// Ends the store's connections: a server's pool, or an SQLite file checkpointed and closed.
     static func closeStore(_ store: WorkoutStore) async {
-        await (store.backend as? PostgresStore)?.close()
+        await store.backend.close()
     }
 
     /// The sensor, session and class managers on the adapter, with the store and the live hub.

@@ -24,6 +24,10 @@ public protocol StoreBackend: Sendable {
     var isGuest: Bool { get }
     /// The schema migrations applied, in order.
     func appliedMigrations() async throws(StoreError) -> [String]
+    /// Ends the store's connections, last, once nothing writes any more: an SQLite file is
+    /// checkpointed first, so the file alone holds everything even if a task still holds the store
+    /// as the process exits. Calls after it fail.
+    func close() async
 
     /// Records a sensor's model and firmware.
     func updateSource(_ source: SampleSource, model: String?, firmware: String?) async throws(StoreError)

@@ -56,6 +56,9 @@ public final class WorkoutStore: Sendable {
     /// The SQLite backend, when that is where the data lives.
     public var sqlite: SQLiteStore? { backend as? SQLiteStore }
 
+    /// Ends the store's connections once nothing writes any more (``StoreBackend/close()``).
+    public func close() async { await backend.close() }
+
     /// The schema migrations applied, in order.
     public func appliedMigrations() async throws(StoreError) -> [String] {
         try await uncancelled { () async throws(StoreError) in try await self.backend.appliedMigrations() }

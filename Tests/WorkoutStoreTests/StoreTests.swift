@@ -53,6 +53,27 @@ struct StoreTests {
             plan.contains { $0.contains("USING INDEX sample_key") || $0.contains("USING COVERING INDEX sample_key") })
     }
 
+    @Test(
+        "closed while still held (a task not yet ended as the process exits): the file alone holds every write, the -wal is empty or gone, and later calls fail"
+    )
+    func closeCheckpoints() async throws {
+        let path = temporaryStorePath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let store = try WorkoutStore(path: path)
+        #expect(try await store.append([sample(.heartRate, 120, 0, sourceA)], workout: nil) == 1)
+        await store.close()
+        // Gone when the writer closed last, empty when a reader did.
+        let walSize = (try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? Int
+        #expect(walSize == nil || walSize == 0)
+        // What a backup of the file alone (no -wal, no -shm) reads.
+        let copy = (path as NSString).deletingLastPathComponent + "/copy.sqlite"
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        let copied = try WorkoutStore(path: copy, guest: true)
+        #expect(try await copied.sources() == [sourceA])
+        await #expect(throws: StoreError.self) { try await store.sources() }
+        withExtendedLifetime(store) {}
+    }
+
     @Test("a new store: WAL, mode 0600, migrated, integrity ok")
     func newStore() async throws {
         let path = temporaryStorePath()

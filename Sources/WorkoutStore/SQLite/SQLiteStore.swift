@@ -139,6 +139,23 @@ public final class SQLiteStore: StoreBackend {
         try await read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "" }
     }
 
+    /// Moves the `-wal`'s pages into the file (and empties it), then closes every connection.
+    /// Without it the checkpoint waited for the pool's deinit, which a process exiting while a
+    /// finished task still held the store never ran: the file alone (a copy, a backup) missed them.
+    /// The empty `-wal` and the `-shm` stay (GRDB closes its read-only readers last).
+    public func close() async {
+        guard let pool = writer as? DatabasePool else {
+            try? (reader as? DatabaseQueue)?.close()
+            return
+        }
+        do {
+            _ = try await pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        } catch {
+            // A reader still open keeps a checkpoint from finishing; the close below still ends ours.
+        }
+        try? pool.close()
+    }
+
     /// The schema migrations applied, in order.
     public func appliedMigrations() async throws(StoreError) -> [String] {
         try await read { db in try SQLiteSchema.migrator.appliedMigrations(db) }

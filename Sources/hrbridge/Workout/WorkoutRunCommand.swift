@@ -443,6 +443,8 @@ struct WorkoutRunCommand: AsyncParsableCommand {
         }
         // Both streams have finished: wait for them so the summary comes last.
         await recorder.streamsEnded()
+        // Everything is stored: the file alone holds it from here, whatever task still holds the store.
+        await writableStorage?.close()
         let counters = await recorder.dataSource.counters
         if json {
             if !saved { StandardError.write("hrbridge: not saved (\(guest ? "guest workout" : "no store"))") }
