@@ -1,5 +1,6 @@
 public import Foundation
 import JSONSupport
+import Sensors
 
 /// One problem in a scenario file, with where it is.
 public struct ScenarioProblem: Hashable, Sendable, CustomStringConvertible {
@@ -399,8 +400,7 @@ private struct Reader {
     }
 
     static func isAddress(_ text: String) -> Bool {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        return parts.count == 6 && parts.allSatisfy { $0.count == 2 && $0.allSatisfy(\.isHexDigit) }
+        BluetoothAddress.isValid(text)
     }
 
     static func format(_ value: Double) -> String {

@@ -11,7 +11,11 @@ import Testing
         #expect(try RelaySource(parsing: text) == expected)
     }
 
-    @Test(arguments: ["", "AA:BB:CC:DD:EE", "AA:BB:CC:DD:EE:FG", "AA-BB-CC-DD-EE-FF", "AAA:BB:CC:DD:EE:F"])
+    @Test(arguments: [
+        "", "AA:BB:CC:DD:EE", "AA:BB:CC:DD:EE:FG", "AA-BB-CC-DD-EE-FF", "AAA:BB:CC:DD:EE:F",
+        // Full-width digits and letters are hex digits to `Character.isHexDigit`, never in an address.
+        "AA:BB:CC:DD:EE:０１", "ＡＡ:BB:CC:DD:EE:FF",
+    ])
     func refuses(text: String) {
         #expect(throws: RelaySourceError.self) { try RelaySource(parsing: text) }
     }

@@ -4,6 +4,7 @@ import HummingbirdCore
 import HummingbirdWebSocket
 import NIOCore
 import Wire
+import Sensors
 
 /// `/v1/events` (Server-Sent Events) and `/v1/ws` (WebSocket): the live stream, optionally
 /// filtered by session, sensor and kinds, starting with the current state.

@@ -969,9 +969,7 @@ private struct Reader {
             problem(table.line, "a sensor needs address = \"AA:BB:CC:DD:EE:FF\"")
             return nil
         }
-        let parts = address.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 6, parts.allSatisfy({ $0.count == 2 && $0.allSatisfy { $0.isASCII && $0.isHexDigit } })
-        else {
+        guard BluetoothAddress.isValid(address) else {
             problem(line, "'\(address.prefix(40))' is not a Bluetooth address such as C0:FF:EE:00:00:01")
             return nil
         }

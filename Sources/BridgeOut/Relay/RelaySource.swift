@@ -1,3 +1,5 @@
+import Sensors
+
 /// Where the readings that hrbridge passes on (to a Bluetooth app or an OSC receiver) come from.
 public enum RelaySource: Hashable, Sendable, CustomStringConvertible {
     /// One strap, by its Bluetooth address (upper case, colon separated).
@@ -14,10 +16,7 @@ public enum RelaySource: Hashable, Sendable, CustomStringConvertible {
         case "session": self = .session
         case "simulator": self = .simulator
         default:
-            let parts = trimmed.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count == 6,
-                parts.allSatisfy({ part in part.count == 2 && part.allSatisfy(\.isHexDigit) })
-            else { throw RelaySourceError(text: String(trimmed.prefix(64))) }
+            guard BluetoothAddress.isValid(trimmed) else { throw RelaySourceError(text: String(trimmed.prefix(64))) }
             self = .strap(address: trimmed.uppercased())
         }
     }

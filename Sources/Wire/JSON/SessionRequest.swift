@@ -1,5 +1,6 @@
 import Foundation
 public import JSONSupport
+import Sensors
 public import Workouts
 
 /// What a client asks for when it creates a session (`POST /v1/sessions`; `hrbridge session start`
@@ -117,14 +118,5 @@ public struct ActivityChange: Sendable, Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(activity.rawValue, forKey: .activity)
         try container.encodeIfPresent(location?.rawValue, forKey: .location)
-    }
-}
-
-/// Bluetooth address syntax: six hex pairs separated by colons.
-public enum BluetoothAddress {
-    public static func isValid(_ text: String) -> Bool {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        // Hex digits only: `UInt8("+f", radix: 16)` parses, and `+0:+0:…` is not an address.
-        return parts.count == 6 && parts.allSatisfy { $0.utf8.count == 2 && $0.allSatisfy(\.isHexDigit) }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Sensors
 import Wire
 
 /// Bluetooth addresses typed on the command line: a typo is a usage error (64) at once, not a

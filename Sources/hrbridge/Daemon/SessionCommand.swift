@@ -2,6 +2,7 @@ import ArgumentParser
 import BridgeClient
 import Foundation
 import NIOHTTP1
+import Sensors
 import Wire
 import Workouts
 
