@@ -3,8 +3,8 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
 import NIOCore
-import Wire
 import Sensors
+import Wire
 
 /// `/v1/events` (Server-Sent Events) and `/v1/ws` (WebSocket): the live stream, optionally
 /// filtered by session, sensor and kinds, starting with the current state.
