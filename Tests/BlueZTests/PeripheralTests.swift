@@ -224,20 +224,30 @@ struct PeripheralTests {
         }
     }
 
-    @Test("the adapter goes away and comes back: reported missing, registered again")
+    @Test("the adapter goes away and comes back: reported missing, its apps' subscriptions ended, registered again")
     func adapterAwayAndBack() async throws {
         try await withBlueZoo(adapters: [Self.peripheralAddress, Self.centralAddress]) { bed in
             let connection = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: testLogger)
             let peripheral = HeartRatePeripheral(
                 connection: connection, configuration: Self.configuration, logger: testLogger)
+            let central = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: testLogger)
             try await withRunning(peripheral) { log in
                 try await log.wait("registration") { $0.contains(.registered(adapter: "hci0")) }
+                try await log.wait("advertising") {
+                    $0.contains(.advertising(on: true, reason: "registered with bluetoothd"))
+                }
+                // An app on hci1 subscribed to the measurements.
+                try await subscribeFromCentral(central)
+                try await log.wait("the subscription") { $0.contains(.notifying(true)) }
                 // BlueZoo's own controls, as an adapter unplugged and plugged in again.
                 _ = try await callBlueZ(connection, "/org/bluezoo", "org.bluezoo.Manager1", "RemoveAdapter", [.byte(0)])
                 try await log.wait("the adapter to be missing") {
                     $0.contains(.advertising(on: false, reason: "adapter hci0 missing"))
                 }
                 #expect(await peripheral.status.reason == "adapter hci0 missing")
+                // The app's subscription went with the adapter: nobody is said to be listening.
+                try await log.wait("the subscription to end") { $0.contains(.notifying(false)) }
+                #expect(await peripheral.status.notifying == false)
                 _ = try await callBlueZ(
                     connection, "/org/bluezoo", "org.bluezoo.Manager1", "AddAdapter",
                     [.byte(0), .string(Self.peripheralAddress)])
@@ -246,8 +256,34 @@ struct PeripheralTests {
                 }
                 try await eventually("advertising again") { await peripheral.status.advertising }
             }
+            await central.close()
             await connection.close()
         }
+    }
+
+    /// hci1, as an app: finds hci0's advertisement, connects and subscribes to the measurements.
+    private func subscribeFromCentral(_ central: DBusConnection) async throws {
+        _ = try await callBlueZ(
+            central, "/org/bluez/hci0", "org.freedesktop.DBus.Properties", "Set",
+            [.string("org.bluez.Adapter1"), .string("Discoverable"), .variant(.boolean(true))])
+        _ = try await callBlueZ(
+            central, "/org/bluez/hci1", "org.bluez.Adapter1", "SetDiscoveryFilter",
+            [.propertyMap([("Transport", .string("le"))])])
+        _ = try await callBlueZ(central, "/org/bluez/hci1", "org.bluez.Adapter1", "StartDiscovery")
+        try await eventually("the advertisement to be discovered from hci1") {
+            try await blueZObjects(central)[Self.peripheralDevice]?["org.bluez.Device1"] != nil
+        }
+        _ = try await callBlueZ(central, "/org/bluez/hci1", "org.bluez.Adapter1", "StopDiscovery")
+        _ = try await callBlueZ(central, Self.peripheralDevice, "org.bluez.Device1", "Connect")
+        var measurement: String?
+        try await eventually("the measurement characteristic on the central's side") {
+            measurement = try await blueZObjects(central).first { path, interfaces in
+                path.hasPrefix(Self.peripheralDevice + "/")
+                    && interfaces[Self.characteristicInterface]?["UUID"]?.string?.hasPrefix("00002a37") == true
+            }?.key
+            return measurement != nil
+        }
+        _ = try await callBlueZ(central, try #require(measurement), Self.characteristicInterface, "StartNotify")
     }
 
     @Test("no advertising instance left: NotPermitted is reported, and registered once one is freed")

@@ -409,6 +409,36 @@ struct PeripheralTreeTests {
         #expect(machine.handle(.resumeRequested) == [], "not paused")
     }
 
+    @Test(
+        "paused while RegisterAdvertisement is out: the advertisement it returns is taken back, and resuming registers it again"
+    )
+    func registrationPausedInFlight() {
+        var machine = Registration(adapter: "hci0")
+        _ = machine.handle(.serviceStarted(adapterPresent: true, powered: true))
+        #expect(machine.handle(.applicationRegistered) == [.registerAdvertisement])
+        #expect(
+            machine.handle(.pauseRequested("the strap first")) == [
+                .report(.advertising(on: false, reason: "the strap first"))
+            ], "nothing held yet: nothing to unregister")
+        #expect(machine.handle(.advertisementRegistered) == [.unregisterAdvertisement])
+        #expect(!machine.advertisementRegistered && !machine.isAdvertising)
+        #expect(machine.reason == "the strap first")
+        // The same when the call's reply is lost and its retry says AlreadyExists.
+        var lostReply = Registration(adapter: "hci0")
+        _ = lostReply.handle(.serviceStarted(adapterPresent: true, powered: true))
+        _ = lostReply.handle(.applicationRegistered)
+        _ = lostReply.handle(.pauseRequested("the strap first"))
+        #expect(
+            lostReply.handle(.advertisementFailed(DBusError(name: "org.bluez.Error.AlreadyExists", message: "")))
+                == [.unregisterAdvertisement])
+        #expect(machine.handle(.resumeRequested) == [.registerAdvertisement])
+        #expect(
+            machine.handle(.advertisementRegistered) == [
+                .report(.registered(adapter: "hci0")),
+                .report(.advertising(on: true, reason: "registered with bluetoothd")),
+            ])
+    }
+
     @Test("registration failures: NotPermitted waits for a free instance; a vanished adapter waits for its return")
     func registrationFailures() {
         var machine = Registration(adapter: "hci1")

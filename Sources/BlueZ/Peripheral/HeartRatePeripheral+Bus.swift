@@ -155,8 +155,9 @@ extension HeartRatePeripheral {
             else { return }
             cache.remove(path: path, interfaces: interfaces)
             if path == adapterPath, interfaces.contains(Self.adapterInterface) {
-                // Its devices go with it.
+                // Its devices go with it, and the apps' subscriptions with them.
                 cache = ObjectCache()
+                for event in server.withLock({ $0.forgetSubscriptions() }) { broadcaster.yield(event) }
                 await apply(.adapterVanished)
             }
         case (PeripheralObjectTree.propertiesInterface, "PropertiesChanged"):

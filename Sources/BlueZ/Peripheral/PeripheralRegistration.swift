@@ -134,6 +134,11 @@ struct PeripheralRegistration: Hashable, Sendable {
             if error.name == "org.bluez.Error.AlreadyExists" { return handle(.applicationRegistered) }
             return failed(error, call: "RegisterApplication")
         case .advertisementRegistered:
+            if paused != nil {
+                // Paused while the call was out: bluetoothd holds the advertisement now, so take it back.
+                readvertising = false
+                return [.unregisterAdvertisement] + report()
+            }
             advertisementRegistered = true
             failure = nil
             released = false
