@@ -92,4 +92,16 @@ struct HeartRateRelayTests {
         relay.follow(nil, isUp: true)
         #expect(!relay.isUp, "no strap is never up")
     }
+
+    @Test("a strap up before its events were heard: its link as the sensors know it")
+    func linkKnownAtStart() {
+        var relay = HeartRateRelay(address: strap.address)
+        relay.linkIs(up: true)
+        #expect(relay.isUp)
+        #expect(relay.handle(.connectionChanged(strap, .ready)).isEmpty, "already up: nothing to say")
+        #expect(relay.handle(.connectionChanged(strap, .disconnected(.linkLost))) == [.source(strap, up: false)])
+        var none = HeartRateRelay(address: nil)
+        none.linkIs(up: true)
+        #expect(!none.isUp, "no strap is never up")
+    }
 }

@@ -70,11 +70,18 @@ public actor OSCService: Service {
         input.yield(fact)
     }
 
+    /// How many times the followed session was looked up; only the latest lookup is applied.
+    private var followCalls = 0
+
     /// Follows the session's primary strap (`session` source): a move is a drop of the old strap
     /// and, when the new one streams, a connection.
     private func follow() async {
+        followCalls += 1
+        let call = followCalls
         var next = source
         let moved = await next.followSession(core.sessions)
+        // A call that started later read the sessions later: its answer stands, this one is dropped.
+        guard call == followCalls else { return }
         source = next
         guard moved else { return }
         logger.info("OSC follows \(source.address ?? "no strap")")

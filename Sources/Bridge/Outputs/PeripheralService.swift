@@ -73,6 +73,11 @@ public actor PeripheralService: Service, PeripheralStateSource {
         let peripheralEvents = peripheral.events()
         let alpha1Events = alpha1Peripheral?.events()
         await followSession()
+        // Its events are heard from now on; a strap that came up before says so only here.
+        if let address = relay.address {
+            let ready = await core.sensors.status(address)?.state == .ready
+            relay.linkIs(up: ready)
+        }
         let excluded = Set(relay.address.map { [$0] } ?? [])
         await peripheral.setExcludedAddresses(excluded)
         await publish()

@@ -58,6 +58,12 @@ public struct HeartRateRelay: Sendable {
         self.isUp = address != nil && isUp
     }
 
+    /// The followed strap's link as the sensors know it now: a strap that came up before anyone
+    /// listened for its events.
+    public mutating func linkIs(up: Bool) {
+        isUp = address != nil && up
+    }
+
     /// The actions one event calls for.
     public mutating func handle(_ event: SensorEvent) -> [Action] {
         switch event {
