@@ -2,6 +2,8 @@ import BridgeOut
 import BusHarness
 import DBus
 import Foundation
+import HTTPTypes
+import HummingbirdTesting
 import Logging
 import ServiceLifecycle
 import Testing
@@ -19,7 +21,7 @@ struct OutputStartTests {
     func peripheralSourceUpAtStart() async throws {
         let bridge = try await InProcessBridge()
         do {
-            try await withBlueZoo(adapters: ["00:00:00:00:0C:01"]) { bed in
+            try await withBlueZoo(adapters: [Self.peripheralAddress]) { bed in
                 let connection = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: Self.logger)
                 var settings = PeripheralSettings()
                 settings.source = .strap(address: DaemonUnderTest.straps[0])
@@ -49,5 +51,92 @@ struct OutputStartTests {
             throw error
         }
         try await bridge.stop()
+    }
+
+    @Test("[peripheral] following the session's strap serves that strap's battery level, none without one")
+    func batteryOfTheFollowedStrap() async throws {
+        let bridge = try await InProcessBridge()
+        do {
+            try await withBlueZoo(adapters: [Self.peripheralAddress, "00:00:00:00:0C:02"]) { bed in
+                let connection = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: Self.logger)
+                let app = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: Self.logger)
+                // BlueZoo lists an advertisement only of a discoverable adapter.
+                _ = try await callBlueZ(
+                    app, "/org/bluez/hci0", "org.freedesktop.DBus.Properties", "Set",
+                    [.string("org.bluez.Adapter1"), .string("Discoverable"), .variant(.boolean(true))])
+                let messages = bridge.core.hub.subscribe(kinds: [.peripheral])
+                let service = PeripheralService(
+                    settings: PeripheralSettings(), core: bridge.core, connection: connection,
+                    placement: PeripheralPlacement(peripheral: "hci0", straps: nil, isShared: false),
+                    alpha1Adapter: nil, simulatorStrap: nil, logger: Self.logger)
+                let group = ServiceGroup(services: [service], logger: Self.logger)
+                let running = Task { try await group.run() }
+                func state(_ holds: (PeripheralJSON) -> Bool) async throws {
+                    for await delivery in messages {
+                        guard case .message(let message) = delivery else { continue }
+                        let json = try JSONDecoder().decode(
+                            TaggedJSON<PeripheralJSON>.self, from: Data(message.json.utf8)
+                        ).payload
+                        if holds(json) { return }
+                    }
+                }
+                try await state { $0.advertising }
+                let battery = try await Self.batteryCharacteristic(from: app)
+                func read() async -> [UInt8]? {
+                    let reply = try? await callBlueZ(
+                        app, battery, "org.bluez.GattCharacteristic1", "ReadValue", [.propertyMap([])])
+                    return reply?.first?.bytes
+                }
+                #expect(await read() == nil, "no session, no strap: the level is unknown, the read refused")
+
+                let strap = DaemonUnderTest.straps[1]
+                var level: Int?
+                try await eventually("the strap's battery level read") {
+                    level = await bridge.core.sensors.status(strap)?.batteryLevel
+                    return level != nil
+                }
+                let created = try await bridge.test { client in
+                    try await client.send(.post, "/v1/sessions", json: ["sensors": [strap]])
+                }
+                #expect(created.status == .created)
+                try await state { $0.following == strap }
+                #expect(await read() == level.map { [UInt8($0)] }, "the followed strap's level, known before it was followed")
+
+                messages.finish()
+                await group.triggerGracefulShutdown()
+                try await running.value
+                await app.close()
+                await connection.close()
+            }
+        } catch {
+            try await bridge.stop()
+            throw error
+        }
+        try await bridge.stop()
+    }
+
+    static let peripheralAddress = "00:00:00:00:0C:01"
+    static let peripheralDevice = "/org/bluez/hci1/dev_00_00_00_00_0C_01"
+
+    /// An app on hci1 finds the peripheral on hci0, connects, and gives the path of its Battery Level.
+    static func batteryCharacteristic(from app: DBusConnection) async throws -> String {
+        _ = try await callBlueZ(
+            app, "/org/bluez/hci1", "org.bluez.Adapter1", "SetDiscoveryFilter",
+            [.propertyMap([("Transport", .string("le"))])])
+        _ = try await callBlueZ(app, "/org/bluez/hci1", "org.bluez.Adapter1", "StartDiscovery")
+        try await eventually("the advertisement seen from hci1") {
+            try await blueZObjects(app)[peripheralDevice]?["org.bluez.Device1"] != nil
+        }
+        _ = try await callBlueZ(app, "/org/bluez/hci1", "org.bluez.Adapter1", "StopDiscovery")
+        _ = try await callBlueZ(app, peripheralDevice, "org.bluez.Device1", "Connect")
+        var battery: String?
+        try await eventually("the battery level on the app's side") {
+            battery = try await blueZObjects(app).first { path, interfaces in
+                path.hasPrefix(peripheralDevice + "/")
+                    && interfaces["org.bluez.GattCharacteristic1"]?["UUID"]?.string?.hasPrefix("00002a19") == true
+            }?.key
+            return battery != nil
+        }
+        return try #require(battery)
     }
 }

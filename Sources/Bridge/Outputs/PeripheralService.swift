@@ -74,10 +74,7 @@ public actor PeripheralService: Service, PeripheralStateSource {
         let alpha1Events = alpha1Peripheral?.events()
         await followSession()
         // Its events are heard from now on; a strap that came up before says so only here.
-        if let address = relay.address {
-            let ready = await core.sensors.status(address)?.state == .ready
-            relay.linkIs(up: ready)
-        }
+        await adoptStrapState()
         let excluded = Set(relay.address.map { [$0] } ?? [])
         await peripheral.setExcludedAddresses(excluded)
         await publish()
@@ -203,12 +200,25 @@ public actor PeripheralService: Service, PeripheralStateSource {
         source = next
         if source.session != before { alpha1 = nil }
         guard moved else { return }
-        var streaming = false
-        if let address = source.address { streaming = await core.sensors.status(address)?.state == .ready }
-        relay.follow(source.address, isUp: streaming)
+        relay.follow(source.address)
+        await adoptStrapState()
         logger.info("peripheral follows \(source.address ?? "no strap")")
         await peripheral.setExcludedAddresses(source.address.map { [$0] } ?? [])
         await publish()
+    }
+
+    /// The followed strap's link and battery level as the sensors know them now (its events say
+    /// only what changes later); no strap: the battery level is unknown, never the last strap's.
+    private func adoptStrapState() async {
+        guard let address = relay.address else {
+            await peripheral.setBatteryLevel(nil)
+            return
+        }
+        let status = await core.sensors.status(address)
+        // Another follow ran meanwhile: its own adoption stands.
+        guard relay.address == address else { return }
+        relay.linkIs(up: status?.state == .ready)
+        await peripheral.setBatteryLevel(status?.batteryLevel.flatMap { UInt8(exactly: $0) })
     }
 
     // MARK: State
