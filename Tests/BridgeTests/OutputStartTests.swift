@@ -100,7 +100,9 @@ struct OutputStartTests {
                 }
                 #expect(created.status == .created)
                 try await state { $0.following == strap }
-                #expect(await read() == level.map { [UInt8($0)] }, "the followed strap's level, known before it was followed")
+                #expect(
+                    await read() == level.map { [UInt8($0)] },
+                    "the followed strap's level, known before it was followed")
 
                 messages.finish()
                 await group.triggerGracefulShutdown()
