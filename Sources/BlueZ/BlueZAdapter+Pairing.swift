@@ -63,31 +63,6 @@ extension BlueZAdapter {
         }
     }
 
-    /// Writes "reset energy expended" to the Heart Rate Control Point; ATT error 0x80 is typed.
-    public func resetEnergyExpended(_ sensor: SensorIdentity) async throws(SensorAdapterError) {
-        let address = sensor.address.uppercased()
-        guard let link = links[address], case .ready(let adapter) = link.machine.state else {
-            throw .notConnected(sensor)
-        }
-        let devicePath = BlueZPaths.device(adapter: Self.adapterPath(adapter), address: address)
-        guard let controlPoint = cache.path(of: .heartRateControlPoint, on: devicePath) else {
-            throw .failed(name: "org.hrbridge.Error.NotSupported", message: "no heart rate control point")
-        }
-        do {
-            try await call(
-                controlPoint, ObjectCache.characteristicInterface, "WriteValue",
-                [
-                    .bytes(HeartRateControlPoint.resetEnergyExpended.encoded()),
-                    .propertyMap([("type", .string("request"))]),
-                ])
-        } catch {
-            if case .attError(let code) = error.code {
-                throw .controlPoint(HeartRateControlPoint.error(forATTError: ATTErrorCode(rawValue: code)))
-            }
-            throw Self.failure(error)
-        }
-    }
-
     /// The bond is stale (the strap forgot its key): remove the device, rediscover it, pair again.
     func repair(address: String, on adapter: String) async {
         logger.notice("authentication failed: removing and pairing again", metadata: ["sensor": "\(address)"])

@@ -464,9 +464,6 @@ public actor MQTTSensorAdapter: SensorAdapter {
     public func forget(_ sensor: SensorIdentity) throws(SensorAdapterError) {
         feed(.forgotten(address: sensor.address))
     }
-    public func resetEnergyExpended(_ sensor: SensorIdentity) throws(SensorAdapterError) {
-        throw .failed(name: "remote", message: "reset \(sensor.address)'s energy on its gateway")
-    }
 
     /// The straps heard so far (trusted: a gateway forwards only what its owner keeps connected).
     public func knownDevices() -> [KnownDevice] {

@@ -212,13 +212,6 @@ public actor MockSensorAdapter: SensorAdapter {
         }
     }
 
-    /// Resets the strap's Energy Expended counter.
-    public func resetEnergyExpended(_ sensor: SensorIdentity) throws(SensorAdapterError) {
-        guard simulations[sensor] != nil else { throw .unknownSensor(sensor) }
-        guard streaming.contains(sensor) else { throw .notConnected(sensor) }
-        simulations[sensor]?.resetEnergyExpended()
-    }
-
     /// Every virtual strap not forgotten: trusted (the simulator pairs nothing), connected while it streams.
     public func knownDevices() -> [KnownDevice] {
         sensors.enumerated().filter { !forgotten.contains($0.element) }.map { index, sensor in

@@ -69,9 +69,6 @@ public struct StrapSimulation: Sendable {
     /// The heart rate at which the model's beats have DFA α1 = 0.75 (its built-in HRVT1).
     public var modelThresholdHeartRate: Double { heart.thresholdHeartRate }
 
-    /// Resets the strap's Energy Expended counter, as the control point does.
-    public mutating func resetEnergyExpended() { energyKilojoules = 0 }
-
     /// Advances to `target` seconds, one-second frames at a time, returning what happened in order.
     public mutating func advance(to target: Double) -> [SimulationOutput] {
         var outputs: [SimulationOutput] = []

@@ -28,8 +28,6 @@ public protocol SensorAdapter: Sendable {
     func trust(_ sensor: SensorIdentity) async throws(SensorAdapterError)
     /// Removes a sensor and its bond.
     func forget(_ sensor: SensorIdentity) async throws(SensorAdapterError)
-    /// Writes "reset energy expended" to the sensor's Heart Rate Control Point.
-    func resetEnergyExpended(_ sensor: SensorIdentity) async throws(SensorAdapterError)
 
     /// The devices the adapter knows (seen, paired, cached).
     func knownDevices() async -> [KnownDevice]
@@ -61,8 +59,6 @@ public enum SensorAdapterError: Error, Hashable, Sendable, CustomStringConvertib
     case notConnected(SensorIdentity)
     /// The adapter is off, gone, or the stack is not running.
     case adapterUnavailable(String)
-    /// The sensor refused a control-point write.
-    case controlPoint(HeartRateControlPointError)
     /// The stack reported an error, with its name and message.
     case failed(name: String, message: String)
     /// A raw signal cannot be streamed from the sensor, with the reason.
@@ -74,7 +70,6 @@ public enum SensorAdapterError: Error, Hashable, Sendable, CustomStringConvertib
         case .unknownSensor(let sensor): "unknown sensor \(sensor)"
         case .notConnected(let sensor): "sensor \(sensor) is not connected"
         case .adapterUnavailable(let why): "adapter unavailable: \(why)"
-        case .controlPoint(let error): "\(error)"
         case .failed(let name, let message): "\(name): \(message)"
         case .waveformUnavailable(let sensor, let kind, let why): "no \(kind.rawValue) from \(sensor): \(why)"
         }

@@ -104,4 +104,65 @@ struct HeartRateRelayTests {
         none.linkIs(up: true)
         #expect(!none.isUp, "no strap is never up")
     }
+
+    /// What an app is sent as energy for each step (`nil`: a reset written, or a frame without energy).
+    enum EnergyStep: Sendable {
+        case count(UInt16, sent: UInt16)
+        case reset
+        case follow(SensorIdentity)
+    }
+
+    @Test(
+        "an app's reset: it is sent the energy spent since, the strap's own count untouched",
+        arguments: [
+            ("a reset takes the last count as zero", [.count(100, sent: 100), .reset, .count(130, sent: 30)]),
+            (
+                "a reset before any count: the first count is zero",
+                [.reset, .count(500, sent: 0), .count(512, sent: 12)]
+            ),
+            (
+                "the strap's own count starting again (below the baseline) is sent as it is",
+                [.count(100, sent: 100), .reset, .count(140, sent: 40), .count(5, sent: 5), .count(9, sent: 9)]
+            ),
+            (
+                "another strap followed: its count starts at zero",
+                [
+                    .count(100, sent: 100), .follow(SensorIdentity(adapter: "hci0", address: "C1:00:00:00:00:0B")),
+                    .count(800, sent: 0), .count(811, sent: 11),
+                ]
+            ),
+            (
+                "saturated counts stay a difference",
+                [.reset, .count(1_000, sent: 0), .count(0xFFFF, sent: 0xFFFF - 1_000)]
+            ),
+        ] as [(String, [EnergyStep])])
+    func energyReset(_ name: String, steps: [EnergyStep]) throws {
+        var relay = HeartRateRelay(address: strap.address, options: .init(forwardEnergy: true))
+        var sensor = strap
+        for (index, step) in steps.enumerated() {
+            switch step {
+            case .count(let count, let expected):
+                let frame = try frame(sensor, [0x08, 72, UInt8(count & 0xFF), UInt8(count >> 8)])
+                let value = sent(relay.handle(frame))
+                #expect(value == [[0x08, 72, UInt8(expected & 0xFF), UInt8(expected >> 8)]], "\(name), step \(index)")
+            case .reset:
+                relay.resetEnergy()
+            case .follow(let next):
+                relay.follow(next.address)
+                sensor = next
+            }
+        }
+    }
+
+    @Test("frames without energy, or energy not forwarded, leave the count alone")
+    func energyNotForwarded() throws {
+        var relay = HeartRateRelay(address: strap.address, options: .init(forwardEnergy: true))
+        _ = relay.handle(try frame(strap, [0x08, 72, 100, 0]))
+        relay.resetEnergy()
+        #expect(sent(relay.handle(try frame(strap, [0x00, 72]))) == [[0x00, 72]])
+        #expect(sent(relay.handle(try frame(strap, [0x08, 72, 110, 0]))) == [[0x08, 72, 10, 0]])
+        var plain = HeartRateRelay(address: strap.address)
+        plain.resetEnergy()
+        #expect(sent(plain.handle(try frame(strap, [0x08, 72, 100, 0]))) == [[0x00, 72]], "energy not forwarded")
+    }
 }

@@ -35,7 +35,6 @@ final class SelfStartingAdapter: SensorAdapter {
     func pair(_ sensor: SensorIdentity) throws(SensorAdapterError) {}
     func trust(_ sensor: SensorIdentity) throws(SensorAdapterError) {}
     func forget(_ sensor: SensorIdentity) throws(SensorAdapterError) {}
-    func resetEnergyExpended(_ sensor: SensorIdentity) throws(SensorAdapterError) {}
     func knownDevices() -> [KnownDevice] { [] }
     func availability() -> AdapterAvailability { .ready }
     func adapterStatuses() -> [AdapterStatus] { [] }

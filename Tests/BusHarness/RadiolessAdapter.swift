@@ -33,7 +33,6 @@ public final class RadiolessAdapter: SensorAdapter {
     public func pair(_ sensor: SensorIdentity) throws(SensorAdapterError) {}
     public func trust(_ sensor: SensorIdentity) throws(SensorAdapterError) {}
     public func forget(_ sensor: SensorIdentity) throws(SensorAdapterError) {}
-    public func resetEnergyExpended(_ sensor: SensorIdentity) throws(SensorAdapterError) {}
     public func knownDevices() -> [KnownDevice] { [] }
     public func availability() -> AdapterAvailability { .ready }
     public func adapterStatuses() -> [AdapterStatus] { [] }

@@ -226,9 +226,7 @@ public actor PeripheralService: Service, PeripheralStateSource {
     private func noted(_ event: PeripheralEvent, alpha1: Bool) async {
         switch event {
         case .energyResetRequested:
-            if let address = relay.address {
-                try? await core.sensors.adapter.resetEnergyExpended(core.sensors.identity(address))
-            }
+            relay.resetEnergy()
         case .refusedWrite(let bytes):
             logger.notice("an app wrote \(bytes.count) bytes to the control point: refused")
         default:

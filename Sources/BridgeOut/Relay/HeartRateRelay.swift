@@ -44,6 +44,14 @@ public struct HeartRateRelay: Sendable {
     public private(set) var framesIn = 0
     public private(set) var framesOut = 0
 
+    /// The strap's energy count when an app last reset it: apps are sent what was spent since,
+    /// and the strap's own count (which sessions record) is never touched by an app.
+    private var energyBaseline: UInt16 = 0
+    /// The strap's last energy count, the baseline a reset takes.
+    private var lastEnergy: UInt16?
+    /// Reset before any count came: the next count is the baseline.
+    private var energyResetPending = false
+
     public init(address: String?, options: Options = Options()) {
         self.address = address?.uppercased()
         self.options = options
@@ -56,6 +64,32 @@ public struct HeartRateRelay: Sendable {
         guard address != self.address else { return }
         self.address = address
         self.isUp = address != nil && isUp
+        // Another strap's count means nothing against this one's: apps' count starts again.
+        lastEnergy = nil
+        energyBaseline = 0
+        energyResetPending = true
+    }
+
+    /// An app wrote Reset Energy Expended to the control point: from now on apps are sent the
+    /// energy spent since.
+    public mutating func resetEnergy() {
+        if let lastEnergy {
+            energyBaseline = lastEnergy
+        } else {
+            energyResetPending = true
+        }
+    }
+
+    /// The count apps are sent for the strap's `energy`.
+    mutating func energySinceReset(_ energy: UInt16) -> UInt16 {
+        if energyResetPending {
+            energyBaseline = energy
+            energyResetPending = false
+        }
+        // Below the baseline: the strap's own count started again (its own reset, a new battery).
+        if energy < energyBaseline { energyBaseline = 0 }
+        lastEnergy = energy
+        return energy - energyBaseline
     }
 
     /// The followed strap's link as the sensors know it now: a strap that came up before anyone
@@ -68,8 +102,11 @@ public struct HeartRateRelay: Sendable {
     public mutating func handle(_ event: SensorEvent) -> [Action] {
         switch event {
         case .measurement(let measurement) where measurement.sensor.address == address:
-            guard case .heartRateMeasurement(let frame) = measurement.value else { return [] }
+            guard case .heartRateMeasurement(var frame) = measurement.value else { return [] }
             framesIn += 1
+            if options.forwardEnergy, let energy = frame.energyExpended {
+                frame.energyExpended = energySinceReset(energy)
+            }
             let frames = split(frame)
             framesOut += frames.count
             return frames.map(Action.send)

@@ -160,13 +160,13 @@ struct RelayCommand: AsyncParsableCommand {
         interrupt.ready()
 
         let final = Mutex<PeripheralStatus?>(nil)
+        let relay = SharedRelay(HeartRateRelay(address: target.address, options: options))
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                var relay = HeartRateRelay(address: target.address, options: options)
                 for await event in events {
                     statistics.record(event)
                     view.show(event, statistics: statistics)
-                    for action in relay.handle(event) {
+                    for action in relay.state.withLock({ $0.handle(event) }) {
                         switch action {
                         case .send(let frame): await peripheral.send(frame)
                         case .battery(let level): await peripheral.setBatteryLevel(level)
@@ -181,7 +181,7 @@ struct RelayCommand: AsyncParsableCommand {
             group.addTask {
                 for await event in peripheralEvents {
                     lines.show(event, adapter: placement.peripheral)
-                    if event == .energyResetRequested { try? await source.resetEnergyExpended(target) }
+                    if event == .energyResetRequested { relay.state.withLock { $0.resetEnergy() } }
                 }
             }
             group.addTask {
@@ -333,4 +333,11 @@ final class RelayLines: Sendable {
                 refusedWrites: status.refusedWrites, connectedCentrals: status.connectedCentrals))
         if let text = try? JSONText.line(stats) { write(text) }
     }
+}
+
+/// The relay's decisions, shared by the strap's events and the apps' control-point writes.
+private final class SharedRelay: Sendable {
+    let state: Mutex<HeartRateRelay>
+
+    init(_ relay: HeartRateRelay) { state = Mutex(relay) }
 }
