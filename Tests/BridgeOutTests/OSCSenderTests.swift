@@ -1,4 +1,5 @@
 import BridgeOut
+import BusHarness
 import Logging
 import Testing
 

@@ -59,6 +59,25 @@ struct DaemonOutputsTests {
         #expect(!server.output.contains { $0.contains("\"refused\"") }, "python-osc took every datagram")
     }
 
+    @Test("[osc]: a target whose name does not resolve leaves the daemon running, and says why")
+    func oscTargetUnresolved() async throws {
+        let daemon = try await DaemonUnderTest(
+            moreSettings: """
+                [osc]
+                enabled = true
+                target = "quest.invalid:9000"
+                source = "simulator"
+                """)
+        defer { daemon.stop() }
+        try await eventually("the warning") {
+            daemon.process.output.contains {
+                $0.contains("OSC output waits for its target") && $0.contains("quest.invalid")
+            }
+        }
+        let health = try await daemon.unix.send(.GET, "/v1/health")
+        #expect(health.status == 200, "the daemon answers while OSC waits")
+    }
+
     @Test("[peripheral] alpha1: a second sensor on its own adapter carries the session's α1 × 100")
     func alpha1Sensor() async throws {
         let adapters = ["00:00:00:00:0C:01", "00:00:00:00:0C:02", "00:00:00:00:0C:03"]

@@ -3,6 +3,7 @@ import Foundation
 public import Logging
 public import Sensors
 public import ServiceLifecycle
+import Threads
 import Wire
 
 /// `[osc]`: the configured source's heart rate, RR beats and connection as OSC parameters for VR
@@ -12,25 +13,37 @@ public actor OSCService: Service {
     private let clock: any WallClock
     private let logger: Logger
     private let configuration: OSCFeed.Configuration
-    private let sender: OSCSender
+    private let target: OSCTarget
+    /// Resolves the target and opens the socket (blocking: getaddrinfo).
+    private let resolve: @Sendable () -> Result<OSCSender, OSCSenderError>
     private var source: OutputSource
     private let facts: AsyncStream<OSCFact>
     private let input: AsyncStream<OSCFact>.Continuation
 
-    /// Resolves the target (a host that does not resolve is an error now, not a silent nothing).
+    /// The longest wait between two attempts to resolve the target.
+    static let longestRetry: TimeInterval = 60
+
+    /// Checks the settings; the target is resolved when the service runs, off Swift
+    /// concurrency's threads, and again with backoff while it does not resolve.
+    /// - Parameter resolve: makes the sender (tests give their own); default: ``OSCSender``.
     public init(
-        settings: OSCSettings, core: BridgeCore, clock: any WallClock, simulatorStrap: String?, logger: Logger
+        settings: OSCSettings, core: BridgeCore, clock: any WallClock, simulatorStrap: String?, logger: Logger,
+        resolve: (@Sendable () -> Result<OSCSender, OSCSenderError>)? = nil
     ) throws {
         self.core = core
         self.clock = clock
         self.logger = logger
         configuration = try settings.feedConfiguration()
-        sender = try OSCSender(target: settings.target, logger: logger)
+        target = settings.target
+        self.resolve = resolve ?? { [target = settings.target] in OSCSender.resolving(target, logger: logger) }
         source = OutputSource(source: settings.source, simulatorStrap: simulatorStrap)
         (facts, input) = AsyncStream.makeStream(of: OSCFact.self)
     }
 
     public func run() async throws {
+        // A name the network cannot resolve yet (DNS not up at boot, a Quest's name) is tried
+        // again, never the daemon's end; nothing is heard or kept meanwhile.
+        guard let sender = await cancelWhenGracefulShutdown({ await self.resolved() }) else { return }
         let events = core.sensors.adapter.events()
         let messages = core.hub.subscribe(kinds: [.session], byteBudget: 1 << 20)
         let output = OSCOutput(
@@ -60,6 +73,39 @@ public actor OSCService: Service {
         logger.info(
             "OSC output stopped",
             metadata: ["datagrams": "\(sender.datagramsSent)", "sendErrors": "\(sender.sendErrors)"])
+    }
+
+    /// The sender, once the target resolves; `nil` when cancelled first.
+    private func resolved() async -> OSCSender? {
+        var delay: TimeInterval = 1
+        var attempts = 0
+        while !Task.isCancelled {
+            attempts += 1
+            let outcome: Result<OSCSender, OSCSenderError>
+            do {
+                outcome = try await DetachedThread.run(named: "hrbridge.osc", resolve)
+            } catch {
+                outcome = .failure(.socket(reason: "\(error)"))
+            }
+            switch outcome {
+            case .success(let sender):
+                if attempts > 1 {
+                    logger.notice("OSC target \(target) resolved", metadata: ["attempts": "\(attempts)"])
+                }
+                return sender
+            case .failure(let error):
+                logger.warning(
+                    "OSC output waits for its target",
+                    metadata: ["error": "\(error)", "retryInSeconds": "\(Int(delay))", "attempts": "\(attempts)"])
+            }
+            do {
+                try await clock.sleep(until: clock.now().addingTimeInterval(delay))
+            } catch {
+                return nil
+            }
+            delay = min(delay * 2, Self.longestRetry)
+        }
+        return nil
     }
 
     private func handle(_ event: SensorEvent) async {

@@ -66,6 +66,15 @@ public final class OSCSender: OSCTransport {
 
     deinit { close(descriptor) }
 
+    /// ``init(target:logger:)`` as a result, for a caller that hands the blocking call to a thread.
+    public static func resolving(_ target: OSCTarget, logger: Logger) -> Result<OSCSender, OSCSenderError> {
+        do {
+            return .success(try OSCSender(target: target, logger: logger))
+        } catch {
+            return .failure(error)
+        }
+    }
+
     /// Datagrams sent.
     public var datagramsSent: Int { counters.withLock(\.sent) }
     /// Datagrams that could not be sent.

@@ -1,17 +1,16 @@
-import BusHarness
 import Foundation
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// A UDP socket bound to a loopback address on a port the kernel picks, for the sender's tests.
-final class UDPReceiver: Sendable {
-    let descriptor: Int32
-    let port: UInt16
+/// A UDP socket bound to a loopback address on a port the kernel picks, for OSC's tests.
+public final class UDPReceiver: Sendable {
+    public let descriptor: Int32
+    public let port: UInt16
 
     /// Binds `127.0.0.1` (or `::1` when `ipv6`); throws when the address is not available here.
-    init(ipv6: Bool = false) throws {
+    public init(ipv6: Bool = false) throws {
         let family = ipv6 ? AF_INET6 : AF_INET
         let descriptor = socket(family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard descriptor >= 0 else { throw HarnessError("socket() failed: errno \(errno)") }
@@ -53,7 +52,7 @@ final class UDPReceiver: Sendable {
     deinit { close(descriptor) }
 
     /// The next datagram, or nil after `timeout`; polls without blocking a thread of the pool.
-    func receive(timeout: Duration = HarnessDeadline.condition) async -> [UInt8]? {
+    public func receive(timeout: Duration = HarnessDeadline.condition) async -> [UInt8]? {
         var budget = WaitBudget(timeout)
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
