@@ -223,9 +223,11 @@ public enum BridgeDaemon {
         var available = available
         if dbus == nil { available = (try? await BlueZAdapter.adapterNames(on: connection)) ?? [] }
         // Without bluetoothd yet, the named adapter (or hci0) is waited for.
-        let placement =
+        var placement =
             placement ?? PeripheralPlacement.choose(available: available, requested: settings.adapter)
             ?? PeripheralPlacement(peripheral: settings.adapter ?? "hci0", straps: nil, isShared: true)
+        // Straps not held through BlueZ (the simulator, a hub's gateways) share no adapter with apps.
+        if dbus == nil { placement.isShared = false }
         var alpha1Adapter: String?
         if settings.alpha1 {
             alpha1Adapter =

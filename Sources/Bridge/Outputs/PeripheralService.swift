@@ -28,6 +28,9 @@ public actor PeripheralService: Service, PeripheralStateSource {
     public nonisolated let alpha1Adapter: String?
     private let peripheral: HeartRatePeripheral
     private let alpha1Peripheral: HeartRatePeripheral?
+    /// Straps and apps on one adapter: advertising again after each strap's connection, the
+    /// strap passed on first where the controller needs it.
+    private let sharedAdapter: SharedAdapter?
     private var relay: HeartRateRelay
     private var source: OutputSource
     /// The last α1 of the followed session, passed on with each of its strap's frames.
@@ -61,6 +64,7 @@ public actor PeripheralService: Service, PeripheralStateSource {
         } else {
             alpha1Peripheral = nil
         }
+        sharedAdapter = placement.isShared ? SharedAdapter(adapter: placement.peripheral) : nil
         source = OutputSource(source: settings.source, simulatorStrap: simulatorStrap)
         relay = HeartRateRelay(
             address: source.address,
@@ -75,8 +79,7 @@ public actor PeripheralService: Service, PeripheralStateSource {
         await followSession()
         // Its events are heard from now on; a strap that came up before says so only here.
         await adoptStrapState()
-        let excluded = Set(relay.address.map { [$0] } ?? [])
-        await peripheral.setExcludedAddresses(excluded)
+        await excludeOurStraps()
         await publish()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { [peripheral, logger] in
@@ -125,6 +128,13 @@ public actor PeripheralService: Service, PeripheralStateSource {
     private func handle(_ event: SensorEvent) async {
         // Another strap of the session sent heart rate: the primary may have moved to it.
         if source.mayHaveMoved(event) { await followSession() }
+        if case .connectionChanged(let strap, .ready) = event {
+            // A strap the daemon holds is never counted or disconnected as an app.
+            await excludeOurStraps()
+            if let sharedAdapter, strap.address != relay.address {
+                await peripheral.shareAdapter(sharedAdapter, strap: strap, up: true, passedOn: false)
+            }
+        }
         for action in relay.handle(event) {
             switch action {
             case .send(let frame):
@@ -137,7 +147,10 @@ public actor PeripheralService: Service, PeripheralStateSource {
                 }
             case .battery(let level):
                 await peripheral.setBatteryLevel(level)
-            case .source:
+            case .source(let strap, let up):
+                if let sharedAdapter {
+                    await peripheral.shareAdapter(sharedAdapter, strap: strap, up: up, passedOn: true)
+                }
                 await publish()
             }
         }
@@ -203,8 +216,15 @@ public actor PeripheralService: Service, PeripheralStateSource {
         relay.follow(source.address)
         await adoptStrapState()
         logger.info("peripheral follows \(source.address ?? "no strap")")
-        await peripheral.setExcludedAddresses(source.address.map { [$0] } ?? [])
+        await excludeOurStraps()
         await publish()
+    }
+
+    /// The straps the daemon knows and the one passed on: not apps, on a shared adapter or not.
+    private func excludeOurStraps() async {
+        var straps = Set(await core.sensors.list().map { $0.address.uppercased() })
+        if let address = relay.address { straps.insert(address) }
+        await peripheral.setExcludedAddresses(straps)
     }
 
     /// The followed strap's link and battery level as the sensors know them now (its events say

@@ -170,10 +170,11 @@ struct RelayCommand: AsyncParsableCommand {
                         switch action {
                         case .send(let frame): await peripheral.send(frame)
                         case .battery(let level): await peripheral.setBatteryLevel(level)
-                        case .source(_, let up):
+                        case .source(let strap, let up):
                             if up { strapReady.continuation.yield() }
                             guard placement.isShared && !simulate else { break }
-                            await SharedAdapter.strap(up: up, peripheral: peripheral)
+                            await peripheral.shareAdapter(
+                                SharedAdapter(adapter: placement.peripheral), strap: strap, up: up, passedOn: true)
                         }
                     }
                 }
@@ -223,25 +224,6 @@ struct RelayCommand: AsyncParsableCommand {
         }
         await bus.close()
         lines.finish(statistics: statistics, peripheral: status, view: view)
-    }
-}
-
-/// One adapter in both roles: what the peripheral does when the strap comes and goes.
-enum SharedAdapter {
-    /// Why advertising pauses while the strap is away on an adapter without simultaneous roles.
-    static let strapFirst =
-        "strap reconnecting: this adapter cannot connect it while an app is connected (no central-peripheral role)"
-
-    static func strap(up: Bool, peripheral: HeartRatePeripheral) async {
-        if up {
-            // Connecting paused advertising in the kernel: advertise afresh (or again after a pause).
-            await peripheral.resumeAdvertising()
-            await peripheral.readvertise()
-        } else if await peripheral.supportsSimultaneousRoles == false {
-            // The kernel would refuse the strap while an app holds a link: the strap comes first.
-            await peripheral.pauseAdvertising(reason: strapFirst)
-            await peripheral.disconnectCentrals()
-        }
     }
 }
 
