@@ -27,6 +27,55 @@ struct DaemonPeripheralTests {
         try await withMosquitto { broker in try await sessionStrapToAnApp(broker: broker) }
     }
 
+    @Test("one adapter holding the strap and serving apps: the daemon's strap is not an app")
+    func sharedAdapterStrapIsNotAnApp() async throws {
+        try await withBlueZoo(adapters: Self.adapters) { bed in
+            _ = try await bed.startStrap(address: Self.strap, frames: Self.frames, interval: 0.05)
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "hrbridge-peripheral-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let socket = directory.appendingPathComponent("api.sock").path
+            try Data(
+                """
+                [adapter]
+                kind = "bluez"
+                names = ["hci1"]
+                [store]
+                path = "\(directory.path)/store.sqlite"
+                [api]
+                socket = "\(socket)"
+                [[sensors]]
+                address = "\(Self.strap)"
+                [peripheral]
+                enabled = true
+                adapter = "hci1"
+                source = "session"
+                """.utf8
+            ).write(to: directory.appendingPathComponent("config.toml"))
+            let daemon = try Spawned(
+                DaemonUnderTest.daemonBinary,
+                ["--config", directory.appendingPathComponent("config.toml").path, "--log-level", "info"],
+                environment: ["DBUS_SYSTEM_BUS_ADDRESS": bed.bus.address], label: "daemon")
+            defer { daemon.stop() }
+            let client = APIClient(endpoint: .unix(socket))
+            try await eventually("the strap to stream: \(daemon.output.suffix(10).joined(separator: "\n"))") {
+                let sensor = try? await client.send(.GET, "/v1/sensors/\(Self.strap)")
+                return sensor?.decode(SensorStatus.self)?.heartRate != nil
+            }
+            func health() async throws -> PeripheralJSON? {
+                try await client.send(.GET, "/v1/health").decoded(HealthJSON.self).peripheral
+            }
+            try await eventually("registered on hci1") { try await health()?.registered == true }
+            // The strap streams through hci1, so BlueZ lists it connected there; no app is.
+            for _ in 0..<3 {
+                let peripheral = try await health()
+                #expect(peripheral?.adapter == "hci1")
+                #expect(peripheral?.centrals == 0, "the daemon's own strap counted as an app")
+            }
+        }
+    }
+
     private func sessionStrapToAnApp(broker: MosquittoBroker) async throws {
         let reader = try await MQTTSubscriber(broker: broker, filters: ["hrbridge/gym/peripheral/#"])
         defer { reader.stop() }
