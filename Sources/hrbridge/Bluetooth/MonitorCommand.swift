@@ -180,20 +180,39 @@ struct MonitorCommand: AsyncParsableCommand {
             throw ExitCode(69)
         }
         oscOutput?.follow(address: targets[0].address)
-        for target in targets {
-            do {
-                try await adapter.connect(target)
-            } catch {
-                view.status("connectFailed", sensor: target.address, detail: "\(error)")
+        // From here an interrupt ends the run as the end of --duration does, also while a strap
+        // is still being connected: the straps are let go and OSC's drop sequence goes out.
+        interrupt.ready()
+        let connected = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let connecting = Task {
+            defer { connected.continuation.finish() }
+            for target in targets {
+                guard !Task.isCancelled else { return }
+                do {
+                    try await adapter.connect(target)
+                } catch {
+                    // Cut short by the end of the run: not a failure.
+                    guard !Task.isCancelled else { return }
+                    view.status("connectFailed", sensor: target.address, detail: "\(error)")
+                }
             }
         }
-        interrupt.ready()
         await withTaskGroup(of: Void.self) { group in
             group.addTask { for await _ in interrupt.signals { return } }
-            if let duration { group.addTask { try? await Task.sleep(for: .seconds(duration)) } }
+            if let duration {
+                // Counted once the straps are connected, as before.
+                group.addTask {
+                    // Ends at once when the run is cut short meanwhile (cancelled), unlike a wait on the task.
+                    for await _ in connected.stream {}
+                    guard !Task.isCancelled else { return }
+                    try? await Task.sleep(for: .seconds(duration))
+                }
+            }
             await group.next()
             group.cancelAll()
         }
+        // A connection still pending is answered by its strap's disconnection (or the shutdown).
+        connecting.cancel()
         // The strap's battery: its raw signals stop with the monitor.
         for target in targets {
             for request in requests { try? await adapter.stopWaveform(request.kind, for: target) }
