@@ -34,7 +34,10 @@ struct SharedAdapterTests {
         Case(
             name: "another strap drops: nothing", up: false, passedOn: false, simultaneousRoles: false, steps: []),
         Case(
-            name: "a strap on another adapter: nothing", adapter: "hci1", up: true, passedOn: true,
+            name: "the strap passed on back through another adapter: a pause for it ends", adapter: "hci1", up: true,
+            passedOn: true, simultaneousRoles: false, steps: [.resumeAdvertising]),
+        Case(
+            name: "another strap up on another adapter: nothing", adapter: "hci1", up: true, passedOn: false,
             simultaneousRoles: false, steps: []),
         Case(
             name: "the strap passed on drops on another adapter: nothing", adapter: "hci1", up: false, passedOn: true,

@@ -132,8 +132,11 @@ struct HeartRateRelayTests {
                 ]
             ),
             (
-                "saturated counts stay a difference",
-                [.reset, .count(1_000, sent: 0), .count(0xFFFF, sent: 0xFFFF - 1_000)]
+                "a saturated count (this much or more) is sent saturated, after a reset too",
+                [
+                    .reset, .count(1_000, sent: 0), .count(0xFFFF, sent: 0xFFFF), .reset, .count(0xFFFF, sent: 0xFFFF),
+                    .count(20, sent: 20),
+                ]
             ),
         ] as [(String, [EnergyStep])])
     func energyReset(_ name: String, steps: [EnergyStep]) throws {

@@ -104,6 +104,16 @@ struct OutputStartTests {
                     await read() == level.map { [UInt8($0)] },
                     "the followed strap's level, known before it was followed")
 
+                // The session ends: no strap is passed on, and its level is not left standing.
+                struct Identified: Decodable { var id: String }
+                let id = try #require(created.decode(Identified.self)?.id)
+                let stopped = try await bridge.test { client in
+                    try await client.send(.post, "/v1/sessions/\(id)/stop")
+                }
+                #expect(stopped.status == .ok)
+                try await state { $0.following == nil }
+                #expect(await read() == nil, "no strap passed on: the last strap's level withdrawn")
+
                 messages.finish()
                 await group.triggerGracefulShutdown()
                 try await running.value

@@ -33,9 +33,13 @@ public struct SharedAdapter: Hashable, Sendable {
     ///   - passedOn: whether it is the strap apps are sent.
     ///   - simultaneousRoles: whether the adapter lists `central-peripheral` (`nil`: unknown).
     public func steps(strap: SensorIdentity, up: Bool, passedOn: Bool, simultaneousRoles: Bool?) -> [Step] {
-        guard strap.adapter == adapter else { return [] }
-        if up { return passedOn ? [.resumeAdvertising, .readvertise] : [.readvertise] }
-        guard passedOn, simultaneousRoles == false else { return [] }
+        let here = strap.adapter == adapter
+        if up {
+            // The strap passed on is back, through any adapter: a pause for it ends.
+            let resume: [Step] = passedOn ? [.resumeAdvertising] : []
+            return resume + (here ? [.readvertise] : [])
+        }
+        guard here, passedOn, simultaneousRoles == false else { return [] }
         return [.pauseAdvertising(reason: Self.strapFirst), .disconnectApps]
     }
 }

@@ -79,6 +79,7 @@ public actor OSCService: Service {
     private func resolved() async -> OSCSender? {
         var delay: TimeInterval = 1
         var attempts = 0
+        var lastError: OSCSenderError?
         while !Task.isCancelled {
             attempts += 1
             let outcome: Result<OSCSender, OSCSenderError>
@@ -87,6 +88,8 @@ public actor OSCService: Service {
             } catch {
                 outcome = .failure(.socket(reason: "\(error)"))
             }
+            // Shut down while the name was being looked up: nothing to start, nothing to say.
+            guard !Task.isCancelled else { return nil }
             switch outcome {
             case .success(let sender):
                 if attempts > 1 {
@@ -94,9 +97,11 @@ public actor OSCService: Service {
                 }
                 return sender
             case .failure(let error):
-                logger.warning(
-                    "OSC output waits for its target",
+                // A warning when it starts failing or fails differently; the same again is info.
+                logger.log(
+                    level: error == lastError ? .info : .warning, "OSC output waits for its target",
                     metadata: ["error": "\(error)", "retryInSeconds": "\(Int(delay))", "attempts": "\(attempts)"])
+                lastError = error
             }
             do {
                 try await clock.sleep(until: clock.now().addingTimeInterval(delay))

@@ -122,17 +122,30 @@ public actor PeripheralService: Service, PeripheralStateSource {
 
     /// How many times the followed session was looked up; only the latest lookup is applied.
     private var followCalls = 0
+    /// Link and battery events of the followed strap handled so far: a status read before one of
+    /// them is older than what it said.
+    private var strapEvents = 0
 
     // MARK: Frames
 
     private func handle(_ event: SensorEvent) async {
+        switch event {
+        case .connectionChanged(let strap, _) where strap.address == relay.address,
+            .batteryLevel(let strap, _) where strap.address == relay.address:
+            strapEvents += 1
+        default:
+            break
+        }
         // Another strap of the session sent heart rate: the primary may have moved to it.
         if source.mayHaveMoved(event) { await followSession() }
         if case .connectionChanged(let strap, .ready) = event {
             // A strap the daemon holds is never counted or disconnected as an app.
             await excludeOurStraps()
-            if let sharedAdapter, strap.address != relay.address {
-                await peripheral.shareAdapter(sharedAdapter, strap: strap, up: true, passedOn: false)
+            // Its connection paused advertising in the kernel (and a pause for the strap passed
+            // on ends): from the event itself, whatever the relay already knew.
+            if let sharedAdapter {
+                await peripheral.shareAdapter(
+                    sharedAdapter, strap: strap, up: true, passedOn: strap.address == relay.address)
             }
         }
         for action in relay.handle(event) {
@@ -148,8 +161,8 @@ public actor PeripheralService: Service, PeripheralStateSource {
             case .battery(let level):
                 await peripheral.setBatteryLevel(level)
             case .source(let strap, let up):
-                if let sharedAdapter {
-                    await peripheral.shareAdapter(sharedAdapter, strap: strap, up: up, passedOn: true)
+                if let sharedAdapter, !up {
+                    await peripheral.shareAdapter(sharedAdapter, strap: strap, up: false, passedOn: true)
                 }
                 await publish()
             }
@@ -214,7 +227,14 @@ public actor PeripheralService: Service, PeripheralStateSource {
         if source.session != before { alpha1 = nil }
         guard moved else { return }
         relay.follow(source.address)
-        await adoptStrapState()
+        let strap = await adoptStrapState()
+        if let sharedAdapter {
+            // A pause was for the strap passed on before; the new one's own state decides now.
+            await peripheral.resumeAdvertising()
+            if let strap {
+                await peripheral.shareAdapter(sharedAdapter, strap: strap, up: relay.isUp, passedOn: true)
+            }
+        }
         logger.info("peripheral follows \(source.address ?? "no strap")")
         await excludeOurStraps()
         await publish()
@@ -229,16 +249,22 @@ public actor PeripheralService: Service, PeripheralStateSource {
 
     /// The followed strap's link and battery level as the sensors know them now (its events say
     /// only what changes later); no strap: the battery level is unknown, never the last strap's.
-    private func adoptStrapState() async {
+    /// - Returns: the strap followed, through the adapter the sensors know it on.
+    @discardableResult
+    private func adoptStrapState() async -> SensorIdentity? {
         guard let address = relay.address else {
             await peripheral.setBatteryLevel(nil)
-            return
+            return nil
         }
+        let seen = strapEvents
         let status = await core.sensors.status(address)
-        // Another follow ran meanwhile: its own adoption stands.
-        guard relay.address == address else { return }
+        let strap = SensorIdentity(adapter: status?.adapter ?? "", address: address)
+        // Another follow ran meanwhile (its own adoption stands), or the strap's own events
+        // said something newer than this status.
+        guard relay.address == address, strapEvents == seen else { return strap }
         relay.linkIs(up: status?.state == .ready)
         await peripheral.setBatteryLevel(status?.batteryLevel.flatMap { UInt8(exactly: $0) })
+        return strap
     }
 
     // MARK: State

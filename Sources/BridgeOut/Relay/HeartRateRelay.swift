@@ -89,6 +89,8 @@ public struct HeartRateRelay: Sendable {
         // Below the baseline: the strap's own count started again (its own reset, a new battery).
         if energy < energyBaseline { energyBaseline = 0 }
         lastEnergy = energy
+        // Saturated means "this much or more": no difference is known, so it stays saturated.
+        guard energy != HeartRateMeasurement.energyExpendedSaturation else { return energy }
         return energy - energyBaseline
     }
 
