@@ -31,35 +31,15 @@ struct DaemonPeripheralTests {
     func sharedAdapterStrapIsNotAnApp() async throws {
         try await withBlueZoo(adapters: Self.adapters) { bed in
             _ = try await bed.startStrap(address: Self.strap, frames: Self.frames, interval: 0.05)
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "hrbridge-peripheral-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: directory) }
-            let socket = directory.appendingPathComponent("api.sock").path
-            try Data(
-                """
-                [adapter]
-                kind = "bluez"
-                names = ["hci1"]
-                [store]
-                path = "\(directory.path)/store.sqlite"
-                [api]
-                socket = "\(socket)"
-                [[sensors]]
-                address = "\(Self.strap)"
-                [peripheral]
-                enabled = true
-                adapter = "hci1"
-                source = "session"
-                """.utf8
-            ).write(to: directory.appendingPathComponent("config.toml"))
-            let daemon = try Spawned(
-                DaemonUnderTest.daemonBinary,
-                ["--config", directory.appendingPathComponent("config.toml").path, "--log-level", "info"],
-                environment: ["DBUS_SYSTEM_BUS_ADDRESS": bed.bus.address], label: "daemon")
+            let daemon = try PeripheralDaemon(
+                bed: bed,
+                peripheral: """
+                    adapter = "hci1"
+                    source = "session"
+                    """)
             defer { daemon.stop() }
-            let client = APIClient(endpoint: .unix(socket))
-            try await eventually("the strap to stream: \(daemon.output.suffix(10).joined(separator: "\n"))") {
+            let client = daemon.client
+            try await eventually("the strap to stream: \(daemon.process.output.suffix(10).joined(separator: "\n"))") {
                 let sensor = try? await client.send(.GET, "/v1/sensors/\(Self.strap)")
                 return sensor?.decode(SensorStatus.self)?.heartRate != nil
             }
@@ -81,45 +61,28 @@ struct DaemonPeripheralTests {
         defer { reader.stop() }
         try await withBlueZoo(adapters: Self.adapters) { bed in
             let strap = try await bed.startStrap(address: Self.strap, frames: Self.frames, interval: 0.05, gated: true)
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "hrbridge-peripheral-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: directory) }
-            let socket = directory.appendingPathComponent("api.sock").path
-            try Data(
-                """
-                [adapter]
-                kind = "bluez"
-                names = ["hci1"]
-                [store]
-                path = "\(directory.path)/store.sqlite"
-                [api]
-                socket = "\(socket)"
-                [[sensors]]
-                address = "\(Self.strap)"
-                [peripheral]
-                enabled = true
-                adapter = "hci2"
-                source = "session"
-                name = "Gym HR"
-                [mqtt]
-                url = "mqtt://127.0.0.1:\(broker.port)"
-                node = "gym"
-                """.utf8
-            ).write(to: directory.appendingPathComponent("config.toml"))
             let app = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: Self.logger)
             defer { Task { await app.close() } }
             // BlueZoo lists an advertisement only of a discoverable adapter.
             _ = try await callBlueZ(
                 app, "/org/bluez/hci2", "org.freedesktop.DBus.Properties", "Set",
                 [.string("org.bluez.Adapter1"), .string("Discoverable"), .variant(.boolean(true))])
-            let daemon = try Spawned(
-                DaemonUnderTest.daemonBinary,
-                ["--config", directory.appendingPathComponent("config.toml").path, "--log-level", "info"],
-                environment: ["DBUS_SYSTEM_BUS_ADDRESS": bed.bus.address], label: "daemon")
+            let daemon = try PeripheralDaemon(
+                bed: bed,
+                peripheral: """
+                    adapter = "hci2"
+                    source = "session"
+                    name = "Gym HR"
+                    """,
+                more: """
+                    [mqtt]
+                    url = "mqtt://127.0.0.1:\(broker.port)"
+                    node = "gym"
+                    """)
             defer { daemon.stop() }
-            let client = APIClient(endpoint: .unix(socket))
-            try await eventually("the strap to stream: \(daemon.output.suffix(10).joined(separator: "\n"))") {
+            let directory = daemon.directory
+            let client = daemon.client
+            try await eventually("the strap to stream: \(daemon.process.output.suffix(10).joined(separator: "\n"))") {
                 let sensor = try? await client.send(.GET, "/v1/sensors/\(Self.strap)")
                 return sensor?.decode(SensorStatus.self)?.state == .ready
             }
@@ -220,5 +183,47 @@ struct DaemonPeripheralTests {
                 #expect(metrics.contains(family), "\(family) in /metrics")
             }
         }
+    }
+}
+
+/// hrbridged holding the strap through hci1, with the given `[peripheral]` keys; its API on a
+/// Unix socket in a directory of its own, removed by ``stop()``.
+private struct PeripheralDaemon {
+    let directory: URL
+    let process: Spawned
+    let client: APIClient
+
+    init(bed: BlueZooBed, peripheral: String, more: String = "") throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hrbridge-peripheral-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let socket = directory.appendingPathComponent("api.sock").path
+        let configuration = directory.appendingPathComponent("config.toml")
+        try Data(
+            """
+            [adapter]
+            kind = "bluez"
+            names = ["hci1"]
+            [store]
+            path = "\(directory.path)/store.sqlite"
+            [api]
+            socket = "\(socket)"
+            [[sensors]]
+            address = "\(DaemonPeripheralTests.strap)"
+            [peripheral]
+            enabled = true
+            \(peripheral)
+            \(more)
+            """.utf8
+        ).write(to: configuration)
+        process = try Spawned(
+            DaemonUnderTest.daemonBinary, ["--config", configuration.path, "--log-level", "info"],
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": bed.bus.address], label: "daemon")
+        client = APIClient(endpoint: .unix(socket))
+    }
+
+    func stop() {
+        process.stop()
+        try? FileManager.default.removeItem(at: directory)
     }
 }

@@ -88,6 +88,39 @@ final class InProcessBridge: Sendable {
         return try await application.test(mode, body)
     }
 
+    /// Runs `body` with a bridge, stopped afterwards also when `body` throws.
+    static func with<Value>(_ body: (InProcessBridge) async throws -> Value) async throws -> Value {
+        let bridge = try await InProcessBridge()
+        let value: Value
+        do {
+            value = try await body(bridge)
+        } catch {
+            try? await bridge.stop()
+            throw error
+        }
+        try await bridge.stop()
+        return value
+    }
+
+    /// Runs `service` (an output on this core) in a group of its own while `body` runs, then shuts
+    /// it down gracefully and waits for it to end.
+    func running<Value>(_ service: some Service, _ body: () async throws -> Value) async throws -> Value {
+        let group = ServiceGroup(
+            services: [service], logger: Logger(label: "in-process") { _ in SwiftLogNoOpLogHandler() })
+        let running = Task { try await group.run() }
+        let value: Value
+        do {
+            value = try await body()
+        } catch {
+            await group.triggerGracefulShutdown()
+            try? await running.value
+            throw error
+        }
+        await group.triggerGracefulShutdown()
+        try await running.value
+        return value
+    }
+
     /// Ends every session (saved) and the services, and removes the directory.
     func stop() async throws {
         await group.triggerGracefulShutdown()

@@ -18,8 +18,7 @@ struct OSCTargetRetryTests {
 
     @Test("tried again after 1 s, 2 s, 4 s …; once it resolves the strap's heart rate goes out")
     func retriedWithBackoff() async throws {
-        let bridge = try await InProcessBridge()
-        do {
+        try await InProcessBridge.with { bridge in
             let receiver = try UDPReceiver()
             let attempts = Mutex(0)
             var settings = OSCSettings()
@@ -36,49 +35,34 @@ struct OSCTargetRetryTests {
                 guard attempt > 3 else { return .failure(.unresolved(host: "quest.lan", reason: "not yet")) }
                 return OSCSender.resolving(target, logger: Self.logger)
             }
-            let group = ServiceGroup(services: [service], logger: Self.logger)
-            let running = Task { try await group.run() }
-
-            for (attempt, delay) in [(1, 1.0), (2, 2.0), (3, 4.0)] {
-                await clock.waitUntilSleeping(1)
-                #expect(attempts.withLock { $0 } == attempt)
-                // Not a moment before its time.
-                clock.advance(by: delay - 0.01)
-                #expect(clock.sleeperCount == 1, "attempt \(attempt + 1) came early")
-                #expect(attempts.withLock { $0 } == attempt)
-                clock.advance(by: 0.01)
+            try await bridge.running(service) {
+                for (attempt, delay) in [(1, 1.0), (2, 2.0), (3, 4.0)] {
+                    await clock.waitUntilSleeping(1)
+                    #expect(attempts.withLock { $0 } == attempt)
+                    // Not a moment before its time.
+                    clock.advance(by: delay - 0.01)
+                    #expect(clock.sleeperCount == 1, "attempt \(attempt + 1) came early")
+                    #expect(attempts.withLock { $0 } == attempt)
+                    clock.advance(by: 0.01)
+                }
+                // Resolved: the strap (streaming before) is said connected and its heart rate sent.
+                let datagram = await receiver.receive()
+                #expect(datagram != nil, "nothing reached the target once it resolved")
+                #expect(attempts.withLock { $0 } == 4)
             }
-            // Resolved: the strap (streaming before) is said connected and its heart rate sent.
-            let datagram = await receiver.receive()
-            #expect(datagram != nil, "nothing reached the target once it resolved")
-            #expect(attempts.withLock { $0 } == 4)
-
-            await group.triggerGracefulShutdown()
-            try await running.value
-        } catch {
-            try await bridge.stop()
-            throw error
         }
-        try await bridge.stop()
     }
 
     @Test("shut down while the target does not resolve: the service ends at once")
     func shutdownWhileWaiting() async throws {
-        let bridge = try await InProcessBridge()
-        do {
+        try await InProcessBridge.with { bridge in
             let clock = ManualWallClock()
             let service = try OSCService(
                 settings: OSCSettings(), core: bridge.core, clock: clock, simulatorStrap: nil, logger: Self.logger
             ) { .failure(.unresolved(host: "quest.lan", reason: "never")) }
-            let group = ServiceGroup(services: [service], logger: Self.logger)
-            let running = Task { try await group.run() }
-            await clock.waitUntilSleeping(1)
-            await group.triggerGracefulShutdown()
-            try await running.value
-        } catch {
-            try await bridge.stop()
-            throw error
+            try await bridge.running(service) {
+                await clock.waitUntilSleeping(1)
+            }
         }
-        try await bridge.stop()
     }
 }

@@ -19,8 +19,7 @@ struct OutputStartTests {
 
     @Test("[peripheral]: a strap streaming before the service ran is reported up in its first state")
     func peripheralSourceUpAtStart() async throws {
-        let bridge = try await InProcessBridge()
-        do {
+        try await InProcessBridge.with { bridge in
             try await withBlueZoo(adapters: [Self.peripheralAddress]) { bed in
                 let connection = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: Self.logger)
                 var settings = PeripheralSettings()
@@ -30,33 +29,20 @@ struct OutputStartTests {
                     settings: settings, core: bridge.core, connection: connection,
                     placement: PeripheralPlacement(peripheral: "hci0", straps: nil, isShared: false),
                     alpha1Adapter: nil, simulatorStrap: nil, logger: Self.logger)
-                let group = ServiceGroup(services: [service], logger: Self.logger)
-                let running = Task { try await group.run() }
-                var first: PeripheralJSON?
-                for await delivery in messages {
-                    guard case .message(let message) = delivery else { continue }
-                    first = try JSONDecoder().decode(TaggedJSON<PeripheralJSON>.self, from: Data(message.json.utf8))
-                        .payload
-                    break
+                try await bridge.running(service) {
+                    let first = try await Self.state(messages) { _ in true }
+                    messages.finish()
+                    #expect(first?.following == DaemonUnderTest.straps[0])
+                    #expect(first?.sourceUp == true, "the strap streamed before the service ran")
                 }
-                messages.finish()
-                #expect(first?.following == DaemonUnderTest.straps[0])
-                #expect(first?.sourceUp == true, "the strap streamed before the service ran")
-                await group.triggerGracefulShutdown()
-                try await running.value
                 await connection.close()
             }
-        } catch {
-            try await bridge.stop()
-            throw error
         }
-        try await bridge.stop()
     }
 
     @Test("[peripheral] following the session's strap serves that strap's battery level, none without one")
     func batteryOfTheFollowedStrap() async throws {
-        let bridge = try await InProcessBridge()
-        do {
+        try await InProcessBridge.with { bridge in
             try await withBlueZoo(adapters: [Self.peripheralAddress, "00:00:00:00:0C:02"]) { bed in
                 let connection = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: Self.logger)
                 let app = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: Self.logger)
@@ -69,62 +55,60 @@ struct OutputStartTests {
                     settings: PeripheralSettings(), core: bridge.core, connection: connection,
                     placement: PeripheralPlacement(peripheral: "hci0", straps: nil, isShared: false),
                     alpha1Adapter: nil, simulatorStrap: nil, logger: Self.logger)
-                let group = ServiceGroup(services: [service], logger: Self.logger)
-                let running = Task { try await group.run() }
-                func state(_ holds: (PeripheralJSON) -> Bool) async throws {
-                    for await delivery in messages {
-                        guard case .message(let message) = delivery else { continue }
-                        let json = try JSONDecoder().decode(
-                            TaggedJSON<PeripheralJSON>.self, from: Data(message.json.utf8)
-                        ).payload
-                        if holds(json) { return }
+                try await bridge.running(service) {
+                    try await Self.state(messages) { $0.advertising }
+                    let battery = try await Self.batteryCharacteristic(from: app)
+                    func read() async -> [UInt8]? {
+                        let reply = try? await callBlueZ(
+                            app, battery, "org.bluez.GattCharacteristic1", "ReadValue", [.propertyMap([])])
+                        return reply?.first?.bytes
                     }
-                }
-                try await state { $0.advertising }
-                let battery = try await Self.batteryCharacteristic(from: app)
-                func read() async -> [UInt8]? {
-                    let reply = try? await callBlueZ(
-                        app, battery, "org.bluez.GattCharacteristic1", "ReadValue", [.propertyMap([])])
-                    return reply?.first?.bytes
-                }
-                #expect(await read() == nil, "no session, no strap: the level is unknown, the read refused")
+                    #expect(await read() == nil, "no session, no strap: the level is unknown, the read refused")
 
-                let strap = DaemonUnderTest.straps[1]
-                var level: Int?
-                try await eventually("the strap's battery level read") {
-                    level = await bridge.core.sensors.status(strap)?.batteryLevel
-                    return level != nil
-                }
-                let created = try await bridge.test { client in
-                    try await client.send(.post, "/v1/sessions", json: ["sensors": [strap]])
-                }
-                #expect(created.status == .created)
-                try await state { $0.following == strap }
-                #expect(
-                    await read() == level.map { [UInt8($0)] },
-                    "the followed strap's level, known before it was followed")
+                    let strap = DaemonUnderTest.straps[1]
+                    var level: Int?
+                    try await eventually("the strap's battery level read") {
+                        level = await bridge.core.sensors.status(strap)?.batteryLevel
+                        return level != nil
+                    }
+                    let created = try await bridge.test { client in
+                        try await client.send(.post, "/v1/sessions", json: ["sensors": [strap]])
+                    }
+                    #expect(created.status == .created)
+                    try await Self.state(messages) { $0.following == strap }
+                    #expect(
+                        await read() == level.map { [UInt8($0)] },
+                        "the followed strap's level, known before it was followed")
 
-                // The session ends: no strap is passed on, and its level is not left standing.
-                struct Identified: Decodable { var id: String }
-                let id = try #require(created.decode(Identified.self)?.id)
-                let stopped = try await bridge.test { client in
-                    try await client.send(.post, "/v1/sessions/\(id)/stop")
-                }
-                #expect(stopped.status == .ok)
-                try await state { $0.following == nil }
-                #expect(await read() == nil, "no strap passed on: the last strap's level withdrawn")
+                    // The session ends: no strap is passed on, and its level is not left standing.
+                    struct Identified: Decodable { var id: String }
+                    let id = try #require(created.decode(Identified.self)?.id)
+                    let stopped = try await bridge.test { client in
+                        try await client.send(.post, "/v1/sessions/\(id)/stop")
+                    }
+                    #expect(stopped.status == .ok)
+                    try await Self.state(messages) { $0.following == nil }
+                    #expect(await read() == nil, "no strap passed on: the last strap's level withdrawn")
 
-                messages.finish()
-                await group.triggerGracefulShutdown()
-                try await running.value
+                    messages.finish()
+                }
                 await app.close()
                 await connection.close()
             }
-        } catch {
-            try await bridge.stop()
-            throw error
         }
-        try await bridge.stop()
+    }
+
+    /// The first `peripheral` message on the hub whose state `holds`.
+    @discardableResult
+    static func state(
+        _ messages: LiveSubscription, _ holds: (PeripheralJSON) -> Bool
+    ) async throws -> PeripheralJSON? {
+        for await delivery in messages {
+            guard case .message(let message) = delivery else { continue }
+            let json = try JSONDecoder().decode(TaggedJSON<PeripheralJSON>.self, from: Data(message.json.utf8)).payload
+            if holds(json) { return json }
+        }
+        return nil
     }
 
     static let peripheralAddress = "00:00:00:00:0C:01"
