@@ -93,25 +93,11 @@ struct PeripheralTests {
                 let status = await peripheral.status
                 #expect(status.registered && status.advertising && status.reason == nil)
 
-                // BlueZoo reports an advertisement only of a discoverable adapter (the advertisement
-                // itself may not say so without --experimental).
-                _ = try await callBlueZ(
-                    central, "/org/bluez/hci0", "org.freedesktop.DBus.Properties", "Set",
-                    [.string("org.bluez.Adapter1"), .string("Discoverable"), .variant(.boolean(true))])
-                // LE only: BlueZoo would otherwise report hci0's BR/EDR side on the same path.
-                _ = try await callBlueZ(
-                    central, "/org/bluez/hci1", "org.bluez.Adapter1", "SetDiscoveryFilter",
-                    [.propertyMap([("Transport", .string("le"))])])
-                _ = try await callBlueZ(central, "/org/bluez/hci1", "org.bluez.Adapter1", "StartDiscovery")
-                var device: [String: DBusValue] = [:]
-                try await eventually("the advertisement to be discovered from hci1") {
-                    device = try await blueZObjects(central)[Self.peripheralDevice]?["org.bluez.Device1"] ?? [:]
-                    return !device.isEmpty
-                }
+                let device = try await discoverAdvertisement(
+                    central, central: "hci1", peripheral: "hci0", device: Self.peripheralDevice)
                 #expect(device["Name"]?.string == Self.advertisedName)
                 #expect(device["UUIDs"]?.arrayElements?.compactMap(\.string) == [Self.heartRateUUID])
                 #expect(device["Appearance"]?.integer == 0x0341)
-                _ = try await callBlueZ(central, "/org/bluez/hci1", "org.bluez.Adapter1", "StopDiscovery")
 
                 _ = try await callBlueZ(central, Self.peripheralDevice, "org.bluez.Device1", "Connect")
                 var characteristics: [String: String] = [:]
@@ -263,17 +249,8 @@ struct PeripheralTests {
 
     /// hci1, as an app: finds hci0's advertisement, connects and subscribes to the measurements.
     private func subscribeFromCentral(_ central: DBusConnection) async throws {
-        _ = try await callBlueZ(
-            central, "/org/bluez/hci0", "org.freedesktop.DBus.Properties", "Set",
-            [.string("org.bluez.Adapter1"), .string("Discoverable"), .variant(.boolean(true))])
-        _ = try await callBlueZ(
-            central, "/org/bluez/hci1", "org.bluez.Adapter1", "SetDiscoveryFilter",
-            [.propertyMap([("Transport", .string("le"))])])
-        _ = try await callBlueZ(central, "/org/bluez/hci1", "org.bluez.Adapter1", "StartDiscovery")
-        try await eventually("the advertisement to be discovered from hci1") {
-            try await blueZObjects(central)[Self.peripheralDevice]?["org.bluez.Device1"] != nil
-        }
-        _ = try await callBlueZ(central, "/org/bluez/hci1", "org.bluez.Adapter1", "StopDiscovery")
+        _ = try await discoverAdvertisement(
+            central, central: "hci1", peripheral: "hci0", device: Self.peripheralDevice)
         _ = try await callBlueZ(central, Self.peripheralDevice, "org.bluez.Device1", "Connect")
         var measurement: String?
         try await eventually("the measurement characteristic on the central's side") {

@@ -46,10 +46,6 @@ struct OutputStartTests {
             try await withBlueZoo(adapters: [Self.peripheralAddress, "00:00:00:00:0C:02"]) { bed in
                 let connection = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: Self.logger)
                 let app = try await DBusConnection.connect(bus: .address(bed.bus.address), logger: Self.logger)
-                // BlueZoo lists an advertisement only of a discoverable adapter.
-                _ = try await callBlueZ(
-                    app, "/org/bluez/hci0", "org.freedesktop.DBus.Properties", "Set",
-                    [.string("org.bluez.Adapter1"), .string("Discoverable"), .variant(.boolean(true))])
                 let messages = bridge.core.hub.subscribe(kinds: [.peripheral])
                 let service = PeripheralService(
                     settings: PeripheralSettings(), core: bridge.core, connection: connection,
@@ -116,14 +112,7 @@ struct OutputStartTests {
 
     /// An app on hci1 finds the peripheral on hci0, connects, and gives the path of its Battery Level.
     static func batteryCharacteristic(from app: DBusConnection) async throws -> String {
-        _ = try await callBlueZ(
-            app, "/org/bluez/hci1", "org.bluez.Adapter1", "SetDiscoveryFilter",
-            [.propertyMap([("Transport", .string("le"))])])
-        _ = try await callBlueZ(app, "/org/bluez/hci1", "org.bluez.Adapter1", "StartDiscovery")
-        try await eventually("the advertisement seen from hci1") {
-            try await blueZObjects(app)[peripheralDevice]?["org.bluez.Device1"] != nil
-        }
-        _ = try await callBlueZ(app, "/org/bluez/hci1", "org.bluez.Adapter1", "StopDiscovery")
+        _ = try await discoverAdvertisement(app, central: "hci1", peripheral: "hci0", device: peripheralDevice)
         _ = try await callBlueZ(app, peripheralDevice, "org.bluez.Device1", "Connect")
         var battery: String?
         try await eventually("the battery level on the app's side") {

@@ -19,6 +19,29 @@ public func blueZObjects(_ connection: DBusConnection) async throws -> [String: 
     return objects
 }
 
+/// An app on adapter `central` finds the advertisement of adapter `peripheral` (made
+/// discoverable first: BlueZoo lists an advertisement only of a discoverable adapter), scanning
+/// LE only (BlueZoo would otherwise report the BR/EDR side on the same path); returns the
+/// device's properties as the app sees them at `device`, once it is there.
+public func discoverAdvertisement(
+    _ app: DBusConnection, central: String, peripheral: String, device: String
+) async throws -> [String: DBusValue] {
+    _ = try await callBlueZ(
+        app, "/org/bluez/\(peripheral)", "org.freedesktop.DBus.Properties", "Set",
+        [.string("org.bluez.Adapter1"), .string("Discoverable"), .variant(.boolean(true))])
+    _ = try await callBlueZ(
+        app, "/org/bluez/\(central)", "org.bluez.Adapter1", "SetDiscoveryFilter",
+        [.propertyMap([("Transport", .string("le"))])])
+    _ = try await callBlueZ(app, "/org/bluez/\(central)", "org.bluez.Adapter1", "StartDiscovery")
+    var properties: [String: DBusValue] = [:]
+    try await eventually("the advertisement of \(peripheral) seen from \(central)") {
+        properties = try await blueZObjects(app)[device]?["org.bluez.Device1"] ?? [:]
+        return !properties.isEmpty
+    }
+    _ = try await callBlueZ(app, "/org/bluez/\(central)", "org.bluez.Adapter1", "StopDiscovery")
+    return properties
+}
+
 /// Records the `Value` bytes of one characteristic's PropertiesChanged signals: what an app
 /// subscribed to it receives.
 public final class ValueRecorder: Sendable {
