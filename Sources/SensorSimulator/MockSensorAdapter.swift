@@ -137,8 +137,15 @@ public actor MockSensorAdapter: SensorAdapter {
             broadcaster.yield(.connectionChanged(sensor, .connected))
             announceServices(sensor, strap: simulation.scenario)
         }
-        // Catch up silently: the body kept going while nobody listened.
-        _ = simulations[sensor]?.advance(to: secondToJoinAt())
+        // Catch up silently: the body kept going while nobody listened. A client reads the battery
+        // level on connecting, so the level reached while catching up is reported, not swallowed.
+        let caughtUp = simulations[sensor]?.advance(to: secondToJoinAt()) ?? []
+        let levelReached = caughtUp.reduce(nil as UInt8?) { level, output in
+            if case .battery(_, let percent) = output { percent } else { level }
+        }
+        if let levelReached, !simulation.scenario.broadcastOnly {
+            broadcaster.yield(.batteryLevel(sensor, levelReached))
+        }
         streaming.insert(sensor)
         if steppedTimeline == nil && clockDriver == nil {
             clockDriver = Task { [weak self] in await self?.playAsTheClockGoes() }

@@ -101,3 +101,32 @@ struct SteppedSimulationTests {
         await mock.shutdown()
     }
 }
+
+@Suite("Simulator: a strap connecting late")
+struct LateConnectionTests {
+    @Test("a strap connecting after the clock moved on reports its battery level, as a client reads it on connecting")
+    func batteryReportedOnLateConnect() async throws {
+        let origin = Date(timeIntervalSinceReferenceDate: 800_000_000)
+        let mock = MockSensorAdapter(scenario: .default, steppingFrom: origin, logger: Logger(label: "test"))
+        let sensors = mock.sensors
+        let late = try #require(sensors.last)
+        let events = mock.events()
+        // Each step waits until its events are handled: they are collected as they come.
+        let consumer = Task {
+            var levels: [UInt8] = []
+            for await event in events {
+                if case .batteryLevel(let sensor, let percent) = event, sensor == late { levels.append(percent) }
+            }
+            return levels
+        }
+        try await mock.connect(try #require(sensors.first))
+        for _ in 1...5 { await mock.step() }
+        try await mock.connect(late)
+        await mock.step()
+        await mock.finish(at: mock.timeline.now())
+        let levels = await consumer.value
+        #expect(levels.count == 1, "reported once, on connecting: \(levels)")
+        #expect(levels.first.map { (1...100).contains($0) } == true)
+        await mock.shutdown()
+    }
+}
