@@ -68,7 +68,8 @@ struct BrowserTests {
             "ok security headers on every page", "ok board shows the hostile name as text", "ok started from the page",
             "ok paused from the page",
             "ok resumed from the page", "ok chart has", "ok zone shown = API zone", "ok stopped from the page",
-            "ok board tiles", "ok dropout: tile greyed", "ok the tile recovered", "ok overlay transparent",
+            "ok board tiles", "ok dropout: tile greyed", "ok the tile recovered",
+            "ok one athlete, two straps: one tile", "ok overlay transparent",
             "ok reconnected by itself after the daemon restarted", "ok phone width: no horizontal scrolling",
         ] {
             #expect(checks.contains { $0.hasPrefix(expected) }, "missing: \(expected)")

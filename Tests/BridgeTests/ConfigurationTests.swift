@@ -119,7 +119,12 @@ struct ConfigurationTests {
             ("[adapter]\nkind = \"mock", 2, "unterminated string"),
             ("[store]\npath = \"/a\"\npath = \"/b\"", 3, "set twice"),
             ("[api]\n[api]", 2, "defined twice"),
-            ("[adapter]\nkind = { a = 1 }", 2, "inline tables"),
+            ("[adapter]\nkind = { a = 1,\n b = 2 }", 2, "an inline table stays on one line"),
+            ("[adapter]\nkind = { a = 1, }", 2, "no comma after the last entry"),
+            ("[adapter]\nkind = { a = 1 }", 2, "'kind' must be a string in quotes, not a table"),
+            ("adapter = { kind = \"mock\" }\n[adapter]", 2, "an inline table, complete as written"),
+            ("[store]\npath = \"\"\"\n/a", 2, "unterminated multi-line string: no closing \"\"\""),
+            ("[store]\npath = \"\"\"a \\ b\"\"\"", 2, "joins lines only at the end of a line"),
             ("[adapter]\nkind = \"mock\" speed = 2", 2, "one key = value per line"),
         ])
     func syntaxErrors(text: String, line: Int, message: String) {
@@ -180,6 +185,12 @@ struct ConfigurationTests {
             try ConfigurationLoader.parse(deep)
         } throws: { error in
             (error as? ConfigurationError)?.problems.first?.message == "arrays nest deeper than 8 levels"
+        }
+        #expect {
+            try ConfigurationLoader.parse("[api]\nsocket = " + String(repeating: "{a=", count: 100_000))
+        } throws: { error in
+            (error as? ConfigurationError)?.problems.first?.message
+                == "arrays and inline tables nest deeper than 8 levels"
         }
         for dotted in [
             "[" + Array(repeating: "a", count: 500_000).joined(separator: ".") + "]",

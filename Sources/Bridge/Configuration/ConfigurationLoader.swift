@@ -128,11 +128,21 @@ private struct Reader {
 
     mutating func tables(_ value: TOMLDocument.Value?, _ name: String) -> [TOMLDocument.Table] {
         guard let value else { return [] }
-        guard case .tables(let tables) = value.kind else {
-            problem(value.line, "'\(name)' must be written as [[\(name)]] sections, not \(value.typeName)")
-            return []
+        switch value.kind {
+        case .tables(let tables):
+            return tables
+        case .array(let elements):
+            // An array of inline tables is an array of tables too.
+            let tables = elements.compactMap { element -> TOMLDocument.Table? in
+                guard case .table(let table) = element.kind else { return nil }
+                return table
+            }
+            if tables.count == elements.count { return tables }
+        default:
+            break
         }
-        return tables
+        problem(value.line, "'\(name)' must be written as [[\(name)]] sections, not \(value.typeName)")
+        return []
     }
 
     mutating func string(_ table: TOMLDocument.Table, _ key: String) -> (String, Int)? {

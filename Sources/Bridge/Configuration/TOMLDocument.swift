@@ -5,8 +5,9 @@ import Foundation
 /// package that is not mirrored).
 ///
 /// Supported: comments, `[table]` and `[[array.of.tables]]` headers (dotted names), `key = value`
-/// with basic and literal strings, integers (with `_`, `0x`, `0o`, `0b`), floats, booleans, and
-/// arrays of those (over several lines too). Anything else is a syntax error naming its line.
+/// with basic and literal strings (multi-line ones too), integers (with `_`, `0x`, `0o`, `0b`),
+/// floats, booleans, arrays of those (over several lines too) and inline tables. Dates and times
+/// (no key takes one) and anything else are a syntax error naming its line.
 public struct TOMLDocument: Sendable {
     /// A parsed value and the line it starts on (1-based).
     public struct Value: Sendable {
@@ -57,6 +58,8 @@ public struct TOMLDocument: Sendable {
         public var keys: [String] = []
         /// The line of the table's header (0 for the root table).
         public var line: Int
+        /// Written inline (`{ … }`): complete as written, never extended by a header or a dotted key.
+        public internal(set) var isInline = false
 
         /// The value of a key.
         public subscript(key: String) -> Value? { entries[key] }
@@ -108,6 +111,9 @@ private struct Parser {
     static let wordEnds: Set<Character> = [" ", "\t", "\r", "\n", ",", "]", "#"]
 
     var current: Character? { index < characters.count ? characters[index] : nil }
+
+    /// The character `offset` places ahead.
+    func peek(_ offset: Int) -> Character? { index + offset < characters.count ? characters[index + offset] : nil }
 
     mutating func advance() {
         if current == "\n" { line += 1 }
@@ -234,6 +240,7 @@ private struct Parser {
         guard let character = current else { throw error("a value is missing") }
         switch character {
         case "\"", "'":
+            if peek(1) == character && peek(2) == character { return try parseMultilineString() }
             return try parseString()
         case "[":
             guard nesting < TOMLDocument.maximumNesting else {
@@ -262,7 +269,7 @@ private struct Parser {
             }
             return TOMLDocument.Value(kind: .array(elements), line: valueLine)
         case "{":
-            throw error("inline tables are not supported; use a [table] section")
+            return try parseInlineTable(of: key)
         default:
             var word = ""
             while let next = current, !Self.wordEnds.contains(next) {
@@ -337,31 +344,7 @@ private struct Parser {
             if character == "\\" && quote == "\"" {
                 guard let escaped = current else { throw error("unterminated string") }
                 advance()
-                switch escaped {
-                case "n": text.append("\n")
-                case "t": text.append("\t")
-                case "r": text.append("\r")
-                case "\"": text.append("\"")
-                case "\\": text.append("\\")
-                case "b": text.append("\u{08}")
-                case "f": text.append("\u{0C}")
-                case "u", "U":
-                    var hex = ""
-                    for _ in 0..<(escaped == "u" ? 4 : 8) {
-                        guard let digit = current, digit.isASCII, digit.isHexDigit else { break }
-                        hex.append(digit)
-                        advance()
-                    }
-                    guard hex.count == (escaped == "u" ? 4 : 8),
-                        let scalar = UInt32(hex, radix: 16).flatMap(Unicode.Scalar.init)
-                    else {
-                        throw error("bad unicode escape \\\(escaped)\(hex)")
-                    }
-                    // Every path, name and token here ends at a NUL in C: never one in a value.
-                    guard scalar.value != 0 else { throw error("\\u0000 (NUL) has no place in a value") }
-                    text.unicodeScalars.append(scalar)
-                default: throw error("unknown escape \\\(Self.shown(escaped))")
-                }
+                try appendEscape(escaped, to: &text)
             } else if character != "\t", Self.isControl(character) {
                 // TOML: control characters other than tab are written as escapes.
                 throw error("a control character in a string (\(Self.shown(character))): write it as an escape")
@@ -372,6 +355,126 @@ private struct Parser {
         return TOMLDocument.Value(kind: .string(text), line: valueLine)
     }
 
+    /// The character a basic string's escape `\escaped` stands for (its `u` or `U` digits read on).
+    mutating func appendEscape(_ escaped: Character, to text: inout String) throws(TOMLDocument.SyntaxError) {
+        switch escaped {
+        case "n": text.append("\n")
+        case "t": text.append("\t")
+        case "r": text.append("\r")
+        case "\"": text.append("\"")
+        case "\\": text.append("\\")
+        case "b": text.append("\u{08}")
+        case "f": text.append("\u{0C}")
+        case "u", "U":
+            var hex = ""
+            for _ in 0..<(escaped == "u" ? 4 : 8) {
+                guard let digit = current, digit.isASCII, digit.isHexDigit else { break }
+                hex.append(digit)
+                advance()
+            }
+            guard hex.count == (escaped == "u" ? 4 : 8),
+                let scalar = UInt32(hex, radix: 16).flatMap(Unicode.Scalar.init)
+            else {
+                throw error("bad unicode escape \\\(escaped)\(hex)")
+            }
+            // Every path, name and token here ends at a NUL in C: never one in a value.
+            guard scalar.value != 0 else { throw error("\\u0000 (NUL) has no place in a value") }
+            text.unicodeScalars.append(scalar)
+        default: throw error("unknown escape \\\(Self.shown(escaped))")
+        }
+    }
+
+    /// A `"""basic"""` or `'''literal'''` string over any number of lines: a newline right after
+    /// the opening quotes is not part of it; in a basic one, a backslash ending a line joins it to
+    /// the next non-blank character; up to two quotes may stand before the closing three.
+    mutating func parseMultilineString() throws(TOMLDocument.SyntaxError) -> TOMLDocument.Value {
+        let valueLine = line
+        let quote = current!
+        for _ in 0..<3 { advance() }
+        // Named by the line it opens on: its end is the end of the file.
+        let unterminated = TOMLDocument.SyntaxError(
+            line: valueLine, message: "unterminated multi-line string: no closing \(String(repeating: quote, count: 3))"
+        )
+        if current == "\n" { advance() }
+        var text = ""
+        while true {
+            guard let character = current else { throw unterminated }
+            if character == quote, peek(1) == quote, peek(2) == quote {
+                var quotes = 3
+                while quotes < 5, peek(quotes) == quote { quotes += 1 }
+                text.append(String(repeating: quote, count: quotes - 3))
+                for _ in 0..<quotes { advance() }
+                break
+            }
+            advance()
+            if character == "\\" && quote == "\"" {
+                guard let escaped = current else { throw unterminated }
+                if escaped == " " || escaped == "\t" || escaped == "\n" {
+                    while let next = current, next == " " || next == "\t" { advance() }
+                    guard current == "\n" else {
+                        throw error("a backslash before a space joins lines only at the end of a line")
+                    }
+                    while let next = current, next == " " || next == "\t" || next == "\n" { advance() }
+                    continue
+                }
+                advance()
+                try appendEscape(escaped, to: &text)
+            } else if character != "\t", character != "\n", Self.isControl(character) {
+                throw error("a control character in a string (\(Self.shown(character))): write it as an escape")
+            } else {
+                text.append(character)
+            }
+        }
+        return TOMLDocument.Value(kind: .string(text), line: valueLine)
+    }
+
+    /// `{ key = value, … }` on one line, as TOML has it (no newline, no trailing comma).
+    mutating func parseInlineTable(of key: String) throws(TOMLDocument.SyntaxError) -> TOMLDocument.Value {
+        let valueLine = line
+        guard nesting < TOMLDocument.maximumNesting else {
+            throw error("arrays and inline tables nest deeper than \(TOMLDocument.maximumNesting) levels")
+        }
+        nesting += 1
+        defer { nesting -= 1 }
+        advance()
+        var table = TOMLDocument.Table(line: valueLine)
+        skipSpaces()
+        if current == "}" {
+            advance()
+        } else {
+            while true {
+                skipSpaces()
+                guard current != "}" else { throw error("no comma after the last entry of an inline table") }
+                guard let next = current, next != "\n" else {
+                    throw error(
+                        "the inline table of '\(key)' is not closed on its line (an inline table stays on one line)")
+                }
+                let entryLine = line
+                let path = try keyPath(until: "=")
+                advance()
+                skipSpaces()
+                let value = try parseValue(of: key + "." + path.joined(separator: "."))
+                try insert(value, at: [], key: path, in: &table, line: entryLine)
+                skipSpaces()
+                if current == "," {
+                    advance()
+                } else if current == "}" {
+                    advance()
+                    break
+                } else {
+                    let found =
+                        current.map { $0 == "\n" ? "the end of the line" : "'\(Self.shown($0))'" }
+                        ?? "the end of the file"
+                    throw error(
+                        "expected , or } in the inline table of '\(key)', found \(found) (an inline table stays on one line)"
+                    )
+                }
+            }
+        }
+        table.isInline = true
+        return TOMLDocument.Value(kind: .table(table), line: valueLine)
+    }
+
     // MARK: Building the tree
 
     func createTable(at path: [String], in root: inout TOMLDocument.Table, line: Int) throws(TOMLDocument.SyntaxError) {
@@ -379,8 +482,12 @@ private struct Parser {
             (table: inout TOMLDocument.Table) throws(TOMLDocument.SyntaxError) in
             let name = path.last!
             if let existing = table[name] {
-                guard case .table = existing.kind else {
+                guard case .table(let defined) = existing.kind else {
                     throw TOMLDocument.SyntaxError(line: line, message: "'\(name)' is already \(existing.typeName)")
+                }
+                guard !defined.isInline else {
+                    throw TOMLDocument.SyntaxError(
+                        line: line, message: "'\(name)' is an inline table, complete as written; it cannot be extended")
                 }
                 return
             }
@@ -441,6 +548,10 @@ private struct Parser {
         }
         switch value.kind {
         case .table(var child):
+            guard !child.isInline else {
+                throw TOMLDocument.SyntaxError(
+                    line: line, message: "'\(first)' is an inline table, complete as written; it cannot be extended")
+            }
             try modify(&child, path: path.dropFirst(), line: line, body)
             value.kind = .table(child)
         case .tables(var children) where !children.isEmpty:

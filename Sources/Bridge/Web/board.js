@@ -1,8 +1,10 @@
-// The class board: a tile per strap, following the live stream, sized so that a whole class
-// (60 straps on a 1080p screen) fits without scrolling.
+// The class board: a tile per athlete (a session's straps share one; a strap in no session has its
+// own), following the live stream, sized so that a whole class (60 straps on a 1080p screen) fits
+// without scrolling.
 "use strict";
 const sensors = new Map();
 const energy = new Map();   // sensor address → kcal of its running session
+const sessionSensors = new Map(); // running session id → its sensors, in the session's order
 const heard = new Map();    // sensor address → when (page clock) its last reading arrived
 const staleAfter = 5000;    // ms without a reading before a tile says so
 const tiles = document.getElementById("tiles");
@@ -38,10 +40,31 @@ function fit(count) {
   tiles.classList.toggle("dense", size < 180);
 }
 
+/**
+ * One sensor per athlete: a session recording several sensors (two straps, a strap and a power
+ * meter) is shown once, by the first of its sensors that gives a heart rate now (else its first).
+ */
+function shown() {
+  const bySession = new Map();
+  const list = [];
+  for (const s of sensors.values()) {
+    if (s.session == null) list.push(s);
+    else bySession.set(s.session, [...(bySession.get(s.session) || []), s]);
+  }
+  for (const [session, members] of bySession) {
+    const order = sessionSensors.get(session) || [];
+    const rank = (s) => { const index = order.indexOf(s.address); return index < 0 ? order.length : index; };
+    members.sort((a, b) => rank(a) - rank(b) || a.address.localeCompare(b.address));
+    const beating = (s) => s.heartRate != null && (s.state === "ready" || s.via === "advertisement");
+    list.push(members.find(beating) || members[0]);
+  }
+  return list;
+}
+
 function render() {
   pending = false;
   const now = performance.now();
-  const list = [...sensors.values()];
+  const list = shown();
   list.sort((a, b) => order.value === "hr" ? (b.heartRate || 0) - (a.heartRate || 0)
     : order.value === "zone" ? (b.zone || 0) - (a.zone || 0) : a.address.localeCompare(b.address));
   fit(list.length);
@@ -56,6 +79,7 @@ function render() {
     const kcal = energy.get(s.address);
     const mode = s.via == null ? null : broadcast ? "broadcast" : "link";
     return el("article", { class: "tile" + (lost ? " lost" : "") + (stale ? " stale" : ""), "data-address": s.address,
+        "data-session": s.session || "",
         "data-zone": s.zone == null ? "" : s.zone, "data-via": s.via || "", style: { background: zoneColour(s.zone) },
         "aria-label": name },
       el("div", { class: "top" },
@@ -83,6 +107,8 @@ const tilesCheck = snapshotCheck((gone) => {
 const energyCheck = snapshotCheck((gone) => { for (const address of gone) energy.delete(address); schedule(); });
 const classCheck = snapshotCheck((gone) => { if (gone.size) classStatus.hidden = true; });
 function noteSession(session) {
+  if (session.state === "ended") sessionSensors.delete(session.id);
+  else sessionSensors.set(session.id, session.sensors || []);
   for (const address of session.sensors || []) {
     if (session.state === "ended") energy.delete(address);
     else if (session.activeEnergy != null) energy.set(address, session.activeEnergy);
@@ -122,7 +148,8 @@ follow({}, (message) => {
   link.textContent = up ? "live" : "reconnecting…";
   link.className = "status " + (up ? "live" : "down");
 }, () => {
-  // A new connection: its snapshot says what is there now.
+  // A new connection: its snapshot says what is there now (the running sessions among it).
+  sessionSensors.clear();
   tilesCheck.begin(sensors.keys());
   energyCheck.begin(energy.keys());
   classCheck.begin(classStatus.hidden ? [] : ["class"]);

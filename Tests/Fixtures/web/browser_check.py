@@ -172,6 +172,21 @@ try:
     driver.save_screenshot(os.path.join(SHOTS, "board.png"))
     ok("the tile recovered")
 
+    # One athlete recording two straps is one tile, showing the session's first strap; the
+    # session's end gives each strap its own tile again.
+    body = json.dumps({"sensors": [STRAPS[1], STRAPS[0]]}).encode()
+    request = urllib.request.Request(BASE + "/v1/sessions", data=body, method="POST", headers={
+        "Authorization": "Bearer " + CONTROL, "Content-Type": "application/json"})
+    pair = json.load(urllib.request.urlopen(request, timeout=60))
+    wait("one tile for the two-strap session", lambda: driver.execute_script(
+        "return Array.from(document.querySelectorAll('.tile')).map(t => [t.dataset.address, t.dataset.session])")
+        == [[STRAPS[1], pair["id"]], [STRAPS[2], ""]])
+    ok("one athlete, two straps: one tile (%s)" % pair["id"])
+    request = urllib.request.Request(BASE + "/v1/sessions/%s/stop" % pair["id"], data=b"", method="POST",
+                                     headers={"Authorization": "Bearer " + CONTROL})
+    urllib.request.urlopen(request, timeout=60).read()
+    wait("a tile per strap again", lambda: len(driver.find_elements(By.CSS_SELECTOR, ".tile")) == 3)
+
     # Overlay: transparent background, large digits.
     driver.get(BASE + "/overlay?sensor=%s&size=120&zone=1&token=%s" % (STRAPS[0], READ))
     wait("digits on the overlay", lambda: driver.find_element(By.ID, "hr").text.isdigit())
