@@ -4,6 +4,7 @@ import DBus
 import Foundation
 import GATT
 import Sensors
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -175,7 +176,9 @@ struct PMDClientTests {
             clock.advance(by: 4)
             try strap.send("pmd-hold")
             _ = try #require(await strap.process.waitForLine { $0 == "pmd-hold" })
+            let accEnded = Mutex(false)
             let acc = Task {
+                defer { accEnded.withLock { $0 = true } }
                 try await adapter.startWaveform(WaveformRequest(kind: .acc, sampleRate: 50, range: 4), for: sensor)
             }
             _ = try #require(await strap.process.waitForLine { $0 == "held 02 02" }, "the ACC START held")
@@ -183,6 +186,14 @@ struct PMDClientTests {
             clock.advance(by: 1.5)
             try strap.send("pmd-release")
             _ = try #require(await strap.process.waitForLine { $0 == "pmd-release 1" })
+            // The START ends with its answer; were the answer lost, only its own deadline (on this
+            // clock) would end it: moved there, so a lost answer fails the test instead of hanging it.
+            do {
+                try await eventually("the ACC START to end with its answer") { accEnded.withLock { $0 } }
+            } catch {
+                Issue.record(error)
+                clock.advance(by: 10)
+            }
             let result = await acc.result
             if case .failure(let error) = result { Issue.record("ACC START failed: \(error)") }
             await log.wait("acceleration frames", timeout: .seconds(60)) { _ in waveforms(log, .acc).count >= 2 }
