@@ -171,12 +171,18 @@ import Testing
                 if connects == 2 { break }
             }
             let changes = events.filter { if case .message = $0 { false } else { true } }
-            #expect(changes.count == 3 && changes.first == .connected && changes.last == .connected)
-            if case .disconnected = changes.dropFirst().first {} else { Issue.record("no disconnect: \(changes)") }
+            // Connected, lost (once, or again for each attempt made while the broker was still
+            // starting), connected again: none pushed out by the flood.
+            #expect(changes.first == .connected && changes.last == .connected, "\(changes)")
+            let between = changes.dropFirst().dropLast()
+            #expect(
+                !between.isEmpty && between.allSatisfy { if case .disconnected = $0 { true } else { false } },
+                "\(changes)")
             let bytes = events.reduce(0) { total, event in
                 if case .message(let message) = event { total + message.payload.count } else { total }
             }
-            #expect(events.count - 3 <= MQTTClient.incomingLimit && bytes <= MQTTClient.incomingByteLimit)
+            #expect(
+                events.count - changes.count <= MQTTClient.incomingLimit && bytes <= MQTTClient.incomingByteLimit)
             await writer.stop()
             await reader.stop()
         }
